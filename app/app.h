@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the program's subcommands and exit codes. */
+#ifndef APP_H
+#define APP_H
+
+/* Exit codes of the nbsim program. */
+enum {
+    APP_EXIT_OK = 0,
+    APP_EXIT_FAILURE = 1,    /* runtime failure: no device, out of memory, I/O, blow-up */
+    APP_EXIT_USAGE = 2,      /* bad command line or input */
+    APP_EXIT_INTERRUPT = 130 /* stopped by Ctrl-C (SIGINT) after flushing the log */
+};
+
+int app_maps_main(int argc, char **argv);  /* nbsim maps …   (map inspector) */
+int app_bench_main(int argc, char **argv); /* nbsim bench …  (benchmarks) */
+int app_sim_main(int argc, char **argv);   /* nbsim [--frames F] …  (simulator) */
+
+#endif /* APP_H */

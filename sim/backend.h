@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the simulation backends behind one interface: the double-precision CPU reference and
+ * the CUDA backend. app/ drives a backend frame by frame; render/ only asks it for positions. */
+#ifndef SIM_BACKEND_H
+#define SIM_BACKEND_H
+
+#include "maps.h"
+#include "state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { SIM_BACKEND_CPU, SIM_BACKEND_CUDA } sim_backend_kind;
+
+typedef struct {
+    sim_backend_kind kind;
+    sim_pair_map pair_map;       /* how pair tiles are placed (CUDA; CPU emulates the tiling) */
+    sim_triplet_map triplet_map; /* how triplet tiles are placed */
+    int pair_full;               /* CUDA only: nbody-style full N^2 pair sweep, no symmetry */
+    uint32_t tile;               /* bodies per tile (rho): 32, 64 or 128 */
+    int cpu_threads;             /* CPU backend: OpenMP threads, 0 = default */
+} sim_backend_config;
+
+sim_backend_config sim_backend_config_default(void);
+
+/* Timings of one frame (steps_per_frame steps), each summed over the frame's steps.
+ * CUDA: events around each kernel; CPU: monotonic host clock. */
+typedef struct {
+    double pair_ms, triplet_ms, integrate_ms, step_ms;
+    uint64_t pair_blocks, pair_blocks_wasted;       /* per step, all launches of the pair map */
+    uint64_t triplet_blocks, triplet_blocks_wasted; /* per step; 0 when triplets are off */
+    int steps;
+} sim_frame_timing;
+
+typedef struct {
+    double kinetic, contact, atm, gravity, total; /* [J] */
+} sim_energy;
+
+typedef struct sim_backend sim_backend;
+
+sim_status sim_backend_create(const sim_backend_config *config, const sim_params *params,
+                              const sim_state *initial, sim_backend **out, sim_error *err);
+void sim_backend_destroy(sim_backend *backend);
+
+/* Advances params.steps_per_frame steps. Returns SIM_UNSTABLE (message names the cause: NaN,
+ * a body outside the box) when the state blew up. */
+sim_status sim_backend_run_frame(sim_backend *backend, sim_frame_timing *timing, sim_error *err);
+
+sim_status sim_backend_set_maps(sim_backend *backend, sim_pair_map pair_map,
+                                sim_triplet_map triplet_map, sim_error *err);
+sim_status sim_backend_set_params(sim_backend *backend, const sim_params *params, sim_error *err);
+sim_status sim_backend_set_state(sim_backend *backend, const sim_state *state, sim_error *err);
+
+/* Copies the state (and, if forces != NULL, the last total force per body, n entries) to host. */
+sim_status sim_backend_read_state(sim_backend *backend, sim_state *out, sim_vec3d *forces,
+                                  sim_error *err);
+sim_status sim_backend_energy(sim_backend *backend, sim_energy *energy, sim_error *err);
+
+/* For the viewer: writes (x, y, z, radius) and speed per body. dst_on_device != 0: CUDA device
+ * pointers (a mapped GL buffer), only for the CUDA backend; else host pointers. */
+sim_status sim_backend_export_positions(sim_backend *backend, sim_vec4f *dst_pos, float *dst_speed,
+                                        int dst_on_device, sim_error *err);
+
+const sim_backend_config *sim_backend_get_config(const sim_backend *backend);
+const sim_params *sim_backend_get_params(const sim_backend *backend);
+const char *sim_backend_device_name(const sim_backend *backend); /* "CPU (8 threads)" or GPU */
+
+/* Number of usable CUDA devices; 0 without a device or driver (never fails). */
+int sim_cuda_device_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIM_BACKEND_H */
