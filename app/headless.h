@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — headless batch runs: no window, no GL; returns the process exit code. */
+#ifndef APP_HEADLESS_H
+#define APP_HEADLESS_H
+
+#include "options.h"
+
+int app_run_headless(const app_options *opt);
+
+/* Exit code for a failed sim_status: 2 for bad input, 1 for runtime failures. */
+int app_exit_code(sim_status status);
+
+#endif /* APP_HEADLESS_H */

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — strict parsing of command-line values: the whole string must be a number in range. */
+#ifndef APP_PARSE_H
+#define APP_PARSE_H
+
+#include <stdint.h>
+
+/* Each returns 0 on success, -1 when text is not a (finite) number of that kind or is out of
+ * [lo, hi]. */
+int app_parse_long(const char *text, long lo, long hi, long *out);
+int app_parse_u64(const char *text, uint64_t *out);
+int app_parse_double(const char *text, double lo, double hi, double *out);
+/* "x,y,z" into three finite doubles. */
+int app_parse_vec3(const char *text, double out[3]);
+/* Copies src into dst (size cap); -1 if it does not fit. */
+int app_copy_string(char *dst, size_t cap, const char *src);
+/* 0 when a file at path could be created (its directory exists and is writable), else -1. */
+int app_path_writable(const char *path);
+
+#endif /* APP_PARSE_H */

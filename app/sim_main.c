@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the simulator command: parse, then a headless run or the viewer. */
+#include <stdio.h>
+
+#include "app.h"
+#include "headless.h"
+#include "viewer_loader.h"
+
+int app_sim_main(int argc, char **argv) {
+    static app_options opt; /* large (paths); static keeps it off the stack */
+    int r = app_options_parse(argc, argv, &opt);
+    if (r == 1) {
+        return APP_EXIT_OK;
+    }
+    if (r != 0) {
+        return APP_EXIT_USAGE;
+    }
+    if (opt.frames > 0) {
+        return app_run_headless(&opt);
+    }
+    return app_run_viewer(&opt);
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — app/ on the CPU: strict number parsing, options, statistics, the CSV log and the JSON
+ * summary of a real CPU-backend session. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ensure.h"
+#include "options.h"
+#include "parse.h"
+#include "run_stats.h"
+#include "session.h"
+#include "timing_log.h"
+
+static void test_parse_numbers(void) {
+    long l = 0;
+    double d = 0;
+    uint64_t u = 0;
+    double v[3];
+    ENSURE(app_parse_long("42", 1, 100, &l) == 0 && l == 42);
+    ENSURE(app_parse_long("0", 1, 100, &l) != 0);
+    ENSURE(app_parse_long("12abc", 1, 100, &l) != 0);
+    ENSURE(app_parse_long("", 1, 100, &l) != 0);
+    ENSURE(app_parse_long(" 5", 1, 100, &l) != 0);
+    ENSURE(app_parse_long("99999999999999999999", 1, 100, &l) != 0);
+    ENSURE(app_parse_double("1e-3", 0, 1, &d) == 0 && d == 1e-3);
+    ENSURE(app_parse_double("nan", -1e9, 1e9, &d) != 0);
+    ENSURE(app_parse_double("inf", -1e300, 1e300, &d) != 0);
+    ENSURE(app_parse_double("2.5x", 0, 10, &d) != 0);
+    ENSURE(app_parse_u64("18446744073709551615", &u) == 0 && u == UINT64_MAX);
+    ENSURE(app_parse_u64("-1", &u) != 0);
+    ENSURE(app_parse_vec3("0,-9.81,0", v) == 0 && v[1] == -9.81);
+    ENSURE(app_parse_vec3("0,1", v) != 0);
+    ENSURE(app_parse_vec3("0,1,2,3", v) != 0);
+    ENSURE(app_parse_vec3("0,,2", v) != 0);
+}
+
+static int parse_args(app_options *o, int argc, const char **argv) {
+    /* Keep stderr quiet while bad input is parsed on purpose. */
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    FILE *null = fopen("/dev/null", "w");
+    dup2(fileno(null), STDERR_FILENO);
+    int r = app_options_parse(argc, (char **)argv, o);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    fclose(null);
+    return r;
+}
+
+static void test_options(void) {
+    static app_options o;
+    const char *good[] = {"nbsim", "--frames", "10", "--n=500", "--pair-map", "rb",
+                          "--triplet-map", "tetra", "--tile", "32", "--gravity", "0,-9.8,0",
+                          "--restitution", "0.5", "--backend", "cpu", "--triplets", "off"};
+    ENSURE(parse_args(&o, 18, good) == 0);
+    ENSURE(o.frames == 10 && o.n == 500 && o.config.tile == 32);
+    ENSURE(o.config.pair_map == SIM_PAIR_MAP_RB && o.config.triplet_map == SIM_TRIPLET_MAP_TETRA);
+    ENSURE(o.params.gravity.y == -9.8 && (o.params_set & APP_SET_GRAVITY));
+    ENSURE(o.params.restitution == 0.5 && (o.params_set & APP_SET_RESTITUTION));
+    ENSURE(!(o.params_set & APP_SET_DT));
+    ENSURE(o.backend == APP_BACKEND_CPU && o.triplets == APP_TRIPLETS_OFF);
+    const char *full[] = {"nbsim", "--pair-map", "full"};
+    ENSURE(parse_args(&o, 3, full) == 0 && o.config.pair_full == 1);
+    const char *bad[][3] = {{"nbsim", "--tile", "48"},          {"nbsim", "--n", "0"},
+                            {"nbsim", "--pair-map", "ltmx"},    {"nbsim", "--what", "1"},
+                            {"nbsim", "--restitution", "0"},    {"nbsim", "--vsync", "maybe"},
+                            {"nbsim", "--size", "10x10"},       {"nbsim", "--frames", "-1"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+        ENSURE_MSG(parse_args(&o, 3, bad[k]) == 2, "%s %s accepted", bad[k][1], bad[k][2]);
+    }
+    const char *missing[] = {"nbsim", "--frames"};
+    ENSURE(parse_args(&o, 2, missing) == 2);
+}
+
+static void test_stats(void) {
+    app_run_stats rs = {0};
+    for (int i = 1; i <= 100; ++i) {
+        sim_frame_timing t = {0};
+        t.steps = 2;
+        t.pair_ms = 2.0 * i; /* 1..100 ms per step */
+        t.step_ms = t.pair_ms;
+        ENSURE(app_run_stats_add(&rs, &t, NULL) == SIM_OK);
+    }
+    app_stat st = app_run_stats_get(&rs, APP_KERNEL_PAIR);
+    ENSURE_NEAR(st.median, 50.5, 1e-12);
+    ENSURE_NEAR(st.p95, 95.0, 1e-12);
+    ENSURE_NEAR(st.min, 1.0, 1e-12);
+    ENSURE_NEAR(st.max, 100.0, 1e-12);
+    app_run_stats_free(&rs);
+}
+
+static int count_fields(const char *line) {
+    int fields = 1, quoted = 0;
+    for (const char *c = line; *c && *c != '\n'; ++c) {
+        quoted ^= *c == '"';
+        fields += *c == ',' && !quoted;
+    }
+    return fields;
+}
+
+static void test_session_log_and_summary(void) {
+    static app_options o;
+    app_options_default(&o);
+    o.backend = APP_BACKEND_CPU;
+    o.n = 64;
+    o.triplets = APP_TRIPLETS_ON;
+    app_session s;
+    sim_error err;
+    sim_status st = app_session_open(&s, &o, &err);
+    ENSURE_MSG(st == SIM_OK, "%s", err.message);
+    if (st != SIM_OK) {
+        return;
+    }
+    ENSURE(s.unique_pairs == 64ull * 63 / 2);
+    ENSURE(s.unique_triples == 64ull * 63 * 62 / 6);
+    ENSURE(s.params.dt > 0.0);
+    char path[] = "/tmp/nbsim-test-log-XXXXXX";
+    int fd = mkstemp(path);
+    ENSURE(fd >= 0);
+    close(fd);
+    app_timing_log log;
+    ENSURE(app_timing_log_open(&log, path, &err) == SIM_OK);
+    app_run_stats rs = {0};
+    for (int f = 0; f < 3; ++f) {
+        sim_frame_timing t;
+        sim_energy e;
+        ENSURE(app_session_frame(&s, &t, &err) == SIM_OK);
+        ENSURE(t.steps == 1 && t.pair_ms >= 0.0 && t.pair_blocks > 0);
+        ENSURE(sim_backend_energy(s.backend, &e, &err) == SIM_OK);
+        ENSURE(app_timing_log_row(&log, &s, &t, f == 1 ? NULL : &e, &err) == SIM_OK);
+        ENSURE(app_run_stats_add(&rs, &t, &err) == SIM_OK);
+    }
+    ENSURE(app_timing_log_close(&log, &err) == SIM_OK);
+    FILE *f = fopen(path, "r");
+    ENSURE(f != NULL);
+    if (f != NULL) {
+        char line[4096];
+        int rows = 0;
+        int header_fields = count_fields(app_timing_log_header());
+        ENSURE(fgets(line, sizeof line, f) && strncmp(line, "frame,sim_time,n,", 17) == 0);
+        while (fgets(line, sizeof line, f)) {
+            ++rows;
+            ENSURE_MSG(count_fields(line) == header_fields, "row %d: %s", rows, line);
+            ENSURE(strncmp(line, rows == 1 ? "1," : rows == 2 ? "2," : "3,", 2) == 0);
+            ENSURE(strstr(line, ",cpu,") != NULL);
+        }
+        ENSURE(rows == 3);
+        fclose(f);
+    }
+    char json[] = "/tmp/nbsim-test-json-XXXXXX";
+    fd = mkstemp(json);
+    close(fd);
+    ENSURE(app_run_stats_write_json(&rs, &s, json, 0, &err) == SIM_OK);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c \"import json; d=json.load(open('%s')); assert d['frames']==3 and "
+             "d['unique_pairs_per_step']==2016\"",
+             json);
+    ENSURE(system(cmd) == 0);
+    remove(json);
+    remove(path);
+    app_run_stats_free(&rs);
+    app_session_close(&s);
+}
+
+static void test_unwritable_log(void) {
+    app_timing_log log;
+    sim_error err;
+    ENSURE(app_timing_log_open(&log, "/no/such/dir/log.csv", &err) == SIM_IO);
+    ENSURE(strstr(err.message, "/no/such/dir/log.csv") != NULL);
+}
+
+static const ensure_test tests[] = {
+    {"parse_numbers", test_parse_numbers},
+    {"options", test_options},
+    {"stats", test_stats},
+    {"session_log_and_summary", test_session_log_and_summary},
+    {"unwritable_log", test_unwritable_log},
+};
+
+ENSURE_MAIN(tests)

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The nbsim program as a user meets it: --help, bad input (one line, exit 2, nothing written),
+# a headless CPU run with log / summary / saved state, Ctrl-C, no display, bench without a GPU.
+set -u
+nbsim="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fails=0 passes=0
+
+ok()   { passes=$((passes + 1)); }
+fail() { fails=$((fails + 1)); echo "FAIL: $*"; }
+
+# expect_error CODE ARGS...: exit status CODE, exactly one line on stderr, nothing on stdout.
+expect_error() {
+  local want=$1; shift
+  "$nbsim" "$@" >out.txt 2>err.txt </dev/null
+  local got=$?
+  local lines; lines=$(wc -l <err.txt)
+  if [ "$got" -ne "$want" ] || [ "$lines" -ne 1 ] || [ -s out.txt ]; then
+    fail "nbsim $* -> exit $got (want $want), $lines stderr lines: $(head -c 300 err.txt)"
+  else
+    ok
+  fi
+}
+
+"$nbsim" --help >help.txt 2>&1 && grep -q -- "--pair-map" help.txt && grep -q "Viewer keys" help.txt \
+  && ok || fail "--help"
+"$nbsim" --version | grep -q "^nbsim [0-9]" && ok || fail "--version"
+
+expect_error 2 --frames 1 --bogus
+expect_error 2 --frames 1 --n abc
+expect_error 2 --frames 1 --n 0
+expect_error 2 --frames 1 --n -5
+expect_error 2 --frames 0
+expect_error 2 --frames 1 --tile 48
+expect_error 2 --frames 1 --pair-map nope
+expect_error 2 --frames 1 --triplet-map nope
+expect_error 2 --frames 1 --backend gpu
+expect_error 2 --frames 1 --restitution 1.5
+expect_error 2 --frames 1 --gravity 1,2
+expect_error 2 --frames 1 --dt
+expect_error 2 --frames 1 --scene no-such-scene
+expect_error 2 --frames 1 --log /no/such/dir/t.csv
+expect_error 2 --frames 1 --summary /no/such/dir/s.json
+expect_error 2 --frames 1 extra-argument
+grep -q "valid:.*ltm" <("$nbsim" --frames 1 --pair-map nope 2>&1) && ok || fail "map list in error"
+[ -z "$(ls)" ] || [ "$(ls)" = "$(printf 'err.txt\nout.txt')" ] && ok || fail "bad input left files: $(ls)"
+
+# A bad scene file names the file and line.
+printf 'x y z vx vy vz radius density\n0 0 0 0 0 0 -1 1\n' >bad.scene
+expect_error 2 --backend cpu --frames 1 --scene bad.scene
+grep -q "bad.scene" err.txt && ok || fail "scene error does not name the file: $(cat err.txt)"
+
+# Headless CPU run with every output.
+if "$nbsim" --backend cpu --frames 20 --n 200 --seed 3 --log t.csv --summary s.json \
+     --save-state final.scene --quiet >run.txt 2>run.err; then ok; else fail "headless run: $(cat run.err)"; fi
+[ "$(wc -l <t.csv)" -eq 21 ] && ok || fail "log rows: $(wc -l <t.csv)"
+head -1 t.csv | grep -q "^frame,sim_time,n,backend,gpu,pair_map,triplet_map,tile" && ok || fail "log header"
+cols=$(head -1 t.csv | awk -F, '{print NF}')
+awk -F, -v c="$cols" 'NR > 1 && NF != c { bad = 1 } END { exit bad }' t.csv && ok || fail "ragged log rows"
+python3 -c "import json,sys; d=json.load(open('s.json')); sys.exit(0 if d['frames']==20 and d['n']==200 else 1)" \
+  && ok || fail "summary json"
+grep -q "median" run.txt && ok || fail "summary on stdout"
+[ ! -e t.csv.part ] && [ ! -e s.json.part ] && ok || fail "partial files left"
+grep -q "fx fy fz" final.scene && ok || fail "saved state lacks forces"
+"$nbsim" --backend cpu --frames 2 --scene final.scene --quiet >/dev/null 2>&1 && ok || fail "resume from saved state"
+
+# Ctrl-C: exit 130, complete log, no partial file.
+"$nbsim" --backend cpu --frames 100000000 --n 300 --log int.csv --quiet >/dev/null 2>int.err &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+code=$?
+[ "$code" -eq 130 ] && ok || fail "Ctrl-C exit $code: $(cat int.err)"
+[ -s int.csv ] && [ ! -e int.csv.part ] && ok || fail "interrupted log missing"
+awk -F, -v c="$cols" 'NF != c { bad = 1 } END { exit bad }' int.csv && ok || fail "interrupted log ragged"
+
+# No display: one line, non-zero.
+env -u DISPLAY -u WAYLAND_DISPLAY "$nbsim" --backend cpu >out.txt 2>err.txt
+code=$?
+[ "$code" -ne 0 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q -- "--frames" err.txt && ok \
+  || fail "no display: exit $code, $(cat err.txt)"
+
+# Without a GPU, bench says so in one line.
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi >/dev/null 2>&1; then
+  expect_error 1 bench pairs
+  expect_error 1 --backend cuda --frames 1
+fi
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
