@@ -105,6 +105,16 @@ const char *sim_triplet_map_label(sim_triplet_map map);
 int sim_triplet_map_is_paper_float(sim_triplet_map map);
 int sim_triplet_map_from_name(const char *name);
 
+/* rm for n not a power of two: the domain is cut along the diagonal into at most this many
+ * power-of-two parts, one per set bit of n, the last one rounded up past n (maps.c gives the
+ * measured waste for each choice). */
+#define SIM_RM_PARTS 4
+
+/* Block number `index` of a plan, in the enumeration order above, as launch and block
+ * coordinates. Returns 0 when index >= plan->blocks. */
+int sim_map_plan_block_at(const sim_map_plan *plan, uint64_t index, int *launch, uint32_t *bx,
+                          uint32_t *by, uint32_t *bz);
+
 #ifdef __cplusplus
 }
 #endif

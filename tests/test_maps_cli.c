@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the map inspector `nbsim maps`, called in-process: tables, dumps, pictures, and one
+ * line on stderr with exit code 2 (and no file) for every kind of bad input. */
+#define _POSIX_C_SOURCE 200809L /* dup, dup2, mkdtemp, fileno */
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "ensure.h"
+
+static char out_text[1 << 16], err_text[1 << 12];
+
+/* Reads a whole small file into buf (NUL-terminated). */
+static void slurp(FILE *f, char *buf, size_t size) {
+    rewind(f);
+    size_t len = fread(buf, 1, size - 1u, f);
+    buf[len] = '\0';
+}
+
+/* Runs `nbsim maps ARGS` with stdout and stderr captured into out_text / err_text. */
+static int run_maps(const char *args) {
+    char copy[512], *argv[32];
+    int argc = 0;
+    snprintf(copy, sizeof copy, "maps %s", args);
+    for (char *tok = strtok(copy, " "); tok != NULL && argc < 31; tok = strtok(NULL, " ")) {
+        argv[argc++] = tok;
+    }
+    argv[argc] = NULL;
+    FILE *out = tmpfile(), *err = tmpfile();
+    if (out == NULL || err == NULL) {
+        ENSURE(!"tmpfile");
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2);
+    dup2(fileno(out), 1);
+    dup2(fileno(err), 2);
+    int rc = app_maps_main(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    slurp(out, out_text, sizeof out_text);
+    slurp(err, err_text, sizeof err_text);
+    fclose(out);
+    fclose(err);
+    return rc;
+}
+
+static int count(const char *text, const char *what) {
+    int c = 0;
+    for (const char *p = strstr(text, what); p != NULL; p = strstr(p + 1, what)) {
+        ++c;
+    }
+    return c;
+}
+
+/* Exit code 2 and exactly one stderr line that starts "nbsim maps: " and contains `names`. */
+static void ensure_usage_error(const char *args, const char *names) {
+    int rc = run_maps(args);
+    ENSURE_MSG(rc == 2, "'%s' gave %d", args, rc);
+    ENSURE_MSG(strncmp(err_text, "nbsim maps: ", 12) == 0 && count(err_text, "\n") == 1,
+               "'%s' stderr: %s", args, err_text);
+    ENSURE_MSG(strstr(err_text, names) != NULL, "'%s' stderr lacks '%s': %s", args, names,
+               err_text);
+}
+
+static void test_help(void) {
+    ENSURE(run_maps("--help") == 0);
+    ENSURE(strstr(out_text, "usage: nbsim maps") != NULL && err_text[0] == '\0');
+    ENSURE(strstr(out_text, "ltm-newton") != NULL && strstr(out_text, "tetra-float") != NULL);
+    ENSURE(run_maps("-h") == 0);
+}
+
+/* The two sizes the inspector must check in full, quickly. */
+static void test_tables(void) {
+    ENSURE(run_maps("--tiles 1000") == 0);
+    ENSURE_MSG(count(out_text, "exact: yes (full") == 9, "%s", out_text);
+    ENSURE(strstr(out_text, "T2(n) = 500500") != NULL);
+    ENSURE(run_maps("--dim 3 --tiles 100") == 0);
+    ENSURE_MSG(count(out_text, "exact: yes (full") == 4, "%s", out_text);
+    ENSURE(strstr(out_text, "T3(n) = 171700") != NULL);
+    /* A float variant past its first failing n: the first wrong block is named. */
+    ENSURE(run_maps("--map ltm-rsqrt --tiles 2100") == 0);
+    ENSURE_MSG(strstr(out_text, "exact: NO") != NULL &&
+                   strstr(out_text, "first wrong block") != NULL,
+               "%s", out_text);
+    ENSURE(strstr(out_text, "launch 0: grid") != NULL);
+    /* Very large plans: a sampled check, and the table says so. */
+    ENSURE(run_maps("--map utm --tiles 65535") == 0);
+    ENSURE_MSG(strstr(out_text, "exact: yes (sampled") != NULL, "%s", out_text);
+}
+
+static void test_dump(void) {
+    ENSURE(run_maps("--map ltm --tiles 3 --dump 0:5") == 0);
+    ENSURE_MSG(strcmp(out_text, "0 0 0\n1 1 0\n2 1 1\n3 2 0\n4 2 1\n5 2 2\n") == 0, "%s", out_text);
+    ENSURE(run_maps("--map bb --tiles 2 --dump=0:3") == 0);
+    ENSURE_MSG(strcmp(out_text, "0 0 0\n1 none\n2 1 0\n3 1 1\n") == 0, "%s", out_text);
+    ENSURE(run_maps("--dim 3 --map=tetra --tiles 2 --dump 1:3") == 0);
+    ENSURE_MSG(strcmp(out_text, "1 1 0 0\n2 1 1 0\n3 1 1 1\n") == 0, "%s", out_text);
+    ENSURE(run_maps("--dim 3 --map bb --tiles 2 --dump 3:5") == 0);
+    ENSURE_MSG(strcmp(out_text, "3 none\n4 1 0 0\n5 none\n") == 0, "%s", out_text);
+}
+
+static void test_bad_input(void) {
+    ensure_usage_error("--tiles 0", "'0'");
+    ensure_usage_error("--tiles -3", "'-3'");
+    ensure_usage_error("--tiles many", "'many'");
+    ensure_usage_error("--tiles 12.5", "'12.5'");
+    ensure_usage_error("--tiles 65536", "65535");
+    ensure_usage_error("--dim 3 --tiles 4097", "4096");
+    ensure_usage_error("--dim 4 --tiles 5", "'4'");
+    ensure_usage_error("--map nope --tiles 5", "'nope'");
+    ensure_usage_error("--map nope --tiles 5", "ltm-newton");
+    ensure_usage_error("--dim 3 --map rb --tiles 5", "tetra-float");
+    ensure_usage_error("", "--tiles");
+    ensure_usage_error("--tiles", "--tiles");
+    ensure_usage_error("--tiles 5 --frobnicate", "--frobnicate");
+    ensure_usage_error("--map ltm --tiles 5 --dump 4:2", "'4:2'");
+    ensure_usage_error("--map ltm --tiles 5 --dump 3", "'3'");
+    ensure_usage_error("--map ltm --tiles 5 --dump a:b", "'a:b'");
+    ensure_usage_error("--map ltm --tiles 5 --dump 0:999", "999");
+    ensure_usage_error("--tiles 5 --dump 0:1", "one map");
+    ensure_usage_error("--map ltm --tiles 2000 --png x.png", "1024");
+}
+
+/* No file of the directory's has this infix: a temporary left behind. */
+static int leftovers(const char *dir) {
+    int found = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e = d ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+        found += strstr(e->d_name, ".tmp-") != NULL;
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    return found;
+}
+
+static void test_png(void) {
+    char dir[] = "/tmp/nbsim-test-maps-XXXXXX";
+    ENSURE(mkdtemp(dir) != NULL);
+    char path[256], args[512];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/rm.png", dir);
+    snprintf(args, sizeof args, "--map rm --tiles 13 --png %s", path);
+    ENSURE(run_maps(args) == 0);
+    ENSURE(stat(path, &st) == 0 && st.st_size > 1000 && st.st_size < 200 * 1024);
+    FILE *f = fopen(path, "rb");
+    unsigned char sig[8] = {0};
+    ENSURE(f != NULL && fread(sig, 1, 8, f) == 8);
+    if (f != NULL) {
+        fclose(f);
+    }
+    ENSURE(memcmp(sig, "\x89PNG\r\n\x1a\n", 8) == 0);
+    snprintf(args, sizeof args, "--dim 3 --map tetra --tiles 6 --png %s", path);
+    ENSURE(run_maps(args) == 0); /* replaces the old picture */
+
+    /* Unwritable: a missing directory, and a directory in the way. Nothing may be left. */
+    snprintf(args, sizeof args, "--map ltm --tiles 8 --png %s/missing/x.png", dir);
+    ensure_usage_error(args, "missing/x.png");
+    snprintf(path, sizeof path, "%s/sub", dir);
+    ENSURE(mkdir(path, 0755) == 0);
+    snprintf(args, sizeof args, "--map ltm --tiles 8 --png %s", path);
+    ensure_usage_error(args, "sub");
+    ENSURE(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    ENSURE(leftovers(dir) == 0);
+
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/rm.png", dir);
+    unlink(path);
+    ENSURE(rmdir(dir) == 0); /* empty: nothing else was written */
+}
+
+static const ensure_test tests[] = {
+    {"maps_cli_help", test_help}, {"maps_cli_tables", test_tables},
+    {"maps_cli_dump", test_dump}, {"maps_cli_bad_input", test_bad_input},
+    {"maps_cli_png", test_png},
+};
+
+ENSURE_MAIN(tests)
