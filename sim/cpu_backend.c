@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the CPU reference backend: the same model as the CUDA backend, in double, and the same
+ * tiling. Pair and triplet work is enumerated block by block through the configured thread map
+ * (sim_*_map_plan, then sim_*_map_block for every block of every launch), exactly as the kernels
+ * see it, so a map that loses or repeats a tile changes the CPU forces too and the map tests can
+ * compare against a plain O(N^2)/O(N^3) loop. Each unique pair/triple is evaluated once and its
+ * force applied to all its bodies (Newton's third law). OpenMP threads (when available) each
+ * accumulate into their own force buffer; the buffers are summed afterwards, so no races and
+ * the result does not depend on the schedule beyond rounding order.
+ *
+ * config->pair_full (the nbody-style full sweep) is a CUDA kernel variant: refused here with
+ * SIM_UNSUPPORTED (the symmetric sweep already gives the same forces).
+ *
+ * Energies: `contact` = pair springs, `atm` = ATM triples (0 while triplets are off), `gravity`
+ * = the per-body potential, gravity -m g.x plus the walls' elastic energy (what sim_body_force
+ * reports; the CUDA backend splits it the same way). They are computed with the forces at the
+ * current positions, so energy() costs nothing extra. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "backend_impl.h"
+#include "physics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#define SIM_OMP(directive) _Pragma(#directive)
+#else
+#define SIM_OMP(directive)
+#endif
+
+/* Below this much work (pair checks, triples or bodies) a phase runs on one thread: a parallel
+ * region costs microseconds on an idle machine and a scheduler time slice (milliseconds) when the
+ * cores are oversubscribed, as on a CI runner executing tests in parallel. */
+#define CPU_MIN_PARALLEL_WORK 32768.0
+
+typedef struct {
+    sim_backend base; /* first: the interface header */
+    sim_state st;     /* positions/velocities now (velocities at full steps between frames) */
+    sim_vec3d *force; /* total force per body at the current positions [N] */
+    sim_vec3d *tbuf;  /* per-thread partial forces, threads x n */
+    int threads;      /* OpenMP threads available */
+    int team;         /* threads the current phase uses (<= threads); buffers 0 .. team-1 */
+    sim_physics ph;
+    double dt;          /* [s] */
+    uint32_t tiles;     /* ceil(n / tile) */
+    sim_map_plan pplan; /* pair map plan for `tiles` */
+    sim_map_plan tplan; /* triplet map plan (valid when tplan_ok) */
+    int tplan_ok;
+    double e_contact, e_atm, e_body; /* potential energies at the current positions [J] */
+    uint64_t steps_done;
+} cpu_backend;
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int thread_id(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+static void add3(sim_vec3d *a, sim_vec3d f) {
+    a->x += f.x;
+    a->y += f.y;
+    a->z += f.z;
+}
+
+static void sub3(sim_vec3d *a, sim_vec3d f) {
+    a->x -= f.x;
+    a->y -= f.y;
+    a->z -= f.z;
+}
+
+/* ---- one tile pair / tile triple, as one CUDA block would do it ---- */
+
+static void tile_range(const cpu_backend *b, uint32_t t, uint32_t *lo, uint32_t *hi) {
+    const uint32_t rho = b->base.config.tile;
+    *lo = t * rho;
+    *hi = *lo + rho < b->st.n ? *lo + rho : b->st.n; /* the last tile may be partial */
+}
+
+/* Tile pair (I, J): all i in I, j in J; on the diagonal only j < i. */
+static void pair_tile(const cpu_backend *b, sim_tile2 t, sim_vec3d *f, double *energy) {
+    uint32_t i0, i1, j0, j1;
+    tile_range(b, t.i, &i0, &i1);
+    tile_range(b, t.j, &j0, &j1);
+    const sim_vec4d *pos = b->st.pos, *vel = b->st.vel;
+    for (uint32_t i = i0; i < i1; ++i) {
+        const uint32_t j_end = t.i == t.j ? i : j1;
+        for (uint32_t j = j0; j < j_end; ++j) {
+            const sim_vec3d fij =
+                sim_contact_force_d(pos[i], vel[i], pos[j], vel[j], &b->ph, energy);
+            add3(&f[i], fij);
+            sub3(&f[j], fij);
+        }
+    }
+}
+
+/* Tile triple (I, J, K): strictly ordered bodies where tiles coincide (i > j if I == J,
+ * j > k if J == K), so each unordered triple is seen once. */
+static void triplet_tile(const cpu_backend *b, sim_tile3 t, sim_vec3d *f, double *energy) {
+    uint32_t i0, i1, j0, j1, k0, k1;
+    tile_range(b, t.i, &i0, &i1);
+    tile_range(b, t.j, &j0, &j1);
+    tile_range(b, t.k, &k0, &k1);
+    const sim_vec4d *pos = b->st.pos;
+    for (uint32_t i = i0; i < i1; ++i) {
+        const uint32_t j_end = t.i == t.j ? i : j1;
+        for (uint32_t j = j0; j < j_end; ++j) {
+            const uint32_t k_end = t.j == t.k ? j : k1;
+            for (uint32_t k = k0; k < k_end; ++k) {
+                sim_vec3d fi, fj, fk;
+                sim_atm_forces_d(pos[i], pos[j], pos[k], &b->ph, &fi, &fj, &fk, energy);
+                add3(&f[i], fi);
+                add3(&f[j], fj);
+                add3(&f[k], fk);
+            }
+        }
+    }
+}
+
+/* ---- whole phases ---- */
+
+static int team_for(const cpu_backend *b, double work) {
+    return work >= CPU_MIN_PARALLEL_WORK ? b->threads : 1;
+}
+
+/* Chooses the phase's team and clears its buffers. */
+static void start_phase(cpu_backend *b, double work) {
+    b->team = team_for(b, work);
+    memset(b->tbuf, 0, (size_t)b->team * b->st.n * sizeof *b->tbuf);
+}
+
+/* force[i] (=, or += when add) the sum of the per-thread buffers. */
+static void reduce_buffers(cpu_backend *b, int add) {
+    const int64_t n = b->st.n;
+    const int team = team_for(b, (double)n);
+    (void)team; /* unused without OpenMP */
+    SIM_OMP(omp parallel for num_threads(team) schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+        sim_vec3d s = add ? b->force[i] : (sim_vec3d){0.0, 0.0, 0.0};
+        for (int t = 0; t < b->team; ++t) {
+            add3(&s, b->tbuf[(size_t)t * (size_t)n + (size_t)i]);
+        }
+        b->force[i] = s;
+    }
+}
+
+/* Blocks whose tile lies outside the domain (only a broken map gives them) are skipped, as a
+ * guarded kernel would skip them. */
+static double pair_phase(cpu_backend *b) {
+    const sim_map_plan *plan = &b->pplan;
+    const sim_pair_map map = b->base.config.pair_map;
+    const uint32_t tiles = b->tiles;
+    const double n = b->st.n;
+    double energy = 0.0;
+    start_phase(b, 0.5 * n * n);
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
+        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        for (int l = 0; l < plan->launch_count; ++l) {
+            const sim_map_launch *launch = &plan->launch[l];
+            const int64_t gx = launch->grid[0], gy = launch->grid[1];
+            const int64_t blocks = gx * gy * (int64_t)launch->grid[2];
+            SIM_OMP(omp for schedule(dynamic, 8))
+            for (int64_t blk = 0; blk < blocks; ++blk) {
+                sim_tile2 t;
+                if (sim_pair_map_block(map, launch, (uint32_t)(blk % gx), (uint32_t)(blk / gx % gy),
+                                       (uint32_t)(blk / gx / gy), &t) &&
+                    t.i < tiles && t.j < tiles) {
+                    pair_tile(b, t, f, &energy);
+                }
+            }
+        }
+    }
+    reduce_buffers(b, 0);
+    return energy;
+}
+
+static double triplet_phase(cpu_backend *b) {
+    const sim_map_plan *plan = &b->tplan;
+    const sim_triplet_map map = b->base.config.triplet_map;
+    const uint32_t tiles = b->tiles;
+    const double n = b->st.n;
+    double energy = 0.0;
+    start_phase(b, n * n * n / 6.0);
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
+        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        for (int l = 0; l < plan->launch_count; ++l) {
+            const sim_map_launch *launch = &plan->launch[l];
+            const int64_t gx = launch->grid[0], gy = launch->grid[1];
+            const int64_t blocks = gx * gy * (int64_t)launch->grid[2];
+            SIM_OMP(omp for schedule(dynamic, 4))
+            for (int64_t blk = 0; blk < blocks; ++blk) {
+                sim_tile3 t;
+                if (sim_triplet_map_block(map, launch, (uint32_t)(blk % gx),
+                                          (uint32_t)(blk / gx % gy), (uint32_t)(blk / gx / gy),
+                                          &t) &&
+                    t.i < tiles && t.j < tiles && t.k < tiles) {
+                    triplet_tile(b, t, f, &energy);
+                }
+            }
+        }
+    }
+    reduce_buffers(b, 1);
+    return energy;
+}
+
+/* Walls + gravity, added to force[]; returns their potential energy. */
+static double body_phase(cpu_backend *b) {
+    const int64_t n = b->st.n;
+    double energy = 0.0;
+    const int team = team_for(b, (double)n);
+    (void)team; /* unused without OpenMP */
+    SIM_OMP(omp parallel for num_threads(team) schedule(static) reduction(+ : energy))
+    for (int64_t i = 0; i < n; ++i) {
+        add3(&b->force[i], sim_body_force_d(b->st.pos[i], b->st.vel[i], &b->ph, &energy));
+    }
+    return energy;
+}
+
+/* F at the current positions (and velocities); accumulates phase times when t != NULL. */
+static void compute_forces(cpu_backend *b, sim_frame_timing *t) {
+    double t0 = now_ms();
+    b->e_contact = pair_phase(b);
+    double t1 = now_ms();
+    b->e_atm = 0.0;
+    if (b->base.params.triplets) {
+        b->e_atm = triplet_phase(b);
+    }
+    double t2 = now_ms();
+    b->e_body = body_phase(b);
+    double t3 = now_ms();
+    if (t != NULL) {
+        t->pair_ms += t1 - t0;
+        t->triplet_ms += b->base.params.triplets ? t2 - t1 : 0.0;
+        t->integrate_ms += t3 - t2;
+    }
+}
+
+/* ---- set-up ---- */
+
+/* Radius and mass must be usable (the integrator divides by the mass). Non-finite positions or
+ * velocities are accepted and reported by the next run_frame as SIM_UNSTABLE, like a blow-up. */
+static sim_status check_state(const sim_state *s, sim_error *err) {
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const double r = s->pos[i].w, m = s->vel[i].w;
+        if (!(r > 0.0 && isfinite(r)) || !(m > 0.0 && isfinite(m))) {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "body %u: radius %g and mass %g must be positive and finite", i, r, m);
+        }
+    }
+    return SIM_OK;
+}
+
+static sim_status plan_maps(cpu_backend *b, sim_pair_map pm, sim_triplet_map tm, int triplets,
+                            sim_error *err) {
+    sim_map_plan pp, tp;
+    sim_status s = sim_pair_map_plan(pm, b->tiles, &pp, err);
+    if (s != SIM_OK) {
+        return s;
+    }
+    int tp_ok = 0;
+    if (triplets) {
+        s = sim_triplet_map_plan(tm, b->tiles, &tp, err);
+        if (s != SIM_OK) {
+            return s;
+        }
+        tp_ok = 1;
+    }
+    b->pplan = pp;
+    if (tp_ok) {
+        b->tplan = tp;
+    }
+    b->tplan_ok = tp_ok;
+    b->base.config.pair_map = pm;
+    b->base.config.triplet_map = tm;
+    return SIM_OK;
+}
+
+static int same_physics(const sim_physics *a, const sim_physics *b) {
+    return a->stiffness == b->stiffness && a->damping_ratio == b->damping_ratio &&
+           a->atm_nu == b->atm_nu && a->atm_cutoff == b->atm_cutoff && a->box_half == b->box_half &&
+           a->hertz == b->hertz && a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
+           a->gravity.z == b->gravity.z;
+}
+
+static void apply_params(cpu_backend *b, const sim_params *p) {
+    b->base.params = *p;
+    b->ph = sim_physics_from_params(p);
+    b->dt = p->dt > 0.0 ? p->dt : sim_default_dt(p, &b->st);
+}
+
+/* ---- the interface ---- */
+
+static cpu_backend *as_cpu(sim_backend *base) {
+    return (cpu_backend *)base;
+}
+
+static void cpu_destroy(sim_backend *base) {
+    cpu_backend *b = as_cpu(base);
+    sim_state_free(&b->st);
+    free(b->force);
+    free(b->tbuf);
+    free(b);
+}
+
+/* NaN or escape: the first offending body, named in the message. */
+static sim_status check_blowup(const cpu_backend *b, int frame_step, sim_error *err) {
+    const double limit = SIM_ESCAPE_FACTOR * b->base.params.box_half;
+    for (uint32_t i = 0; i < b->st.n; ++i) {
+        const sim_vec4d p = b->st.pos[i];
+        if (isnan(p.x) || isnan(p.y) || isnan(p.z)) {
+            return sim_fail(err, SIM_UNSTABLE,
+                            "frame step %d (step %llu): body %u has NaN position", frame_step,
+                            (unsigned long long)b->steps_done, i);
+        }
+        if (!(fabs(p.x) <= limit && fabs(p.y) <= limit && fabs(p.z) <= limit)) {
+            return sim_fail(err, SIM_UNSTABLE,
+                            "frame step %d (step %llu): body %u left the box (x=%g, y=%g, z=%g; "
+                            "walls at +-%g): the time step %g s is too large for these speeds",
+                            frame_step, (unsigned long long)b->steps_done, i, p.x, p.y, p.z,
+                            b->base.params.box_half, b->dt);
+        }
+    }
+    return SIM_OK;
+}
+
+static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    memset(t, 0, sizeof *t);
+    t->pair_blocks = b->pplan.blocks;
+    t->pair_blocks_wasted = b->pplan.blocks - b->pplan.useful;
+    if (b->base.params.triplets) {
+        t->triplet_blocks = b->tplan.blocks;
+        t->triplet_blocks_wasted = b->tplan.blocks - b->tplan.useful;
+    }
+    const int64_t n = b->st.n;
+    const int team = team_for(b, (double)n);
+    (void)team; /* unused without OpenMP */
+    const double dt = b->dt;
+    for (int s = 1; s <= b->base.params.steps_per_frame; ++s) {
+        const double t0 = now_ms();
+        SIM_OMP(omp parallel for num_threads(team) schedule(static))
+        for (int64_t i = 0; i < n; ++i) {
+            sim_verlet_first_d(&b->st.pos[i], &b->st.vel[i], b->force[i], dt);
+        }
+        const double t1 = now_ms();
+        compute_forces(b, t); /* at x_{n+1} with the half-step velocities */
+        const double t2 = now_ms();
+        SIM_OMP(omp parallel for num_threads(team) schedule(static))
+        for (int64_t i = 0; i < n; ++i) {
+            sim_verlet_second_d(&b->st.vel[i], b->force[i], dt);
+        }
+        const double t3 = now_ms();
+        t->integrate_ms += (t1 - t0) + (t3 - t2);
+        t->step_ms += t3 - t0;
+        t->steps = s;
+        b->steps_done++;
+        sim_status st = check_blowup(b, s, err);
+        if (st != SIM_OK) {
+            return st;
+        }
+    }
+    return SIM_OK;
+}
+
+static sim_status cpu_set_maps(sim_backend *base, sim_pair_map pm, sim_triplet_map tm,
+                               sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    return plan_maps(b, pm, tm, b->base.params.triplets, err);
+}
+
+static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    if (p->triplets && !b->tplan_ok) {
+        sim_status s = plan_maps(b, b->base.config.pair_map, b->base.config.triplet_map, 1, err);
+        if (s != SIM_OK) {
+            return s;
+        }
+    }
+    const sim_physics old = b->ph;
+    const int old_triplets = b->base.params.triplets;
+    apply_params(b, p);
+    /* Forces change only with the model (not with dt or steps per frame): recompute then, so
+     * the next half kick uses forces of the new model; otherwise keep F_n bit for bit. */
+    if (!same_physics(&old, &b->ph) || old_triplets != p->triplets) {
+        compute_forces(b, NULL);
+    }
+    return SIM_OK;
+}
+
+static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    sim_status st = check_state(s, err);
+    if (st != SIM_OK) {
+        return st;
+    }
+    memcpy(b->st.pos, s->pos, (size_t)s->n * sizeof *s->pos);
+    memcpy(b->st.vel, s->vel, (size_t)s->n * sizeof *s->vel);
+    apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
+    compute_forces(b, NULL);
+    return SIM_OK;
+}
+
+static sim_status cpu_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces,
+                                 sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    memcpy(out->pos, b->st.pos, (size_t)b->st.n * sizeof *out->pos);
+    memcpy(out->vel, b->st.vel, (size_t)b->st.n * sizeof *out->vel);
+    if (forces != NULL) {
+        memcpy(forces, b->force, (size_t)b->st.n * sizeof *forces);
+    }
+    return SIM_OK;
+}
+
+static sim_status cpu_energy(sim_backend *base, sim_energy *e, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    double kinetic = 0.0;
+    for (uint32_t i = 0; i < b->st.n; ++i) {
+        const sim_vec4d v = b->st.vel[i];
+        kinetic += 0.5 * v.w * (v.x * v.x + v.y * v.y + v.z * v.z);
+    }
+    e->kinetic = kinetic;
+    e->contact = b->e_contact;
+    e->atm = b->e_atm;
+    e->gravity = b->e_body;
+    e->total = kinetic + b->e_contact + b->e_atm + b->e_body;
+    return SIM_OK;
+}
+
+static sim_status cpu_export_positions(sim_backend *base, sim_vec4f *pos, float *speed,
+                                       int on_device, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    for (uint32_t i = 0; i < b->st.n; ++i) {
+        const sim_vec4d p = b->st.pos[i], v = b->st.vel[i];
+        pos[i].x = (float)p.x;
+        pos[i].y = (float)p.y;
+        pos[i].z = (float)p.z;
+        pos[i].w = (float)p.w;
+        if (speed != NULL) {
+            speed[i] = (float)sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
+        }
+    }
+    return SIM_OK;
+}
+
+static const sim_backend_ops cpu_ops = {
+    cpu_destroy,   cpu_run_frame,  cpu_set_maps, cpu_set_params,
+    cpu_set_state, cpu_read_state, cpu_energy,   cpu_export_positions,
+};
+
+sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,
+                                  const sim_state *s, sim_backend **out, sim_error *err) {
+    *out = NULL;
+    if (c->pair_full) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "the full N^2 pair sweep is a CUDA kernel variant; the CPU reference "
+                        "always uses the symmetric tiled sweep");
+    }
+    sim_status st = check_state(s, err);
+    if (st != SIM_OK) {
+        return st;
+    }
+    cpu_backend *b = calloc(1, sizeof *b);
+    if (b == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the CPU backend");
+    }
+    b->base.ops = &cpu_ops;
+    b->base.config = *c;
+    b->base.n = s->n;
+#ifdef _OPENMP
+    b->threads = c->cpu_threads > 0 ? c->cpu_threads : omp_get_max_threads();
+#else
+    b->threads = 1;
+#endif
+    snprintf(b->base.device_name, sizeof b->base.device_name, "CPU (%d thread%s)", b->threads,
+             b->threads == 1 ? "" : "s");
+    b->tiles = (uint32_t)((s->n + (uint64_t)c->tile - 1) / c->tile);
+    st = sim_state_copy(&b->st, s, err);
+    if (st == SIM_OK) {
+        b->force = calloc(s->n, sizeof *b->force);
+        b->tbuf = calloc((size_t)b->threads * s->n, sizeof *b->tbuf);
+        if (b->force == NULL || b->tbuf == NULL) {
+            st = sim_fail(err, SIM_OUT_OF_MEMORY,
+                          "cannot allocate CPU force buffers for %u bodies x %d threads", s->n,
+                          b->threads);
+        }
+    }
+    if (st == SIM_OK) {
+        st = plan_maps(b, c->pair_map, c->triplet_map, p->triplets, err);
+    }
+    if (st != SIM_OK) {
+        cpu_destroy(&b->base);
+        return st;
+    }
+    apply_params(b, p);
+    compute_forces(b, NULL); /* F_0 for the first half kick */
+    *out = &b->base;
+    return SIM_OK;
+}

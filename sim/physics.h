@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the physics of one interaction, written once for host and device (DESIGN §3).
+ *
+ * Compiles as C11 and under nvcc. Every formula lives in physics_impl.h, included twice below:
+ * once in float (suffix _f, the GPU hot loops) and once in double (suffix _d, the CPU reference),
+ * so the two precisions cannot drift apart.
+ *
+ * Bodies are pos = (x, y, z, radius) [m] and vel = (vx, vy, vz, mass) [m/s, kg].
+ *
+ * Conventions (the CPU reference and the CUDA kernels must agree on these):
+ *  - Contact, linear: F_i = (k d - eta v_n) n, n = (x_i - x_j)/|x_i - x_j| (from j to i),
+ *    d = r_i + r_j - |x_i - x_j| > 0, v_n = (v_i - v_j).n (< 0 when approaching),
+ *    eta = 2 zeta sqrt(k m_eff), m_eff = m_i m_j / (m_i + m_j). j receives -F_i.
+ *  - Contact, Hertz: F_i = (k d^1.5 - eta d^0.25 v_n) n with the same eta. Scaling the dashpot by
+ *    d^(1/4) makes the restitution independent of the impact speed (Tsuji et al. 1992); zeta is
+ *    then not the linear formula but solved numerically for e (sim_hertz_damping_ratio).
+ *  - The normal force is NOT clamped at zero: near the end of a contact the dashpot may pull
+ *    (at most a fraction ~zeta of the peak force, and only while separating). Clamping would
+ *    end contacts early and raise the restitution above e (by ~1-5 % for e = 0.9-0.5); without
+ *    the clamp the closed-form zeta gives exactly e (test_physics checks 1 %).
+ *  - Walls: the six planes +-box_half, same law with the wall as an infinite mass (m_eff = m).
+ *  - Coincident centres (|x_i - x_j| = 0) have no normal: no contact force (never NaN).
+ *  - ATM: E = nu (1 + 3 cos g1 cos g2 cos g3) / (r12^3 r23^3 r31^3), forces its exact negative
+ *    gradient. With atm_cutoff > 0 a triple counts only if all three distances are <= cutoff
+ *    (a hard cut: the energy jumps there). Coincident bodies give zero (never NaN); the float
+ *    version also drops triples whose r12^2 r23^2 r31^2 is outside [1e-30, 1e30] (distances
+ *    outside ~1e-5 .. 1e5 m), where float would overflow.
+ */
+#ifndef SIM_PHYSICS_H
+#define SIM_PHYSICS_H
+
+#include "sim_base.h"
+#include "state.h"
+
+#include <math.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    float x, y, z;
+} sim_vec3f;
+
+/* Model constants in double (CPU reference). */
+typedef struct {
+    double stiffness;     /* k [N/m] (linear) or [N/m^1.5] (Hertz) */
+    double damping_ratio; /* zeta: dashpot eta = 2 zeta sqrt(k m_eff) (Hertz: times d^(1/4)) */
+    double atm_nu;        /* ATM strength nu [J m^9] */
+    double atm_cutoff;    /* [m]; 0 = no cut-off */
+    double box_half;      /* walls at +-box_half [m] */
+    int hertz;            /* 0 linear, 1 Hertz */
+    sim_vec3d gravity;    /* [m/s^2] */
+} sim_physics;
+
+/* The same in float for the GPU (cut-off squared so the hot loop compares squares). */
+typedef struct {
+    float stiffness, damping_ratio, atm_nu;
+    float atm_cutoff2; /* cutoff^2 [m^2]; 0 = no cut-off */
+    float box_half;
+    int hertz;
+    float gx, gy, gz;
+} sim_physics_f;
+
+/* Contacts are resolved with this many steps per contact time (default dt = t_c / 50). */
+#define SIM_STEPS_PER_CONTACT 50
+/* A body whose centre is farther than this many box_half from the origin on any axis has
+ * escaped the walls (the step was too large): backends report SIM_UNSTABLE. */
+#define SIM_ESCAPE_FACTOR 1.5
+
+sim_physics sim_physics_from_params(const sim_params *p);
+sim_physics_f sim_physics_to_float(const sim_physics *ph);
+
+/* zeta = -ln e / sqrt(pi^2 + ln^2 e): the linear spring-dashpot with this ratio leaves a head-on
+ * contact with exactly e times the approach speed. e = 1 gives 0. */
+double sim_damping_ratio(double restitution);
+/* The same for the Hertz law with the d^(1/4) dashpot: solved numerically (dimensionless
+ * u'' = -u^1.5 - 2 zeta u^0.25 u'), accurate to ~1e-6 in e. Costs ~1 ms; cache the result. */
+double sim_hertz_damping_ratio(double restitution);
+/* Contact duration [s], undamped: linear t_c = pi / sqrt(k / m_eff); Hertz depends on the impact
+ * speed: t_c = 3.2181 (m_eff / k)^(2/5) v^(-1/5). */
+double sim_contact_time(double stiffness, double m_eff);
+double sim_contact_time_hertz(double stiffness, double m_eff, double speed);
+/* Safe step [s]: t_c / SIM_STEPS_PER_CONTACT at the smallest pair m_eff (the two lightest
+ * bodies). Hertz uses a reference impact speed: max(2 max|v|, sqrt(4 |g| box_half), 1 m/s).
+ * Ignores ATM stiffness. Returns 0 for an empty state. */
+double sim_default_dt(const sim_params *p, const sim_state *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- The host+device functions, float then double. ----
+ * SIM_HD sim_vec3f sim_contact_force_f(pi, vi, pj, vj, ph, energy)   force on i from j
+ * SIM_HD void      sim_atm_forces_f(p1, p2, p3, ph, f1, f2, f3, energy)
+ * SIM_HD sim_vec3f sim_wall_force_f(pos, vel, ph, energy)           the six walls only
+ * SIM_HD sim_vec3f sim_body_force_f(pos, vel, ph, energy)           walls + m g
+ * SIM_HD float     sim_normal_force_f(d, v_n, m_eff, ph, energy)    scalar contact law
+ * SIM_HD void      sim_verlet_first_f(pos, vel, force, dt)          half kick + drift
+ * SIM_HD void      sim_verlet_second_f(vel, force, dt)              half kick
+ * and the _d twins on sim_vec3d / sim_vec4d / sim_physics. energy pointers may be NULL; when
+ * given, the elastic (and gravity, ATM) energy [J] is added to *energy. */
+
+#if defined(__CUDA_ARCH__)
+#define SIM_RSQRT_F(x) rsqrtf(x)
+#else
+#define SIM_RSQRT_F(x) (1.0f / sqrtf(x))
+#endif
+
+#define SIM_R float
+#define SIM_V3 sim_vec3f
+#define SIM_V4 sim_vec4f
+#define SIM_PH sim_physics_f
+#define SIM_FN(name) name##_f
+#define SIM_K(c) ((float)(c))
+#define SIM_SQRT(x) sqrtf(x)
+#define SIM_RSQRT(x) SIM_RSQRT_F(x)
+#define SIM_PH_CUTOFF2(ph) ((ph)->atm_cutoff2)
+#define SIM_PH_GX(ph) ((ph)->gx)
+#define SIM_PH_GY(ph) ((ph)->gy)
+#define SIM_PH_GZ(ph) ((ph)->gz)
+#define SIM_ATM_S_MIN 1e-30f
+#define SIM_ATM_S_MAX 1e30f
+#include "physics_impl.h"
+#undef SIM_R
+#undef SIM_V3
+#undef SIM_V4
+#undef SIM_PH
+#undef SIM_FN
+#undef SIM_K
+#undef SIM_SQRT
+#undef SIM_RSQRT
+#undef SIM_PH_CUTOFF2
+#undef SIM_PH_GX
+#undef SIM_PH_GY
+#undef SIM_PH_GZ
+#undef SIM_ATM_S_MIN
+#undef SIM_ATM_S_MAX
+
+#define SIM_R double
+#define SIM_V3 sim_vec3d
+#define SIM_V4 sim_vec4d
+#define SIM_PH sim_physics
+#define SIM_FN(name) name##_d
+#define SIM_K(c) ((double)(c))
+#define SIM_SQRT(x) sqrt(x)
+#define SIM_RSQRT(x) (1.0 / sqrt(x))
+#define SIM_PH_CUTOFF2(ph) ((ph)->atm_cutoff * (ph)->atm_cutoff)
+#define SIM_PH_GX(ph) ((ph)->gravity.x)
+#define SIM_PH_GY(ph) ((ph)->gravity.y)
+#define SIM_PH_GZ(ph) ((ph)->gravity.z)
+#define SIM_ATM_S_MIN 1e-200
+#define SIM_ATM_S_MAX 1e200
+#include "physics_impl.h"
+#undef SIM_R
+#undef SIM_V3
+#undef SIM_V4
+#undef SIM_PH
+#undef SIM_FN
+#undef SIM_K
+#undef SIM_SQRT
+#undef SIM_RSQRT
+#undef SIM_PH_CUTOFF2
+#undef SIM_PH_GX
+#undef SIM_PH_GY
+#undef SIM_PH_GZ
+#undef SIM_ATM_S_MIN
+#undef SIM_ATM_S_MAX
+
+#endif /* SIM_PHYSICS_H */

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the physics formulas, written once. Included by physics.h twice (float, then double)
+ * with these macros defined: SIM_R (real type), SIM_V3 / SIM_V4 (vectors), SIM_PH (constants),
+ * SIM_FN(name) (adds _f / _d), SIM_K(c) (a literal in SIM_R: never let a bare double literal
+ * promote the float path to FP64), SIM_SQRT, SIM_RSQRT, SIM_PH_CUTOFF2, SIM_PH_GX/GY/GZ,
+ * SIM_ATM_S_MIN / SIM_ATM_S_MAX. No include guard on purpose.
+ *
+ * Written for C and C++ (nvcc): no compound literals, no designated initialisers. */
+
+/* Magnitude of the normal contact force [N] for overlap d > 0 [m], normal relative speed vn
+ * [m/s] (< 0 approaching) and effective mass m_eff [kg]; positive = repulsive. Adds the elastic
+ * energy (linear k d^2/2, Hertz 2/5 k d^2.5) to *energy if given. Not clamped (see physics.h). */
+SIM_HD SIM_R SIM_FN(sim_normal_force)(SIM_R d, SIM_R vn, SIM_R m_eff, const SIM_PH *ph,
+                                      SIM_R *energy) {
+    const SIM_R k = ph->stiffness;
+    const SIM_R eta = SIM_K(2.0) * ph->damping_ratio * SIM_SQRT(k * m_eff);
+    if (ph->hertz) {
+        const SIM_R sd = SIM_SQRT(d); /* d^(1/2) */
+        if (energy != NULL) {
+            *energy += SIM_K(0.4) * k * d * d * sd;
+        }
+        return k * d * sd - eta * SIM_SQRT(sd) * vn;
+    }
+    if (energy != NULL) {
+        *energy += SIM_K(0.5) * k * d * d;
+    }
+    return k * d - eta * vn;
+}
+
+/* Contact force on body i from body j [N]; j receives the negative. Hot path on the GPU: the
+ * non-touching case is 3 sub + 3 mul/fma + add + mul + compare (~10 instructions, no sqrt). */
+SIM_HD SIM_V3 SIM_FN(sim_contact_force)(SIM_V4 pi, SIM_V4 vi, SIM_V4 pj, SIM_V4 vj,
+                                        const SIM_PH *ph, SIM_R *energy) {
+    SIM_V3 f;
+    f.x = SIM_K(0.0);
+    f.y = SIM_K(0.0);
+    f.z = SIM_K(0.0);
+    const SIM_R dx = pi.x - pj.x;
+    const SIM_R dy = pi.y - pj.y;
+    const SIM_R dz = pi.z - pj.z;
+    const SIM_R d2 = dx * dx + dy * dy + dz * dz;
+    const SIM_R reach = pi.w + pj.w;
+    if (d2 >= reach * reach) {
+        return f;
+    }
+    if (!(d2 > SIM_K(0.0))) { /* coincident centres (or NaN): no normal, no force */
+        return f;
+    }
+    const SIM_R inv = SIM_RSQRT(d2); /* 1 / |x_i - x_j| */
+    const SIM_R nx = dx * inv, ny = dy * inv, nz = dz * inv;
+    const SIM_R overlap = reach - d2 * inv;
+    const SIM_R vn = (vi.x - vj.x) * nx + (vi.y - vj.y) * ny + (vi.z - vj.z) * nz;
+    const SIM_R m_eff = vi.w * vj.w / (vi.w + vj.w);
+    const SIM_R fn = SIM_FN(sim_normal_force)(overlap, vn, m_eff, ph, energy);
+    f.x = fn * nx;
+    f.y = fn * ny;
+    f.z = fn * nz;
+    return f;
+}
+
+/* Force of the two walls at -+box_half along one axis on a body at x [m] with speed v [m/s]
+ * along it, radius r, mass m (the wall is an infinite mass, so m_eff = m). */
+SIM_HD SIM_R SIM_FN(sim_wall_axis)(SIM_R x, SIM_R v, SIM_R r, SIM_R m, const SIM_PH *ph,
+                                   SIM_R *energy) {
+    SIM_R f = SIM_K(0.0);
+    const SIM_R lo = r - ph->box_half - x; /* overlap with the wall at -L; normal +axis */
+    if (lo > SIM_K(0.0)) {
+        f += SIM_FN(sim_normal_force)(lo, v, m, ph, energy);
+    }
+    const SIM_R hi = x + r - ph->box_half; /* wall at +L; normal -axis, so v_n = -v */
+    if (hi > SIM_K(0.0)) {
+        f -= SIM_FN(sim_normal_force)(hi, -v, m, ph, energy);
+    }
+    return f;
+}
+
+/* The six walls [N]; energy gets the walls' elastic energy. */
+SIM_HD SIM_V3 SIM_FN(sim_wall_force)(SIM_V4 pos, SIM_V4 vel, const SIM_PH *ph, SIM_R *energy) {
+    SIM_V3 f;
+    f.x = SIM_FN(sim_wall_axis)(pos.x, vel.x, pos.w, vel.w, ph, energy);
+    f.y = SIM_FN(sim_wall_axis)(pos.y, vel.y, pos.w, vel.w, ph, energy);
+    f.z = SIM_FN(sim_wall_axis)(pos.z, vel.z, pos.w, vel.w, ph, energy);
+    return f;
+}
+
+/* Walls + gravity m g [N]; energy gets wall elastic + gravity potential -m g.x [J]. */
+SIM_HD SIM_V3 SIM_FN(sim_body_force)(SIM_V4 pos, SIM_V4 vel, const SIM_PH *ph, SIM_R *energy) {
+    SIM_V3 f = SIM_FN(sim_wall_force)(pos, vel, ph, energy);
+    const SIM_R m = vel.w;
+    f.x += m * SIM_PH_GX(ph);
+    f.y += m * SIM_PH_GY(ph);
+    f.z += m * SIM_PH_GZ(ph);
+    if (energy != NULL) {
+        *energy -= m * (SIM_PH_GX(ph) * pos.x + SIM_PH_GY(ph) * pos.y + SIM_PH_GZ(ph) * pos.z);
+    }
+    return f;
+}
+
+/* Axilrod-Teller-Muto forces on bodies 1, 2, 3 [N] (written, not added). Derivation, with edge
+ * vectors a = x2 - x1, b = x3 - x2, c = x1 - x3 (a + b + c = 0), A = a.a, B = b.b, C = c.c,
+ * S = ABC, P = (a.b)(b.c)(c.a): the product of the three cosines is -P/S, so
+ *     E = nu (S - 3P) / S^(5/2) = K (S - 3P),  K = nu S^(-5/2).
+ * Differentiating with a, b, c as free variables and Q = 15P - 3S:
+ *     dE/da = K [(Q/A) a - 3(b.c)(c.a) b - 3(b.c)(a.b) c]   (and cyclically),
+ * and F1 = dE/da - dE/dc, F2 = dE/db - dE/da, F3 = dE/dc - dE/db. Eliminating the third edge
+ * each time leaves one scalar per edge, like a pair force along it:
+ *     F1 = K(alpha a - gamma c), F2 = K(beta b - alpha a), F3 = K(gamma c - beta b),
+ *     alpha = Q/A + 3(t1 + t3 - t2), beta = Q/B + 3(t1 + t2 - t3), gamma = Q/C + 3(t2 + t3 - t1),
+ *     t1 = (b.c)(c.a), t2 = (c.a)(a.b), t3 = (a.b)(b.c).
+ * The forces sum to zero by construction. Cost ~75 flops incl. one rsqrt (no division). */
+SIM_HD void SIM_FN(sim_atm_forces)(SIM_V4 p1, SIM_V4 p2, SIM_V4 p3, const SIM_PH *ph, SIM_V3 *f1,
+                                   SIM_V3 *f2, SIM_V3 *f3, SIM_R *energy) {
+    const SIM_R ax = p2.x - p1.x, ay = p2.y - p1.y, az = p2.z - p1.z;
+    const SIM_R bx = p3.x - p2.x, by = p3.y - p2.y, bz = p3.z - p2.z;
+    const SIM_R cx = -(ax + bx), cy = -(ay + by), cz = -(az + bz);
+    const SIM_R A = ax * ax + ay * ay + az * az;
+    const SIM_R B = bx * bx + by * by + bz * bz;
+    const SIM_R C = cx * cx + cy * cy + cz * cz;
+    const SIM_R BC = B * C, CA = C * A, AB = A * B;
+    const SIM_R S = A * BC;
+    const SIM_R cut2 = SIM_PH_CUTOFF2(ph);
+    const int cut = cut2 > SIM_K(0.0) && (A > cut2 || B > cut2 || C > cut2);
+    if (cut || !(S > SIM_ATM_S_MIN && S < SIM_ATM_S_MAX)) {
+        f1->x = f1->y = f1->z = SIM_K(0.0);
+        f2->x = f2->y = f2->z = SIM_K(0.0);
+        f3->x = f3->y = f3->z = SIM_K(0.0);
+        return;
+    }
+    const SIM_R ab = ax * bx + ay * by + az * bz;
+    const SIM_R bc = bx * cx + by * cy + bz * cz;
+    const SIM_R ca = cx * ax + cy * ay + cz * az;
+    const SIM_R t1 = bc * ca, t2 = ca * ab, t3 = ab * bc;
+    const SIM_R P = ab * t1; /* (a.b)(b.c)(c.a) */
+    const SIM_R rs = SIM_RSQRT(S);
+    const SIM_R inv_s = rs * rs;
+    const SIM_R K = ph->atm_nu * rs * inv_s * inv_s; /* nu S^-5/2, nu first against overflow */
+    const SIM_R Q = SIM_K(15.0) * P - SIM_K(3.0) * S;
+    const SIM_R q = Q * inv_s; /* Q/A = q BC, and cyclically */
+    const SIM_R u = SIM_K(3.0) * (t1 + t2 + t3);
+    const SIM_R ka = K * (q * BC + u - SIM_K(6.0) * t2); /* K alpha */
+    const SIM_R kb = K * (q * CA + u - SIM_K(6.0) * t3); /* K beta */
+    const SIM_R kc = K * (q * AB + u - SIM_K(6.0) * t1); /* K gamma */
+    f1->x = ka * ax - kc * cx;
+    f1->y = ka * ay - kc * cy;
+    f1->z = ka * az - kc * cz;
+    f2->x = kb * bx - ka * ax;
+    f2->y = kb * by - ka * ay;
+    f2->z = kb * bz - ka * az;
+    f3->x = kc * cx - kb * bx;
+    f3->y = kc * cy - kb * by;
+    f3->z = kc * cz - kb * bz;
+    if (energy != NULL) {
+        *energy += K * (S - SIM_K(3.0) * P);
+    }
+}
+
+/* Velocity Verlet, kick-drift-kick: first = half kick with F_n, then drift [m]. */
+SIM_HD void SIM_FN(sim_verlet_first)(SIM_V4 *pos, SIM_V4 *vel, SIM_V3 force, SIM_R dt) {
+    const SIM_R h = SIM_K(0.5) * dt / vel->w; /* dt / 2m [s/kg] */
+    vel->x += h * force.x;
+    vel->y += h * force.y;
+    vel->z += h * force.z;
+    pos->x += dt * vel->x;
+    pos->y += dt * vel->y;
+    pos->z += dt * vel->z;
+}
+
+/* ... then, with F_{n+1} from the new positions and the half-step velocities, the second half
+ * kick. */
+SIM_HD void SIM_FN(sim_verlet_second)(SIM_V4 *vel, SIM_V3 force, SIM_R dt) {
+    const SIM_R h = SIM_K(0.5) * dt / vel->w;
+    vel->x += h * force.x;
+    vel->y += h * force.y;
+    vel->z += h * force.z;
+}

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — scene files: parsing (every error names file, line and problem) and atomic saving.
+ * The format is described in scene.h and assets/README.md. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "scene.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BODY_COLUMNS 8
+#define FORCE_COLUMNS 3
+#define MAX_COLUMNS (BODY_COLUMNS + FORCE_COLUMNS)
+
+static const char *const column_names[MAX_COLUMNS] = {"x",      "y",       "z",  "vx", "vy", "vz",
+                                                      "radius", "density", "fx", "fy", "fz"};
+
+/* ---- small string helpers ---- */
+
+static char *trim(char *s) {
+    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') {
+        ++s;
+    }
+    size_t len = strlen(s);
+    while (len > 0 && strchr(" \t\r\n", s[len - 1]) != NULL) {
+        s[--len] = '\0';
+    }
+    return s;
+}
+
+/* Splits s in place at blanks (and, if commas, at commas); returns the number of fields. */
+static int split(char *s, char **fields, int max, int commas) {
+    const char *sep = commas ? " \t\r\n," : " \t\r\n";
+    int count = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(s, sep, &save); tok != NULL; tok = strtok_r(NULL, sep, &save)) {
+        if (count < max) {
+            fields[count] = tok;
+        }
+        ++count;
+    }
+    return count;
+}
+
+/* A finite number filling the whole token. */
+static int parse_number(const char *tok, double *out) {
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(tok, &end);
+    if (end == tok || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+/* ---- parameter lines ---- */
+
+typedef struct {
+    const char *path;
+    long line;
+    sim_error *err;
+} where;
+
+static sim_status fail_at(const where *w, const char *problem, const char *detail) {
+    return sim_fail(w->err, SIM_PARSE, "%s:%ld: %s%s", w->path, w->line, problem, detail);
+}
+
+static sim_status parse_scalar(const where *w, const char *key, char *value, double *out) {
+    char *f[2];
+    char text[160];
+    const int count = split(value, f, 2, 0);
+    if (count != 1 || !parse_number(f[0], out)) {
+        snprintf(text, sizeof text, "'%s' needs one number, got '%s'", key, count >= 1 ? f[0] : "");
+        return fail_at(w, "bad value: ", text);
+    }
+    return SIM_OK;
+}
+
+static sim_status range_error(const where *w, const char *key, double v, const char *rule) {
+    char text[160];
+    snprintf(text, sizeof text, "%s = %g: must be %s", key, v, rule);
+    return fail_at(w, "bad value: ", text);
+}
+
+static sim_status parse_param(const where *w, char *key, char *value, sim_params *p) {
+    double v = 0.0;
+    sim_status s;
+    if (strcmp(key, "gravity") == 0) {
+        char *f[3];
+        double g[3];
+        if (split(value, f, 3, 1) != 3 || !parse_number(f[0], &g[0]) ||
+            !parse_number(f[1], &g[1]) || !parse_number(f[2], &g[2])) {
+            return fail_at(w, "bad value: ", "gravity needs three numbers 'gx, gy, gz'");
+        }
+        p->gravity = (sim_vec3d){g[0], g[1], g[2]};
+        return SIM_OK;
+    }
+    static const char *const known[] = {
+        "dt",  "stiffness", "restitution", "hertz",    "box_half",
+        "box", "atm_nu",    "atm_cutoff",  "triplets", "steps_per_frame"};
+    int found = 0;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i) {
+        found |= strcmp(key, known[i]) == 0;
+    }
+    if (!found) {
+        char text[200];
+        snprintf(text, sizeof text,
+                 "'%s' (known: dt, stiffness, restitution, hertz, gravity, box_half, atm_nu, "
+                 "atm_cutoff, triplets, steps_per_frame)",
+                 key);
+        return fail_at(w, "unknown key ", text);
+    }
+    if ((s = parse_scalar(w, key, value, &v)) != SIM_OK) {
+        return s;
+    }
+    if (strcmp(key, "dt") == 0) {
+        if (!(v >= 0.0)) {
+            return range_error(w, key, v, ">= 0 (0 = default)");
+        }
+        p->dt = v;
+    } else if (strcmp(key, "stiffness") == 0) {
+        if (!(v > 0.0)) {
+            return range_error(w, key, v, "> 0");
+        }
+        p->stiffness = v;
+    } else if (strcmp(key, "restitution") == 0) {
+        if (!(v > 0.0 && v <= 1.0)) {
+            return range_error(w, key, v, "in (0, 1]");
+        }
+        p->restitution = v;
+    } else if (strcmp(key, "box_half") == 0 || strcmp(key, "box") == 0) {
+        if (!(v > 0.0)) {
+            return range_error(w, key, v, "> 0");
+        }
+        p->box_half = v;
+    } else if (strcmp(key, "atm_nu") == 0) {
+        p->atm_nu = v;
+    } else if (strcmp(key, "atm_cutoff") == 0) {
+        if (!(v >= 0.0)) {
+            return range_error(w, key, v, ">= 0 (0 = none)");
+        }
+        p->atm_cutoff = v;
+    } else if (strcmp(key, "steps_per_frame") == 0) {
+        if (!(v >= 1.0 && v <= 1e6 && v == floor(v))) {
+            return range_error(w, key, v, "a whole number >= 1");
+        }
+        p->steps_per_frame = (int)v;
+    } else { /* hertz, triplets */
+        if (!(v == 0.0 || v == 1.0)) {
+            return range_error(w, key, v, "0 or 1");
+        }
+        *(strcmp(key, "hertz") == 0 ? &p->hertz : &p->triplets) = (int)v;
+    }
+    return SIM_OK;
+}
+
+/* ---- the column header and body lines ---- */
+
+/* Returns the number of columns (8 or 11) the header declares, 0 if the line is not a header. */
+static int parse_header(char *line) {
+    char *f[MAX_COLUMNS + 1];
+    const int count = split(line, f, MAX_COLUMNS + 1, 0);
+    if (count != BODY_COLUMNS && count != MAX_COLUMNS) {
+        return 0;
+    }
+    for (int i = 0; i < count; ++i) {
+        if (strcmp(f[i], column_names[i]) != 0) {
+            return 0;
+        }
+    }
+    return count;
+}
+
+typedef struct {
+    sim_vec4d *pos, *vel;
+    uint32_t n, cap;
+} body_list;
+
+static int push_body(body_list *l, sim_vec4d pos, sim_vec4d vel) {
+    if (l->n == l->cap) {
+        if (l->cap >= UINT32_MAX / 2) {
+            return 0;
+        }
+        const uint32_t cap = l->cap ? 2 * l->cap : 1024;
+        sim_vec4d *p = realloc(l->pos, (size_t)cap * sizeof *p);
+        if (p == NULL) {
+            return 0;
+        }
+        l->pos = p;
+        sim_vec4d *v = realloc(l->vel, (size_t)cap * sizeof *v);
+        if (v == NULL) {
+            return 0;
+        }
+        l->vel = v;
+        l->cap = cap;
+    }
+    l->pos[l->n] = pos;
+    l->vel[l->n] = vel;
+    l->n++;
+    return 1;
+}
+
+static sim_status parse_body(const where *w, char *line, int columns, const sim_params *p,
+                             body_list *bodies) {
+    char *f[MAX_COLUMNS + 1];
+    double c[MAX_COLUMNS];
+    char text[200];
+    const int count = split(line, f, MAX_COLUMNS + 1, 0);
+    if (count != columns) {
+        snprintf(text, sizeof text, "expected %d (%s), got %d", columns,
+                 columns == BODY_COLUMNS ? "x y z vx vy vz radius density"
+                                         : "x y z vx vy vz radius density fx fy fz",
+                 count);
+        return fail_at(w, "wrong column count: ", text);
+    }
+    for (int i = 0; i < count; ++i) {
+        if (!parse_number(f[i], &c[i])) {
+            snprintf(text, sizeof text, "'%s' in column %d (%s)", f[i], i + 1, column_names[i]);
+            return fail_at(w, "bad number ", text);
+        }
+    }
+    if (!(c[6] > 0.0)) {
+        snprintf(text, sizeof text, "%g", c[6]);
+        return fail_at(w, "radius must be > 0, got ", text);
+    }
+    if (!(c[7] > 0.0)) {
+        snprintf(text, sizeof text, "%g", c[7]);
+        return fail_at(w, "density must be > 0, got ", text);
+    }
+    const double L = p->box_half;
+    if (!(fabs(c[0]) <= L && fabs(c[1]) <= L && fabs(c[2]) <= L)) {
+        snprintf(text, sizeof text, "centre (%g, %g, %g) is beyond the walls at +-%g (box_half)",
+                 c[0], c[1], c[2], L);
+        return fail_at(w, "body outside the box: ", text);
+    }
+    const double mass = sim_sphere_mass(c[6], c[7]);
+    if (!(mass > 0.0 && isfinite(mass))) {
+        snprintf(text, sizeof text, "radius %g and density %g give mass %g", c[6], c[7], mass);
+        return fail_at(w, "bad mass: ", text);
+    }
+    const sim_vec4d pos = {c[0], c[1], c[2], c[6]};
+    const sim_vec4d vel = {c[3], c[4], c[5], mass};
+    if (!push_body(bodies, pos, vel)) {
+        return sim_fail(w->err, SIM_OUT_OF_MEMORY, "%s:%ld: out of memory after %u bodies", w->path,
+                        w->line, bodies->n);
+    }
+    return SIM_OK;
+}
+
+/* ---- load ---- */
+
+static sim_status parse_file(FILE *f, const char *path, sim_params *p, body_list *bodies,
+                             sim_error *err) {
+    where w = {path, 0, err};
+    char *buf = NULL;
+    size_t cap = 0;
+    int columns = 0; /* 0 until the header is read */
+    sim_status s = SIM_OK;
+    while (s == SIM_OK && getline(&buf, &cap, f) != -1) {
+        w.line++;
+        char *hash = strchr(buf, '#');
+        if (hash != NULL) {
+            *hash = '\0';
+        }
+        char *line = trim(buf);
+        if (*line == '\0') {
+            continue;
+        }
+        if (columns > 0) {
+            s = parse_body(&w, line, columns, p, bodies);
+            continue;
+        }
+        char *eq = strchr(line, '=');
+        if (eq != NULL) {
+            *eq = '\0';
+            char *key = trim(line);
+            s = parse_param(&w, key, eq + 1, p);
+            continue;
+        }
+        char copy[64];
+        snprintf(copy, sizeof copy, "%s", line);
+        columns = parse_header(line);
+        if (columns == 0) {
+            char text[160];
+            snprintf(text, sizeof text,
+                     "'x y z vx vy vz radius density' (optionally + 'fx fy fz')"
+                     " or 'key = value', got '%s'",
+                     copy);
+            s = fail_at(&w, "expected the column header ", text);
+        }
+    }
+    if (s == SIM_OK && ferror(f)) {
+        s = sim_fail(err, SIM_IO, "%s:%ld: read error: %s", path, w.line, strerror(errno));
+    }
+    free(buf);
+    if (s == SIM_OK && bodies->n == 0) {
+        s = sim_fail(err, SIM_PARSE, "%s:%ld: no bodies (%s)", path, w.line,
+                     columns ? "nothing after the column header"
+                             : "expected the column header 'x y z vx vy vz radius density' and "
+                               "one sphere per line");
+    }
+    return s;
+}
+
+sim_status sim_scene_load(const char *path, sim_params *params_inout, sim_state *out,
+                          sim_error *err) {
+    SIM_ASSERT(path != NULL && params_inout != NULL && out != NULL);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return sim_fail(err, SIM_IO, "cannot open scene '%s': %s", path, strerror(errno));
+    }
+    sim_params p = *params_inout;
+    body_list bodies = {NULL, NULL, 0, 0};
+    sim_status s = parse_file(f, path, &p, &bodies, err);
+    fclose(f);
+    if (s == SIM_OK) {
+        s = sim_state_alloc(out, bodies.n, err);
+    }
+    if (s == SIM_OK) {
+        memcpy(out->pos, bodies.pos, (size_t)bodies.n * sizeof *out->pos);
+        memcpy(out->vel, bodies.vel, (size_t)bodies.n * sizeof *out->vel);
+        *params_inout = p;
+    }
+    free(bodies.pos);
+    free(bodies.vel);
+    return s;
+}
+
+/* ---- save ---- */
+
+static int write_all(FILE *f, const sim_params *p, const sim_state *st, const sim_vec3d *forces) {
+    fprintf(f, "# nbsim state: %u bodies", st->n);
+#ifdef NBSIM_VERSION
+    fprintf(f, ", written by nbsim %s", NBSIM_VERSION);
+#endif
+    fprintf(f, "\n# format: assets/README.md; mass = density * 4/3 pi radius^3\n");
+    fprintf(f, "dt = %.17g\n", p->dt);
+    fprintf(f, "stiffness = %.17g\n", p->stiffness);
+    fprintf(f, "restitution = %.17g\n", p->restitution);
+    fprintf(f, "hertz = %d\n", p->hertz ? 1 : 0);
+    fprintf(f, "gravity = %.17g, %.17g, %.17g\n", p->gravity.x, p->gravity.y, p->gravity.z);
+    fprintf(f, "box_half = %.17g\n", p->box_half);
+    fprintf(f, "atm_nu = %.17g\n", p->atm_nu);
+    fprintf(f, "atm_cutoff = %.17g\n", p->atm_cutoff);
+    fprintf(f, "triplets = %d\n", p->triplets ? 1 : 0);
+    fprintf(f, "steps_per_frame = %d\n", p->steps_per_frame);
+    fprintf(f, "x y z vx vy vz radius density%s\n", forces ? " fx fy fz" : "");
+    for (uint32_t i = 0; i < st->n; ++i) {
+        const sim_vec4d x = st->pos[i], v = st->vel[i];
+        const double density = v.w / sim_sphere_mass(x.w, 1.0);
+        fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g", x.x, x.y, x.z, v.x, v.y, v.z,
+                x.w, density);
+        if (forces != NULL) {
+            fprintf(f, " %.17g %.17g %.17g", forces[i].x, forces[i].y, forces[i].z);
+        }
+        if (fputc('\n', f) == EOF) {
+            return 0;
+        }
+    }
+    return !ferror(f);
+}
+
+sim_status sim_state_save(const char *path, const sim_params *params, const sim_state *state,
+                          const sim_vec3d *forces, sim_error *err) {
+    SIM_ASSERT(path != NULL && params != NULL && state != NULL);
+    const size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    if (tmp == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot save '%s': out of memory", path);
+    }
+    snprintf(tmp, len + 16, "%s.tmp.XXXXXX", path); /* same directory, so rename is atomic */
+    const int fd = mkstemp(tmp);
+    if (fd < 0) {
+        sim_status s = sim_fail(err, SIM_IO, "cannot write '%s': %s", path, strerror(errno));
+        free(tmp);
+        return s;
+    }
+    (void)fchmod(fd, 0644); /* mkstemp makes 0600; a saved scene is an ordinary file */
+    FILE *f = fdopen(fd, "w");
+    int ok = f != NULL && write_all(f, params, state, forces);
+    int saved_errno = errno;
+    if (f != NULL) {
+        ok = fflush(f) == 0 && ok;
+        ok = fsync(fileno(f)) == 0 && ok;
+        saved_errno = ok ? saved_errno : errno;
+        ok = fclose(f) == 0 && ok;
+    } else {
+        close(fd);
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = 0;
+        saved_errno = errno;
+    }
+    sim_status s = SIM_OK;
+    if (!ok) {
+        unlink(tmp);
+        s = sim_fail(err, SIM_IO, "cannot write '%s': %s", path, strerror(saved_errno));
+    }
+    free(tmp);
+    return s;
+}

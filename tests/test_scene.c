@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — scenes: built-in scenes (no overlaps, inside the box, reproducible, fast), scene files
+ * (save -> load round trip, atomic save, every parse error with file, line and problem), and
+ * the shipped assets (they load, and the two-ball collision has the restitution it declares). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "backend.h"
+#include "scene.h"
+
+#include "ensure.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef NBSIM_ASSETS_DIR
+#error "NBSIM_ASSETS_DIR must name the assets directory"
+#endif
+
+static char tmp_dir[256];
+
+static void make_tmp_dir(void) {
+    if (tmp_dir[0] == '\0') {
+        snprintf(tmp_dir, sizeof tmp_dir, "/tmp/nbsim_test_scene_XXXXXX");
+        if (mkdtemp(tmp_dir) == NULL) {
+            perror("mkdtemp");
+            exit(1);
+        }
+    }
+}
+
+static void tmp_path(char *out, size_t size, const char *name) {
+    make_tmp_dir();
+    snprintf(out, size, "%s/%s", tmp_dir, name);
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        perror(path);
+        exit(1);
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- geometry checks, O(n) with a cell grid (cell = largest diameter) ---- */
+
+/* Returns the number of overlapping pairs (0 expected); also checks every sphere lies inside
+ * the walls (|x| + r <= box_half on each axis), counting violations in *outside. */
+static uint64_t count_overlaps(const sim_state *s, double box_half, uint64_t *outside) {
+    double rmax = 0.0;
+    *outside = 0;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const sim_vec4d p = s->pos[i];
+        rmax = fmax(rmax, p.w);
+        if (!(fabs(p.x) + p.w <= box_half && fabs(p.y) + p.w <= box_half &&
+              fabs(p.z) + p.w <= box_half)) {
+            ++*outside;
+        }
+    }
+    const double cell = fmax(2.0 * rmax, box_half / 80.0); /* at most ~160^3 cells */
+    const int64_t m = (int64_t)ceil(2.0 * box_half / cell) + 1;
+    int32_t *head = malloc((size_t)(m * m * m) * sizeof *head);
+    int32_t *next = malloc((size_t)s->n * sizeof *next);
+    for (int64_t c = 0; c < m * m * m; ++c) {
+        head[c] = -1;
+    }
+#define CELL_OF(v) ((int64_t)floor(((v) + box_half) / cell))
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const int64_t cx = CELL_OF(s->pos[i].x), cy = CELL_OF(s->pos[i].y),
+                      cz = CELL_OF(s->pos[i].z);
+        const int64_t c = (cz * m + cy) * m + cx;
+        next[i] = head[c];
+        head[c] = (int32_t)i;
+    }
+    uint64_t overlaps = 0;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const sim_vec4d p = s->pos[i];
+        const int64_t cx = CELL_OF(p.x), cy = CELL_OF(p.y), cz = CELL_OF(p.z);
+        for (int64_t z = cz - 1; z <= cz + 1; ++z) {
+            for (int64_t y = cy - 1; y <= cy + 1; ++y) {
+                for (int64_t x = cx - 1; x <= cx + 1; ++x) {
+                    if (x < 0 || y < 0 || z < 0 || x >= m || y >= m || z >= m) {
+                        continue;
+                    }
+                    for (int32_t j = head[(z * m + y) * m + x]; j >= 0; j = next[j]) {
+                        const sim_vec4d q = s->pos[j];
+                        const double dx = p.x - q.x, dy = p.y - q.y, dz = p.z - q.z;
+                        const double r = p.w + q.w;
+                        overlaps += (uint32_t)j < i && dx * dx + dy * dy + dz * dz < r * r;
+                    }
+                }
+            }
+        }
+    }
+#undef CELL_OF
+    free(head);
+    free(next);
+    return overlaps;
+}
+
+static const double kPi = 3.14159265358979323846;
+
+static int params_equal(const sim_params *a, const sim_params *b) {
+    return a->dt == b->dt && a->stiffness == b->stiffness && a->restitution == b->restitution &&
+           a->hertz == b->hertz && a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
+           a->gravity.z == b->gravity.z && a->box_half == b->box_half && a->atm_nu == b->atm_nu &&
+           a->atm_cutoff == b->atm_cutoff && a->triplets == b->triplets &&
+           a->steps_per_frame == b->steps_per_frame;
+}
+
+/* ---- built-in scenes ---- */
+
+static void test_builtin_list(void) {
+    ENSURE(sim_scene_builtin_count() == 4);
+    const char *want[] = {"gas", "pile", "collide", "triplets"};
+    for (int i = 0; i < 4; ++i) {
+        ENSURE(strcmp(sim_scene_builtin_name(i), want[i]) == 0);
+        ENSURE(strlen(sim_scene_builtin_description(i)) > 10);
+        ENSURE(sim_scene_builtin_default_n(i) > 0);
+    }
+    ENSURE(sim_scene_builtin_name(4) == NULL && sim_scene_builtin_name(-1) == NULL);
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_scene_builtin("nope", 10, 1, &p, &s, &err) == SIM_BAD_ARGUMENT);
+    ENSURE(strstr(err.message, "'nope'") != NULL && s.pos == NULL);
+}
+
+static void test_builtin_scenes(void) {
+    const uint32_t sizes[] = {0, 1, 2, 7, 100, 1000, 5001};
+    for (int sc = 0; sc < sim_scene_builtin_count(); ++sc) {
+        const char *name = sim_scene_builtin_name(sc);
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+            const uint32_t n = sizes[k];
+            sim_params p = sim_params_default(), q = sim_params_default();
+            p.dt = 1.5e-4;
+            p.stiffness = 3e4;
+            p.steps_per_frame = 9;
+            q = p;
+            sim_state a = {0, NULL, NULL}, b = {0, NULL, NULL}, c = {0, NULL, NULL};
+            sim_error err = {SIM_OK, ""};
+            ENSURE(sim_scene_builtin(name, n, 42, &p, &a, &err) == SIM_OK);
+            ENSURE(sim_scene_builtin(name, n, 42, &q, &b, &err) == SIM_OK);
+            ENSURE(a.n == (n ? n : sim_scene_builtin_default_n(sc)));
+            /* reproducible bit for bit; another seed gives another state */
+            ENSURE(memcmp(a.pos, b.pos, a.n * sizeof *a.pos) == 0);
+            ENSURE(memcmp(a.vel, b.vel, a.n * sizeof *a.vel) == 0);
+            ENSURE(params_equal(&p, &q));
+            ENSURE(sim_scene_builtin(name, n, 43, &q, &c, &err) == SIM_OK);
+            ENSURE(memcmp(a.pos, c.pos, a.n * sizeof *a.pos) != 0);
+            /* geometry and masses */
+            uint64_t outside = 0;
+            const uint64_t overlaps = count_overlaps(&a, p.box_half, &outside);
+            ENSURE_MSG(overlaps == 0 && outside == 0, "%s n=%u: %llu overlaps, %llu outside", name,
+                       a.n, (unsigned long long)overlaps, (unsigned long long)outside);
+            for (uint32_t i = 0; i < a.n; ++i) {
+                const double r = a.pos[i].w;
+                ENSURE_NEAR(a.vel[i].w, 4.0 / 3.0 * kPi * r * r * r, 1e-15);
+            }
+            /* the scene sets what it is designed for and leaves the rest */
+            ENSURE(p.dt == 1.5e-4 && p.stiffness == 3e4 && p.steps_per_frame == 9);
+            ENSURE(p.box_half > 0.0 && p.restitution > 0.0 && p.restitution <= 1.0);
+            ENSURE((p.gravity.y != 0.0) == (strcmp(name, "pile") == 0));
+            ENSURE(p.triplets == (strcmp(name, "triplets") == 0));
+            const int has_atm = strcmp(name, "gas") == 0 || strcmp(name, "triplets") == 0;
+            ENSURE((p.atm_nu != 0.0) == has_atm);
+            if (strcmp(name, "gas") == 0 && a.n > 1) {
+                double px = 0.0, pm = 0.0;
+                for (uint32_t i = 0; i < a.n; ++i) {
+                    px += a.vel[i].w * a.vel[i].x;
+                    pm += a.vel[i].w * fabs(a.vel[i].x);
+                }
+                ENSURE(fabs(px) <= 1e-12 * pm);
+            }
+            sim_state_free(&a);
+            sim_state_free(&b);
+            sim_state_free(&c);
+        }
+    }
+}
+
+/* A million bodies in O(n): time it and check every body. */
+static void test_builtin_large(void) {
+    for (int sc = 0; sc < sim_scene_builtin_count(); ++sc) {
+        const char *name = sim_scene_builtin_name(sc);
+        sim_params p = sim_params_default();
+        sim_state s = {0, NULL, NULL};
+        sim_error err = {SIM_OK, ""};
+        const double t0 = now_s();
+        ENSURE_MSG(sim_scene_builtin(name, 1000000, 7, &p, &s, &err) == SIM_OK, "%s", err.message);
+        const double t1 = now_s();
+        uint64_t outside = 0;
+        const uint64_t overlaps = count_overlaps(&s, p.box_half, &outside);
+        printf("  %-8s 1e6 bodies in %.2f s, box_half %.1f m, %llu overlaps, %llu outside\n", name,
+               t1 - t0, p.box_half, (unsigned long long)overlaps, (unsigned long long)outside);
+        ENSURE(overlaps == 0 && outside == 0);
+        ENSURE(t1 - t0 < 10.0); /* ~0.1 s on one core; generous for loaded CI machines */
+        sim_state_free(&s);
+    }
+}
+
+/* ---- scene files ---- */
+
+static int has_temp_files(void) {
+    DIR *d = opendir(tmp_dir);
+    int found = 0;
+    for (struct dirent *e = d ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+        found |= strstr(e->d_name, ".tmp.") != NULL;
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    return found;
+}
+
+static void test_round_trip(void) {
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_scene_builtin("collide", 61, 5, &p, &s, &err) == SIM_OK);
+    p.dt = 1.0 / 3.0 * 1e-4;
+    p.stiffness = 12345.678901234567;
+    p.restitution = 0.7;
+    p.hertz = 1;
+    p.gravity = (sim_vec3d){0.1, -9.81, 1.0 / 7.0};
+    p.atm_nu = -0.3;
+    p.atm_cutoff = 2.5;
+    p.triplets = 1;
+    p.steps_per_frame = 7;
+    sim_vec3d *f = malloc(s.n * sizeof *f);
+    for (uint32_t i = 0; i < s.n; ++i) {
+        f[i] = (sim_vec3d){i * 0.1, -1.0 / (i + 1.0), 3e-300};
+    }
+    for (int with_forces = 0; with_forces <= 1; ++with_forces) {
+        char path[512];
+        tmp_path(path, sizeof path, with_forces ? "state_f.scene" : "state.scene");
+        ENSURE_MSG(sim_state_save(path, &p, &s, with_forces ? f : NULL, &err) == SIM_OK, "%s",
+                   err.message);
+        sim_params q = sim_params_default();
+        sim_state t = {0, NULL, NULL};
+        ENSURE_MSG(sim_scene_load(path, &q, &t, &err) == SIM_OK, "%s", err.message);
+        ENSURE(params_equal(&p, &q)); /* %.17g: every double comes back exactly */
+        ENSURE(t.n == s.n);
+        for (uint32_t i = 0; i < s.n && t.n == s.n; ++i) {
+            ENSURE(memcmp(&s.pos[i], &t.pos[i], sizeof s.pos[i]) == 0);
+            ENSURE(s.vel[i].x == t.vel[i].x && s.vel[i].y == t.vel[i].y &&
+                   s.vel[i].z == t.vel[i].z);
+            ENSURE_NEAR(t.vel[i].w / s.vel[i].w, 1.0, 4e-16); /* via density: ~1 ulp */
+        }
+        sim_state_free(&t);
+    }
+    ENSURE(!has_temp_files());
+    free(f);
+    sim_state_free(&s);
+}
+
+static void test_save_atomic(void) {
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_scene_builtin("gas", 10, 1, &p, &s, &err) == SIM_OK);
+    /* An unwritable place: error naming the path, nothing left behind. */
+    ENSURE(sim_state_save("/nonexistent-dir/x.scene", &p, &s, NULL, &err) == SIM_IO);
+    ENSURE(strstr(err.message, "/nonexistent-dir/x.scene") != NULL);
+    /* Replacing an existing file: all or nothing, the new content wins. */
+    char path[512];
+    tmp_path(path, sizeof path, "replace.scene");
+    write_file(path, "old content\n");
+    ENSURE(sim_state_save(path, &p, &s, NULL, &err) == SIM_OK);
+    sim_params q = sim_params_default();
+    sim_state t = {0, NULL, NULL};
+    ENSURE(sim_scene_load(path, &q, &t, &err) == SIM_OK && t.n == 10);
+    ENSURE(!has_temp_files());
+    sim_state_free(&t);
+    sim_state_free(&s);
+}
+
+/* Loads text as a file; expects failure with status and every needle in the message. */
+static void expect_error(const char *text, sim_status status, const char *needle1,
+                         const char *needle2) {
+    char path[512];
+    tmp_path(path, sizeof path, "bad.scene");
+    write_file(path, text);
+    sim_params p = sim_params_default();
+    const sim_params before = p;
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    const sim_status st = sim_scene_load(path, &p, &s, &err);
+    ENSURE_MSG(st == status, "status %d for:\n%s", (int)st, text);
+    ENSURE_MSG(strstr(err.message, path) != NULL, "no file name in: %s", err.message);
+    ENSURE_MSG(strstr(err.message, needle1) != NULL, "'%s' not in: %s", needle1, err.message);
+    ENSURE_MSG(needle2 == NULL || strstr(err.message, needle2) != NULL, "'%s' not in: %s", needle2,
+               err.message);
+    ENSURE(params_equal(&p, &before) && s.pos == NULL); /* untouched on error */
+}
+
+#define HEADER "x y z vx vy vz radius density\n"
+
+static void test_parse_errors(void) {
+    expect_error(HEADER "0 0 abc 0 0 0 0.5 1\n", SIM_PARSE, ":2: bad number 'abc'", "column 3 (z)");
+    expect_error(HEADER "0 0 0 0 0 0 0.5 1e999\n", SIM_PARSE, ":2: bad number", "(density)");
+    expect_error(HEADER "0 0 0 0 0 nan 0.5 1\n", SIM_PARSE, ":2: bad number 'nan'", NULL);
+    expect_error("# c\n\n" HEADER "0 0 0 0 0 0 0.5\n", SIM_PARSE, ":4: wrong column count",
+                 "expected 8");
+    expect_error(HEADER "0 0 0 0 0 0 0.5 1 9\n", SIM_PARSE, ":2: wrong column count", "got 9");
+    expect_error("x y z vx vy vz radius density fx fy fz\n0 0 0 0 0 0 0.5 1\n", SIM_PARSE,
+                 ":2: wrong column count", "expected 11");
+    expect_error(HEADER "0 0 0 0 0 0 0 1\n", SIM_PARSE, ":2: radius must be > 0", NULL);
+    expect_error(HEADER "0 0 0 0 0 0 -0.5 1\n", SIM_PARSE, ":2: radius must be > 0", NULL);
+    expect_error(HEADER "0 0 0 0 0 0 0.5 0\n", SIM_PARSE, ":2: density must be > 0", NULL);
+    expect_error("box_half = 2\n" HEADER "1 0 0 0 0 0 0.5 1\n0 2.5 0 0 0 0 0.5 1\n", SIM_PARSE,
+                 ":4: body outside the box", "+-2");
+    expect_error(HEADER, SIM_PARSE, ":1: no bodies", NULL);
+    expect_error("# only a comment\n", SIM_PARSE, "no bodies", NULL);
+    expect_error("", SIM_PARSE, "no bodies", NULL);
+    expect_error("foo = 1\n" HEADER "0 0 0 0 0 0 0.5 1\n", SIM_PARSE, ":1: unknown key 'foo'",
+                 NULL);
+    expect_error("stiffness = -1\n" HEADER, SIM_PARSE, ":1: bad value", "> 0");
+    expect_error("dt = fast\n" HEADER, SIM_PARSE, ":1: bad value", "'dt' needs one number");
+    expect_error("restitution = 1.5\n" HEADER, SIM_PARSE, ":1: bad value", "(0, 1]");
+    expect_error("\ngravity = 0, -9.81\n" HEADER, SIM_PARSE, ":2: bad value", "three numbers");
+    expect_error("hertz = 2\n" HEADER, SIM_PARSE, ":1: bad value", "0 or 1");
+    expect_error("steps_per_frame = 2.5\n" HEADER, SIM_PARSE, ":1: bad value", "whole number");
+    expect_error("0 0 0 0 0 0 0.5 1\n", SIM_PARSE, ":1: expected the column header", NULL);
+    expect_error("x y z radius\n", SIM_PARSE, ":1: expected the column header", NULL);
+    expect_error(HEADER "0 0 0 0 0 0 0.5 1\nbox_half = 3\n", SIM_PARSE, ":3: wrong column count",
+                 NULL);
+    /* a missing file */
+    char path[512];
+    tmp_path(path, sizeof path, "missing.scene");
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_scene_load(path, &p, &s, &err) == SIM_IO);
+    ENSURE(strstr(err.message, "cannot open") != NULL && strstr(err.message, path) != NULL);
+}
+
+/* Comments anywhere, blank lines, CRLF, tabs, `box` alias, extra force columns ignored. */
+static void test_parse_tolerant(void) {
+    char path[512];
+    tmp_path(path, sizeof path, "ok.scene");
+    write_file(path, "# a scene\r\n\r\n  box = 3   # half-width\r\ngravity = 0,-1 , 0\r\n"
+                     "triplets = 1\n\tatm_nu = 1e-3\n"
+                     "x y z vx vy vz radius density fx fy fz  # header\n"
+                     "1 2 -1\t0.5 0 0 0.25 2 9 9 9\r\n"
+                     "# between\n"
+                     "-1 -2 1 0 0 0 0.5 1 0 0 0\n");
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_scene_load(path, &p, &s, &err) == SIM_OK, "%s", err.message);
+    ENSURE(s.n == 2 && p.box_half == 3.0 && p.gravity.y == -1.0 && p.triplets == 1);
+    ENSURE(p.atm_nu == 1e-3 && p.stiffness == sim_params_default().stiffness);
+    ENSURE(s.n == 2 && s.pos[0].z == -1.0 && s.vel[0].x == 0.5 && s.pos[0].w == 0.25);
+    ENSURE_NEAR(s.vel[0].w, 2.0 * 4.0 / 3.0 * kPi * 0.25 * 0.25 * 0.25, 1e-15);
+    sim_state_free(&s);
+}
+
+/* ---- the shipped assets ---- */
+
+static void test_assets(void) {
+    DIR *d = opendir(NBSIM_ASSETS_DIR);
+    ENSURE_MSG(d != NULL, "cannot open %s", NBSIM_ASSETS_DIR);
+    int count = 0;
+    for (struct dirent *e = d ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+        const size_t len = strlen(e->d_name);
+        if (len < 7 || strcmp(e->d_name + len - 6, ".scene") != 0) {
+            continue;
+        }
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", NBSIM_ASSETS_DIR, e->d_name);
+        sim_params p = sim_params_default();
+        sim_state s = {0, NULL, NULL};
+        sim_error err = {SIM_OK, ""};
+        ENSURE_MSG(sim_scene_load(path, &p, &s, &err) == SIM_OK, "%s", err.message);
+        uint64_t outside = 0;
+        ENSURE_MSG(count_overlaps(&s, p.box_half, &outside) == 0 && outside == 0, "%s", e->d_name);
+        printf("  %-24s %u bodies\n", e->d_name, s.n);
+        sim_state_free(&s);
+        ++count;
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    ENSURE(count >= 3);
+}
+
+/* assets/two_balls.scene through the CPU backend: leaves with e times the approach speed. */
+static void test_two_balls_asset(void) {
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_scene_load(NBSIM_ASSETS_DIR "/two_balls.scene", &p, &s, &err) == SIM_OK, "%s",
+               err.message);
+    if (s.n != 2) {
+        ENSURE(s.n == 2);
+        return;
+    }
+    const double approach = s.vel[0].x - s.vel[1].x;
+    sim_backend_config c = sim_backend_config_default();
+    c.kind = SIM_BACKEND_CPU;
+    c.cpu_threads = 1;
+    c.tile = 32;
+    p.steps_per_frame = 10;
+    sim_backend *b = NULL;
+    ENSURE_MSG(sim_backend_create(&c, &p, &s, &b, &err) == SIM_OK, "%s", err.message);
+    sim_frame_timing t;
+    for (int f = 0; f < 2000 && b != NULL; ++f) {
+        ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+        ENSURE(sim_backend_read_state(b, &s, NULL, &err) == SIM_OK);
+        if (s.vel[1].x - s.vel[0].x > 0.0 && s.pos[1].x - s.pos[0].x > 1.01) {
+            break; /* separated */
+        }
+    }
+    const double e = (s.vel[1].x - s.vel[0].x) / approach;
+    printf("  two_balls: restitution %.4f (declared %.2f)\n", e, p.restitution);
+    ENSURE(fabs(e - p.restitution) <= 0.025 * p.restitution);
+    sim_backend_destroy(b);
+    sim_state_free(&s);
+}
+
+static const ensure_test tests[] = {
+    {"builtin_list", test_builtin_list},       {"builtin_scenes", test_builtin_scenes},
+    {"builtin_large", test_builtin_large},     {"round_trip", test_round_trip},
+    {"save_atomic", test_save_atomic},         {"parse_errors", test_parse_errors},
+    {"parse_tolerant", test_parse_tolerant},   {"assets", test_assets},
+    {"two_balls_asset", test_two_balls_asset},
+};
+
+int main(int argc, char **argv) {
+    const int rc =
+        ensure_run(tests, (int)(sizeof tests / sizeof tests[0]), argc > 1 ? argv[1] : NULL);
+    if (tmp_dir[0] != '\0') { /* remove what the tests wrote */
+        DIR *d = opendir(tmp_dir);
+        for (struct dirent *e = d ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+            if (e->d_name[0] != '.') {
+                char path[600];
+                snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
+                unlink(path);
+            }
+        }
+        if (d != NULL) {
+            closedir(d);
+        }
+        rmdir(tmp_dir);
+    }
+    return rc;
+}
