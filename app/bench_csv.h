@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — a CSV writer for benchmark results. Rows go to "<path>.tmp"; close renames it over
+ * <path>, so an interrupted or failed run never leaves a half-written result file behind (and
+ * never replaces an earlier complete one). Fields are quoted only when they need it (RFC 4180). */
+#ifndef APP_BENCH_CSV_H
+#define APP_BENCH_CSV_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim_base.h"
+
+#define APP_CSV_PATH_MAX 1100
+
+typedef struct {
+    FILE *f;
+    char path[APP_CSV_PATH_MAX];
+    char tmp[APP_CSV_PATH_MAX + 8];
+    int columns; /* from the header */
+    int field;   /* fields written in the current row */
+    int rows;
+    int failed; /* a write failed; close reports it */
+} app_csv;
+
+/* Creates <path>.tmp and writes the header row. */
+sim_status app_csv_open(app_csv *c, const char *path, const char *const *header, int columns,
+                        sim_error *err);
+
+void app_csv_str(app_csv *c, const char *s);
+void app_csv_int(app_csv *c, long long v);
+void app_csv_u64(app_csv *c, uint64_t v);
+void app_csv_num(app_csv *c, double v); /* %.6g; non-finite values as empty fields */
+/* Ends the row; a row with the wrong number of fields is a programmer error (asserted). */
+void app_csv_end_row(app_csv *c);
+
+/* Flushes, closes and renames into place. On any earlier write error the temporary file is
+ * removed and SIM_IO names the path. */
+sim_status app_csv_close(app_csv *c, sim_error *err);
+/* Drops the temporary file (used when the run fails before anything worth keeping). */
+void app_csv_abort(app_csv *c);
+
+#endif /* APP_BENCH_CSV_H */

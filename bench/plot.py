@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Plots of `nbsim bench` results, in the style of the papers' figures.
+
+usage: python3 bench/plot.py DIR     (DIR holds maps.csv, pairs.csv, triplets.csv, meta.txt)
+
+Writes PNGs into DIR:
+  maps_I_<d>d_<kernel>.png    I = t_bb / t_map against N, one line per map, one panel per rho
+                              (columns) and map evaluation per thread / per block (rows)
+  maps_rate_<d>d.png          unique element pairs/triples per second against N (best rho and
+                              evaluation per map), one panel per kernel
+  pairs_I.png, triplets_I.png                 I against N, one panel per tile size
+  pairs_throughput.png, triplets_throughput.png   interactions/s against N, with the
+                              instruction-issue ceiling from meta.txt
+Paper float variants are dashed; points whose exactly-once check failed are marked x.
+Needs only matplotlib (Debian: python3-matplotlib)."""
+import csv
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+DPI = 72
+
+
+def read_rows(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = []
+    for r in rows:
+        try:
+            r["N"] = int(r["N"])
+            r["median_ms"] = float(r["median_ms"])
+            r["I"] = float(r["I"]) if r.get("I") else 0.0
+            r["rate"] = float(r["interactions_per_s"]) if r.get("interactions_per_s") else 0.0
+        except (KeyError, ValueError):
+            continue  # a malformed row: leave it out rather than fail the whole plot
+        out.append(r)
+    return out
+
+
+def gpu_name(rows, dirname):
+    return rows[0].get("gpu", "") if rows else os.path.basename(os.path.normpath(dirname))
+
+
+def ceilings(dirname):
+    """(pairs/s, triples/s) from meta.txt's ceiling line, or (None, None)."""
+    try:
+        with open(os.path.join(dirname, "meta.txt")) as f:
+            text = f.read()
+    except OSError:
+        return None, None
+    m = re.search(r"-> ([0-9.e+]+) pairs/s.*?, ([0-9.e+]+) triples/s", text)
+    return (float(m.group(1)), float(m.group(2))) if m else (None, None)
+
+
+def map_order(rows):
+    names = []
+    for r in rows:
+        if r["map"] not in names:
+            names.append(r["map"])
+    return names
+
+
+COLORS = {}  # one colour per map name across every figure
+
+
+def style(name, paper):
+    if name not in COLORS:
+        COLORS[name] = f"C{len(COLORS) % 10}"
+    return {"linestyle": "--" if paper else "-", "marker": "o", "markersize": 3, "linewidth": 1.2,
+            "color": COLORS[name]}
+
+
+def plot_lines(ax, rows, key, group, ylabel, baseline=None):
+    """One line per map: key against N; failed checks marked with x."""
+    for name in map_order(rows):
+        pts = sorted((r for r in rows if r["map"] == name), key=lambda r: r["N"])
+        if not pts:
+            continue
+        paper = pts[0].get("paper_float") == "1"
+        label = name + ("*" if paper else "")
+        xs, ys = [p["N"] for p in pts], [p[key] for p in pts]
+        line, = ax.plot(xs, ys, label=label, **style(name, paper))
+        bad = [(p["N"], p[key]) for p in pts if p.get("check", "ok").startswith("FAIL")]
+        if bad:
+            ax.plot([b[0] for b in bad], [b[1] for b in bad], "x", color=line.get_color(),
+                    markersize=8)
+    if baseline is not None:
+        ax.axhline(baseline, color="black", linewidth=1.5)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("N")
+    ax.set_ylabel(ylabel)
+    ax.set_title(group, fontsize=9)
+    ax.grid(True, alpha=0.3)
+
+
+def save(fig, dirname, name):
+    path = os.path.join(dirname, name)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def plot_maps(dirname, written):
+    rows = read_rows(os.path.join(dirname, "maps.csv"))
+    gpu = gpu_name(rows, dirname)
+    for dim in ("2", "3"):
+        drows = [r for r in rows if r.get("dim") == dim]
+        kernels = []
+        for r in drows:
+            if r["kernel"] not in kernels:
+                kernels.append(r["kernel"])
+        for kernel in kernels:
+            krows = [r for r in drows if r["kernel"] == kernel]
+            rhos = sorted({int(r["rho"]) for r in krows})
+            evals = [e for e in ("thread", "block") if any(r.get("eval", "thread") == e
+                                                           for r in krows)]
+            fig, axes = plt.subplots(len(evals), len(rhos), figsize=(4.2 * len(rhos),
+                                     3.4 * len(evals)), squeeze=False)
+            for row, ev in enumerate(evals):
+                for ax, rho in zip(axes[row], rhos):
+                    sub = [r for r in krows if int(r["rho"]) == rho and
+                           r.get("eval", "thread") == ev and
+                           not (r["map"] == "bb" and ev == "thread")]
+                    threads = rho * rho if dim == "2" else rho ** 3
+                    plot_lines(ax, sub, "I", f"rho = {rho} ({threads} threads), map per {ev}",
+                               "I = t_bb / t_map", baseline=1.0)
+                axes[row][-1].legend(fontsize=7)
+            fig.suptitle(f"{dim}-D {kernel}: improvement over the bounding box (bb per thread), "
+                         f"{gpu}", fontsize=10)
+            fig.tight_layout()
+            written.append(save(fig, dirname, f"maps_I_{dim}d_{kernel}.png"))
+        if kernels:
+            # Throughput: per map and N the best rho, one panel per kernel.
+            cols = min(3, len(kernels))
+            nrows = (len(kernels) + cols - 1) // cols
+            fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.4 * nrows),
+                                     squeeze=False)
+            for idx, kernel in enumerate(kernels):
+                ax = axes[idx // cols][idx % cols]
+                best = {}
+                for r in (r for r in drows if r["kernel"] == kernel):
+                    k = (r["map"], r["N"])
+                    if k not in best or r["rate"] > best[k]["rate"]:
+                        best[k] = r
+                plot_lines(ax, list(best.values()), "rate", kernel,
+                           "element " + ("pairs" if dim == "2" else "triples") +
+                           "/s (best rho, eval)")
+                ax.set_yscale("log")
+            for idx in range(len(kernels), nrows * cols):
+                axes[idx // cols][idx % cols].axis("off")
+            axes[0][0].legend(fontsize=7)
+            fig.suptitle(f"{dim}-D micro-benchmarks: throughput, {gpu}", fontsize=10)
+            fig.tight_layout()
+            written.append(save(fig, dirname, f"maps_rate_{dim}d.png"))
+
+
+def plot_sim(dirname, suite, ceiling, written):
+    rows = read_rows(os.path.join(dirname, f"{suite}.csv"))
+    if not rows:
+        return
+    gpu = gpu_name(rows, dirname)
+    unit = "pairs" if suite == "pairs" else "triples"
+    tiles = sorted({int(r["tile"]) for r in rows})
+    for what in ("I", "throughput"):
+        fig, axes = plt.subplots(1, len(tiles), figsize=(4.2 * len(tiles), 3.6), squeeze=False)
+        for ax, tile in zip(axes[0], tiles):
+            sub = [r for r in rows if int(r["tile"]) == tile]
+            if what == "I":
+                plot_lines(ax, [r for r in sub if r["map"] != "bb"], "I", f"tile {tile}",
+                           "I = t_bb / t_map", baseline=1.0)
+            else:
+                plot_lines(ax, sub, "rate", f"tile {tile}", f"unique {unit}/s")
+                if ceiling:
+                    ax.axhline(ceiling, color="red", linewidth=1, linestyle=":",
+                               label="issue ceiling")
+                ax.set_yscale("log")
+        axes[0][-1].legend(fontsize=7)
+        kernel = "contact pair" if suite == "pairs" else "ATM triplet"
+        title = "I over the bounding box" if what == "I" else "throughput"
+        fig.suptitle(f"{kernel} kernel through the CUDA backend: {title}, {gpu}", fontsize=10)
+        fig.tight_layout()
+        written.append(save(fig, dirname, f"{suite}_{what}.png"))
+
+
+def main(argv):
+    if len(argv) != 2 or not os.path.isdir(argv[1]):
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    dirname = argv[1]
+    written = []
+    pair_ceiling, triple_ceiling = ceilings(dirname)
+    for name in ("bb", "ltm", "rb", "utm", "rec", "rm", "tetra", "full"):
+        style(name, False)  # fixed colours for the exact maps, paper variants after them
+    plot_maps(dirname, written)
+    plot_sim(dirname, "pairs", pair_ceiling, written)
+    plot_sim(dirname, "triplets", triple_ceiling, written)
+    if written:
+        print(f"plots: {len(written)} PNG files in {dirname}/")
+    else:
+        print(f"plots: no results to plot in {dirname}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
