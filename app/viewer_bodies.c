@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the GL side of the bodies: buffers sized for the session's N, filled each frame
+ * through CUDA-GL interop when possible, else through the host, and the colour range sampled
+ * from them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "viewer_internal.h"
+
+#define RANGE_SAMPLE_PERIOD_S 0.1 /* colour range refresh: a strided copy of a few KB */
+
+static void sample_range(app_viewer *v, double now) {
+    int component = v->color_mode == VIEWER_COLOR_SPEED    ? 4
+                    : v->color_mode == VIEWER_COLOR_RADIUS ? 3
+                                                           : -1;
+    if (component < 0) {
+        return;
+    }
+    render_autorange *r = &v->range[v->color_mode];
+    if (r->valid && now - v->range_sampled_s < RANGE_SAMPLE_PERIOD_S) {
+        return;
+    }
+    uint32_t got =
+        render_bodies_sample(&v->bodies, component, v->range_samples, VIEWER_RANGE_SAMPLES);
+    float dt = r->valid ? (float)(now - v->range_sampled_s) : 0.0f;
+    render_autorange_update(r, v->range_samples, got, dt);
+    v->range_sampled_s = now;
+}
+
+static sim_status export_host(app_viewer *v, sim_error *err) {
+    sim_vec4f *pos;
+    float *speed;
+    sim_status st = render_bodies_host_arrays(&v->bodies, &pos, &speed, err);
+    if (st == SIM_OK) {
+        st = sim_backend_export_positions(v->session.backend, pos, speed, 0, err);
+    }
+    if (st == SIM_OK) {
+        sample_range(v, viewer_now());
+        render_bodies_upload(&v->bodies);
+    }
+    return st;
+}
+
+/* Interop: the backend writes straight into the mapped GL buffers; no per-body host work. */
+static sim_status export_interop(app_viewer *v, sim_error *err) {
+    sim_status st = render_bodies_map(&v->bodies, err);
+    if (st != SIM_OK) {
+        return st;
+    }
+    st = sim_backend_export_positions(v->session.backend, v->bodies.d_pos, v->bodies.d_scalar, 1,
+                                      err);
+    if (st == SIM_OK) {
+        sample_range(v, viewer_now());
+    }
+    render_bodies_unmap(&v->bodies);
+    return st;
+}
+
+void viewer_export_bodies(app_viewer *v) {
+    int need_range = v->color_mode != VIEWER_COLOR_INDEX && !v->range[v->color_mode].valid;
+    if (!v->dirty && !need_range) {
+        return;
+    }
+    sim_error err;
+    sim_error_clear(&err);
+    if (v->bodies.interop) {
+        if (export_interop(v, &err) == SIM_OK) {
+            v->dirty = 0;
+            return;
+        }
+        /* Mapping or writing failed at run time: keep going through the host. */
+        snprintf(v->interop_off, sizeof v->interop_off, "%.255s", err.message);
+        render_bodies_disable_interop(&v->bodies, v->interop_off, &err);
+        viewer_message(v, "CUDA-GL interop failed (%s); copying through the host", v->interop_off);
+    }
+    if (export_host(v, &err) != SIM_OK) {
+        viewer_message(v, "cannot read positions: %s", err.message);
+        v->sim_failed = 1;
+        v->paused = 1;
+    }
+    v->dirty = 0;
+}
+
+sim_status viewer_rebuild_bodies(app_viewer *v, sim_error *err) {
+    if (v->bodies_ready) {
+        render_bodies_destroy(&v->bodies);
+        v->bodies_ready = 0;
+    }
+    int cuda = sim_backend_get_config(v->session.backend)->kind == SIM_BACKEND_CUDA;
+    /* A registration that failed once fails again (same driver, same GL): pass the reason back
+     * instead of retrying on every scene change. */
+    sim_status st = render_bodies_create(&v->bodies, v->session.initial.n, cuda,
+                                         cuda ? v->interop_off : "CPU backend", err);
+    if (st != SIM_OK) {
+        return st;
+    }
+    if (cuda && !v->bodies.interop && v->interop_off[0] == '\0') {
+        snprintf(v->interop_off, sizeof v->interop_off, "%s", v->bodies.reason);
+        if (!v->opt->quiet) {
+            fprintf(stderr, "nbsim: positions go through the host: %s\n", v->bodies.mode);
+        }
+    }
+    v->bodies_ready = 1;
+    v->dirty = 1;
+    return SIM_OK;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — what the viewer writes: the timing log (L, or --log from the start) and screenshots
+ * (P/F12, or --screenshot at exit). Names the user did not give are timestamped, and never
+ * overwrite an existing file. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "screenshot.h"
+#include "viewer_internal.h"
+
+/* "<prefix>-YYYYmmdd-HHMMSS<ext>" in the working directory; "-2", "-3", ... when taken (two
+ * screenshots in one second). */
+static void timestamped(char *out, size_t cap, const char *prefix, const char *ext) {
+    time_t now = time(NULL);
+    struct tm local;
+    localtime_r(&now, &local);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+    struct stat st;
+    snprintf(out, cap, "%s-%s%s", prefix, stamp, ext);
+    for (int k = 2; stat(out, &st) == 0 && k < 1000; ++k) {
+        snprintf(out, cap, "%s-%s-%d%s", prefix, stamp, k, ext);
+    }
+}
+
+sim_status viewer_log_start(app_viewer *v, const char *path, sim_error *err) {
+    char name[APP_PATH_MAX];
+    if (path == NULL || path[0] == '\0') {
+        timestamped(name, sizeof name, "nbsim-log", ".csv");
+        path = name;
+    }
+    sim_status st = app_timing_log_open(&v->log, path, err);
+    if (st == SIM_OK) {
+        v->logging = 1;
+    }
+    return st;
+}
+
+sim_status viewer_log_stop(app_viewer *v, sim_error *err) {
+    v->logging = 0;
+    return app_timing_log_close(&v->log, err);
+}
+
+void viewer_log_toggle(app_viewer *v) {
+    sim_error err;
+    sim_error_clear(&err);
+    if (v->logging) {
+        unsigned long long rows = (unsigned long long)v->log.rows;
+        char path[APP_PATH_MAX];
+        snprintf(path, sizeof path, "%s", v->log.path);
+        if (viewer_log_stop(v, &err) != SIM_OK) {
+            viewer_message(v, "%s", err.message);
+        } else {
+            viewer_message(v, "timing log written: %s (%llu frames)", path, rows);
+        }
+        return;
+    }
+    /* --log names the first recording; later ones get fresh names so none is overwritten. */
+    const char *path = v->log_path_used ? NULL : v->opt->log_path;
+    if (viewer_log_start(v, path, &err) != SIM_OK) {
+        viewer_message(v, "%s", err.message);
+        return;
+    }
+    if (path != NULL && path[0] != '\0') {
+        v->log_path_used = 1;
+    }
+    viewer_message(v, "recording the timing log to %s (L stops)", v->log.path);
+}
+
+sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err) {
+    char name[APP_PATH_MAX];
+    int interactive = path == NULL;
+    if (interactive) {
+        timestamped(name, sizeof name, "nbsim", ".png");
+        path = name;
+    }
+    sim_status st = render_screenshot_write(path, v->window.fb_width, v->window.fb_height, err);
+    if (st == SIM_OK && interactive) {
+        viewer_message(v, "screenshot written: %s", path);
+    }
+    return st;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — a rolling graph of the last frames' timings: up to four series stacked as areas
+ * (their sum is the frame's total), a y axis that rescales smoothly to "nice" values, and
+ * labelled vertical marks at chosen frames (e.g. where the thread map changed). */
+#ifndef RENDER_GRAPH_H
+#define RENDER_GRAPH_H
+
+#include "draw2d.h"
+
+#define RENDER_GRAPH_CAPACITY 300 /* frames shown */
+#define RENDER_GRAPH_MAX_SERIES 4
+#define RENDER_GRAPH_LABEL 48
+
+typedef struct {
+    int series;
+    char names[RENDER_GRAPH_MAX_SERIES][24];
+    float colors[RENDER_GRAPH_MAX_SERIES][4];
+    float values[RENDER_GRAPH_CAPACITY][RENDER_GRAPH_MAX_SERIES];
+    char marks[RENDER_GRAPH_CAPACITY][RENDER_GRAPH_LABEL]; /* "" = no mark at that frame */
+    char pending_mark[RENDER_GRAPH_LABEL];
+    int head;    /* slot the next sample goes to */
+    int count;   /* samples held, up to RENDER_GRAPH_CAPACITY */
+    float y_max; /* current top of the y axis, in the samples' unit */
+} render_graph;
+
+void render_graph_init(render_graph *g, int series, const char *const names[],
+                       const float colors[][4]);
+void render_graph_clear(render_graph *g);
+/* Labels the next pushed sample with a vertical mark. A later call before the push replaces
+ * the label (only the newest change matters). */
+void render_graph_mark(render_graph *g, const char *label);
+void render_graph_push(render_graph *g, const float values[]);
+/* Draws the graph into the rectangle (x, y, w, h) [px]; `unit` labels the y axis ("ms"). */
+void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, float w, float h,
+                       float text_scale, const char *unit);
+
+#endif /* RENDER_GRAPH_H */

@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: MIT
+// nbsim — 2-D overlay: per-vertex colour, blended over the scene.
+#version 330 core
+
+in vec4 v_color;
+out vec4 frag_color;
+
+void main() {
+    frag_color = v_color;
+}

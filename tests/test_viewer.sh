@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# nbsim viewer test (label cpu): a private Xvfb with Mesa's software GL and the CPU backend.
+#   1. without a display: one line on stderr and exit 1;
+#   2. a scripted run (--exit-after, --screenshot, --log): exit 0, a complete PNG whose middle
+#      shows spheres (decoded with python3's zlib, no imaging library needed), one log row per
+#      frame;
+#   3. keys sent with xdotool: 'm' switches the pair map (bb -> ltm in the log's pair_map
+#      column), 'p' writes a timestamped screenshot, 'q' quits cleanly.
+# Skips (77) only when Xvfb is not installed. Every wait is bounded.
+set -uo pipefail
+nbsim=${1:?usage: test_viewer.sh path/to/nbsim}
+
+command -v Xvfb >/dev/null 2>&1 || { echo "SKIP: Xvfb is not installed"; exit 77; }
+for tool in xdotool python3; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "FAIL: $tool is needed (scripts/setup.sh installs it)"; exit 1; }
+done
+
+work=$(mktemp -d)
+xvfb_pid=
+viewer_pid=
+cleanup() {
+  [ -n "$viewer_pid" ] && kill "$viewer_pid" 2>/dev/null
+  [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; for f in "$work"/*.err; do [ -e "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
+
+# 1. No display: the message, nothing else, before any GL is touched.
+env -u DISPLAY -u WAYLAND_DISPLAY "$nbsim" --backend cpu --n 16 >"$work/nodisplay.out" 2>"$work/nodisplay.err"
+rc=$?
+[ "$rc" -eq 1 ] || fail "no display: exit $rc, expected 1"
+[ "$(wc -l <"$work/nodisplay.err")" -eq 1 ] || fail "no display: expected one line on stderr"
+grep -q "cannot open a window (no display: DISPLAY is not set); use --frames N" "$work/nodisplay.err" ||
+  fail "no display: unexpected message: $(cat "$work/nodisplay.err")"
+echo "ok 1 - no display: one line, exit 1"
+
+# A display number nobody uses: Xvfb picks it and writes it to fd 3 (-displayfd), so parallel
+# tests cannot collide.
+Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$work/display" >"$work/xvfb.log" 2>&1 &
+xvfb_pid=$!
+for _ in $(seq 100); do [ -s "$work/display" ] && break; sleep 0.1; done
+[ -s "$work/display" ] || fail "Xvfb did not start: $(cat "$work/xvfb.log")"
+export DISPLAY=":$(tr -d '\n' <"$work/display")"
+export LIBGL_ALWAYS_SOFTWARE=1 # Mesa llvmpipe: the path of a machine without a GPU driver
+unset __GLX_VENDOR_LIBRARY_NAME
+
+# 2. Scripted run.
+timeout 120 "$nbsim" --backend cpu --n 200 --exit-after 12 --screenshot "$work/shot.png" \
+  --log "$work/run.csv" --quiet >"$work/run.out" 2>"$work/run.err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "scripted run: exit $rc"
+[ -s "$work/shot.png" ] || fail "scripted run: no screenshot"
+[ ! -e "$work/shot.png.tmp" ] || fail "scripted run: temporary screenshot left behind"
+rows=$(($(wc -l <"$work/run.csv") - 1))
+[ "$rows" -eq 12 ] || fail "scripted run: $rows log rows, expected 12"
+# The middle of the window (away from the overlay panel and graph) must show spheres: the
+# background is a grey-blue gradient with little chroma, the colormaps are saturated.
+python3 - "$work/shot.png" <<'PY' || fail "scripted run: the screenshot shows no spheres"
+import struct, sys, zlib
+
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat, width = 8, b"", 0
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + length]
+    if kind == b"IHDR":
+        width, height, depth, color = struct.unpack(">IIBB", body[:10])
+        assert depth == 8 and color == 2, "expected 8-bit RGB"
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + length
+raw = zlib.decompress(idat)
+stride, bpp = width * 3, 3
+rows, prev = [], bytearray(stride)
+for y in range(height):
+    f = raw[y * (stride + 1)]
+    line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0
+        b = prev[i]
+        c = prev[i - bpp] if i >= bpp else 0
+        if f == 1:
+            line[i] = (line[i] + a) & 255
+        elif f == 2:
+            line[i] = (line[i] + b) & 255
+        elif f == 3:
+            line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    rows.append(line)
+    prev = line
+coloured = total = 0
+for y in range(int(height * 0.3), int(height * 0.7)):
+    line = rows[y]
+    for x in range(int(width * 0.3), int(width * 0.7)):
+        r, g, b = line[3 * x], line[3 * x + 1], line[3 * x + 2]
+        total += 1
+        coloured += max(r, g, b) - min(r, g, b) > 60
+share = coloured / total
+print(f"screenshot {width}x{height}: {100 * share:.2f}% of the middle is sphere-coloured")
+sys.exit(0 if share > 0.01 else 1)
+PY
+echo "ok 2 - scripted run: exit 0, screenshot with spheres, $rows log rows"
+
+# 3. Keys. Start on the bb pair map, press m (next: ltm), p (screenshot), q (quit).
+cd "$work" || fail "cannot enter $work"
+timeout 120 "$nbsim" --backend cpu --n 64 --pair-map bb --log "$work/keys.csv" --quiet \
+  >"$work/keys.out" 2>"$work/keys.err" &
+viewer_pid=$!
+wid=$(timeout 30 xdotool search --sync --onlyvisible --name '^nbsim' 2>/dev/null | head -n 1)
+[ -n "$wid" ] || fail "keys: no nbsim window appeared"
+sleep 1 # some frames on bb first
+xdotool key --window "$wid" m || fail "keys: xdotool could not send m"
+sleep 1
+xdotool key --window "$wid" p
+sleep 1
+xdotool key --window "$wid" q
+wait "$viewer_pid"
+rc=$?
+viewer_pid=
+[ "$rc" -eq 0 ] || fail "keys: exit $rc after q"
+col=$(head -n 1 keys.csv | tr ',' '\n' | grep -n '^pair_map$' | cut -d: -f1)
+[ -n "$col" ] || fail "keys: the log has no pair_map column"
+maps=$(tail -n +2 keys.csv | cut -d, -f"$col" | uniq | tr '\n' ' ')
+[ "$maps" = "bb ltm " ] || fail "keys: pair_map column went '$maps', expected 'bb ltm '"
+ls nbsim-*.png >/dev/null 2>&1 || fail "keys: p wrote no screenshot"
+echo "ok 3 - keys: m switched the pair map (bb -> ltm), p wrote a screenshot, q quit"
