@@ -180,7 +180,7 @@ int app_run_headless(const app_options *opt) {
         fprintf(stderr, "nbsim: %s\n", werr.message);
         code = code ? code : APP_EXIT_FAILURE;
     }
-    if (stats.count > 0 && !opt->quiet) {
+    if (stats.count > 0) {
         app_run_stats_print(&stats, &s, stdout);
     }
     if (stats.count > 0 && opt->summary_path[0] &&

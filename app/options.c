@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "autotune.h"
 #include "parse.h"
 #include "viewer_keys.h"
 
@@ -55,8 +56,10 @@ void app_print_sim_help(const char *prog) {
            "  --steps-per-frame K    integration steps per frame / log row (default 1)\n");
     printf("Backend and maps:\n"
            "  --backend auto|cpu|cuda   (auto: CUDA when a device is present)\n"
-           "  --pair-map NAME        pair thread map, or 'full' (no symmetry, nbody-style)\n"
-           "  --triplet-map NAME     triplet thread map\n"
+           "  --pair-map NAME        pair thread map, 'full' (no symmetry, nbody-style), or\n"
+           "                         'auto' (time the maps on this GPU and N, pick the fastest,\n"
+           "                         cache the choice; also picks --tile unless given)\n"
+           "  --triplet-map NAME     triplet thread map, or 'auto'\n"
            "  --tile 32|64|128       bodies per tile (default 64)\n"
            "  --threads T            CPU backend threads (default: all)\n"
            "  pair maps:   ");
@@ -103,13 +106,18 @@ static int parse_on_off(const char *flag, const char *v, int *out) {
 }
 
 static int parse_pair_map(const char *v, app_options *o) {
+    if (strcmp(v, "auto") == 0) {
+        o->autotune |= APP_AUTOTUNE_PAIR;
+        return 0;
+    }
+    o->autotune &= ~(unsigned)APP_AUTOTUNE_PAIR;
     if (strcmp(v, "full") == 0) {
         o->config.pair_full = 1;
         return 0;
     }
     int m = sim_pair_map_from_name(v);
     if (m < 0) {
-        char names[512] = "full";
+        char names[512] = "auto, full";
         for (int k = 0; k < SIM_PAIR_MAP_COUNT; ++k) {
             strncat(names, ", ", sizeof names - strlen(names) - 1);
             strncat(names, sim_pair_map_name((sim_pair_map)k), sizeof names - strlen(names) - 1);
@@ -122,11 +130,16 @@ static int parse_pair_map(const char *v, app_options *o) {
 }
 
 static int parse_triplet_map(const char *v, app_options *o) {
+    if (strcmp(v, "auto") == 0) {
+        o->autotune |= APP_AUTOTUNE_TRIPLET;
+        return 0;
+    }
+    o->autotune &= ~(unsigned)APP_AUTOTUNE_TRIPLET;
     int m = sim_triplet_map_from_name(v);
     if (m < 0) {
-        char names[512] = "";
+        char names[512] = "auto";
         for (int k = 0; k < SIM_TRIPLET_MAP_COUNT; ++k) {
-            strncat(names, k ? ", " : "", sizeof names - strlen(names) - 1);
+            strncat(names, ", ", sizeof names - strlen(names) - 1);
             strncat(names, sim_triplet_map_name((sim_triplet_map)k),
                     sizeof names - strlen(names) - 1);
         }
@@ -215,7 +228,7 @@ static int parse_valued(const char *f, const char *v, app_options *o) {
         if (strcmp(v, "auto") == 0) {
             o->triplets = APP_TRIPLETS_AUTO;
         } else {
-            int on;
+            int on = 0;
             if (parse_on_off(f, v, &on) != 0) {
                 return 2;
             }
@@ -246,6 +259,7 @@ static int parse_valued(const char *f, const char *v, app_options *o) {
             return usage_error("%s: '%s' must be 32, 64 or 128", f, v);
         }
         o->config.tile = (uint32_t)l;
+        o->tile_set = 1;
     } else if (strcmp(f, "--threads") == 0) {
         if (app_parse_long(v, 1, 4096, &l) != 0) {
             return BAD_NUMBER("a thread count in 1..4096");
@@ -347,6 +361,9 @@ int app_options_parse(int argc, char **argv, app_options *o) {
         if (parse_valued(name, value, o) != 0) {
             return 2;
         }
+    }
+    if (o->autotune != 0 && !o->tile_set) {
+        o->autotune |= APP_AUTOTUNE_TILE;
     }
     return 0;
 }

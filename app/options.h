@@ -36,6 +36,8 @@ typedef struct {
     /* backend and maps */
     app_backend_choice backend;
     sim_backend_config config; /* kind is resolved at session start */
+    unsigned autotune;         /* APP_AUTOTUNE_* (autotune.h): maps/tile chosen by calibration */
+    int tile_set;              /* --tile given: autotune keeps it */
     /* run */
     long frames; /* > 0: headless run of that many frames; 0: viewer */
     char log_path[APP_PATH_MAX];

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "autotune.h"
 #include "physics.h"
 #include "scene.h"
 
@@ -22,9 +23,7 @@ static uint64_t choose(uint64_t n, int k) {
         return 0;
     }
     if (k == 2) {
-        uint64_t a = n, b = n - 1;
-        (a % 2 == 0 ? a : b) /= 2;
-        return a * b;
+        return n % 2 == 0 ? (n / 2) * (n - 1) : n * ((n - 1) / 2);
     }
     uint64_t f[3] = {n, n - 1, n - 2};
     for (int d = 2; d <= 3; ++d) { /* divide the product by 6 factor by factor, exactly */
@@ -175,6 +174,14 @@ sim_status app_session_open(app_session *s, const app_options *o, sim_error *err
     sim_status st = resolve_backend(s, err);
     if (st == SIM_OK) {
         st = load_into(s, o->scene, err);
+    }
+    if (st == SIM_OK && s->opt.autotune != 0) {
+        char report[512];
+        st = app_autotune(&s->opt.config, s->opt.autotune, &s->params, &s->initial, report,
+                          sizeof report, err);
+        if (st == SIM_OK) {
+            add_notice(s, report);
+        }
     }
     if (st == SIM_OK) {
         st = sim_backend_create(&s->opt.config, &s->params, &s->initial, &s->backend, err);
