@@ -210,12 +210,13 @@ sim_status upload_state(cuda_backend *b, const sim_state *s, sim_error *err) {
 }
 
 sim_status set_physics(cuda_backend *b, const sim_params *p, const sim_state *s, sim_error *err) {
-    const sim_physics ph = sim_physics_from_params(p);
-    b->ph = sim_physics_to_float(&ph);
+    sim_physics ph = sim_physics_from_params(p);
     const double dt = p->dt > 0.0 ? p->dt : sim_default_dt(p, s);
     if (!(dt > 0.0)) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "cannot derive a time step (got %g)", dt);
     }
+    ph.inv_dt = 1.0 / dt;
+    b->ph = sim_physics_to_float(&ph);
     b->dt = (float)dt;
     return SIM_OK;
 }

@@ -128,7 +128,10 @@ double sim_default_dt(const sim_params *p, const sim_state *s) {
     } else {
         tc = sim_contact_time(p->stiffness, m_eff);
     }
-    return tc / SIM_STEPS_PER_CONTACT;
+    const double zeta =
+        p->hertz ? sim_hertz_damping_ratio(p->restitution) : sim_damping_ratio(p->restitution);
+    const double damped = SIM_DAMPED_STEPS_PER_ZETA2 * zeta * zeta;
+    return tc / (damped > SIM_STEPS_PER_CONTACT ? damped : SIM_STEPS_PER_CONTACT);
 }
 
 sim_physics sim_physics_from_params(const sim_params *p) {
@@ -141,6 +144,7 @@ sim_physics sim_physics_from_params(const sim_params *p) {
     ph.box_half = p->box_half;
     ph.hertz = p->hertz ? 1 : 0;
     ph.gravity = p->gravity;
+    ph.inv_dt = p->dt > 0.0 ? 1.0 / p->dt : 0.0; /* backends set it once dt is derived */
     return ph;
 }
 
@@ -152,6 +156,7 @@ sim_physics_f sim_physics_to_float(const sim_physics *ph) {
     f.atm_cutoff2 = (float)(ph->atm_cutoff * ph->atm_cutoff);
     f.box_half = (float)ph->box_half;
     f.hertz = ph->hertz;
+    f.inv_dt = (float)ph->inv_dt;
     f.gx = (float)ph->gravity.x;
     f.gy = (float)ph->gravity.y;
     f.gz = (float)ph->gravity.z;

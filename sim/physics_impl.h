@@ -24,7 +24,13 @@ SIM_HD SIM_R SIM_FN(sim_normal_force)(SIM_R d, SIM_R vn, SIM_R m_eff, const SIM_
     if (energy != NULL) {
         *energy += SIM_K(0.5) * k * d * d;
     }
-    return k * d - eta * vn;
+    /* First or last step of a contact (overlap d smaller than one step of normal motion): weight
+     * the dashpot by the time the contact spans, (f + 1/2) with f = d / (|vn| dt) (physics.h). */
+    const SIM_R reach = d * ph->inv_dt;
+    const SIM_R avn = vn < SIM_K(0.0) ? -vn : vn;
+    const int onset = reach < avn && ph->inv_dt > SIM_K(0.0);
+    const SIM_R damp = onset ? SIM_K(0.5) * vn + (vn < SIM_K(0.0) ? -reach : reach) : vn;
+    return k * d - eta * damp;
 }
 
 /* Contact force on body i from body j [N]; j receives the negative. Hot path on the GPU: the

@@ -70,7 +70,8 @@ static sim_backend_config cpu_config(sim_pair_map pm, sim_triplet_map tm, uint32
 /* Total force per body [N] from a plain double loop over all pairs and triples (each once), with
  * a per-body scale: the sum of the magnitudes of its contributions (the rounding yardstick). */
 static void reference_forces(const sim_state *s, const sim_params *p, sim_vec3d *f, double *scale) {
-    const sim_physics ph = sim_physics_from_params(p);
+    sim_physics ph = sim_physics_from_params(p);
+    ph.inv_dt = 1.0 / (p->dt > 0.0 ? p->dt : sim_default_dt(p, s)); /* the backend's step */
     for (uint32_t i = 0; i < s->n; ++i) {
         f[i] = sim_body_force_d(s->pos[i], s->vel[i], &ph, NULL);
         scale[i] = fabs(f[i].x) + fabs(f[i].y) + fabs(f[i].z);
