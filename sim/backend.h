@@ -13,12 +13,19 @@ extern "C" {
 
 typedef enum { SIM_BACKEND_CPU, SIM_BACKEND_CUDA } sim_backend_kind;
 
+/* Bodies per triplet tile in every backend, whatever the pair tile (config.tile): a block of
+ * 32^3 = 32768 triples is already ~2.5M instructions of work, one tile per warp width lets the
+ * k-forces rotate through the lanes with shuffles (triplet_kernels.cu), and small tiles keep the
+ * coinciding-tile waste (blocks with I == J or J == K do about half or a sixth of the work) at
+ * ~3/n of the blocks. */
+#define SIM_TRIPLET_TILE 32u
+
 typedef struct {
     sim_backend_kind kind;
     sim_pair_map pair_map;       /* how pair tiles are placed (CUDA; CPU emulates the tiling) */
     sim_triplet_map triplet_map; /* how triplet tiles are placed */
     int pair_full;               /* CUDA only: nbody-style full N^2 pair sweep, no symmetry */
-    uint32_t tile;               /* bodies per tile (rho): 32, 64 or 128 */
+    uint32_t tile;               /* bodies per pair tile (rho): 32, 64 or 128 */
     int cpu_threads;             /* CPU backend: OpenMP threads, 0 = default */
 } sim_backend_config;
 

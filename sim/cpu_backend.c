@@ -47,7 +47,8 @@ typedef struct {
     int team;         /* threads the current phase uses (<= threads); buffers 0 .. team-1 */
     sim_physics ph;
     double dt;          /* [s] */
-    uint32_t tiles;     /* ceil(n / tile) */
+    uint32_t tiles;     /* ceil(n / tile): pair tiles */
+    uint32_t ttiles;    /* ceil(n / SIM_TRIPLET_TILE): triplet tiles */
     sim_map_plan pplan; /* pair map plan for `tiles` */
     sim_map_plan tplan; /* triplet map plan (valid when tplan_ok) */
     int tplan_ok;
@@ -83,8 +84,8 @@ static void sub3(sim_vec3d *a, sim_vec3d f) {
 
 /* ---- one tile pair / tile triple, as one CUDA block would do it ---- */
 
-static void tile_range(const cpu_backend *b, uint32_t t, uint32_t *lo, uint32_t *hi) {
-    const uint32_t rho = b->base.config.tile;
+static void tile_range(const cpu_backend *b, uint32_t t, uint32_t rho, uint32_t *lo,
+                       uint32_t *hi) {
     *lo = t * rho;
     *hi = *lo + rho < b->st.n ? *lo + rho : b->st.n; /* the last tile may be partial */
 }
@@ -92,8 +93,9 @@ static void tile_range(const cpu_backend *b, uint32_t t, uint32_t *lo, uint32_t 
 /* Tile pair (I, J): all i in I, j in J; on the diagonal only j < i. */
 static void pair_tile(const cpu_backend *b, sim_tile2 t, sim_vec3d *f, double *energy) {
     uint32_t i0, i1, j0, j1;
-    tile_range(b, t.i, &i0, &i1);
-    tile_range(b, t.j, &j0, &j1);
+    const uint32_t rho = b->base.config.tile;
+    tile_range(b, t.i, rho, &i0, &i1);
+    tile_range(b, t.j, rho, &j0, &j1);
     const sim_vec4d *pos = b->st.pos, *vel = b->st.vel;
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = t.i == t.j ? i : j1;
@@ -110,9 +112,9 @@ static void pair_tile(const cpu_backend *b, sim_tile2 t, sim_vec3d *f, double *e
  * j > k if J == K), so each unordered triple is seen once. */
 static void triplet_tile(const cpu_backend *b, sim_tile3 t, sim_vec3d *f, double *energy) {
     uint32_t i0, i1, j0, j1, k0, k1;
-    tile_range(b, t.i, &i0, &i1);
-    tile_range(b, t.j, &j0, &j1);
-    tile_range(b, t.k, &k0, &k1);
+    tile_range(b, t.i, SIM_TRIPLET_TILE, &i0, &i1);
+    tile_range(b, t.j, SIM_TRIPLET_TILE, &j0, &j1);
+    tile_range(b, t.k, SIM_TRIPLET_TILE, &k0, &k1);
     const sim_vec4d *pos = b->st.pos;
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = t.i == t.j ? i : j1;
@@ -189,7 +191,7 @@ static double pair_phase(cpu_backend *b) {
 static double triplet_phase(cpu_backend *b) {
     const sim_map_plan *plan = &b->tplan;
     const sim_triplet_map map = b->base.config.triplet_map;
-    const uint32_t tiles = b->tiles;
+    const uint32_t tiles = b->ttiles;
     const double n = b->st.n;
     double energy = 0.0;
     start_phase(b, n * n * n / 6.0);
@@ -271,7 +273,7 @@ static sim_status plan_maps(cpu_backend *b, sim_pair_map pm, sim_triplet_map tm,
     }
     int tp_ok = 0;
     if (triplets) {
-        s = sim_triplet_map_plan(tm, b->tiles, &tp, err);
+        s = sim_triplet_map_plan(tm, b->ttiles, &tp, err);
         if (s != SIM_OK) {
             return s;
         }
@@ -487,6 +489,7 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
     snprintf(b->base.device_name, sizeof b->base.device_name, "CPU (%d thread%s)", b->threads,
              b->threads == 1 ? "" : "s");
     b->tiles = (uint32_t)((s->n + (uint64_t)c->tile - 1) / c->tile);
+    b->ttiles = (uint32_t)((s->n + (uint64_t)SIM_TRIPLET_TILE - 1) / SIM_TRIPLET_TILE);
     st = sim_state_copy(&b->st, s, err);
     if (st == SIM_OK) {
         b->force = calloc(s->n, sizeof *b->force);

@@ -3,16 +3,12 @@
 #ifndef SIM_TRIPLET_KERNELS_H
 #define SIM_TRIPLET_KERNELS_H
 
+#include "backend.h"
 #include "device_state.h"
 #include "maps.h"
 #include "physics.h"
 
-/* Bodies per triplet tile, whatever the pair tile: a block of 32^3 = 32768 triples is already
- * ~2.5M instructions of work, one tile per warp width lets the k-forces rotate through the
- * lanes with shuffles (see triplet_kernels.cu), and small tiles keep the coinciding-tile waste
- * (blocks with I == J or J == K do about half or a sixth of the work) at ~3/n of the blocks.
- * Triplet plans are built with n = ceil(N / SIM_TRIPLET_TILE). */
-#define SIM_TRIPLET_TILE 32u
+/* Triplet plans are built with n = ceil(N / SIM_TRIPLET_TILE) (backend.h: why 32). */
 
 /* Adds the ATM force of every unordered triple to b->force, one block per tile triple of
  * `plan`. */
