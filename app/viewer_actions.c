@@ -18,22 +18,27 @@ static const sim_backend_config *config(const app_viewer *v) {
     return sim_backend_get_config(v->session.backend);
 }
 
+/* M cycles through the pair maps and, on the CUDA backend, `full` (the nbody-style sweep). */
 void viewer_cycle_pair_map(app_viewer *v, int dir) {
     const sim_backend_config *c = config(v);
-    int pm = ((int)c->pair_map + dir + SIM_PAIR_MAP_COUNT) % SIM_PAIR_MAP_COUNT;
+    const int full_slot = SIM_PAIR_MAP_COUNT;
+    const int slots = SIM_PAIR_MAP_COUNT + (c->kind == SIM_BACKEND_CUDA ? 1 : 0);
+    const int current = c->pair_full ? full_slot : (int)c->pair_map;
+    const int next = (current + dir + slots) % slots;
+    const char *name = next == full_slot ? "full" : sim_pair_map_name((sim_pair_map)next);
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_maps(&v->session, (sim_pair_map)pm, c->triplet_map, &err) != SIM_OK) {
-        viewer_message(v, "pair map %s: %s", sim_pair_map_name((sim_pair_map)pm), err.message);
+    sim_status st = sim_backend_set_pair_full(v->session.backend, next == full_slot, &err);
+    if (st == SIM_OK && next != full_slot) {
+        st = app_session_set_maps(&v->session, (sim_pair_map)next, c->triplet_map, &err);
+    }
+    if (st != SIM_OK) {
+        viewer_message(v, "pair map %s: %s", name, err.message);
         return;
     }
     char mark[RENDER_GRAPH_LABEL];
-    snprintf(mark, sizeof mark, "pair: %s", sim_pair_map_name((sim_pair_map)pm));
+    snprintf(mark, sizeof mark, "pair: %s", name);
     render_graph_mark(&v->graph, mark);
-    if (c->pair_full) {
-        viewer_message(v, "pair map %s selected, but --pair-map full (no tiling) is running",
-                       sim_pair_map_name((sim_pair_map)pm));
-    }
 }
 
 void viewer_cycle_triplet_map(app_viewer *v, int dir) {

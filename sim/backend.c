@@ -88,6 +88,16 @@ sim_status sim_backend_set_maps(sim_backend *b, sim_pair_map pm, sim_triplet_map
     return s != SIM_OK ? s : b->ops->set_maps(b, pm, tm, err);
 }
 
+sim_status sim_backend_set_pair_full(sim_backend *b, int on, sim_error *err) {
+    SIM_ASSERT(b != NULL);
+    if (on && b->config.kind != SIM_BACKEND_CUDA) {
+        return sim_fail(err, SIM_UNSUPPORTED, "the full pair sweep needs the CUDA backend");
+    }
+    /* The CUDA backend reads config.pair_full at every step; its map plan stays valid. */
+    b->config.pair_full = on ? 1 : 0;
+    return SIM_OK;
+}
+
 sim_status sim_backend_set_params(sim_backend *b, const sim_params *p, sim_error *err) {
     SIM_ASSERT(b != NULL && p != NULL);
     sim_status s = check_params(p, err);

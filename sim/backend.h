@@ -56,6 +56,9 @@ sim_status sim_backend_run_frame(sim_backend *backend, sim_frame_timing *timing,
 
 sim_status sim_backend_set_maps(sim_backend *backend, sim_pair_map pair_map,
                                 sim_triplet_map triplet_map, sim_error *err);
+/* Switches the pair phase between the tiled map (off) and the nbody-style full sweep (on; CUDA
+ * backend only, else SIM_UNSUPPORTED). */
+sim_status sim_backend_set_pair_full(sim_backend *backend, int on, sim_error *err);
 sim_status sim_backend_set_params(sim_backend *backend, const sim_params *params, sim_error *err);
 sim_status sim_backend_set_state(sim_backend *backend, const sim_state *state, sim_error *err);
 

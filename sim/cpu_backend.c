@@ -293,7 +293,7 @@ static int same_physics(const sim_physics *a, const sim_physics *b) {
     return a->stiffness == b->stiffness && a->damping_ratio == b->damping_ratio &&
            a->atm_nu == b->atm_nu && a->atm_cutoff == b->atm_cutoff && a->box_half == b->box_half &&
            a->hertz == b->hertz && a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
-           a->gravity.z == b->gravity.z && a->inv_dt == b->inv_dt;
+           a->gravity.z == b->gravity.z;
 }
 
 static void apply_params(cpu_backend *b, const sim_params *p) {
