@@ -154,7 +154,7 @@ static sim_status run_row(const app_bench_options *o, int triplets, const sim_be
     const uint64_t interactions = app_bench_choose(n_bodies, triplets ? 3 : 2);
     const double instr = triplets ? APP_BENCH_TRIPLE_INSTR : APP_BENCH_PAIR_INSTR;
     const double ceiling = app_bench_issue_rate(dev) / instr;
-    app_bench_stats stats[MAX_CANDIDATES];
+    app_bench_stats stats[MAX_CANDIDATES] = {0};
     for (int k = 0; k < map_count; ++k) {
         stats[k] = app_bench_summarize(&times[k * o->repeats], o->repeats);
     }

@@ -37,9 +37,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 
 step build
 if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DNBSIM_WERROR=ON && cmake --build "$B" -j"$(nproc)"; } >"$logs/build.log" 2>&1; then
+         -DNBSIM_WERROR=OFF && cmake --build "$B" -j"$(nproc)"; } >"$logs/build.log" 2>&1; then
   tail -30 "$logs/build.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
 fi
+grep -E "warning" "$logs/build.log" | head -5   # CI builds with -Werror on Debian's gcc
 nbsim=$B/bin/nbsim
 
 step "ctest (cpu and gpu)"
