@@ -241,22 +241,23 @@ sim_status app_session_set_maps(app_session *s, sim_pair_map pm, sim_triplet_map
     return sim_backend_set_maps(s->backend, pm, tm, err);
 }
 
+/* Applies a changed copy of the effective parameters to the backend, keeping it on success. */
+static sim_status update_params(app_session *s, const sim_params *p, sim_error *err) {
+    sim_status st = sim_backend_set_params(s->backend, p, err);
+    if (st == SIM_OK) {
+        s->params = *p;
+    }
+    return st;
+}
+
 sim_status app_session_set_triplets(app_session *s, int on, sim_error *err) {
     sim_params p = s->params;
     p.triplets = on;
-    sim_status st = sim_backend_set_params(s->backend, &p, err);
-    if (st == SIM_OK) {
-        s->params = p;
-    }
-    return st;
+    return update_params(s, &p, err);
 }
 
 sim_status app_session_set_steps_per_frame(app_session *s, int steps, sim_error *err) {
     sim_params p = s->params;
     p.steps_per_frame = steps;
-    sim_status st = sim_backend_set_params(s->backend, &p, err);
-    if (st == SIM_OK) {
-        s->params = p;
-    }
-    return st;
+    return update_params(s, &p, err);
 }

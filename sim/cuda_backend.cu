@@ -171,21 +171,7 @@ sim_status compute_forces(cuda_backend *b, sim_error *err) {
     return SIM_OK;
 }
 
-/* Same rule as the CPU reference: the integrator divides by the mass, contacts need a radius.
- * Non-finite positions or velocities are accepted and reported by the next frame. */
-sim_status check_state(const sim_state *s, sim_error *err) {
-    for (uint32_t i = 0; i < s->n; ++i) {
-        const double r = s->pos[i].w, m = s->vel[i].w;
-        if (!(r > 0.0 && isfinite(r)) || !(m > 0.0 && isfinite(m))) {
-            return sim_fail(err, SIM_BAD_ARGUMENT,
-                            "body %u: radius %g and mass %g must be positive and finite", i, r, m);
-        }
-    }
-    return SIM_OK;
-}
-
 sim_status upload_state(cuda_backend *b, const sim_state *s, sim_error *err) {
-    SIM_TRY(check_state(s, err));
     const uint32_t n = s->n;
     sim_vec4f *h = (sim_vec4f *)malloc((size_t)n * 2 * sizeof *h);
     if (h == nullptr) {

@@ -6,25 +6,8 @@
 set -u
 nbsim="$1"
 here="$(cd "$(dirname "$0")" && pwd)"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fails=0 passes=0
-ok()   { passes=$((passes + 1)); }
-fail() { fails=$((fails + 1)); echo "FAIL: $*"; }
-
-# expect_error CODE ARGS...: exit status CODE, exactly one line on stderr, nothing on stdout.
-expect_error() {
-  local want=$1; shift
-  "$nbsim" "$@" >out.txt 2>err.txt </dev/null
-  local got=$?
-  local lines; lines=$(wc -l <err.txt)
-  if [ "$got" -ne "$want" ] || [ "$lines" -ne 1 ] || [ -s out.txt ]; then
-    fail "nbsim $* -> exit $got (want $want), $lines stderr lines: $(head -c 300 err.txt)"
-  else
-    ok
-  fi
-}
+# shellcheck source=cli_lib.sh
+. "$here/cli_lib.sh"
 
 "$nbsim" bench --help >help.txt 2>&1 && grep -q -- "--quick" help.txt && grep -q "I = t_BB" help.txt \
   && grep -q "^2-D maps: bb" help.txt && ok || fail "bench --help"
@@ -92,5 +75,4 @@ if [ -n "$py" ]; then
   mkdir empty && "$py" "$here/../bench/plot.py" empty >/dev/null 2>&1 && ok || fail "plot.py on empty dir"
 fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

@@ -4,26 +4,9 @@
 # a headless CPU run with log / summary / saved state, Ctrl-C, no display, bench without a GPU.
 set -u
 nbsim="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fails=0 passes=0
-
-ok()   { passes=$((passes + 1)); }
-fail() { fails=$((fails + 1)); echo "FAIL: $*"; }
-
-# expect_error CODE ARGS...: exit status CODE, exactly one line on stderr, nothing on stdout.
-expect_error() {
-  local want=$1; shift
-  "$nbsim" "$@" >out.txt 2>err.txt </dev/null
-  local got=$?
-  local lines; lines=$(wc -l <err.txt)
-  if [ "$got" -ne "$want" ] || [ "$lines" -ne 1 ] || [ -s out.txt ]; then
-    fail "nbsim $* -> exit $got (want $want), $lines stderr lines: $(head -c 300 err.txt)"
-  else
-    ok
-  fi
-}
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=cli_lib.sh
+. "$here/cli_lib.sh"
 
 "$nbsim" --help >help.txt 2>&1 && grep -q -- "--pair-map" help.txt && grep -q "Viewer keys" help.txt \
   && ok || fail "--help"
@@ -91,5 +74,4 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi >/dev/null 2>&1; then
   expect_error 1 --backend cuda --frames 1
 fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish
