@@ -3,7 +3,7 @@
 # On a GPU machine: build, run every test (GPU tests included), compute-sanitizer on the small
 # case, headless CUDA runs with logs, the viewer with CUDA-GL interop (screenshots), and the
 # benchmarks. Everything lands in $OUT (default ./gpu_validate_out), logs bundled into one tar.
-# Usage: scripts/gpu_validate.sh [--no-bench] [--bench-args "..."]
+# Usage: scripts/gpu_validate.sh [--no-bench] [--bench-args "..."] [--profile] [--no-viewer]
 #   On the workplace's device machine, first: source .devkit/setup.sh (GL for the viewer).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,10 +12,14 @@ OUT=${OUT:-$root/gpu_validate_out}
 B=${NBSIM_BUILD:-/tmp/nbsim-gpu-build}
 bench=1
 bench_args=""
+profile=0
+viewer=1
 while [ $# -gt 0 ]; do
   case $1 in
     --no-bench) bench=0 ;;
     --bench-args) bench_args=$2; shift ;;
+    --profile) profile=1 ;;
+    --no-viewer) viewer=0 ;;
     *) echo "unknown argument $1"; exit 2 ;;
   esac
   shift
@@ -70,7 +74,7 @@ LD_DEBUG=libs env -u DISPLAY "$nbsim" --frames 2 --n 1024 --quiet 2>&1 |
   grep -cE "libGL|libglfw|libGLEW" | sed 's/^/GL libraries loaded by a headless run: /'
 
 step viewer
-if [ -n "${DISPLAY:-}" ]; then
+if [ $viewer = 1 ] && [ -n "${DISPLAY:-}" ]; then
   run_logged viewer_default "$nbsim" --exit-after 240 --vsync off \
     --screenshot "$OUT/viewer-default.png" --log "$logs/viewer_default.csv" || status=1
   run_logged viewer_1m "$nbsim" --n 1000000 --triplets off --exit-after 12 --vsync off \
@@ -80,6 +84,21 @@ if [ -n "${DISPLAY:-}" ]; then
   grep -h "fps\|interop\|host copy" "$logs"/viewer_*.log | head -6
 else
   echo "no DISPLAY: viewer skipped"
+fi
+
+if [ $profile = 1 ]; then
+  step "Nsight Compute: pair and triplet kernels"
+  sections="--section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section Occupancy --section LaunchStats"
+  # shellcheck disable=SC2086
+  timeout 240 ncu $sections -k regex:pair_sym_kernel -c 1 "$nbsim" --frames 3 --n 131072 \
+    --tile 128 --pair-map rm --energy-every 0 --quiet >"$logs/ncu_pair.log" 2>&1
+  echo "ncu pair: exit $?"
+  # shellcheck disable=SC2086
+  timeout 240 ncu $sections -k regex:triplet_kernel -c 1 "$nbsim" --frames 3 --n 4096 \
+    --triplets on --triplet-map rm --energy-every 0 --quiet >"$logs/ncu_triplet.log" 2>&1
+  echo "ncu triplet: exit $?"
+  grep -hE "^  [a-z_]+kernel|Compute \(SM\) Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Registers Per|Memory Throughput" \
+    "$logs/ncu_pair.log" "$logs/ncu_triplet.log"
 fi
 
 if [ $bench = 1 ]; then
