@@ -391,6 +391,10 @@ static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_err
 
 static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error *err) {
     cpu_backend *b = as_cpu(base);
+    sim_status st = sim_state_check_bodies(s, err);
+    if (st != SIM_OK) {
+        return st;
+    }
     memcpy(b->st.pos, s->pos, (size_t)s->n * sizeof *s->pos);
     memcpy(b->st.vel, s->vel, (size_t)s->n * sizeof *s->vel);
     apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
@@ -453,7 +457,10 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
                         "the full N^2 pair sweep is a CUDA kernel variant; the CPU reference "
                         "always uses the symmetric tiled sweep");
     }
-    sim_status st = SIM_OK;
+    sim_status st = sim_state_check_bodies(s, err);
+    if (st != SIM_OK) {
+        return st;
+    }
     cpu_backend *b = calloc(1, sizeof *b);
     if (b == NULL) {
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the CPU backend");

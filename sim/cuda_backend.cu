@@ -172,6 +172,7 @@ sim_status compute_forces(cuda_backend *b, sim_error *err) {
 }
 
 sim_status upload_state(cuda_backend *b, const sim_state *s, sim_error *err) {
+    SIM_TRY(sim_state_check_bodies(s, err));
     const uint32_t n = s->n;
     sim_vec4f *h = (sim_vec4f *)malloc((size_t)n * 2 * sizeof *h);
     if (h == nullptr) {

@@ -2,6 +2,7 @@
  * nbsim — body state allocation and default parameters. */
 #include "state.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,17 @@ sim_status sim_state_copy(sim_state *dst, const sim_state *src, sim_error *err) 
     }
     memcpy(dst->pos, src->pos, (size_t)src->n * sizeof *src->pos);
     memcpy(dst->vel, src->vel, (size_t)src->n * sizeof *src->vel);
+    return SIM_OK;
+}
+
+sim_status sim_state_check_bodies(const sim_state *s, sim_error *err) {
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const double r = s->pos[i].w, m = s->vel[i].w;
+        if (!(r > 0.0 && isfinite(r)) || !(m > 0.0 && isfinite(m))) {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "body %u: radius %g and mass %g must be positive and finite", i, r, m);
+        }
+    }
     return SIM_OK;
 }
 

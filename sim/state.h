@@ -22,6 +22,10 @@ typedef struct sim_state {
 sim_status sim_state_alloc(sim_state *state, uint32_t n, sim_error *err);
 void sim_state_free(sim_state *state);
 sim_status sim_state_copy(sim_state *dst, const sim_state *src, sim_error *err);
+/* Radius and mass must be positive and finite (the integrator divides by the mass, contacts
+ * need a radius). Non-finite positions or velocities pass: the next frame reports them as
+ * SIM_UNSTABLE, like a blow-up. Backends call it after their cheaper checks (memory). */
+sim_status sim_state_check_bodies(const sim_state *state, sim_error *err);
 
 /* Model and integration parameters. Units are SI-like but arbitrary as long as consistent. */
 typedef struct sim_params {
