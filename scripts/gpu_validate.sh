@@ -83,7 +83,7 @@ if [ $viewer = 1 ] && [ -n "${DISPLAY:-}" ]; then
     --vsync off --screenshot "$OUT/viewer-pile.png" || status=1
   grep -h "fps\|interop\|host copy" "$logs"/viewer_*.log | head -6
 else
-  echo "no DISPLAY: viewer skipped"
+  echo "viewer skipped (--no-viewer, or no DISPLAY)"
 fi
 
 if [ $profile = 1 ]; then
