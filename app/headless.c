@@ -153,8 +153,11 @@ int app_run_headless(const app_options *opt) {
         return app_exit_code(st);
     }
     if (!opt->quiet) {
-        if (s.notice[0]) {
-            fprintf(stderr, "nbsim: %s\n", s.notice);
+        /* One "nbsim: " line per notice. */
+        for (const char *line = s.notice; *line;) {
+            size_t len = strcspn(line, "\n");
+            fprintf(stderr, "nbsim: %.*s\n", (int)len, line);
+            line += len + (line[len] == '\n');
         }
         print_banner(&s);
     }

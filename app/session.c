@@ -15,7 +15,7 @@
 #define APP_AUTO_TRIPLES_CUDA 2.0e9
 #define APP_AUTO_TRIPLES_CPU 2.0e6
 
-/* A user's dt beyond this multiple of the default (t_c / 50) gets a warning: t_c / 20. */
+/* A user's dt beyond this multiple of the default step (t_c / 50 or finer) gets a warning. */
 #define APP_DT_WARN_FACTOR 2.5
 
 static uint64_t choose(uint64_t n, int k) {
@@ -141,9 +141,9 @@ static void finish_params(app_session *s) {
         p->dt = safe;
     } else if (p->dt > APP_DT_WARN_FACTOR * safe) {
         snprintf(text, sizeof text,
-                 "warning: --dt %g is larger than contact time / 20 (%g): contacts may be "
-                 "unstable; the default is %g",
-                 p->dt, APP_DT_WARN_FACTOR * safe, safe);
+                 "warning: --dt %g is more than %.1f times the default step %g (resolving a "
+                 "contact in enough steps): contacts may be unstable or lose energy wrongly",
+                 p->dt, APP_DT_WARN_FACTOR, safe);
         add_notice(s, text);
     }
 }
