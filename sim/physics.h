@@ -134,20 +134,6 @@ double sim_default_dt(const sim_params *p, const sim_state *s);
 #define SIM_ATM_S_MIN 1e-30f
 #define SIM_ATM_S_MAX 1e30f
 #include "physics_impl.h"
-#undef SIM_R
-#undef SIM_V3
-#undef SIM_V4
-#undef SIM_PH
-#undef SIM_FN
-#undef SIM_K
-#undef SIM_SQRT
-#undef SIM_RSQRT
-#undef SIM_PH_CUTOFF2
-#undef SIM_PH_GX
-#undef SIM_PH_GY
-#undef SIM_PH_GZ
-#undef SIM_ATM_S_MIN
-#undef SIM_ATM_S_MAX
 
 #define SIM_R double
 #define SIM_V3 sim_vec3d
@@ -164,19 +150,5 @@ double sim_default_dt(const sim_params *p, const sim_state *s);
 #define SIM_ATM_S_MIN 1e-200
 #define SIM_ATM_S_MAX 1e200
 #include "physics_impl.h"
-#undef SIM_R
-#undef SIM_V3
-#undef SIM_V4
-#undef SIM_PH
-#undef SIM_FN
-#undef SIM_K
-#undef SIM_SQRT
-#undef SIM_RSQRT
-#undef SIM_PH_CUTOFF2
-#undef SIM_PH_GX
-#undef SIM_PH_GY
-#undef SIM_PH_GZ
-#undef SIM_ATM_S_MIN
-#undef SIM_ATM_S_MAX
 
 #endif /* SIM_PHYSICS_H */

@@ -3,7 +3,7 @@
  * with these macros defined: SIM_R (real type), SIM_V3 / SIM_V4 (vectors), SIM_PH (constants),
  * SIM_FN(name) (adds _f / _d), SIM_K(c) (a literal in SIM_R: never let a bare double literal
  * promote the float path to FP64), SIM_SQRT, SIM_RSQRT, SIM_PH_CUTOFF2, SIM_PH_GX/GY/GZ,
- * SIM_ATM_S_MIN / SIM_ATM_S_MAX. No include guard on purpose.
+ * SIM_ATM_S_MIN / SIM_ATM_S_MAX, which it undefines at its end. No include guard on purpose.
  *
  * Written for C and C++ (nvcc): no compound literals, no designated initialisers. */
 
@@ -179,3 +179,19 @@ SIM_HD void SIM_FN(sim_verlet_second)(SIM_V4 *vel, SIM_V3 force, SIM_R dt) {
     vel->y += h * force.y;
     vel->z += h * force.z;
 }
+
+/* Leave the macros free for the next instantiation. */
+#undef SIM_R
+#undef SIM_V3
+#undef SIM_V4
+#undef SIM_PH
+#undef SIM_FN
+#undef SIM_K
+#undef SIM_SQRT
+#undef SIM_RSQRT
+#undef SIM_PH_CUTOFF2
+#undef SIM_PH_GX
+#undef SIM_PH_GY
+#undef SIM_PH_GZ
+#undef SIM_ATM_S_MIN
+#undef SIM_ATM_S_MAX
