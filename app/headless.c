@@ -114,7 +114,8 @@ static sim_status run_frames(app_session *s, app_timing_log *log, app_run_stats 
             return st;
         }
         sim_energy energy;
-        int with_energy = o->energy_every > 0 && (f % o->energy_every == 0 || f + 1 == o->frames);
+        const int every = o->energy_every == APP_ENERGY_AUTO ? 1 : o->energy_every;
+        int with_energy = every > 0 && (f % every == 0 || f + 1 == o->frames);
         if (with_energy && (st = sim_backend_energy(s->backend, &energy, err)) != SIM_OK) {
             return st;
         }

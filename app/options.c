@@ -20,7 +20,7 @@ void app_options_default(app_options *o) {
     o->backend = APP_BACKEND_AUTO;
     o->config = sim_backend_config_default();
     o->frames = 0;
-    o->energy_every = 1;
+    o->energy_every = APP_ENERGY_AUTO;
     o->vsync = 1;
     o->width = 1280;
     o->height = 800;
@@ -74,7 +74,8 @@ void app_print_sim_help(const char *prog) {
            "  --frames F             run F frames without a window, then exit\n"
            "  --log FILE             per-frame CSV timing log (headless and viewer)\n"
            "  --summary FILE.json    medians / p95 per kernel and interactions/s\n"
-           "  --energy-every K       energies in the log every K frames (default 1, 0: never)\n"
+           "  --energy-every K       energies in the log every K frames (0: never; default:\n"
+           "                         every frame headless, every 30th in the viewer)\n"
            "  --quiet                no progress bar or notices\n"
            "Viewer:\n"
            "  --exit-after F         quit after rendering F frames\n"

@@ -21,6 +21,9 @@ enum {
     APP_SET_STEPS = 1u << 8
 };
 
+#define APP_ENERGY_AUTO (-1)
+#define APP_VIEWER_ENERGY_EVERY 30
+
 typedef enum { APP_TRIPLETS_AUTO = -1, APP_TRIPLETS_OFF = 0, APP_TRIPLETS_ON = 1 } app_triplets_mode;
 typedef enum { APP_BACKEND_AUTO, APP_BACKEND_CPU, APP_BACKEND_CUDA } app_backend_choice;
 
@@ -43,7 +46,9 @@ typedef struct {
     char log_path[APP_PATH_MAX];
     char summary_path[APP_PATH_MAX];
     char save_state_path[APP_PATH_MAX];
-    int energy_every; /* compute energies every K frames for the log (0 = never) */
+    int energy_every; /* energies in the log every K frames; 0 = never; APP_ENERGY_AUTO: every
+                         frame headless, every APP_VIEWER_ENERGY_EVERY-th in the viewer (an
+                         energy pass costs about a pair step) */
     int quiet;        /* no progress bar, no notices */
     /* viewer */
     long exit_after; /* > 0: quit after rendering that many frames */

@@ -40,9 +40,9 @@ static void write_log_row(app_viewer *v, const sim_frame_timing *t) {
     sim_error err;
     sim_error_clear(&err);
     const app_options *o = v->opt;
+    const int every = o->energy_every == APP_ENERGY_AUTO ? APP_VIEWER_ENERGY_EVERY : o->energy_every;
     sim_energy energy;
-    int with_energy =
-        o->energy_every > 0 && (v->session.frame - 1) % (uint64_t)o->energy_every == 0;
+    int with_energy = every > 0 && (v->session.frame - 1) % (uint64_t)every == 0;
     if (with_energy && sim_backend_energy(v->session.backend, &energy, &err) != SIM_OK) {
         with_energy = 0;
     }
