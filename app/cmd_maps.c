@@ -12,6 +12,7 @@
 #include "app.h"
 #include "map_png.h"
 #include "maps_check.h"
+#include "parse.h"
 
 typedef struct {
     int dim;           /* 2 or 3 */
@@ -364,6 +365,10 @@ int app_maps_main(int argc, char **argv) {
     if (o.png != NULL && n > (o.dim == 2 ? APP_MAP_PNG_MAX_2D : APP_MAP_PNG_MAX_3D)) {
         return usage_error("--png draws n <= %u tiles in %d-D, not %u",
                            o.dim == 2 ? APP_MAP_PNG_MAX_2D : APP_MAP_PNG_MAX_3D, o.dim, n);
+    }
+    /* Refuse an unwritable picture before printing anything (the write itself is atomic). */
+    if (o.png != NULL && app_path_writable(o.png) != 0) {
+        return usage_error("--png: cannot write '%s' (directory missing or not writable)", o.png);
     }
     if (o.dump != NULL) {
         rc = run_dump(&o, &plan);

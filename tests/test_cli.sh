@@ -28,6 +28,8 @@ expect_error 2 --frames 1 --scene no-such-scene
 expect_error 2 --frames 1 --log /no/such/dir/t.csv
 expect_error 2 --frames 1 --summary /no/such/dir/s.json
 expect_error 2 --frames 1 extra-argument
+expect_error 2 maps --dim 2 --map rm --tiles 16 --png /no/such/dir/rm.png
+expect_error 2 maps --dim 3 --tiles 5000
 grep -q "valid:.*ltm" <("$nbsim" --frames 1 --pair-map nope 2>&1) && ok || fail "map list in error"
 left=$(ls | grep -v -x -e err.txt -e out.txt -e help.txt)
 [ -z "$left" ] && ok || fail "bad input left files: $left"
