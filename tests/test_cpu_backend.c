@@ -6,6 +6,7 @@
 #include "physics.h"
 
 #include "ensure.h"
+#include "test_rng.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,11 +15,7 @@
 
 static uint64_t rng_state = 99;
 static double rnd(double lo, double hi) {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
+    return test_rnd(&rng_state, lo, hi);
 }
 
 /* n spheres (radius 0.4-0.5 m, mass 0.5-2 kg) uniformly in a cube of half-width h, random

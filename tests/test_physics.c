@@ -5,6 +5,7 @@
 #include "physics.h"
 
 #include "ensure.h"
+#include "test_rng.h"
 
 #include <stdint.h>
 
@@ -38,11 +39,7 @@ static sim_physics physics_of(double k, double e, int hertz, double nu, double c
 /* Deterministic pseudo-random numbers in [lo, hi) (splitmix64). */
 static uint64_t rng_state = 12345;
 static double rnd(double lo, double hi) {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
+    return test_rnd(&rng_state, lo, hi);
 }
 
 /* ---- damping ratio and contact law ---- */
