@@ -3,6 +3,8 @@
 #ifndef APP_H
 #define APP_H
 
+#include "sim_base.h"
+
 /* Exit codes of the nbsim program. */
 enum {
     APP_EXIT_OK = 0,
@@ -10,6 +12,9 @@ enum {
     APP_EXIT_USAGE = 2,      /* bad command line or input */
     APP_EXIT_INTERRUPT = 130 /* stopped by Ctrl-C (SIGINT) after flushing the log */
 };
+
+/* Exit code for a sim_status: 2 for bad input, 1 for runtime failures, 130 interrupted. */
+int app_exit_code(sim_status status);
 
 int app_maps_main(int argc, char **argv);  /* nbsim maps …   (map inspector) */
 int app_bench_main(int argc, char **argv); /* nbsim bench …  (benchmarks) */

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -111,4 +112,31 @@ int app_path_writable(const char *path) {
         return -1; /* path ends in '/': a directory, not a file */
     }
     return access(dir, W_OK | X_OK) == 0 ? 0 : -1;
+}
+
+void app_slug(const char *name, char *out, size_t cap) {
+    if (cap == 0) {
+        return;
+    }
+    size_t len = 0;
+    int dash = 0;
+    for (const char *p = name ? name : ""; *p != '\0' && len + 1 < cap; ++p) {
+        char c = *p;
+        if (c >= 'A' && c <= 'Z') {
+            c = (char)(c - 'A' + 'a');
+        }
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+            if (dash && len > 0 && len + 2 < cap) {
+                out[len++] = '-';
+            }
+            out[len++] = c;
+            dash = 0;
+        } else {
+            dash = 1;
+        }
+    }
+    out[len] = '\0';
+    if (len == 0) {
+        snprintf(out, cap, "gpu");
+    }
 }

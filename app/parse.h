@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — strict parsing of command-line values: the whole string must be a number in range. */
+ * nbsim — strict parsing of command-line values (the whole string must be a number in range)
+ * and small string helpers. */
 #ifndef APP_PARSE_H
 #define APP_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Each returns 0 on success, -1 when text is not a (finite) number of that kind or is out of
@@ -16,5 +18,9 @@ int app_parse_vec3(const char *text, double out[3]);
 int app_copy_string(char *dst, size_t cap, const char *src);
 /* 0 when a file at path could be created (its directory exists and is writable), else -1. */
 int app_path_writable(const char *path);
+
+/* "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3": lower-case letters and digits, runs of
+ * anything else become one '-', no leading/trailing '-'; "gpu" when nothing is left. */
+void app_slug(const char *name, char *out, size_t cap);
 
 #endif /* APP_PARSE_H */

@@ -2,25 +2,92 @@
  * nbsim — sim_backend: validates input once, then dispatches to the CPU or CUDA backend. */
 #include "backend_impl.h"
 
+#include <string.h>
+
 sim_backend_config sim_backend_config_default(void) {
     sim_backend_config c = {0};
     c.kind = SIM_BACKEND_CUDA;
     c.pair_map = SIM_PAIR_MAP_LTM;
     c.triplet_map = SIM_TRIPLET_MAP_TETRA;
-    c.pair_full = 0;
     c.tile = 64;
     c.cpu_threads = 0;
     return c;
 }
 
-static sim_status check_maps(sim_pair_map pm, sim_triplet_map tm, sim_error *err) {
-    if ((int)pm < 0 || pm >= SIM_PAIR_MAP_COUNT) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "unknown pair map %d", (int)pm);
+int sim_pair_tile_valid(uint32_t tile) {
+#define SIM_TILE_IS(t) tile == (t) ||
+    return SIM_PAIR_TILE_LIST(SIM_TILE_IS) 0;
+#undef SIM_TILE_IS
+}
+
+const char *sim_pair_choice_name(sim_pair_choice c) {
+    return c == SIM_PAIR_FULL ? "full" : sim_pair_map_name((sim_pair_map)c);
+}
+
+const char *sim_pair_choice_label(sim_pair_choice c) {
+    return c == SIM_PAIR_FULL ? "full N^2 sweep, no symmetry (nbody-style)"
+                              : sim_pair_map_label((sim_pair_map)c);
+}
+
+int sim_pair_choice_from_name(const char *name) {
+    if (name != NULL && strcmp(name, "full") == 0) {
+        return SIM_PAIR_FULL;
+    }
+    return sim_pair_map_from_name(name);
+}
+
+uint32_t sim_ceil_div(uint32_t a, uint32_t b) {
+    return (uint32_t)(((uint64_t)a + b - 1) / b);
+}
+
+static sim_status check_maps(sim_backend_kind kind, sim_pair_choice pm, sim_triplet_map tm,
+                             sim_error *err) {
+    if (pm < 0 || pm >= SIM_PAIR_CHOICE_COUNT) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "unknown pair map %d", pm);
     }
     if ((int)tm < 0 || tm >= SIM_TRIPLET_MAP_COUNT) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "unknown triplet map %d", (int)tm);
     }
+    if (pm == SIM_PAIR_FULL && kind != SIM_BACKEND_CUDA) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "the full N^2 pair sweep is a CUDA kernel variant; the CPU reference "
+                        "always uses the symmetric tiled sweep");
+    }
     return SIM_OK;
+}
+
+sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
+                                 int triplets, sim_error *err) {
+    sim_map_plan pair = b->pair_plan, triplet;
+    if (pm != SIM_PAIR_FULL) {
+        SIM_TRY(
+            sim_pair_map_plan((sim_pair_map)pm, sim_ceil_div(b->n, b->config.tile), &pair, err));
+    }
+    if (triplets) {
+        SIM_TRY(sim_triplet_map_plan(tm, sim_ceil_div(b->n, SIM_TRIPLET_TILE), &triplet, err));
+        b->triplet_plan = triplet;
+    }
+    b->pair_plan = pair;
+    b->triplet_planned = triplets;
+    b->config.pair_map = pm;
+    b->config.triplet_map = tm;
+    return SIM_OK;
+}
+
+void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t) {
+    if (b->config.pair_map == SIM_PAIR_FULL) {
+        t->pair_blocks = sim_ceil_div(b->n, b->config.tile);
+        t->pair_blocks_wasted = 0;
+    } else {
+        t->pair_blocks = b->pair_plan.blocks;
+        t->pair_blocks_wasted = b->pair_plan.blocks - b->pair_plan.useful;
+    }
+    t->triplet_blocks = 0;
+    t->triplet_blocks_wasted = 0;
+    if (b->params.triplets && b->triplet_planned) {
+        t->triplet_blocks = b->triplet_plan.blocks;
+        t->triplet_blocks_wasted = b->triplet_plan.blocks - b->triplet_plan.useful;
+    }
 }
 
 static sim_status check_params(const sim_params *p, sim_error *err) {
@@ -50,20 +117,15 @@ sim_status sim_backend_create(const sim_backend_config *config, const sim_params
                               const sim_state *initial, sim_backend **out, sim_error *err) {
     SIM_ASSERT(config != NULL && params != NULL && initial != NULL && out != NULL);
     *out = NULL;
-    sim_status s = check_maps(config->pair_map, config->triplet_map, err);
-    if (s != SIM_OK) {
-        return s;
-    }
-    if (config->tile != 32 && config->tile != 64 && config->tile != 128) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "tile size %u must be 32, 64 or 128", config->tile);
+    SIM_TRY(check_maps(config->kind, config->pair_map, config->triplet_map, err));
+    if (!sim_pair_tile_valid(config->tile)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "tile size %u must be " SIM_PAIR_TILE_NAMES,
+                        config->tile);
     }
     if (initial->n < 1) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "the scene has no bodies");
     }
-    s = check_params(params, err);
-    if (s != SIM_OK) {
-        return s;
-    }
+    SIM_TRY(check_params(params, err));
     if (config->kind == SIM_BACKEND_CPU) {
         return sim_cpu_backend_create(config, params, initial, out, err);
     }
@@ -81,27 +143,21 @@ sim_status sim_backend_run_frame(sim_backend *b, sim_frame_timing *t, sim_error 
     return b->ops->run_frame(b, t, err);
 }
 
-sim_status sim_backend_set_maps(sim_backend *b, sim_pair_map pm, sim_triplet_map tm,
+sim_status sim_backend_set_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
                                 sim_error *err) {
     SIM_ASSERT(b != NULL);
-    sim_status s = check_maps(pm, tm, err);
-    return s != SIM_OK ? s : b->ops->set_maps(b, pm, tm, err);
-}
-
-sim_status sim_backend_set_pair_full(sim_backend *b, int on, sim_error *err) {
-    SIM_ASSERT(b != NULL);
-    if (on && b->config.kind != SIM_BACKEND_CUDA) {
-        return sim_fail(err, SIM_UNSUPPORTED, "the full pair sweep needs the CUDA backend");
-    }
-    /* The CUDA backend reads config.pair_full at every step; its map plan stays valid. */
-    b->config.pair_full = on ? 1 : 0;
-    return SIM_OK;
+    SIM_TRY(check_maps(b->config.kind, pm, tm, err));
+    /* Backends read the plans at every step: nothing else to tell them. */
+    return sim_backend_plan_maps(b, pm, tm, b->params.triplets, err);
 }
 
 sim_status sim_backend_set_params(sim_backend *b, const sim_params *p, sim_error *err) {
     SIM_ASSERT(b != NULL && p != NULL);
-    sim_status s = check_params(p, err);
-    return s != SIM_OK ? s : b->ops->set_params(b, p, err);
+    SIM_TRY(check_params(p, err));
+    if (p->triplets && !b->triplet_planned) {
+        SIM_TRY(sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, 1, err));
+    }
+    return b->ops->set_params(b, p, err);
 }
 
 sim_status sim_backend_set_state(sim_backend *b, const sim_state *state, sim_error *err) {
@@ -124,8 +180,8 @@ sim_status sim_backend_energy(sim_backend *b, sim_energy *e, sim_error *err) {
     return b->ops->energy(b, e, err);
 }
 
-sim_status sim_backend_export_positions(sim_backend *b, sim_vec4f *pos, float *speed,
-                                        int on_device, sim_error *err) {
+sim_status sim_backend_export_positions(sim_backend *b, sim_vec4f *pos, float *speed, int on_device,
+                                        sim_error *err) {
     SIM_ASSERT(b != NULL && pos != NULL);
     if (on_device && b->config.kind != SIM_BACKEND_CUDA) {
         return sim_fail(err, SIM_UNSUPPORTED, "device export needs the CUDA backend");

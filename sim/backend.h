@@ -20,12 +20,27 @@ typedef enum { SIM_BACKEND_CPU, SIM_BACKEND_CUDA } sim_backend_kind;
  * ~3/n of the blocks. */
 #define SIM_TRIPLET_TILE 32u
 
+/* Bodies per pair tile (rho) the pair kernels are built for: one list for the kernels' dispatch,
+ * every check and every message. */
+#define SIM_PAIR_TILE_LIST(X) X(32) X(64) X(128)
+#define SIM_PAIR_TILE_NAMES "32, 64 or 128"
+int sim_pair_tile_valid(uint32_t tile);
+
+/* What runs the pair phase: one of the pair thread maps (a sim_pair_map value), or
+ * SIM_PAIR_FULL, the nbody-style sweep over all N^2 ordered pairs without symmetry (CUDA only;
+ * the baseline that shows what symmetry buys). One value with one name wherever it is shown. */
+typedef int sim_pair_choice;
+#define SIM_PAIR_FULL ((sim_pair_choice)SIM_PAIR_MAP_COUNT)
+#define SIM_PAIR_CHOICE_COUNT (SIM_PAIR_MAP_COUNT + 1)
+const char *sim_pair_choice_name(sim_pair_choice choice);  /* the map's name, or "full" */
+const char *sim_pair_choice_label(sim_pair_choice choice); /* the map's label, or the sweep's */
+int sim_pair_choice_from_name(const char *name);           /* -1 when unknown */
+
 typedef struct {
     sim_backend_kind kind;
-    sim_pair_map pair_map;       /* how pair tiles are placed (CUDA; CPU emulates the tiling) */
+    sim_pair_choice pair_map;    /* how pair tiles are placed (CPU emulates the tiling), or full */
     sim_triplet_map triplet_map; /* how triplet tiles are placed */
-    int pair_full;               /* CUDA only: nbody-style full N^2 pair sweep, no symmetry */
-    uint32_t tile;               /* bodies per pair tile (rho): 32, 64 or 128 */
+    uint32_t tile;               /* bodies per pair tile (rho): SIM_PAIR_TILE_NAMES */
     int cpu_threads;             /* CPU backend: OpenMP threads, 0 = default */
 } sim_backend_config;
 
@@ -54,11 +69,10 @@ void sim_backend_destroy(sim_backend *backend);
  * a body outside the box) when the state blew up. */
 sim_status sim_backend_run_frame(sim_backend *backend, sim_frame_timing *timing, sim_error *err);
 
-sim_status sim_backend_set_maps(sim_backend *backend, sim_pair_map pair_map,
+/* Switches maps; SIM_PAIR_FULL needs the CUDA backend (else SIM_UNSUPPORTED). A refused change
+ * leaves the backend as it was. */
+sim_status sim_backend_set_maps(sim_backend *backend, sim_pair_choice pair_map,
                                 sim_triplet_map triplet_map, sim_error *err);
-/* Switches the pair phase between the tiled map (off) and the nbody-style full sweep (on; CUDA
- * backend only, else SIM_UNSUPPORTED). */
-sim_status sim_backend_set_pair_full(sim_backend *backend, int on, sim_error *err);
 sim_status sim_backend_set_params(sim_backend *backend, const sim_params *params, sim_error *err);
 sim_status sim_backend_set_state(sim_backend *backend, const sim_state *state, sim_error *err);
 
@@ -78,6 +92,27 @@ const char *sim_backend_device_name(const sim_backend *backend); /* "CPU (8 thre
 
 /* Number of usable CUDA devices; 0 without a device or driver (never fails). */
 int sim_cuda_device_count(void);
+
+/* What the current CUDA device is: for the benchmarks' header and meta.txt, the issue ceiling,
+ * and the autotuner's cache key. */
+typedef struct {
+    char name[256];
+    int device;             /* CUDA ordinal */
+    int cc_major, cc_minor; /* compute capability */
+    int sm_count;
+    int fp32_lanes_per_sm; /* FP32 lanes per SM by architecture (128 on Hopper), 0 = unknown */
+    int clock_khz;         /* peak SM clock [kHz] */
+    int mem_clock_khz;     /* peak memory clock [kHz] */
+    int bus_width_bits;
+    int l2_bytes;
+    uint64_t global_mem_bytes;
+    uint64_t free_mem_bytes; /* when queried */
+    int driver_version;      /* e.g. 13000 = 13.0 */
+    int runtime_version;
+} sim_device_info;
+
+/* Fills *dev for the current CUDA device. SIM_NO_DEVICE without a device or driver. */
+sim_status sim_cuda_device_query(sim_device_info *dev, sim_error *err);
 
 #ifdef __cplusplus
 }

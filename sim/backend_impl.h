@@ -12,7 +12,6 @@ extern "C" {
 typedef struct sim_backend_ops {
     void (*destroy)(sim_backend *b);
     sim_status (*run_frame)(sim_backend *b, sim_frame_timing *t, sim_error *err);
-    sim_status (*set_maps)(sim_backend *b, sim_pair_map pm, sim_triplet_map tm, sim_error *err);
     sim_status (*set_params)(sim_backend *b, const sim_params *p, sim_error *err);
     sim_status (*set_state)(sim_backend *b, const sim_state *s, sim_error *err);
     sim_status (*read_state)(sim_backend *b, sim_state *out, sim_vec3d *forces, sim_error *err);
@@ -21,14 +20,27 @@ typedef struct sim_backend_ops {
                                    sim_error *err);
 } sim_backend_ops;
 
-/* Every backend struct begins with this header. */
+/* Every backend struct begins with this header. The map plans live here, built by backend.c
+ * for both backends, so the CPU reference enumerates exactly the blocks the kernels launch. */
 struct sim_backend {
     const sim_backend_ops *ops;
     sim_backend_config config;
     sim_params params;
     uint32_t n;
     char device_name[128];
+    sim_map_plan pair_plan;    /* for config.pair_map over ceil(n / tile) tiles; unused for full */
+    sim_map_plan triplet_plan; /* over ceil(n / SIM_TRIPLET_TILE) tiles, when triplet_planned */
+    int triplet_planned;
 };
+
+/* Plans the maps for b->n and b->config.tile (the triplet plan only when `triplets`), then
+ * commits them and the choice to b->config; nothing changes when a plan is refused. */
+sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
+                                 int triplets, sim_error *err);
+/* The blocks a step launches and wastes, from the plans, into t. */
+void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t);
+/* ceil(a / b) for tile counts. */
+uint32_t sim_ceil_div(uint32_t a, uint32_t b);
 
 sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,
                                   const sim_state *s, sim_backend **out, sim_error *err);

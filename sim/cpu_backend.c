@@ -8,8 +8,8 @@
  * accumulate into their own force buffer; the buffers are summed afterwards, so no races and
  * the result does not depend on the schedule beyond rounding order.
  *
- * config->pair_full (the nbody-style full sweep) is a CUDA kernel variant: refused here with
- * SIM_UNSUPPORTED (the symmetric sweep already gives the same forces).
+ * SIM_PAIR_FULL (the nbody-style full sweep) is a CUDA kernel variant: sim_backend refuses it
+ * for this backend (the symmetric sweep already gives the same forces).
  *
  * Energies: `contact` = pair springs, `atm` = ATM triples (0 while triplets are off), `gravity`
  * = the per-body potential, gravity -m g.x plus the walls' elastic energy (what sim_body_force
@@ -46,21 +46,12 @@ typedef struct {
     int threads;      /* OpenMP threads available */
     int team;         /* threads the current phase uses (<= threads); buffers 0 .. team-1 */
     sim_physics ph;
-    double dt;          /* [s] */
-    uint32_t tiles;     /* ceil(n / tile): pair tiles */
-    uint32_t ttiles;    /* ceil(n / SIM_TRIPLET_TILE): triplet tiles */
-    sim_map_plan pplan; /* pair map plan for `tiles` */
-    sim_map_plan tplan; /* triplet map plan (valid when tplan_ok) */
-    int tplan_ok;
+    double dt;                       /* [s] */
+    uint32_t tiles;                  /* ceil(n / tile): pair tiles */
+    uint32_t ttiles;                 /* ceil(n / SIM_TRIPLET_TILE): triplet tiles */
     double e_contact, e_atm, e_body; /* potential energies at the current positions [J] */
     uint64_t steps_done;
 } cpu_backend;
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
 static int thread_id(void) {
 #ifdef _OPENMP
@@ -84,8 +75,7 @@ static void sub3(sim_vec3d *a, sim_vec3d f) {
 
 /* ---- one tile pair / tile triple, as one CUDA block would do it ---- */
 
-static void tile_range(const cpu_backend *b, uint32_t t, uint32_t rho, uint32_t *lo,
-                       uint32_t *hi) {
+static void tile_range(const cpu_backend *b, uint32_t t, uint32_t rho, uint32_t *lo, uint32_t *hi) {
     *lo = t * rho;
     *hi = *lo + rho < b->st.n ? *lo + rho : b->st.n; /* the last tile may be partial */
 }
@@ -161,8 +151,8 @@ static void reduce_buffers(cpu_backend *b, int add) {
 /* Blocks whose tile lies outside the domain (only a broken map gives them) are skipped, as a
  * guarded kernel would skip them. */
 static double pair_phase(cpu_backend *b) {
-    const sim_map_plan *plan = &b->pplan;
-    const sim_pair_map map = b->base.config.pair_map;
+    const sim_map_plan *plan = &b->base.pair_plan;
+    const sim_pair_map map = (sim_pair_map)b->base.config.pair_map;
     const uint32_t tiles = b->tiles;
     const double n = b->st.n;
     double energy = 0.0;
@@ -189,7 +179,7 @@ static double pair_phase(cpu_backend *b) {
 }
 
 static double triplet_phase(cpu_backend *b) {
-    const sim_map_plan *plan = &b->tplan;
+    const sim_map_plan *plan = &b->base.triplet_plan;
     const sim_triplet_map map = b->base.config.triplet_map;
     const uint32_t tiles = b->ttiles;
     const double n = b->st.n;
@@ -232,16 +222,16 @@ static double body_phase(cpu_backend *b) {
 
 /* F at the current positions (and velocities); accumulates phase times when t != NULL. */
 static void compute_forces(cpu_backend *b, sim_frame_timing *t) {
-    double t0 = now_ms();
+    double t0 = sim_now_ms();
     b->e_contact = pair_phase(b);
-    double t1 = now_ms();
+    double t1 = sim_now_ms();
     b->e_atm = 0.0;
     if (b->base.params.triplets) {
         b->e_atm = triplet_phase(b);
     }
-    double t2 = now_ms();
+    double t2 = sim_now_ms();
     b->e_body = body_phase(b);
-    double t3 = now_ms();
+    double t3 = sim_now_ms();
     if (t != NULL) {
         t->pair_ms += t1 - t0;
         t->triplet_ms += b->base.params.triplets ? t2 - t1 : 0.0;
@@ -250,31 +240,6 @@ static void compute_forces(cpu_backend *b, sim_frame_timing *t) {
 }
 
 /* ---- set-up ---- */
-
-static sim_status plan_maps(cpu_backend *b, sim_pair_map pm, sim_triplet_map tm, int triplets,
-                            sim_error *err) {
-    sim_map_plan pp, tp;
-    sim_status s = sim_pair_map_plan(pm, b->tiles, &pp, err);
-    if (s != SIM_OK) {
-        return s;
-    }
-    int tp_ok = 0;
-    if (triplets) {
-        s = sim_triplet_map_plan(tm, b->ttiles, &tp, err);
-        if (s != SIM_OK) {
-            return s;
-        }
-        tp_ok = 1;
-    }
-    b->pplan = pp;
-    if (tp_ok) {
-        b->tplan = tp;
-    }
-    b->tplan_ok = tp_ok;
-    b->base.config.pair_map = pm;
-    b->base.config.triplet_map = tm;
-    return SIM_OK;
-}
 
 static int same_physics(const sim_physics *a, const sim_physics *b) {
     return a->stiffness == b->stiffness && a->damping_ratio == b->damping_ratio &&
@@ -328,56 +293,36 @@ static sim_status check_blowup(const cpu_backend *b, int frame_step, sim_error *
 static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err) {
     cpu_backend *b = as_cpu(base);
     memset(t, 0, sizeof *t);
-    t->pair_blocks = b->pplan.blocks;
-    t->pair_blocks_wasted = b->pplan.blocks - b->pplan.useful;
-    if (b->base.params.triplets) {
-        t->triplet_blocks = b->tplan.blocks;
-        t->triplet_blocks_wasted = b->tplan.blocks - b->tplan.useful;
-    }
+    sim_backend_count_blocks(&b->base, t);
     const int64_t n = b->st.n;
     const int team = team_for(b, (double)n);
     (void)team; /* unused without OpenMP */
     const double dt = b->dt;
     for (int s = 1; s <= b->base.params.steps_per_frame; ++s) {
-        const double t0 = now_ms();
+        const double t0 = sim_now_ms();
         SIM_OMP(omp parallel for num_threads(team) schedule(static))
         for (int64_t i = 0; i < n; ++i) {
             sim_verlet_first_d(&b->st.pos[i], &b->st.vel[i], b->force[i], dt);
         }
-        const double t1 = now_ms();
+        const double t1 = sim_now_ms();
         compute_forces(b, t); /* at x_{n+1} with the half-step velocities */
-        const double t2 = now_ms();
+        const double t2 = sim_now_ms();
         SIM_OMP(omp parallel for num_threads(team) schedule(static))
         for (int64_t i = 0; i < n; ++i) {
             sim_verlet_second_d(&b->st.vel[i], b->force[i], dt);
         }
-        const double t3 = now_ms();
+        const double t3 = sim_now_ms();
         t->integrate_ms += (t1 - t0) + (t3 - t2);
         t->step_ms += t3 - t0;
         t->steps = s;
         b->steps_done++;
-        sim_status st = check_blowup(b, s, err);
-        if (st != SIM_OK) {
-            return st;
-        }
+        SIM_TRY(check_blowup(b, s, err));
     }
     return SIM_OK;
 }
 
-static sim_status cpu_set_maps(sim_backend *base, sim_pair_map pm, sim_triplet_map tm,
-                               sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    return plan_maps(b, pm, tm, b->base.params.triplets, err);
-}
-
 static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
     cpu_backend *b = as_cpu(base);
-    if (p->triplets && !b->tplan_ok) {
-        sim_status s = plan_maps(b, b->base.config.pair_map, b->base.config.triplet_map, 1, err);
-        if (s != SIM_OK) {
-            return s;
-        }
-    }
     const sim_physics old = b->ph;
     const int old_triplets = b->base.params.triplets;
     apply_params(b, p);
@@ -391,10 +336,7 @@ static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_err
 
 static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error *err) {
     cpu_backend *b = as_cpu(base);
-    sim_status st = sim_state_check_bodies(s, err);
-    if (st != SIM_OK) {
-        return st;
-    }
+    SIM_TRY(sim_state_check_bodies(s, err));
     memcpy(b->st.pos, s->pos, (size_t)s->n * sizeof *s->pos);
     memcpy(b->st.vel, s->vel, (size_t)s->n * sizeof *s->vel);
     apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
@@ -445,22 +387,14 @@ static sim_status cpu_export_positions(sim_backend *base, sim_vec4f *pos, float 
 }
 
 static const sim_backend_ops cpu_ops = {
-    cpu_destroy,   cpu_run_frame,  cpu_set_maps, cpu_set_params,
-    cpu_set_state, cpu_read_state, cpu_energy,   cpu_export_positions,
+    cpu_destroy,    cpu_run_frame, cpu_set_params,       cpu_set_state,
+    cpu_read_state, cpu_energy,    cpu_export_positions,
 };
 
 sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,
                                   const sim_state *s, sim_backend **out, sim_error *err) {
     *out = NULL;
-    if (c->pair_full) {
-        return sim_fail(err, SIM_UNSUPPORTED,
-                        "the full N^2 pair sweep is a CUDA kernel variant; the CPU reference "
-                        "always uses the symmetric tiled sweep");
-    }
-    sim_status st = sim_state_check_bodies(s, err);
-    if (st != SIM_OK) {
-        return st;
-    }
+    SIM_TRY(sim_state_check_bodies(s, err));
     cpu_backend *b = calloc(1, sizeof *b);
     if (b == NULL) {
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the CPU backend");
@@ -475,9 +409,9 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
 #endif
     snprintf(b->base.device_name, sizeof b->base.device_name, "CPU (%d thread%s)", b->threads,
              b->threads == 1 ? "" : "s");
-    b->tiles = (uint32_t)((s->n + (uint64_t)c->tile - 1) / c->tile);
-    b->ttiles = (uint32_t)((s->n + (uint64_t)SIM_TRIPLET_TILE - 1) / SIM_TRIPLET_TILE);
-    st = sim_state_copy(&b->st, s, err);
+    b->tiles = sim_ceil_div(s->n, c->tile);
+    b->ttiles = sim_ceil_div(s->n, SIM_TRIPLET_TILE);
+    sim_status st = sim_state_copy(&b->st, s, err);
     if (st == SIM_OK) {
         b->force = calloc(s->n, sizeof *b->force);
         b->tbuf = calloc((size_t)b->threads * s->n, sizeof *b->tbuf);
@@ -488,7 +422,7 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
         }
     }
     if (st == SIM_OK) {
-        st = plan_maps(b, c->pair_map, c->triplet_map, p->triplets, err);
+        st = sim_backend_plan_maps(&b->base, c->pair_map, c->triplet_map, p->triplets, err);
     }
     if (st != SIM_OK) {
         cpu_destroy(&b->base);

@@ -38,17 +38,10 @@ struct cuda_backend {
     float *d_speed;   /* scratch for host exports of speeds */
     sim_physics_f ph;
     float dt;
-    sim_map_plan pair_plan;
-    sim_map_plan triplet_plan;
-    int triplet_planned;
 };
 
 cuda_backend *as_cuda(sim_backend *b) {
     return reinterpret_cast<cuda_backend *>(b);
-}
-
-uint32_t ceil_div(uint32_t a, uint32_t b) {
-    return (uint32_t)(((uint64_t)a + b - 1) / b);
 }
 
 void cuda_destroy(sim_backend *base) {
@@ -125,40 +118,23 @@ sim_status ensure_events(cuda_backend *b, int steps, sim_error *err) {
     return SIM_OK;
 }
 
-sim_status plan_maps(cuda_backend *b, sim_pair_map pm, sim_triplet_map tm, int triplets,
-                     sim_error *err) {
-    sim_map_plan pair, triplet;
-    SIM_TRY(sim_pair_map_plan(pm, ceil_div(b->base.n, b->base.config.tile), &pair, err));
-    if (triplets) {
-        SIM_TRY(sim_triplet_map_plan(tm, ceil_div(b->base.n, SIM_TRIPLET_TILE), &triplet, err));
-    }
-    /* Commit only when both plans exist, so a refused change leaves the backend as it was. */
-    b->pair_plan = pair;
-    if (triplets) {
-        b->triplet_plan = triplet;
-    }
-    b->triplet_planned = triplets;
-    b->base.config.pair_map = pm;
-    b->base.config.triplet_map = tm;
-    return SIM_OK;
-}
-
 /* The step's force phases on the main stream: pairs (F = 0 first, except for the full sweep,
  * which stores), then triplets. */
 sim_status pair_phase(cuda_backend *b, sim_error *err) {
     const sim_gpu_bodies *bd = &b->bodies;
-    if (b->base.config.pair_full) {
+    if (b->base.config.pair_map == SIM_PAIR_FULL) {
         return sim_gpu_pair_forces_full(bd, &b->ph, b->base.config.tile, b->streams.main, err);
     }
     SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, b->streams.main));
-    return sim_gpu_pair_forces(bd, &b->ph, &b->pair_plan, b->base.config.tile, &b->streams, err);
+    return sim_gpu_pair_forces(bd, &b->ph, &b->base.pair_plan, b->base.config.tile, &b->streams,
+                               err);
 }
 
 sim_status triplet_phase(cuda_backend *b, sim_error *err) {
     if (!b->base.params.triplets) {
         return SIM_OK;
     }
-    return sim_gpu_triplet_forces(&b->bodies, &b->ph, &b->triplet_plan, &b->streams, err);
+    return sim_gpu_triplet_forces(&b->bodies, &b->ph, &b->base.triplet_plan, &b->streams, err);
 }
 
 /* F = pairs + triplets + body force for the current positions, without a kick: the force the
@@ -280,16 +256,7 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
         t->step_ms += step_ms;
     }
     t->steps = steps;
-    if (base->config.pair_full) {
-        t->pair_blocks = ceil_div(base->n, base->config.tile);
-    } else {
-        t->pair_blocks = b->pair_plan.blocks;
-        t->pair_blocks_wasted = b->pair_plan.blocks - b->pair_plan.useful;
-    }
-    if (base->params.triplets) {
-        t->triplet_blocks = b->triplet_plan.blocks;
-        t->triplet_blocks_wasted = b->triplet_plan.blocks - b->triplet_plan.useful;
-    }
+    sim_backend_count_blocks(base, t);
 
     if (*b->h_flag != SIM_GPU_STABLE) {
         uint32_t step, body;
@@ -314,11 +281,6 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
     return SIM_OK;
 }
 
-sim_status cuda_set_maps(sim_backend *base, sim_pair_map pm, sim_triplet_map tm, sim_error *err) {
-    cuda_backend *b = as_cuda(base);
-    return plan_maps(b, pm, tm, base->params.triplets, err);
-}
-
 bool same_physics(const sim_physics_f &a, const sim_physics_f &b) {
     return a.stiffness == b.stiffness && a.damping_ratio == b.damping_ratio &&
            a.atm_nu == b.atm_nu && a.atm_cutoff2 == b.atm_cutoff2 && a.box_half == b.box_half &&
@@ -327,9 +289,6 @@ bool same_physics(const sim_physics_f &a, const sim_physics_f &b) {
 
 sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
     cuda_backend *b = as_cuda(base);
-    if (p->triplets && !b->triplet_planned) {
-        SIM_TRY(plan_maps(b, base->config.pair_map, base->config.triplet_map, 1, err));
-    }
     sim_state tmp = {0, nullptr, nullptr};
     if (!(p->dt > 0.0)) { /* the default step depends on masses, radii, speeds: read them back */
         SIM_TRY(sim_state_alloc(&tmp, base->n, err));
@@ -405,8 +364,8 @@ sim_status cuda_export_positions(sim_backend *base, sim_vec4f *pos, float *speed
 }
 
 const sim_backend_ops cuda_ops = {
-    cuda_destroy,   cuda_run_frame,  cuda_set_maps, cuda_set_params,
-    cuda_set_state, cuda_read_state, cuda_energy,   cuda_export_positions,
+    cuda_destroy,    cuda_run_frame, cuda_set_params,       cuda_set_state,
+    cuda_read_state, cuda_energy,    cuda_export_positions,
 };
 
 /* The memory check can race with other processes: a failed allocation is still an
@@ -436,23 +395,14 @@ sim_status create_impl(cuda_backend *b, const sim_state *s, sim_error *err) {
     SIM_CUDA_TRY(cudaMallocHost((void **)&b->h_flag, sizeof *b->h_flag));
     SIM_TRY(make_streams(b, err));
     SIM_TRY(ensure_events(b, b->base.params.steps_per_frame, err));
-    SIM_TRY(plan_maps(b, b->base.config.pair_map, b->base.config.triplet_map,
-                      b->base.params.triplets, err));
+    SIM_TRY(sim_backend_plan_maps(&b->base, b->base.config.pair_map, b->base.config.triplet_map,
+                                  b->base.params.triplets, err));
     SIM_TRY(set_physics(b, &b->base.params, s, err));
     SIM_TRY(upload_state(b, s, err));
     return compute_forces(b, err);
 }
 
 } // namespace
-
-int sim_cuda_device_count(void) {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-        (void)cudaGetLastError(); /* clear it: no device is not an error here */
-        return 0;
-    }
-    return count;
-}
 
 sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params *p,
                                    const sim_state *s, sim_backend **out, sim_error *err) {

@@ -30,13 +30,4 @@
         }                                                                                          \
     } while (0)
 
-/* Propagates a sim_status from a helper that already filled `err`. */
-#define SIM_TRY(expr)                                                                              \
-    do {                                                                                           \
-        sim_status sim_try_s_ = (expr);                                                            \
-        if (sim_try_s_ != SIM_OK) {                                                                \
-            return sim_try_s_;                                                                     \
-        }                                                                                          \
-    } while (0)
-
 #endif /* SIM_CUDA_CHECK_H */

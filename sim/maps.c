@@ -5,6 +5,7 @@
 #include "maps.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* CUDA's grid limits (blocks per launch in x, y, z). */
@@ -72,6 +73,28 @@ int sim_triplet_map_is_paper_float(sim_triplet_map map) {
 }
 int sim_triplet_map_from_name(const char *name) {
     return find_name(triplet_info, SIM_TRIPLET_MAP_COUNT, name);
+}
+
+int sim_map_count(int dim) {
+    return dim == 2 ? SIM_PAIR_MAP_COUNT : SIM_TRIPLET_MAP_COUNT;
+}
+const char *sim_map_name(int dim, int map) {
+    return dim == 2 ? sim_pair_map_name((sim_pair_map)map)
+                    : sim_triplet_map_name((sim_triplet_map)map);
+}
+int sim_map_from_name(int dim, const char *name) {
+    return dim == 2 ? sim_pair_map_from_name(name) : sim_triplet_map_from_name(name);
+}
+const char *sim_map_names(int dim, char *buf, size_t cap) {
+    size_t len = 0;
+    if (cap > 0) {
+        buf[0] = '\0';
+    }
+    for (int m = 0; m < sim_map_count(dim) && len < cap; ++m) {
+        const int w = snprintf(buf + len, cap - len, "%s%s", m ? ", " : "", sim_map_name(dim, m));
+        len += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
 }
 
 /* ---- plan building ---- */

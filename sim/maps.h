@@ -104,6 +104,12 @@ const char *sim_triplet_map_name(sim_triplet_map map);
 const char *sim_triplet_map_label(sim_triplet_map map);
 int sim_triplet_map_is_paper_float(sim_triplet_map map);
 int sim_triplet_map_from_name(const char *name);
+/* The same by dimension (2: pair maps, 3: triplet maps), for code that handles both. */
+int sim_map_count(int dim);
+const char *sim_map_name(int dim, int map);
+int sim_map_from_name(int dim, const char *name);
+/* Every map name of the dimension, ", "-separated, into buf (truncated to cap); returns buf. */
+const char *sim_map_names(int dim, char *buf, size_t cap);
 
 /* rm for n not a power of two: the domain is cut along the diagonal into at most this many
  * power-of-two parts, one per set bit of n, the last one rounded up past n (maps.c gives the

@@ -222,28 +222,26 @@ sim_status sim_gpu_pair_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                const sim_map_plan *plan, uint32_t tile, const sim_gpu_streams *st,
                                sim_error *err) {
     switch (tile) {
-    case 32:
-        return launch_sym<32>(b, ph, plan, st, err);
-    case 64:
-        return launch_sym<64>(b, ph, plan, st, err);
-    case 128:
-        return launch_sym<128>(b, ph, plan, st, err);
+#define SIM_TILE_CASE(t)                                                                           \
+    case t:                                                                                        \
+        return launch_sym<t>(b, ph, plan, st, err);
+        SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
+#undef SIM_TILE_CASE
     default:
-        return sim_fail(err, SIM_BAD_ARGUMENT, "tile size %u must be 32, 64 or 128", tile);
+        return sim_fail(err, SIM_BAD_ARGUMENT, "tile size %u must be " SIM_PAIR_TILE_NAMES, tile);
     }
 }
 
 sim_status sim_gpu_pair_forces_full(const sim_gpu_bodies *b, const sim_physics_f *ph, uint32_t tile,
                                     cudaStream_t stream, sim_error *err) {
     switch (tile) {
-    case 32:
-        return launch_full<32>(b, ph, stream, err);
-    case 64:
-        return launch_full<64>(b, ph, stream, err);
-    case 128:
-        return launch_full<128>(b, ph, stream, err);
+#define SIM_TILE_CASE(t)                                                                           \
+    case t:                                                                                        \
+        return launch_full<t>(b, ph, stream, err);
+        SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
+#undef SIM_TILE_CASE
     default:
-        return sim_fail(err, SIM_BAD_ARGUMENT, "tile size %u must be 32, 64 or 128", tile);
+        return sim_fail(err, SIM_BAD_ARGUMENT, "tile size %u must be " SIM_PAIR_TILE_NAMES, tile);
     }
 }
 

@@ -4,6 +4,7 @@
 #ifndef SIM_PAIR_KERNELS_H
 #define SIM_PAIR_KERNELS_H
 
+#include "backend.h"
 #include "device_state.h"
 #include "maps.h"
 #include "physics.h"

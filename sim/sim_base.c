@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — status strings, error recording and the assert handler. */
+ * nbsim — status strings, error recording, the assert handler, the clock and interaction counts. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "sim_base.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const status_strings[SIM_STATUS_COUNT] = {
 #define SIM_STATUS_STRING(id, text) text,
@@ -51,4 +53,34 @@ void sim_set_assert_handler(sim_assert_handler handler) {
 
 void sim_assert_failed(const char *expr, const char *file, int line) {
     current_handler(expr, file, line);
+}
+
+double sim_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+uint64_t sim_choose(uint64_t n, int k) {
+    if ((k != 2 && k != 3) || n < (uint64_t)k) {
+        return 0;
+    }
+    uint64_t f[3] = {n, n - 1, k == 3 ? n - 2 : 1};
+    /* Divide the falling factorial by k! factor by factor so the product stays exact. */
+    for (int d = 2; d <= k; ++d) {
+        for (int i = 0; i < k; ++i) {
+            if (f[i] % (uint64_t)d == 0) {
+                f[i] /= (uint64_t)d;
+                break;
+            }
+        }
+    }
+    uint64_t r = 1;
+    for (int i = 0; i < k; ++i) {
+        if (f[i] != 0 && r > UINT64_MAX / f[i]) {
+            return UINT64_MAX;
+        }
+        r *= f[i];
+    }
+    return r;
 }

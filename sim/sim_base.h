@@ -69,8 +69,25 @@ typedef struct sim_error {
 sim_status sim_fail(sim_error *err, sim_status status, const char *fmt, ...) SIM_PRINTF(3, 4);
 void sim_error_clear(sim_error *err);
 
+/* Propagates a sim_status from a call that already filled `err`. */
+#define SIM_TRY(expr)                                                                              \
+    do {                                                                                           \
+        const sim_status sim_try_s_ = (expr);                                                      \
+        if (sim_try_s_ != SIM_OK) {                                                                \
+            return sim_try_s_;                                                                     \
+        }                                                                                          \
+    } while (0)
+
+/* Monotonic wall clock [ms] (host timings of the CPU backend and the program's loops). */
+double sim_now_ms(void);
+
+/* Unique pairs N(N-1)/2 (k = 2) or triples N(N-1)(N-2)/6 (k = 3), exact in 64 bits (saturates
+ * at UINT64_MAX); 0 for other k. The interaction counts every rate is computed from. */
+uint64_t sim_choose(uint64_t n, int k);
+
 /* Small vector types of our own: plain C, no CUDA headers needed.
- * sim_vec4f has the size and alignment of CUDA's float4 so device arrays of it are 16-byte loads. */
+ * sim_vec4f has the size and alignment of CUDA's float4 so device arrays of it are 16-byte loads.
+ */
 typedef struct {
     double x, y, z;
 } sim_vec3d;

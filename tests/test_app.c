@@ -53,9 +53,10 @@ static int parse_args(app_options *o, int argc, const char **argv) {
 
 static void test_options(void) {
     static app_options o;
-    const char *good[] = {"nbsim", "--frames", "10", "--n=500", "--pair-map", "rb",
-                          "--triplet-map", "tetra", "--tile", "32", "--gravity", "0,-9.8,0",
-                          "--restitution", "0.5", "--backend", "cpu", "--triplets", "off"};
+    const char *good[] = {
+        "nbsim",         "--frames", "10",        "--n=500", "--pair-map", "rb",
+        "--triplet-map", "tetra",    "--tile",    "32",      "--gravity",  "0,-9.8,0",
+        "--restitution", "0.5",      "--backend", "cpu",     "--triplets", "off"};
     ENSURE(parse_args(&o, 18, good) == 0);
     ENSURE(o.frames == 10 && o.n == 500 && o.config.tile == 32);
     ENSURE(o.config.pair_map == SIM_PAIR_MAP_RB && o.config.triplet_map == SIM_TRIPLET_MAP_TETRA);
@@ -64,11 +65,11 @@ static void test_options(void) {
     ENSURE(!(o.params_set & APP_SET_DT));
     ENSURE(o.backend == APP_BACKEND_CPU && o.triplets == APP_TRIPLETS_OFF);
     const char *full[] = {"nbsim", "--pair-map", "full"};
-    ENSURE(parse_args(&o, 3, full) == 0 && o.config.pair_full == 1);
-    const char *bad[][3] = {{"nbsim", "--tile", "48"},          {"nbsim", "--n", "0"},
-                            {"nbsim", "--pair-map", "ltmx"},    {"nbsim", "--what", "1"},
-                            {"nbsim", "--restitution", "0"},    {"nbsim", "--vsync", "maybe"},
-                            {"nbsim", "--size", "10x10"},       {"nbsim", "--frames", "-1"}};
+    ENSURE(parse_args(&o, 3, full) == 0 && o.config.pair_map == SIM_PAIR_FULL);
+    const char *bad[][3] = {{"nbsim", "--tile", "48"},       {"nbsim", "--n", "0"},
+                            {"nbsim", "--pair-map", "ltmx"}, {"nbsim", "--what", "1"},
+                            {"nbsim", "--restitution", "0"}, {"nbsim", "--vsync", "maybe"},
+                            {"nbsim", "--size", "10x10"},    {"nbsim", "--frames", "-1"}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
         ENSURE_MSG(parse_args(&o, 3, bad[k]) == 2, "%s %s accepted", bad[k][1], bad[k][2]);
     }
@@ -85,7 +86,7 @@ static void test_stats(void) {
         t.step_ms = t.pair_ms;
         ENSURE(app_run_stats_add(&rs, &t, NULL) == SIM_OK);
     }
-    app_stat st = app_run_stats_get(&rs, APP_KERNEL_PAIR);
+    app_stats st = app_run_stats_get(&rs, APP_KERNEL_PAIR);
     ENSURE_NEAR(st.median, 50.5, 1e-12);
     ENSURE_NEAR(st.p95, 95.0, 1e-12);
     ENSURE_NEAR(st.min, 1.0, 1e-12);

@@ -14,19 +14,20 @@
 #include "bench_stats.h"
 #include "bench_suites.h"
 #include "ensure.h"
+#include "parse.h"
 
 static void test_summarize(void) {
     const double odd[] = {5.0, 1.0, 3.0, 9.0, 2.0};
-    app_bench_stats s = app_bench_summarize(odd, 5);
+    app_stats s = app_stats_of(odd, 5);
     ENSURE(s.median == 3.0 && s.min == 1.0 && s.max == 9.0);
     ENSURE(odd[0] == 5.0 && odd[1] == 1.0); /* input untouched */
     const double even[] = {4.0, 1.0, 2.0, 3.0};
-    s = app_bench_summarize(even, 4);
+    s = app_stats_of(even, 4);
     ENSURE(s.median == 2.5 && s.min == 1.0 && s.max == 4.0);
     const double one = 7.0;
-    s = app_bench_summarize(&one, 1);
+    s = app_stats_of(&one, 1);
     ENSURE(s.median == 7.0 && s.min == 7.0 && s.max == 7.0);
-    s = app_bench_summarize(NULL, 0);
+    s = app_stats_of(NULL, 0);
     ENSURE(s.median == 0.0 && s.min == 0.0 && s.max == 0.0);
     ENSURE_NEAR(app_bench_improvement(2.0, 1.0), 2.0, 0.0);
     ENSURE(app_bench_improvement(0.0, 1.0) == 0.0);
@@ -34,14 +35,14 @@ static void test_summarize(void) {
 }
 
 static void test_choose(void) {
-    ENSURE(app_bench_choose(0, 2) == 0 && app_bench_choose(1, 2) == 0);
-    ENSURE(app_bench_choose(2, 2) == 1 && app_bench_choose(3, 3) == 1);
-    ENSURE(app_bench_choose(1024, 2) == 523776ull);
-    ENSURE(app_bench_choose(65536, 2) == 2147450880ull); /* does not fit 31 bits */
-    ENSURE(app_bench_choose(4096, 3) == 11444858880ull);
-    ENSURE(app_bench_choose(1000000, 3) == 166666166667000000ull);
-    ENSURE(app_bench_choose(UINT64_MAX / 2, 3) == UINT64_MAX); /* saturates */
-    ENSURE(app_bench_choose(10, 4) == 0);
+    ENSURE(sim_choose(0, 2) == 0 && sim_choose(1, 2) == 0);
+    ENSURE(sim_choose(2, 2) == 1 && sim_choose(3, 3) == 1);
+    ENSURE(sim_choose(1024, 2) == 523776ull);
+    ENSURE(sim_choose(65536, 2) == 2147450880ull); /* does not fit 31 bits */
+    ENSURE(sim_choose(4096, 3) == 11444858880ull);
+    ENSURE(sim_choose(1000000, 3) == 166666166667000000ull);
+    ENSURE(sim_choose(UINT64_MAX / 2, 3) == UINT64_MAX); /* saturates */
+    ENSURE(sim_choose(10, 4) == 0);
 }
 
 static void test_lists(void) {
@@ -65,15 +66,15 @@ static void test_lists(void) {
 
 static void test_slug(void) {
     char out[64];
-    app_bench_slug("NVIDIA H100 80GB HBM3", out, sizeof out);
+    app_slug("NVIDIA H100 80GB HBM3", out, sizeof out);
     ENSURE(strcmp(out, "nvidia-h100-80gb-hbm3") == 0);
-    app_bench_slug("  NVIDIA  H200 (SXM)-- ", out, sizeof out);
+    app_slug("  NVIDIA  H200 (SXM)-- ", out, sizeof out);
     ENSURE(strcmp(out, "nvidia-h200-sxm") == 0);
-    app_bench_slug("", out, sizeof out);
+    app_slug("", out, sizeof out);
     ENSURE(strcmp(out, "gpu") == 0);
-    app_bench_slug("../../etc", out, sizeof out);
+    app_slug("../../etc", out, sizeof out);
     ENSURE(strcmp(out, "etc") == 0); /* never a path */
-    app_bench_slug("abcdefgh", out, 4);
+    app_slug("abcdefgh", out, 4);
     ENSURE(strcmp(out, "abc") == 0);
 }
 
@@ -157,7 +158,7 @@ static void test_options(void) {
     ENSURE(o.suites == (APP_BENCH_MAPS | APP_BENCH_PAIRS | APP_BENCH_TRIPLETS));
     ENSURE(o.repeats >= 10 && o.n_count == 0 && o.tile_count == 0 && o.plot == 1);
     ENSURE(o.evals == (APP_BENCH_EVAL_THREAD | APP_BENCH_EVAL_BLOCK));
-    ENSURE(o.pair_maps & (1u << APP_BENCH_PAIR_FULL));
+    ENSURE(o.pair_maps & (1u << SIM_PAIR_FULL));
     const char *a[] = {"bench",       "maps",      "--quick", "--n",    "1024,2048",
                        "--tile=8,16", "--repeats", "12",      "--maps", "ltm,tetra",
                        "--kernels",   "map,edm",   "--dim",   "2",      "--out",
@@ -174,7 +175,7 @@ static void test_options(void) {
             (1u << APP_BENCH_K_EDM3) | (1u << APP_BENCH_K_EDM4)));
     const char *full[] = {"bench", "pairs", "--maps", "full"};
     ENSURE(parse(&o, 4, full) == 0);
-    ENSURE(o.pair_maps == ((1u << SIM_PAIR_MAP_BB) | (1u << APP_BENCH_PAIR_FULL)));
+    ENSURE(o.pair_maps == ((1u << SIM_PAIR_MAP_BB) | (1u << SIM_PAIR_FULL)));
     ENSURE(o.triplet_maps == 0);
 
     const char *bad[][3] = {
@@ -244,7 +245,7 @@ static void test_autotune_cache(void) {
     const sim_pair_map before = cfg.pair_map;
     ENSURE(app_autotune(&cfg, APP_AUTOTUNE_PAIR, &params, &state, report, sizeof report, &err) ==
            SIM_OK);
-    ENSURE(cfg.pair_map == before && strstr(report, "CUDA") != NULL);
+    ENSURE(cfg.pair_map == (sim_pair_choice)before && strstr(report, "CUDA") != NULL);
     sim_state_free(&state);
 
     remove(path);

@@ -469,9 +469,9 @@ static void test_refusals(void) {
     sim_error err;
     sim_backend *b = NULL;
     sim_backend_config c = cpu_config(SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 32, 1);
-    c.pair_full = 1;
+    c.pair_map = SIM_PAIR_FULL;
     ENSURE(sim_backend_create(&c, &p, &s, &b, &err) == SIM_UNSUPPORTED && b == NULL);
-    c.pair_full = 0;
+    c.pair_map = SIM_PAIR_MAP_LTM;
     s.vel[3].w = 0.0;
     ENSURE(sim_backend_create(&c, &p, &s, &b, &err) == SIM_BAD_ARGUMENT && b == NULL);
     ENSURE(strstr(err.message, "body 3") != NULL);

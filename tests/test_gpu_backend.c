@@ -48,10 +48,9 @@ static sim_backend_config config_of(sim_backend_kind kind, sim_pair_map pm, sim_
                                     uint32_t tile, int full) {
     sim_backend_config c = sim_backend_config_default();
     c.kind = kind;
-    c.pair_map = pm;
+    c.pair_map = full ? SIM_PAIR_FULL : (sim_pair_choice)pm;
     c.triplet_map = tm;
     c.tile = tile;
-    c.pair_full = full;
     return c;
 }
 
@@ -319,7 +318,7 @@ static void test_set_maps_and_params_mid_run(void) {
             }
             ENSURE_MSG(sim_backend_set_maps(b[1], pms[f], tms[f], &err) == SIM_OK, "%s",
                        err.message);
-            ENSURE(sim_backend_get_config(b[1])->pair_map == pms[f]);
+            ENSURE(sim_backend_get_config(b[1])->pair_map == (sim_pair_choice)pms[f]);
             for (int k = 0; k < 2; ++k) {
                 ENSURE_MSG(sim_backend_run_frame(b[k], &t, &err) == SIM_OK, "%s", err.message);
             }
@@ -557,7 +556,7 @@ static void test_sanitizer_small(void) {
     run_free(&g);
     run_free(&ref);
     sim_backend *b = NULL;
-    gc.pair_full = 1;
+    gc.pair_map = SIM_PAIR_FULL;
     ENSURE_MSG(sim_backend_create(&gc, &p, &s0, &b, &err) == SIM_OK, "%s", err.message);
     if (b != NULL) {
         sim_frame_timing t;

@@ -38,10 +38,9 @@ static double phase_ms(uint32_t n, sim_pair_map pm, sim_triplet_map tm, uint32_t
     p.atm_nu = 0.01;
     sim_backend_config c = sim_backend_config_default();
     c.kind = SIM_BACKEND_CUDA;
-    c.pair_map = pm;
+    c.pair_map = full ? SIM_PAIR_FULL : (sim_pair_choice)pm;
     c.triplet_map = tm;
     c.tile = tile;
-    c.pair_full = full;
     sim_backend *b = NULL;
     double ms[TIMED_FRAMES];
     double result = -1.0;

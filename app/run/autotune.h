@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — `--pair-map auto` / `--triplet-map auto`: a short calibration that times a few steps
+ * of every exact map (and `full` for pairs) through the CUDA backend on the session's own
+ * bodies, picks the fastest (and the tile size, unless the user fixed it), and caches the choice
+ * per GPU name and N bucket (powers of two) in $XDG_CACHE_HOME/nbsim/autotune.txt (else
+ * ~/.cache/nbsim/autotune.txt), so the next start with a similar N costs nothing.
+ * The papers' float variants are never chosen: they misplace blocks at large sizes. */
+#ifndef APP_AUTOTUNE_H
+#define APP_AUTOTUNE_H
+
+#include <stddef.h>
+
+#include "backend.h"
+
+enum {
+    APP_AUTOTUNE_PAIR = 1u << 0,    /* choose config->pair_map (a map or full) */
+    APP_AUTOTUNE_TRIPLET = 1u << 1, /* choose config->triplet_map (only if params->triplets) */
+    APP_AUTOTUNE_TILE = 1u << 2,    /* also choose config->tile (32, 64, 128); else keep it */
+    APP_AUTOTUNE_FRESH = 1u << 3    /* ignore a cached choice (and replace it) */
+};
+
+/* Chooses what `what` asks for and writes it into *config; the rest of *config is kept.
+ * params/initial: the session's effective parameters and bodies. report (cap bytes) gets one
+ * line saying what was chosen, from which measurements or from the cache, for the user.
+ * Without a CUDA device (or config->kind != SIM_BACKEND_CUDA) nothing is timed: the maps stay
+ * as they are, the report says so, and SIM_OK is returned. A failing cache file never fails. */
+sim_status app_autotune(sim_backend_config *config, unsigned what, const sim_params *params,
+                        const sim_state *initial, char *report, size_t cap, sim_error *err);
+
+/* The cache file path (for messages and tests); "" when neither variable is set. */
+void app_autotune_cache_path(char *out, size_t cap);
+
+/* A cache line's key and value; exposed for the CPU tests. */
+typedef struct {
+    char gpu[128];              /* slug of the GPU name */
+    unsigned bucket;            /* floor(log2 N) */
+    unsigned what;              /* APP_AUTOTUNE_PAIR | _TRIPLET | _TILE actually tuned */
+    unsigned tile_in;           /* the fixed tile when _TILE was not asked, else 0 */
+    unsigned tile;              /* chosen */
+    char pair[32];              /* chosen pair map name, "full", or "-" */
+    char triplet[32];           /* chosen triplet map name or "-" */
+    double pair_ms, triplet_ms; /* medians measured at calibration */
+} app_autotune_entry;
+
+/* Finds the newest entry with the same key (gpu, bucket, what, tile_in) in the cache file at
+ * path. Returns 1 and fills *found, or 0. */
+int app_autotune_cache_find(const char *path, const app_autotune_entry *key,
+                            app_autotune_entry *found);
+/* Replaces (or appends) the entry with that key; writes a temporary and renames it. */
+sim_status app_autotune_cache_store(const char *path, const app_autotune_entry *e, sim_error *err);
+
+#endif /* APP_AUTOTUNE_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — statistics of a run's per-step kernel times: median, p95, min, max; the end-of-run
+ * summary on stdout and as JSON. */
+#ifndef APP_RUN_STATS_H
+#define APP_RUN_STATS_H
+
+#include <stdio.h>
+
+#include "session.h"
+#include "stats.h"
+
+typedef enum {
+    APP_KERNEL_PAIR,
+    APP_KERNEL_TRIPLET,
+    APP_KERNEL_INTEGRATE,
+    APP_KERNEL_STEP,
+    APP_KERNEL_COUNT
+} app_kernel;
+
+typedef struct {
+    double *ms[APP_KERNEL_COUNT]; /* per-step time of each frame [ms] */
+    size_t count, capacity;
+} app_run_stats;
+
+sim_status app_run_stats_add(app_run_stats *rs, const sim_frame_timing *t, sim_error *err);
+app_stats app_run_stats_get(const app_run_stats *rs, app_kernel k);
+void app_run_stats_free(app_run_stats *rs);
+
+/* Prints the summary table; writes JSON to json_path if not empty (temp file + rename). */
+void app_run_stats_print(const app_run_stats *rs, const app_session *s, FILE *out);
+sim_status app_run_stats_write_json(const app_run_stats *rs, const app_session *s,
+                                    const char *json_path, int interrupted, sim_error *err);
+
+#endif /* APP_RUN_STATS_H */

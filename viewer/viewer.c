@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the viewer loop: poll input, run a frame of the simulation, hand its positions to GL
+ * (through CUDA-GL interop when it can, else through the host), draw, overlay, swap. */
+#define _POSIX_C_SOURCE 200809L
+#include "viewer.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "colormap.h"
+#include "text.h"
+#include "viewer_internal.h"
+
+#define MESSAGE_SECONDS 6.0
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+double viewer_now(void) {
+    return glfwGetTime();
+}
+
+void viewer_message(app_viewer *v, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->message, sizeof v->message, fmt, ap);
+    va_end(ap);
+    v->message_until = viewer_now() + MESSAGE_SECONDS;
+    fprintf(stderr, "nbsim: %s\n", v->message);
+}
+
+static void tick_clock(app_viewer *v, double now) {
+    v->fps_window_frames++;
+    if (now - v->fps_window_s >= 0.5) {
+        v->fps = (double)v->fps_window_frames / (now - v->fps_window_s);
+        v->fps_window_s = now;
+        v->fps_window_frames = 0;
+    }
+    if (now - v->title_updated_s >= 0.25) {
+        viewer_update_title(v);
+        v->title_updated_s = now;
+    }
+}
+
+static sim_status create_renderers(app_viewer *v, sim_error *err) {
+    sim_status st = render_spheres_create(&v->spheres, err);
+    if (st == SIM_OK) {
+        st = render_box_lines_create(&v->box, err);
+    }
+    if (st == SIM_OK) {
+        st = render_background_create(&v->background, err);
+    }
+    if (st == SIM_OK) {
+        st = render_draw2d_create(&v->d2, err);
+    }
+    if (st != SIM_OK) {
+        return st;
+    }
+    v->colormap_tex = render_colormap_texture();
+    render_gpu_timer_create(&v->gpu_timer);
+    static const char *const names[3] = {"pair", "triplet", "integrate"};
+    static const float colors[3][4] = {
+        {0.98f, 0.60f, 0.20f, 0.90f}, {0.35f, 0.62f, 0.98f, 0.90f}, {0.45f, 0.85f, 0.45f, 0.90f}};
+    render_graph_init(&v->graph, 3, names, colors);
+    render_autorange_init(&v->range[VIEWER_COLOR_SPEED], 1);
+    render_autorange_init(&v->range[VIEWER_COLOR_RADIUS], 0);
+    render_autorange_init(&v->range[VIEWER_COLOR_INDEX], 0);
+    static const float no_up[3] = {0.0f, 0.0f, 0.0f};
+    render_camera_init(&v->camera, no_up);
+    return viewer_rebuild_bodies(v, err);
+}
+
+static void destroy_all(app_viewer *v) {
+    if (v->window.handle != NULL) {
+        render_bodies_destroy(&v->bodies);
+        render_spheres_destroy(&v->spheres);
+        render_box_lines_destroy(&v->box);
+        render_background_destroy(&v->background);
+        render_draw2d_destroy(&v->d2);
+        render_gpu_timer_destroy(&v->gpu_timer);
+        if (v->colormap_tex) {
+            glDeleteTextures(1, &v->colormap_tex);
+        }
+        render_window_close(&v->window);
+    }
+    render_text_release();
+    app_run_stats_free(&v->stats);
+    if (v->session_open) {
+        app_session_close(&v->session);
+    }
+}
+
+static void print_summary(app_viewer *v) {
+    double seconds = v->last_frame_s - v->started_s;
+    printf("nbsim viewer: %ld frames drawn in %.2f s (%.1f frames/s), %ld simulated; N = %u; "
+           "positions: %s; render %.3f ms/frame (%s); GL: %s\n",
+           v->frames_drawn, seconds, seconds > 0.0 ? (double)v->frames_drawn / seconds : 0.0,
+           v->frames_simulated, v->session.initial.n, v->bodies.mode, v->smooth.render_ms,
+           v->gpu_timer.last_ms >= 0.0 ? "GPU timer" : "host clock", v->window.gl_renderer);
+    if (v->render_only_frames > 0 && v->render_only_s > 0.0) {
+        printf("nbsim viewer: %ld frames drawn without a step (paused) at %.1f frames/s\n",
+               v->render_only_frames, (double)v->render_only_frames / v->render_only_s);
+    }
+    if (v->stats.count > 0) {
+        app_run_stats_print(&v->stats, &v->session, stdout);
+    }
+    fflush(stdout);
+}
+
+static int finish(app_viewer *v) {
+    sim_error err;
+    sim_error_clear(&err);
+    if (v->logging && viewer_log_stop(v, &err) != SIM_OK) {
+        fprintf(stderr, "nbsim: %s\n", err.message);
+        v->exit_code = APP_EXIT_FAILURE;
+    }
+    if (v->frames_drawn > 0 && !v->opt->quiet) {
+        print_summary(v);
+    }
+    if (v->stats.count > 0 && v->opt->summary_path[0] &&
+        app_run_stats_write_json(&v->stats, &v->session, v->opt->summary_path, interrupted, &err) !=
+            SIM_OK) {
+        fprintf(stderr, "nbsim: %s\n", err.message);
+        v->exit_code = APP_EXIT_FAILURE;
+    }
+    int code = v->exit_code;
+    if (interrupted && code == APP_EXIT_OK) {
+        code = APP_EXIT_INTERRUPT;
+    }
+    destroy_all(v);
+    return code;
+}
+
+/* Writes the screenshots due this frame (after drawing, before the swap). */
+static void take_screenshots(app_viewer *v, int last) {
+    const app_options *o = v->opt;
+    sim_error err;
+    sim_error_clear(&err);
+    if (v->screenshot_requested) {
+        v->screenshot_requested = 0;
+        if (viewer_screenshot(v, NULL, &err) != SIM_OK) {
+            viewer_message(v, "%s", err.message); /* interactive: say so and keep running */
+        }
+    }
+    if (last && o->screenshot_path[0]) {
+        if (viewer_screenshot(v, o->screenshot_path, &err) != SIM_OK) {
+            fprintf(stderr, "nbsim: %s\n", err.message);
+            v->exit_code = APP_EXIT_FAILURE; /* a scripted run depends on it */
+        } else if (!o->quiet) {
+            fprintf(stderr, "nbsim: screenshot written to %s\n", o->screenshot_path);
+        }
+    }
+}
+
+static void run_loop(app_viewer *v) {
+    const app_options *o = v->opt;
+    v->started_s = v->last_frame_s = v->fps_window_s = viewer_now();
+    int stepped = 1; /* whether the previous frame advanced the simulation */
+    for (;;) {
+        glfwPollEvents();
+        if (glfwWindowShouldClose(v->window.handle) || interrupted) {
+            v->quit = 1;
+        }
+        double now = viewer_now();
+        float dt = (float)(now - v->last_frame_s);
+        v->last_frame_s = now;
+        if (!stepped && v->frames_drawn > 0) {
+            v->render_only_frames++;
+            v->render_only_s += dt;
+        }
+        /* On a quit request one more frame is drawn, without a step, so that --screenshot
+         * captures what the user last saw. --exit-after F simulates and draws F frames. */
+        int last = v->quit || (o->exit_after > 0 && v->frames_drawn + 1 >= o->exit_after);
+        stepped = !v->quit && viewer_simulate(v);
+        render_window_update_size(&v->window);
+        if (v->window.fb_width <= 0 || v->window.fb_height <= 0) {
+            /* Minimised: nothing to draw; do not spin, but keep counting frames so that a
+             * scripted run still ends. */
+            if (last && o->screenshot_path[0]) {
+                fprintf(stderr, "nbsim: no screenshot: the window is minimised\n");
+                v->exit_code = APP_EXIT_FAILURE;
+            }
+            v->frames_drawn++;
+            if (last) {
+                break;
+            }
+            glfwWaitEventsTimeout(0.05);
+            continue;
+        }
+        viewer_export_bodies(v);
+        render_camera_update(&v->camera, dt);
+        viewer_draw_scene(v);
+        viewer_draw_overlay(v);
+        take_screenshots(v, last);
+        glfwSwapBuffers(v->window.handle);
+        v->frames_drawn++;
+        tick_clock(v, viewer_now());
+        if (last) {
+            break;
+        }
+    }
+}
+
+APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
+    static app_viewer viewer; /* large (graph history); one viewer per process */
+    app_viewer *v = &viewer;
+    memset(v, 0, sizeof *v);
+    v->opt = opt;
+    v->vsync = opt->vsync;
+    v->show_overlay = 1;
+    v->show_graph = 1;
+    v->color_mode = VIEWER_COLOR_SPEED;
+    interrupted = 0;
+
+    sim_error err;
+    sim_error_clear(&err);
+    /* The window first: a missing display should fail at once, not after building a scene. */
+    render_window_desc desc = {"nbsim", opt->width, opt->height, opt->vsync};
+    if (render_window_open(&v->window, &desc, &err) != SIM_OK) {
+        fprintf(stderr, "nbsim: %s\n", err.message);
+        return APP_EXIT_FAILURE;
+    }
+    sim_status st = app_session_open(&v->session, opt, &err);
+    if (st != SIM_OK) {
+        fprintf(stderr, "nbsim: %s\n", err.message);
+        destroy_all(v);
+        return app_exit_code(st);
+    }
+    v->session_open = 1;
+    if (v->session.notice[0] && !opt->quiet) {
+        fprintf(stderr, "nbsim: %s\n", v->session.notice);
+    }
+    if ((st = create_renderers(v, &err)) != SIM_OK) {
+        fprintf(stderr, "nbsim: %s\n", err.message);
+        destroy_all(v);
+        return APP_EXIT_FAILURE;
+    }
+    if (opt->log_path[0]) {
+        if (viewer_log_start(v, opt->log_path, &err) != SIM_OK) {
+            fprintf(stderr, "nbsim: %s\n", err.message);
+            destroy_all(v);
+            return APP_EXIT_FAILURE;
+        }
+        v->log_path_used = 1;
+    }
+    viewer_fit_camera(v, 1);
+    viewer_install_input(v);
+    v->dirty = 1;
+
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, &old);
+    run_loop(v);
+    sigaction(SIGINT, &old, NULL);
+    return finish(v);
+}

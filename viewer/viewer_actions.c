@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — what the viewer's hotkeys do to the session: maps, triplets, scenes, steps, colours.
+ * Each action reports its effect on screen; a failure leaves the previous state running. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "viewer_internal.h"
+
+/* Above this estimated cost per step, A refuses to switch triplets on: at N = 10^6 one step
+ * would hold the GPU for days. Rates are rough: ATM triples/s of a current GPU / CPU. */
+#define TRIPLET_SECONDS_MAX 2.0
+#define TRIPLES_PER_S_CUDA 2e11
+#define TRIPLES_PER_S_CPU 2e7
+#define STEPS_PER_FRAME_MAX 4096
+
+static const sim_backend_config *config(const app_viewer *v) {
+    return sim_backend_get_config(v->session.backend);
+}
+
+/* M cycles through the pair maps and, on the CUDA backend, `full` (the nbody-style sweep). */
+void viewer_cycle_pair_map(app_viewer *v, int dir) {
+    const sim_backend_config *c = config(v);
+    const int slots = c->kind == SIM_BACKEND_CUDA ? SIM_PAIR_CHOICE_COUNT : SIM_PAIR_MAP_COUNT;
+    const sim_pair_choice next = (c->pair_map + dir + slots) % slots;
+    const char *name = sim_pair_choice_name(next);
+    sim_error err;
+    sim_error_clear(&err);
+    if (app_session_set_maps(&v->session, next, c->triplet_map, &err) != SIM_OK) {
+        viewer_message(v, "pair map %s: %s", name, err.message);
+        return;
+    }
+    char mark[RENDER_GRAPH_LABEL];
+    snprintf(mark, sizeof mark, "pair: %s", name);
+    render_graph_mark(&v->graph, mark);
+}
+
+void viewer_cycle_triplet_map(app_viewer *v, int dir) {
+    const sim_backend_config *c = config(v);
+    int tm = ((int)c->triplet_map + dir + SIM_TRIPLET_MAP_COUNT) % SIM_TRIPLET_MAP_COUNT;
+    sim_error err;
+    sim_error_clear(&err);
+    if (app_session_set_maps(&v->session, c->pair_map, (sim_triplet_map)tm, &err) != SIM_OK) {
+        viewer_message(v, "triplet map %s: %s", sim_triplet_map_name((sim_triplet_map)tm),
+                       err.message);
+        return;
+    }
+    char mark[RENDER_GRAPH_LABEL];
+    snprintf(mark, sizeof mark, "triplet: %s", sim_triplet_map_name((sim_triplet_map)tm));
+    render_graph_mark(&v->graph, mark);
+    if (!v->session.params.triplets) {
+        viewer_message(v, "triplet map %s selected; triplet forces are off (A turns them on)",
+                       sim_triplet_map_name((sim_triplet_map)tm));
+    }
+}
+
+void viewer_toggle_triplets(app_viewer *v) {
+    int on = !v->session.params.triplets;
+    if (on) {
+        double rate = config(v)->kind == SIM_BACKEND_CUDA ? TRIPLES_PER_S_CUDA : TRIPLES_PER_S_CPU;
+        double seconds = (double)v->session.unique_triples / rate;
+        if (seconds > TRIPLET_SECONDS_MAX) {
+            viewer_message(v,
+                           "triplets stay off: N = %u has %.3g triples, about %.3g s per step "
+                           "(start with --triplets on to insist)",
+                           v->session.initial.n, (double)v->session.unique_triples, seconds);
+            return;
+        }
+    }
+    sim_error err;
+    sim_error_clear(&err);
+    if (app_session_set_triplets(&v->session, on, &err) != SIM_OK) {
+        viewer_message(v, "triplets %s: %s", on ? "on" : "off", err.message);
+        return;
+    }
+    render_graph_mark(&v->graph, on ? "triplets on" : "triplets off");
+}
+
+/* After the session's scene changed: buffers for its N, camera, colour ranges, messages. */
+static void scene_changed(app_viewer *v, const char *what, uint32_t old_n) {
+    sim_error err;
+    sim_error_clear(&err);
+    if (v->session.initial.n != old_n && viewer_rebuild_bodies(v, &err) != SIM_OK) {
+        viewer_message(v, "%s", err.message);
+        v->sim_failed = 1;
+        v->paused = 1;
+        return;
+    }
+    v->sim_failed = 0;
+    v->dirty = 1;
+    for (int m = 0; m < VIEWER_COLOR_COUNT; ++m) {
+        v->range[m].valid = 0;
+    }
+    render_graph_mark(&v->graph, what);
+    if (v->session.notice[0]) {
+        viewer_message(v, "%s", v->session.notice);
+    }
+}
+
+void viewer_set_scene(app_viewer *v, const char *scene) {
+    uint32_t old_n = v->session.initial.n;
+    float old_box = (float)v->session.params.box_half;
+    sim_error err;
+    sim_error_clear(&err);
+    if (app_session_set_scene(&v->session, scene, &err) != SIM_OK) {
+        viewer_message(v, "scene %s: %s", scene, err.message);
+        return;
+    }
+    char mark[RENDER_GRAPH_LABEL];
+    snprintf(mark, sizeof mark, "scene %s", scene);
+    scene_changed(v, mark, old_n);
+    if ((float)v->session.params.box_half != old_box) {
+        viewer_fit_camera(v, 0);
+    } else {
+        viewer_aim_up(v); /* same box: keep the user's view */
+    }
+}
+
+void viewer_reset(app_viewer *v) {
+    uint32_t old_n = v->session.initial.n;
+    sim_error err;
+    sim_error_clear(&err);
+    if (app_session_reset(&v->session, &err) != SIM_OK) {
+        viewer_message(v, "reset: %s", err.message);
+        return;
+    }
+    scene_changed(v, "reset", old_n);
+}
+
+void viewer_scale_steps(app_viewer *v, int up) {
+    int steps = v->session.params.steps_per_frame;
+    int next = up ? steps * 2 : steps / 2;
+    next = next < 1 ? 1 : (next > STEPS_PER_FRAME_MAX ? STEPS_PER_FRAME_MAX : next);
+    if (next == steps) {
+        return;
+    }
+    sim_error err;
+    sim_error_clear(&err);
+    if (app_session_set_steps_per_frame(&v->session, next, &err) != SIM_OK) {
+        viewer_message(v, "steps per frame %d: %s", next, err.message);
+        return;
+    }
+    char mark[RENDER_GRAPH_LABEL];
+    snprintf(mark, sizeof mark, "%d steps/frame", next);
+    render_graph_mark(&v->graph, mark);
+}
+
+void viewer_cycle_color(app_viewer *v) {
+    v->color_mode = (viewer_color_mode)((v->color_mode + 1) % VIEWER_COLOR_COUNT);
+    v->dirty = 1; /* re-sample the new quantity's range */
+}
+
+void viewer_toggle_vsync(app_viewer *v) {
+    v->vsync = !v->vsync;
+    render_window_set_vsync(&v->window, v->vsync);
+    viewer_message(v, "vsync %s", v->vsync ? "on" : "off");
+}
+
+void viewer_aim_up(app_viewer *v) {
+    const sim_vec3d g = v->session.params.gravity;
+    float up[3] = {(float)-g.x, (float)-g.y, (float)-g.z}; /* zero gravity: the camera's +y */
+    render_camera_set_up(&v->camera, up);
+}
+
+void viewer_fit_camera(app_viewer *v, int immediate) {
+    viewer_aim_up(v);
+    render_camera_fit(&v->camera, (float)v->session.params.box_half, immediate);
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the viewer's hotkeys, one text shared by --help and the on-screen help panel. */
+#ifndef APP_VIEWER_KEYS_H
+#define APP_VIEWER_KEYS_H
+
+#define APP_VIEWER_KEYS_HELP                                                                       \
+    "Viewer keys:\n"                                                                               \
+    "  M / Shift+M   next / previous pair map      T / Shift+T   next / previous triplet map\n"    \
+    "  A             triplet forces on/off          Space         pause\n"                         \
+    "  N or Right    one step while paused          R             reset the scene\n"               \
+    "  1-4           scene: gas, pile, collide, triplets\n"                                        \
+    "  C             colour: speed, radius, index   O             overlay on/off\n"                \
+    "  G             timing graph on/off            L             start/stop the timing log\n"     \
+    "  P or F12      screenshot (PNG)               + / -         steps per frame\n"               \
+    "  V             vsync on/off                   H or F1       this help\n"                     \
+    "  Esc or Q      quit\n"                                                                       \
+    "Mouse: left drag orbit, right/middle drag pan, scroll zoom, Home or F fit the box.\n"
+
+#endif /* APP_VIEWER_KEYS_H */

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — what the overlay says: frame rate, bodies, backend, how positions reach GL, active
+ * maps and their block counts, kernel and render times, interactions/s, colour legend, the
+ * timing graph, messages, the help panel; and the window title's headline numbers. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "colormap.h"
+#include "text.h"
+#include "viewer_internal.h"
+#include "viewer_keys.h"
+
+#define OVERLAY_MAX_LINES 24
+
+static const float panel_color[4] = {0.04f, 0.05f, 0.07f, 0.70f};
+static const float text_color[4] = {0.88f, 0.90f, 0.94f, 1.0f};
+static const float head_color[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+static const float warn_color[4] = {1.0f, 0.72f, 0.30f, 1.0f};
+static const float note_color[4] = {1.0f, 0.95f, 0.45f, 1.0f};
+
+/* The panel's lines. Consecutive lines marked `table` are laid out as one table (cells split
+ * at two or more spaces), so the map rows line up in the proportional font. */
+typedef struct {
+    char text[OVERLAY_MAX_LINES][200];
+    const float *color[OVERLAY_MAX_LINES];
+    int table[OVERLAY_MAX_LINES];
+    int count;
+} overlay_lines;
+
+static void add_line(overlay_lines *l, const float *color, int table, const char *fmt, va_list ap) {
+    if (l->count >= OVERLAY_MAX_LINES) {
+        return;
+    }
+    vsnprintf(l->text[l->count], sizeof l->text[l->count], fmt, ap);
+    l->color[l->count] = color;
+    l->table[l->count++] = table;
+}
+
+static void add(overlay_lines *l, const float *color, const char *fmt, ...) SIM_PRINTF(3, 4);
+static void add(overlay_lines *l, const float *color, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_line(l, color, 0, fmt, ap);
+    va_end(ap);
+}
+
+static void add_row(overlay_lines *l, const char *fmt, ...) SIM_PRINTF(2, 3);
+static void add_row(overlay_lines *l, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_line(l, text_color, 1, fmt, ap);
+    va_end(ap);
+}
+
+/* 1234567 -> "1,234,567" (into a small rotating pool, so several fit in one printf). */
+static const char *grouped(uint64_t x) {
+    static char pool[8][32];
+    static int next;
+    char *out = pool[next++ % 8];
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)x);
+    int o = 0;
+    for (int i = 0; i < n; ++i) {
+        if (i > 0 && (n - i) % 3 == 0) {
+            out[o++] = ',';
+        }
+        out[o++] = digits[i];
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static float text_scale(const app_viewer *v) {
+    return v->window.fb_height >= 1100 ? 2.0f : 1.0f;
+}
+
+static const char *color_name(viewer_color_mode m) {
+    return m == VIEWER_COLOR_SPEED ? "speed" : m == VIEWER_COLOR_RADIUS ? "radius" : "body index";
+}
+
+static void block_row(overlay_lines *l, const char *what, const char *name, const char *label,
+                      uint64_t blocks, uint64_t wasted) {
+    double pct = blocks > 0 ? 100.0 * (double)wasted / (double)blocks : 0.0;
+    add_row(l, "%s  %s  %s  %s blocks/step  %s wasted (%.1f%%)", what, name, label, grouped(blocks),
+            grouped(wasted), pct);
+}
+
+static void build_lines(app_viewer *v, overlay_lines *l) {
+    const app_session *s = &v->session;
+    const sim_backend_config *c = sim_backend_get_config(s->backend);
+    const sim_frame_timing *t = &v->timing;
+    const viewer_smoothed *m = &v->smooth;
+    add(l, head_color, "nbsim  %.1f fps  %.2f ms/frame%s%s", v->fps,
+        v->fps > 0.0 ? 1e3 / v->fps : 0.0, v->paused ? "   [PAUSED]" : "",
+        v->sim_failed ? "  [STOPPED - R resets]" : "");
+    add(l, text_color, "N %s   scene %s   backend %s: %s", grouped(s->initial.n), s->scene,
+        c->kind == SIM_BACKEND_CUDA ? "CUDA" : "CPU", sim_backend_device_name(s->backend));
+    add(l, v->bodies.interop ? text_color : warn_color, "positions: %s", v->bodies.mode);
+    add(l, text_color, "GL: %s", v->window.gl_renderer);
+    block_row(l, "pair map", sim_pair_choice_name(c->pair_map), sim_pair_choice_label(c->pair_map),
+              t->pair_blocks, t->pair_blocks_wasted);
+    if (s->params.triplets) {
+        block_row(l, "triplet map", sim_triplet_map_name(c->triplet_map),
+                  sim_triplet_map_label(c->triplet_map), t->triplet_blocks,
+                  t->triplet_blocks_wasted);
+    } else {
+        add_row(l, "triplet map  %s  %s  off (A turns triplet forces on)",
+                sim_triplet_map_name(c->triplet_map), sim_triplet_map_label(c->triplet_map));
+    }
+    int paper =
+        (c->pair_map != SIM_PAIR_FULL && sim_pair_map_is_paper_float((sim_pair_map)c->pair_map)) ||
+        (s->params.triplets && sim_triplet_map_is_paper_float(c->triplet_map));
+    if (paper) {
+        add(l, warn_color, "paper float variant active: kept for study, wrong for large n");
+    }
+    const char *render_clock = v->gpu_timer.last_ms >= 0.0 ? "GPU" : "host";
+    if (v->have_timing) {
+        char triplet[32] = "off";
+        if (s->params.triplets) {
+            snprintf(triplet, sizeof triplet, "%.3f", m->triplet_ms);
+        }
+        add(l, text_color,
+            "ms/step: pair %.3f  triplet %s  integrate %.3f  step %.3f   render %.3f (%s)",
+            m->pair_ms, triplet, m->integrate_ms, m->step_ms, m->render_ms, render_clock);
+        double pairs_s = m->pair_ms > 0.0 ? (double)s->unique_pairs / (m->pair_ms * 1e-3) : 0.0;
+        double triples_s = s->params.triplets && m->triplet_ms > 0.0
+                               ? (double)s->unique_triples / (m->triplet_ms * 1e-3)
+                               : 0.0;
+        add(l, text_color, "unique pairs/s %.3g   unique triples/s %.3g", pairs_s, triples_s);
+    } else {
+        add(l, text_color, "render %.3f ms (%s)   no frame simulated yet", m->render_ms,
+            render_clock);
+    }
+    add(l, text_color, "steps/frame %d   dt %.3g s   t %.4g s   frame %s",
+        s->params.steps_per_frame, s->params.dt, s->sim_time, grouped(s->frame));
+    if (v->logging) {
+        add(l, note_color, "recording log: %s (%s frames)  L stops", v->log.path,
+            grouped(v->log.rows));
+    }
+}
+
+/* The colour legend: a bar through the active colormap with its range. */
+static float draw_legend(app_viewer *v, float x, float y, float scale) {
+    char text[128];
+    const render_autorange *r = &v->range[v->color_mode];
+    if (v->color_mode == VIEWER_COLOR_INDEX) {
+        snprintf(text, sizeof text, "colour (C): body index 0 .. %u", v->session.initial.n - 1);
+    } else {
+        snprintf(text, sizeof text, "colour (C): %s %.3g .. %.3g%s", color_name(v->color_mode),
+                 r->lo, r->hi, v->color_mode == VIEWER_COLOR_SPEED ? " m/s" : " m");
+    }
+    float w = render_text_draw(&v->d2, x, y, scale, text_color, text);
+    render_colormap map =
+        v->color_mode == VIEWER_COLOR_INDEX ? RENDER_COLORMAP_TURBO : RENDER_COLORMAP_VIRIDIS;
+    float bx = x + w + 8.0f * scale, bw = 160.0f * scale, bh = 8.0f * scale;
+    const int steps = 32;
+    /* The index colouring uses the middle 90 % of turbo (spheres.vert); so does its bar. */
+    float t0 = map == RENDER_COLORMAP_TURBO ? 0.05f : 0.0f, span = 1.0f - 2.0f * t0;
+    for (int i = 0; i < steps; ++i) {
+        float c0[4] = {0, 0, 0, 1}, c1[4] = {0, 0, 0, 1};
+        render_colormap_eval(map, t0 + span * (float)i / steps, c0);
+        render_colormap_eval(map, t0 + span * (float)(i + 1) / steps, c1);
+        float x0 = bx + bw * (float)i / steps, x1 = bx + bw * (float)(i + 1) / steps;
+        const float xy[4][2] = {{x0, y}, {x1, y}, {x1, y + bh}, {x0, y + bh}};
+        float col[4][4];
+        memcpy(col[0], c0, sizeof col[0]);
+        memcpy(col[1], c1, sizeof col[1]);
+        memcpy(col[2], c1, sizeof col[2]);
+        memcpy(col[3], c0, sizeof col[3]);
+        render_draw2d_quad(&v->d2, xy, (const float(*)[4])col);
+    }
+    return bx + bw - x;
+}
+
+/* Draws (or with d == NULL only measures) lines [from, to) of one table group or one line;
+ * returns the width [px]. */
+static float draw_group(render_draw2d *d, const overlay_lines *l, int from, int to, float x,
+                        float y, float scale) {
+    if (!l->table[from]) {
+        if (d != NULL) {
+            render_text_draw(d, x, y, scale, l->color[from], l->text[from]);
+        }
+        return render_text_width(l->text[from], scale);
+    }
+    char joined[OVERLAY_MAX_LINES * 201];
+    joined[0] = '\0';
+    for (int i = from; i < to; ++i) {
+        strcat(joined, l->text[i]);
+        strcat(joined, "\n");
+    }
+    float w = 0.0f;
+    render_text_columns(d, x, y, scale, l->color[from], joined, &w, NULL);
+    return w;
+}
+
+static int group_end(const overlay_lines *l, int from) {
+    int to = from + 1;
+    while (l->table[from] && to < l->count && l->table[to]) {
+        ++to;
+    }
+    return to;
+}
+
+static void draw_panel(app_viewer *v, float scale) {
+    overlay_lines lines;
+    lines.count = 0;
+    build_lines(v, &lines);
+    float pad = 6.0f * scale, line_h = RENDER_TEXT_LINE * scale;
+    float width = 330.0f * scale; /* at least the colour legend */
+    for (int i = 0; i < lines.count; i = group_end(&lines, i)) {
+        float w = draw_group(NULL, &lines, i, group_end(&lines, i), 0.0f, 0.0f, scale);
+        width = w > width ? w : width;
+    }
+    float height = line_h * (float)(lines.count + 1) + 2.0f * pad;
+    float x = 10.0f, y = 10.0f;
+    render_draw2d_rect(&v->d2, x, y, width + 2.0f * pad, height, panel_color);
+    for (int i = 0; i < lines.count; i = group_end(&lines, i)) {
+        draw_group(&v->d2, &lines, i, group_end(&lines, i), x + pad, y + pad + line_h * (float)i,
+                   scale);
+    }
+    draw_legend(v, x + pad, y + pad + line_h * (float)lines.count, scale);
+}
+
+static void draw_help(app_viewer *v, float scale) {
+    const char *text = APP_VIEWER_KEYS_HELP;
+    float pad = 10.0f * scale, w = 0.0f, h = 0.0f;
+    render_text_columns(NULL, 0.0f, 0.0f, scale, head_color, text, &w, &h);
+    float x = ((float)v->window.fb_width - w) * 0.5f - pad;
+    float y = ((float)v->window.fb_height - h) * 0.5f - pad;
+    const float help_panel[4] = {0.03f, 0.04f, 0.06f, 0.88f};
+    render_draw2d_rect(&v->d2, x, y, w + 2.0f * pad, h + 2.0f * pad, help_panel);
+    render_text_columns(&v->d2, x + pad, y + pad, scale, head_color, text, NULL, NULL);
+}
+
+/* A one-line message above the graph (or the bottom edge) while it is fresh. */
+static void draw_message(app_viewer *v, float scale, float bottom) {
+    if (v->message[0] == '\0' || viewer_now() > v->message_until) {
+        return;
+    }
+    float pad = 5.0f * scale, line_h = RENDER_TEXT_LINE * scale;
+    float w = render_text_width(v->message, scale);
+    float y = bottom - line_h - 2.0f * pad - 6.0f;
+    render_draw2d_rect(&v->d2, 10.0f, y, w + 2.0f * pad, line_h + 2.0f * pad, panel_color);
+    render_text_draw(&v->d2, 10.0f + pad, y + pad, scale, note_color, v->message);
+}
+
+void viewer_draw_overlay(app_viewer *v) {
+    float scale = text_scale(v);
+    float fb_w = (float)v->window.fb_width, fb_h = (float)v->window.fb_height;
+    float bottom = fb_h;
+    if (v->show_graph && v->show_overlay) {
+        float gw = fb_w - 20.0f, gh = 150.0f * scale;
+        gw = gw > 900.0f * scale ? 900.0f * scale : gw;
+        render_graph_draw(&v->graph, &v->d2, 10.0f, fb_h - gh - 10.0f, gw, gh, scale, "ms/step");
+        bottom = fb_h - gh - 10.0f;
+    }
+    if (v->show_overlay) {
+        draw_panel(v, scale);
+    } else {
+        render_text_draw(&v->d2, 10.0f, 10.0f, scale, text_color, "O: overlay   H: help");
+    }
+    draw_message(v, scale, bottom);
+    if (v->show_help) {
+        draw_help(v, scale);
+    }
+    render_draw2d_flush(&v->d2, v->window.fb_width, v->window.fb_height);
+}
+
+void viewer_update_title(app_viewer *v) {
+    const app_session *s = &v->session;
+    const sim_backend_config *c = sim_backend_get_config(s->backend);
+    char title[256];
+    snprintf(title, sizeof title, "nbsim | %.1f fps | N %u | %s / %s | pair %.3f ms%s", v->fps,
+             s->initial.n, sim_pair_choice_name(c->pair_map),
+             s->params.triplets ? sim_triplet_map_name(c->triplet_map) : "no triplets",
+             v->smooth.pair_ms, v->paused ? " | paused" : "");
+    glfwSetWindowTitle(v->window.handle, title);
+}
