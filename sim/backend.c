@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — sim_backend: validates input once, then dispatches to the CPU or CUDA backend. */
 #include "backend_impl.h"
+#include "params.h"
 
 #include <string.h>
 
@@ -90,29 +91,6 @@ void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t) {
     }
 }
 
-static sim_status check_params(const sim_params *p, sim_error *err) {
-    if (!(p->dt >= 0.0)) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "time step %g must be >= 0", p->dt);
-    }
-    if (!(p->stiffness > 0.0)) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "stiffness %g must be > 0", p->stiffness);
-    }
-    if (!(p->restitution > 0.0 && p->restitution <= 1.0)) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "restitution %g must be in (0, 1]", p->restitution);
-    }
-    if (!(p->box_half > 0.0)) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "box half-width %g must be > 0", p->box_half);
-    }
-    if (!(p->atm_cutoff >= 0.0)) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "ATM cut-off %g must be >= 0", p->atm_cutoff);
-    }
-    if (p->steps_per_frame < 1) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "steps per frame %d must be >= 1",
-                        p->steps_per_frame);
-    }
-    return SIM_OK;
-}
-
 sim_status sim_backend_create(const sim_backend_config *config, const sim_params *params,
                               const sim_state *initial, sim_backend **out, sim_error *err) {
     SIM_ASSERT(config != NULL && params != NULL && initial != NULL && out != NULL);
@@ -125,7 +103,7 @@ sim_status sim_backend_create(const sim_backend_config *config, const sim_params
     if (initial->n < 1) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "the scene has no bodies");
     }
-    SIM_TRY(check_params(params, err));
+    SIM_TRY(sim_params_check(params, err));
     if (config->kind == SIM_BACKEND_CPU) {
         return sim_cpu_backend_create(config, params, initial, out, err);
     }
@@ -153,7 +131,7 @@ sim_status sim_backend_set_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_
 
 sim_status sim_backend_set_params(sim_backend *b, const sim_params *p, sim_error *err) {
     SIM_ASSERT(b != NULL && p != NULL);
-    SIM_TRY(check_params(p, err));
+    SIM_TRY(sim_params_check(p, err));
     if (p->triplets && !b->triplet_planned) {
         SIM_TRY(sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, 1, err));
     }

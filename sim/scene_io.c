@@ -5,6 +5,8 @@
 
 #include "scene.h"
 
+#include "params.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -47,18 +49,6 @@ static int split(char *s, char **fields, int max, int commas) {
     return count;
 }
 
-/* A finite number filling the whole token. */
-static int parse_number(const char *tok, double *out) {
-    char *end = NULL;
-    errno = 0;
-    const double v = strtod(tok, &end);
-    if (end == tok || *end != '\0' || errno == ERANGE || !isfinite(v)) {
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
 /* ---- parameter lines ---- */
 
 typedef struct {
@@ -71,91 +61,45 @@ static sim_status fail_at(const where *w, const char *problem, const char *detai
     return sim_fail(w->err, SIM_PARSE, "%s:%ld: %s%s", w->path, w->line, problem, detail);
 }
 
-static sim_status parse_scalar(const where *w, const char *key, char *value, double *out) {
-    char *f[2];
-    char text[160];
-    const int count = split(value, f, 2, 0);
-    if (count != 1 || !parse_number(f[0], out)) {
-        snprintf(text, sizeof text, "'%s' needs one number, got '%s'", key, count >= 1 ? f[0] : "");
-        return fail_at(w, "bad value: ", text);
-    }
-    return SIM_OK;
-}
-
-static sim_status range_error(const where *w, const char *key, double v, const char *rule) {
-    char text[160];
-    snprintf(text, sizeof text, "%s = %g: must be %s", key, v, rule);
-    return fail_at(w, "bad value: ", text);
-}
-
+/* A parameter line `key = value`. The numeric parameters follow the rows of params.h, so a
+ * file accepts and refuses exactly what the command line does; hertz and triplets are 0 or 1. */
 static sim_status parse_param(const where *w, char *key, char *value, sim_params *p) {
-    double v = 0.0;
-    sim_status s;
-    if (strcmp(key, "gravity") == 0) {
-        char *f[3];
-        double g[3];
-        if (split(value, f, 3, 1) != 3 || !parse_number(f[0], &g[0]) ||
-            !parse_number(f[1], &g[1]) || !parse_number(f[2], &g[2])) {
-            return fail_at(w, "bad value: ", "gravity needs three numbers 'gx, gy, gz'");
+    char text[SIM_ERROR_MESSAGE_MAX];
+    const int id = sim_param_from_key(key);
+    if (id == SIM_PARAM_GRAVITY) {
+        if (sim_param_set(p, SIM_PARAM_GRAVITY, value, w->err) != SIM_OK) {
+            snprintf(text, sizeof text, "gravity: %.400s", w->err->message);
+            return fail_at(w, "bad value: ", text);
         }
-        p->gravity = (sim_vec3d){g[0], g[1], g[2]};
         return SIM_OK;
     }
-    static const char *const known[] = {
-        "dt",  "stiffness", "restitution", "hertz",    "box_half",
-        "box", "atm_nu",    "atm_cutoff",  "triplets", "steps_per_frame"};
-    int found = 0;
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i) {
-        found |= strcmp(key, known[i]) == 0;
-    }
-    if (!found) {
-        char text[200];
-        snprintf(text, sizeof text,
-                 "'%s' (known: dt, stiffness, restitution, hertz, gravity, box_half, atm_nu, "
-                 "atm_cutoff, triplets, steps_per_frame)",
-                 key);
+    const int flag = strcmp(key, "hertz") == 0 || strcmp(key, "triplets") == 0;
+    if (id < 0 && !flag) {
+        char known[256] = "";
+        for (int k = 0; k < SIM_PARAM_COUNT; ++k) {
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s, ",
+                     sim_param_info_of((sim_param_id)k)->key);
+        }
+        snprintf(text, sizeof text, "'%.60s' (known: %shertz, triplets)", key, known);
         return fail_at(w, "unknown key ", text);
     }
-    if ((s = parse_scalar(w, key, value, &v)) != SIM_OK) {
-        return s;
+    char *f[2];
+    const int count = split(value, f, 2, 0);
+    if (count != 1) {
+        snprintf(text, sizeof text, "'%.60s' needs one number, got %d values", key, count);
+        return fail_at(w, "bad value: ", text);
     }
-    if (strcmp(key, "dt") == 0) {
-        if (!(v >= 0.0)) {
-            return range_error(w, key, v, ">= 0 (0 = default)");
+    if (flag) {
+        if (strcmp(f[0], "0") != 0 && strcmp(f[0], "1") != 0) {
+            snprintf(text, sizeof text, "%s: '%.60s' must be 0 or 1", key, f[0]);
+            return fail_at(w, "bad value: ", text);
         }
-        p->dt = v;
-    } else if (strcmp(key, "stiffness") == 0) {
-        if (!(v > 0.0)) {
-            return range_error(w, key, v, "> 0");
-        }
-        p->stiffness = v;
-    } else if (strcmp(key, "restitution") == 0) {
-        if (!(v > 0.0 && v <= 1.0)) {
-            return range_error(w, key, v, "in (0, 1]");
-        }
-        p->restitution = v;
-    } else if (strcmp(key, "box_half") == 0 || strcmp(key, "box") == 0) {
-        if (!(v > 0.0)) {
-            return range_error(w, key, v, "> 0");
-        }
-        p->box_half = v;
-    } else if (strcmp(key, "atm_nu") == 0) {
-        p->atm_nu = v;
-    } else if (strcmp(key, "atm_cutoff") == 0) {
-        if (!(v >= 0.0)) {
-            return range_error(w, key, v, ">= 0 (0 = none)");
-        }
-        p->atm_cutoff = v;
-    } else if (strcmp(key, "steps_per_frame") == 0) {
-        if (!(v >= 1.0 && v <= 1e6 && v == floor(v))) {
-            return range_error(w, key, v, "a whole number >= 1");
-        }
-        p->steps_per_frame = (int)v;
-    } else { /* hertz, triplets */
-        if (!(v == 0.0 || v == 1.0)) {
-            return range_error(w, key, v, "0 or 1");
-        }
-        *(strcmp(key, "hertz") == 0 ? &p->hertz : &p->triplets) = (int)v;
+        *(strcmp(key, "hertz") == 0 ? &p->hertz : &p->triplets) = f[0][0] == '1';
+        return SIM_OK;
+    }
+    if (sim_param_set(p, (sim_param_id)id, f[0], w->err) != SIM_OK) {
+        snprintf(text, sizeof text, "%.40s: %.400s", key, w->err->message);
+        return fail_at(w, "bad value: ", text);
     }
     return SIM_OK;
 }
@@ -220,7 +164,7 @@ static sim_status parse_body(const where *w, char *line, int columns, const sim_
         return fail_at(w, "wrong column count: ", text);
     }
     for (int i = 0; i < count; ++i) {
-        if (!parse_number(f[i], &c[i])) {
+        if (!sim_parse_number(f[i], &c[i])) {
             snprintf(text, sizeof text, "'%s' in column %d (%s)", f[i], i + 1, column_names[i]);
             return fail_at(w, "bad number ", text);
         }

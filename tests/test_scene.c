@@ -325,8 +325,15 @@ static void test_parse_errors(void) {
     expect_error("", SIM_PARSE, "no bodies", NULL);
     expect_error("foo = 1\n" HEADER "0 0 0 0 0 0 0.5 1\n", SIM_PARSE, ":1: unknown key 'foo'",
                  NULL);
-    expect_error("stiffness = -1\n" HEADER, SIM_PARSE, ":1: bad value", "> 0");
-    expect_error("dt = fast\n" HEADER, SIM_PARSE, ":1: bad value", "'dt' needs one number");
+    expect_error("stiffness = -1\n" HEADER, SIM_PARSE, ":1: bad value",
+                 "stiffness: '-1' must be a stiffness in (0, 1e20]");
+    expect_error("dt = fast\n" HEADER, SIM_PARSE, ":1: bad value",
+                 "dt: 'fast' must be a time step");
+    /* The command line's rules, not looser ones: no huge steps, no hexadecimal, no inf. */
+    expect_error("dt = 1e308\n" HEADER, SIM_PARSE, ":1: bad value", "must be a time step");
+    expect_error("stiffness = 1e308\n" HEADER, SIM_PARSE, ":1: bad value", "(0, 1e20]");
+    expect_error("stiffness = 0x10\n" HEADER, SIM_PARSE, ":1: bad value", "'0x10'");
+    expect_error("atm_nu = inf\n" HEADER, SIM_PARSE, ":1: bad value", "'inf'");
     expect_error("restitution = 1.5\n" HEADER, SIM_PARSE, ":1: bad value", "(0, 1]");
     expect_error("\ngravity = 0, -9.81\n" HEADER, SIM_PARSE, ":2: bad value", "three numbers");
     expect_error("hertz = 2\n" HEADER, SIM_PARSE, ":1: bad value", "0 or 1");
