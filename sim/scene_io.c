@@ -5,6 +5,7 @@
 
 #include "scene.h"
 
+#include "output_file.h"
 #include "params.h"
 
 #include <errno.h>
@@ -278,7 +279,8 @@ sim_status sim_scene_load(const char *path, sim_params *params_inout, sim_state 
 
 /* ---- save ---- */
 
-static int write_all(FILE *f, const sim_params *p, const sim_state *st, const sim_vec3d *forces) {
+/* Errors show in ferror(f); sim_output_commit reports them with their cause. */
+static void write_all(FILE *f, const sim_params *p, const sim_state *st, const sim_vec3d *forces) {
     fprintf(f, "# nbsim state: %u bodies", st->n);
 #ifdef NBSIM_VERSION
     fprintf(f, ", written by nbsim %s", NBSIM_VERSION);
@@ -304,48 +306,16 @@ static int write_all(FILE *f, const sim_params *p, const sim_state *st, const si
             fprintf(f, " %.17g %.17g %.17g", forces[i].x, forces[i].y, forces[i].z);
         }
         if (fputc('\n', f) == EOF) {
-            return 0;
+            return;
         }
     }
-    return !ferror(f);
 }
 
 sim_status sim_state_save(const char *path, const sim_params *params, const sim_state *state,
                           const sim_vec3d *forces, sim_error *err) {
     SIM_ASSERT(path != NULL && params != NULL && state != NULL);
-    const size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (tmp == NULL) {
-        return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot save '%s': out of memory", path);
-    }
-    snprintf(tmp, len + 16, "%s.tmp.XXXXXX", path); /* same directory, so rename is atomic */
-    const int fd = mkstemp(tmp);
-    if (fd < 0) {
-        sim_status s = sim_fail(err, SIM_IO, "cannot write '%s': %s", path, strerror(errno));
-        free(tmp);
-        return s;
-    }
-    (void)fchmod(fd, 0644); /* mkstemp makes 0600; a saved scene is an ordinary file */
-    FILE *f = fdopen(fd, "w");
-    int ok = f != NULL && write_all(f, params, state, forces);
-    int saved_errno = errno;
-    if (f != NULL) {
-        ok = fflush(f) == 0 && ok;
-        ok = fsync(fileno(f)) == 0 && ok;
-        saved_errno = ok ? saved_errno : errno;
-        ok = fclose(f) == 0 && ok;
-    } else {
-        close(fd);
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        saved_errno = errno;
-    }
-    sim_status s = SIM_OK;
-    if (!ok) {
-        unlink(tmp);
-        s = sim_fail(err, SIM_IO, "cannot write '%s': %s", path, strerror(saved_errno));
-    }
-    free(tmp);
-    return s;
+    sim_output out;
+    SIM_TRY(sim_output_open(&out, path, err));
+    write_all(out.file, params, state, forces);
+    return sim_output_commit(&out, err);
 }

@@ -96,10 +96,9 @@ static void make_temp_dir(char *dir, size_t cap) {
 }
 
 static void test_csv(void) {
-    char dir[64], path[128], tmp[160];
+    char dir[64], path[128], tmp[SIM_PATH_MAX];
     make_temp_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/out.csv", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     const char *const header[] = {"name", "n", "ms", "note"};
     app_csv c;
     sim_error err = {0};
@@ -115,6 +114,7 @@ static void test_csv(void) {
     app_csv_str(&c, "");
     app_csv_end_row(&c);
     ENSURE(access(path, F_OK) != 0); /* nothing at the final path until complete */
+    snprintf(tmp, sizeof tmp, "%s", c.out.temp);
     ENSURE(access(tmp, F_OK) == 0);
     ENSURE(app_csv_close(&c, &err) == SIM_OK);
     ENSURE(access(tmp, F_OK) != 0);
@@ -124,6 +124,7 @@ static void test_csv(void) {
                                         "bb,-3,,\n") == 0);
     /* An aborted file leaves the earlier complete one in place. */
     ENSURE(app_csv_open(&c, path, header, 4, &err) == SIM_OK);
+    snprintf(tmp, sizeof tmp, "%s", c.out.temp);
     app_csv_abort(&c);
     ENSURE(access(tmp, F_OK) != 0);
     text = read_all(path);

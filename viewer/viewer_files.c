@@ -27,7 +27,7 @@ static void timestamped(char *out, size_t cap, const char *prefix, const char *e
 }
 
 sim_status viewer_log_start(app_viewer *v, const char *path, sim_error *err) {
-    char name[APP_PATH_MAX];
+    char name[SIM_PATH_MAX];
     if (path == NULL || path[0] == '\0') {
         timestamped(name, sizeof name, "nbsim-log", ".csv");
         path = name;
@@ -49,8 +49,8 @@ void viewer_log_toggle(app_viewer *v) {
     sim_error_clear(&err);
     if (v->logging) {
         unsigned long long rows = (unsigned long long)v->log.rows;
-        char path[APP_PATH_MAX];
-        snprintf(path, sizeof path, "%s", v->log.path);
+        char path[SIM_PATH_MAX];
+        snprintf(path, sizeof path, "%s", v->log.out.path);
         if (viewer_log_stop(v, &err) != SIM_OK) {
             viewer_message(v, "%s", err.message);
         } else {
@@ -67,11 +67,11 @@ void viewer_log_toggle(app_viewer *v) {
     if (path != NULL && path[0] != '\0') {
         v->log_path_used = 1;
     }
-    viewer_message(v, "recording the timing log to %s (L stops)", v->log.path);
+    viewer_message(v, "recording the timing log to %s (L stops)", v->log.out.path);
 }
 
 sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err) {
-    char name[APP_PATH_MAX];
+    char name[SIM_PATH_MAX];
     int interactive = path == NULL;
     if (interactive) {
         timestamped(name, sizeof name, "nbsim", ".png");

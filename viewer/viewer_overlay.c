@@ -135,7 +135,7 @@ static void build_lines(app_viewer *v, overlay_lines *l) {
     add(l, text_color, "steps/frame %d   dt %.3g s   t %.4g s   frame %s",
         s->params.steps_per_frame, s->params.dt, s->sim_time, grouped(s->frame));
     if (v->logging) {
-        add(l, note_color, "recording log: %s (%s frames)  L stops", v->log.path,
+        add(l, note_color, "recording log: %s (%s frames)  L stops", v->log.out.path,
             grouped(v->log.rows));
     }
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — CSV writer for benchmark results (temporary file, renamed when complete). */
+ * nbsim — CSV writer for benchmark results (through sim_output: complete or absent). */
 #include "bench_csv.h"
 
 #include <errno.h>
@@ -9,15 +9,8 @@
 sim_status app_csv_open(app_csv *c, const char *path, const char *const *header, int columns,
                         sim_error *err) {
     memset(c, 0, sizeof *c);
-    if (strlen(path) >= sizeof c->path) {
-        return sim_fail(err, SIM_IO, "result path too long: '%s'", path);
-    }
-    snprintf(c->path, sizeof c->path, "%s", path);
-    snprintf(c->tmp, sizeof c->tmp, "%s.tmp", path);
-    c->f = fopen(c->tmp, "w");
-    if (c->f == NULL) {
-        return sim_fail(err, SIM_IO, "cannot write '%s': %s", c->tmp, strerror(errno));
-    }
+    SIM_TRY(sim_output_open(&c->out, path, err));
+    c->f = c->out.file;
     c->columns = columns;
     for (int i = 0; i < columns; ++i) {
         app_csv_str(c, header[i]);
@@ -28,8 +21,9 @@ sim_status app_csv_open(app_csv *c, const char *path, const char *const *header,
 }
 
 static void separator(app_csv *c) {
-    if (c->field++ > 0 && fputc(',', c->f) == EOF) {
-        c->failed = 1;
+    /* Write errors show in ferror(); closing reports them with their cause. */
+    if (c->field++ > 0) {
+        fputc(',', c->f);
     }
 }
 
@@ -37,39 +31,39 @@ void app_csv_str(app_csv *c, const char *s) {
     separator(c);
     s = s ? s : "";
     if (strpbrk(s, ",\"\r\n") == NULL) {
-        c->failed |= fputs(s, c->f) == EOF;
+        fputs(s, c->f);
         return;
     }
-    c->failed |= fputc('"', c->f) == EOF;
+    fputc('"', c->f);
     for (; *s != '\0'; ++s) {
         if (*s == '"') {
-            c->failed |= fputc('"', c->f) == EOF;
+            fputc('"', c->f);
         }
-        c->failed |= fputc(*s, c->f) == EOF;
+        fputc(*s, c->f);
     }
-    c->failed |= fputc('"', c->f) == EOF;
+    fputc('"', c->f);
 }
 
 void app_csv_int(app_csv *c, long long v) {
     separator(c);
-    c->failed |= fprintf(c->f, "%lld", v) < 0;
+    fprintf(c->f, "%lld", v);
 }
 
 void app_csv_u64(app_csv *c, uint64_t v) {
     separator(c);
-    c->failed |= fprintf(c->f, "%llu", (unsigned long long)v) < 0;
+    fprintf(c->f, "%llu", (unsigned long long)v);
 }
 
 void app_csv_num(app_csv *c, double v) {
     separator(c);
     if (isfinite(v)) {
-        c->failed |= fprintf(c->f, "%.6g", v) < 0;
+        fprintf(c->f, "%.6g", v);
     }
 }
 
 void app_csv_end_row(app_csv *c) {
     SIM_ASSERT(c->field == c->columns);
-    c->failed |= fputc('\n', c->f) == EOF;
+    fputc('\n', c->f);
     c->field = 0;
     c->rows++;
 }
@@ -78,27 +72,13 @@ sim_status app_csv_close(app_csv *c, sim_error *err) {
     if (c->f == NULL) {
         return SIM_OK;
     }
-    int bad = c->failed;
-    bad |= fflush(c->f) != 0;
-    bad |= fclose(c->f) != 0;
     c->f = NULL;
-    if (bad) {
-        remove(c->tmp);
-        return sim_fail(err, SIM_IO, "cannot write '%s' (disk full?)", c->tmp);
-    }
-    if (rename(c->tmp, c->path) != 0) {
-        const int e = errno;
-        remove(c->tmp);
-        return sim_fail(err, SIM_IO, "cannot rename '%s' to '%s': %s", c->tmp, c->path,
-                        strerror(e));
-    }
-    return SIM_OK;
+    return sim_output_commit(&c->out, err);
 }
 
 void app_csv_abort(app_csv *c) {
     if (c->f != NULL) {
-        fclose(c->f);
         c->f = NULL;
-        remove(c->tmp);
+        sim_output_abort(&c->out);
     }
 }

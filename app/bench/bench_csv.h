@@ -1,28 +1,24 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — a CSV writer for benchmark results. Rows go to "<path>.tmp"; close renames it over
- * <path>, so an interrupted or failed run never leaves a half-written result file behind (and
- * never replaces an earlier complete one). Fields are quoted only when they need it (RFC 4180). */
+ * nbsim — a CSV writer for benchmark results, through sim_output: an interrupted or failed run
+ * never leaves a half-written result file behind (and never replaces an earlier complete one).
+ * Fields are quoted only when they need it (RFC 4180). */
 #ifndef APP_BENCH_CSV_H
 #define APP_BENCH_CSV_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sim_base.h"
-
-#define APP_CSV_PATH_MAX 1100
+#include "output_file.h"
 
 typedef struct {
-    FILE *f;
-    char path[APP_CSV_PATH_MAX];
-    char tmp[APP_CSV_PATH_MAX + 8];
-    int columns; /* from the header */
-    int field;   /* fields written in the current row */
+    FILE *f;        /* out.file while open, else NULL */
+    sim_output out; /* written through a temporary, renamed when complete */
+    int columns;    /* from the header */
+    int field;      /* fields written in the current row */
     int rows;
-    int failed; /* a write failed; close reports it */
 } app_csv;
 
-/* Creates <path>.tmp and writes the header row. */
+/* Opens the output (see output_file.h) and writes the header row. */
 sim_status app_csv_open(app_csv *c, const char *path, const char *const *header, int columns,
                         sim_error *err);
 

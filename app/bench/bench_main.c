@@ -10,6 +10,7 @@
 #include "bench_report.h"
 #include "bench_stats.h"
 #include "bench_suites.h"
+#include "output_file.h"
 #include "parse.h"
 
 int app_bench_main(int argc, char **argv) {
@@ -35,7 +36,7 @@ int app_bench_main(int argc, char **argv) {
         app_slug(dev.name, slug, sizeof slug);
         snprintf(dir, sizeof dir, "bench/results/%s", slug);
     }
-    if (app_bench_make_dirs(dir, &err) != SIM_OK ||
+    if (sim_make_folders(dir, &err) != SIM_OK ||
         app_bench_write_meta(dir, &dev, &o, argc, argv, &err) != SIM_OK) {
         fprintf(stderr, "nbsim bench: %s\n", err.message);
         return APP_EXIT_FAILURE;

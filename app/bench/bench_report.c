@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "output_file.h"
 #include "plot.h"
 
 #ifndef NBSIM_VERSION
@@ -47,37 +48,10 @@ void app_bench_print_device(FILE *f, const sim_device_info *dev) {
     }
 }
 
-sim_status app_bench_make_dirs(const char *path, sim_error *err) {
-    char buf[APP_BENCH_PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        return sim_fail(err, SIM_IO, "output folder path too long: '%s'", path);
-    }
-    for (char *p = buf + 1;; ++p) {
-        const int end = *p == '\0';
-        if (*p == '/' || end) {
-            const char saved = *p;
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-                return sim_fail(err, SIM_IO, "cannot create folder '%s': %s", buf, strerror(errno));
-            }
-            *p = saved;
-        }
-        if (end) {
-            break;
-        }
-    }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || access(path, W_OK) != 0) {
-        return sim_fail(err, SIM_IO, "cannot write into '%s'", path);
-    }
-    return SIM_OK;
-}
-
 sim_status app_bench_write_meta(const char *dir, const sim_device_info *dev,
                                 const app_bench_options *o, int argc, char **argv, sim_error *err) {
-    char path[APP_BENCH_PATH_MAX + 16], tmp[APP_BENCH_PATH_MAX + 32];
+    char path[APP_BENCH_PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/meta.txt", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     /* Suites run one at a time share the folder: keep the earlier runs' command lines when the
      * folder's results are from this same GPU. */
     enum { KEEP = 16 };
@@ -95,10 +69,9 @@ sim_status app_bench_write_meta(const char *dir, const sim_device_info *dev,
         }
         fclose(old);
     }
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        return sim_fail(err, SIM_IO, "cannot write '%s': %s", tmp, strerror(errno));
-    }
+    sim_output out;
+    SIM_TRY(sim_output_open(&out, path, err));
+    FILE *f = out.file;
     char when[64] = "?";
     const time_t now = time(NULL);
     struct tm utc;
@@ -127,13 +100,7 @@ sim_status app_bench_write_meta(const char *dir, const sim_device_info *dev,
             "counts: interactions are unique element pairs N(N-1)/2 / triples "
             "N(N-1)(N-2)/6 (64-bit); FLOP figures assume %.0f per pair and %.0f per triple.\n",
             APP_BENCH_PAIR_INSTR, APP_BENCH_TRIPLE_INSTR);
-    int bad = ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        return sim_fail(err, SIM_IO, "cannot write '%s'", path);
-    }
-    return SIM_OK;
+    return sim_output_commit(&out, err);
 }
 
 void app_bench_plot(const char *dir) {

@@ -20,9 +20,6 @@ double app_bench_issue_rate(const sim_device_info *dev);
 /* Lines naming the GPU, SMs, clocks, memory, driver and runtime; also the ceilings. */
 void app_bench_print_device(FILE *f, const sim_device_info *dev);
 
-/* mkdir -p. */
-sim_status app_bench_make_dirs(const char *path, sim_error *err);
-
 /* meta.txt in dir: the device lines, the command line, the method. Written via a temporary. */
 sim_status app_bench_write_meta(const char *dir, const sim_device_info *dev,
                                 const app_bench_options *o, int argc, char **argv, sim_error *err);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — RGB canvas, easy_font text and atomic PNG writing for the map inspector. */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, fchmod */
+#define _POSIX_C_SOURCE 200809L
 
 #include "map_canvas.h"
 
@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "output_file.h"
 
 /* Third-party single-header libraries: their internals are not held to our warning flags.
  * The writer is static so it cannot clash with another copy elsewhere in the program; its
@@ -99,49 +101,17 @@ int app_canvas_text_width(const char *text, int scale) {
     return stb_easy_font_width(buf) * scale;
 }
 
+/* Errors show in ferror(); sim_output_commit reports them with their cause. */
 static void write_to_file(void *context, void *data, int size) {
     fwrite(data, 1, (size_t)size, (FILE *)context);
 }
 
-/* The permissions a newly created file would get (mkstemp makes 0600). */
-static mode_t default_mode(void) {
-    mode_t mask = umask(0);
-    umask(mask);
-    return (mode_t)(0666 & ~mask);
-}
-
 sim_status app_canvas_write_png(const app_canvas *c, const char *path, sim_error *err) {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16u);
-    if (tmp == NULL) {
-        return sim_fail(err, SIM_OUT_OF_MEMORY, "no memory to write '%s'", path);
+    sim_output out;
+    SIM_TRY(sim_output_open(&out, path, err));
+    if (stbi_write_png_to_func(write_to_file, out.file, c->w, c->h, 3, c->px, c->w * 3) == 0) {
+        sim_output_abort(&out);
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot write '%s': PNG encoding failed", path);
     }
-    snprintf(tmp, len + 16u, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return sim_fail(err, SIM_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    FILE *f = fdopen(fd, "wb");
-    int ok = f != NULL && fchmod(fd, default_mode()) == 0;
-    ok = ok && stbi_write_png_to_func(write_to_file, f, c->w, c->h, 3, c->px, c->w * 3) != 0;
-    ok = ok && fflush(f) == 0 && !ferror(f);
-    int e = ok ? 0 : (errno != 0 ? errno : EIO);
-    if (f != NULL) {
-        ok = fclose(f) == 0 && ok;
-    } else {
-        close(fd);
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        e = errno;
-    }
-    if (!ok) {
-        unlink(tmp);
-        free(tmp);
-        return sim_fail(err, SIM_IO, "cannot write '%s': %s", path, strerror(e != 0 ? e : EIO));
-    }
-    free(tmp);
-    return SIM_OK;
+    return sim_output_commit(&out, err);
 }

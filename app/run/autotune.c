@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "output_file.h"
 #include "stats.h"
 #include "parse.h"
 
@@ -67,26 +68,17 @@ int app_autotune_cache_find(const char *path, const app_autotune_entry *key,
     return hit;
 }
 
-static sim_status make_parent_dirs(const char *path, sim_error *err) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p != '\0'; ++p) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-                return sim_fail(err, SIM_IO, "cannot create '%s': %s", buf, strerror(errno));
-            }
-            *p = '/';
-        }
-    }
-    return SIM_OK;
-}
-
 sim_status app_autotune_cache_store(const char *path, const app_autotune_entry *e, sim_error *err) {
     if (path[0] == '\0') {
         return sim_fail(err, SIM_IO, "no cache folder (neither XDG_CACHE_HOME nor HOME is set)");
     }
-    SIM_TRY(make_parent_dirs(path, err));
+    char folder[SIM_PATH_MAX];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (slash != NULL && slash != folder) {
+        *slash = '\0';
+        SIM_TRY(sim_make_folders(folder, err));
+    }
     /* Keep the other keys' newest lines (at most CACHE_MAX_LINES - 1), then this entry. */
     static char lines[CACHE_MAX_LINES][512];
     int count = 0;
@@ -106,24 +98,14 @@ sim_status app_autotune_cache_store(const char *path, const app_autotune_entry *
         }
         fclose(in);
     }
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *out = fopen(tmp, "w");
-    if (out == NULL) {
-        return sim_fail(err, SIM_IO, "cannot write '%s': %s", tmp, strerror(errno));
-    }
+    sim_output out;
+    SIM_TRY(sim_output_open(&out, path, err));
     for (int i = 0; i < count; ++i) {
-        fputs(lines[i], out);
+        fputs(lines[i], out.file);
     }
-    fprintf(out, "v1 %s %u %u %u %u %s %s %.6g %.6g\n", e->gpu, e->bucket, e->what, e->tile_in,
+    fprintf(out.file, "v1 %s %u %u %u %u %s %s %.6g %.6g\n", e->gpu, e->bucket, e->what, e->tile_in,
             e->tile, e->pair, e->triplet, e->pair_ms, e->triplet_ms);
-    int bad = ferror(out) != 0;
-    bad |= fclose(out) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        return sim_fail(err, SIM_IO, "cannot write '%s'", path);
-    }
-    return SIM_OK;
+    return sim_output_commit(&out, err);
 }
 
 /* ---- calibration --------------------------------------------------------------------------- */

@@ -148,7 +148,7 @@ static int parse_triplet_map(const char *v, app_options *o) {
 }
 
 static int parse_path(const char *flag, const char *v, char *dst) {
-    if (app_copy_string(dst, APP_PATH_MAX, v) != 0) {
+    if (app_copy_string(dst, SIM_PATH_MAX, v) != 0) {
         return usage_error("%s: path '%.60s...' is too long", flag, v);
     }
     if (app_path_writable(v) != 0) {

@@ -5,8 +5,8 @@
 #define APP_OPTIONS_H
 
 #include "backend.h"
+#include "output_file.h"
 
-#define APP_PATH_MAX 1024
 
 /* Which physics parameters were given on the command line (they override the scene's). */
 enum {
@@ -33,7 +33,7 @@ typedef enum { APP_BACKEND_AUTO, APP_BACKEND_CPU, APP_BACKEND_CUDA } app_backend
 
 typedef struct {
     /* scene */
-    char scene[APP_PATH_MAX]; /* built-in name or path of a scene file */
+    char scene[SIM_PATH_MAX]; /* built-in name or path of a scene file */
     uint32_t n;               /* bodies for built-in scenes; 0 = the scene's default */
     uint64_t seed;
     /* physics: applied over the scene's parameters where params_set says so */
@@ -47,16 +47,16 @@ typedef struct {
     int tile_set;              /* --tile given: autotune keeps it */
     /* run */
     long frames; /* > 0: headless run of that many frames; 0: viewer */
-    char log_path[APP_PATH_MAX];
-    char summary_path[APP_PATH_MAX];
-    char save_state_path[APP_PATH_MAX];
+    char log_path[SIM_PATH_MAX];
+    char summary_path[SIM_PATH_MAX];
+    char save_state_path[SIM_PATH_MAX];
     int energy_every; /* energies in the log every K frames; 0 = never; APP_ENERGY_AUTO: every
                          frame headless, every APP_VIEWER_ENERGY_EVERY-th in the viewer (an
                          energy pass costs about a pair step) */
     int quiet;        /* no progress bar, no notices */
     /* viewer */
     long exit_after; /* > 0: quit after rendering that many frames */
-    char screenshot_path[APP_PATH_MAX];
+    char screenshot_path[SIM_PATH_MAX];
     int vsync;
     int width, height;
 } app_options;

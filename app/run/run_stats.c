@@ -2,6 +2,8 @@
  * nbsim — per-step kernel statistics and the run summary. */
 #include "run_stats.h"
 
+#include "output_file.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,12 +70,9 @@ void app_run_stats_print(const app_run_stats *rs, const app_session *s, FILE *ou
 
 sim_status app_run_stats_write_json(const app_run_stats *rs, const app_session *s, const char *path,
                                     int interrupted, sim_error *err) {
-    char part[APP_PATH_MAX + 8];
-    snprintf(part, sizeof part, "%s.part", path);
-    FILE *f = fopen(part, "w");
-    if (f == NULL) {
-        return sim_fail(err, SIM_IO, "cannot write summary '%s': %s", path, strerror(errno));
-    }
+    sim_output out;
+    SIM_TRY(sim_output_open(&out, path, err));
+    FILE *f = out.file;
     const sim_backend_config *c = sim_backend_get_config(s->backend);
     fprintf(f, "{\n  \"nbsim_version\": \"%s\",\n  \"frames\": %llu,\n  \"interrupted\": %s,\n",
             NBSIM_VERSION, (unsigned long long)rs->count, interrupted ? "true" : "false");
@@ -103,12 +102,5 @@ sim_status app_run_stats_write_json(const app_run_stats *rs, const app_session *
     fprintf(f, "  },\n  \"pairs_per_s\": %.6g,\n  \"triples_per_s\": %.6g\n}\n",
             rate(s->unique_pairs, pair.median),
             s->params.triplets ? rate(s->unique_triples, tri.median) : 0.0);
-    int bad = ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(part, path) != 0) {
-        int e = errno;
-        remove(part);
-        return sim_fail(err, SIM_IO, "cannot write summary '%s': %s", path, strerror(e));
-    }
-    return SIM_OK;
+    return sim_output_commit(&out, err);
 }

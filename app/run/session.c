@@ -199,7 +199,7 @@ sim_status app_session_reset(app_session *s, sim_error *err) {
 }
 
 sim_status app_session_set_scene(app_session *s, const char *scene, sim_error *err) {
-    char name[APP_PATH_MAX];
+    char name[SIM_PATH_MAX];
     snprintf(name, sizeof name, "%s", scene);
     uint32_t old_n = s->initial.n;
     s->notice[0] = '\0';

@@ -8,7 +8,7 @@
 
 typedef struct {
     app_options opt;          /* the command line this session was opened with */
-    char scene[APP_PATH_MAX]; /* active scene (name or file) */
+    char scene[SIM_PATH_MAX]; /* active scene (name or file) */
     sim_state initial;        /* the scene as loaded, for reset */
     sim_params params;        /* effective parameters (scene + command line + derived dt) */
     sim_backend *backend;

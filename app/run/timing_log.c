@@ -18,12 +18,8 @@ const char *app_timing_log_header(void) {
 
 sim_status app_timing_log_open(app_timing_log *log, const char *path, sim_error *err) {
     memset(log, 0, sizeof *log);
-    snprintf(log->path, sizeof log->path, "%s", path);
-    snprintf(log->part_path, sizeof log->part_path, "%s.part", path);
-    log->file = fopen(log->part_path, "w");
-    if (log->file == NULL) {
-        return sim_fail(err, SIM_IO, "cannot write log '%s': %s", path, strerror(errno));
-    }
+    SIM_TRY(sim_output_open(&log->out, path, err));
+    log->file = log->out.file;
     fprintf(log->file, "%s\n", header);
     return SIM_OK;
 }
@@ -72,7 +68,7 @@ sim_status app_timing_log_row(app_timing_log *log, const app_session *s, const s
     }
     log->rows++;
     if (ferror(f)) {
-        return sim_fail(err, SIM_IO, "cannot write log '%s': %s", log->path, strerror(errno));
+        return sim_fail(err, SIM_IO, "cannot write log '%s': %s", log->out.path, strerror(errno));
     }
     return SIM_OK;
 }
@@ -81,21 +77,13 @@ sim_status app_timing_log_close(app_timing_log *log, sim_error *err) {
     if (log->file == NULL) {
         return SIM_OK;
     }
-    int bad = fflush(log->file) != 0 || ferror(log->file);
-    bad |= fclose(log->file) != 0;
     log->file = NULL;
-    if (bad || rename(log->part_path, log->path) != 0) {
-        int e = errno;
-        remove(log->part_path);
-        return sim_fail(err, SIM_IO, "cannot write log '%s': %s", log->path, strerror(e));
-    }
-    return SIM_OK;
+    return sim_output_commit(&log->out, err);
 }
 
 void app_timing_log_abandon(app_timing_log *log) {
     if (log->file != NULL) {
-        fclose(log->file);
         log->file = NULL;
-        remove(log->part_path);
+        sim_output_abort(&log->out);
     }
 }

@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the per-frame timing log (CSV, one row per frame), written by the headless loop and
- * by the viewer (L key). Written to "<path>.part" and renamed on close, so a log at <path> is
- * always complete. */
+ * by the viewer (L key). Written through sim_output, so a log at <path> is always complete. */
 #ifndef APP_TIMING_LOG_H
 #define APP_TIMING_LOG_H
 
 #include <stdio.h>
 
+#include "output_file.h"
 #include "session.h"
 
 typedef struct {
-    FILE *file;
-    char path[APP_PATH_MAX];
-    char part_path[APP_PATH_MAX + 8];
+    FILE *file;     /* out.file while open, else NULL */
+    sim_output out; /* out.path: the path as given */
     uint64_t rows;
 } app_timing_log;
 
@@ -20,9 +19,9 @@ sim_status app_timing_log_open(app_timing_log *log, const char *path, sim_error 
 /* One row for the frame the session just ran. energy may be NULL (columns left empty). */
 sim_status app_timing_log_row(app_timing_log *log, const app_session *s, const sim_frame_timing *t,
                               const sim_energy *energy, sim_error *err);
-/* Flushes, closes and renames into place. */
+/* Flushes, closes and renames into place (see output_file.h). */
 sim_status app_timing_log_close(app_timing_log *log, sim_error *err);
-/* Closes and removes the partial file (error paths). */
+/* Closes and drops what was written (error paths). */
 void app_timing_log_abandon(app_timing_log *log);
 
 /* The CSV header line, without newline (tests check it). */
