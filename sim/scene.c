@@ -243,3 +243,12 @@ sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_pa
     *out = st;
     return SIM_OK;
 }
+
+int sim_scene_is_builtin(const char *name) {
+    for (int i = 0; i < sim_scene_builtin_count(); ++i) {
+        if (strcmp(sim_scene_builtin_name(i), name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -41,6 +41,8 @@ extern "C" {
  * the same (name, n, seed) gives the same state bit for bit; O(n) time (lattice + jitter). */
 int sim_scene_builtin_count(void);
 const char *sim_scene_builtin_name(int i);
+/* 1 when name is one of the built-in scenes. */
+int sim_scene_is_builtin(const char *name);
 const char *sim_scene_builtin_description(int i);
 uint32_t sim_scene_builtin_default_n(int i);
 

@@ -60,9 +60,9 @@ static void test_options(void) {
     ENSURE(parse_args(&o, 18, good) == 0);
     ENSURE(o.frames == 10 && o.n == 500 && o.config.tile == 32);
     ENSURE(o.config.pair_map == SIM_PAIR_MAP_RB && o.config.triplet_map == SIM_TRIPLET_MAP_TETRA);
-    ENSURE(o.params.gravity.y == -9.8 && (o.params_set & APP_SET_GRAVITY));
-    ENSURE(o.params.restitution == 0.5 && (o.params_set & APP_SET_RESTITUTION));
-    ENSURE(!(o.params_set & APP_SET_DT));
+    ENSURE(o.params.gravity.y == -9.8 && (o.params_set & APP_SET(GRAVITY)));
+    ENSURE(o.params.restitution == 0.5 && (o.params_set & APP_SET(RESTITUTION)));
+    ENSURE(!(o.params_set & APP_SET(DT)));
     ENSURE(o.backend == APP_BACKEND_CPU && o.triplets == APP_TRIPLETS_OFF);
     const char *full[] = {"nbsim", "--pair-map", "full"};
     ENSURE(parse_args(&o, 3, full) == 0 && o.config.pair_map == SIM_PAIR_FULL);
@@ -109,16 +109,17 @@ static void test_session_log_and_summary(void) {
     o.backend = APP_BACKEND_CPU;
     o.n = 64;
     o.triplets = APP_TRIPLETS_ON;
-    app_session s;
+    app_session *s = NULL;
     sim_error err;
     sim_status st = app_session_open(&s, &o, &err);
     ENSURE_MSG(st == SIM_OK, "%s", err.message);
     if (st != SIM_OK) {
         return;
     }
-    ENSURE(s.unique_pairs == 64ull * 63 / 2);
-    ENSURE(s.unique_triples == 64ull * 63 * 62 / 6);
-    ENSURE(s.params.dt > 0.0);
+    const app_run_info *info = app_session_info(s);
+    ENSURE(info->unique_pairs == 64ull * 63 / 2);
+    ENSURE(info->unique_triples == 64ull * 63 * 62 / 6);
+    ENSURE(info->params.dt > 0.0);
     char path[] = "/tmp/nbsim-test-log-XXXXXX";
     int fd = mkstemp(path);
     ENSURE(fd >= 0);
@@ -129,10 +130,10 @@ static void test_session_log_and_summary(void) {
     for (int f = 0; f < 3; ++f) {
         sim_frame_timing t;
         sim_energy e;
-        ENSURE(app_session_frame(&s, &t, &err) == SIM_OK);
+        ENSURE(app_session_frame(s, &t, &err) == SIM_OK);
         ENSURE(t.steps == 1 && t.pair_ms >= 0.0 && t.pair_blocks > 0);
-        ENSURE(sim_backend_energy(s.backend, &e, &err) == SIM_OK);
-        ENSURE(app_timing_log_row(&log, &s, &t, f == 1 ? NULL : &e, &err) == SIM_OK);
+        ENSURE(app_session_energy(s, &e, &err) == SIM_OK);
+        ENSURE(app_timing_log_row(&log, info, &t, f == 1 ? NULL : &e, &err) == SIM_OK);
         ENSURE(app_run_stats_add(&rs, &t, &err) == SIM_OK);
     }
     ENSURE(app_timing_log_close(&log, &err) == SIM_OK);
@@ -155,17 +156,19 @@ static void test_session_log_and_summary(void) {
     char json[] = "/tmp/nbsim-test-json-XXXXXX";
     fd = mkstemp(json);
     close(fd);
-    ENSURE(app_run_stats_write_json(&rs, &s, json, 0, &err) == SIM_OK);
-    char cmd[256];
+    const app_run_end end = {3, 1, 1, "done", "", 0.5};
+    ENSURE(app_run_stats_write_json(&rs, info, &end, json, &err) == SIM_OK);
+    char cmd[512];
     snprintf(cmd, sizeof cmd,
              "python3 -c \"import json; d=json.load(open('%s')); assert d['frames']==3 and "
-             "d['unique_pairs_per_step']==2016\"",
+             "d['unique_pairs_per_step']==2016 and d['scene']=='gas' and d['seed']==1 and "
+             "d['stop']=='done' and d['frames_requested']==3 and d['n']==64\"",
              json);
     ENSURE(system(cmd) == 0);
     remove(json);
     remove(path);
     app_run_stats_free(&rs);
-    app_session_close(&s);
+    app_session_close(s);
 }
 
 static void test_unwritable_log(void) {

@@ -12,20 +12,29 @@
 
 #include "app.h"
 #include "colormap.h"
+#include "scene.h"
 #include "text.h"
 #include "viewer_internal.h"
 
 #define MESSAGE_SECONDS 6.0
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t stop_signal;
 
-static void on_sigint(int sig) {
-    (void)sig;
-    interrupted = 1;
+static void on_stop_signal(int sig) {
+    stop_signal = sig;
 }
 
 double viewer_now(void) {
     return glfwGetTime();
+}
+
+const app_run_info *viewer_info(const app_viewer *v) {
+    return app_session_info(v->run.session);
+}
+
+/* The run pipeline's notices, on screen and on stderr. */
+static void show_notice(void *ctx, const char *line) {
+    viewer_message(ctx, "%s", line);
 }
 
 void viewer_message(app_viewer *v, const char *fmt, ...) {
@@ -92,10 +101,9 @@ static void destroy_all(app_viewer *v) {
         render_window_close(&v->window);
     }
     render_text_release();
-    app_run_stats_free(&v->stats);
-    if (v->session_open) {
-        app_session_close(&v->session);
-    }
+    app_run_stats_free(&v->run.stats);
+    app_session_close(v->run.session);
+    v->run.session = NULL;
 }
 
 static void print_summary(app_viewer *v) {
@@ -103,14 +111,14 @@ static void print_summary(app_viewer *v) {
     printf("nbsim viewer: %ld frames drawn in %.2f s (%.1f frames/s), %ld simulated; N = %u; "
            "positions: %s; render %.3f ms/frame (%s); GL: %s\n",
            v->frames_drawn, seconds, seconds > 0.0 ? (double)v->frames_drawn / seconds : 0.0,
-           v->frames_simulated, v->session.initial.n, v->bodies.mode, v->smooth.render_ms,
+           v->frames_simulated, viewer_info(v)->n, v->bodies.mode, v->smooth.render_ms,
            v->gpu_timer.last_ms >= 0.0 ? "GPU timer" : "host clock", v->window.gl_renderer);
     if (v->render_only_frames > 0 && v->render_only_s > 0.0) {
         printf("nbsim viewer: %ld frames drawn without a step (paused) at %.1f frames/s\n",
                v->render_only_frames, (double)v->render_only_frames / v->render_only_s);
     }
-    if (v->stats.count > 0) {
-        app_run_stats_print(&v->stats, &v->session, stdout);
+    if (v->run.stats.count > 0) {
+        app_run_stats_print(&v->run.stats, viewer_info(v), stdout);
     }
     fflush(stdout);
 }
@@ -118,22 +126,31 @@ static void print_summary(app_viewer *v) {
 static int finish(app_viewer *v) {
     sim_error err;
     sim_error_clear(&err);
-    if (v->logging && viewer_log_stop(v, &err) != SIM_OK) {
+    if (v->run.log.file != NULL && viewer_log_stop(v, &err) != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         v->exit_code = APP_EXIT_FAILURE;
     }
     if (v->frames_drawn > 0 && !v->opt->quiet) {
         print_summary(v);
     }
-    if (v->stats.count > 0 && v->opt->summary_path[0] &&
-        app_run_stats_write_json(&v->stats, &v->session, v->opt->summary_path, interrupted, &err) !=
-            SIM_OK) {
-        fprintf(stderr, "nbsim: %s\n", err.message);
-        v->exit_code = APP_EXIT_FAILURE;
+    if (v->run.stats.count > 0 && v->opt->summary_path[0]) {
+        const app_run_end end = {0,
+                                 v->opt->seed,
+                                 sim_scene_is_builtin(viewer_info(v)->scene),
+                                 stop_signal     ? "interrupted"
+                                 : v->sim_failed ? "unstable"
+                                                 : "done",
+                                 stop_signal ? "signal" : "",
+                                 v->last_frame_s - v->started_s};
+        if (app_run_stats_write_json(&v->run.stats, viewer_info(v), &end, v->opt->summary_path,
+                                     &err) != SIM_OK) {
+            fprintf(stderr, "nbsim: %s\n", err.message);
+            v->exit_code = APP_EXIT_FAILURE;
+        }
     }
     int code = v->exit_code;
-    if (interrupted && code == APP_EXIT_OK) {
-        code = APP_EXIT_INTERRUPT;
+    if (stop_signal && code == APP_EXIT_OK) {
+        code = 128 + stop_signal;
     }
     destroy_all(v);
     return code;
@@ -166,7 +183,7 @@ static void run_loop(app_viewer *v) {
     int stepped = 1; /* whether the previous frame advanced the simulation */
     for (;;) {
         glfwPollEvents();
-        if (glfwWindowShouldClose(v->window.handle) || interrupted) {
+        if (glfwWindowShouldClose(v->window.handle) || stop_signal) {
             v->quit = 1;
         }
         double now = viewer_now();
@@ -218,7 +235,10 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
     v->show_overlay = 1;
     v->show_graph = 1;
     v->color_mode = VIEWER_COLOR_SPEED;
-    interrupted = 0;
+    v->run.energy_every = app_energy_every(opt, 1);
+    v->run.notice = opt->quiet ? NULL : show_notice;
+    v->run.notice_ctx = v;
+    stop_signal = 0;
 
     sim_error err;
     sim_error_clear(&err);
@@ -228,16 +248,13 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         return APP_EXIT_FAILURE;
     }
-    sim_status st = app_session_open(&v->session, opt, &err);
+    sim_status st = app_session_open(&v->run.session, opt, &err);
     if (st != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         destroy_all(v);
         return app_exit_code(st);
     }
-    v->session_open = 1;
-    if (v->session.notice[0] && !opt->quiet) {
-        fprintf(stderr, "nbsim: %s\n", v->session.notice);
-    }
+    app_run_notices(&v->run);
     if ((st = create_renderers(v, &err)) != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         destroy_all(v);
@@ -255,11 +272,17 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
     viewer_install_input(v);
     v->dirty = 1;
 
-    struct sigaction sa, old;
+    /* SIGINT, SIGTERM and SIGHUP close the window like Esc: log and summary complete. */
+    struct sigaction sa, old[3];
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigaction(SIGINT, &sa, &old);
+    sa.sa_handler = on_stop_signal;
+    const int signals[3] = {SIGINT, SIGTERM, SIGHUP};
+    for (int k = 0; k < 3; ++k) {
+        sigaction(signals[k], &sa, &old[k]);
+    }
     run_loop(v);
-    sigaction(SIGINT, &old, NULL);
+    for (int k = 0; k < 3; ++k) {
+        sigaction(signals[k], &old[k], NULL);
+    }
     return finish(v);
 }

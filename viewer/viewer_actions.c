@@ -15,7 +15,7 @@
 #define STEPS_PER_FRAME_MAX 4096
 
 static const sim_backend_config *config(const app_viewer *v) {
-    return sim_backend_get_config(v->session.backend);
+    return &viewer_info(v)->config;
 }
 
 /* M cycles through the pair maps and, on the CUDA backend, `full` (the nbody-style sweep). */
@@ -26,7 +26,7 @@ void viewer_cycle_pair_map(app_viewer *v, int dir) {
     const char *name = sim_pair_choice_name(next);
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_maps(&v->session, next, c->triplet_map, &err) != SIM_OK) {
+    if (app_session_set_maps(v->run.session, next, c->triplet_map, &err) != SIM_OK) {
         viewer_message(v, "pair map %s: %s", name, err.message);
         return;
     }
@@ -40,7 +40,7 @@ void viewer_cycle_triplet_map(app_viewer *v, int dir) {
     int tm = ((int)c->triplet_map + dir + SIM_TRIPLET_MAP_COUNT) % SIM_TRIPLET_MAP_COUNT;
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_maps(&v->session, c->pair_map, (sim_triplet_map)tm, &err) != SIM_OK) {
+    if (app_session_set_maps(v->run.session, c->pair_map, (sim_triplet_map)tm, &err) != SIM_OK) {
         viewer_message(v, "triplet map %s: %s", sim_triplet_map_name((sim_triplet_map)tm),
                        err.message);
         return;
@@ -48,28 +48,28 @@ void viewer_cycle_triplet_map(app_viewer *v, int dir) {
     char mark[RENDER_GRAPH_LABEL];
     snprintf(mark, sizeof mark, "triplet: %s", sim_triplet_map_name((sim_triplet_map)tm));
     render_graph_mark(&v->graph, mark);
-    if (!v->session.params.triplets) {
+    if (!viewer_info(v)->params.triplets) {
         viewer_message(v, "triplet map %s selected; triplet forces are off (A turns them on)",
                        sim_triplet_map_name((sim_triplet_map)tm));
     }
 }
 
 void viewer_toggle_triplets(app_viewer *v) {
-    int on = !v->session.params.triplets;
+    int on = !viewer_info(v)->params.triplets;
     if (on) {
         double rate = config(v)->kind == SIM_BACKEND_CUDA ? TRIPLES_PER_S_CUDA : TRIPLES_PER_S_CPU;
-        double seconds = (double)v->session.unique_triples / rate;
+        double seconds = (double)viewer_info(v)->unique_triples / rate;
         if (seconds > TRIPLET_SECONDS_MAX) {
             viewer_message(v,
                            "triplets stay off: N = %u has %.3g triples, about %.3g s per step "
                            "(start with --triplets on to insist)",
-                           v->session.initial.n, (double)v->session.unique_triples, seconds);
+                           viewer_info(v)->n, (double)viewer_info(v)->unique_triples, seconds);
             return;
         }
     }
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_triplets(&v->session, on, &err) != SIM_OK) {
+    if (app_session_set_triplets(v->run.session, on, &err) != SIM_OK) {
         viewer_message(v, "triplets %s: %s", on ? "on" : "off", err.message);
         return;
     }
@@ -80,7 +80,7 @@ void viewer_toggle_triplets(app_viewer *v) {
 static void scene_changed(app_viewer *v, const char *what, uint32_t old_n) {
     sim_error err;
     sim_error_clear(&err);
-    if (v->session.initial.n != old_n && viewer_rebuild_bodies(v, &err) != SIM_OK) {
+    if (viewer_info(v)->n != old_n && viewer_rebuild_bodies(v, &err) != SIM_OK) {
         viewer_message(v, "%s", err.message);
         v->sim_failed = 1;
         v->paused = 1;
@@ -92,24 +92,22 @@ static void scene_changed(app_viewer *v, const char *what, uint32_t old_n) {
         v->range[m].valid = 0;
     }
     render_graph_mark(&v->graph, what);
-    if (v->session.notice[0]) {
-        viewer_message(v, "%s", v->session.notice);
-    }
+    app_run_notices(&v->run);
 }
 
 void viewer_set_scene(app_viewer *v, const char *scene) {
-    uint32_t old_n = v->session.initial.n;
-    float old_box = (float)v->session.params.box_half;
+    uint32_t old_n = viewer_info(v)->n;
+    float old_box = (float)viewer_info(v)->params.box_half;
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_scene(&v->session, scene, &err) != SIM_OK) {
+    if (app_session_set_scene(v->run.session, scene, &err) != SIM_OK) {
         viewer_message(v, "scene %s: %s", scene, err.message);
         return;
     }
     char mark[RENDER_GRAPH_LABEL];
     snprintf(mark, sizeof mark, "scene %s", scene);
     scene_changed(v, mark, old_n);
-    if ((float)v->session.params.box_half != old_box) {
+    if ((float)viewer_info(v)->params.box_half != old_box) {
         viewer_fit_camera(v, 0);
     } else {
         viewer_aim_up(v); /* same box: keep the user's view */
@@ -117,10 +115,10 @@ void viewer_set_scene(app_viewer *v, const char *scene) {
 }
 
 void viewer_reset(app_viewer *v) {
-    uint32_t old_n = v->session.initial.n;
+    uint32_t old_n = viewer_info(v)->n;
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_reset(&v->session, &err) != SIM_OK) {
+    if (app_session_reset(v->run.session, &err) != SIM_OK) {
         viewer_message(v, "reset: %s", err.message);
         return;
     }
@@ -128,7 +126,7 @@ void viewer_reset(app_viewer *v) {
 }
 
 void viewer_scale_steps(app_viewer *v, int up) {
-    int steps = v->session.params.steps_per_frame;
+    int steps = viewer_info(v)->params.steps_per_frame;
     int next = up ? steps * 2 : steps / 2;
     next = next < 1 ? 1 : (next > STEPS_PER_FRAME_MAX ? STEPS_PER_FRAME_MAX : next);
     if (next == steps) {
@@ -136,7 +134,7 @@ void viewer_scale_steps(app_viewer *v, int up) {
     }
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_steps_per_frame(&v->session, next, &err) != SIM_OK) {
+    if (app_session_set_steps_per_frame(v->run.session, next, &err) != SIM_OK) {
         viewer_message(v, "steps per frame %d: %s", next, err.message);
         return;
     }
@@ -157,12 +155,12 @@ void viewer_toggle_vsync(app_viewer *v) {
 }
 
 void viewer_aim_up(app_viewer *v) {
-    const sim_vec3d g = v->session.params.gravity;
+    const sim_vec3d g = viewer_info(v)->params.gravity;
     float up[3] = {(float)-g.x, (float)-g.y, (float)-g.z}; /* zero gravity: the camera's +y */
     render_camera_set_up(&v->camera, up);
 }
 
 void viewer_fit_camera(app_viewer *v, int immediate) {
     viewer_aim_up(v);
-    render_camera_fit(&v->camera, (float)v->session.params.box_half, immediate);
+    render_camera_fit(&v->camera, (float)viewer_info(v)->params.box_half, immediate);
 }

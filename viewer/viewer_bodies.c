@@ -32,7 +32,7 @@ static sim_status export_host(app_viewer *v, sim_error *err) {
     float *speed;
     sim_status st = render_bodies_host_arrays(&v->bodies, &pos, &speed, err);
     if (st == SIM_OK) {
-        st = sim_backend_export_positions(v->session.backend, pos, speed, 0, err);
+        st = app_session_export_positions(v->run.session, pos, speed, 0, err);
     }
     if (st == SIM_OK) {
         sample_range(v, viewer_now());
@@ -47,8 +47,7 @@ static sim_status export_interop(app_viewer *v, sim_error *err) {
     if (st != SIM_OK) {
         return st;
     }
-    st = sim_backend_export_positions(v->session.backend, v->bodies.d_pos, v->bodies.d_scalar, 1,
-                                      err);
+    st = app_session_export_positions(v->run.session, v->bodies.d_pos, v->bodies.d_scalar, 1, err);
     if (st == SIM_OK) {
         sample_range(v, viewer_now());
     }
@@ -86,10 +85,10 @@ sim_status viewer_rebuild_bodies(app_viewer *v, sim_error *err) {
         render_bodies_destroy(&v->bodies);
         v->bodies_ready = 0;
     }
-    int cuda = sim_backend_get_config(v->session.backend)->kind == SIM_BACKEND_CUDA;
+    int cuda = viewer_info(v)->config.kind == SIM_BACKEND_CUDA;
     /* A registration that failed once fails again (same driver, same GL): pass the reason back
      * instead of retrying on every scene change. */
-    sim_status st = render_bodies_create(&v->bodies, v->session.initial.n, cuda,
+    sim_status st = render_bodies_create(&v->bodies, viewer_info(v)->n, cuda,
                                          cuda ? v->interop_off : "CPU backend", err);
     if (st != SIM_OK) {
         return st;

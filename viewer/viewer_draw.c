@@ -44,7 +44,7 @@ void viewer_draw_scene(app_viewer *v) {
     glEnable(GL_BLEND);
     glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
     glDepthMask(GL_FALSE);
-    render_box_lines_draw(&v->box, (float)v->session.params.box_half, view_proj, box_color);
+    render_box_lines_draw(&v->box, (float)viewer_info(v)->params.box_half, view_proj, box_color);
     glDepthMask(GL_TRUE);
     glDisable(GL_BLEND);
     render_gpu_timer_end(&v->gpu_timer);

@@ -32,25 +32,21 @@ sim_status viewer_log_start(app_viewer *v, const char *path, sim_error *err) {
         timestamped(name, sizeof name, "nbsim-log", ".csv");
         path = name;
     }
-    sim_status st = app_timing_log_open(&v->log, path, err);
-    if (st == SIM_OK) {
-        v->logging = 1;
-    }
-    return st;
+    sim_error_clear(&v->run.log_error);
+    return app_timing_log_open(&v->run.log, path, err);
 }
 
 sim_status viewer_log_stop(app_viewer *v, sim_error *err) {
-    v->logging = 0;
-    return app_timing_log_close(&v->log, err);
+    return app_timing_log_close(&v->run.log, err);
 }
 
 void viewer_log_toggle(app_viewer *v) {
     sim_error err;
     sim_error_clear(&err);
-    if (v->logging) {
-        unsigned long long rows = (unsigned long long)v->log.rows;
+    if (v->run.log.file != NULL) {
+        unsigned long long rows = (unsigned long long)v->run.log.rows;
         char path[SIM_PATH_MAX];
-        snprintf(path, sizeof path, "%s", v->log.out.path);
+        snprintf(path, sizeof path, "%s", v->run.log.out.path);
         if (viewer_log_stop(v, &err) != SIM_OK) {
             viewer_message(v, "%s", err.message);
         } else {
@@ -67,7 +63,7 @@ void viewer_log_toggle(app_viewer *v) {
     if (path != NULL && path[0] != '\0') {
         v->log_path_used = 1;
     }
-    viewer_message(v, "recording the timing log to %s (L stops)", v->log.out.path);
+    viewer_message(v, "recording the timing log to %s (L stops)", v->run.log.out.path);
 }
 
 sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err) {

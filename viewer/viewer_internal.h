@@ -13,10 +13,8 @@
 #include "draw2d.h"
 #include "gpu_timer.h"
 #include "graph.h"
-#include "run_stats.h"
-#include "session.h"
+#include "run_loop.h"
 #include "spheres.h"
-#include "timing_log.h"
 #include "window.h"
 
 typedef enum {
@@ -38,8 +36,7 @@ typedef struct {
 
 typedef struct app_viewer {
     const app_options *opt;
-    app_session session;
-    int session_open;
+    app_run run; /* the session, the timing log (L), the statistics; the per-frame pipeline */
 
     /* rendering */
     render_window window;
@@ -71,11 +68,8 @@ typedef struct app_viewer {
     sim_frame_timing timing;
     int have_timing;
     viewer_smoothed smooth;
-    app_run_stats stats; /* for the summary at exit */
 
-    /* timing log (L key, or --log from the start) */
-    app_timing_log log;
-    int logging;
+    /* timing log (L key, or --log from the start): recording while run.log.file != NULL */
     int log_path_used; /* opt->log_path was written once: later recordings get new names */
 
     /* mouse */
@@ -142,6 +136,8 @@ sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err);
 
 /* viewer.c: a message on screen for a few seconds, also printed on stderr. */
 void viewer_message(app_viewer *v, const char *fmt, ...) SIM_PRINTF(2, 3);
+/* What the session runs now (see app_run_info). */
+const app_run_info *viewer_info(const app_viewer *v);
 double viewer_now(void);
 
 #endif /* APP_VIEWER_INTERNAL_H */

@@ -87,15 +87,15 @@ static void block_row(overlay_lines *l, const char *what, const char *name, cons
 }
 
 static void build_lines(app_viewer *v, overlay_lines *l) {
-    const app_session *s = &v->session;
-    const sim_backend_config *c = sim_backend_get_config(s->backend);
+    const app_run_info *s = viewer_info(v);
+    const sim_backend_config *c = &s->config;
     const sim_frame_timing *t = &v->timing;
     const viewer_smoothed *m = &v->smooth;
     add(l, head_color, "nbsim  %.1f fps  %.2f ms/frame%s%s", v->fps,
         v->fps > 0.0 ? 1e3 / v->fps : 0.0, v->paused ? "   [PAUSED]" : "",
         v->sim_failed ? "  [STOPPED - R resets]" : "");
-    add(l, text_color, "N %s   scene %s   backend %s: %s", grouped(s->initial.n), s->scene,
-        c->kind == SIM_BACKEND_CUDA ? "CUDA" : "CPU", sim_backend_device_name(s->backend));
+    add(l, text_color, "N %s   scene %s   backend %s: %s", grouped(s->n), s->scene,
+        c->kind == SIM_BACKEND_CUDA ? "CUDA" : "CPU", s->device);
     add(l, v->bodies.interop ? text_color : warn_color, "positions: %s", v->bodies.mode);
     add(l, text_color, "GL: %s", v->window.gl_renderer);
     block_row(l, "pair map", sim_pair_choice_name(c->pair_map), sim_pair_choice_label(c->pair_map),
@@ -134,9 +134,9 @@ static void build_lines(app_viewer *v, overlay_lines *l) {
     }
     add(l, text_color, "steps/frame %d   dt %.3g s   t %.4g s   frame %s",
         s->params.steps_per_frame, s->params.dt, s->sim_time, grouped(s->frame));
-    if (v->logging) {
-        add(l, note_color, "recording log: %s (%s frames)  L stops", v->log.out.path,
-            grouped(v->log.rows));
+    if (v->run.log.file != NULL) {
+        add(l, note_color, "recording log: %s (%s frames)  L stops", v->run.log.out.path,
+            grouped(v->run.log.rows));
     }
 }
 
@@ -145,7 +145,7 @@ static float draw_legend(app_viewer *v, float x, float y, float scale) {
     char text[128];
     const render_autorange *r = &v->range[v->color_mode];
     if (v->color_mode == VIEWER_COLOR_INDEX) {
-        snprintf(text, sizeof text, "colour (C): body index 0 .. %u", v->session.initial.n - 1);
+        snprintf(text, sizeof text, "colour (C): body index 0 .. %u", viewer_info(v)->n - 1);
     } else {
         snprintf(text, sizeof text, "colour (C): %s %.3g .. %.3g%s", color_name(v->color_mode),
                  r->lo, r->hi, v->color_mode == VIEWER_COLOR_SPEED ? " m/s" : " m");
@@ -268,11 +268,11 @@ void viewer_draw_overlay(app_viewer *v) {
 }
 
 void viewer_update_title(app_viewer *v) {
-    const app_session *s = &v->session;
-    const sim_backend_config *c = sim_backend_get_config(s->backend);
+    const app_run_info *s = viewer_info(v);
+    const sim_backend_config *c = &s->config;
     char title[256];
     snprintf(title, sizeof title, "nbsim | %.1f fps | N %u | %s / %s | pair %.3f ms%s", v->fps,
-             s->initial.n, sim_pair_choice_name(c->pair_map),
+             s->n, sim_pair_choice_name(c->pair_map),
              s->params.triplets ? sim_triplet_map_name(c->triplet_map) : "no triplets",
              v->smooth.pair_ms, v->paused ? " | paused" : "");
     glfwSetWindowTitle(v->window.handle, title);

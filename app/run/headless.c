@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the headless loop: frames, timing log, summary, final state; Ctrl-C stops cleanly. */
+ * nbsim — the headless loop: frames, timing log, summary, final state. SIGINT, SIGTERM and
+ * SIGHUP end a run the same way: after the current frame, with every output complete, and exit
+ * status 128 + the signal number. */
 #define _POSIX_C_SOURCE 200809L
 #include "headless.h"
 
@@ -7,109 +9,94 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "app.h"
-#include "run_stats.h"
+#include "run_loop.h"
 #include "scene.h"
-#include "timing_log.h"
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t stop_signal;
 
-static void on_sigint(int sig) {
-    (void)sig;
-    interrupted = 1;
+static void on_stop_signal(int sig) {
+    stop_signal = sig;
 }
 
-/* A progress bar on stderr, redrawn at most ten times a second. */
-static void progress(long done, long total, double started, int final) {
-    static double last;
-    double t = sim_now_ms() * 1e-3;
-    if (!final && t - last < 0.1) {
+static void install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t k = 0; k < sizeof signals / sizeof signals[0]; ++k) {
+        sigaction(signals[k], &sa, NULL);
+    }
+}
+
+static const char *signal_name(int sig) {
+    return sig == SIGINT ? "SIGINT (Ctrl-C)" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+}
+
+/* A progress bar with the rate and an ETA on stderr, redrawn at most ten times a second. */
+typedef struct {
+    int show;
+    double started_ms, drawn_ms;
+} progress_bar;
+
+static void progress(progress_bar *p, long done, long total, int final) {
+    const double now = sim_now_ms();
+    if (!p->show || (!final && now - p->drawn_ms < 100.0)) {
         return;
     }
-    last = t;
-    int width = 30, filled = (int)((double)width * (double)done / (double)total);
+    p->drawn_ms = now;
+    const int width = 30, filled = (int)((double)width * (double)done / (double)total);
     char bar[64];
     for (int i = 0; i < width; ++i) {
         bar[i] = i < filled ? '#' : '.';
     }
     bar[width] = '\0';
-    double rate = done > 0 ? (t - started) / (double)done * 1e3 : 0.0;
-    fprintf(stderr, "\r[%s] %ld/%ld frames  %.2f ms/frame%s", bar, done, total, rate,
+    const double per_frame = done > 0 ? (now - p->started_ms) / (double)done : 0.0;
+    const double eta_s = per_frame * (double)(total - done) * 1e-3;
+    fprintf(stderr, "\r[%s] %ld/%ld frames  %.2f ms/frame  ETA %02d:%02d:%02d%s", bar, done, total,
+            per_frame, (int)(eta_s / 3600.0), (int)(eta_s / 60.0) % 60, (int)eta_s % 60,
             final ? "\n" : "");
 }
 
-static void print_banner(const app_session *s) {
-    const sim_backend_config *c = sim_backend_get_config(s->backend);
+static void print_banner(const app_run_info *s) {
     fprintf(stderr,
             "nbsim: %u bodies, scene %s, backend %s (%s), pair map %s, triplet map %s, tile %u, "
             "dt %.3g s\n",
-            s->initial.n, s->scene, c->kind == SIM_BACKEND_CUDA ? "cuda" : "cpu",
-            sim_backend_device_name(s->backend), sim_pair_choice_name(c->pair_map),
-            s->params.triplets ? sim_triplet_map_name(c->triplet_map) : "off", c->tile,
-            s->params.dt);
-}
-
-/* Writes the final state with the last force per body. */
-static sim_status save_state(const app_session *s, const char *path, sim_error *err) {
-    sim_state state = {0};
-    sim_status st = sim_state_alloc(&state, s->initial.n, err);
-    sim_vec3d *forces = NULL;
-    if (st == SIM_OK) {
-        forces = calloc(s->initial.n, sizeof *forces);
-        st = forces ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "no memory for forces");
-    }
-    if (st == SIM_OK) {
-        st = sim_backend_read_state(s->backend, &state, forces, err);
-    }
-    if (st == SIM_OK) {
-        st = sim_state_save(path, &s->params, &state, forces, err);
-    }
-    free(forces);
-    sim_state_free(&state);
-    return st;
+            s->n, s->scene, s->backend, s->device, sim_pair_choice_name(s->config.pair_map),
+            s->params.triplets ? sim_triplet_map_name(s->config.triplet_map) : "off",
+            s->config.tile, s->params.dt);
 }
 
 /* The frame loop. Returns SIM_OK, SIM_INTERRUPTED, or the failure (err filled). */
-static sim_status run_frames(app_session *s, app_timing_log *log, app_run_stats *stats,
-                             sim_error *err) {
-    const app_options *o = &s->opt;
-    int show = !o->quiet && isatty(STDERR_FILENO);
-    double started = sim_now_ms() * 1e-3;
+static sim_status run_frames(app_run *r, const app_options *o, sim_error *err) {
+    progress_bar bar = {!o->quiet && isatty(STDERR_FILENO), sim_now_ms(), 0.0};
     for (long f = 0; f < o->frames; ++f) {
         sim_frame_timing t;
-        sim_status st = app_session_frame(s, &t, err);
+        const sim_status st = app_run_frame(r, f + 1 == o->frames, &t, err);
         if (st != SIM_OK) {
-            if (show) {
+            if (bar.show) {
                 fputc('\n', stderr);
             }
             if (st == SIM_UNSTABLE) {
                 char cause[SIM_ERROR_MESSAGE_MAX];
                 snprintf(cause, sizeof cause, "%s", err->message);
-                sim_fail(err, st, "simulation stopped at frame %ld: %s", f + 1, cause);
+                sim_fail(err, st, "simulation stopped at frame %ld: %.400s", f + 1, cause);
             }
             return st;
         }
-        sim_energy energy;
-        const int every = o->energy_every == APP_ENERGY_AUTO ? 1 : o->energy_every;
-        int with_energy = every > 0 && (f % every == 0 || f + 1 == o->frames);
-        if (with_energy && (st = sim_backend_energy(s->backend, &energy, err)) != SIM_OK) {
-            return st;
+        if (r->log_error.status != SIM_OK) {
+            if (bar.show) {
+                fputc('\n', stderr);
+            }
+            *err = r->log_error;
+            return r->log_error.status;
         }
-        if (log->file != NULL &&
-            (st = app_timing_log_row(log, s, &t, with_energy ? &energy : NULL, err)) != SIM_OK) {
-            return st;
-        }
-        if ((st = app_run_stats_add(stats, &t, err)) != SIM_OK) {
-            return st;
-        }
-        if (show) {
-            progress(f + 1, o->frames, started, f + 1 == o->frames);
-        }
-        if (interrupted) {
-            if (show) {
+        progress(&bar, f + 1, o->frames, f + 1 == o->frames);
+        if (stop_signal != 0) {
+            if (bar.show) {
                 fputc('\n', stderr);
             }
             return SIM_INTERRUPTED;
@@ -118,66 +105,102 @@ static sim_status run_frames(app_session *s, app_timing_log *log, app_run_stats 
     return SIM_OK;
 }
 
-int app_run_headless(const app_options *opt) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigaction(SIGINT, &sa, NULL);
+/* Appends "name 'path'" to a list of completed outputs. */
+static void completed(char *list, size_t cap, const char *name, const char *path) {
+    const size_t len = strlen(list);
+    snprintf(list + len, cap - len, "%s%s %s", len ? ", " : "", name, path);
+}
 
-    app_session s;
+int app_run_headless(const app_options *opt) {
+    stop_signal = 0;
+    install_signals();
+    const double started_ms = sim_now_ms();
     sim_error err;
     sim_error_clear(&err);
-    sim_status st = app_session_open(&s, opt, &err);
+    app_run r;
+    memset(&r, 0, sizeof r);
+    r.energy_every = app_energy_every(opt, 0);
+    r.notice = opt->quiet ? NULL : app_print_notice;
+    sim_status st = app_session_open(&r.session, opt, &err);
     if (st != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         return app_exit_code(st);
     }
+    const app_run_info *info = app_session_info(r.session);
+    app_run_notices(&r);
     if (!opt->quiet) {
-        /* One "nbsim: " line per notice. */
-        for (const char *line = s.notice; *line;) {
-            size_t len = strcspn(line, "\n");
-            fprintf(stderr, "nbsim: %.*s\n", (int)len, line);
-            line += len + (line[len] == '\n');
-        }
-        print_banner(&s);
+        print_banner(info);
     }
-    app_timing_log log = {0};
-    if (opt->log_path[0] && (st = app_timing_log_open(&log, opt->log_path, &err)) != SIM_OK) {
+    if (opt->log_path[0] && (st = app_timing_log_open(&r.log, opt->log_path, &err)) != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
-        app_session_close(&s);
+        app_session_close(r.session);
         return app_exit_code(st);
     }
-    app_run_stats stats = {0};
-    sim_status run = run_frames(&s, &log, &stats, &err);
-    int code = run == SIM_OK || run == SIM_INTERRUPTED ? app_exit_code(run) : APP_EXIT_FAILURE;
-    if (run != SIM_OK && run != SIM_INTERRUPTED) {
+    const sim_status run = run_frames(&r, opt, &err);
+    int code = run == SIM_OK ? APP_EXIT_OK : APP_EXIT_FAILURE;
+    if (run == SIM_INTERRUPTED) {
+        code = 128 + stop_signal;
+    } else if (run != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
-    } else if (run == SIM_INTERRUPTED) {
-        fprintf(stderr, "nbsim: interrupted after %llu frames; log and summary are complete\n",
-                (unsigned long long)s.frame);
     }
-    /* Whatever ran is kept: the log holds complete rows up to the last finished frame. */
+
+    /* Whatever ran is kept: the log holds complete rows up to the last finished frame, and an
+     * interrupted run still writes its summary and state (so it can be resumed). */
+    char done_list[3 * SIM_PATH_MAX + 64] = "";
     sim_error werr;
     sim_error_clear(&werr);
-    if (log.file != NULL && app_timing_log_close(&log, &werr) != SIM_OK) {
-        fprintf(stderr, "nbsim: %s\n", werr.message);
-        code = code ? code : APP_EXIT_FAILURE;
+    if (r.log.file != NULL) {
+        if (app_timing_log_close(&r.log, &werr) != SIM_OK) {
+            fprintf(stderr, "nbsim: %s\n", werr.message);
+            code = code ? code : APP_EXIT_FAILURE;
+        } else {
+            completed(done_list, sizeof done_list, "log", opt->log_path);
+        }
     }
-    if (stats.count > 0) {
-        app_run_stats_print(&stats, &s, stdout);
+    const int any_stdout = strcmp(opt->log_path, "-") == 0 || strcmp(opt->summary_path, "-") == 0 ||
+                           strcmp(opt->save_state_path, "-") == 0;
+    if (r.stats.count > 0) {
+        app_run_stats_print(&r.stats, info, any_stdout ? stderr : stdout);
     }
-    if (stats.count > 0 && opt->summary_path[0] &&
-        app_run_stats_write_json(&stats, &s, opt->summary_path, run == SIM_INTERRUPTED, &werr) !=
-            SIM_OK) {
-        fprintf(stderr, "nbsim: %s\n", werr.message);
-        code = code ? code : APP_EXIT_FAILURE;
+    if (r.stats.count > 0 && opt->summary_path[0]) {
+        char detail[SIM_ERROR_MESSAGE_MAX] = "";
+        if (run == SIM_INTERRUPTED) {
+            snprintf(detail, sizeof detail, "%s", signal_name(stop_signal));
+        } else if (run != SIM_OK) {
+            snprintf(detail, sizeof detail, "%s", err.message);
+        }
+        const app_run_end end = {opt->frames,
+                                 opt->seed,
+                                 sim_scene_is_builtin(info->scene),
+                                 run == SIM_OK            ? "done"
+                                 : run == SIM_INTERRUPTED ? "interrupted"
+                                 : run == SIM_UNSTABLE    ? "unstable"
+                                                          : "failed",
+                                 detail,
+                                 (sim_now_ms() - started_ms) * 1e-3};
+        if (app_run_stats_write_json(&r.stats, info, &end, opt->summary_path, &werr) != SIM_OK) {
+            fprintf(stderr, "nbsim: %s\n", werr.message);
+            code = code ? code : APP_EXIT_FAILURE;
+        } else {
+            completed(done_list, sizeof done_list, "summary", opt->summary_path);
+        }
     }
-    if (run == SIM_OK && opt->save_state_path[0] &&
-        save_state(&s, opt->save_state_path, &werr) != SIM_OK) {
-        fprintf(stderr, "nbsim: %s\n", werr.message);
-        code = APP_EXIT_FAILURE;
+    /* A blown-up state is not worth resuming; a finished or interrupted one is. */
+    if ((run == SIM_OK || run == SIM_INTERRUPTED) && opt->save_state_path[0]) {
+        if (app_session_save_state(r.session, opt->save_state_path, &werr) != SIM_OK) {
+            fprintf(stderr, "nbsim: %s\n", werr.message);
+            code = code ? code : APP_EXIT_FAILURE;
+        } else {
+            completed(done_list, sizeof done_list, "state", opt->save_state_path);
+        }
     }
-    app_run_stats_free(&stats);
-    app_session_close(&s);
+    if (run == SIM_INTERRUPTED) {
+        const uint64_t frames = info->frame;
+        fprintf(stderr, "nbsim: stopped by %s after %llu frame%s; %s%s\n", signal_name(stop_signal),
+                (unsigned long long)frames, frames == 1 ? "" : "s",
+                done_list[0] ? "complete: " : "no output files were asked for", done_list);
+    }
+    app_run_stats_free(&r.stats);
+    app_session_close(r.session);
     return code;
 }

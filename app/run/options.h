@@ -1,25 +1,19 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the simulator's command line, parsed into one struct shared by the headless loop and
- * the viewer. Physics flags override the scene's parameters only when given. */
+ * nbsim — the simulator's command line, parsed into what the user asked for. The options are
+ * never changed after parsing: the session resolves them (backend kind, autotuned maps,
+ * triplets for `auto`, the default step) into its own settings. Physics flags override the
+ * scene's parameters only when given. */
 #ifndef APP_OPTIONS_H
 #define APP_OPTIONS_H
 
 #include "backend.h"
 #include "output_file.h"
+#include "params.h"
 
-
-/* Which physics parameters were given on the command line (they override the scene's). */
-enum {
-    APP_SET_DT = 1u << 0,
-    APP_SET_STIFFNESS = 1u << 1,
-    APP_SET_RESTITUTION = 1u << 2,
-    APP_SET_HERTZ = 1u << 3,
-    APP_SET_GRAVITY = 1u << 4,
-    APP_SET_BOX = 1u << 5,
-    APP_SET_ATM_NU = 1u << 6,
-    APP_SET_ATM_CUTOFF = 1u << 7,
-    APP_SET_STEPS = 1u << 8
-};
+/* Which physics parameters were given on the command line: bit 1 << sim_param_id per parameter
+ * (they override the scene's), plus the contact law. */
+#define APP_SET(id) (1u << SIM_PARAM_##id)
+#define APP_SET_HERTZ (1u << SIM_PARAM_COUNT)
 
 #define APP_ENERGY_AUTO (-1)
 #define APP_VIEWER_ENERGY_EVERY 30
@@ -36,13 +30,14 @@ typedef struct {
     char scene[SIM_PATH_MAX]; /* built-in name or path of a scene file */
     uint32_t n;               /* bodies for built-in scenes; 0 = the scene's default */
     uint64_t seed;
+    int seed_set;
     /* physics: applied over the scene's parameters where params_set says so */
     sim_params params;
     unsigned params_set;
     app_triplets_mode triplets;
     /* backend and maps */
     app_backend_choice backend;
-    sim_backend_config config; /* kind is resolved at session start */
+    sim_backend_config config; /* maps, tile and threads as asked; the kind comes from backend */
     unsigned autotune;         /* APP_AUTOTUNE_* (autotune.h): maps/tile chosen by calibration */
     int tile_set;              /* --tile given: autotune keeps it */
     /* run */
@@ -67,6 +62,9 @@ void app_options_default(app_options *o);
  * the program should exit 0, 2 on a bad argument (one line already printed to stderr). */
 int app_options_parse(int argc, char **argv, app_options *o);
 
-void app_print_sim_help(const char *prog);
+/* Every output the options name, before any work: each must be writable (no directory, no
+ * missing or unwritable folder) and no two may be the same file. SIM_BAD_ARGUMENT names the
+ * flag and the reason. */
+sim_status app_options_check_outputs(const app_options *o, sim_error *err);
 
 #endif /* APP_OPTIONS_H */

@@ -5,6 +5,7 @@
 #include "output_file.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +48,7 @@ static double rate(uint64_t count, double ms) {
     return ms > 0.0 ? (double)count / (ms * 1e-3) : 0.0;
 }
 
-void app_run_stats_print(const app_run_stats *rs, const app_session *s, FILE *out) {
+void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *out) {
     fprintf(out, "%llu frames, per step: median / p95 / min / max [ms]\n",
             (unsigned long long)rs->count);
     for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
@@ -68,20 +69,50 @@ void app_run_stats_print(const app_run_stats *rs, const app_session *s, FILE *ou
     }
 }
 
-sim_status app_run_stats_write_json(const app_run_stats *rs, const app_session *s, const char *path,
-                                    int interrupted, sim_error *err) {
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void put_json_string(FILE *f, const char *text) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)text; *p; ++p) {
+        if (*p == '"' || *p == '\\') {
+            fprintf(f, "\\%c", *p);
+        } else if (*p < 0x20) {
+            fprintf(f, "\\u%04x", *p);
+        } else {
+            fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+sim_status app_run_stats_write_json(const app_run_stats *rs, const app_run_info *s,
+                                    const app_run_end *end, const char *path, sim_error *err) {
     sim_output out;
     SIM_TRY(sim_output_open(&out, path, err));
     FILE *f = out.file;
-    const sim_backend_config *c = sim_backend_get_config(s->backend);
-    fprintf(f, "{\n  \"nbsim_version\": \"%s\",\n  \"frames\": %llu,\n  \"interrupted\": %s,\n",
-            NBSIM_VERSION, (unsigned long long)rs->count, interrupted ? "true" : "false");
-    fprintf(f, "  \"n\": %u,\n  \"backend\": \"%s\",\n  \"device\": \"", s->initial.n,
-            c->kind == SIM_BACKEND_CUDA ? "cuda" : "cpu");
-    for (const char *p = sim_backend_device_name(s->backend); *p; ++p) {
-        fprintf(f, (*p == '"' || *p == '\\') ? "\\%c" : "%c", *p);
+    const sim_backend_config *c = &s->config;
+    fprintf(f, "{\n  \"nbsim_version\": \"%s\",\n  \"scene\": ", NBSIM_VERSION);
+    put_json_string(f, s->scene);
+    fprintf(f, ",\n  \"seed\": ");
+    if (end->seed_used) {
+        fprintf(f, "%llu", (unsigned long long)end->seed);
+    } else {
+        fprintf(f, "null");
     }
-    fprintf(f, "\",\n  \"pair_map\": \"%s\",\n  \"triplet_map\": \"%s\",\n  \"tile\": %u,\n",
+    fprintf(f, ",\n  \"n\": %u,\n  \"frames_requested\": ", s->n);
+    if (end->frames_requested > 0) {
+        fprintf(f, "%ld", end->frames_requested);
+    } else {
+        fprintf(f, "null");
+    }
+    fprintf(f, ",\n  \"frames\": %llu,\n  \"stop\": ", (unsigned long long)rs->count);
+    put_json_string(f, end->stop);
+    fprintf(f, ",\n  \"stop_detail\": ");
+    put_json_string(f, end->detail);
+    fprintf(f, ",\n  \"interrupted\": %s,\n  \"wall_s\": %.6g,\n",
+            strcmp(end->stop, "interrupted") == 0 ? "true" : "false", end->wall_s);
+    fprintf(f, "  \"backend\": \"%s\",\n  \"device\": ", s->backend);
+    put_json_string(f, s->device);
+    fprintf(f, ",\n  \"pair_map\": \"%s\",\n  \"triplet_map\": \"%s\",\n  \"tile\": %u,\n",
             sim_pair_choice_name(c->pair_map),
             s->params.triplets ? sim_triplet_map_name(c->triplet_map) : "off", c->tile);
     fprintf(f, "  \"dt\": %.9g,\n  \"steps_per_frame\": %d,\n", s->params.dt,

@@ -26,9 +26,21 @@ sim_status app_run_stats_add(app_run_stats *rs, const sim_frame_timing *t, sim_e
 app_stats app_run_stats_get(const app_run_stats *rs, app_kernel k);
 void app_run_stats_free(app_run_stats *rs);
 
-/* Prints the summary table; writes JSON to json_path if not empty (temp file + rename). */
-void app_run_stats_print(const app_run_stats *rs, const app_session *s, FILE *out);
-sim_status app_run_stats_write_json(const app_run_stats *rs, const app_session *s,
-                                    const char *json_path, int interrupted, sim_error *err);
+/* How a run ended, for the summary. */
+typedef struct {
+    long frames_requested; /* --frames; 0 in the viewer */
+    uint64_t seed;         /* the built-in scene's seed, when seed_used */
+    int seed_used;
+    const char *stop;   /* "done", "interrupted", "unstable", "failed" */
+    const char *detail; /* the signal, the cause of a blow-up or failure; "" when done */
+    double wall_s;      /* wall-clock seconds of the run */
+} app_run_end;
+
+/* Prints the summary table. */
+void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *out);
+/* The summary as JSON: what ran (scene, seed, N, backend, maps), how it ended (frames requested
+ * and done, stop reason, wall time), and the per-kernel statistics. */
+sim_status app_run_stats_write_json(const app_run_stats *rs, const app_run_info *s,
+                                    const app_run_end *end, const char *path, sim_error *err);
 
 #endif /* APP_RUN_STATS_H */

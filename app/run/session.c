@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — opening a simulation: scene, parameters, backend; switching scenes and maps. */
+ * nbsim — opening a simulation (scene, resolved settings, backend) and everything that reaches
+ * the backend afterwards. */
 #include "session.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -18,27 +20,44 @@
 /* A user's dt beyond this multiple of the default step (t_c / 50 or finer) gets a warning. */
 #define APP_DT_WARN_FACTOR 2.5
 
-static int is_builtin(const char *name) {
-    for (int i = 0; i < sim_scene_builtin_count(); ++i) {
-        if (strcmp(sim_scene_builtin_name(i), name) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
+#define NOTICES_MAX 2048
+
+struct app_session {
+    app_options opt;           /* the command line, as parsed (never changed) */
+    sim_backend_config config; /* resolved: kind, autotuned maps */
+    char scene[SIM_PATH_MAX];  /* active scene */
+    sim_state initial;         /* the scene as loaded, for reset */
+    sim_params params;         /* effective parameters */
+    sim_backend *backend;
+    app_run_info info;         /* what app_session_info returns, refreshed on every change */
+    char notices[NOTICES_MAX]; /* pending, one per line */
+    char taken[NOTICES_MAX];   /* what the last app_session_take_notices returned */
+};
 
 static void add_notice(app_session *s, const char *text) {
-    size_t len = strlen(s->notice);
-    snprintf(s->notice + len, sizeof s->notice - len, "%s%s", len ? "\n" : "", text);
+    const size_t len = strlen(s->notices);
+    snprintf(s->notices + len, sizeof s->notices - len, "%s%s", len ? "\n" : "", text);
+}
+
+/* The info a reader sees, from the session's own fields and the backend's. */
+static void refresh_info(app_session *s) {
+    app_run_info *i = &s->info;
+    i->scene = s->scene;
+    i->n = s->initial.n;
+    i->config = s->backend != NULL ? *sim_backend_get_config(s->backend) : s->config;
+    i->backend = i->config.kind == SIM_BACKEND_CUDA ? "cuda" : "cpu";
+    i->device = s->backend != NULL ? sim_backend_device_name(s->backend) : "";
+    i->params = s->params;
+    i->unique_pairs = sim_choose(s->initial.n, 2);
+    i->unique_triples = sim_choose(s->initial.n, 3);
 }
 
 /* Loads the scene into *state with its parameters, then applies the command-line overrides. */
 static sim_status load_scene(const app_options *o, const char *scene, sim_params *params,
                              sim_state *state, sim_error *err) {
     *params = sim_params_default();
-    sim_status st;
-    if (is_builtin(scene)) {
-        st = sim_scene_builtin(scene, o->n, o->seed, params, state, err);
+    if (sim_scene_is_builtin(scene)) {
+        SIM_TRY(sim_scene_builtin(scene, o->n, o->seed, params, state, err));
     } else {
         struct stat info;
         if (stat(scene, &info) != 0 || !S_ISREG(info.st_mode)) {
@@ -55,49 +74,48 @@ static sim_status load_scene(const app_options *o, const char *scene, sim_params
             return sim_fail(err, SIM_BAD_ARGUMENT, "--n applies to built-in scenes; '%s' is a file",
                             scene);
         }
-        st = sim_scene_load(scene, params, state, err);
+        SIM_TRY(sim_scene_load(scene, params, state, err));
     }
-    if (st != SIM_OK) {
-        return st;
-    }
+    /* The command line's values where given: the same setter rules as the file's. */
     const sim_params *u = &o->params;
-    unsigned set = o->params_set;
-    if (set & APP_SET_DT)
+    const unsigned set = o->params_set;
+    if (set & APP_SET(DT))
         params->dt = u->dt;
-    if (set & APP_SET_STIFFNESS)
+    if (set & APP_SET(STIFFNESS))
         params->stiffness = u->stiffness;
-    if (set & APP_SET_RESTITUTION)
+    if (set & APP_SET(RESTITUTION))
         params->restitution = u->restitution;
+    if (set & APP_SET(GRAVITY))
+        params->gravity = u->gravity;
+    if (set & APP_SET(BOX))
+        params->box_half = u->box_half;
+    if (set & APP_SET(ATM_NU))
+        params->atm_nu = u->atm_nu;
+    if (set & APP_SET(ATM_CUTOFF))
+        params->atm_cutoff = u->atm_cutoff;
+    if (set & APP_SET(STEPS))
+        params->steps_per_frame = u->steps_per_frame;
     if (set & APP_SET_HERTZ)
         params->hertz = u->hertz;
-    if (set & APP_SET_GRAVITY)
-        params->gravity = u->gravity;
-    if (set & APP_SET_BOX)
-        params->box_half = u->box_half;
-    if (set & APP_SET_ATM_NU)
-        params->atm_nu = u->atm_nu;
-    if (set & APP_SET_ATM_CUTOFF)
-        params->atm_cutoff = u->atm_cutoff;
-    if (set & APP_SET_STEPS)
-        params->steps_per_frame = u->steps_per_frame;
     return SIM_OK;
 }
 
 static sim_status resolve_backend(app_session *s, sim_error *err) {
     const app_options *o = &s->opt;
+    s->config = o->config;
     if (o->backend == APP_BACKEND_CPU) {
-        s->opt.config.kind = SIM_BACKEND_CPU;
+        s->config.kind = SIM_BACKEND_CPU;
     } else if (sim_cuda_device_count() > 0) {
-        s->opt.config.kind = SIM_BACKEND_CUDA;
+        s->config.kind = SIM_BACKEND_CUDA;
     } else if (o->backend == APP_BACKEND_CUDA) {
         return sim_fail(err, SIM_NO_DEVICE,
                         "--backend cuda: no CUDA device found; "
                         "use --backend cpu");
     } else {
-        s->opt.config.kind = SIM_BACKEND_CPU;
+        s->config.kind = SIM_BACKEND_CPU;
         add_notice(s, "no CUDA device found: using the CPU reference backend");
     }
-    if (s->opt.config.kind == SIM_BACKEND_CPU && s->opt.config.pair_map == SIM_PAIR_FULL) {
+    if (s->config.kind == SIM_BACKEND_CPU && s->config.pair_map == SIM_PAIR_FULL) {
         return sim_fail(err, SIM_UNSUPPORTED, "--pair-map full needs the CUDA backend");
     }
     return SIM_OK;
@@ -107,17 +125,18 @@ static sim_status resolve_backend(app_session *s, sim_error *err) {
 static void finish_params(app_session *s) {
     const app_options *o = &s->opt;
     sim_params *p = &s->params;
+    const uint64_t triples = sim_choose(s->initial.n, 3);
     char text[256];
     if (o->triplets == APP_TRIPLETS_AUTO) {
         double budget =
-            s->opt.config.kind == SIM_BACKEND_CUDA ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
+            s->config.kind == SIM_BACKEND_CUDA ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
         int wanted = p->triplets || p->atm_nu != 0.0;
-        p->triplets = wanted && (double)s->unique_triples <= budget;
+        p->triplets = wanted && (double)triples <= budget;
         if (wanted && !p->triplets) {
             snprintf(text, sizeof text,
                      "triplet forces off: N = %u gives %.3g triples per step, too many for "
                      "interactive speed (--triplets on forces them)",
-                     s->initial.n, (double)s->unique_triples);
+                     s->initial.n, (double)triples);
             add_notice(s, text);
         }
     } else {
@@ -147,51 +166,95 @@ static sim_status load_into(app_session *s, const char *scene, sim_error *err) {
     s->initial = state;
     s->params = params;
     snprintf(s->scene, sizeof s->scene, "%s", scene);
-    s->unique_pairs = sim_choose(state.n, 2);
-    s->unique_triples = sim_choose(state.n, 3);
     finish_params(s);
-    s->frame = 0;
-    s->sim_time = 0.0;
+    s->info.frame = 0;
+    s->info.sim_time = 0.0;
     return SIM_OK;
 }
 
-sim_status app_session_open(app_session *s, const app_options *o, sim_error *err) {
-    memset(s, 0, sizeof *s);
+sim_status app_session_open(app_session **out, const app_options *o, sim_error *err) {
+    *out = NULL;
+    app_session *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the session");
+    }
     s->opt = *o;
     sim_status st = resolve_backend(s, err);
     if (st == SIM_OK) {
         st = load_into(s, o->scene, err);
     }
-    if (st == SIM_OK && s->opt.autotune != 0) {
+    if (st == SIM_OK && o->autotune != 0) {
         char report[512];
-        st = app_autotune(&s->opt.config, s->opt.autotune, &s->params, &s->initial, report,
-                          sizeof report, err);
+        st = app_autotune(&s->config, o->autotune, &s->params, &s->initial, report, sizeof report,
+                          err);
         if (st == SIM_OK) {
             add_notice(s, report);
         }
     }
     if (st == SIM_OK) {
-        st = sim_backend_create(&s->opt.config, &s->params, &s->initial, &s->backend, err);
+        st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
     }
     if (st != SIM_OK) {
         app_session_close(s);
+        return st;
     }
-    return st;
+    refresh_info(s);
+    *out = s;
+    return SIM_OK;
 }
 
 void app_session_close(app_session *s) {
+    if (s == NULL) {
+        return;
+    }
     sim_backend_destroy(s->backend);
-    s->backend = NULL;
     sim_state_free(&s->initial);
+    free(s);
+}
+
+const app_run_info *app_session_info(const app_session *s) {
+    return &s->info;
+}
+
+const char *app_session_take_notices(app_session *s) {
+    snprintf(s->taken, sizeof s->taken, "%s", s->notices);
+    s->notices[0] = '\0';
+    return s->taken;
 }
 
 sim_status app_session_frame(app_session *s, sim_frame_timing *t, sim_error *err) {
-    sim_status st = sim_backend_run_frame(s->backend, t, err);
+    SIM_TRY(sim_backend_run_frame(s->backend, t, err));
+    s->info.frame++;
+    s->info.sim_time += s->params.dt * (double)t->steps;
+    return SIM_OK;
+}
+
+sim_status app_session_energy(app_session *s, sim_energy *e, sim_error *err) {
+    return sim_backend_energy(s->backend, e, err);
+}
+
+sim_status app_session_save_state(app_session *s, const char *path, sim_error *err) {
+    sim_state state = {0};
+    sim_status st = sim_state_alloc(&state, s->initial.n, err);
+    sim_vec3d *forces = NULL;
     if (st == SIM_OK) {
-        s->frame++;
-        s->sim_time += s->params.dt * (double)t->steps;
+        forces = calloc(s->initial.n, sizeof *forces);
+        st = forces ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "no memory for forces");
     }
+    if (st == SIM_OK) {
+        st = sim_backend_read_state(s->backend, &state, forces, err);
+    }
+    if (st == SIM_OK) {
+        st = sim_state_save(path, &s->params, &state, forces, err);
+    }
+    free(forces);
+    sim_state_free(&state);
     return st;
+}
+
+sim_status app_session_export_positions(app_session *s, sim_vec4f *pos, float *speed, int on_device,
+                                        sim_error *err) {
+    return sim_backend_export_positions(s->backend, pos, speed, on_device, err);
 }
 
 sim_status app_session_reset(app_session *s, sim_error *err) {
@@ -201,39 +264,40 @@ sim_status app_session_reset(app_session *s, sim_error *err) {
 sim_status app_session_set_scene(app_session *s, const char *scene, sim_error *err) {
     char name[SIM_PATH_MAX];
     snprintf(name, sizeof name, "%s", scene);
-    uint32_t old_n = s->initial.n;
-    s->notice[0] = '\0';
-    sim_status st = load_into(s, name, err);
-    if (st != SIM_OK) {
-        return st;
-    }
-    if (s->initial.n == old_n && s->backend != NULL) {
+    const uint32_t old_n = s->initial.n;
+    SIM_TRY(load_into(s, name, err));
+    sim_status st = SIM_OK;
+    if (s->initial.n == old_n) {
         st = sim_backend_set_params(s->backend, &s->params, err);
-        return st == SIM_OK ? sim_backend_set_state(s->backend, &s->initial, err) : st;
+        st = st == SIM_OK ? sim_backend_set_state(s->backend, &s->initial, err) : st;
+    } else {
+        /* A different N: a new backend sized for it, with the maps the user has active now. */
+        sim_backend_config config = *sim_backend_get_config(s->backend);
+        sim_backend *fresh = NULL;
+        st = sim_backend_create(&config, &s->params, &s->initial, &fresh, err);
+        if (st == SIM_OK) {
+            sim_backend_destroy(s->backend);
+            s->backend = fresh;
+        }
     }
-    /* A different N: a new backend sized for it, with the maps the user has active now. */
-    sim_backend_config config = *sim_backend_get_config(s->backend);
-    sim_backend *fresh = NULL;
-    st = sim_backend_create(&config, &s->params, &s->initial, &fresh, err);
-    if (st != SIM_OK) {
-        return st;
-    }
-    sim_backend_destroy(s->backend);
-    s->backend = fresh;
-    return SIM_OK;
+    refresh_info(s);
+    return st;
 }
 
 sim_status app_session_set_maps(app_session *s, sim_pair_choice pm, sim_triplet_map tm,
                                 sim_error *err) {
-    return sim_backend_set_maps(s->backend, pm, tm, err);
+    const sim_status st = sim_backend_set_maps(s->backend, pm, tm, err);
+    refresh_info(s);
+    return st;
 }
 
 /* Applies a changed copy of the effective parameters to the backend, keeping it on success. */
 static sim_status update_params(app_session *s, const sim_params *p, sim_error *err) {
-    sim_status st = sim_backend_set_params(s->backend, p, err);
+    const sim_status st = sim_backend_set_params(s->backend, p, err);
     if (st == SIM_OK) {
         s->params = *p;
     }
+    refresh_info(s);
     return st;
 }
 

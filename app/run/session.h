@@ -1,31 +1,50 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — a running simulation: the scene, the effective parameters and the backend. Shared by
- * the headless loop and the viewer (which also switches scenes, maps and resets through it). */
+ * nbsim — a running simulation: the scene, the settings resolved from the options, and the
+ * backend. The session is the only door to the backend: the headless loop, the timing log, the
+ * summary and the viewer ask the session, never the backend. */
 #ifndef APP_SESSION_H
 #define APP_SESSION_H
 
 #include "options.h"
 
+typedef struct app_session app_session;
+
+/* What the session runs now, resolved from the options, the scene and the machine. Read by the
+ * loops, the log, the summary and the overlay; valid until the next call that changes it. */
 typedef struct {
-    app_options opt;          /* the command line this session was opened with */
-    char scene[SIM_PATH_MAX]; /* active scene (name or file) */
-    sim_state initial;        /* the scene as loaded, for reset */
-    sim_params params;        /* effective parameters (scene + command line + derived dt) */
-    sim_backend *backend;
-    uint64_t unique_pairs;   /* N(N-1)/2 */
-    uint64_t unique_triples; /* N(N-1)(N-2)/6 */
-    uint64_t frame;          /* frames run since open/reset */
-    double sim_time;         /* [s] */
-    char notice[512];        /* what a user should know (fallbacks, defaults chosen), or "" */
-} app_session;
+    const char *scene;         /* active scene: a built-in name or a file */
+    uint32_t n;                /* bodies */
+    sim_backend_config config; /* resolved: backend kind, maps (autotuned), tile */
+    const char *backend;       /* "cuda" or "cpu" */
+    const char *device;        /* "NVIDIA H100 80GB HBM3" or "CPU (8 threads)" */
+    sim_params params;         /* effective: scene + command line + derived dt, triplets resolved */
+    uint64_t unique_pairs;     /* N(N-1)/2 */
+    uint64_t unique_triples;   /* N(N-1)(N-2)/6 */
+    uint64_t frame;            /* frames run since the scene was (re)loaded */
+    double sim_time;           /* [s] */
+} app_run_info;
 
 /* Builds the scene, resolves the backend (auto: CUDA if a device exists, else CPU with a
- * notice), chooses triplets on/off for auto, derives dt and warns if the user's dt is too large. */
-sim_status app_session_open(app_session *s, const app_options *o, sim_error *err);
+ * notice), chooses triplets on/off for auto, autotunes the maps when asked, derives dt (and
+ * warns if the user's dt is too large), and creates the backend. */
+sim_status app_session_open(app_session **out, const app_options *o, sim_error *err);
 void app_session_close(app_session *s);
 
-/* Runs one frame and advances frame / sim_time. */
+const app_run_info *app_session_info(const app_session *s);
+/* What a user should know since the last call (fallbacks, defaults chosen, warnings), one
+ * notice per line, or "" (the text stays valid until the next call into the session). */
+const char *app_session_take_notices(app_session *s);
+
+/* Runs one frame (steps_per_frame steps) and advances frame / sim_time. */
 sim_status app_session_frame(app_session *s, sim_frame_timing *t, sim_error *err);
+sim_status app_session_energy(app_session *s, sim_energy *e, sim_error *err);
+/* The current state with the last force per body, as a scene file (see output_file.h). */
+sim_status app_session_save_state(app_session *s, const char *path, sim_error *err);
+/* For the viewer: (x, y, z, radius) and speed per body, into device (a mapped GL buffer) or
+ * host arrays; see sim_backend_export_positions. */
+sim_status app_session_export_positions(app_session *s, sim_vec4f *pos, float *speed, int on_device,
+                                        sim_error *err);
+
 /* Reloads the active scene (same N and seed) into the backend. */
 sim_status app_session_reset(app_session *s, sim_error *err);
 /* Switches to another scene (built-in name or file); the backend is rebuilt if N changes. */

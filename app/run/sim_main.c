@@ -15,6 +15,12 @@ int app_sim_main(int argc, char **argv) {
     if (r != 0) {
         return APP_EXIT_USAGE;
     }
+    /* Every output is checked before any work, so a bad path never costs a run. */
+    sim_error err;
+    if (app_options_check_outputs(&opt, &err) != SIM_OK) {
+        fprintf(stderr, "nbsim: %s\n", err.message);
+        return APP_EXIT_USAGE;
+    }
     if (opt.frames > 0) {
         return app_run_headless(&opt);
     }

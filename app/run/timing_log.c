@@ -44,14 +44,13 @@ static double per_second(uint64_t count, int steps, double ms) {
     return ms > 0.0 ? (double)count * steps / (ms * 1e-3) : 0.0;
 }
 
-sim_status app_timing_log_row(app_timing_log *log, const app_session *s, const sim_frame_timing *t,
+sim_status app_timing_log_row(app_timing_log *log, const app_run_info *s, const sim_frame_timing *t,
                               const sim_energy *e, sim_error *err) {
-    const sim_backend_config *c = sim_backend_get_config(s->backend);
+    const sim_backend_config *c = &s->config;
     FILE *f = log->file;
     int triplets = s->params.triplets;
-    fprintf(f, "%llu,%.9g,%u,%s,", (unsigned long long)s->frame, s->sim_time, s->initial.n,
-            c->kind == SIM_BACKEND_CUDA ? "cuda" : "cpu");
-    put_text(f, sim_backend_device_name(s->backend));
+    fprintf(f, "%llu,%.9g,%u,%s,", (unsigned long long)s->frame, s->sim_time, s->n, s->backend);
+    put_text(f, s->device);
     fprintf(f, ",%s,%s,%u,%d,%.6f,%.6f,%.6f,%.6f,%llu,%llu,%.6g,%.6g,%llu,%llu,%llu,%llu,",
             sim_pair_choice_name(c->pair_map),
             triplets ? sim_triplet_map_name(c->triplet_map) : "off", c->tile, t->steps, t->pair_ms,

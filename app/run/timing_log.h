@@ -17,7 +17,7 @@ typedef struct {
 
 sim_status app_timing_log_open(app_timing_log *log, const char *path, sim_error *err);
 /* One row for the frame the session just ran. energy may be NULL (columns left empty). */
-sim_status app_timing_log_row(app_timing_log *log, const app_session *s, const sim_frame_timing *t,
+sim_status app_timing_log_row(app_timing_log *log, const app_run_info *s, const sim_frame_timing *t,
                               const sim_energy *energy, sim_error *err);
 /* Flushes, closes and renames into place (see output_file.h). */
 sim_status app_timing_log_close(app_timing_log *log, sim_error *err);

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — what happens around every frame of a run, written once for the headless loop and the
+ * viewer: the step, the energies when due, a row of the timing log, the statistics for the
+ * summary, and the notices the session has for the user. */
+#ifndef APP_RUN_LOOP_H
+#define APP_RUN_LOOP_H
+
+#include "run_stats.h"
+#include "session.h"
+#include "timing_log.h"
+
+/* Receives one notice line (without the "nbsim: " prefix). */
+typedef void (*app_notice_fn)(void *ctx, const char *line);
+
+typedef struct {
+    app_session *session;
+    app_timing_log log;   /* rows are written while log.file != NULL */
+    app_run_stats stats;  /* per-step times of every frame run */
+    int energy_every;     /* energies on frames 1, 1 + K, 1 + 2K, ... (and a run's last); 0 never */
+    app_notice_fn notice; /* where notices go; NULL drops them (--quiet) */
+    void *notice_ctx;
+    sim_error log_error; /* status != SIM_OK: a log row failed and the log was dropped */
+} app_run;
+
+/* One frame. `last`: the run's final frame (energies are logged for it). A failed step returns
+ * its error. A failed log row (a full disk) drops the log, records why in r->log_error, passes
+ * it on as a notice, and the frame still counts: the headless loop then stops, the viewer
+ * keeps running without recording. */
+sim_status app_run_frame(app_run *r, int last, sim_frame_timing *t, sim_error *err);
+/* Hands the session's pending notices to r->notice, one line each. */
+void app_run_notices(app_run *r);
+/* The notice function of a terminal program: each line on stderr as "nbsim: LINE". */
+void app_print_notice(void *ctx, const char *line);
+/* Resolves --energy-every for the headless loop (auto: every frame) or the viewer (auto: every
+ * APP_VIEWER_ENERGY_EVERY-th). */
+int app_energy_every(const app_options *o, int viewer);
+
+#endif /* APP_RUN_LOOP_H */
