@@ -5,7 +5,7 @@
  * the map, which kernels make a compile-time constant so the switch folds away. Every function
  * returns 1 and fills *tile when the block owns a tile pair, 0 when the block is wasted. The
  * launch parameters (grid, p[]) come from sim_pair_map_plan() in maps.c; the comment above each
- * map says what its grid and p[] are. Derivations: shared/DESIGN.md §2. */
+ * map says what its grid and p[] are. Formulas and sources: docs/maps.md. */
 #include "maps.h" /* types; maps.h includes this file back at its end */
 
 #ifndef SIM_MAPS_PAIR_H
@@ -52,8 +52,8 @@ SIM_HD uint32_t sim_map_ltm_row(uint32_t lambda) {
     return i;
 }
 
-/* Lower triangle of a power-of-two size s = 2^d, the O(1) recursive map of papers/004 §III-A
- * (DESIGN.md §2, table row `rm`), with the grid transposed: wy in [0, s] (s + 1 values) is the
+/* Lower triangle of a power-of-two size s = 2^d, the O(1) recursive map (docs/maps.md, [REC] §III-A,
+ * table row `rm`), with the grid transposed: wy in [0, s] (s + 1 values) is the
  * long side and wx in [0, s/2) the short one, so grids stay within CUDA's y limit. Row wy = 0
  * and wy = s are the diagonal; rows wy in [b, 2b) hold the squares of size b = 2^floor(log2 wy):
  * square q = wx / b covers rows [2qb + b, 2qb + 2b), columns [2qb, 2qb + b).
@@ -222,7 +222,7 @@ SIM_HD int sim_pair_map_ltm_newton(const sim_map_launch *launch, uint32_t bx, ui
     return sim_map_ltm_paper_tile(lambda, sim_map_float_row(row), launch->n, tile);
 }
 
-/* rb: grid (n' + 1) x (n'/2), n' = n rounded up to even, p[0] = n'. DESIGN's grid is
+/* rb: grid (n' + 1) x (n'/2), n' = n rounded up to even, p[0] = n'. The grid of docs/maps.md is
  * (n'/2) x (n' + 1); it is transposed here (v = bx, u = by) so y <= 32768 for every n.
  * u < v: (v - 1, u); else the rotated corner (n' - 1 - v, n' - 1 - u). Odd n drops I = n. */
 SIM_HD int sim_pair_map_rb(const sim_map_launch *launch, uint32_t bx, uint32_t by, uint32_t bz,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the physics of one interaction, written once for host and device (DESIGN §3).
+ * nbsim — the physics of one interaction, written once for host and device.
  *
  * Compiles as C11 and under nvcc. Every formula lives in physics_impl.h, included twice below:
  * once in float (suffix _f, the GPU hot loops) and once in double (suffix _d, the CPU reference),

@@ -374,7 +374,7 @@ static void test_rm_waste(void) {
     }
 }
 
-/* rm for n = 2^k is DESIGN.md's table formula, on the transposed grid (wx = by, wy = bx). */
+/* rm for n = 2^k is the table formula of docs/maps.md, on the transposed grid (wx = by, wy = bx). */
 static void test_rm_table_formula(void) {
     for (uint32_t n = 2; n <= 512; n *= 2) {
         sim_map_plan plan = make_plan(2, SIM_PAIR_MAP_RM, n);

@@ -534,7 +534,3 @@ sim_status sim_bench_verify(sim_bench_domain *d, const sim_bench_case *c, const 
     *wrong = h_wrong;
     return SIM_OK;
 }
-
-/* ---- device query ---------------------------------------------------------------------------- */
-
-/* FP32 lanes per SM by architecture, for the instruction-issue ceiling (DESIGN §5). */

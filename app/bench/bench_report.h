@@ -9,7 +9,7 @@
 #include "bench_map_kernels.h"
 #include "bench_options.h"
 
-/* Instructions assumed per interaction for the ceilings and FLOP figures (DESIGN §5): a
+/* Instructions assumed per interaction for the ceilings and FLOP figures (bench/README.md, "Ceilings"): a
  * non-touching pair costs ~10 FP32 instructions, an ATM triple ~70 (60-80). */
 #define APP_BENCH_PAIR_INSTR 10.0
 #define APP_BENCH_TRIPLE_INSTR 70.0
