@@ -1,6 +1,26 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the program's exit codes for a status. */
+ * nbsim — the program's exit codes for a status, and where the program is. */
+#define _POSIX_C_SOURCE 200809L /* readlink */
 #include "app.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int app_program_dir(char *out, size_t cap) {
+    char exe[4096];
+    const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) {
+        return -1;
+    }
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL) {
+        return -1;
+    }
+    *slash = '\0';
+    return snprintf(out, cap, "%s", exe) < (int)cap ? 0 : -1;
+}
 
 int app_exit_code(sim_status status) {
     switch (status) {

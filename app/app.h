@@ -3,6 +3,8 @@
 #ifndef APP_H
 #define APP_H
 
+#include <stddef.h>
+
 #include "sim_base.h"
 
 /* Exit codes of the nbsim program. */
@@ -12,6 +14,10 @@ enum {
     APP_EXIT_USAGE = 2,      /* bad command line or input */
     APP_EXIT_INTERRUPT = 130 /* stopped by Ctrl-C (SIGINT) after flushing the log */
 };
+
+/* The folder the running program is in (the viewer module and share/ are found from it): 0, or
+ * -1 when it cannot be told. */
+int app_program_dir(char *out, size_t cap);
 
 /* Exit code for a sim_status: 2 for bad input, 1 for runtime failures, 130 interrupted. */
 int app_exit_code(sim_status status);

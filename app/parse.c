@@ -92,28 +92,6 @@ int app_copy_string(char *dst, size_t cap, const char *src) {
     return 0;
 }
 
-int app_path_writable(const char *path) {
-    if (path == NULL || *path == '\0') {
-        return -1;
-    }
-    char dir[4096];
-    if (app_copy_string(dir, sizeof dir, path) != 0) {
-        return -1;
-    }
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL) {
-        strcpy(dir, ".");
-    } else if (slash == dir) {
-        dir[1] = '\0';
-    } else {
-        *slash = '\0';
-    }
-    if (slash != NULL && slash[1] == '\0' && slash != dir) {
-        return -1; /* path ends in '/': a directory, not a file */
-    }
-    return access(dir, W_OK | X_OK) == 0 ? 0 : -1;
-}
-
 void app_slug(const char *name, char *out, size_t cap) {
     if (cap == 0) {
         return;

@@ -16,8 +16,6 @@ int app_parse_double(const char *text, double lo, double hi, double *out);
 int app_parse_vec3(const char *text, double out[3]);
 /* Copies src into dst (size cap); -1 if it does not fit. */
 int app_copy_string(char *dst, size_t cap, const char *src);
-/* 0 when a file at path could be created (its directory exists and is writable), else -1. */
-int app_path_writable(const char *path);
 
 /* "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3": lower-case letters and digits, runs of
  * anything else become one '-', no leading/trailing '-'; "gpu" when nothing is left. */

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "app.h"
+
 extern char **environ;
 
 #define PLOT_ARGS_MAX 16
@@ -54,18 +56,12 @@ int app_plot_script(char *out, size_t cap) {
         snprintf(out, cap, "%s", env);
         return file_exists(out) ? 0 : -1;
     }
-    char exe[4096];
-    const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) {
+    char dir[4096];
+    if (app_program_dir(dir, sizeof dir) != 0) {
         snprintf(out, cap, "share/nbsim/plot.py");
         return -1;
     }
-    exe[len] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash != NULL) {
-        *slash = '\0';
-    }
-    snprintf(out, cap, "%s/../share/nbsim/plot.py", exe);
+    snprintf(out, cap, "%s/../share/nbsim/plot.py", dir);
     return file_exists(out) ? 0 : -1;
 }
 

@@ -12,6 +12,7 @@
 #include "app.h"
 #include "map_png.h"
 #include "maps_check.h"
+#include "output_file.h"
 #include "parse.h"
 
 typedef struct {
@@ -367,8 +368,8 @@ int app_maps_main(int argc, char **argv) {
                            o.dim == 2 ? APP_MAP_PNG_MAX_2D : APP_MAP_PNG_MAX_3D, o.dim, n);
     }
     /* Refuse an unwritable picture before printing anything (the write itself is atomic). */
-    if (o.png != NULL && app_path_writable(o.png) != 0) {
-        return usage_error("--png: cannot write '%s' (directory missing or not writable)", o.png);
+    if (o.png != NULL && sim_output_check(o.png, &err) != SIM_OK) {
+        return usage_error("--png: %s", err.message);
     }
     if (o.dump != NULL) {
         rc = run_dump(&o, &plan);

@@ -10,26 +10,7 @@
 #include <unistd.h>
 
 #include "app.h"
-
-#define VIEWER_MODULE "nbsim-viewer.so"
-
-typedef int (*viewer_entry)(const app_options *opt);
-
-/* <directory of this executable>/nbsim-viewer.so */
-static int module_path(char *out, size_t cap) {
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) {
-        return -1;
-    }
-    exe[len] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash == NULL) {
-        return -1;
-    }
-    *slash = '\0';
-    return snprintf(out, cap, "%s/%s", exe, VIEWER_MODULE) < (int)cap ? 0 : -1;
-}
+#include "viewer.h"
 
 int app_run_viewer(const app_options *opt) {
     const char *display = getenv("DISPLAY");
@@ -39,11 +20,12 @@ int app_run_viewer(const app_options *opt) {
                         "use --frames N for a headless run\n");
         return APP_EXIT_FAILURE;
     }
-    char path[4200];
-    if (module_path(path, sizeof path) != 0) {
-        fprintf(stderr, "nbsim: cannot locate the viewer module %s\n", VIEWER_MODULE);
+    char dir[4096], path[4200];
+    if (app_program_dir(dir, sizeof dir) != 0) {
+        fprintf(stderr, "nbsim: cannot locate the viewer module %s\n", APP_VIEWER_MODULE);
         return APP_EXIT_FAILURE;
     }
+    snprintf(path, sizeof path, "%s/%s", dir, APP_VIEWER_MODULE);
     void *module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (module == NULL) {
         fprintf(stderr,
@@ -52,9 +34,9 @@ int app_run_viewer(const app_options *opt) {
                 dlerror());
         return APP_EXIT_FAILURE;
     }
-    viewer_entry run = (viewer_entry)dlsym(module, "app_viewer_run");
+    app_viewer_run_fn run = (app_viewer_run_fn)dlsym(module, APP_VIEWER_ENTRY);
     if (run == NULL) {
-        fprintf(stderr, "nbsim: %s has no entry point app_viewer_run\n", path);
+        fprintf(stderr, "nbsim: %s has no entry point %s\n", path, APP_VIEWER_ENTRY);
         dlclose(module);
         return APP_EXIT_FAILURE;
     }
