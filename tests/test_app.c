@@ -130,10 +130,13 @@ static void test_session_log_and_summary(void) {
     for (int f = 0; f < 3; ++f) {
         sim_frame_timing t;
         sim_energy e;
+        double height = 0.0;
         ENSURE(app_session_frame(s, &t, &err) == SIM_OK);
+        ENSURE(app_session_mean_height(s, &height, &err) == SIM_OK);
         ENSURE(t.steps == 1 && t.pair_ms >= 0.0 && t.pair_blocks > 0);
         ENSURE(app_session_energy(s, &e, &err) == SIM_OK);
-        ENSURE(app_timing_log_row(&log, info, &t, f == 1 ? NULL : &e, &err) == SIM_OK);
+        ENSURE(app_timing_log_row(&log, info, &t, f == 1 ? NULL : &e, f == 2 ? &height : NULL,
+                                  &err) == SIM_OK);
         ENSURE(app_run_stats_add(&rs, &t, &err) == SIM_OK);
     }
     ENSURE(app_timing_log_close(&log, &err) == SIM_OK);
@@ -171,6 +174,33 @@ static void test_session_log_and_summary(void) {
     app_session_close(s);
 }
 
+/* The pile falls: its mean height along -gravity goes down from the first frames. */
+static void test_mean_height_pile(void) {
+    static app_options o;
+    app_options_default(&o);
+    o.backend = APP_BACKEND_CPU;
+    snprintf(o.scene, sizeof o.scene, "pile");
+    o.n = 64;
+    app_session *s = NULL;
+    sim_error err;
+    sim_status st = app_session_open(&s, &o, &err);
+    ENSURE_MSG(st == SIM_OK, "%s", err.message);
+    if (st != SIM_OK) {
+        return;
+    }
+    double first = 0.0, last = 0.0;
+    ENSURE(app_session_mean_height(s, &first, &err) == SIM_OK);
+    ENSURE(app_session_set_steps_per_frame(s, 200, &err) == SIM_OK);
+    sim_frame_timing t;
+    ENSURE(app_session_frame(s, &t, &err) == SIM_OK);
+    ENSURE(app_session_mean_height(s, &last, &err) == SIM_OK);
+    /* 200 steps of dt: free fall drops the mean by g t^2 / 2 (the bodies start nearly at rest). */
+    const double time = app_session_info(s)->sim_time;
+    ENSURE_MSG(last < first - 0.4 * 9.81 * time * time, "mean height %g -> %g after %g s", first,
+               last, time);
+    app_session_close(s);
+}
+
 static void test_unwritable_log(void) {
     app_timing_log log;
     sim_error err;
@@ -183,6 +213,7 @@ static const ensure_test tests[] = {
     {"options", test_options},
     {"stats", test_stats},
     {"session_log_and_summary", test_session_log_and_summary},
+    {"mean_height_pile", test_mean_height_pile},
     {"unwritable_log", test_unwritable_log},
 };
 

@@ -33,11 +33,13 @@ sim_status app_run_frame(app_run *r, int last, sim_frame_timing *t, sim_error *e
     SIM_TRY(app_session_frame(r->session, t, err));
     const app_run_info *info = app_session_info(r->session);
     sim_energy energy;
+    double height = 0.0;
     const int every = r->energy_every;
     const int with_energy =
         r->log.file != NULL && every > 0 && ((info->frame - 1) % (uint64_t)every == 0 || last);
     if (with_energy) {
         SIM_TRY(app_session_energy(r->session, &energy, err));
+        SIM_TRY(app_session_mean_height(r->session, &height, err));
     }
     if (app_run_stats_add(&r->stats, t, err) != SIM_OK) {
         /* Out of memory for the statistics: the run goes on without a summary. */
@@ -46,8 +48,9 @@ sim_status app_run_frame(app_run *r, int last, sim_frame_timing *t, sim_error *e
             r->notice(r->notice_ctx, "no memory left for the timing statistics: no summary");
         }
     }
-    if (r->log.file != NULL && app_timing_log_row(&r->log, info, t, with_energy ? &energy : NULL,
-                                                  &r->log_error) != SIM_OK) {
+    if (r->log.file != NULL &&
+        app_timing_log_row(&r->log, info, t, with_energy ? &energy : NULL,
+                           with_energy ? &height : NULL, &r->log_error) != SIM_OK) {
         app_timing_log_abandon(&r->log);
         if (r->notice != NULL) {
             char line[SIM_ERROR_MESSAGE_MAX + 32];

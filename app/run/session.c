@@ -3,6 +3,7 @@
  * the backend afterwards. */
 #include "session.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@ struct app_session {
     app_run_info info;         /* what app_session_info returns, refreshed on every change */
     char notices[NOTICES_MAX]; /* pending, one per line */
     char taken[NOTICES_MAX];   /* what the last app_session_take_notices returned */
+    sim_vec4f *height_pos;     /* scratch of app_session_mean_height, n bodies, or NULL */
+    uint32_t height_cap;
 };
 
 static void add_notice(app_session *s, const char *text) {
@@ -209,6 +212,7 @@ void app_session_close(app_session *s) {
     }
     sim_backend_destroy(s->backend);
     sim_state_free(&s->initial);
+    free(s->height_pos);
     free(s);
 }
 
@@ -311,4 +315,29 @@ sim_status app_session_set_steps_per_frame(app_session *s, int steps, sim_error 
     sim_params p = s->params;
     p.steps_per_frame = steps;
     return update_params(s, &p, err);
+}
+
+sim_status app_session_mean_height(app_session *s, double *height, sim_error *err) {
+    const uint32_t n = s->initial.n;
+    if (s->height_cap < n) {
+        sim_vec4f *grown = realloc(s->height_pos, (size_t)n * sizeof *grown);
+        if (grown == NULL) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "no memory to read %u positions", n);
+        }
+        s->height_pos = grown;
+        s->height_cap = n;
+    }
+    SIM_TRY(sim_backend_export_positions(s->backend, s->height_pos, NULL, 0, err));
+    /* "Up" is against gravity; without gravity the viewer's default up, +y. */
+    const sim_vec3d g = s->params.gravity;
+    const double g_len = sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
+    const double ux = g_len > 0.0 ? -g.x / g_len : 0.0, uy = g_len > 0.0 ? -g.y / g_len : 1.0,
+                 uz = g_len > 0.0 ? -g.z / g_len : 0.0;
+    double sum = 0.0;
+    for (uint32_t i = 0; i < n; ++i) {
+        const sim_vec4f p = s->height_pos[i];
+        sum += ux * p.x + uy * p.y + uz * p.z;
+    }
+    *height = n > 0 ? sum / (double)n : 0.0;
+    return SIM_OK;
 }

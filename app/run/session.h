@@ -44,6 +44,10 @@ sim_status app_session_save_state(app_session *s, const char *path, sim_error *e
  * host arrays; see sim_backend_export_positions. */
 sim_status app_session_export_positions(app_session *s, sim_vec4f *pos, float *speed, int on_device,
                                         sim_error *err);
+/* The bodies' mean height [m]: their mean position along -gravity (along +y without gravity).
+ * Copies every position to the host (a few MB at a million bodies): call it when energies are
+ * computed, not every frame. */
+sim_status app_session_mean_height(app_session *s, double *height, sim_error *err);
 
 /* Reloads the active scene (same N and seed) into the backend. */
 sim_status app_session_reset(app_session *s, sim_error *err);

@@ -16,9 +16,10 @@ typedef struct {
 } app_timing_log;
 
 sim_status app_timing_log_open(app_timing_log *log, const char *path, sim_error *err);
-/* One row for the frame the session just ran. energy may be NULL (columns left empty). */
+/* One row for the frame the session just ran. energy and mean_height (app_session_mean_height)
+ * may be NULL: their columns are left empty. */
 sim_status app_timing_log_row(app_timing_log *log, const app_run_info *s, const sim_frame_timing *t,
-                              const sim_energy *energy, sim_error *err);
+                              const sim_energy *energy, const double *mean_height, sim_error *err);
 /* Flushes, closes and renames into place (see output_file.h). */
 sim_status app_timing_log_close(app_timing_log *log, sim_error *err);
 /* Closes and drops what was written (error paths). */
