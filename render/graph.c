@@ -91,54 +91,75 @@ static void update_scale(render_graph *g) {
     }
 }
 
-void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, float w, float h,
-                       float text_scale, const char *unit) {
-    static const float panel[4] = {0.05f, 0.06f, 0.08f, 0.72f};
-    static const float grid[4] = {1.0f, 1.0f, 1.0f, 0.18f};
-    static const float label[4] = {0.85f, 0.87f, 0.92f, 1.0f};
-    static const float mark_color[4] = {1.0f, 0.95f, 0.35f, 0.95f};
-    float pad = 6.0f * text_scale;
-    float line_h = RENDER_TEXT_LINE * text_scale;
-    render_draw2d_rect(d, x, y, w, h, panel);
-    update_scale(g);
-
-    /* Plot area below a legend line, left of nothing: labels sit inside the plot. */
-    float px = x + pad, py = y + pad + line_h, pw = w - 2.0f * pad, ph = h - 2.0f * pad - line_h;
-    char text[64];
-    float lx = px;
-    for (int s = 0; s < g->series; ++s) {
-        render_draw2d_rect(d, lx, y + pad + 1.0f * text_scale, 8.0f * text_scale, 7.0f * text_scale,
-                           g->colors[s]);
-        lx += 11.0f * text_scale;
-        lx += render_text_draw(d, lx, y + pad, text_scale, label, g->names[s]) + 12.0f * text_scale;
+/* Log axis: whole decades from below the smallest positive sample to above the largest, at most
+ * LOG_DECADES_MAX; it moves only by decades, so it does not flicker. */
+#define LOG_DECADES_MAX 5
+static void update_log_scale(render_graph *g) {
+    float lo = 0.0f, hi = 0.0f;
+    for (int i = 0; i < g->count; ++i) {
+        const float *v = sample(g, i);
+        for (int s = 0; s < g->series; ++s) {
+            if (v[s] > 0.0f) {
+                lo = lo > 0.0f && lo < v[s] ? lo : v[s];
+                hi = hi > v[s] ? hi : v[s];
+            }
+        }
     }
-    snprintf(text, sizeof text, "last %d frames", g->count);
-    render_text_draw(d, x + w - pad - render_text_width(text, text_scale), y + pad, text_scale,
-                     label, text);
-
-    for (int k = 0; k <= 2; ++k) {
-        float gy = py + ph * (1.0f - 0.5f * (float)k);
-        render_draw2d_line(d, px, gy, px + pw, gy, grid);
-    }
-    snprintf(text, sizeof text, "%g %s", g->y_max, unit);
-    render_text_draw(d, px + 2.0f, py + 2.0f, text_scale, label, text);
-    if (g->count < 2 || !(g->y_max > 0.0f)) {
+    if (!(hi > 0.0f)) {
+        g->y_max = 1.0f;
+        g->log_lo = 0.01f;
         return;
     }
+    float top = powf(10.0f, ceilf(log10f(hi * 1.0001f)));
+    float bottom = powf(10.0f, floorf(log10f(lo)));
+    bottom = top / bottom < 10.0f ? top / 10.0f : bottom;
+    bottom =
+        top / bottom > powf(10.0f, LOG_DECADES_MAX) ? top / powf(10.0f, LOG_DECADES_MAX) : bottom;
+    g->y_max = top;
+    g->log_lo = bottom;
+}
 
-    float dx = pw / (float)(RENDER_GRAPH_CAPACITY - 1);
-    float x0 = px + pw - dx * (float)(g->count - 1); /* newest sample at the right edge */
+void render_graph_set_log(render_graph *g, int on) {
+    g->log_scale = on != 0;
+    g->y_max = 0.0f; /* rescale from scratch */
+}
+
+/* Screen y of value v in a plot whose top is py and height ph. */
+static float y_of(const render_graph *g, float v, float py, float ph) {
+    float t;
+    if (g->log_scale) {
+        const float l0 = log10f(g->log_lo), l1 = log10f(g->y_max);
+        t = v > g->log_lo ? (log10f(v) - l0) / (l1 - l0) : 0.0f;
+    } else {
+        t = v / g->y_max;
+    }
+    t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+    return py + ph * (1.0f - t);
+}
+
+/* "pair: rm" -> "p:rm"; labels without a "kind: " prefix have no shorter form (NULL). */
+static const char *short_label(const char *label, char *buf, size_t cap) {
+    const char *colon = strstr(label, ": ");
+    if (colon == NULL || colon == label) {
+        return NULL;
+    }
+    snprintf(buf, cap, "%c:%s", label[0], colon + 2);
+    return buf;
+}
+
+/* Stacked areas: the series' sum is the frame's total. */
+static void draw_areas(const render_graph *g, render_draw2d *d, float x0, float dx, float py,
+                       float ph) {
     for (int i = 0; i + 1 < g->count; ++i) {
         const float *a = sample(g, i), *b = sample(g, i + 1);
         float base_a = 0.0f, base_b = 0.0f;
         float xa = x0 + dx * (float)i, xb = xa + dx;
         for (int s = 0; s < g->series; ++s) {
             float top_a = base_a + a[s], top_b = base_b + b[s];
-            float ya0 = py + ph * (1.0f - fminf(base_a / g->y_max, 1.0f));
-            float yb0 = py + ph * (1.0f - fminf(base_b / g->y_max, 1.0f));
-            float ya1 = py + ph * (1.0f - fminf(top_a / g->y_max, 1.0f));
-            float yb1 = py + ph * (1.0f - fminf(top_b / g->y_max, 1.0f));
-            const float xy[4][2] = {{xa, ya1}, {xb, yb1}, {xb, yb0}, {xa, ya0}};
+            const float xy[4][2] = {{xa, y_of(g, top_a, py, ph)},
+                                    {xb, y_of(g, top_b, py, ph)},
+                                    {xb, y_of(g, base_b, py, ph)},
+                                    {xa, y_of(g, base_a, py, ph)}};
             float c[4][4];
             for (int k = 0; k < 4; ++k) {
                 memcpy(c[k], g->colors[s], sizeof c[k]);
@@ -148,28 +169,129 @@ void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, floa
             base_b = top_b;
         }
     }
-    /* Marks last, over the areas. Each label takes the first text row where it does not run
-     * into an earlier label; when all rows are taken only the line is drawn. */
-    enum { ROWS = 4 };
-    float row_end[ROWS];
-    for (int r = 0; r < ROWS; ++r) {
-        row_end[r] = -1e30f;
-    }
-    for (int i = 0; i < g->count; ++i) {
-        const char *m = mark(g, i);
-        if (m[0] == '\0') {
-            continue;
-        }
-        float mx = x0 + dx * (float)i;
-        render_draw2d_line(d, mx, py, mx, py + ph, mark_color);
-        float tw = render_text_width(m, text_scale);
-        float tx = mx + 3.0f + tw > px + pw ? mx - 3.0f - tw : mx + 3.0f;
-        for (int r = 0; r < ROWS; ++r) {
-            if (tx > row_end[r] + 4.0f * text_scale) {
-                render_text_draw(d, tx, py + line_h * (1.2f + (float)r), text_scale, mark_color, m);
-                row_end[r] = tx + tw;
-                break;
+}
+
+/* One line per series (log axis); samples of 0 (a phase that did not run) break the line. */
+static void draw_lines(const render_graph *g, render_draw2d *d, float x0, float dx, float py,
+                       float ph, float width) {
+    for (int s = 0; s < g->series; ++s) {
+        float c[4];
+        memcpy(c, g->colors[s], sizeof c);
+        c[3] = 1.0f;
+        for (int i = 0; i + 1 < g->count; ++i) {
+            float a = sample(g, i)[s], b = sample(g, i + 1)[s];
+            if (!(a > 0.0f) || !(b > 0.0f)) {
+                continue;
+            }
+            float xa = x0 + dx * (float)i, ya = y_of(g, a, py, ph), yb = y_of(g, b, py, ph);
+            for (float o = 0.0f; o < width; o += 1.0f) {
+                render_draw2d_line(d, xa, ya + o, xa + dx, yb + o, c);
             }
         }
     }
+}
+
+/* Grid lines and their values: three lines (0, half, top) or one per decade. */
+static void draw_axis(const render_graph *g, render_draw2d *d, float px, float py, float pw,
+                      float ph, float text_scale, const char *unit) {
+    static const float grid[4] = {1.0f, 1.0f, 1.0f, 0.18f};
+    static const float label[4] = {0.85f, 0.87f, 0.92f, 1.0f};
+    char text[64];
+    if (!g->log_scale) {
+        for (int k = 0; k <= 2; ++k) {
+            float gy = py + ph * (1.0f - 0.5f * (float)k);
+            render_draw2d_line(d, px, gy, px + pw, gy, grid);
+        }
+        snprintf(text, sizeof text, "%g %s", g->y_max, unit);
+        render_text_draw(d, px + 2.0f, py + 2.0f, text_scale, label, text);
+        return;
+    }
+    for (float v = g->log_lo; v <= g->y_max * 1.001f; v *= 10.0f) {
+        float gy = y_of(g, v, py, ph);
+        render_draw2d_line(d, px, gy, px + pw, gy, grid);
+        snprintf(text, sizeof text, v >= g->y_max * 0.999f ? "%g %s (log)" : "%g", v, unit);
+        float ty = gy + 2.0f;
+        ty = ty + RENDER_TEXT_LINE * text_scale > py + ph ? gy - RENDER_TEXT_LINE * text_scale : ty;
+        render_text_draw(d, px + 2.0f, ty, text_scale, label, text);
+    }
+}
+
+void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, float w, float h,
+                       float text_scale, const char *unit) {
+    static const float panel[4] = {0.05f, 0.06f, 0.08f, 0.72f};
+    static const float label[4] = {0.85f, 0.87f, 0.92f, 1.0f};
+    static const float mark_color[4] = {1.0f, 0.95f, 0.35f, 0.95f};
+    float pad = 6.0f * text_scale;
+    float line_h = RENDER_TEXT_LINE * text_scale;
+    render_draw2d_rect(d, x, y, w, h, panel);
+    if (g->log_scale) {
+        update_log_scale(g);
+    } else {
+        update_scale(g);
+    }
+
+    /* Plot area below a legend line, left of nothing: labels sit inside the plot. */
+    float px = x + pad, py = y + pad + line_h, pw = w - 2.0f * pad, ph = h - 2.0f * pad - line_h;
+    float lx = px;
+    for (int s = 0; s < g->series; ++s) {
+        render_draw2d_rect(d, lx, y + pad + 1.0f * text_scale, 8.0f * text_scale, 7.0f * text_scale,
+                           g->colors[s]);
+        lx += 11.0f * text_scale;
+        lx += render_text_draw(d, lx, y + pad, text_scale, label, g->names[s]) + 12.0f * text_scale;
+    }
+    draw_axis(g, d, px, py, pw, ph, text_scale, unit);
+    int unlabelled = 0;
+    if (g->count >= 2 && g->y_max > 0.0f) {
+        float dx = pw / (float)(RENDER_GRAPH_CAPACITY - 1);
+        float x0 = px + pw - dx * (float)(g->count - 1); /* newest sample at the right edge */
+        if (g->log_scale) {
+            draw_lines(g, d, x0, dx, py, ph, text_scale >= 2.0f ? 2.0f : 1.0f);
+        } else {
+            draw_areas(g, d, x0, dx, py, ph);
+        }
+        /* Marks last, over the data, newest first so the newest always gets its label. Each
+         * label takes the first text row where it stays clear of the labels already placed;
+         * then its short form; when neither fits only the line is drawn (and counted). */
+        enum { ROWS = 3 };
+        float row_start[ROWS]; /* left edge of the leftmost label placed in the row */
+        for (int r = 0; r < ROWS; ++r) {
+            row_start[r] = 1e30f;
+        }
+        const float gap = 4.0f * text_scale;
+        for (int i = g->count - 1; i >= 0; --i) {
+            const char *m = mark(g, i);
+            if (m[0] == '\0') {
+                continue;
+            }
+            float mx = x0 + dx * (float)i;
+            render_draw2d_line(d, mx, py, mx, py + ph, mark_color);
+            char buf[RENDER_GRAPH_LABEL + 4];
+            const char *forms[2] = {m, short_label(m, buf, sizeof buf)};
+            int placed = 0;
+            for (int f = 0; f < 2 && !placed; ++f) {
+                if (forms[f] == NULL) {
+                    continue;
+                }
+                float tw = render_text_width(forms[f], text_scale);
+                float tx = mx + 3.0f + tw > px + pw ? mx - 3.0f - tw : mx + 3.0f;
+                for (int r = 0; r < ROWS && !placed; ++r) {
+                    if (tx + tw + gap < row_start[r] && tx >= px) {
+                        render_text_draw(d, tx, py + line_h * (1.2f + (float)r), text_scale,
+                                         mark_color, forms[f]);
+                        row_start[r] = tx;
+                        placed = 1;
+                    }
+                }
+            }
+            unlabelled += !placed;
+        }
+    }
+    char text[96];
+    int len = snprintf(text, sizeof text, "last %d frames", g->count);
+    if (unlabelled > 0) {
+        snprintf(text + len, sizeof text - (size_t)len, ", %d mark%s without room for a label",
+                 unlabelled, unlabelled == 1 ? "" : "s");
+    }
+    render_text_draw(d, x + w - pad - render_text_width(text, text_scale), y + pad, text_scale,
+                     label, text);
 }

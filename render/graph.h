@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — a rolling graph of the last frames' timings: up to four series stacked as areas
  * (their sum is the frame's total), a y axis that rescales smoothly to "nice" values, and
- * labelled vertical marks at chosen frames (e.g. where the thread map changed). */
+ * labelled vertical marks at chosen frames (e.g. where the thread map changed). On a log axis
+ * the series are drawn as separate lines, so one that is a thousand times smaller still shows.
+ * Mark labels never overlap: they are staggered into rows, shortened ("pair: rm" -> "rm") when a
+ * row has no room, and counted in the corner when neither fits. */
 #ifndef RENDER_GRAPH_H
 #define RENDER_GRAPH_H
 
@@ -18,9 +21,11 @@ typedef struct {
     float values[RENDER_GRAPH_CAPACITY][RENDER_GRAPH_MAX_SERIES];
     char marks[RENDER_GRAPH_CAPACITY][RENDER_GRAPH_LABEL]; /* "" = no mark at that frame */
     char pending_mark[RENDER_GRAPH_LABEL];
-    int head;    /* slot the next sample goes to */
-    int count;   /* samples held, up to RENDER_GRAPH_CAPACITY */
-    float y_max; /* current top of the y axis, in the samples' unit */
+    int head;      /* slot the next sample goes to */
+    int count;     /* samples held, up to RENDER_GRAPH_CAPACITY */
+    float y_max;   /* current top of the y axis, in the samples' unit */
+    int log_scale; /* y axis in decades, series as lines */
+    float log_lo;  /* log axis: bottom decade (a power of ten) */
 } render_graph;
 
 void render_graph_init(render_graph *g, int series, const char *const names[],
@@ -30,6 +35,8 @@ void render_graph_clear(render_graph *g);
  * the label (only the newest change matters). */
 void render_graph_mark(render_graph *g, const char *label);
 void render_graph_push(render_graph *g, const float values[]);
+/* Linear stacked areas (0) or a log axis with one line per series (1). */
+void render_graph_set_log(render_graph *g, int on);
 /* Draws the graph into the rectangle (x, y, w, h) [px]; `unit` labels the y axis ("ms"). */
 void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, float w, float h,
                        float text_scale, const char *unit);
