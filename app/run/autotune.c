@@ -36,12 +36,13 @@ void app_autotune_cache_path(char *out, size_t cap) {
 
 /* ---- the cache file: one entry per line ---------------------------------------------------- */
 
-#define ENTRY_FORMAT "v1 %127s %u %u %u %u %31s %31s %lf %lf"
+/* The date (a tenth field) came later: lines without it still parse. */
+#define ENTRY_FORMAT "v1 %127s %u %u %u %u %31s %31s %lf %lf %15s"
 
 static int parse_entry(const char *line, app_autotune_entry *e) {
     memset(e, 0, sizeof *e);
     return sscanf(line, ENTRY_FORMAT, e->gpu, &e->bucket, &e->what, &e->tile_in, &e->tile, e->pair,
-                  e->triplet, &e->pair_ms, &e->triplet_ms) == 9;
+                  e->triplet, &e->pair_ms, &e->triplet_ms, e->date) >= 9;
 }
 
 static int same_key(const app_autotune_entry *a, const app_autotune_entry *b) {
@@ -103,8 +104,14 @@ sim_status app_autotune_cache_store(const char *path, const app_autotune_entry *
     for (int i = 0; i < count; ++i) {
         fputs(lines[i], out.file);
     }
-    fprintf(out.file, "v1 %s %u %u %u %u %s %s %.6g %.6g\n", e->gpu, e->bucket, e->what, e->tile_in,
-            e->tile, e->pair, e->triplet, e->pair_ms, e->triplet_ms);
+    char date[16] = "-";
+    const time_t now = time(NULL);
+    struct tm day;
+    if (localtime_r(&now, &day) != NULL) {
+        strftime(date, sizeof date, "%Y-%m-%d", &day);
+    }
+    fprintf(out.file, "v1 %s %u %u %u %u %s %s %.6g %.6g %s\n", e->gpu, e->bucket, e->what,
+            e->tile_in, e->tile, e->pair, e->triplet, e->pair_ms, e->triplet_ms, date);
     return sim_output_commit(&out, err);
 }
 
@@ -343,4 +350,35 @@ sim_status app_autotune(sim_backend_config *config, unsigned what, const sim_par
     }
     describe(&best, dev.name, initial->n, report, cap, how);
     return SIM_OK;
+}
+
+int app_autotune_cached(sim_backend_config *config, int triplets, int tile_fixed, uint32_t n,
+                        app_autotune_entry *found) {
+    sim_device_info dev;
+    sim_error dev_err = {0};
+    if (config->kind != SIM_BACKEND_CUDA || n == 0 || sim_cuda_device_count() == 0 ||
+        sim_cuda_device_query(&dev, &dev_err) != SIM_OK) {
+        return 0;
+    }
+    char path[1024];
+    app_autotune_cache_path(path, sizeof path);
+    app_autotune_entry key;
+    memset(&key, 0, sizeof key);
+    app_slug(dev.name, key.gpu, sizeof key.gpu);
+    key.bucket = log2_floor(n);
+    key.tile_in = tile_fixed ? config->tile : 0u;
+    /* What the autotuner stores for `--pair-map auto` (and `--triplet-map auto`), with and
+     * without --tile; an entry that also chose the triplet map first when triplets run. */
+    const unsigned tile = tile_fixed ? 0u : APP_AUTOTUNE_TILE;
+    const unsigned both = APP_AUTOTUNE_PAIR | APP_AUTOTUNE_TRIPLET | tile;
+    const unsigned tries[2] = {triplets ? both : APP_AUTOTUNE_PAIR | tile,
+                               triplets ? APP_AUTOTUNE_PAIR | tile : both};
+    for (int t = 0; t < 2; ++t) {
+        key.what = tries[t];
+        if (app_autotune_cache_find(path, &key, found) && entry_valid(found)) {
+            apply(config, found);
+            return 1;
+        }
+    }
+    return 0;
 }

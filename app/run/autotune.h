@@ -40,13 +40,23 @@ typedef struct {
     char pair[32];              /* chosen pair map name, "full", or "-" */
     char triplet[32];           /* chosen triplet map name or "-" */
     double pair_ms, triplet_ms; /* medians measured at calibration */
+    char date[16];              /* when it was measured, "YYYY-MM-DD"; "" in older caches */
 } app_autotune_entry;
 
 /* Finds the newest entry with the same key (gpu, bucket, what, tile_in) in the cache file at
  * path. Returns 1 and fills *found, or 0. */
 int app_autotune_cache_find(const char *path, const app_autotune_entry *key,
                             app_autotune_entry *found);
-/* Replaces (or appends) the entry with that key; writes a temporary and renames it. */
+/* Replaces (or appends) the entry with that key, dated today; writes a temporary and renames
+ * it. */
 sim_status app_autotune_cache_store(const char *path, const app_autotune_entry *e, sim_error *err);
+
+/* The cached choice for the current CUDA device and N, without measuring anything: the newest
+ * entry `--pair-map auto` (with `--triplet-map auto` when triplets run) stored for this GPU and
+ * N bucket, with the tile it chose, or for config->tile when tile_fixed. Applies the entry's
+ * pair map (and triplet map, tile) to *config and returns 1 with *found filled; 0 when there
+ * is none (or no CUDA device, or config->kind is not CUDA). */
+int app_autotune_cached(sim_backend_config *config, int triplets, int tile_fixed, uint32_t n,
+                        app_autotune_entry *found);
 
 #endif /* APP_AUTOTUNE_H */

@@ -127,6 +127,7 @@ static int set_pair_map(void *t, int arg, const char *v, char *why, size_t cap) 
     }
     o->autotune &= ~(unsigned)APP_AUTOTUNE_PAIR;
     o->config.pair_map = m;
+    o->pair_map_set = 1;
     return 0;
 }
 
@@ -143,6 +144,7 @@ static int set_triplet_map(void *t, int arg, const char *v, char *why, size_t ca
     }
     o->autotune &= ~(unsigned)APP_AUTOTUNE_TRIPLET;
     o->config.triplet_map = (sim_triplet_map)m;
+    o->triplet_map_set = 1;
     return 0;
 }
 
@@ -209,6 +211,18 @@ static int set_size(void *t, int arg, const char *v, char *why, size_t cap) {
     return 0;
 }
 
+static int set_sweep(void *t, int arg, const char *v, char *why, size_t cap) {
+    app_options *o = t;
+    if (strcmp(v, "start") == 0) {
+        o->sweep = APP_SWEEP_START;
+    } else if (strcmp(v, "exit") == 0) {
+        o->sweep = APP_SWEEP_EXIT;
+    } else {
+        return WHY("must be start or exit");
+    }
+    return 0;
+}
+
 #undef WHY
 
 /* ---- the table ---- */
@@ -239,7 +253,10 @@ static const app_option_row rows[] = {
      "picks --tile unless given)",
      set_pair_map, 0},
     {"--triplet-map", "NAME", "triplet thread map, or 'auto'", set_triplet_map, 0},
-    {"--tile", "32|64|128", "bodies per pair tile (default 64)", set_tile, 0},
+    {"--tile", "32|64|128",
+     "bodies per pair tile (default 64; the viewer: the cached autotune\n"
+     "choice, else 128 on CUDA)",
+     set_tile, 0},
     {"--threads", "T", "CPU backend threads (default: all)", set_threads, 0},
     {NULL, NULL, "Headless runs:", NULL, 0},
     {"--frames", "F", "run F frames without a window, then exit", set_frames,
@@ -257,6 +274,10 @@ static const app_option_row rows[] = {
     PATH_ROW("--screenshot", "FILE", "write a PNG screenshot at exit", screenshot_path),
     {"--vsync", "on|off", "(default on)", set_vsync, 0},
     {"--size", "WxH", "window size (default 1280x800)", set_size, 0},
+    {"--sweep", "start|exit",
+     "time every map at start, as the S key does (the comparison panel and\n"
+     "the map inset show); exit: quit when it is done (scripted benchmarks)",
+     set_sweep, 0},
     {NULL, NULL, "Other:", NULL, 0},
 };
 

@@ -40,6 +40,9 @@ typedef struct {
     sim_backend_config config; /* maps, tile and threads as asked; the kind comes from backend */
     unsigned autotune;         /* APP_AUTOTUNE_* (autotune.h): maps/tile chosen by calibration */
     int tile_set;              /* --tile given: autotune keeps it */
+    int pair_map_set, triplet_map_set; /* --pair-map / --triplet-map named a map */
+    int cached_defaults; /* set by the viewer: without --pair-map/--tile, the autotuner's cached
+                            choice for this GPU and N, else the backend's fastest tile */
     /* run */
     long frames; /* > 0: headless run of that many frames; 0: viewer */
     char log_path[SIM_PATH_MAX];
@@ -54,7 +57,11 @@ typedef struct {
     char screenshot_path[SIM_PATH_MAX];
     int vsync;
     int width, height;
+    int sweep; /* --sweep: APP_SWEEP_* */
 } app_options;
+
+/* --sweep: time every map in the viewer at start (and quit when done). */
+enum { APP_SWEEP_NONE, APP_SWEEP_START, APP_SWEEP_EXIT };
 
 void app_options_default(app_options *o);
 

@@ -35,7 +35,10 @@ struct app_session {
     char taken[NOTICES_MAX];   /* what the last app_session_take_notices returned */
     sim_vec4f *height_pos;     /* scratch of app_session_mean_height, n bodies, or NULL */
     uint32_t height_cap;
+    char maps_source[192]; /* where the maps and tile came from (app_run_info.maps_source) */
 };
+
+static void choose_maps_source(app_session *s);
 
 static void add_notice(app_session *s, const char *text) {
     const size_t len = strlen(s->notices);
@@ -53,6 +56,7 @@ static void refresh_info(app_session *s) {
     i->params = s->params;
     i->unique_pairs = sim_choose(s->initial.n, 2);
     i->unique_triples = sim_choose(s->initial.n, 3);
+    i->maps_source = s->maps_source;
 }
 
 /* Loads the scene into *state with its parameters, then applies the command-line overrides. */
@@ -185,6 +189,9 @@ sim_status app_session_open(app_session **out, const app_options *o, sim_error *
     sim_status st = resolve_backend(s, err);
     if (st == SIM_OK) {
         st = load_into(s, o->scene, err);
+    }
+    if (st == SIM_OK) {
+        choose_maps_source(s);
     }
     if (st == SIM_OK && o->autotune != 0) {
         char report[512];
@@ -340,4 +347,44 @@ sim_status app_session_mean_height(app_session *s, double *height, sim_error *er
     }
     *height = n > 0 ? sum / (double)n : 0.0;
     return SIM_OK;
+}
+
+/* Tile sizes when nobody chose one (the viewer's defaults). CUDA: 128 was the fastest pair tile
+ * at every N measured (bench/README.md: 4,096 to 262,144 bodies on an H200; 14 % ahead of 64 at
+ * 262,144 on an H100). CPU: 32, 64 and 128 are within 5 % of each other on one thread at
+ * N = 2,000, and 64 gives OpenMP twice the tile pairs of 128 to share. */
+#define APP_VIEWER_TILE_CUDA 128u
+#define APP_VIEWER_TILE_CPU 64u
+
+/* Says where the maps and the tile come from and, for the viewer (cached_defaults) when the
+ * command line names neither a pair map nor a tile, takes the autotuner's cached choice for
+ * this GPU and N, else the backend's fastest tile. */
+static void choose_maps_source(app_session *s) {
+    const app_options *o = &s->opt;
+    const size_t cap = sizeof s->maps_source;
+    if (o->autotune != 0) {
+        snprintf(s->maps_source, cap, "autotune (--pair-map/--triplet-map auto)");
+        return;
+    }
+    if (o->pair_map_set || o->tile_set || !o->cached_defaults) {
+        snprintf(s->maps_source, cap, "%s",
+                 o->pair_map_set || o->tile_set || o->triplet_map_set ? "command line" : "default");
+        return;
+    }
+    app_autotune_entry hit;
+    sim_backend_config c = s->config;
+    if (app_autotune_cached(&c, s->params.triplets, 0, s->initial.n, &hit)) {
+        if (o->triplet_map_set) {
+            c.triplet_map = s->config.triplet_map;
+        }
+        s->config = c;
+        snprintf(s->maps_source, cap, "cached autotune%s%s (pair map %s, tile %u)",
+                 hit.date[0] && hit.date[0] != '-' ? " of " : "",
+                 hit.date[0] != '-' ? hit.date : "", hit.pair, hit.tile);
+        return;
+    }
+    const int cuda = s->config.kind == SIM_BACKEND_CUDA;
+    s->config.tile = cuda ? APP_VIEWER_TILE_CUDA : APP_VIEWER_TILE_CPU;
+    snprintf(s->maps_source, cap, "default (tile %u: the fastest on %s; no autotune cached)",
+             s->config.tile, cuda ? "CUDA" : "the CPU");
 }

@@ -22,6 +22,8 @@ typedef struct {
     uint64_t unique_triples;   /* N(N-1)(N-2)/6 */
     uint64_t frame;            /* frames run since the scene was (re)loaded */
     double sim_time;           /* [s] */
+    const char *maps_source;   /* where the maps and tile came from: "command line", "default
+                                  (...)", "cached autotune of 2026-05-01 (...)", "autotune" */
 } app_run_info;
 
 /* Builds the scene, resolves the backend (auto: CUDA if a device exists, else CPU with a
