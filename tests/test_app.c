@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ensure.h"
+#include "map_compare.h"
 #include "options.h"
 #include "parse.h"
 #include "run_stats.h"
@@ -201,6 +202,65 @@ static void test_mean_height_pile(void) {
     app_session_close(s);
 }
 
+/* The comparison table: medians per map, I against bb, warm frames ignored by the caller, a new
+ * key clears, and the summary's "map_comparison" section. */
+static void test_map_compare(void) {
+    static app_map_compare c;
+    const app_compare_key key = {4096, 64, 0};
+    app_map_compare_init(&c, &key);
+    for (int f = 0; f < 9; ++f) {
+        app_map_compare_add(&c, 2, SIM_PAIR_MAP_BB, 2.0 + (f == 4 ? 10.0 : 0.0)); /* one outlier */
+        app_map_compare_add(&c, 2, SIM_PAIR_MAP_RM, 1.6);
+    }
+    app_map_compare_add(&c, 2, SIM_PAIR_MAP_LTM, 0.0); /* did not run: ignored */
+    app_map_compare_add(&c, 3, SIM_TRIPLET_MAP_TETRA, 5.0);
+    app_compare_row rows[SIM_PAIR_CHOICE_COUNT];
+    int count = app_map_compare_rows(&c, 2, 0, rows, SIM_PAIR_CHOICE_COUNT);
+    ENSURE(count == SIM_PAIR_MAP_COUNT);
+    ENSURE(rows[SIM_PAIR_MAP_BB].samples == 9);
+    ENSURE_NEAR(rows[SIM_PAIR_MAP_BB].median_ms, 2.0, 1e-12);
+    ENSURE_NEAR(rows[SIM_PAIR_MAP_RM].ratio, 2.0 / 1.6, 1e-12);
+    ENSURE(rows[SIM_PAIR_MAP_LTM].samples == 0 && rows[SIM_PAIR_MAP_LTM].ratio == 0.0);
+    ENSURE(rows[SIM_PAIR_MAP_LTM_SQRT].paper_float && !rows[SIM_PAIR_MAP_RM].paper_float);
+    ENSURE(app_map_compare_rows(&c, 2, 1, rows, SIM_PAIR_CHOICE_COUNT) == SIM_PAIR_CHOICE_COUNT);
+    ENSURE(strcmp(rows[SIM_PAIR_FULL].name, "full") == 0);
+    ENSURE(app_map_compare_frames(&c, 2) == 18 && app_map_compare_frames(&c, 3) == 1);
+    ENSURE(app_map_compare_set_key(&c, &key) == 0 && app_map_compare_frames(&c, 2) == 18);
+
+    static app_options o;
+    app_options_default(&o);
+    o.backend = APP_BACKEND_CPU;
+    o.n = 32;
+    app_session *s = NULL;
+    sim_error err;
+    ENSURE(app_session_open(&s, &o, &err) == SIM_OK);
+    app_run_stats rs = {0};
+    sim_frame_timing t;
+    ENSURE(app_session_frame(s, &t, &err) == SIM_OK);
+    ENSURE(app_run_stats_add(&rs, &t, &err) == SIM_OK);
+    char json[] = "/tmp/nbsim-test-compare-XXXXXX";
+    int fd = mkstemp(json);
+    close(fd);
+    const app_run_end end = {0, 1, 1, "done", "", 0.5};
+    ENSURE(app_run_stats_write_json_maps(&rs, app_session_info(s), &end, &c, json, &err) == SIM_OK);
+    char cmd[768];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c \"import json; m=json.load(open('%s'))['map_comparison']; "
+             "p={r['map']: r for r in m['pair']}; assert m['n']==4096 and m['tile']==64 and "
+             "m['cull'] is False and len(m['pair'])==%d and 'full' not in p and "
+             "p['bb']['frames']==9 and p['ltm']['median_ms'] is None and "
+             "abs(p['rm']['I']-1.25)<1e-5 and m['triplet'][1]['map']=='tetra'\"",
+             json, SIM_PAIR_MAP_COUNT);
+    ENSURE(system(cmd) == 0);
+    remove(json);
+    app_run_stats_free(&rs);
+    app_session_close(s);
+
+    const app_compare_key other = {4096, 128, 0};
+    ENSURE(app_map_compare_set_key(&c, &other) == 1);
+    ENSURE(app_map_compare_frames(&c, 2) == 0 && c.generation == 1);
+}
+
 static void test_unwritable_log(void) {
     app_timing_log log;
     sim_error err;
@@ -214,6 +274,7 @@ static const ensure_test tests[] = {
     {"stats", test_stats},
     {"session_log_and_summary", test_session_log_and_summary},
     {"mean_height_pile", test_mean_height_pile},
+    {"map_compare", test_map_compare},
     {"unwritable_log", test_unwritable_log},
 };
 

@@ -86,6 +86,12 @@ static void put_json_string(FILE *f, const char *text) {
 
 sim_status app_run_stats_write_json(const app_run_stats *rs, const app_run_info *s,
                                     const app_run_end *end, const char *path, sim_error *err) {
+    return app_run_stats_write_json_maps(rs, s, end, NULL, path, err);
+}
+
+sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_info *s,
+                                         const app_run_end *end, const app_map_compare *maps,
+                                         const char *path, sim_error *err) {
     sim_output out;
     SIM_TRY(sim_output_open(&out, path, err));
     FILE *f = out.file;
@@ -130,8 +136,13 @@ sim_status app_run_stats_write_json(const app_run_stats *rs, const app_run_info 
     }
     app_stats pair = app_run_stats_get(rs, APP_KERNEL_PAIR);
     app_stats tri = app_run_stats_get(rs, APP_KERNEL_TRIPLET);
-    fprintf(f, "  },\n  \"pairs_per_s\": %.6g,\n  \"triples_per_s\": %.6g\n}\n",
+    fprintf(f, "  },\n  \"pairs_per_s\": %.6g,\n  \"triples_per_s\": %.6g",
             rate(s->unique_pairs, pair.median),
             s->params.triplets ? rate(s->unique_triples, tri.median) : 0.0);
+    if (maps != NULL) {
+        fputs(",\n  \"map_comparison\": ", f);
+        app_map_compare_write_json(maps, c->kind == SIM_BACKEND_CUDA, f, 2);
+    }
+    fputs("\n}\n", f);
     return sim_output_commit(&out, err);
 }

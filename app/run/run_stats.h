@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "map_compare.h"
 #include "session.h"
 #include "stats.h"
 
@@ -42,5 +43,10 @@ void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *o
  * and done, stop reason, wall time), and the per-kernel statistics. */
 sim_status app_run_stats_write_json(const app_run_stats *rs, const app_run_info *s,
                                     const app_run_end *end, const char *path, sim_error *err);
+/* The same with the viewer's map comparison as "map_comparison" (app_map_compare_write_json;
+ * `full` listed on CUDA); maps == NULL writes exactly app_run_stats_write_json's file. */
+sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_info *s,
+                                         const app_run_end *end, const app_map_compare *maps,
+                                         const char *path, sim_error *err);
 
 #endif /* APP_RUN_STATS_H */
