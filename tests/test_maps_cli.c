@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "ensure.h"
+#include "map_cover.h"
 
 static char out_text[1 << 16], err_text[1 << 12];
 
@@ -180,10 +181,75 @@ static void test_png(void) {
     ENSURE(rmdir(dir) == 0); /* empty: nothing else was written */
 }
 
+static int lum(const app_map_cover *c, uint32_t row, uint32_t col) {
+    const uint8_t *px = &c->rgba[(row * c->side + col) * 4u];
+    return 299 * px[0] + 587 * px[1] + 114 * px[2];
+}
+
+static uint8_t alpha(const app_map_cover *c, uint32_t row, uint32_t col) {
+    return c->rgba[(row * c->side + col) * 4u + 3u];
+}
+
+/* The viewer's map inset: every tile pair drawn, waste only for bb, large n downsampled with
+ * the walk's order visible, lit cells for listed tile pairs. */
+static void test_cover(void) {
+    static app_map_cover c;
+    sim_map_plan plan;
+    sim_error err;
+    ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_LTM, 8, &plan, &err) == SIM_OK);
+    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(c.exact && c.per_block && c.side == 8 && c.per_cell == 1 && !c.waste);
+    int covered = 1, clear = 1;
+    for (uint32_t r = 0; r < 8; ++r) {
+        for (uint32_t q = 0; q < 8; ++q) {
+            covered &= q > r || alpha(&c, r, q) == 255;
+            clear &= q <= r || alpha(&c, r, q) == 0;
+        }
+    }
+    ENSURE(covered && clear);
+    ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_BB, 8, &plan, &err) == SIM_OK);
+    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(c.waste && alpha(&c, 0, 7) == 255 && alpha(&c, 7, 0) == 255);
+
+    /* n = 4096: sampled, 128 x 128 cells of 32 x 32 tile pairs; ltm walks rows top down, so the
+     * first rows are dark and the last light. */
+    ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_LTM, 4096, &plan, &err) == SIM_OK);
+    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(!c.exact && c.side == 128 && c.per_cell == 32);
+    uint32_t lower = 0, drawn = 0;
+    for (uint32_t r = 0; r < 128; ++r) {
+        for (uint32_t q = 0; q <= r; ++q) {
+            ++lower;
+            drawn += alpha(&c, r, q) == 255;
+        }
+    }
+    ENSURE_MSG(drawn == lower, "%u of %u cells drawn", drawn, lower);
+    ENSURE(lum(&c, 2, 0) < lum(&c, 127, 0));
+
+    /* rec: one launch per level, so more than one hue. */
+    ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_REC, 64, &plan, &err) == SIM_OK);
+    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(c.launches > 2 && c.exact && !c.per_block);
+
+    static uint8_t lit[APP_MAP_COVER_SIDE * APP_MAP_COVER_SIDE * 4];
+    ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_RM, 4096, &plan, &err) == SIM_OK);
+    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    const sim_tile2 pairs[4] = {{0, 0}, {1, 0}, {4095, 0}, {4095, 4095}};
+    ENSURE(app_map_cover_light(&c, pairs, 4, lit) == 3);
+    ENSURE(lit[3] > 0 && lit[(127 * 128 + 0) * 4 + 3] > 0 && lit[(127 * 128 + 127) * 4 + 3] > 0);
+    ENSURE(lit[(64 * 128 + 3) * 4 + 3] == 0);
+
+    /* 3-D: the largest layer of the tetrahedron, every (J, K) drawn. */
+    ENSURE(sim_triplet_map_plan(SIM_TRIPLET_MAP_TETRA, 8, &plan, &err) == SIM_OK);
+    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(c.dim == 3 && c.layer == 7 && c.side == 8 && alpha(&c, 7, 7) == 255 &&
+           alpha(&c, 3, 5) == 0);
+}
+
 static const ensure_test tests[] = {
     {"maps_cli_help", test_help}, {"maps_cli_tables", test_tables},
     {"maps_cli_dump", test_dump}, {"maps_cli_bad_input", test_bad_input},
-    {"maps_cli_png", test_png},
+    {"maps_cli_png", test_png},   {"maps_cover", test_cover},
 };
 
 ENSURE_MAIN(tests)

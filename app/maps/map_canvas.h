@@ -6,11 +6,8 @@
 
 #include <stdint.h>
 
+#include "map_palette.h"
 #include "sim_base.h"
-
-typedef struct {
-    uint8_t r, g, b;
-} app_rgb;
 
 typedef struct {
     int w, h;

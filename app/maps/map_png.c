@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "map_canvas.h"
+#include "map_palette.h"
 #include "maps_check.h"
 
 enum {
@@ -23,28 +24,6 @@ enum {
 
 static const app_rgb ink = {0x20, 0x20, 0x20}, faint = {0x70, 0x70, 0x70};
 static const app_rgb waste_fill = {0xE4, 0xE4, 0xE4}, waste_mark = {0xA8, 0xA8, 0xA8};
-
-/* One hue per launch (Paul Tol's bright and vibrant schemes, no grey: grey means waste). */
-static const app_rgb hues[10] = {{0x44, 0x77, 0xAA}, {0xEE, 0x66, 0x77}, {0x22, 0x88, 0x33},
-                                 {0xCC, 0xBB, 0x44}, {0x66, 0xCC, 0xEE}, {0xAA, 0x33, 0x77},
-                                 {0xEE, 0x77, 0x33}, {0x00, 0x99, 0x88}, {0x99, 0x99, 0x33},
-                                 {0xEE, 0x33, 0x77}};
-
-/* Blocks of a launch cycle through six shades of its hue, dark to light in launch order, so
- * neighbouring blocks differ and the order of the walk shows. */
-static app_rgb block_colour(int launch, uint64_t local) {
-    static const float shade[6] = {-0.45f, -0.27f, -0.09f, 0.12f, 0.32f, 0.52f};
-    app_rgb h = hues[launch % 10];
-    float t = shade[local % 6u];
-    float r = h.r, g = h.g, b = h.b;
-    if (t < 0.0f) {
-        r *= 1.0f + t, g *= 1.0f + t, b *= 1.0f + t;
-    } else {
-        r += (255.0f - r) * t, g += (255.0f - g) * t, b += (255.0f - b) * t;
-    }
-    app_rgb out = {(uint8_t)r, (uint8_t)g, (uint8_t)b};
-    return out;
-}
 
 typedef struct {
     const sim_map_plan *plan;
@@ -86,7 +65,7 @@ static void cell(picture *p, int x, int y, int size, int launch, uint64_t global
         }
         return;
     }
-    app_rgb col = block_colour(launch, global - p->first[launch]);
+    app_rgb col = app_map_block_colour(launch, global - p->first[launch]);
     app_canvas_fill(p->canvas, x, y, inner, inner, col);
     if (p->labels) {
         char num[24];
@@ -245,7 +224,7 @@ static void legend(picture *p, int y) {
         for (int s = 0; s < 6; ++s, x += 9) {
             extend(p, x + 9, y + 14);
             if (p->canvas != NULL) {
-                app_canvas_fill(p->canvas, x, y, 8, 14, block_colour(l, (uint64_t)s));
+                app_canvas_fill(p->canvas, x, y, 8, 14, app_map_block_colour(l, (uint64_t)s));
             }
         }
     }
