@@ -221,6 +221,7 @@ void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, floa
     static const float panel[4] = {0.05f, 0.06f, 0.08f, 0.72f};
     static const float label[4] = {0.85f, 0.87f, 0.92f, 1.0f};
     static const float mark_color[4] = {1.0f, 0.95f, 0.35f, 0.95f};
+    static const float label_back[4] = {0.05f, 0.06f, 0.08f, 0.90f};
     float pad = 6.0f * text_scale;
     float line_h = RENDER_TEXT_LINE * text_scale;
     render_draw2d_rect(d, x, y, w, h, panel);
@@ -249,9 +250,17 @@ void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, floa
         } else {
             draw_areas(g, d, x0, dx, py, ph);
         }
-        /* Marks last, over the data, newest first so the newest always gets its label. Each
-         * label takes the first text row where it stays clear of the labels already placed;
-         * then its short form; when neither fits only the line is drawn (and counted). */
+        /* Marks last, over the data: first every line (thin quads, so that the labels'
+         * backing, drawn after them in the same batch, hides the lines they cross), then the
+         * labels, newest first so the newest always gets one. Each label takes the first text
+         * row where it stays clear of the labels already placed; then its short form; when
+         * neither fits only the line is drawn (and counted). */
+        const float line_w = text_scale >= 2.0f ? 2.0f : 1.0f;
+        for (int i = 0; i < g->count; ++i) {
+            if (mark(g, i)[0] != '\0') {
+                render_draw2d_rect(d, x0 + dx * (float)i, py, line_w, ph, mark_color);
+            }
+        }
         enum { ROWS = 3 };
         float row_start[ROWS]; /* left edge of the leftmost label placed in the row */
         for (int r = 0; r < ROWS; ++r) {
@@ -264,7 +273,6 @@ void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, floa
                 continue;
             }
             float mx = x0 + dx * (float)i;
-            render_draw2d_line(d, mx, py, mx, py + ph, mark_color);
             char buf[RENDER_GRAPH_LABEL + 4];
             const char *forms[2] = {m, short_label(m, buf, sizeof buf)};
             int placed = 0;
@@ -276,8 +284,10 @@ void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, floa
                 float tx = mx + 3.0f + tw > px + pw ? mx - 3.0f - tw : mx + 3.0f;
                 for (int r = 0; r < ROWS && !placed; ++r) {
                     if (tx + tw + gap < row_start[r] && tx >= px) {
-                        render_text_draw(d, tx, py + line_h * (1.2f + (float)r), text_scale,
-                                         mark_color, forms[f]);
+                        const float ty = py + line_h * (1.2f + (float)r);
+                        render_draw2d_rect(d, tx - 2.0f, ty - 1.0f * text_scale, tw + 4.0f,
+                                           line_h - 1.0f * text_scale, label_back);
+                        render_text_draw(d, tx, ty, text_scale, mark_color, forms[f]);
                         row_start[r] = tx;
                         placed = 1;
                     }

@@ -75,6 +75,7 @@ static sim_status create_renderers(app_viewer *v, sim_error *err) {
     }
     v->colormap_tex = render_colormap_texture();
     render_gpu_timer_create(&v->gpu_timer);
+    SIM_TRY(viewer_inset_create(v, err));
     static const char *const names[3] = {"pair", "triplet", "integrate"};
     static const float colors[3][4] = {
         {0.98f, 0.60f, 0.20f, 0.90f}, {0.35f, 0.62f, 0.98f, 0.90f}, {0.45f, 0.85f, 0.45f, 0.90f}};
@@ -95,6 +96,7 @@ static void destroy_all(app_viewer *v) {
         render_background_destroy(&v->background);
         render_draw2d_destroy(&v->d2);
         render_gpu_timer_destroy(&v->gpu_timer);
+        viewer_inset_destroy(v);
         if (v->colormap_tex) {
             glDeleteTextures(1, &v->colormap_tex);
         }
@@ -120,6 +122,7 @@ static void print_summary(app_viewer *v) {
     if (v->run.stats.count > 0) {
         app_run_stats_print(&v->run.stats, viewer_info(v), stdout);
     }
+    viewer_compare_print(v, stdout);
     fflush(stdout);
 }
 
@@ -142,8 +145,9 @@ static int finish(app_viewer *v) {
                                                  : "done",
                                  stop_signal ? "signal" : "",
                                  v->last_frame_s - v->started_s};
-        if (app_run_stats_write_json(&v->run.stats, viewer_info(v), &end, v->opt->summary_path,
-                                     &err) != SIM_OK) {
+        if (app_run_stats_write_json_maps(&v->run.stats, viewer_info(v), &end,
+                                          viewer_compare_table(v), v->opt->summary_path,
+                                          &err) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", err.message);
             v->exit_code = APP_EXIT_FAILURE;
         }
@@ -186,7 +190,11 @@ static void run_loop(app_viewer *v) {
         if (glfwWindowShouldClose(v->window.handle) || stop_signal) {
             v->quit = 1;
         }
+        if (v->quit) {
+            viewer_sweep_cancel(v, "quit"); /* the summary names the user's maps */
+        }
         double now = viewer_now();
+        const double frame_ms = (now - v->last_frame_s) * 1e3;
         float dt = (float)(now - v->last_frame_s);
         v->last_frame_s = now;
         if (!stepped && v->frames_drawn > 0) {
@@ -197,6 +205,7 @@ static void run_loop(app_viewer *v) {
          * captures what the user last saw. --exit-after F simulates and draws F frames. */
         int last = v->quit || (o->exit_after > 0 && v->frames_drawn + 1 >= o->exit_after);
         stepped = !v->quit && viewer_simulate(v);
+        const double simulated_s = viewer_now();
         render_window_update_size(&v->window);
         if (v->window.fb_width <= 0 || v->window.fb_height <= 0) {
             /* Minimised: nothing to draw; do not spin, but keep counting frames so that a
@@ -213,11 +222,22 @@ static void run_loop(app_viewer *v) {
             continue;
         }
         viewer_export_bodies(v);
+        viewer_inset_update(v);
         render_camera_update(&v->camera, dt);
         viewer_draw_scene(v);
         viewer_draw_overlay(v);
         take_screenshots(v, last);
+        const double drawn_s = viewer_now();
         glfwSwapBuffers(v->window.handle);
+        const double swapped_s = viewer_now();
+        /* The frame's cost outside the simulation: host work, the GL timer's render time, and
+         * the swap only without vsync (with vsync it mostly waits for the display). */
+        viewer_frame_clock clock = {v->frame_steps, (simulated_s - now) * 1e3,
+                                    (drawn_s - simulated_s) * 1e3 +
+                                        (v->gpu_timer.last_ms >= 0.0 ? v->gpu_timer.last_ms : 0.0) +
+                                        (v->vsync ? 0.0 : (swapped_s - drawn_s) * 1e3),
+                                    frame_ms};
+        viewer_pace_frame(v, &clock);
         v->frames_drawn++;
         tick_clock(v, viewer_now());
         if (last) {
@@ -230,7 +250,11 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
     static app_viewer viewer; /* large (graph history); one viewer per process */
     app_viewer *v = &viewer;
     memset(v, 0, sizeof *v);
-    v->opt = opt;
+    /* The viewer's own defaults: without --pair-map / --tile, the autotuner's cached choice for
+     * this GPU and N, else the backend's fastest tile (the session says which it took). */
+    v->opt_copy = *opt;
+    v->opt_copy.cached_defaults = 1;
+    v->opt = opt = &v->opt_copy;
     v->vsync = opt->vsync;
     v->show_overlay = 1;
     v->show_graph = 1;
@@ -270,6 +294,12 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
     }
     viewer_fit_camera(v, 1);
     viewer_install_input(v);
+    viewer_pace_init(v);
+    viewer_compare_init(v);
+    if (opt->sweep != APP_SWEEP_NONE) {
+        v->compare.exit_when_done = opt->sweep == APP_SWEEP_EXIT;
+        viewer_sweep_start(v);
+    }
     v->dirty = 1;
 
     /* SIGINT, SIGTERM and SIGHUP close the window like Esc: log and summary complete. */

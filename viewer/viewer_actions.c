@@ -12,7 +12,6 @@
 #define TRIPLET_SECONDS_MAX 2.0
 #define TRIPLES_PER_S_CUDA 2e11
 #define TRIPLES_PER_S_CPU 2e7
-#define STEPS_PER_FRAME_MAX 4096
 
 static const sim_backend_config *config(const app_viewer *v) {
     return &viewer_info(v)->config;
@@ -33,6 +32,7 @@ void viewer_cycle_pair_map(app_viewer *v, int dir) {
     char mark[RENDER_GRAPH_LABEL];
     snprintf(mark, sizeof mark, "pair: %s", name);
     render_graph_mark(&v->graph, mark);
+    viewer_compare_open(v);
 }
 
 void viewer_cycle_triplet_map(app_viewer *v, int dir) {
@@ -48,6 +48,7 @@ void viewer_cycle_triplet_map(app_viewer *v, int dir) {
     char mark[RENDER_GRAPH_LABEL];
     snprintf(mark, sizeof mark, "triplet: %s", sim_triplet_map_name((sim_triplet_map)tm));
     render_graph_mark(&v->graph, mark);
+    viewer_compare_open(v);
     if (!viewer_info(v)->params.triplets) {
         viewer_message(v, "triplet map %s selected; triplet forces are off (A turns them on)",
                        sim_triplet_map_name((sim_triplet_map)tm));
@@ -74,6 +75,9 @@ void viewer_toggle_triplets(app_viewer *v) {
         return;
     }
     render_graph_mark(&v->graph, on ? "triplets on" : "triplets off");
+    if (on) {
+        viewer_pace_restart(v); /* a step now costs the triplets too */
+    }
 }
 
 /* After the session's scene changed: buffers for its N, camera, colour ranges, messages. */
@@ -92,10 +96,12 @@ static void scene_changed(app_viewer *v, const char *what, uint32_t old_n) {
         v->range[m].valid = 0;
     }
     render_graph_mark(&v->graph, what);
+    viewer_pace_restart(v);
     app_run_notices(&v->run);
 }
 
 void viewer_set_scene(app_viewer *v, const char *scene) {
+    viewer_sweep_cancel(v, "the scene changed");
     uint32_t old_n = viewer_info(v)->n;
     float old_box = (float)viewer_info(v)->params.box_half;
     sim_error err;
@@ -125,24 +131,6 @@ void viewer_reset(app_viewer *v) {
     scene_changed(v, "reset", old_n);
 }
 
-void viewer_scale_steps(app_viewer *v, int up) {
-    int steps = viewer_info(v)->params.steps_per_frame;
-    int next = up ? steps * 2 : steps / 2;
-    next = next < 1 ? 1 : (next > STEPS_PER_FRAME_MAX ? STEPS_PER_FRAME_MAX : next);
-    if (next == steps) {
-        return;
-    }
-    sim_error err;
-    sim_error_clear(&err);
-    if (app_session_set_steps_per_frame(v->run.session, next, &err) != SIM_OK) {
-        viewer_message(v, "steps per frame %d: %s", next, err.message);
-        return;
-    }
-    char mark[RENDER_GRAPH_LABEL];
-    snprintf(mark, sizeof mark, "%d steps/frame", next);
-    render_graph_mark(&v->graph, mark);
-}
-
 void viewer_cycle_color(app_viewer *v) {
     v->color_mode = (viewer_color_mode)((v->color_mode + 1) % VIEWER_COLOR_COUNT);
     v->dirty = 1; /* re-sample the new quantity's range */
@@ -163,4 +151,27 @@ void viewer_aim_up(app_viewer *v) {
 void viewer_fit_camera(app_viewer *v, int immediate) {
     viewer_aim_up(v);
     render_camera_fit(&v->camera, (float)viewer_info(v)->params.box_half, immediate);
+}
+
+void viewer_toggle_graph_log(app_viewer *v) {
+    v->graph_log = !v->graph_log;
+    render_graph_set_log(&v->graph, v->graph_log);
+    viewer_message(v, "timing graph: %s axis",
+                   v->graph_log ? "log (one line per kernel)" : "linear (stacked)");
+}
+
+int viewer_cull(const app_viewer *v) {
+    (void)v;
+    return 0; /* culled contacts (issue 10): return viewer_info(v)->config.cull; */
+}
+
+void viewer_toggle_cull(app_viewer *v) {
+    const int on = !viewer_cull(v);
+    sim_error err;
+    sim_error_clear(&err);
+    if (app_session_set_cull(v->run.session, on, &err) != SIM_OK) {
+        viewer_message(v, "%s", err.message);
+        return;
+    }
+    render_graph_mark(&v->graph, on ? "culling on" : "culling off");
 }

@@ -13,15 +13,40 @@ static app_viewer *viewer_of(GLFWwindow *w) {
 /* Keys that act once per press; auto-repeat is ignored so a held key does not flicker. */
 static void on_press(app_viewer *v, int key, int shift) {
     switch (key) {
-    case GLFW_KEY_ESCAPE:
+    case GLFW_KEY_ESCAPE: /* first ends a sweep, then quits */
+        if (!viewer_sweep_cancel(v, "Esc")) {
+            v->quit = 1;
+        }
+        break;
     case GLFW_KEY_Q:
         v->quit = 1;
         break;
-    case GLFW_KEY_M:
+    case GLFW_KEY_M: /* from the user's own maps, not the sweep's */
+        viewer_sweep_cancel(v, "M");
         viewer_cycle_pair_map(v, shift ? -1 : 1);
         break;
     case GLFW_KEY_T:
+        viewer_sweep_cancel(v, "T");
         viewer_cycle_triplet_map(v, shift ? -1 : 1);
+        break;
+    case GLFW_KEY_S:
+        viewer_sweep_start(v);
+        break;
+    case GLFW_KEY_B:
+        viewer_compare_toggle(v);
+        break;
+    case GLFW_KEY_I:
+        viewer_inset_toggle(v);
+        break;
+    case GLFW_KEY_K:
+        viewer_toggle_cull(v);
+        break;
+    case GLFW_KEY_Y:
+        viewer_toggle_graph_log(v);
+        break;
+    case GLFW_KEY_0:
+    case GLFW_KEY_KP_0:
+        viewer_pace_auto(v);
         break;
     case GLFW_KEY_A:
         viewer_toggle_triplets(v);
@@ -81,11 +106,11 @@ static int on_repeatable(app_viewer *v, int key) {
         return 1;
     case GLFW_KEY_EQUAL: /* '+' is Shift+'=' on most layouts; '=' alone counts too */
     case GLFW_KEY_KP_ADD:
-        viewer_scale_steps(v, 1);
+        viewer_pace_manual(v, 1);
         return 1;
     case GLFW_KEY_MINUS:
     case GLFW_KEY_KP_SUBTRACT:
-        viewer_scale_steps(v, 0);
+        viewer_pace_manual(v, 0);
         return 1;
     default:
         return 0;

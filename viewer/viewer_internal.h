@@ -13,6 +13,9 @@
 #include "draw2d.h"
 #include "gpu_timer.h"
 #include "graph.h"
+#include "image.h"
+#include "map_compare.h"
+#include "map_cover.h"
 #include "run_loop.h"
 #include "spheres.h"
 #include "window.h"
@@ -34,8 +37,68 @@ typedef struct {
     int valid;
 } viewer_smoothed;
 
+/* viewer_pace.c: steps per frame chosen so a frame fits the target rate (or set by hand). */
+typedef struct {
+    int automatic;
+    const char *manual_why; /* who set them by hand: "+/-", "--steps-per-frame", ... */
+    double target_fps;
+    double step_ms;  /* average host time per step: kernels, synchronisation, energies [ms] */
+    double other_ms; /* average time per frame outside the simulation [ms] */
+    double sim_rate; /* simulated seconds per wall-clock second */
+    int frames_since_change;
+    int valid;
+} viewer_pace;
+
+/* One drawn frame's host clock, for the pacing. */
+typedef struct {
+    int steps;       /* steps the frame ran (0: none, or a single step while paused) */
+    double sim_ms;   /* the simulation's part */
+    double other_ms; /* export, drawing, overlay (+ GL render time; + swap without vsync) */
+    double frame_ms; /* start to start */
+} viewer_frame_clock;
+
+/* viewer_compare.c: the live map comparison and the sweep (S). */
+#define VIEWER_SWEEP_MAX (SIM_PAIR_CHOICE_COUNT + SIM_TRIPLET_MAP_COUNT)
+typedef struct {
+    app_map_compare table;
+    int show;
+    int opened_once; /* the panel opens itself on the first M, T or S */
+    int warm;        /* frames since the maps last changed (the first are warm-up) */
+    int last_pair, last_triplet, last_triplets_on;
+    int paper_exact[2][SIM_PAIR_CHOICE_COUNT]; /* paper float maps at this key: 1 exact, 0
+                                                  wrong, -1 not checked yet */
+    /* the sweep */
+    int sweeping;
+    int exit_when_done;
+    int list_dim[VIEWER_SWEEP_MAX], list_map[VIEWER_SWEEP_MAX];
+    int list_count, list_pos;
+    int measured_on_map; /* frames measured on the current sweep map */
+    double map_started_s;
+    sim_pair_choice saved_pair;
+    sim_triplet_map saved_triplet;
+    int done_once; /* a sweep finished in this session */
+} viewer_compare;
+
+/* viewer_inset.c: the active maps' coverage of their domains, drawn as textures: [0] the pair
+ * map's tile-pair triangle, [1] the triplet map's largest layer (while triplets run). */
+typedef struct {
+    int show;
+    int ready; /* images created */
+    render_image image[2], lit;
+    app_map_cover cover[2];
+    int cover_valid[2], cover_map[2];
+    uint32_t cover_n[2];
+    int lit_cells; /* cells lit this frame; -1: no list (culling off, or not available) */
+    uint8_t lit_rgba[APP_MAP_COVER_SIDE * APP_MAP_COVER_SIDE * 4];
+    sim_tile2 *pairs; /* this frame's interacting tile pairs (app_session_tile_pairs) */
+    uint64_t pairs_cap, pairs_count;
+    char note[160];         /* what the lit cells mean, or why there are none */
+    float image_rect[2][4]; /* where the last draw put each picture [px]; w = 0: not drawn */
+} viewer_inset;
+
 typedef struct app_viewer {
-    const app_options *opt;
+    const app_options *opt; /* the command line, with the viewer's own defaults (opt_copy) */
+    app_options opt_copy;
     app_run run; /* the session, the timing log (L), the statistics; the per-frame pipeline */
 
     /* rendering */
@@ -58,7 +121,7 @@ typedef struct app_viewer {
 
     /* what the user toggles */
     int paused, step_requested, quit, vsync;
-    int show_overlay, show_graph, show_help;
+    int show_overlay, show_graph, show_help, graph_log;
     viewer_color_mode color_mode;
     int screenshot_requested;
 
@@ -67,7 +130,12 @@ typedef struct app_viewer {
     int sim_failed; /* the last frame failed (e.g. unstable): paused until reset */
     sim_frame_timing timing;
     int have_timing;
+    int frame_steps; /* steps the last frame ran for the pacing (0: none or a single step) */
     viewer_smoothed smooth;
+
+    viewer_pace pace;
+    viewer_compare compare;
+    viewer_inset inset;
 
     /* timing log (L key, or --log from the start): recording while run.log.file != NULL */
     int log_path_used; /* opt->log_path was written once: later recordings get new names */
@@ -96,6 +164,7 @@ typedef struct app_viewer {
 int viewer_simulate(app_viewer *v);
 /* Exponential moving average; first: start at x. */
 void viewer_smooth(double *avg, double x, int first);
+void viewer_smooth_weight(double *avg, double x, int first, double weight);
 
 /* viewer_bodies.c: the session's positions into the GL buffers (when they changed). */
 void viewer_export_bodies(app_viewer *v);
@@ -109,14 +178,61 @@ void viewer_cycle_triplet_map(app_viewer *v, int dir);
 void viewer_toggle_triplets(app_viewer *v);
 void viewer_set_scene(app_viewer *v, const char *scene);
 void viewer_reset(app_viewer *v);
-void viewer_scale_steps(app_viewer *v, int up);
 void viewer_cycle_color(app_viewer *v);
 void viewer_toggle_vsync(app_viewer *v);
+void viewer_toggle_graph_log(app_viewer *v);
+void viewer_toggle_cull(app_viewer *v);
 /* (Re)creates the GL body buffers for the session's N; interop when the backend is CUDA. */
 sim_status viewer_rebuild_bodies(app_viewer *v, sim_error *err);
 /* Points the camera's up axis against gravity; fit also frames the box (immediate: no easing). */
 void viewer_aim_up(app_viewer *v);
 void viewer_fit_camera(app_viewer *v, int immediate);
+
+/* viewer_pace.c: automatic steps per frame. */
+void viewer_pace_init(app_viewer *v);
+/* Forget the costs (a new scene or triplets on: the step costs something else now); in
+ * automatic mode, start again from one step per frame. */
+void viewer_pace_restart(app_viewer *v);
+void viewer_pace_frame(app_viewer *v, const viewer_frame_clock *c);
+void viewer_pace_manual(app_viewer *v, int up); /* + / -: by hand, doubling or halving */
+void viewer_pace_auto(app_viewer *v);           /* 0: automatic again */
+void viewer_pace_describe(const app_viewer *v, char *out, size_t cap);
+
+/* viewer_compare.c: the map comparison panel (B) and the sweep (S). */
+void viewer_compare_init(app_viewer *v);
+/* A simulated frame's kernel times, for the map that ran it; advances a sweep. */
+void viewer_compare_frame(app_viewer *v, const sim_frame_timing *t);
+void viewer_compare_toggle(app_viewer *v);
+void viewer_compare_open(app_viewer *v); /* shows the panel the first time maps are switched */
+void viewer_sweep_start(app_viewer *v);
+/* Stops a running sweep and restores the user's maps; returns 0 when none was running. */
+int viewer_sweep_cancel(app_viewer *v, const char *why);
+/* The panel's size at text scale `scale` (measure) and drawing it at (x, y). */
+void viewer_compare_measure(app_viewer *v, float scale, float *w, float *h);
+void viewer_compare_draw(app_viewer *v, float x, float y, float scale);
+/* The table for the summary JSON, or NULL when nothing was measured; and as text. */
+const app_map_compare *viewer_compare_table(const app_viewer *v);
+void viewer_compare_print(const app_viewer *v, FILE *out);
+
+/* viewer_inset.c: the map inset (I). */
+sim_status viewer_inset_create(app_viewer *v, sim_error *err);
+void viewer_inset_destroy(app_viewer *v);
+void viewer_inset_toggle(app_viewer *v);
+/* Rebuilds the picture when the map or n changed, and this frame's lit tile pairs. */
+void viewer_inset_update(app_viewer *v);
+void viewer_inset_measure(app_viewer *v, float scale, float max_h, float *w, float *h);
+/* The panel and captions (draw2d), then, after the batch is flushed, the images. */
+void viewer_inset_draw(app_viewer *v, float x, float y, float scale, float max_h);
+void viewer_inset_draw_images(app_viewer *v);
+
+/* Tiles of rho bodies that hold n bodies (the last one may be partial). */
+static inline uint32_t viewer_tiles(uint32_t n, uint32_t rho) {
+    return (uint32_t)(((uint64_t)n + rho - 1u) / rho);
+}
+
+/* The culling mode of the contact kernel, for the comparison key and the inset: 0 until the
+ * backend culls (issue 10). */
+int viewer_cull(const app_viewer *v);
 
 /* viewer_input.c */
 void viewer_install_input(app_viewer *v);

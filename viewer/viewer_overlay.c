@@ -18,6 +18,7 @@ static const float text_color[4] = {0.88f, 0.90f, 0.94f, 1.0f};
 static const float head_color[4] = {1.0f, 1.0f, 1.0f, 1.0f};
 static const float warn_color[4] = {1.0f, 0.72f, 0.30f, 1.0f};
 static const float note_color[4] = {1.0f, 0.95f, 0.45f, 1.0f};
+static const float faint_color[4] = {0.70f, 0.74f, 0.82f, 1.0f};
 
 /* The panel's lines. Consecutive lines marked `table` are laid out as one table (cells split
  * at two or more spaces), so the map rows line up in the proportional font. */
@@ -71,8 +72,9 @@ static const char *grouped(uint64_t x) {
     return out;
 }
 
+/* Glyphs twice as large from 1080 lines up (projectors, full-HD screens). */
 static float text_scale(const app_viewer *v) {
-    return v->window.fb_height >= 1100 ? 2.0f : 1.0f;
+    return v->window.fb_height >= 1000 ? 2.0f : 1.0f;
 }
 
 static const char *color_name(viewer_color_mode m) {
@@ -132,8 +134,12 @@ static void build_lines(app_viewer *v, overlay_lines *l) {
         add(l, text_color, "render %.3f ms (%s)   no frame simulated yet", m->render_ms,
             render_clock);
     }
-    add(l, text_color, "steps/frame %d   dt %.3g s   t %.4g s   frame %s",
-        s->params.steps_per_frame, s->params.dt, s->sim_time, grouped(s->frame));
+    add(l, faint_color, "maps and tile: %s", s->maps_source);
+    char pace[160];
+    viewer_pace_describe(v, pace, sizeof pace);
+    add(l, text_color, "%s", pace);
+    add(l, text_color, "dt %.3g s   t %.4g s   %.3g s simulated per second   frame %s",
+        s->params.dt, s->sim_time, v->pace.valid ? v->pace.sim_rate : 0.0, grouped(s->frame));
     if (v->run.log.file != NULL) {
         add(l, note_color, "recording log: %s (%s frames)  L stops", v->run.log.out.path,
             grouped(v->run.log.rows));
@@ -245,13 +251,45 @@ static void draw_message(app_viewer *v, float scale, float bottom) {
     render_text_draw(&v->d2, 10.0f + pad, y + pad, scale, note_color, v->message);
 }
 
+/* The right-hand column: the map comparison (top) and the map inset (bottom). Returns its
+ * width [px], 0 when neither is shown. */
+static float draw_right_column(app_viewer *v, float scale) {
+    const float fb_w = (float)v->window.fb_width, fb_h = (float)v->window.fb_height;
+    const int compare = v->compare.show, inset = v->inset.show;
+    float cw = 0.0f, ch = 0.0f, iw = 0.0f, ih = 0.0f;
+    if (compare) {
+        viewer_compare_measure(v, scale, &cw, &ch);
+        viewer_compare_draw(v, fb_w - 10.0f - cw, 10.0f, scale);
+    }
+    if (inset) {
+        const float top = compare ? 10.0f + ch + 10.0f : 10.0f;
+        const float room = fb_h - 10.0f - top;
+        viewer_inset_measure(v, scale, room, &iw, &ih);
+        viewer_inset_draw(v, fb_w - 10.0f - iw, fb_h - 10.0f - ih > top ? fb_h - 10.0f - ih : top,
+                          scale, room);
+    }
+    return cw > iw ? cw : iw;
+}
+
+/* The map panels are read from the back of a room: larger than the overlay's text from 760
+ * lines up. */
+static float panel_scale(const app_viewer *v) {
+    const int h = v->window.fb_height;
+    return h >= 1000 ? 2.0f : h >= 760 ? 1.5f : 1.0f;
+}
+
 void viewer_draw_overlay(app_viewer *v) {
     float scale = text_scale(v);
     float fb_w = (float)v->window.fb_width, fb_h = (float)v->window.fb_height;
     float bottom = fb_h;
+    const float right = v->show_overlay ? draw_right_column(v, panel_scale(v)) : 0.0f;
     if (v->show_graph && v->show_overlay) {
         float gw = fb_w - 20.0f, gh = 150.0f * scale;
         gw = gw > 900.0f * scale ? 900.0f * scale : gw;
+        if (right > 0.0f && gw > fb_w - 30.0f - right) { /* beside the column, not under it */
+            gw = fb_w - 30.0f - right;
+            gw = gw < 200.0f * scale ? 200.0f * scale : gw;
+        }
         render_graph_draw(&v->graph, &v->d2, 10.0f, fb_h - gh - 10.0f, gw, gh, scale, "ms/step");
         bottom = fb_h - gh - 10.0f;
     }
@@ -259,6 +297,11 @@ void viewer_draw_overlay(app_viewer *v) {
         draw_panel(v, scale);
     } else {
         render_text_draw(&v->d2, 10.0f, 10.0f, scale, text_color, "O: overlay   H: help");
+    }
+    render_draw2d_flush(&v->d2, v->window.fb_width, v->window.fb_height);
+    /* The inset's pictures over their panel, under the message and the help. */
+    if (v->show_overlay && v->inset.show) {
+        viewer_inset_draw_images(v);
     }
     draw_message(v, scale, bottom);
     if (v->show_help) {

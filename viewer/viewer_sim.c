@@ -9,8 +9,12 @@
 
 #define SMOOTHING 0.08 /* EMA weight of the newest frame in the overlay's numbers */
 
+void viewer_smooth_weight(double *avg, double x, int first, double weight) {
+    *avg = first ? x : *avg + weight * (x - *avg);
+}
+
 void viewer_smooth(double *avg, double x, int first) {
-    *avg = first ? x : *avg + SMOOTHING * (x - *avg);
+    viewer_smooth_weight(avg, x, first, SMOOTHING);
 }
 
 static void record_timing(app_viewer *v, const sim_frame_timing *t) {
@@ -26,9 +30,11 @@ static void record_timing(app_viewer *v, const sim_frame_timing *t) {
     const float per_step[3] = {(float)(t->pair_ms / steps), (float)(t->triplet_ms / steps),
                                (float)(t->integrate_ms / steps)};
     render_graph_push(&v->graph, per_step);
+    viewer_compare_frame(v, t);
 }
 
 int viewer_simulate(app_viewer *v) {
+    v->frame_steps = 0;
     if (v->sim_failed || (v->paused && !v->step_requested)) {
         return 0;
     }
@@ -60,6 +66,7 @@ int viewer_simulate(app_viewer *v) {
     }
     v->dirty = 1;
     v->frames_simulated++;
+    v->frame_steps = single ? 0 : t.steps; /* a single step says nothing about pacing */
     record_timing(v, &t);
     return 1;
 }

@@ -388,3 +388,20 @@ static void choose_maps_source(app_session *s) {
     snprintf(s->maps_source, cap, "default (tile %u: the fastest on %s; no autotune cached)",
              s->config.tile, cuda ? "CUDA" : "the CPU");
 }
+
+/* Culled contacts (issue 10) are not in this build: the backend computes every tile pair. The
+ * two functions below are where they connect (see session.h). */
+sim_status app_session_tile_pairs(app_session *s, sim_tile2 *out, uint64_t cap, uint64_t *count,
+                                  sim_error *err) {
+    (void)s;
+    (void)out;
+    (void)cap;
+    *count = 0;
+    return sim_fail(err, SIM_UNSUPPORTED, "this build computes every tile pair (no culling)");
+}
+
+sim_status app_session_set_cull(app_session *s, int on, sim_error *err) {
+    (void)s;
+    return sim_fail(err, SIM_UNSUPPORTED, "culling %s: culled contacts are not in this build",
+                    on ? "on" : "off");
+}

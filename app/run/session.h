@@ -60,4 +60,11 @@ sim_status app_session_set_maps(app_session *s, sim_pair_choice pm, sim_triplet_
 sim_status app_session_set_triplets(app_session *s, int on, sim_error *err);
 sim_status app_session_set_steps_per_frame(app_session *s, int steps, sim_error *err);
 
+/* Culled contacts. The interacting tile pairs (I >= J) of the last frame's culling pass: the
+ * first min(cap, total) into out, the total into *count. Switching culling on or off. Both
+ * return SIM_UNSUPPORTED (and *count = 0) until the backend culls. */
+sim_status app_session_tile_pairs(app_session *s, sim_tile2 *out, uint64_t cap, uint64_t *count,
+                                  sim_error *err);
+sim_status app_session_set_cull(app_session *s, int on, sim_error *err);
+
 #endif /* APP_SESSION_H */

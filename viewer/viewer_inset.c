@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the map at work (I): the active pair map's tile-pair triangle, each cell coloured by
+ * the launch and block that cover it (as `nbsim maps --png` draws it; app/maps/map_cover.c),
+ * the bounding box's idle blocks in grey, and with culling on the interacting tile pairs of
+ * the current frame lit; while triplets run, the triplet map's largest layer beside it.
+ * The pictures are textures, rebuilt when the map or n changes; the lit cells every frame. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "map_palette.h"
+#include "text.h"
+#include "viewer_internal.h"
+
+static const float panel_color[4] = {0.03f, 0.04f, 0.06f, 0.86f};
+static const float head_color[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+static const float text_color[4] = {0.90f, 0.92f, 0.96f, 1.0f};
+static const float faint_color[4] = {0.66f, 0.70f, 0.78f, 1.0f};
+static const float lit_color[4] = {1.0f, 1.0f, 0.94f, 1.0f};
+static const float frame_color[4] = {1.0f, 1.0f, 1.0f, 0.30f};
+
+#define INSET_SIDE_PX 230.0f /* picture side at text scale 1 [px] */
+
+sim_status viewer_inset_create(app_viewer *v, sim_error *err) {
+    viewer_inset *in = &v->inset;
+    SIM_TRY(render_image_create(&in->image[0], err));
+    SIM_TRY(render_image_create(&in->image[1], err));
+    SIM_TRY(render_image_create(&in->lit, err));
+    in->ready = 1;
+    in->lit_cells = -1;
+    return SIM_OK;
+}
+
+void viewer_inset_destroy(app_viewer *v) {
+    viewer_inset *in = &v->inset;
+    if (in->ready) {
+        render_image_destroy(&in->image[0]);
+        render_image_destroy(&in->image[1]);
+        render_image_destroy(&in->lit);
+    }
+    free(in->pairs);
+    in->pairs = NULL;
+    in->pairs_cap = 0;
+    in->ready = 0;
+}
+
+void viewer_inset_toggle(app_viewer *v) {
+    v->inset.show = !v->inset.show;
+}
+
+/* `full` has no map: one block per row of tiles sweeps all n columns, both triangles. */
+static void cover_full(app_map_cover *c, uint32_t n) {
+    memset(c, 0, sizeof *c);
+    c->dim = 2;
+    c->map = SIM_PAIR_FULL;
+    c->n = n;
+    c->per_cell = (n + APP_MAP_COVER_SIDE - 1u) / APP_MAP_COVER_SIDE;
+    c->side = (n + c->per_cell - 1u) / c->per_cell;
+    c->exact = 1;
+    c->launches = 1;
+    c->blocks = n;
+    c->useful = n;
+    for (uint32_t row = 0; row < c->side; ++row) {
+        const app_rgb col = app_map_order_colour(0, c->side > 1 ? (double)row / (c->side - 1) : 0);
+        for (uint32_t q = 0; q < c->side; ++q) {
+            uint8_t *px = &c->rgba[(row * c->side + q) * 4u];
+            px[0] = col.r;
+            px[1] = col.g;
+            px[2] = col.b;
+            px[3] = 255;
+        }
+    }
+}
+
+/* Rebuilds picture k (0 pairs, 1 triplets) when its map or tile count changed. */
+static void refresh_cover(app_viewer *v, int k) {
+    viewer_inset *in = &v->inset;
+    const app_run_info *s = viewer_info(v);
+    const int map = k == 0 ? s->config.pair_map : (int)s->config.triplet_map;
+    const uint32_t n = viewer_tiles(s->n, k == 0 ? s->config.tile : SIM_TRIPLET_TILE);
+    if (in->cover_valid[k] && in->cover_map[k] == map && in->cover_n[k] == n) {
+        return;
+    }
+    sim_error err;
+    sim_error_clear(&err);
+    sim_status st = SIM_OK;
+    if (k == 0 && map == SIM_PAIR_FULL) {
+        cover_full(&in->cover[0], n);
+    } else {
+        sim_map_plan plan;
+        st = k == 0 ? sim_pair_map_plan((sim_pair_map)map, n, &plan, &err)
+                    : sim_triplet_map_plan((sim_triplet_map)map, n, &plan, &err);
+        if (st == SIM_OK) {
+            st = app_map_cover_build(&in->cover[k], &plan, &err);
+        }
+    }
+    if (st != SIM_OK) {
+        viewer_message(v, "map inset: %s", err.message);
+        in->cover_valid[k] = 0;
+        return;
+    }
+    const app_map_cover *c = &in->cover[k];
+    render_image_upload(&in->image[k], (int)c->side, (int)c->side, c->rgba);
+    in->cover_valid[k] = 1;
+    in->cover_map[k] = map;
+    in->cover_n[k] = n;
+}
+
+/* This frame's interacting tile pairs, lit over the pair picture (culling only). */
+static void refresh_lit(app_viewer *v) {
+    viewer_inset *in = &v->inset;
+    in->lit_cells = -1;
+    if (!viewer_cull(v)) {
+        snprintf(in->note, sizeof in->note, "culling off: every tile pair is computed");
+        return;
+    }
+    sim_error err;
+    sim_error_clear(&err);
+    uint64_t total = 0;
+    sim_status st = app_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
+    if (st == SIM_OK && total > in->pairs_cap) { /* grow, then read again */
+        sim_tile2 *grown = realloc(in->pairs, (size_t)total * sizeof *grown);
+        if (grown == NULL) {
+            snprintf(in->note, sizeof in->note, "no memory for %llu tile pairs",
+                     (unsigned long long)total);
+            return;
+        }
+        in->pairs = grown;
+        in->pairs_cap = total;
+        st = app_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
+    }
+    if (st != SIM_OK) {
+        snprintf(in->note, sizeof in->note, "interacting tile pairs: %.120s", err.message);
+        return;
+    }
+    in->pairs_count = total < in->pairs_cap ? total : in->pairs_cap;
+    const app_map_cover *c = &in->cover[0];
+    in->lit_cells = (int)app_map_cover_light(c, in->pairs, in->pairs_count, in->lit_rgba);
+    render_image_upload(&in->lit, (int)c->side, (int)c->side, in->lit_rgba);
+    const double share = c->useful > 0 ? 100.0 * (double)total / (double)c->useful : 0.0;
+    snprintf(in->note, sizeof in->note, "lit: %llu interacting tile pairs (%.2f %% of %llu)",
+             (unsigned long long)total, share, (unsigned long long)c->useful);
+}
+
+void viewer_inset_update(app_viewer *v) {
+    viewer_inset *in = &v->inset;
+    if (!in->show || !in->ready) {
+        return;
+    }
+    refresh_cover(v, 0);
+    if (viewer_info(v)->params.triplets) {
+        refresh_cover(v, 1);
+    }
+    if (in->cover_valid[0] && viewer_info(v)->config.pair_map != SIM_PAIR_FULL) {
+        refresh_lit(v);
+    } else {
+        in->lit_cells = -1;
+        snprintf(in->note, sizeof in->note, "full: all n x n tile pairs, no symmetry");
+    }
+}
+
+/* ---- layout: measured and drawn by the same code ---- */
+
+typedef struct {
+    render_draw2d *d; /* NULL: measure */
+    float x, y, scale, line, width, side;
+} inset_layout;
+
+static void text_line(inset_layout *p, const float *color, const char *text) {
+    float w = p->d != NULL ? render_text_draw(p->d, p->x, p->y, p->scale, color, text)
+                           : render_text_width(text, p->scale);
+    p->width = w > p->width ? w : p->width;
+    p->y += p->line;
+}
+
+static const char *waste_text(const app_map_cover *c, char *buf, size_t cap) {
+    const uint64_t idle = c->blocks > c->useful ? c->blocks - c->useful : 0;
+    snprintf(buf, cap, "%llu blocks in %d launch%s, %.1f %% idle%s", (unsigned long long)c->blocks,
+             c->launches, c->launches == 1 ? "" : "es",
+             c->blocks > 0 ? 100.0 * (double)idle / (double)c->blocks : 0.0,
+             c->exact ? "" : "; picture from a sample of the blocks");
+    return buf;
+}
+
+/* Launch hues as swatches, dark to light: how to read a cell's colour. */
+static void swatches(inset_layout *p, const app_map_cover *c) {
+    const float s = p->scale, w = 7.0f * s, h = RENDER_TEXT_LINE * s * 0.75f;
+    float x = p->x;
+    const int shown = c->launches < APP_MAP_HUES ? c->launches : APP_MAP_HUES;
+    for (int l = 0; l < shown && p->d != NULL; ++l) {
+        for (int k = 0; k < 4; ++k) {
+            const app_rgb col = app_map_order_colour(l, k / 3.0);
+            const float rgba[4] = {col.r / 255.0f, col.g / 255.0f, col.b / 255.0f, 1.0f};
+            render_draw2d_rect(p->d, x, p->y, w, h, rgba);
+            x += w;
+        }
+        x += 3.0f * s;
+    }
+    if (p->d == NULL) {
+        x += (float)shown * (4.0f * w + 3.0f * s);
+    }
+    const char *legend = c->launches > 1 ? "  hue: launch, shade: dark -> light = block order"
+                                         : "  shade: dark -> light = block order";
+    float tw = p->d != NULL ? render_text_draw(p->d, x, p->y, s, faint_color, legend)
+                            : render_text_width(legend, s);
+    p->width = x + tw - p->x > p->width ? x + tw - p->x : p->width;
+    p->y += p->line;
+}
+
+static void layout(app_viewer *v, inset_layout *p) {
+    viewer_inset *in = &v->inset;
+    const app_run_info *s = viewer_info(v);
+    char text[256], buf[160];
+    const int triplets = s->params.triplets && in->cover_valid[1];
+    const int pm = s->config.pair_map;
+    snprintf(text, sizeof text, "The map at work: pair map %s (%s)", sim_pair_choice_name(pm),
+             sim_pair_choice_label(pm));
+    text_line(p, head_color, text);
+    if (!in->cover_valid[0]) {
+        text_line(p, faint_color, "no picture for this map (see the message)");
+        return;
+    }
+    const app_map_cover *c = &in->cover[0];
+    if (c->per_cell > 1) {
+        snprintf(text, sizeof text,
+                 "tile pairs (I, J): row I, column J; n = %u tiles of %u; one "
+                 "cell = %u x %u tile pairs",
+                 c->n, s->config.tile, c->per_cell, c->per_cell);
+    } else {
+        snprintf(text, sizeof text,
+                 "tile pairs (I, J): row I, column J; n = %u tiles of %u "
+                 "bodies; one cell = one block",
+                 c->n, s->config.tile);
+    }
+    text_line(p, faint_color, text);
+    swatches(p, c);
+    /* The pictures: pairs, and the triplet layer beside it at the same scale per cell side. */
+    const float top = p->y + 0.2f * p->line;
+    const float side = p->side;
+    if (p->d != NULL) {
+        in->image_rect[0][0] = p->x;
+        in->image_rect[0][1] = top;
+        in->image_rect[0][2] = side;
+        in->image_rect[0][3] = side;
+        const float border[4][4] = {{p->x - 1, top - 1, side + 2, 1},
+                                    {p->x - 1, top + side, side + 2, 1},
+                                    {p->x - 1, top, 1, side},
+                                    {p->x + side, top, 1, side}};
+        for (int b = 0; b < 4; ++b) {
+            render_draw2d_rect(p->d, border[b][0], border[b][1], border[b][2], border[b][3],
+                               frame_color);
+        }
+    }
+    float right = side;
+    in->image_rect[1][2] = 0.0f;
+    if (triplets) {
+        const float tx = p->x + side + 16.0f * p->scale, tside = side * 0.62f;
+        const app_map_cover *t = &in->cover[1];
+        snprintf(text, sizeof text, "triplet map %s", sim_triplet_map_name(s->config.triplet_map));
+        float tw1 = p->d ? render_text_draw(p->d, tx, top, p->scale, head_color, text)
+                         : render_text_width(text, p->scale);
+        snprintf(buf, sizeof buf, "layer I = %u: row J, col K", t->layer);
+        float tw2 = p->d ? render_text_draw(p->d, tx, top + p->line, p->scale, faint_color, buf)
+                         : render_text_width(buf, p->scale);
+        const float iy = top + 2.2f * p->line;
+        if (p->d != NULL) {
+            in->image_rect[1][0] = tx;
+            in->image_rect[1][1] = iy;
+            in->image_rect[1][2] = tside;
+            in->image_rect[1][3] = tside;
+        }
+        char blocks[64];
+        snprintf(blocks, sizeof blocks, "%llu blocks, %.1f %% idle", (unsigned long long)t->blocks,
+                 t->blocks > 0 ? 100.0 * (double)(t->blocks - t->useful) / (double)t->blocks : 0.0);
+        float tw3 = p->d ? render_text_draw(p->d, tx, iy + tside + 4.0f * p->scale, p->scale,
+                                            faint_color, blocks)
+                         : render_text_width(blocks, p->scale);
+        float tw = tw1 > tw2 ? tw1 : tw2;
+        tw = tw3 > tw ? tw3 : tw;
+        tw = tside > tw ? tside : tw;
+        right = tx + tw - p->x;
+    }
+    p->width = right > p->width ? right : p->width;
+    p->y = top + side + 0.4f * p->line;
+    text_line(p, text_color, waste_text(c, buf, sizeof buf));
+    if (c->waste) {
+        text_line(p, faint_color,
+                  "grey: the bounding box's idle blocks (J > I), launched for nothing");
+    }
+    text_line(p, in->lit_cells > 0 ? lit_color : faint_color, in->note);
+    text_line(p, faint_color, "I: hide   M / T: switch maps   S: time them all");
+}
+
+static float picture_side(float scale, float max_h) {
+    /* Captions take about ten lines; the picture gets the rest, up to its natural size. */
+    const float captions = 10.5f * (RENDER_TEXT_LINE + 3.0f) * scale + 16.0f * scale;
+    float side = INSET_SIDE_PX * scale;
+    side = max_h - captions < side ? max_h - captions : side;
+    return side < 64.0f ? 64.0f : side;
+}
+
+void viewer_inset_measure(app_viewer *v, float scale, float max_h, float *w, float *h) {
+    inset_layout p;
+    memset(&p, 0, sizeof p);
+    p.scale = scale;
+    p.line = (RENDER_TEXT_LINE + 3.0f) * scale;
+    p.side = picture_side(scale, max_h);
+    layout(v, &p);
+    const float pad = 8.0f * scale;
+    *w = p.width + 2.0f * pad;
+    *h = p.y + 2.0f * pad;
+}
+
+void viewer_inset_draw(app_viewer *v, float x, float y, float scale, float max_h) {
+    float w, h;
+    viewer_inset_measure(v, scale, max_h, &w, &h);
+    render_draw2d_rect(&v->d2, x, y, w, h, panel_color);
+    const float pad = 8.0f * scale;
+    inset_layout p;
+    memset(&p, 0, sizeof p);
+    p.d = &v->d2;
+    p.x = x + pad;
+    p.y = y + pad;
+    p.scale = scale;
+    p.line = (RENDER_TEXT_LINE + 3.0f) * scale;
+    p.side = picture_side(scale, max_h);
+    layout(v, &p);
+}
+
+void viewer_inset_draw_images(app_viewer *v) {
+    viewer_inset *in = &v->inset;
+    const int fw = v->window.fb_width, fh = v->window.fb_height;
+    for (int k = 0; k < 2; ++k) {
+        const float *r = in->image_rect[k];
+        if (in->cover_valid[k] && r[2] > 0.0f) {
+            render_image_draw(&in->image[k], r[0], r[1], r[2], r[3], fw, fh);
+        }
+    }
+    if (in->lit_cells > 0 && in->image_rect[0][2] > 0.0f) {
+        const float *r = in->image_rect[0];
+        render_image_draw(&in->lit, r[0], r[1], r[2], r[3], fw, fh);
+    }
+    in->image_rect[0][2] = in->image_rect[1][2] = 0.0f; /* drawn again only if laid out again */
+}
