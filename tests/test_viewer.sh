@@ -6,7 +6,11 @@
 #      shows spheres (decoded with python3's zlib, no imaging library needed), one log row per
 #      frame;
 #   3. keys sent with xdotool: 'm' switches the pair map (bb -> ltm in the log's pair_map
-#      column), 'p' writes a timestamped screenshot, 'q' quits cleanly.
+#      column), 'p' writes a timestamped screenshot, 'q' quits cleanly;
+#   4. the sweep key 's' on the falling pile: the summary's map comparison has one measured row
+#      per pair map, the panel / inset / log-graph / culling / pacing keys do not disturb it,
+#      and the pile's mean height (log column mean_height) goes down;
+#   5. --sweep exit: the same table from the command line, and the viewer quits by itself.
 # Skips (77) only when Xvfb is not installed. Every wait is bounded.
 set -uo pipefail
 nbsim=${1:?usage: test_viewer.sh path/to/nbsim}
@@ -130,3 +134,59 @@ maps=$(tail -n +2 keys.csv | cut -d, -f"$col" | uniq | tr '\n' ' ')
 [ "$maps" = "bb ltm " ] || fail "keys: pair_map column went '$maps', expected 'bb ltm '"
 ls nbsim-*.png >/dev/null 2>&1 || fail "keys: p wrote no screenshot"
 echo "ok 3 - keys: m switched the pair map (bb -> ltm), p wrote a screenshot, q quit"
+
+# 4. The sweep key on the pile. Steps per frame are automatic, so even software GL moves it.
+summary_rows() { # summary.json: prints "rows measured names" of the pair table
+  python3 - "$1" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["map_comparison"]
+rows = m["pair"]
+measured = [r for r in rows if r["frames"] > 0 and r["median_ms"] and r["I"]]
+print(len(rows), len(measured), ",".join(r["map"] for r in rows))
+PY
+}
+pair_maps=$("$nbsim" --help | sed -n 's/^Pair maps: *//p' | sed 's/, full$//; s/, /,/g')
+map_count=$(echo "$pair_maps" | tr ',' '\n' | wc -l)
+timeout 120 "$nbsim" --backend cpu --scene pile --n 60 --log "$work/sweep.csv" --energy-every 1 \
+  --summary "$work/sweep.json" --quiet >"$work/sweep.out" 2>"$work/sweep.err" &
+viewer_pid=$!
+wid=$(timeout 30 xdotool search --sync --onlyvisible --name '^nbsim' 2>/dev/null | head -n 1)
+[ -n "$wid" ] || fail "sweep: no nbsim window appeared"
+sleep 0.5
+xdotool key --window "$wid" s || fail "sweep: xdotool could not send s"
+for _ in $(seq 600); do grep -q "sweep done" "$work/sweep.err" && break; sleep 0.1; done
+grep -q "sweep done" "$work/sweep.err" || fail "sweep: not done within 60 s"
+for key in b b i i y k 0 equal minus; do xdotool key --window "$wid" "$key"; sleep 0.15; done
+sleep 0.5
+xdotool key --window "$wid" q
+wait "$viewer_pid"
+rc=$?
+viewer_pid=
+[ "$rc" -eq 0 ] || fail "sweep: exit $rc after q"
+read -r rows measured names < <(summary_rows "$work/sweep.json") || fail "sweep: no map_comparison in the summary"
+[ "$names" = "$pair_maps" ] || fail "sweep: summary rows '$names', expected '$pair_maps'"
+[ "$rows" -eq "$map_count" ] && [ "$measured" -eq "$map_count" ] ||
+  fail "sweep: $measured of $rows pair maps measured, expected $map_count"
+grep -q "culling on: culled contacts are not in this build" "$work/sweep.err" ||
+  fail "sweep: K did not say culling is missing"
+python3 - "$work/sweep.csv" <<'PY' || fail "sweep: the pile's mean height did not go down"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["mean_height"]]
+first, last = float(rows[0]["mean_height"]), float(rows[-1]["mean_height"])
+steps = max(int(r["steps"]) for r in rows)
+print(f"pile: mean height {first:.3f} -> {last:.3f} m over {rows[-1]['sim_time']} s, "
+      f"{len(rows)} frames, up to {steps} steps/frame")
+sys.exit(0 if len(rows) >= 10 and last < first - 0.05 and steps > 1 else 1)
+PY
+echo "ok 4 - sweep key: $measured pair maps in the summary's comparison, the pile fell"
+
+# 5. --sweep exit: the viewer times every map and quits by itself.
+timeout 120 "$nbsim" --backend cpu --n 40 --sweep exit --summary "$work/exit.json" \
+  --screenshot "$work/exit.png" >"$work/exit.out" 2>"$work/exit.err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "--sweep exit: exit $rc"
+[ -s "$work/exit.png" ] || fail "--sweep exit: no screenshot"
+read -r rows measured names < <(summary_rows "$work/exit.json") || fail "--sweep exit: no map_comparison"
+[ "$measured" -eq "$map_count" ] || fail "--sweep exit: $measured of $map_count pair maps measured"
+grep -q "map comparison (N = 40" "$work/exit.out" || fail "--sweep exit: no table on stdout"
+echo "ok 5 - --sweep exit: $measured pair maps measured, quit by itself"

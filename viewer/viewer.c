@@ -230,13 +230,13 @@ static void run_loop(app_viewer *v) {
         const double drawn_s = viewer_now();
         glfwSwapBuffers(v->window.handle);
         const double swapped_s = viewer_now();
-        /* The frame's cost outside the simulation: host work, the GL timer's render time, and
-         * the swap only without vsync (with vsync it mostly waits for the display). */
-        viewer_frame_clock clock = {v->frame_steps, (simulated_s - now) * 1e3,
-                                    (drawn_s - simulated_s) * 1e3 +
-                                        (v->gpu_timer.last_ms >= 0.0 ? v->gpu_timer.last_ms : 0.0) +
-                                        (v->vsync ? 0.0 : (swapped_s - drawn_s) * 1e3),
-                                    frame_ms};
+        const double gl_ms = v->gpu_timer.last_ms >= 0.0 ? v->gpu_timer.last_ms : 0.0;
+        const viewer_frame_clock clock = {v->frame_steps,
+                                          (simulated_s - now) * 1e3,
+                                          (drawn_s - simulated_s) * 1e3 + gl_ms,
+                                          (swapped_s - drawn_s) * 1e3,
+                                          frame_ms,
+                                          v->vsync};
         viewer_pace_frame(v, &clock);
         v->frames_drawn++;
         tick_clock(v, viewer_now());

@@ -251,10 +251,10 @@ static void layout(app_viewer *v, inset_layout *p) {
                                frame_color);
         }
     }
-    float right = side;
+    float right = side, bottom = side;
     in->image_rect[1][2] = 0.0f;
     if (triplets) {
-        const float tx = p->x + side + 16.0f * p->scale, tside = side * 0.62f;
+        const float tx = p->x + side + 16.0f * p->scale, tside = side * 0.6f;
         const app_map_cover *t = &in->cover[1];
         snprintf(text, sizeof text, "triplet map %s", sim_triplet_map_name(s->config.triplet_map));
         float tw1 = p->d ? render_text_draw(p->d, tx, top, p->scale, head_color, text)
@@ -279,9 +279,11 @@ static void layout(app_viewer *v, inset_layout *p) {
         tw = tw3 > tw ? tw3 : tw;
         tw = tside > tw ? tside : tw;
         right = tx + tw - p->x;
+        const float below = iy + tside + 4.0f * p->scale + p->line - top;
+        bottom = below > bottom ? below : bottom;
     }
     p->width = right > p->width ? right : p->width;
-    p->y = top + side + 0.4f * p->line;
+    p->y = top + bottom + 0.4f * p->line;
     text_line(p, text_color, waste_text(c, buf, sizeof buf));
     if (c->waste) {
         text_line(p, faint_color,
@@ -296,7 +298,8 @@ static float picture_side(float scale, float max_h) {
     const float captions = 10.5f * (RENDER_TEXT_LINE + 3.0f) * scale + 16.0f * scale;
     float side = INSET_SIDE_PX * scale;
     side = max_h - captions < side ? max_h - captions : side;
-    return side < 64.0f ? 64.0f : side;
+    /* Below this the picture says little: the caller tries a smaller text scale instead. */
+    return side < 110.0f * scale ? 110.0f * scale : side;
 }
 
 void viewer_inset_measure(app_viewer *v, float scale, float max_h, float *w, float *h) {

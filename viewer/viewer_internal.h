@@ -53,8 +53,10 @@ typedef struct {
 typedef struct {
     int steps;       /* steps the frame ran (0: none, or a single step while paused) */
     double sim_ms;   /* the simulation's part */
-    double other_ms; /* export, drawing, overlay (+ GL render time; + swap without vsync) */
+    double other_ms; /* export, drawing, overlay, + the GL timer's render time */
+    double swap_ms;  /* the buffer swap */
     double frame_ms; /* start to start */
+    int vsync;
 } viewer_frame_clock;
 
 /* viewer_compare.c: the live map comparison and the sweep (S). */
@@ -73,6 +75,7 @@ typedef struct {
     int list_dim[VIEWER_SWEEP_MAX], list_map[VIEWER_SWEEP_MAX];
     int list_count, list_pos;
     int measured_on_map; /* frames measured on the current sweep map */
+    int frames_on_map;   /* frames run on it, warm-up included */
     double map_started_s;
     sim_pair_choice saved_pair;
     sim_triplet_map saved_triplet;

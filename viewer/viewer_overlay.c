@@ -208,7 +208,8 @@ static int group_end(const overlay_lines *l, int from) {
     return to;
 }
 
-static void draw_panel(app_viewer *v, float scale) {
+/* Draws the status panel at the top left (draw == 0: only measures); returns its width [px]. */
+static float draw_panel(app_viewer *v, float scale, int draw) {
     overlay_lines lines;
     lines.count = 0;
     build_lines(v, &lines);
@@ -218,6 +219,9 @@ static void draw_panel(app_viewer *v, float scale) {
         float w = draw_group(NULL, &lines, i, group_end(&lines, i), 0.0f, 0.0f, scale);
         width = w > width ? w : width;
     }
+    if (!draw) {
+        return width + 2.0f * pad;
+    }
     float height = line_h * (float)(lines.count + 1) + 2.0f * pad;
     float x = 10.0f, y = 10.0f;
     render_draw2d_rect(&v->d2, x, y, width + 2.0f * pad, height, panel_color);
@@ -226,6 +230,7 @@ static void draw_panel(app_viewer *v, float scale) {
                    scale);
     }
     draw_legend(v, x + pad, y + pad + line_h * (float)lines.count, scale);
+    return width + 2.0f * pad;
 }
 
 static void draw_help(app_viewer *v, float scale) {
@@ -251,38 +256,59 @@ static void draw_message(app_viewer *v, float scale, float bottom) {
     render_text_draw(&v->d2, 10.0f + pad, y + pad, scale, note_color, v->message);
 }
 
-/* The right-hand column: the map comparison (top) and the map inset (bottom). Returns its
- * width [px], 0 when neither is shown. */
-static float draw_right_column(app_viewer *v, float scale) {
-    const float fb_w = (float)v->window.fb_width, fb_h = (float)v->window.fb_height;
-    const int compare = v->compare.show, inset = v->inset.show;
-    float cw = 0.0f, ch = 0.0f, iw = 0.0f, ih = 0.0f;
-    if (compare) {
-        viewer_compare_measure(v, scale, &cw, &ch);
-        viewer_compare_draw(v, fb_w - 10.0f - cw, 10.0f, scale);
+/* The right-hand column: the map comparison (top) and the map inset (bottom), as large as
+ * the window allows beside the status panel (they are read from the back of a room). */
+typedef struct {
+    float scale;
+    float cw, ch, iw, ih; /* comparison and inset sizes [px]; 0 when hidden */
+    float room;           /* height left to the inset */
+} column_fit;
+
+static int fit_column(app_viewer *v, float scale, float max_w, float max_h, column_fit *f) {
+    memset(f, 0, sizeof *f);
+    f->scale = scale;
+    if (v->compare.show) {
+        viewer_compare_measure(v, scale, &f->cw, &f->ch);
     }
-    if (inset) {
-        const float top = compare ? 10.0f + ch + 10.0f : 10.0f;
-        const float room = fb_h - 10.0f - top;
-        viewer_inset_measure(v, scale, room, &iw, &ih);
-        viewer_inset_draw(v, fb_w - 10.0f - iw, fb_h - 10.0f - ih > top ? fb_h - 10.0f - ih : top,
-                          scale, room);
+    f->room = max_h - (f->ch > 0.0f ? f->ch + 10.0f : 0.0f);
+    if (v->inset.show) {
+        viewer_inset_measure(v, scale, f->room, &f->iw, &f->ih);
     }
-    return cw > iw ? cw : iw;
+    const float w = f->cw > f->iw ? f->cw : f->iw;
+    return w <= max_w && f->ih <= f->room;
 }
 
-/* The map panels are read from the back of a room: larger than the overlay's text from 760
- * lines up. */
-static float panel_scale(const app_viewer *v) {
-    const int h = v->window.fb_height;
-    return h >= 1000 ? 2.0f : h >= 760 ? 1.5f : 1.0f;
+static float draw_right_column(app_viewer *v, float left_w) {
+    const float fb_w = (float)v->window.fb_width, fb_h = (float)v->window.fb_height;
+    if (!v->compare.show && !v->inset.show) {
+        return 0.0f;
+    }
+    float max_w = fb_w - left_w - 30.0f;
+    max_w = max_w > 0.55f * fb_w ? 0.55f * fb_w : max_w;
+    static const float scales[] = {3.0f, 2.5f, 2.0f, 1.5f, 1.0f};
+    column_fit f;
+    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; ++k) {
+        if (fit_column(v, scales[k], max_w, fb_h - 20.0f, &f)) {
+            break;
+        }
+    }
+    if (v->compare.show) {
+        viewer_compare_draw(v, fb_w - 10.0f - f.cw, 10.0f, f.scale);
+    }
+    if (v->inset.show) {
+        const float top = fb_h - 10.0f - f.room;
+        const float y = fb_h - 10.0f - f.ih > top ? fb_h - 10.0f - f.ih : top;
+        viewer_inset_draw(v, fb_w - 10.0f - f.iw, y, f.scale, f.room);
+    }
+    return f.cw > f.iw ? f.cw : f.iw;
 }
 
 void viewer_draw_overlay(app_viewer *v) {
     float scale = text_scale(v);
     float fb_w = (float)v->window.fb_width, fb_h = (float)v->window.fb_height;
     float bottom = fb_h;
-    const float right = v->show_overlay ? draw_right_column(v, panel_scale(v)) : 0.0f;
+    const float left = v->show_overlay ? draw_panel(v, scale, 0) + 10.0f : 0.0f;
+    const float right = v->show_overlay ? draw_right_column(v, left) : 0.0f;
     if (v->show_graph && v->show_overlay) {
         float gw = fb_w - 20.0f, gh = 150.0f * scale;
         gw = gw > 900.0f * scale ? 900.0f * scale : gw;
@@ -294,7 +320,7 @@ void viewer_draw_overlay(app_viewer *v) {
         bottom = fb_h - gh - 10.0f;
     }
     if (v->show_overlay) {
-        draw_panel(v, scale);
+        draw_panel(v, scale, 1);
     } else {
         render_text_draw(&v->d2, 10.0f, 10.0f, scale, text_color, "O: overlay   H: help");
     }

@@ -6,8 +6,11 @@
  *
  * The costs are measured on the host clock around the frame's phases: the simulation (its
  * kernels, one synchronisation, the energies when due) per step, and the rest of the frame
- * (export, draw calls, overlay) plus the GL timer's render time. The swap is left out while
- * vsync is on: there it mostly waits for the display, which is the point of the budget. */
+ * (export, draw calls, overlay) plus the GL timer's render time and the swap. With vsync on, a
+ * swap that waits for the display is no cost: only the part of a frame beyond the display's
+ * period counts (software GL renders in the swap, and a frame that misses the period says the
+ * GPU was behind). When drawing alone takes longer than the period, the steps still get a
+ * quarter of it, so the scene moves at any N. */
 #include <math.h>
 #include <stdio.h>
 
@@ -15,10 +18,13 @@
 
 #define PACE_TARGET_FPS 60.0
 #define PACE_BUDGET_SHARE 0.85 /* of the frame period: room for jitter and the compositor */
-#define PACE_SMOOTHING 0.25    /* EMA weight of the newest frame */
-#define PACE_SETTLE_FRAMES 3   /* frames between two changes, so the averages see the last one */
-#define PACE_GROW_MAX 4.0      /* at most x4 per change upwards; downwards at once */
-#define PACE_STEPS_MAX 4096    /* also the most + reaches */
+#define PACE_SIM_SHARE_MIN                                                                         \
+    0.25                     /* of the frame period, for the steps even when drawing alone         \
+                                takes longer (software GL, huge N): the scene still moves */
+#define PACE_SMOOTHING 0.25  /* EMA weight of the newest frame */
+#define PACE_SETTLE_FRAMES 3 /* frames between two changes, so the averages see the last one */
+#define PACE_GROW_MAX 4.0    /* at most x4 per change upwards; downwards at once */
+#define PACE_STEPS_MAX 4096  /* also the most + reaches */
 
 void viewer_pace_init(app_viewer *v) {
     viewer_pace *p = &v->pace;
@@ -64,7 +70,9 @@ void viewer_pace_frame(app_viewer *v, const viewer_frame_clock *c) {
         return; /* paused, or a single step: nothing to learn about a frame's steps */
     }
     const double step_ms = c->sim_ms / (double)c->steps;
-    const double other_ms = c->other_ms;
+    const double period = 1e3 / p->target_fps;
+    const double late_ms = c->frame_ms > period ? c->frame_ms - period : 0.0;
+    const double other_ms = c->other_ms + (c->vsync && c->swap_ms > late_ms ? late_ms : c->swap_ms);
     const double rate = s->params.dt * (double)c->steps / (c->frame_ms * 1e-3);
     const int first = !p->valid;
     viewer_smooth_weight(&p->step_ms, step_ms, first, PACE_SMOOTHING);
@@ -76,7 +84,8 @@ void viewer_pace_frame(app_viewer *v, const viewer_frame_clock *c) {
         return;
     }
     const int now = s->params.steps_per_frame;
-    const double budget = 1e3 / p->target_fps * PACE_BUDGET_SHARE - p->other_ms;
+    double budget = period * PACE_BUDGET_SHARE - p->other_ms;
+    budget = budget < period * PACE_SIM_SHARE_MIN ? period * PACE_SIM_SHARE_MIN : budget;
     double want = p->step_ms > 0.0 ? floor(budget / p->step_ms) : now;
     want = want > now * PACE_GROW_MAX ? now * PACE_GROW_MAX : want;
     const int next = clamp_steps(want);
