@@ -194,7 +194,6 @@ static void run_loop(app_viewer *v) {
             viewer_sweep_cancel(v, "quit"); /* the summary names the user's maps */
         }
         double now = viewer_now();
-        const double frame_ms = (now - v->last_frame_s) * 1e3;
         float dt = (float)(now - v->last_frame_s);
         v->last_frame_s = now;
         if (!stepped && v->frames_drawn > 0) {
@@ -235,7 +234,7 @@ static void run_loop(app_viewer *v) {
                                           (simulated_s - now) * 1e3,
                                           (drawn_s - simulated_s) * 1e3 + gl_ms,
                                           (swapped_s - drawn_s) * 1e3,
-                                          frame_ms,
+                                          (swapped_s - now) * 1e3,
                                           v->vsync};
         viewer_pace_frame(v, &clock);
         v->frames_drawn++;

@@ -491,8 +491,12 @@ void viewer_compare_print(const app_viewer *v, FILE *out) {
             if (rows[i].samples == 0) {
                 continue;
             }
-            fprintf(out, "  %-8s %-12s %10.4f  %6.3f  %4d%s\n", dim == 2 ? "pair" : "triplet",
-                    rows[i].name, rows[i].median_ms, rows[i].ratio, rows[i].samples,
+            char ratio[16] = "     -";
+            if (rows[i].ratio > 0.0) {
+                snprintf(ratio, sizeof ratio, "%6.3f", rows[i].ratio);
+            }
+            fprintf(out, "  %-8s %-12s %10.4f  %s  %4d%s\n", dim == 2 ? "pair" : "triplet",
+                    rows[i].name, rows[i].median_ms, ratio, rows[i].samples,
                     rows[i].paper_float ? "  (paper float variant)" : "");
         }
     }

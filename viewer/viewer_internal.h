@@ -38,13 +38,18 @@ typedef struct {
 } viewer_smoothed;
 
 /* viewer_pace.c: steps per frame chosen so a frame fits the target rate (or set by hand). */
+#define VIEWER_PACE_HISTORY 7
 typedef struct {
     int automatic;
     const char *manual_why; /* who set them by hand: "+/-", "--steps-per-frame", ... */
     double target_fps;
-    double step_ms;  /* average host time per step: kernels, synchronisation, energies [ms] */
-    double other_ms; /* average time per frame outside the simulation [ms] */
-    double sim_rate; /* simulated seconds per wall-clock second */
+    double step_ms;  /* host time per step: kernels, synchronisation, energies [ms] */
+    double other_ms; /* time per frame outside the simulation [ms] */
+    double sim_rate; /* simulated seconds per wall-clock second (smoothed) */
+    /* The last frames' costs: their medians are step_ms and other_ms, so one slow frame (an
+     * energy pass, a busy machine) does not swing the steps. */
+    double step_hist[VIEWER_PACE_HISTORY], other_hist[VIEWER_PACE_HISTORY];
+    int hist_count, hist_next;
     int frames_since_change;
     int valid;
 } viewer_pace;
@@ -55,7 +60,7 @@ typedef struct {
     double sim_ms;   /* the simulation's part */
     double other_ms; /* export, drawing, overlay, + the GL timer's render time */
     double swap_ms;  /* the buffer swap */
-    double frame_ms; /* start to start */
+    double frame_ms; /* the whole frame */
     int vsync;
 } viewer_frame_clock;
 

@@ -9,8 +9,7 @@
  * (export, draw calls, overlay) plus the GL timer's render time and the swap. With vsync on, a
  * swap that waits for the display is no cost: only the part of a frame beyond the display's
  * period counts (software GL renders in the swap, and a frame that misses the period says the
- * GPU was behind). When drawing alone takes longer than the period, the steps still get a
- * quarter of it, so the scene moves at any N. */
+ * GPU was behind). */
 #include <math.h>
 #include <stdio.h>
 
@@ -18,10 +17,12 @@
 
 #define PACE_TARGET_FPS 60.0
 #define PACE_BUDGET_SHARE 0.85 /* of the frame period: room for jitter and the compositor */
-#define PACE_SIM_SHARE_MIN                                                                         \
-    0.25                     /* of the frame period, for the steps even when drawing alone         \
-                                takes longer (software GL, huge N): the scene still moves */
-#define PACE_SMOOTHING 0.25  /* EMA weight of the newest frame */
+/* When drawing alone takes longer than the period (software GL, huge N), the steps still get a
+ * quarter of the period or a third of the drawing time: the scene moves, and a slow-drawing
+ * frame loses at most a quarter of its rate to them. */
+#define PACE_SIM_SHARE_MIN 0.25
+#define PACE_SIM_OF_DRAW_MIN 0.33
+#define PACE_SMOOTHING 0.25  /* EMA weight of the newest frame in the simulated rate shown */
 #define PACE_SETTLE_FRAMES 3 /* frames between two changes, so the averages see the last one */
 #define PACE_GROW_MAX 4.0    /* at most x4 per change upwards; downwards at once */
 #define PACE_STEPS_MAX 4096  /* also the most + reaches */
@@ -37,6 +38,18 @@ void viewer_pace_init(app_viewer *v) {
     p->target_fps = PACE_TARGET_FPS;
     p->valid = 0;
     p->frames_since_change = 0;
+}
+
+static double median(const double *values, int count) {
+    double sorted[VIEWER_PACE_HISTORY];
+    for (int i = 0; i < count; ++i) { /* insertion sort: a handful of values */
+        int k = i;
+        for (; k > 0 && sorted[k - 1] > values[i]; --k) {
+            sorted[k] = sorted[k - 1];
+        }
+        sorted[k] = values[i];
+    }
+    return count > 0 ? sorted[count / 2] : 0.0;
 }
 
 static int clamp_steps(double s) {
@@ -58,6 +71,7 @@ void viewer_pace_restart(app_viewer *v) {
     viewer_pace *p = &v->pace;
     p->valid = 0;
     p->frames_since_change = 0;
+    p->hist_count = p->hist_next = 0;
     if (p->automatic && viewer_info(v)->params.steps_per_frame != 1) {
         set_steps(v, 1); /* the old count could make one frame of the new work take seconds */
     }
@@ -74,10 +88,13 @@ void viewer_pace_frame(app_viewer *v, const viewer_frame_clock *c) {
     const double late_ms = c->frame_ms > period ? c->frame_ms - period : 0.0;
     const double other_ms = c->other_ms + (c->vsync && c->swap_ms > late_ms ? late_ms : c->swap_ms);
     const double rate = s->params.dt * (double)c->steps / (c->frame_ms * 1e-3);
-    const int first = !p->valid;
-    viewer_smooth_weight(&p->step_ms, step_ms, first, PACE_SMOOTHING);
-    viewer_smooth_weight(&p->other_ms, other_ms, first, PACE_SMOOTHING);
-    viewer_smooth_weight(&p->sim_rate, rate, first, PACE_SMOOTHING);
+    p->step_hist[p->hist_next] = step_ms;
+    p->other_hist[p->hist_next] = other_ms;
+    p->hist_next = (p->hist_next + 1) % VIEWER_PACE_HISTORY;
+    p->hist_count = p->hist_count < VIEWER_PACE_HISTORY ? p->hist_count + 1 : p->hist_count;
+    p->step_ms = median(p->step_hist, p->hist_count);
+    p->other_ms = median(p->other_hist, p->hist_count);
+    viewer_smooth_weight(&p->sim_rate, rate, !p->valid, PACE_SMOOTHING);
     p->valid = 1;
     p->frames_since_change++;
     if (!p->automatic || p->frames_since_change < PACE_SETTLE_FRAMES) {
@@ -86,6 +103,8 @@ void viewer_pace_frame(app_viewer *v, const viewer_frame_clock *c) {
     const int now = s->params.steps_per_frame;
     double budget = period * PACE_BUDGET_SHARE - p->other_ms;
     budget = budget < period * PACE_SIM_SHARE_MIN ? period * PACE_SIM_SHARE_MIN : budget;
+    budget =
+        budget < p->other_ms * PACE_SIM_OF_DRAW_MIN ? p->other_ms * PACE_SIM_OF_DRAW_MIN : budget;
     double want = p->step_ms > 0.0 ? floor(budget / p->step_ms) : now;
     want = want > now * PACE_GROW_MAX ? now * PACE_GROW_MAX : want;
     const int next = clamp_steps(want);
