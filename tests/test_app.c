@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "autotune.h"
 #include "ensure.h"
 #include "map_compare.h"
 #include "options.h"
@@ -65,12 +66,16 @@ static void test_options(void) {
     ENSURE(o.params.restitution == 0.5 && (o.params_set & APP_SET(RESTITUTION)));
     ENSURE(!(o.params_set & APP_SET(DT)));
     ENSURE(o.backend == APP_BACKEND_CPU && o.triplets == APP_TRIPLETS_OFF);
+    ENSURE(o.pair_map_set && o.triplet_map_set && o.tile_set && o.sweep == APP_SWEEP_NONE);
     const char *full[] = {"nbsim", "--pair-map", "full"};
     ENSURE(parse_args(&o, 3, full) == 0 && o.config.pair_map == SIM_PAIR_FULL);
+    const char *sweep[] = {"nbsim", "--sweep", "exit"};
+    ENSURE(parse_args(&o, 3, sweep) == 0 && o.sweep == APP_SWEEP_EXIT && !o.pair_map_set);
     const char *bad[][3] = {{"nbsim", "--tile", "48"},       {"nbsim", "--n", "0"},
                             {"nbsim", "--pair-map", "ltmx"}, {"nbsim", "--what", "1"},
                             {"nbsim", "--restitution", "0"}, {"nbsim", "--vsync", "maybe"},
-                            {"nbsim", "--size", "10x10"},    {"nbsim", "--frames", "-1"}};
+                            {"nbsim", "--size", "10x10"},    {"nbsim", "--frames", "-1"},
+                            {"nbsim", "--sweep", "now"}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
         ENSURE_MSG(parse_args(&o, 3, bad[k]) == 2, "%s %s accepted", bad[k][1], bad[k][2]);
     }
@@ -261,6 +266,33 @@ static void test_map_compare(void) {
     ENSURE(app_map_compare_frames(&c, 2) == 0 && c.generation == 1);
 }
 
+/* Autotune cache lines: dated when stored, older undated lines still read. */
+static void test_autotune_cache_date(void) {
+    char path[] = "/tmp/nbsim-test-cache-XXXXXX";
+    int fd = mkstemp(path);
+    ENSURE(fd >= 0);
+    const char old_line[] = "v1 nvidia-h100 18 5 0 128 rm - 13.5 0\n";
+    ENSURE(write(fd, old_line, sizeof old_line - 1) == (ssize_t)(sizeof old_line - 1));
+    close(fd);
+    app_autotune_entry key, found;
+    memset(&key, 0, sizeof key);
+    snprintf(key.gpu, sizeof key.gpu, "nvidia-h100");
+    key.bucket = 18;
+    key.what = APP_AUTOTUNE_PAIR | APP_AUTOTUNE_TILE;
+    ENSURE(app_autotune_cache_find(path, &key, &found) == 1);
+    ENSURE(found.tile == 128 && strcmp(found.pair, "rm") == 0 && found.date[0] == '\0');
+    app_autotune_entry e = found;
+    e.bucket = 17;
+    sim_error err;
+    ENSURE(app_autotune_cache_store(path, &e, &err) == SIM_OK);
+    key.bucket = 17;
+    ENSURE(app_autotune_cache_find(path, &key, &found) == 1);
+    ENSURE_MSG(strlen(found.date) == 10 && found.date[4] == '-', "date '%s'", found.date);
+    key.bucket = 18; /* the old line was kept */
+    ENSURE(app_autotune_cache_find(path, &key, &found) == 1 && found.tile == 128);
+    remove(path);
+}
+
 static void test_unwritable_log(void) {
     app_timing_log log;
     sim_error err;
@@ -275,6 +307,7 @@ static const ensure_test tests[] = {
     {"session_log_and_summary", test_session_log_and_summary},
     {"mean_height_pile", test_mean_height_pile},
     {"map_compare", test_map_compare},
+    {"autotune_cache_date", test_autotune_cache_date},
     {"unwritable_log", test_unwritable_log},
 };
 
