@@ -210,8 +210,8 @@ static void draw_axis(const render_graph *g, render_draw2d *d, float px, float p
         float gy = y_of(g, v, py, ph);
         render_draw2d_line(d, px, gy, px + pw, gy, grid);
         snprintf(text, sizeof text, v >= g->y_max * 0.999f ? "%g %s (log)" : "%g", v, unit);
-        float ty = gy + 2.0f;
-        ty = ty + RENDER_TEXT_LINE * text_scale > py + ph ? gy - RENDER_TEXT_LINE * text_scale : ty;
+        /* Above its line, but the top one below it: decades never share a label's room. */
+        const float ty = v >= g->y_max * 0.999f ? gy + 2.0f : gy - RENDER_TEXT_LINE * text_scale;
         render_text_draw(d, px + 2.0f, ty, text_scale, label, text);
     }
 }
