@@ -268,11 +268,15 @@ sim_status app_dump_close(app_dump *d, app_dump_stats *stats, sim_error *err) {
 void app_dump_summary(const char *path, int every, const app_dump_stats *s, char *out, size_t cap) {
     const double written = s->frames > 0 ? (double)s->frames : 1.0;
     const double dumped = s->dumped > 0 ? (double)s->dumped : 1.0;
+    char stall[96] = "";
+    if (s->stall_ms_total > 0.01 && s->stall_ms_total > 0.05 * s->sim_ms_total) {
+        snprintf(stall, sizeof stall, ", %.3f of it waiting for the writer",
+                 s->stall_ms_total / dumped);
+    }
     snprintf(out, cap,
              "dump: %llu frames (%.1f MB) to %s, every %d frame%s; simulation thread %.3f ms per "
-             "dumped frame (max %.3f%s), writer %.1f ms per frame (max %.1f)",
+             "dumped frame (max %.3f%s), writer %.2f ms per frame (max %.2f)",
              (unsigned long long)s->frames, (double)s->bytes / 1e6, path, every,
-             every == 1 ? "" : "s", s->sim_ms_total / dumped, s->sim_ms_max,
-             s->stall_ms_total > 0.0 ? ", waiting for the writer included" : "",
+             every == 1 ? "" : "s", s->sim_ms_total / dumped, s->sim_ms_max, stall,
              s->write_ms_total / written, s->write_ms_max);
 }
