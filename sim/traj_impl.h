@@ -56,7 +56,7 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err);
 #define TRAJ_TEXT_LINE_MAX 192
 
 /* Writes v like printf("%.9g") (9 significant digits: enough to give every float back exactly),
- * about ten times faster. Returns the characters written (at most 15, no terminator). */
+ * about five times faster. Returns the characters written (at most 15, no terminator). */
 size_t traj_fmt_float(char *out, float v);
 /* The shortest of %.15g / %.17g that gives v back exactly, NUL-terminated (cap >= 32). */
 const char *traj_fmt_double(char *out, size_t cap, double v);
