@@ -238,7 +238,9 @@ def plot_timing_log(path, out):
         ys = [v / s if v is not None else float("nan") for v, s in zip(values, steps)]
         if not any(y > 0.0 for y in ys if y == y):
             continue  # a phase that did not run (triplets off)
-        ax.plot(frame, ys, linewidth=1.0, label=col)
+        # step_ms is the sum of the others: dashed, so the phase it covers stays visible.
+        ax.plot(frame, ys, linewidth=1.0, label=col,
+                **({"linestyle": "--", "color": "black"} if col == "step_ms" else {}))
         positive += [y for y in ys if y == y and y > 0.0]
     if positive and max(positive) / min(positive) > 50.0:
         ax.set_yscale("log")
