@@ -96,7 +96,7 @@ sim_status sim_backend_export_positions(sim_backend *backend, sim_vec4f *dst_pos
 const sim_backend_config *sim_backend_get_config(const sim_backend *backend);
 const sim_params *sim_backend_get_params(const sim_backend *backend);
 const char *sim_backend_device_name(const sim_backend *backend); /* "CPU (8 threads)" or GPU */
-uint32_t sim_backend_body_count(const sim_backend *backend);      /* N */
+uint32_t sim_backend_body_count(const sim_backend *backend);     /* N */
 
 /* Number of usable CUDA devices; 0 without a device or driver (never fails). */
 int sim_cuda_device_count(void);
