@@ -167,6 +167,23 @@ sim_status sim_backend_export_positions(sim_backend *b, sim_vec4f *pos, float *s
     return b->ops->export_positions(b, pos, speed, on_device, err);
 }
 
+sim_status sim_backend_capture_alloc(const sim_backend *b, sim_capture *c, sim_error *err) {
+    SIM_ASSERT(b != NULL && c != NULL);
+    return sim_capture_alloc(c, b->n, b->config.kind == SIM_BACKEND_CUDA, err);
+}
+
+sim_status sim_backend_capture(sim_backend *b, sim_capture *c, sim_error *err) {
+    SIM_ASSERT(b != NULL && c != NULL && !c->pending);
+    if (c->n != b->n) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "capture buffers hold %u bodies, backend holds %u",
+                        c->n, b->n);
+    }
+    if (c->pinned != (b->config.kind == SIM_BACKEND_CUDA)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "capture buffers were made for another backend");
+    }
+    return b->ops->capture(b, c, err);
+}
+
 const sim_backend_config *sim_backend_get_config(const sim_backend *b) {
     return &b->config;
 }
@@ -177,4 +194,8 @@ const sim_params *sim_backend_get_params(const sim_backend *b) {
 
 const char *sim_backend_device_name(const sim_backend *b) {
     return b->device_name;
+}
+
+uint32_t sim_backend_body_count(const sim_backend *b) {
+    return b->n;
 }

@@ -4,6 +4,7 @@
 #ifndef SIM_BACKEND_H
 #define SIM_BACKEND_H
 
+#include "capture.h"
 #include "maps.h"
 #include "state.h"
 
@@ -81,6 +82,12 @@ sim_status sim_backend_read_state(sim_backend *backend, sim_state *out, sim_vec3
                                   sim_error *err);
 sim_status sim_backend_energy(sim_backend *backend, sim_energy *energy, sim_error *err);
 
+/* Trajectory frames without stalling the simulation (capture.h): host buffers for this backend
+ * (pinned for CUDA), and a capture that enqueues copies of the state and the last forces into
+ * them and returns at once; read them only after sim_capture_wait. c must not be pending. */
+sim_status sim_backend_capture_alloc(const sim_backend *backend, sim_capture *c, sim_error *err);
+sim_status sim_backend_capture(sim_backend *backend, sim_capture *c, sim_error *err);
+
 /* For the viewer: writes (x, y, z, radius) and speed per body. dst_on_device != 0: CUDA device
  * pointers (a mapped GL buffer), only for the CUDA backend; else host pointers. */
 sim_status sim_backend_export_positions(sim_backend *backend, sim_vec4f *dst_pos, float *dst_speed,
@@ -89,6 +96,7 @@ sim_status sim_backend_export_positions(sim_backend *backend, sim_vec4f *dst_pos
 const sim_backend_config *sim_backend_get_config(const sim_backend *backend);
 const sim_params *sim_backend_get_params(const sim_backend *backend);
 const char *sim_backend_device_name(const sim_backend *backend); /* "CPU (8 threads)" or GPU */
+uint32_t sim_backend_body_count(const sim_backend *backend);     /* N */
 
 /* Number of usable CUDA devices; 0 without a device or driver (never fails). */
 int sim_cuda_device_count(void);

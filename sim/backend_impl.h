@@ -18,6 +18,8 @@ typedef struct sim_backend_ops {
     sim_status (*energy)(sim_backend *b, sim_energy *e, sim_error *err);
     sim_status (*export_positions)(sim_backend *b, sim_vec4f *pos, float *speed, int on_device,
                                    sim_error *err);
+    /* Enqueues copies of pos / vel / force into c (capture.h); sets c->pending, c->has_order. */
+    sim_status (*capture)(sim_backend *b, sim_capture *c, sim_error *err);
 } sim_backend_ops;
 
 /* Every backend struct begins with this header. The map plans live here, built by backend.c
