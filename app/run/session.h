@@ -5,6 +5,7 @@
 #ifndef APP_SESSION_H
 #define APP_SESSION_H
 
+#include "dump.h"
 #include "options.h"
 
 typedef struct app_session app_session;
@@ -21,7 +22,10 @@ typedef struct {
     uint64_t unique_pairs;     /* N(N-1)/2 */
     uint64_t unique_triples;   /* N(N-1)(N-2)/6 */
     uint64_t frame;            /* frames run since the scene was (re)loaded */
+    uint64_t steps;            /* integration steps since then */
     double sim_time;           /* [s] */
+    const char *dump_path;     /* the trajectory being recorded, "" when none */
+    double dump_ms;            /* this thread's cost of the last frame's dump [ms], 0 if none */
 } app_run_info;
 
 /* Builds the scene, resolves the backend (auto: CUDA if a device exists, else CPU with a
@@ -44,6 +48,11 @@ sim_status app_session_save_state(app_session *s, const char *path, sim_error *e
  * host arrays; see sim_backend_export_positions. */
 sim_status app_session_export_positions(app_session *s, sim_vec4f *pos, float *speed, int on_device,
                                         sim_error *err);
+
+/* Trajectory recording (dump.h): every `every`-th frame from now on, starting with the current
+ * state, until stopped; a change of N stops it (with a notice). stats may be NULL. */
+sim_status app_session_dump_start(app_session *s, const char *path, int every, sim_error *err);
+sim_status app_session_dump_stop(app_session *s, app_dump_stats *stats, sim_error *err);
 
 /* Reloads the active scene (same N and seed) into the backend. */
 sim_status app_session_reset(app_session *s, sim_error *err);

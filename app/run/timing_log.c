@@ -10,7 +10,8 @@
 static const char header[] =
     "frame,sim_time,n,backend,gpu,pair_map,triplet_map,tile,steps,pair_ms,triplet_ms,"
     "integrate_ms,step_ms,unique_pairs,unique_triples,pairs_per_s,triples_per_s,pair_blocks,"
-    "pair_blocks_wasted,triplet_blocks,triplet_blocks_wasted,kinetic,potential,total_energy";
+    "pair_blocks_wasted,triplet_blocks,triplet_blocks_wasted,kinetic,potential,total_energy,"
+    "dump_ms";
 
 const char *app_timing_log_header(void) {
     return header;
@@ -61,10 +62,11 @@ sim_status app_timing_log_row(app_timing_log *log, const app_run_info *s, const 
             (unsigned long long)t->pair_blocks, (unsigned long long)t->pair_blocks_wasted,
             (unsigned long long)t->triplet_blocks, (unsigned long long)t->triplet_blocks_wasted);
     if (e != NULL) {
-        fprintf(f, "%.9g,%.9g,%.9g\n", e->kinetic, e->total - e->kinetic, e->total);
+        fprintf(f, "%.9g,%.9g,%.9g,", e->kinetic, e->total - e->kinetic, e->total);
     } else {
-        fputs(",,\n", f);
+        fputs(",,,", f);
     }
+    fprintf(f, "%.6f\n", s->dump_ms);
     log->rows++;
     if (ferror(f)) {
         return sim_fail(err, SIM_IO, "cannot write log '%s': %s", log->out.path, strerror(errno));
