@@ -37,8 +37,9 @@ sim_status sim_gpu_body_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
 sim_status sim_gpu_body_energy(const sim_gpu_bodies *b, const sim_physics_f *ph, double *d_energy,
                                cudaStream_t s, sim_error *err);
 
-/* dst_pos[i] = (x, y, z, r) and dst_speed[i] = |v|, each when not NULL (device pointers). */
-sim_status sim_gpu_export(const sim_gpu_bodies *b, sim_vec4f *dst_pos, float *dst_speed,
-                          cudaStream_t s, sim_error *err);
+/* dst_pos[u] = (x, y, z, r) and dst_speed[u] = |v| of user body u, each when not NULL (device
+ * pointers); slot i of b holds user body perm[i] (perm NULL: i). */
+sim_status sim_gpu_export(const sim_gpu_bodies *b, const uint32_t *perm, sim_vec4f *dst_pos,
+                          float *dst_speed, cudaStream_t s, sim_error *err);
 
 #endif /* SIM_INTEGRATE_H */
