@@ -444,6 +444,27 @@ sim_status read_state_impl(cuda_backend *b, sim_state *out, sim_vec3d *forces, s
     return SIM_OK;
 }
 
+/* User body `body`'s position now (its slot found through the body order; failure path). */
+sim_status body_position(cuda_backend *b, uint32_t body, sim_vec4f *p, sim_error *err) {
+    const uint32_t n = b->base.n, *d_perm = body_order(b);
+    uint32_t slot = body;
+    if (d_perm != nullptr) {
+        uint32_t *perm = (uint32_t *)malloc((size_t)n * sizeof *perm);
+        if (perm == nullptr) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the body order on the host");
+        }
+        const cudaError_t e =
+            cudaMemcpy(perm, d_perm, (size_t)n * sizeof *perm, cudaMemcpyDeviceToHost);
+        for (uint32_t s = 0; e == cudaSuccess && s < n; ++s) {
+            slot = perm[s] == body ? s : slot;
+        }
+        free(perm);
+        SIM_CUDA_TRY(e);
+    }
+    SIM_CUDA_TRY(cudaMemcpy(p, b->bodies.pos + slot, sizeof *p, cudaMemcpyDeviceToHost));
+    return SIM_OK;
+}
+
 /* ---- the ops ---- */
 
 /* The culling part of a frame's report, from the counters read at the frame's sync; decides
@@ -498,7 +519,8 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
         SIM_CUDA_TRY(cudaEventRecord(ev[4], s));
         SIM_TRY(triplet_phase(b, err));
         SIM_CUDA_TRY(cudaEventRecord(ev[5], s));
-        SIM_TRY(sim_gpu_verlet_second(&b->bodies, &b->ph, b->dt, b->d_flag, (uint32_t)k, s, err));
+        SIM_TRY(sim_gpu_verlet_second(&b->bodies, body_order(b), &b->ph, b->dt, b->d_flag,
+                                      (uint32_t)k, s, err));
         SIM_CUDA_TRY(cudaEventRecord(ev[6], s));
     }
     SIM_CUDA_TRY(
@@ -532,16 +554,11 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
     sim_backend_count_blocks(base, t, t->tile_pairs);
 
     if (*b->h_flag != SIM_GPU_STABLE) {
-        uint32_t step, slot;
+        uint32_t step, body;
         int cause;
-        sim_gpu_unstable_decode(*b->h_flag, &step, &slot, &cause);
+        sim_gpu_unstable_decode(*b->h_flag, &step, &body, &cause);
         sim_vec4f p = {0.0f, 0.0f, 0.0f, 0.0f};
-        uint32_t body = slot;
-        SIM_CUDA_TRY(cudaMemcpy(&p, b->bodies.pos + slot, sizeof p, cudaMemcpyDeviceToHost));
-        if (body_order(b) != nullptr) {
-            SIM_CUDA_TRY(
-                cudaMemcpy(&body, body_order(b) + slot, sizeof body, cudaMemcpyDeviceToHost));
-        }
+        SIM_TRY(body_position(b, body, &p, err));
         const double lim = SIM_ESCAPE_FACTOR * base->params.box_half;
         if (cause == SIM_GPU_BAD_POSITION || cause == SIM_GPU_BAD_VELOCITY) {
             return sim_fail(err, SIM_UNSTABLE,
