@@ -432,18 +432,24 @@ sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c,
     sink.contacts_count = d_count;
     const sim_physics_f ph = {};
     sim_map_plan plan;
-    if (c == nullptr) {
+    if (c == nullptr) { /* one launch of the bounding box: every tile pair */
         SIM_TRY(sim_pair_map_plan(SIM_PAIR_MAP_BB, (b->n + tile - 1) / tile, &plan, err));
-        plan.concurrent = 0;
     }
     switch (tile) {
 #define SIM_TILE_CASE(t)                                                                           \
     case t:                                                                                        \
-        return c != nullptr ? launch_list<t, kContacts>(b, &ph, c, 0u, sink, st->main, err)        \
-                            : launch_sym<t, kContacts>(b, &ph, &plan, sink, st, err);
+        if (c != nullptr) {                                                                        \
+            return launch_list<t, kContacts>(b, &ph, c, 0u, sink, st->main, err);                  \
+        }                                                                                          \
+        pair_sym_kernel<SIM_PAIR_MAP_BB, t, kContacts>                                             \
+            <<<dim3(plan.launch[0].grid[0], plan.launch[0].grid[1]), t, 0, st->main>>>(            \
+                b->pos, b->vel, b->n, plan.launch[0], ph, sink);                                   \
+        break;
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:
         return bad_tile(tile, err);
     }
+    SIM_CUDA_CHECK_LAUNCH("pair_sym_kernel<contacts>");
+    return SIM_OK;
 }
