@@ -149,7 +149,7 @@ static sim_backend_config config(int cull, int map, uint32_t tile, int levels, i
     c.cull = cull;
     c.cull_levels = levels;
     c.sort_every = sort_every;
-    c.cpu_threads = 1; /* CI runs tests side by side on few cores; over_time uses two */
+    c.cpu_threads = 1; /* CI runs tests side by side on few cores (test_cpu_backend: two) */
     return c;
 }
 
@@ -315,7 +315,6 @@ static void test_over_time(void) {
     };
     sim_backend *b[5];
     for (int k = 0; k < 5; ++k) {
-        cfg[k].cpu_threads = 2; /* the per-thread buffers and the scatter back */
         b[k] = make(&cfg[k], &sc);
     }
     const sim_backend_config probe_cfg = config(0, SIM_PAIR_MAP_BB, 64, 0, 0);
