@@ -135,14 +135,16 @@ typedef struct {
     uint32_t tiles;           /* ceil(N / tile) */
     uint32_t super_tiles;     /* levels 2: ceil(tiles / SIM_CULL_SUPER); else 0 */
     uint32_t items;           /* what the top pass pairs: tiles (levels 1) or super-tiles */
-    const sim_map_plan *plan; /* the top pass's plan (NULL when not active) */
+    const sim_map_plan *plan; /* the top pass's plan (NULL when not active); valid until the
+                               * maps change */
 } sim_cull_info;
 
 void sim_backend_cull_info(const sim_backend *backend, sim_cull_info *info);
 
-/* Copies the interacting tile pairs (I >= J, in the sorted body order's tiles) that the last
- * culling pass found: min(count, cap) of them into out (host), their number into *count (0 when
- * not culled). Syncs with the device; only when asked. */
+/* Copies the interacting tile pairs (I >= J, tiles of the sorted body order) at the current
+ * positions: min(count, cap) of them into out (host), their number into *count (0 when not
+ * culled; when it exceeds the backend's list capacity, only that many are copied). Syncs with
+ * the device and reruns the (cheap) culling pass; only when asked. */
 sim_status sim_backend_tile_pairs(sim_backend *backend, sim_tile2 *out, uint64_t cap,
                                   uint64_t *count, sim_error *err);
 
