@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Plots of `nbsim bench` results, in the style of the papers' figures.
+"""Plots of `nbsim bench` results, in the style of the papers' figures, and of timing logs.
 
-usage: python3 bench/plot.py DIR     (DIR holds maps.csv, pairs.csv, triplets.csv, meta.txt)
+usage: python3 bench/plot.py DIR | LOG.csv [--out FILE.png]
 
-Writes PNGs into DIR:
+A timing log (nbsim --log LOG.csv, one row per frame) gives one PNG (default: LOG.png beside it):
+  top     every *_ms column of the log against the frame, as ms per step (the frame's value over
+          its steps); dump_ms, the simulation thread's cost of a trajectory dump, as ms per dumped
+          frame; a dashed line where pair_map, triplet_map or tile changes (a map switch),
+          labelled with the new value
+  bottom  kinetic, potential and total energy against simulated time, when the log has them
+
+A bench directory (DIR holds maps.csv, pairs.csv, triplets.csv, meta.txt) gives PNGs in DIR:
   maps_I_<d>d_<kernel>.png    I = t_bb / t_map against N, one line per map, one panel per rho
                               (columns) and map evaluation per thread / per block (rows)
   maps_rate_<d>d.png          unique element pairs/triples per second against N (best rho and
@@ -19,10 +26,13 @@ import os
 import re
 import sys
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    matplotlib = plt = None
 
 DPI = 72
 
@@ -190,11 +200,106 @@ def plot_sim(dirname, suite, ceiling, written):
         written.append(save(fig, dirname, f"{suite}_{what}.png"))
 
 
+def number(text):
+    """A float from a CSV field, None when empty or not a number."""
+    try:
+        return float(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def plot_timing_log(path, out):
+    """The per-frame timing log of nbsim --log: kernel ms per step, map switches, energies."""
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames or []
+        rows = list(reader)
+    if not rows or "frame" not in fields:
+        print(f"plot.py: {path} is not an nbsim timing log with rows (no 'frame' column or no rows)",
+              file=sys.stderr)
+        return 1
+    frame = [number(r["frame"]) or 0.0 for r in rows]
+    steps = [max(1.0, number(r.get("steps")) or 1.0) for r in rows]
+    energy_cols = [c for c in ("kinetic", "potential", "total_energy") if c in fields]
+    has_energy = any(number(r.get(c)) is not None for r in rows for c in energy_cols)
+    fig, axes = plt.subplots(2 if has_energy else 1, 1, figsize=(8.0, 6.4 if has_energy else 3.8),
+                             squeeze=False)
+    ax = axes[0][0]
+    positive = []
+    for col in (c for c in fields if c.endswith("_ms")):
+        values = [number(r.get(col)) for r in rows]
+        if col == "dump_ms":  # per dumped frame, only where a frame was dumped
+            pts = [(x, v) for x, v in zip(frame, values) if v is not None and v > 0.0]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "x", markersize=4,
+                        label="dump_ms (per dumped frame)")
+                positive += [p[1] for p in pts]
+            continue
+        ys = [v / s if v is not None else float("nan") for v, s in zip(values, steps)]
+        if not any(y > 0.0 for y in ys if y == y):
+            continue  # a phase that did not run (triplets off)
+        # step_ms is the sum of the others: dashed, so the phase it covers stays visible.
+        ax.plot(frame, ys, linewidth=1.0, label=col,
+                **({"linestyle": "--", "color": "black"} if col == "step_ms" else {}))
+        positive += [y for y in ys if y == y and y > 0.0]
+    if positive and max(positive) / min(positive) > 50.0:
+        ax.set_yscale("log")
+    # Map switches: where pair_map, triplet_map or tile differs from the row before.
+    keys = [k for k in ("pair_map", "triplet_map", "tile") if k in fields]
+    for prev, row, x in zip(rows, rows[1:], frame[1:]):
+        changed = [f"{k.replace('_map', '')} {row[k]}" for k in keys if row[k] != prev[k]]
+        if changed:
+            ax.axvline(x, color="black", linestyle="--", linewidth=0.8, alpha=0.6)
+            ax.annotate(", ".join(changed), (x, 1.0), xycoords=("data", "axes fraction"),
+                        rotation=90, va="top", ha="right", fontsize=7)
+    first = rows[0]
+    where = first.get("gpu", "") or first.get("backend", "")
+    maps = ", ".join(f"{k} {first[k]}" for k in keys)
+    ax.set_title(f"{first.get('n', '?')} bodies on {where}: {maps}", fontsize=9)
+    ax.set_xlabel("frame")
+    ax.set_ylabel("ms per step")
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    if has_energy:
+        ax = axes[1][0]
+        for col in energy_cols:
+            pts = [(number(r.get("sim_time")), number(r.get(col))) for r in rows]
+            pts = [p for p in pts if p[0] is not None and p[1] is not None]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", markersize=3,
+                        linewidth=1.0, label=col)
+        ax.set_xlabel("simulated time [s]")
+        ax.set_ylabel("energy [J]")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    print(f"plot: {out}")
+    return 0
+
+
 def main(argv):
-    if len(argv) != 2 or not os.path.isdir(argv[1]):
+    args = argv[1:]
+    out = None
+    if "--out" in args:
+        i = args.index("--out")
+        if i + 1 >= len(args):
+            print("plot.py: --out needs a file name", file=sys.stderr)
+            return 2
+        out = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 1 or not os.path.exists(args[0]):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    dirname = argv[1]
+    if plt is None:
+        print("plot.py: matplotlib is not installed (Debian: apt-get install python3-matplotlib); "
+              "no plot written", file=sys.stderr)
+        return 1
+    if os.path.isfile(args[0]):
+        return plot_timing_log(args[0], out or os.path.splitext(args[0])[0] + ".png")
+    dirname = args[0]
     written = []
     pair_ceiling, triple_ceiling = ceilings(dirname)
     for name in ("bb", "ltm", "rb", "utm", "rec", "rm", "tetra", "full"):

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake gcc make pkg-config libglfw3-dev libglew-dev libcglm-dev libstb-dev
-          libgl-dev xvfb xauth xdotool python3-matplotlib)
+          libgl-dev xvfb xauth xdotool python3-matplotlib
+          libnetcdf-dev netcdf-bin python3-ase)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

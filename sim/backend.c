@@ -12,6 +12,10 @@ sim_backend_config sim_backend_config_default(void) {
     c.triplet_map = SIM_TRIPLET_MAP_TETRA;
     c.tile = 64;
     c.cpu_threads = 0;
+    c.cull = 1;
+    c.cull_levels = 0;
+    c.sort_every = 0;
+    c.cull_capacity = 0;
     return c;
 }
 
@@ -41,6 +45,29 @@ uint32_t sim_ceil_div(uint32_t a, uint32_t b) {
     return (uint32_t)(((uint64_t)a + b - 1) / b);
 }
 
+uint64_t sim_t2_u64(uint64_t k) {
+    return k * (k + 1u) / 2u;
+}
+
+int sim_backend_culling(const sim_backend *b) {
+    return b->config.cull && b->config.pair_map != SIM_PAIR_FULL;
+}
+
+uint64_t sim_cull_initial_capacity(const sim_backend *b) {
+    const uint64_t all = sim_t2_u64(b->tiles);
+    uint64_t cap = b->config.cull_capacity ? b->config.cull_capacity : 32u * (uint64_t)b->tiles;
+    cap = b->config.cull_capacity || cap >= 4096u ? cap : 4096u;
+    return cap < all ? cap : all;
+}
+
+uint64_t sim_cull_super_capacity(const sim_backend *b) {
+    const uint64_t all = sim_t2_u64(b->super_tiles);
+    uint64_t cap =
+        b->config.cull_capacity ? b->config.cull_capacity : 32u * (uint64_t)b->super_tiles;
+    cap = b->config.cull_capacity || cap >= 1024u ? cap : 1024u;
+    return cap < all ? cap : all;
+}
+
 static sim_status check_maps(sim_backend_kind kind, sim_pair_choice pm, sim_triplet_map tm,
                              sim_error *err) {
     if (pm < 0 || pm >= SIM_PAIR_CHOICE_COUNT) {
@@ -57,28 +84,53 @@ static sim_status check_maps(sim_backend_kind kind, sim_pair_choice pm, sim_trip
     return SIM_OK;
 }
 
+/* Passes of the cull for this many tiles: the config's choice, or by size. */
+static int cull_levels_for(int configured, uint32_t tiles) {
+    if (configured == 1 || configured == 2) {
+        return configured;
+    }
+    return tiles > SIM_CULL_FLAT_MAX_TILES ? 2 : 1;
+}
+
 sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
                                  int triplets, sim_error *err) {
-    sim_map_plan pair = b->pair_plan, triplet;
+    sim_map_plan pair = b->pair_plan, triplet, cull = b->cull_plan;
+    const uint32_t tiles = sim_ceil_div(b->n, b->config.tile);
+    const int levels = cull_levels_for(b->config.cull_levels, tiles);
+    const uint32_t supers = levels == 2 ? sim_ceil_div(tiles, SIM_CULL_SUPER) : 0u;
+    const uint32_t items = levels == 2 ? supers : tiles;
     if (pm != SIM_PAIR_FULL) {
+        SIM_TRY(sim_pair_map_plan((sim_pair_map)pm, tiles, &pair, err));
         SIM_TRY(
-            sim_pair_map_plan((sim_pair_map)pm, sim_ceil_div(b->n, b->config.tile), &pair, err));
+            sim_pair_map_plan((sim_pair_map)pm, sim_ceil_div(items, SIM_CULL_GROUP), &cull, err));
     }
     if (triplets) {
         SIM_TRY(sim_triplet_map_plan(tm, sim_ceil_div(b->n, SIM_TRIPLET_TILE), &triplet, err));
         b->triplet_plan = triplet;
     }
     b->pair_plan = pair;
+    b->cull_plan = cull;
+    b->cull_levels = levels;
+    b->tiles = tiles;
+    b->super_tiles = supers;
+    b->cull_items = items;
     b->triplet_planned = triplets;
     b->config.pair_map = pm;
     b->config.triplet_map = tm;
     return SIM_OK;
 }
 
-void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t) {
+void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t, uint64_t tile_pairs) {
+    t->cull_blocks = 0;
+    t->cull_blocks_wasted = 0;
     if (b->config.pair_map == SIM_PAIR_FULL) {
         t->pair_blocks = sim_ceil_div(b->n, b->config.tile);
         t->pair_blocks_wasted = 0;
+    } else if (sim_backend_culling(b)) {
+        t->pair_blocks = tile_pairs;
+        t->pair_blocks_wasted = 0;
+        t->cull_blocks = b->cull_plan.blocks;
+        t->cull_blocks_wasted = b->cull_plan.blocks - b->cull_plan.useful;
     } else {
         t->pair_blocks = b->pair_plan.blocks;
         t->pair_blocks_wasted = b->pair_plan.blocks - b->pair_plan.useful;
@@ -91,6 +143,21 @@ void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t) {
     }
 }
 
+static sim_status check_cull_config(const sim_backend_config *c, sim_error *err) {
+    if (c->cull != 0 && c->cull != 1) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "cull %d must be 0 (off) or 1 (on)", c->cull);
+    }
+    if (c->cull_levels < 0 || c->cull_levels > 2) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "cull levels %d must be 0 (auto), 1 or 2",
+                        c->cull_levels);
+    }
+    if (c->sort_every < 0) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "sort interval %d steps must be >= 0 (0 = default)",
+                        c->sort_every);
+    }
+    return SIM_OK;
+}
+
 sim_status sim_backend_create(const sim_backend_config *config, const sim_params *params,
                               const sim_state *initial, sim_backend **out, sim_error *err) {
     SIM_ASSERT(config != NULL && params != NULL && initial != NULL && out != NULL);
@@ -100,6 +167,7 @@ sim_status sim_backend_create(const sim_backend_config *config, const sim_params
         return sim_fail(err, SIM_BAD_ARGUMENT, "tile size %u must be " SIM_PAIR_TILE_NAMES,
                         config->tile);
     }
+    SIM_TRY(check_cull_config(config, err));
     if (initial->n < 1) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "the scene has no bodies");
     }
@@ -127,6 +195,47 @@ sim_status sim_backend_set_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_
     SIM_TRY(check_maps(b->config.kind, pm, tm, err));
     /* Backends read the plans at every step: nothing else to tell them. */
     return sim_backend_plan_maps(b, pm, tm, b->params.triplets, err);
+}
+
+sim_status sim_backend_set_cull(sim_backend *b, int on, sim_error *err) {
+    SIM_ASSERT(b != NULL);
+    const int old = b->config.cull;
+    b->config.cull = on ? 1 : 0;
+    if (b->config.cull == old) {
+        return SIM_OK;
+    }
+    const sim_status st = b->ops->set_cull(b, err);
+    if (st != SIM_OK) {
+        b->config.cull = old;
+    }
+    return st;
+}
+
+void sim_backend_cull_info(const sim_backend *b, sim_cull_info *info) {
+    SIM_ASSERT(b != NULL && info != NULL);
+    info->active = sim_backend_culling(b);
+    info->levels = b->cull_levels;
+    info->tiles = b->tiles;
+    info->super_tiles = b->super_tiles;
+    info->items = b->cull_items;
+    info->plan = info->active ? &b->cull_plan : NULL;
+}
+
+sim_status sim_backend_tile_pairs(sim_backend *b, sim_tile2 *out, uint64_t cap, uint64_t *count,
+                                  sim_error *err) {
+    SIM_ASSERT(b != NULL && count != NULL && (out != NULL || cap == 0));
+    *count = 0;
+    if (!sim_backend_culling(b)) {
+        return SIM_OK;
+    }
+    return b->ops->tile_pairs(b, out, cap, count, err);
+}
+
+sim_status sim_backend_contacts(sim_backend *b, sim_body_pair *out, uint64_t cap, uint64_t *count,
+                                sim_error *err) {
+    SIM_ASSERT(b != NULL && count != NULL && (out != NULL || cap == 0));
+    *count = 0;
+    return b->ops->contacts(b, out, cap, count, err);
 }
 
 sim_status sim_backend_set_params(sim_backend *b, const sim_params *p, sim_error *err) {
@@ -167,6 +276,23 @@ sim_status sim_backend_export_positions(sim_backend *b, sim_vec4f *pos, float *s
     return b->ops->export_positions(b, pos, speed, on_device, err);
 }
 
+sim_status sim_backend_capture_alloc(const sim_backend *b, sim_capture *c, sim_error *err) {
+    SIM_ASSERT(b != NULL && c != NULL);
+    return sim_capture_alloc(c, b->n, b->config.kind == SIM_BACKEND_CUDA, err);
+}
+
+sim_status sim_backend_capture(sim_backend *b, sim_capture *c, sim_error *err) {
+    SIM_ASSERT(b != NULL && c != NULL && !c->pending);
+    if (c->n != b->n) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "capture buffers hold %u bodies, backend holds %u",
+                        c->n, b->n);
+    }
+    if (c->pinned != (b->config.kind == SIM_BACKEND_CUDA)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "capture buffers were made for another backend");
+    }
+    return b->ops->capture(b, c, err);
+}
+
 const sim_backend_config *sim_backend_get_config(const sim_backend *b) {
     return &b->config;
 }
@@ -177,4 +303,8 @@ const sim_params *sim_backend_get_params(const sim_backend *b) {
 
 const char *sim_backend_device_name(const sim_backend *b) {
     return b->device_name;
+}
+
+uint32_t sim_backend_body_count(const sim_backend *b) {
+    return b->n;
 }

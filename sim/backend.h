@@ -4,6 +4,8 @@
 #ifndef SIM_BACKEND_H
 #define SIM_BACKEND_H
 
+#include "capture.h"
+#include "cull.h"
 #include "maps.h"
 #include "state.h"
 
@@ -36,23 +38,54 @@ const char *sim_pair_choice_name(sim_pair_choice choice);  /* the map's name, or
 const char *sim_pair_choice_label(sim_pair_choice choice); /* the map's label, or the sweep's */
 int sim_pair_choice_from_name(const char *name);           /* -1 when unknown */
 
+/* Culling (contacts in O(N), exact; sim/cull.h says why): the backend keeps the bodies sorted
+ * along a space-filling curve, so each tile of `tile` consecutive bodies is a compact blob; each
+ * step it boxes every tile, a pass placed by the pair map keeps only the tile pairs whose boxes
+ * overlap, and the contact kernel sweeps that list. The touching pairs are exactly the full
+ * sweep's. Off, every tile pair is swept (what the maps are studied under). SIM_PAIR_FULL is a
+ * brute-force sweep by nature: with it nothing is culled (timing.culled says so), whatever
+ * `cull` says; switching back to a map culls again. Everything the user sees (read_state,
+ * export_positions, energies, forces, body indices in messages) stays in the user's order. */
 typedef struct {
     sim_backend_kind kind;
     sim_pair_choice pair_map;    /* how pair tiles are placed (CPU emulates the tiling), or full */
     sim_triplet_map triplet_map; /* how triplet tiles are placed */
     uint32_t tile;               /* bodies per pair tile (rho): SIM_PAIR_TILE_NAMES */
     int cpu_threads;             /* CPU backend: OpenMP threads, 0 = default */
+    int cull;                    /* 1 (default): cull tile pairs by their boxes; 0: full sweep */
+    int cull_levels;        /* 0 auto (two above SIM_CULL_FLAT_MAX_TILES tiles), 1 or 2 passes */
+    int sort_every;         /* re-sort every this many steps; 0 = SIM_CULL_SORT_EVERY */
+    uint32_t cull_capacity; /* initial tile-pair list capacity; 0 = from N (tests set it small) */
 } sim_backend_config;
 
 sim_backend_config sim_backend_config_default(void);
 
 /* Timings of one frame (steps_per_frame steps), each summed over the frame's steps.
- * CUDA: events around each kernel; CPU: monotonic host clock. */
+ * CUDA: events around each kernel on the main stream; CPU: monotonic host clock.
+ * pair_ms is the contact sweep alone (culled or not); sort_ms the re-sorts (Morton keys, radix
+ * sort, gather of the bodies); cull_ms the tile boxes and the culling passes; step_ms the whole
+ * step (integration, sort, cull, contacts, triplets). */
 typedef struct {
     double pair_ms, triplet_ms, integrate_ms, step_ms;
-    uint64_t pair_blocks, pair_blocks_wasted;       /* per step, all launches of the pair map */
+    double sort_ms, cull_ms;
+    /* Per step. Not culled: all launches of the pair map. Culled: pair_blocks = tile pairs swept
+     * (one block's work each) in the last step, none wasted; the map places the culling pass. */
+    uint64_t pair_blocks, pair_blocks_wasted;
     uint64_t triplet_blocks, triplet_blocks_wasted; /* per step; 0 when triplets are off */
     int steps;
+    /* Culling; all 0 when the frame was not culled. */
+    int culled;                               /* 1: the frame's steps ran the culled pipeline */
+    int cull_levels;                          /* 1 or 2 passes */
+    uint64_t cull_blocks, cull_blocks_wasted; /* per step: the map-placed (top) culling pass */
+    uint64_t tile_pairs;                      /* interacting tile pairs, last step of the frame */
+    uint64_t tile_pairs_total;                /* T2(tiles): what the full sweep covers */
+    uint64_t super_pairs;                     /* levels 2: surviving super-tile pairs, last step */
+    int sorts;                                /* re-sorts during the frame */
+    /* Steps whose tile-pair (or super-pair) list overflowed: they swept the whole simplex
+     * instead (exact, slow); the list has been grown for the next frame. cull_capped: the list
+     * could not grow (GPU memory), so such steps will recur. A notice, never lost pairs. */
+    int cull_fallback_steps;
+    int cull_capped;
 } sim_frame_timing;
 
 typedef struct {
@@ -73,6 +106,11 @@ sim_status sim_backend_run_frame(sim_backend *backend, sim_frame_timing *timing,
  * leaves the backend as it was. */
 sim_status sim_backend_set_maps(sim_backend *backend, sim_pair_choice pair_map,
                                 sim_triplet_map triplet_map, sim_error *err);
+/* Turns culling on or off from the next step on (the viewer's hotkey). On sorts the bodies
+ * first; off keeps their current order (no further sorts). The forces do not change (up to
+ * rounding), so F_n is kept. SIM_OUT_OF_MEMORY when the culling buffers cannot be allocated
+ * (the backend stays unculled). */
+sim_status sim_backend_set_cull(sim_backend *backend, int on, sim_error *err);
 sim_status sim_backend_set_params(sim_backend *backend, const sim_params *params, sim_error *err);
 sim_status sim_backend_set_state(sim_backend *backend, const sim_state *state, sim_error *err);
 
@@ -81,14 +119,57 @@ sim_status sim_backend_read_state(sim_backend *backend, sim_state *out, sim_vec3
                                   sim_error *err);
 sim_status sim_backend_energy(sim_backend *backend, sim_energy *energy, sim_error *err);
 
+/* Trajectory frames without stalling the simulation (capture.h): host buffers for this backend
+ * (pinned for CUDA), and a capture that enqueues copies of the state and the last forces into
+ * them and returns at once; read them only after sim_capture_wait. c must not be pending. */
+sim_status sim_backend_capture_alloc(const sim_backend *backend, sim_capture *c, sim_error *err);
+sim_status sim_backend_capture(sim_backend *backend, sim_capture *c, sim_error *err);
+
 /* For the viewer: writes (x, y, z, radius) and speed per body. dst_on_device != 0: CUDA device
  * pointers (a mapped GL buffer), only for the CUDA backend; else host pointers. */
 sim_status sim_backend_export_positions(sim_backend *backend, sim_vec4f *dst_pos, float *dst_speed,
                                         int dst_on_device, sim_error *err);
 
+/* The culling pass as planned for the current map and N, for the viewer's map inset: the top
+ * pass's map plan covers ceil(items / SIM_CULL_GROUP) groups per side, each block one group pair
+ * (G_I, G_J) of 16 x 16 items, one thread each (sim_cull_thread_pair). levels 1: items are
+ * tiles, so tile pair (I, J) was tested by the block of group (I / 16, J / 16); levels 2: items
+ * are super-tiles of SIM_CULL_SUPER tiles, so (I, J) was tested as part of super pair
+ * (I / 16, J / 16), itself tested by the block of group (I / 256, J / 256). */
+typedef struct {
+    int active;               /* the next step culls (config.cull and a pair map, not full) */
+    int levels;               /* 1 or 2 */
+    uint32_t tiles;           /* ceil(N / tile) */
+    uint32_t super_tiles;     /* levels 2: ceil(tiles / SIM_CULL_SUPER); else 0 */
+    uint32_t items;           /* what the top pass pairs: tiles (levels 1) or super-tiles */
+    const sim_map_plan *plan; /* the top pass's plan (NULL when not active); valid until the
+                               * maps change */
+} sim_cull_info;
+
+void sim_backend_cull_info(const sim_backend *backend, sim_cull_info *info);
+
+/* Copies the interacting tile pairs (I >= J, tiles of the sorted body order) at the current
+ * positions: min(count, cap) of them into out (host), their number into *count (0 when not
+ * culled; when it exceeds the backend's list capacity, only that many are copied). Syncs with
+ * the device and reruns the (cheap) culling pass; only when asked. */
+sim_status sim_backend_tile_pairs(sim_backend *backend, sim_tile2 *out, uint64_t cap,
+                                  uint64_t *count, sim_error *err);
+
+/* Test and debug hook: every touching pair (|x_i - x_j| < r_i + r_j, the contact kernels' own
+ * test) at the current positions, as the current pair pipeline finds it (culled or not), in user
+ * indices with i > j, in no particular order: min(count, cap) into out, the number into *count.
+ * Culled and unculled backends must give the same set. Not timed; allocates scratch. */
+typedef struct {
+    uint32_t i, j;
+} sim_body_pair;
+
+sim_status sim_backend_contacts(sim_backend *backend, sim_body_pair *out, uint64_t cap,
+                                uint64_t *count, sim_error *err);
+
 const sim_backend_config *sim_backend_get_config(const sim_backend *backend);
 const sim_params *sim_backend_get_params(const sim_backend *backend);
 const char *sim_backend_device_name(const sim_backend *backend); /* "CPU (8 threads)" or GPU */
+uint32_t sim_backend_body_count(const sim_backend *backend);     /* N */
 
 /* Number of usable CUDA devices; 0 without a device or driver (never fails). */
 int sim_cuda_device_count(void);

@@ -18,6 +18,14 @@ typedef struct sim_backend_ops {
     sim_status (*energy)(sim_backend *b, sim_energy *e, sim_error *err);
     sim_status (*export_positions)(sim_backend *b, sim_vec4f *pos, float *speed, int on_device,
                                    sim_error *err);
+    /* Enqueues copies of pos / vel / force into c (capture.h); sets c->pending, c->has_order. */
+    sim_status (*capture)(sim_backend *b, sim_capture *c, sim_error *err);
+    /* Called after b->config.cull changed (already set); may refuse (then it is reverted). */
+    sim_status (*set_cull)(sim_backend *b, sim_error *err);
+    sim_status (*tile_pairs)(sim_backend *b, sim_tile2 *out, uint64_t cap, uint64_t *count,
+                             sim_error *err);
+    sim_status (*contacts)(sim_backend *b, sim_body_pair *out, uint64_t cap, uint64_t *count,
+                           sim_error *err);
 } sim_backend_ops;
 
 /* Every backend struct begins with this header. The map plans live here, built by backend.c
@@ -31,14 +39,29 @@ struct sim_backend {
     sim_map_plan pair_plan;    /* for config.pair_map over ceil(n / tile) tiles; unused for full */
     sim_map_plan triplet_plan; /* over ceil(n / SIM_TRIPLET_TILE) tiles, when triplet_planned */
     int triplet_planned;
+    /* Culling: the top pass's plan for config.pair_map (unused for full), over
+     * ceil(cull_items / SIM_CULL_GROUP) groups; cull_items = tiles (levels 1) or super-tiles. */
+    sim_map_plan cull_plan;
+    int cull_levels; /* 1 or 2, from config.cull_levels and the tile count */
+    uint32_t tiles, super_tiles, cull_items;
 };
+
+/* Whether the next step culls: config.cull and a pair map (the full sweep never culls). */
+int sim_backend_culling(const sim_backend *b);
 
 /* Plans the maps for b->n and b->config.tile (the triplet plan only when `triplets`), then
  * commits them and the choice to b->config; nothing changes when a plan is refused. */
 sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
                                  int triplets, sim_error *err);
-/* The blocks a step launches and wastes, from the plans, into t. */
-void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t);
+/* The blocks a step launches and wastes, from the plans, into t; when culled also the culling
+ * pass's blocks, and tile_pairs (the list's length, which the backend knows) as pair_blocks. */
+void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t, uint64_t tile_pairs);
+/* Tile-pair list capacity to start with: config.cull_capacity, or 32 per tile (a gas needs ~14,
+ * a dense pile ~20), at least 4096, at most T2(tiles). And for the super-tile list. */
+uint64_t sim_cull_initial_capacity(const sim_backend *b);
+uint64_t sim_cull_super_capacity(const sim_backend *b);
+/* T2(k) = k (k + 1) / 2 in 64 bits. */
+uint64_t sim_t2_u64(uint64_t k);
 /* ceil(a / b) for tile counts. */
 uint32_t sim_ceil_div(uint32_t a, uint32_t b);
 

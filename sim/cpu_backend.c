@@ -11,6 +11,13 @@
  * SIM_PAIR_FULL (the nbody-style full sweep) is a CUDA kernel variant: sim_backend refuses it
  * for this backend (the symmetric sweep already gives the same forces).
  *
+ * Culling (config.cull, cpu_cull.c): the state stays in the user's order; `cull.order` sorts the
+ * bodies along the Morton curve (re-sorted every sort_every steps, or when the interacting tile
+ * pairs grew by SIM_CULL_REGROW), the pair phase gathers sorted copies, boxes their tiles, culls
+ * through the map's blocks like the kernels and sweeps only the surviving tile pairs, with the
+ * same pair_tile; the per-thread forces (slot order) are scattered back to the bodies. The same
+ * pairs are evaluated, so forces agree with the full sweep up to summation order.
+ *
  * Energies: `contact` = pair springs, `atm` = ATM triples (0 while triplets are off), `gravity`
  * = the per-body potential, gravity -m g.x plus the walls' elastic energy (what sim_body_force
  * reports; the CUDA backend splits it the same way). They are computed with the forces at the
@@ -18,6 +25,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "backend_impl.h"
+#include "cpu_cull.h"
 #include "physics.h"
 
 #include <math.h>
@@ -51,6 +59,9 @@ typedef struct {
     uint32_t ttiles;                 /* ceil(n / SIM_TRIPLET_TILE): triplet tiles */
     double e_contact, e_atm, e_body; /* potential energies at the current positions [J] */
     uint64_t steps_done;
+    sim_cpu_cull cull; /* allocated when culling is first turned on (cull_ready) */
+    int cull_ready;
+    int sort_due; /* sort before the next culled pair phase */
 } cpu_backend;
 
 static int thread_id(void) {
@@ -80,13 +91,14 @@ static void tile_range(const cpu_backend *b, uint32_t t, uint32_t rho, uint32_t 
     *hi = *lo + rho < b->st.n ? *lo + rho : b->st.n; /* the last tile may be partial */
 }
 
-/* Tile pair (I, J): all i in I, j in J; on the diagonal only j < i. */
-static void pair_tile(const cpu_backend *b, sim_tile2 t, sim_vec3d *f, double *energy) {
+/* Tile pair (I, J) of the bodies in pos/vel (the state, or the culled phase's sorted copies; f
+ * indexed alike): all i in I, j in J; on the diagonal only j < i. */
+static void pair_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *pos, const sim_vec4d *vel,
+                      sim_vec3d *f, double *energy) {
     uint32_t i0, i1, j0, j1;
     const uint32_t rho = b->base.config.tile;
     tile_range(b, t.i, rho, &i0, &i1);
     tile_range(b, t.j, rho, &j0, &j1);
-    const sim_vec4d *pos = b->st.pos, *vel = b->st.vel;
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = t.i == t.j ? i : j1;
         for (uint32_t j = j0; j < j_end; ++j) {
@@ -133,18 +145,20 @@ static void start_phase(cpu_backend *b, double work) {
     memset(b->tbuf, 0, (size_t)b->team * b->st.n * sizeof *b->tbuf);
 }
 
-/* force[i] (=, or += when add) the sum of the per-thread buffers. */
-static void reduce_buffers(cpu_backend *b, int add) {
+/* force[order[i]] (=, or += when add) the sum of the per-thread buffers' entry i; order NULL:
+ * the buffers are in body order. */
+static void reduce_buffers(cpu_backend *b, int add, const uint32_t *order) {
     const int64_t n = b->st.n;
     const int team = team_for(b, (double)n);
     (void)team; /* unused without OpenMP */
     SIM_OMP(omp parallel for num_threads(team) schedule(static))
     for (int64_t i = 0; i < n; ++i) {
-        sim_vec3d s = add ? b->force[i] : (sim_vec3d){0.0, 0.0, 0.0};
+        const size_t dst = order != NULL ? order[i] : (size_t)i;
+        sim_vec3d s = add ? b->force[dst] : (sim_vec3d){0.0, 0.0, 0.0};
         for (int t = 0; t < b->team; ++t) {
             add3(&s, b->tbuf[(size_t)t * (size_t)n + (size_t)i]);
         }
-        b->force[i] = s;
+        b->force[dst] = s;
     }
 }
 
@@ -169,13 +183,76 @@ static double pair_phase(cpu_backend *b) {
                 if (sim_pair_map_block(map, launch, (uint32_t)(blk % gx), (uint32_t)(blk / gx % gy),
                                        (uint32_t)(blk / gx / gy), &t) &&
                     t.i < tiles && t.j < tiles) {
-                    pair_tile(b, t, f, &energy);
+                    pair_tile(b, t, b->st.pos, b->st.vel, f, &energy);
                 }
             }
         }
     }
-    reduce_buffers(b, 0);
+    reduce_buffers(b, 0, NULL);
     return energy;
+}
+
+/* Culling buffers on first use; the first culled phase sorts. */
+static sim_status cull_prepare(cpu_backend *b, sim_error *err) {
+    if (!b->cull_ready) {
+        SIM_TRY(sim_cpu_cull_init(&b->cull, b->st.n, b->base.config.tile, err));
+        b->cull_ready = 1;
+    }
+    b->sort_due = 1;
+    return SIM_OK;
+}
+
+/* Whether the culled pair phase re-sorts first: never sorted, sort_every steps since the last
+ * sort, or the list grew by SIM_CULL_REGROW since then (boxes spread as bodies move). */
+static int cull_sort_due(const cpu_backend *b) {
+    const sim_cpu_cull *c = &b->cull;
+    const int every =
+        b->base.config.sort_every > 0 ? b->base.config.sort_every : SIM_CULL_SORT_EVERY;
+    return b->sort_due || !c->sorted || c->steps_since_sort >= every ||
+           (double)c->tiles.count > SIM_CULL_REGROW * (double)c->tiles_after_sort + 16.0;
+}
+
+/* Sweeps the culled list (sorted copies, slot-order buffers) and scatters the forces back. */
+static double pair_sweep_list(cpu_backend *b) {
+    const sim_cpu_cull *c = &b->cull;
+    const sim_tile2 *list = c->tiles.v;
+    const int64_t count = (int64_t)c->tiles.count;
+    const double rho = b->base.config.tile;
+    double energy = 0.0;
+    start_phase(b, (double)count * rho * rho);
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
+        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        SIM_OMP(omp for schedule(dynamic, 8))
+        for (int64_t k = 0; k < count; ++k) {
+            pair_tile(b, list[k], c->pos, c->vel, f, &energy);
+        }
+    }
+    reduce_buffers(b, 0, c->order);
+    return energy;
+}
+
+/* The culled pair phase: re-sort if due, build the list, sweep it. Sort and cull times go to
+ * t (when given); the caller times the whole phase. */
+static sim_status pair_phase_culled(cpu_backend *b, sim_frame_timing *t, double *energy,
+                                    sim_error *err) {
+    sim_cpu_cull *c = &b->cull;
+    const double t0 = sim_now_ms();
+    if (cull_sort_due(b)) {
+        sim_cpu_cull_sort(c, b->st.pos, b->base.params.box_half);
+        b->sort_due = 0;
+        if (t != NULL) {
+            t->sorts++;
+        }
+    }
+    const double t1 = sim_now_ms();
+    SIM_TRY(sim_cpu_cull_build(c, &b->base, b->st.pos, b->st.vel, err));
+    const double t2 = sim_now_ms();
+    *energy = pair_sweep_list(b);
+    if (t != NULL) {
+        t->sort_ms += t1 - t0;
+        t->cull_ms += t2 - t1;
+    }
+    return SIM_OK;
 }
 
 static double triplet_phase(cpu_backend *b) {
@@ -203,7 +280,7 @@ static double triplet_phase(cpu_backend *b) {
             }
         }
     }
-    reduce_buffers(b, 1);
+    reduce_buffers(b, 1, NULL);
     return energy;
 }
 
@@ -221,9 +298,17 @@ static double body_phase(cpu_backend *b) {
 }
 
 /* F at the current positions (and velocities); accumulates phase times when t != NULL. */
-static void compute_forces(cpu_backend *b, sim_frame_timing *t) {
+static sim_status compute_forces(cpu_backend *b, sim_frame_timing *t, sim_error *err) {
+    const double sort0 = t != NULL ? t->sort_ms : 0.0, cull0 = t != NULL ? t->cull_ms : 0.0;
     double t0 = sim_now_ms();
-    b->e_contact = pair_phase(b);
+    if (sim_backend_culling(&b->base)) {
+        if (!b->cull_ready) {
+            SIM_TRY(cull_prepare(b, err));
+        }
+        SIM_TRY(pair_phase_culled(b, t, &b->e_contact, err));
+    } else {
+        b->e_contact = pair_phase(b);
+    }
     double t1 = sim_now_ms();
     b->e_atm = 0.0;
     if (b->base.params.triplets) {
@@ -232,11 +317,12 @@ static void compute_forces(cpu_backend *b, sim_frame_timing *t) {
     double t2 = sim_now_ms();
     b->e_body = body_phase(b);
     double t3 = sim_now_ms();
-    if (t != NULL) {
-        t->pair_ms += t1 - t0;
+    if (t != NULL) { /* pair_ms: the sweep alone, as on the GPU */
+        t->pair_ms += (t1 - t0) - (t->sort_ms - sort0) - (t->cull_ms - cull0);
         t->triplet_ms += b->base.params.triplets ? t2 - t1 : 0.0;
         t->integrate_ms += t3 - t2;
     }
+    return SIM_OK;
 }
 
 /* ---- set-up ---- */
@@ -266,6 +352,9 @@ static void cpu_destroy(sim_backend *base) {
     sim_state_free(&b->st);
     free(b->force);
     free(b->tbuf);
+    if (b->cull_ready) {
+        sim_cpu_cull_free(&b->cull);
+    }
     free(b);
 }
 
@@ -290,10 +379,23 @@ static sim_status check_blowup(const cpu_backend *b, int frame_step, sim_error *
     return SIM_OK;
 }
 
+/* The culling fields of a frame's timing (the rest of them are counted as the frame runs). */
+static void report_cull(const cpu_backend *b, sim_frame_timing *t) {
+    const int culled = sim_backend_culling(&b->base);
+    sim_backend_count_blocks(&b->base, t, culled ? b->cull.tiles.count : 0u);
+    if (!culled) {
+        return;
+    }
+    t->culled = 1;
+    t->cull_levels = b->base.cull_levels;
+    t->tile_pairs = b->cull.tiles.count;
+    t->tile_pairs_total = sim_t2_u64(b->base.tiles);
+    t->super_pairs = b->base.cull_levels == 2 ? b->cull.super_pairs.count : 0u;
+}
+
 static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err) {
     cpu_backend *b = as_cpu(base);
     memset(t, 0, sizeof *t);
-    sim_backend_count_blocks(&b->base, t);
     const int64_t n = b->st.n;
     const int team = team_for(b, (double)n);
     (void)team; /* unused without OpenMP */
@@ -305,7 +407,9 @@ static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_erro
             sim_verlet_first_d(&b->st.pos[i], &b->st.vel[i], b->force[i], dt);
         }
         const double t1 = sim_now_ms();
-        compute_forces(b, t); /* at x_{n+1} with the half-step velocities */
+        b->cull.steps_since_sort++; /* (unused unless culling) */
+        /* at x_{n+1} with the half-step velocities */
+        SIM_TRY(compute_forces(b, t, err));
         const double t2 = sim_now_ms();
         SIM_OMP(omp parallel for num_threads(team) schedule(static))
         for (int64_t i = 0; i < n; ++i) {
@@ -318,6 +422,7 @@ static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_erro
         b->steps_done++;
         SIM_TRY(check_blowup(b, s, err));
     }
+    report_cull(b, t);
     return SIM_OK;
 }
 
@@ -329,7 +434,7 @@ static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_err
     /* Forces change only with the model (not with dt or steps per frame): recompute then, so
      * the next half kick uses forces of the new model; otherwise keep F_n bit for bit. */
     if (!same_physics(&old, &b->ph) || old_triplets != p->triplets) {
-        compute_forces(b, NULL);
+        SIM_TRY(compute_forces(b, NULL, err));
     }
     return SIM_OK;
 }
@@ -340,8 +445,8 @@ static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error
     memcpy(b->st.pos, s->pos, (size_t)s->n * sizeof *s->pos);
     memcpy(b->st.vel, s->vel, (size_t)s->n * sizeof *s->vel);
     apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
-    compute_forces(b, NULL);
-    return SIM_OK;
+    b->sort_due = 1;                  /* the new bodies' order says nothing about their places */
+    return compute_forces(b, NULL, err);
 }
 
 static sim_status cpu_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces,
@@ -386,9 +491,105 @@ static sim_status cpu_export_positions(sim_backend *base, sim_vec4f *pos, float 
     return SIM_OK;
 }
 
+static sim_status cpu_set_cull(sim_backend *base, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    return b->base.config.cull ? cull_prepare(b, err) : SIM_OK;
+}
+
+static sim_status cpu_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint64_t *count,
+                                 sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    const size_t have = b->cull_ready ? b->cull.tiles.count : 0u;
+    *count = have;
+    if (have > 0 && cap > 0) {
+        memcpy(out, b->cull.tiles.v, (size_t)(have < cap ? have : cap) * sizeof *out);
+    }
+    return SIM_OK;
+}
+
+/* The kernels' contact test in double: |x_i - x_j| < r_i + r_j (NaN: no). */
+static int touching_d(sim_vec4d a, sim_vec4d b) {
+    const double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z, reach = a.w + b.w;
+    return dx * dx + dy * dy + dz * dz < reach * reach;
+}
+
+typedef struct {
+    sim_body_pair *out;
+    uint64_t cap, count;
+} contact_sink;
+
+/* The touching pairs of tile pair t over pos (slot order; order maps slots to bodies, or NULL). */
+static void contacts_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *pos,
+                          const uint32_t *order, contact_sink *sink) {
+    uint32_t i0, i1, j0, j1;
+    const uint32_t rho = b->base.config.tile;
+    tile_range(b, t.i, rho, &i0, &i1);
+    tile_range(b, t.j, rho, &j0, &j1);
+    for (uint32_t i = i0; i < i1; ++i) {
+        const uint32_t j_end = t.i == t.j ? i : j1;
+        for (uint32_t j = j0; j < j_end; ++j) {
+            if (touching_d(pos[i], pos[j])) {
+                const uint32_t bi = order ? order[i] : i, bj = order ? order[j] : j;
+                if (sink->count < sink->cap) {
+                    sink->out[sink->count] = (sim_body_pair){bi > bj ? bi : bj, bi > bj ? bj : bi};
+                }
+                sink->count++;
+            }
+        }
+    }
+}
+
+static sim_status cpu_contacts(sim_backend *base, sim_body_pair *out, uint64_t cap, uint64_t *count,
+                               sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    contact_sink sink = {out, cap, 0};
+    if (sim_backend_culling(base)) {
+        sim_cpu_cull *c = &b->cull;
+        SIM_TRY(sim_cpu_cull_build(c, base, b->st.pos, b->st.vel, err));
+        for (size_t k = 0; k < c->tiles.count; ++k) {
+            contacts_tile(b, c->tiles.v[k], c->pos, c->order, &sink);
+        }
+    } else {
+        const sim_map_plan *plan = &base->pair_plan;
+        for (int l = 0; l < plan->launch_count; ++l) {
+            const sim_map_launch *launch = &plan->launch[l];
+            const uint64_t gx = launch->grid[0], gy = launch->grid[1];
+            const uint64_t blocks = gx * gy * launch->grid[2];
+            for (uint64_t blk = 0; blk < blocks; ++blk) {
+                sim_tile2 t;
+                if (sim_pair_map_block((sim_pair_map)base->config.pair_map, launch,
+                                       (uint32_t)(blk % gx), (uint32_t)(blk / gx % gy),
+                                       (uint32_t)(blk / gx / gy), &t) &&
+                    t.i < b->tiles && t.j < b->tiles) {
+                    contacts_tile(b, t, b->st.pos, NULL, &sink);
+                }
+            }
+        }
+    }
+    *count = sink.count;
+    return SIM_OK;
+}
+
+/* Trajectory capture: there is no device to overlap with, so the state is converted to the
+ * capture's floats at once (O(n), ~1 ms per million bodies). The state stays in the user's order
+ * (culling sorts a copy), so no order travels. */
+static sim_status cpu_capture(sim_backend *base, sim_capture *c, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    for (uint32_t i = 0; i < b->st.n; ++i) {
+        const sim_vec4d p = b->st.pos[i], v = b->st.vel[i];
+        const sim_vec3d f = b->force[i];
+        c->pos[i] = (sim_vec4f){(float)p.x, (float)p.y, (float)p.z, (float)p.w};
+        c->vel[i] = (sim_vec4f){(float)v.x, (float)v.y, (float)v.z, (float)v.w};
+        c->force[i] = (sim_vec4f){(float)f.x, (float)f.y, (float)f.z, 0.0f};
+    }
+    c->has_order = 0;
+    c->pending = 0;
+    return SIM_OK;
+}
+
 static const sim_backend_ops cpu_ops = {
-    cpu_destroy,    cpu_run_frame, cpu_set_params,       cpu_set_state,
-    cpu_read_state, cpu_energy,    cpu_export_positions,
+    cpu_destroy,          cpu_run_frame, cpu_set_params, cpu_set_state,  cpu_read_state, cpu_energy,
+    cpu_export_positions, cpu_capture,   cpu_set_cull,   cpu_tile_pairs, cpu_contacts,
 };
 
 sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,
@@ -424,12 +625,17 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
     if (st == SIM_OK) {
         st = sim_backend_plan_maps(&b->base, c->pair_map, c->triplet_map, p->triplets, err);
     }
+    if (st == SIM_OK && c->cull) {
+        st = cull_prepare(b, err);
+    }
+    if (st == SIM_OK) {
+        apply_params(b, p);
+        st = compute_forces(b, NULL, err); /* F_0 for the first half kick */
+    }
     if (st != SIM_OK) {
         cpu_destroy(&b->base);
         return st;
     }
-    apply_params(b, p);
-    compute_forces(b, NULL); /* F_0 for the first half kick */
     *out = &b->base;
     return SIM_OK;
 }

@@ -2,10 +2,21 @@
  * nbsim — the CUDA backend: owns the device arrays, streams and events, plans the maps and
  * drives the kernels step by step. One host sync per frame (the instability flag and timings).
  *
- * A step: verlet_first(F_n) | F = 0, pair kernel(s) | triplet kernel(s) | body force +
- * verlet_second (F_{n+1} stored as the last total force). Each `|` is a timing event on the
- * main stream; pair_ms, triplet_ms and integrate_ms (both Verlet halves) are the sums of these
- * intervals over the frame, and step_ms is the sum of one event pair around each whole step. */
+ * A step: verlet_first(F_n) | [sort] | [boxes, culling passes] | F = 0, pair kernel(s) |
+ * triplet kernel(s) | body force + verlet_second (F_{n+1} stored as the last total force). Each
+ * `|` is a timing event on the main stream; sort_ms, cull_ms, pair_ms, triplet_ms and
+ * integrate_ms (both Verlet halves) are the sums of these intervals over the frame, and step_ms
+ * is the sum of one event pair around each whole step. Unculled steps leave the sort and cull
+ * intervals empty.
+ *
+ * Culling (cull.h, cull_kernels.h): the device keeps the bodies in sorted slots (slot s holds
+ * user body perm[s]; no perm until culling is first turned on: identity). The sort runs between
+ * the first half kick, which consumed F_n, and the force computation, which rewrites F, so
+ * forces never need moving. Everything leaving the backend is put back in the user's order:
+ * read_state and the host export scatter on the host or into scratch, the device export
+ * scatters straight into the caller's buffer, unstable-body messages translate the slot.
+ * List lengths stay on the device; the frame's one sync also reads the counters, which decide
+ * the next frame's re-sort (boxes grown) and list growth (see grow_lists). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +24,7 @@
 
 #include "backend_impl.h"
 #include "cuda_check.h"
+#include "cull_kernels.h"
 #include "device_state.h"
 #include "integrate.h"
 #include "pair_kernels.h"
@@ -22,7 +34,11 @@
 namespace {
 
 /* Events recorded per step (the step's first event is the previous step's last). */
-constexpr int kEventsPerStep = 4;
+constexpr int kEventsPerStep = 6;
+/* Intervals between them: verlet_first, sort, cull, pairs, triplets, verlet_second. */
+enum { kIvFirst, kIvSort, kIvCull, kIvPair, kIvTriplet, kIvSecond };
+/* Lists grow when a frame's peak passes this fraction of their capacity, to twice the peak. */
+constexpr double kGrowAt = 0.8;
 
 struct cuda_backend {
     sim_backend base; /* first: sim_backend * points here */
@@ -38,10 +54,42 @@ struct cuda_backend {
     float *d_speed;   /* scratch for host exports of speeds */
     sim_physics_f ph;
     float dt;
+    int sm_count;
+    /* culling */
+    sim_gpu_cull cull; /* buffers, once cull_ready */
+    int cull_ready;
+    sim_gpu_cull_counts *h_counts; /* pinned: the counters as read at the frame's sync */
+    int sort_due;                  /* sort at the next culled force computation */
+    int steps_since_sort;
+    int capped; /* a list could not grow (GPU memory) */
 };
 
 cuda_backend *as_cuda(sim_backend *b) {
     return reinterpret_cast<cuda_backend *>(b);
+}
+
+/* Frees the culling buffers (after a failed allocation, or at the end). The bodies are left in
+ * whatever order they are; callers that keep the backend reset the order first. */
+void cull_free(cuda_backend *b) {
+    sim_gpu_cull *c = &b->cull;
+    (void)cudaFree(c->perm);
+    (void)cudaFree(c->perm_alt);
+    for (int k = 0; k < 2; ++k) {
+        (void)cudaFree(c->keys[k]);
+        (void)cudaFree(c->vals[k]);
+    }
+    (void)cudaFree(c->sort_temp);
+    (void)cudaFree(c->pos_alt);
+    (void)cudaFree(c->vel_alt);
+    (void)cudaFree(c->boxes);
+    (void)cudaFree(c->supers);
+    (void)cudaFree(c->tile_list);
+    (void)cudaFree(c->super_list);
+    (void)cudaFree(c->counts);
+    (void)cudaFreeHost(b->h_counts);
+    memset(c, 0, sizeof *c);
+    b->h_counts = nullptr;
+    b->cull_ready = 0;
 }
 
 void cuda_destroy(sim_backend *base) {
@@ -69,15 +117,17 @@ void cuda_destroy(sim_backend *base) {
     (void)cudaFree(b->d_energy);
     (void)cudaFree(b->d_speed);
     (void)cudaFreeHost(b->h_flag);
+    cull_free(b);
     free(b);
 }
 
-/* Refuses before allocating anything when N bodies cannot fit (state, scratch, and the few
- * hundred bytes of flags and energies). */
-sim_status check_memory(uint32_t n, const char *gpu, sim_error *err) {
+/* Refuses before allocating anything when N bodies cannot fit (state, scratch, the culling
+ * buffers when culling is on, and the few hundred bytes of flags and energies). */
+sim_status check_memory(uint32_t n, int cull, const char *gpu, sim_error *err) {
     size_t free_bytes = 0, total_bytes = 0;
     SIM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const uint64_t need = (uint64_t)n * SIM_GPU_BYTES_PER_BODY + 4096u;
+    const uint64_t per_body = SIM_GPU_BYTES_PER_BODY + (cull ? SIM_GPU_CULL_BYTES_PER_BODY : 0u);
+    const uint64_t need = (uint64_t)n * per_body + 4096u;
     if (need > (uint64_t)free_bytes) {
         return sim_fail(err, SIM_OUT_OF_MEMORY,
                         "N = %u bodies need %llu bytes (%.1f MiB) of GPU memory, but %s has only "
@@ -118,14 +168,127 @@ sim_status ensure_events(cuda_backend *b, int steps, sim_error *err) {
     return SIM_OK;
 }
 
-/* The step's force phases on the main stream: pairs (F = 0 first, except for the full sweep,
- * which stores), then triplets. */
-sim_status pair_phase(cuda_backend *b, sim_error *err) {
+/* The memory check can race with other processes: a failed allocation is still an
+ * out-of-memory refusal, not a CUDA error. */
+sim_status device_alloc(void **p, size_t bytes, const char *what, uint32_t n, sim_error *err) {
+    const cudaError_t e = cudaMalloc(p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return sim_fail(err, SIM_OUT_OF_MEMORY,
+                        "N = %u bodies: cannot allocate %llu bytes of GPU memory for %s", n,
+                        (unsigned long long)bytes, what);
+    }
+    SIM_CUDA_TRY(e);
+    return SIM_OK;
+}
+
+/* ---- culling ---- */
+
+/* (Re)allocates a pair list of cap entries; the old one is freed first (its contents are
+ * rebuilt at every step). */
+sim_status alloc_list(sim_tile2 **list, uint32_t *have, uint64_t cap, const char *what, uint32_t n,
+                      sim_error *err) {
+    (void)cudaFree(*list);
+    *list = nullptr;
+    *have = 0;
+    cap = cap > 0 ? cap : 1;
+    SIM_TRY(device_alloc((void **)list, (size_t)cap * sizeof **list, what, n, err));
+    *have = (uint32_t)cap;
+    return SIM_OK;
+}
+
+sim_status cull_alloc(cuda_backend *b, sim_error *err) {
+    sim_gpu_cull *c = &b->cull;
+    const uint32_t n = b->base.n;
+    const size_t u4 = (size_t)n * sizeof(uint32_t), v4 = (size_t)n * sizeof(sim_vec4f);
+    c->tile = b->base.config.tile;
+    c->n_tiles = sim_ceil_div(n, c->tile);
+    c->n_supers = sim_ceil_div(c->n_tiles, SIM_CULL_SUPER);
+    SIM_TRY(device_alloc((void **)&c->perm, u4, "the body order", n, err));
+    SIM_TRY(device_alloc((void **)&c->perm_alt, u4, "the body order", n, err));
+    for (int k = 0; k < 2; ++k) {
+        SIM_TRY(device_alloc((void **)&c->keys[k], u4, "sort keys", n, err));
+        SIM_TRY(device_alloc((void **)&c->vals[k], u4, "sort values", n, err));
+    }
+    SIM_TRY(sim_gpu_sort_temp_bytes(n, &c->sort_temp_bytes, err));
+    SIM_TRY(device_alloc(&c->sort_temp, c->sort_temp_bytes + 16u, "the sort", n, err));
+    SIM_TRY(device_alloc((void **)&c->pos_alt, v4, "sorted positions", n, err));
+    SIM_TRY(device_alloc((void **)&c->vel_alt, v4, "sorted velocities", n, err));
+    SIM_TRY(device_alloc((void **)&c->boxes, (size_t)c->n_tiles * sizeof *c->boxes, "tile boxes", n,
+                         err));
+    SIM_TRY(device_alloc((void **)&c->supers, (size_t)c->n_supers * sizeof *c->supers,
+                         "super-tile boxes", n, err));
+    SIM_TRY(device_alloc((void **)&c->counts, sizeof *c->counts, "cull counters", n, err));
+    SIM_TRY(alloc_list(&c->tile_list, &c->tile_cap, sim_cull_initial_capacity(&b->base),
+                       "the tile-pair list", n, err));
+    SIM_TRY(alloc_list(&c->super_list, &c->super_cap, sim_cull_super_capacity(&b->base),
+                       "the super-pair list", n, err));
+    SIM_CUDA_TRY(cudaMallocHost((void **)&b->h_counts, sizeof *b->h_counts));
+    SIM_CUDA_TRY(cudaMemsetAsync(c->counts, 0, sizeof *c->counts, b->streams.main));
+    SIM_TRY(sim_gpu_iota(c->perm, n, b->streams.main, err));
+    SIM_TRY(sim_gpu_pair_list_grid(c->tile, b->sm_count, &c->list_grid, err));
+    SIM_TRY(sim_gpu_cull_second_grid(b->sm_count, &c->super_grid, err));
+    SIM_CUDA_TRY(cudaStreamSynchronize(b->streams.main));
+    return SIM_OK;
+}
+
+/* The culling buffers, once (nothing kept when one cannot be had); every time, the next force
+ * computation sorts. */
+sim_status cull_prepare(cuda_backend *b, sim_error *err) {
+    b->sort_due = 1;
+    if (b->cull_ready) {
+        return SIM_OK;
+    }
+    const sim_status st = cull_alloc(b, err);
+    if (st != SIM_OK) {
+        cull_free(b);
+        return st;
+    }
+    b->cull_ready = 1;
+    return SIM_OK;
+}
+
+/* Re-sorts when due (flagged, or sort_every steps since the last sort); returns whether it did. */
+sim_status sort_phase(cuda_backend *b, int *sorted, sim_error *err) {
+    *sorted = 0;
+    if (!sim_backend_culling(&b->base)) {
+        return SIM_OK;
+    }
+    if (!b->cull_ready) {
+        SIM_TRY(cull_prepare(b, err));
+    }
+    const int every =
+        b->base.config.sort_every > 0 ? b->base.config.sort_every : SIM_CULL_SORT_EVERY;
+    if (b->sort_due || b->steps_since_sort >= every) {
+        SIM_TRY(sim_gpu_sort_bodies(&b->bodies, &b->cull, b->ph.box_half, b->streams.main, err));
+        b->sort_due = 0;
+        b->steps_since_sort = 0;
+        *sorted = 1;
+    }
+    return SIM_OK;
+}
+
+/* Boxes and the culling passes: after it the tile list (or its overflow count) is current. */
+sim_status cull_phase(cuda_backend *b, unsigned flags, sim_error *err) {
+    const sim_gpu_cull *c = &b->cull;
+    SIM_TRY(sim_gpu_cull_boxes(&b->bodies, c, b->streams.main, err));
+    SIM_TRY(sim_gpu_cull_top(c, &b->base.cull_plan, b->base.cull_levels, &b->streams, err));
+    if (b->base.cull_levels == 2) {
+        SIM_TRY(sim_gpu_cull_second(c, flags, b->streams.main, err));
+    }
+    return SIM_OK;
+}
+
+/* The contact sweep: the full sweep (stores F), or F = 0 and the culled list or the map. */
+sim_status contact_phase(cuda_backend *b, unsigned flags, sim_error *err) {
     const sim_gpu_bodies *bd = &b->bodies;
     if (b->base.config.pair_map == SIM_PAIR_FULL) {
         return sim_gpu_pair_forces_full(bd, &b->ph, b->base.config.tile, b->streams.main, err);
     }
     SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, b->streams.main));
+    if (sim_backend_culling(&b->base)) {
+        return sim_gpu_pair_forces_list(bd, &b->ph, &b->cull, flags, b->streams.main, err);
+    }
     return sim_gpu_pair_forces(bd, &b->ph, &b->base.pair_plan, b->base.config.tile, &b->streams,
                                err);
 }
@@ -137,14 +300,64 @@ sim_status triplet_phase(cuda_backend *b, sim_error *err) {
     return sim_gpu_triplet_forces(&b->bodies, &b->ph, &b->base.triplet_plan, &b->streams, err);
 }
 
+/* After a sync: grows a list whose peak came near (or past) its capacity, to twice the peak
+ * (at most the whole simplex). Out of memory: keep the old list; steps that overflow it sweep
+ * the whole simplex (exact) and the frame says cull_capped. */
+sim_status grow_lists(cuda_backend *b, sim_error *err) {
+    sim_gpu_cull *c = &b->cull;
+    const sim_gpu_cull_counts *h = b->h_counts;
+    struct {
+        sim_tile2 **list;
+        uint32_t *cap;
+        uint32_t peak;
+        uint64_t all;
+        const char *what;
+    } lists[2] = {
+        {&c->tile_list, &c->tile_cap, h->tiles_peak, sim_t2_u64(c->n_tiles), "the tile-pair list"},
+        {&c->super_list, &c->super_cap, h->supers_peak, sim_t2_u64(c->n_supers),
+         "the super-pair list"},
+    };
+    for (int k = 0; k < 2; ++k) {
+        if ((double)lists[k].peak <= kGrowAt * (double)*lists[k].cap ||
+            *lists[k].cap >= lists[k].all) {
+            continue;
+        }
+        uint64_t want = 2u * (uint64_t)lists[k].peak;
+        want = want < lists[k].all ? want : lists[k].all;
+        const uint32_t old_cap = *lists[k].cap;
+        sim_error grow_err;
+        if (alloc_list(lists[k].list, lists[k].cap, want, lists[k].what, b->base.n, &grow_err) !=
+            SIM_OK) {
+            b->capped = 1; /* keep going with the old size, if that can still be had */
+            SIM_TRY(
+                alloc_list(lists[k].list, lists[k].cap, old_cap, lists[k].what, b->base.n, err));
+        }
+    }
+    return SIM_OK;
+}
+
 /* F = pairs + triplets + body force for the current positions, without a kick: the force the
- * next step's first half kick uses, after set-up or a change of state or parameters. */
+ * next step's first half kick uses, after set-up or a change of state or parameters. Sorts
+ * first when due (set-up, new state, culling turned on). */
 sim_status compute_forces(cuda_backend *b, sim_error *err) {
-    SIM_TRY(pair_phase(b, err));
+    int sorted = 0;
+    SIM_TRY(sort_phase(b, &sorted, err));
+    const int culled = sim_backend_culling(&b->base);
+    const unsigned flags = SIM_GPU_CULL_RECORD | (sorted ? SIM_GPU_CULL_SORTED : 0u);
+    if (culled) {
+        SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->supers_peak, 0, 3 * sizeof(uint32_t),
+                                     b->streams.main));
+        SIM_TRY(cull_phase(b, flags, err));
+    }
+    SIM_TRY(contact_phase(b, flags, err));
     SIM_TRY(triplet_phase(b, err));
     SIM_TRY(sim_gpu_body_forces(&b->bodies, &b->ph, b->streams.main, err));
+    if (culled) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_counts, b->cull.counts, sizeof *b->h_counts,
+                                     cudaMemcpyDeviceToHost, b->streams.main));
+    }
     SIM_CUDA_TRY(cudaStreamSynchronize(b->streams.main));
-    return SIM_OK;
+    return culled ? grow_lists(b, err) : SIM_OK;
 }
 
 sim_status upload_state(cuda_backend *b, const sim_state *s, sim_error *err) {
@@ -184,33 +397,46 @@ sim_status set_physics(cuda_backend *b, const sim_params *p, const sim_state *s,
     return SIM_OK;
 }
 
+/* The body order (slot -> user index), or nullptr while it is the identity. */
+const uint32_t *body_order(const cuda_backend *b) {
+    return b->cull_ready ? b->cull.perm : nullptr;
+}
+
 sim_status read_state_impl(cuda_backend *b, sim_state *out, sim_vec3d *forces, sim_error *err) {
     const uint32_t n = b->base.n;
-    sim_vec4f *h = (sim_vec4f *)malloc((size_t)n * 3 * sizeof *h);
+    const uint32_t *d_perm = body_order(b);
+    const size_t bytes = (size_t)n * sizeof(sim_vec4f);
+    sim_vec4f *h = (sim_vec4f *)malloc(3 * bytes + (size_t)n * sizeof(uint32_t));
     if (h == nullptr) {
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate host staging for %u bodies", n);
     }
-    const size_t bytes = (size_t)n * sizeof *h;
+    uint32_t *perm = (uint32_t *)(h + 3 * (size_t)n);
     cudaStream_t s = b->streams.main;
     cudaError_t e1 = cudaMemcpyAsync(h, b->bodies.pos, bytes, cudaMemcpyDeviceToHost, s);
     cudaError_t e2 = cudaMemcpyAsync(h + n, b->bodies.vel, bytes, cudaMemcpyDeviceToHost, s);
     cudaError_t e3 = forces != nullptr ? cudaMemcpyAsync(h + 2 * (size_t)n, b->bodies.force, bytes,
                                                          cudaMemcpyDeviceToHost, s)
                                        : cudaSuccess;
+    cudaError_t e5 = d_perm != nullptr ? cudaMemcpyAsync(perm, d_perm, (size_t)n * sizeof *perm,
+                                                         cudaMemcpyDeviceToHost, s)
+                                       : cudaSuccess;
     cudaError_t e4 = cudaStreamSynchronize(s);
-    if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess || e4 != cudaSuccess) {
+    if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess || e4 != cudaSuccess ||
+        e5 != cudaSuccess) {
         free(h);
         SIM_CUDA_TRY(e1);
         SIM_CUDA_TRY(e2);
         SIM_CUDA_TRY(e3);
+        SIM_CUDA_TRY(e5);
         SIM_CUDA_TRY(e4);
     }
-    for (uint32_t i = 0; i < n; ++i) {
-        const sim_vec4f p = h[i], v = h[n + i];
+    for (uint32_t k = 0; k < n; ++k) { /* slot k holds user body i */
+        const uint32_t i = d_perm != nullptr ? perm[k] : k;
+        const sim_vec4f p = h[k], v = h[n + k];
         out->pos[i] = sim_vec4d{p.x, p.y, p.z, p.w};
         out->vel[i] = sim_vec4d{v.x, v.y, v.z, v.w};
         if (forces != nullptr) {
-            const sim_vec4f f = h[2 * (size_t)n + i];
+            const sim_vec4f f = h[2 * (size_t)n + k];
             forces[i] = sim_vec3d{f.x, f.y, f.z};
         }
     }
@@ -218,28 +444,91 @@ sim_status read_state_impl(cuda_backend *b, sim_state *out, sim_vec3d *forces, s
     return SIM_OK;
 }
 
+/* User body `body`'s position now (its slot found through the body order; failure path). */
+sim_status body_position(cuda_backend *b, uint32_t body, sim_vec4f *p, sim_error *err) {
+    const uint32_t n = b->base.n, *d_perm = body_order(b);
+    uint32_t slot = body;
+    if (d_perm != nullptr) {
+        uint32_t *perm = (uint32_t *)malloc((size_t)n * sizeof *perm);
+        if (perm == nullptr) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the body order on the host");
+        }
+        const cudaError_t e =
+            cudaMemcpy(perm, d_perm, (size_t)n * sizeof *perm, cudaMemcpyDeviceToHost);
+        for (uint32_t s = 0; e == cudaSuccess && s < n; ++s) {
+            slot = perm[s] == body ? s : slot;
+        }
+        free(perm);
+        SIM_CUDA_TRY(e);
+    }
+    SIM_CUDA_TRY(cudaMemcpy(p, b->bodies.pos + slot, sizeof *p, cudaMemcpyDeviceToHost));
+    return SIM_OK;
+}
+
 /* ---- the ops ---- */
+
+/* The culling part of a frame's report, from the counters read at the frame's sync; decides
+ * the next frame's re-sort (the list grew by SIM_CULL_REGROW since the last sort: the boxes
+ * have spread) and grows lists that came near their capacity. */
+sim_status finish_cull_frame(cuda_backend *b, sim_frame_timing *t, sim_error *err) {
+    const sim_gpu_cull_counts *h = b->h_counts;
+    t->culled = 1;
+    t->cull_levels = b->base.cull_levels;
+    t->tile_pairs = h->tiles;
+    t->tile_pairs_total = sim_t2_u64(b->cull.n_tiles);
+    t->super_pairs = b->base.cull_levels == 2 ? h->supers : 0u;
+    t->cull_fallback_steps = (int)h->fallback_steps;
+    if ((double)h->tiles > SIM_CULL_REGROW * (double)h->tiles_sorted + 16.0) {
+        b->sort_due = 1;
+    }
+    SIM_TRY(grow_lists(b, err));
+    t->cull_capped = b->capped;
+    return SIM_OK;
+}
 
 sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err) {
     cuda_backend *b = as_cuda(base);
     const int steps = base->params.steps_per_frame;
     SIM_TRY(ensure_events(b, steps, err));
     cudaStream_t s = b->streams.main;
+    const int culled = sim_backend_culling(base);
+    int sorts = 0;
+    if (culled && !b->cull_ready) {
+        SIM_TRY(cull_prepare(b, err));
+    }
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_flag, 0xff, sizeof *b->d_flag, s));
+    if (culled) { /* the frame's peaks and fallbacks */
+        SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->supers_peak, 0, 3 * sizeof(uint32_t), s));
+    }
     SIM_CUDA_TRY(cudaEventRecord(b->events[0], s));
     for (int k = 0; k < steps; ++k) {
         cudaEvent_t *ev = b->events + kEventsPerStep * k;
         SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, s, err));
         SIM_CUDA_TRY(cudaEventRecord(ev[1], s));
-        SIM_TRY(pair_phase(b, err));
+        int sorted = 0;
+        SIM_TRY(sort_phase(b, &sorted, err));
+        sorts += sorted;
         SIM_CUDA_TRY(cudaEventRecord(ev[2], s));
-        SIM_TRY(triplet_phase(b, err));
+        const unsigned flags = SIM_GPU_CULL_RECORD | (sorted ? SIM_GPU_CULL_SORTED : 0u);
+        if (culled) {
+            SIM_TRY(cull_phase(b, flags, err));
+            b->steps_since_sort++;
+        }
         SIM_CUDA_TRY(cudaEventRecord(ev[3], s));
-        SIM_TRY(sim_gpu_verlet_second(&b->bodies, &b->ph, b->dt, b->d_flag, (uint32_t)k, s, err));
+        SIM_TRY(contact_phase(b, flags, err));
         SIM_CUDA_TRY(cudaEventRecord(ev[4], s));
+        SIM_TRY(triplet_phase(b, err));
+        SIM_CUDA_TRY(cudaEventRecord(ev[5], s));
+        SIM_TRY(sim_gpu_verlet_second(&b->bodies, body_order(b), &b->ph, b->dt, b->d_flag,
+                                      (uint32_t)k, s, err));
+        SIM_CUDA_TRY(cudaEventRecord(ev[6], s));
     }
     SIM_CUDA_TRY(
         cudaMemcpyAsync(b->h_flag, b->d_flag, sizeof *b->d_flag, cudaMemcpyDeviceToHost, s));
+    if (culled) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_counts, b->cull.counts, sizeof *b->h_counts,
+                                     cudaMemcpyDeviceToHost, s));
+    }
     SIM_CUDA_TRY(cudaStreamSynchronize(s)); /* the frame's only host sync */
 
     memset(t, 0, sizeof *t);
@@ -250,20 +539,26 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
             SIM_CUDA_TRY(cudaEventElapsedTime(&ms[q], ev[q], ev[q + 1]));
         }
         SIM_CUDA_TRY(cudaEventElapsedTime(&step_ms, ev[0], ev[kEventsPerStep]));
-        t->integrate_ms += (double)ms[0] + (double)ms[3];
-        t->pair_ms += ms[1];
-        t->triplet_ms += ms[2];
+        t->integrate_ms += (double)ms[kIvFirst] + (double)ms[kIvSecond];
+        t->sort_ms += ms[kIvSort];
+        t->cull_ms += ms[kIvCull];
+        t->pair_ms += ms[kIvPair];
+        t->triplet_ms += ms[kIvTriplet];
         t->step_ms += step_ms;
     }
     t->steps = steps;
-    sim_backend_count_blocks(base, t);
+    t->sorts = sorts;
+    if (culled) {
+        SIM_TRY(finish_cull_frame(b, t, err));
+    }
+    sim_backend_count_blocks(base, t, t->tile_pairs);
 
     if (*b->h_flag != SIM_GPU_STABLE) {
         uint32_t step, body;
         int cause;
         sim_gpu_unstable_decode(*b->h_flag, &step, &body, &cause);
         sim_vec4f p = {0.0f, 0.0f, 0.0f, 0.0f};
-        SIM_CUDA_TRY(cudaMemcpy(&p, b->bodies.pos + body, sizeof p, cudaMemcpyDeviceToHost));
+        SIM_TRY(body_position(b, body, &p, err));
         const double lim = SIM_ESCAPE_FACTOR * base->params.box_half;
         if (cause == SIM_GPU_BAD_POSITION || cause == SIM_GPU_BAD_VELOCITY) {
             return sim_fail(err, SIM_UNSTABLE,
@@ -316,6 +611,10 @@ sim_status cuda_set_state(sim_backend *base, const sim_state *st, sim_error *err
     cuda_backend *b = as_cuda(base);
     SIM_TRY(upload_state(b, st, err));
     SIM_TRY(set_physics(b, &base->params, st, err)); /* the default dt depends on the state */
+    if (b->cull_ready) { /* uploaded in the user's order; culling sorts them again */
+        SIM_TRY(sim_gpu_iota(b->cull.perm, base->n, b->streams.main, err));
+        b->sort_due = 1;
+    }
     return compute_forces(b, err);
 }
 
@@ -329,7 +628,12 @@ sim_status cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     double h[4];
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_energy, 0, sizeof h, s));
     SIM_TRY(sim_gpu_body_energy(&b->bodies, &b->ph, b->d_energy, s, err));
-    SIM_TRY(sim_gpu_pair_energy(&b->bodies, &b->ph, b->d_energy + 2, s, err));
+    if (sim_backend_culling(base) && b->cull_ready) { /* the list for these positions, untimed */
+        SIM_TRY(cull_phase(b, 0u, err));
+        SIM_TRY(sim_gpu_pair_energy_list(&b->bodies, &b->ph, &b->cull, b->d_energy + 2, s, err));
+    } else {
+        SIM_TRY(sim_gpu_pair_energy(&b->bodies, &b->ph, b->d_energy + 2, s, err));
+    }
     if (base->params.triplets) {
         SIM_TRY(sim_gpu_triplet_energy(&b->bodies, &b->ph, b->d_energy + 3, s, err));
     }
@@ -348,13 +652,20 @@ sim_status cuda_export_positions(sim_backend *base, sim_vec4f *pos, float *speed
     cuda_backend *b = as_cuda(base);
     cudaStream_t s = b->streams.main;
     const size_t n = base->n;
+    const uint32_t *perm = body_order(b);
     if (on_device) {
-        SIM_TRY(sim_gpu_export(&b->bodies, pos, speed, s, err));
+        SIM_TRY(sim_gpu_export(&b->bodies, perm, pos, speed, s, err));
     } else {
-        SIM_CUDA_TRY(
-            cudaMemcpyAsync(pos, b->bodies.pos, n * sizeof *pos, cudaMemcpyDeviceToHost, s));
+        /* Bodies in user order on the device first when they are sorted: pos_alt is scratch
+         * between steps. */
+        const sim_vec4f *src = b->bodies.pos;
+        if (perm != nullptr) {
+            SIM_TRY(sim_gpu_export(&b->bodies, perm, b->cull.pos_alt, nullptr, s, err));
+            src = b->cull.pos_alt;
+        }
+        SIM_CUDA_TRY(cudaMemcpyAsync(pos, src, n * sizeof *pos, cudaMemcpyDeviceToHost, s));
         if (speed != nullptr) {
-            SIM_TRY(sim_gpu_export(&b->bodies, nullptr, b->d_speed, s, err));
+            SIM_TRY(sim_gpu_export(&b->bodies, perm, nullptr, b->d_speed, s, err));
             SIM_CUDA_TRY(
                 cudaMemcpyAsync(speed, b->d_speed, n * sizeof *speed, cudaMemcpyDeviceToHost, s));
         }
@@ -363,24 +674,110 @@ sim_status cuda_export_positions(sim_backend *base, sim_vec4f *pos, float *speed
     return SIM_OK;
 }
 
-const sim_backend_ops cuda_ops = {
-    cuda_destroy,    cuda_run_frame, cuda_set_params,       cuda_set_state,
-    cuda_read_state, cuda_energy,    cuda_export_positions,
-};
-
-/* The memory check can race with other processes: a failed allocation is still an
- * out-of-memory refusal, not a CUDA error. */
-sim_status device_alloc(void **p, size_t bytes, const char *what, uint32_t n, sim_error *err) {
-    const cudaError_t e = cudaMalloc(p, bytes);
-    if (e == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
-        return sim_fail(err, SIM_OUT_OF_MEMORY,
-                        "N = %u bodies: cannot allocate %llu bytes of GPU memory for %s", n,
-                        (unsigned long long)bytes, what);
+sim_status cuda_set_cull(sim_backend *base, sim_error *err) {
+    cuda_backend *b = as_cuda(base);
+    if (!base->config.cull) {
+        return SIM_OK; /* the order stays as it is; nothing sorts it any more */
     }
-    SIM_CUDA_TRY(e);
+    return cull_prepare(b, err);
+}
+
+sim_status cuda_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint64_t *count,
+                           sim_error *err) {
+    cuda_backend *b = as_cuda(base);
+    if (!b->cull_ready) {
+        return SIM_OK;
+    }
+    cudaStream_t s = b->streams.main;
+    /* The list for the current positions again: a list grown at the end of the last frame holds
+     * nothing yet. */
+    SIM_TRY(cull_phase(b, 0u, err));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->h_counts, b->cull.counts, sizeof *b->h_counts,
+                                 cudaMemcpyDeviceToHost, s));
+    SIM_CUDA_TRY(cudaStreamSynchronize(s));
+    *count = b->h_counts->tiles;
+    uint64_t have = *count < b->cull.tile_cap ? *count : b->cull.tile_cap;
+    have = have < cap ? have : cap;
+    if (have > 0) {
+        SIM_CUDA_TRY(
+            cudaMemcpy(out, b->cull.tile_list, (size_t)have * sizeof *out, cudaMemcpyDeviceToHost));
+    }
     return SIM_OK;
 }
+
+sim_status cuda_contacts(sim_backend *base, sim_body_pair *out, uint64_t cap, uint64_t *count,
+                         sim_error *err) {
+    cuda_backend *b = as_cuda(base);
+    cudaStream_t s = b->streams.main;
+    const uint32_t dcap = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+    sim_body_pair *d_out = nullptr;
+    uint32_t *d_count = nullptr;
+    SIM_TRY(device_alloc((void **)&d_out, ((size_t)dcap + 1u) * sizeof *d_out, "contacts", base->n,
+                         err));
+    sim_status st = device_alloc((void **)&d_count, sizeof *d_count, "contacts", base->n, err);
+    const int culled = sim_backend_culling(base) && b->cull_ready;
+    uint32_t found = 0;
+    if (st == SIM_OK && culled) {
+        st = cull_phase(b, 0u, err);
+    }
+    if (st == SIM_OK && cudaMemsetAsync(d_count, 0, sizeof *d_count, s) != cudaSuccess) {
+        st = sim_fail(err, SIM_CUDA, "cannot clear the contact count");
+    }
+    if (st == SIM_OK) {
+        st = sim_gpu_pair_contacts(&b->bodies, culled ? &b->cull : nullptr, base->config.tile,
+                                   body_order(b), d_out, dcap, d_count, &b->streams, err);
+    }
+    if (st == SIM_OK) {
+        const cudaError_t e1 =
+            cudaMemcpyAsync(&found, d_count, sizeof found, cudaMemcpyDeviceToHost, s);
+        const cudaError_t e2 = cudaStreamSynchronize(s);
+        const uint64_t have = found < dcap ? found : dcap;
+        const cudaError_t e3 =
+            e1 == cudaSuccess && e2 == cudaSuccess && have > 0
+                ? cudaMemcpy(out, d_out, (size_t)have * sizeof *out, cudaMemcpyDeviceToHost)
+                : cudaSuccess;
+        if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess) {
+            st = sim_fail(err, SIM_CUDA, "reading the contacts back: %s",
+                          cudaGetErrorString(e1 != cudaSuccess   ? e1
+                                             : e2 != cudaSuccess ? e2
+                                                                 : e3));
+        }
+    }
+    (void)cudaFree(d_out);
+    (void)cudaFree(d_count);
+    *count = found;
+    return st;
+}
+
+/* Trajectory capture (capture.h): device -> pinned host copies on the main stream, then an event
+ * the recorder's writer thread waits on. Stream order puts them after the frame's kernels and
+ * before the next frame's, so the simulation thread never waits; the GPU spends 48 bytes per
+ * body (52 with the body order) of copy time, about 2 ms per million bodies over PCIe 5. While
+ * culling keeps the bodies sorted, the slot -> user index array travels too and the writer puts
+ * the bodies back in the user's order. */
+sim_status cuda_capture(sim_backend *base, sim_capture *c, sim_error *err) {
+    cuda_backend *b = as_cuda(base);
+    cudaStream_t s = b->streams.main;
+    const size_t bytes = (size_t)base->n * sizeof(sim_vec4f);
+    SIM_CUDA_TRY(cudaMemcpyAsync(c->pos, b->bodies.pos, bytes, cudaMemcpyDeviceToHost, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(c->vel, b->bodies.vel, bytes, cudaMemcpyDeviceToHost, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(c->force, b->bodies.force, bytes, cudaMemcpyDeviceToHost, s));
+    const uint32_t *perm = body_order(b);
+    if (perm != nullptr) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(c->order, perm, (size_t)base->n * sizeof *c->order,
+                                     cudaMemcpyDeviceToHost, s));
+    }
+    SIM_CUDA_TRY(cudaEventRecord((cudaEvent_t)c->event, s));
+    c->has_order = perm != nullptr;
+    c->pending = 1;
+    return SIM_OK;
+}
+
+const sim_backend_ops cuda_ops = {
+    cuda_destroy,    cuda_run_frame,  cuda_set_params,       cuda_set_state,
+    cuda_read_state, cuda_energy,     cuda_export_positions, cuda_capture,
+    cuda_set_cull,   cuda_tile_pairs, cuda_contacts,
+};
 
 sim_status create_impl(cuda_backend *b, const sim_state *s, sim_error *err) {
     const uint32_t n = s->n;
@@ -399,6 +796,9 @@ sim_status create_impl(cuda_backend *b, const sim_state *s, sim_error *err) {
                                   b->base.params.triplets, err));
     SIM_TRY(set_physics(b, &b->base.params, s, err));
     SIM_TRY(upload_state(b, s, err));
+    if (b->base.config.cull) {
+        SIM_TRY(cull_prepare(b, err));
+    }
     return compute_forces(b, err);
 }
 
@@ -420,7 +820,7 @@ sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params
     SIM_CUDA_TRY(cudaSetDevice(device));
     SIM_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
     /* Before anything is allocated or the state is read: an impossible N fails fast. */
-    SIM_TRY(check_memory(s->n, prop.name, err));
+    SIM_TRY(check_memory(s->n, c->cull, prop.name, err));
 
     cuda_backend *b = (cuda_backend *)calloc(1, sizeof *b);
     if (b == nullptr) {
@@ -435,6 +835,7 @@ sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params
     memcpy(b->base.device_name, prop.name, len);
     b->base.device_name[len] = '\0';
     b->device = device;
+    b->sm_count = prop.multiProcessorCount;
     const sim_status st = create_impl(b, s, err);
     if (st != SIM_OK) {
         cuda_destroy(&b->base);

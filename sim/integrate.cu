@@ -45,11 +45,14 @@ static __device__ __forceinline__ void flag_body(uint64_t *flag, uint32_t step, 
     atomicMin(reinterpret_cast<unsigned long long *>(flag), key);
 }
 
-/* 48 B read, 32 B written per body; body force (walls: 6 plane tests) + kick ~40 flops. */
+/* 48 B read, 32 B written per body; body force (walls: 6 plane tests) + kick ~40 flops. A bad
+ * body is flagged by its user index (perm[i]; perm NULL: i): a later sort in the same frame
+ * moves it to another slot. */
 __global__ void __launch_bounds__(kThreads)
     verlet_second_kernel(const sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
                          sim_vec4f *__restrict__ force, uint32_t n, float dt, sim_physics_f ph,
-                         uint64_t *__restrict__ flag, uint32_t step) {
+                         uint64_t *__restrict__ flag, uint32_t step,
+                         const uint32_t *__restrict__ perm) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i >= n) {
         return;
@@ -66,12 +69,13 @@ __global__ void __launch_bounds__(kThreads)
     vel[i] = v;
     /* `!(a <= b)` is also true for NaN. */
     const float lim = (float)SIM_ESCAPE_FACTOR * ph.box_half;
+    const uint32_t body = perm != nullptr ? perm[i] : i;
     if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z))) {
-        flag_body(flag, step, i, SIM_GPU_BAD_POSITION);
+        flag_body(flag, step, body, SIM_GPU_BAD_POSITION);
     } else if (!(isfinite(v.x) && isfinite(v.y) && isfinite(v.z))) {
-        flag_body(flag, step, i, SIM_GPU_BAD_VELOCITY);
+        flag_body(flag, step, body, SIM_GPU_BAD_VELOCITY);
     } else if (!(fabsf(p.x) <= lim && fabsf(p.y) <= lim && fabsf(p.z) <= lim)) {
-        flag_body(flag, step, i, SIM_GPU_ESCAPED);
+        flag_body(flag, step, body, SIM_GPU_ESCAPED);
     }
 }
 
@@ -107,19 +111,23 @@ __global__ void __launch_bounds__(kThreads)
     sim_block_sum_add<kThreads>((double)pot, energy + 1);
 }
 
+/* Slot i goes to user index perm[i] (perm NULL: i), so the viewer colours by the user's index
+ * whatever order the bodies are kept in: reads coalesced, writes scattered (16 + 4 B per body). */
 __global__ void __launch_bounds__(kThreads)
-    export_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel, uint32_t n,
-                  sim_vec4f *__restrict__ dst_pos, float *__restrict__ dst_speed) {
+    export_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
+                  const uint32_t *__restrict__ perm, uint32_t n, sim_vec4f *__restrict__ dst_pos,
+                  float *__restrict__ dst_speed) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i >= n) {
         return;
     }
+    const uint32_t u = perm != nullptr ? perm[i] : i;
     if (dst_pos != nullptr) {
-        dst_pos[i] = sim_ld4(pos + i);
+        dst_pos[u] = sim_ld4(pos + i);
     }
     if (dst_speed != nullptr) {
         const sim_vec4f v = sim_ld4(vel + i);
-        dst_speed[i] = sqrtf(v.x * v.x + v.y * v.y + v.z * v.z);
+        dst_speed[u] = sqrtf(v.x * v.x + v.y * v.y + v.z * v.z);
     }
 }
 
@@ -131,10 +139,11 @@ sim_status sim_gpu_verlet_first(const sim_gpu_bodies *b, float dt, cudaStream_t 
     return SIM_OK;
 }
 
-sim_status sim_gpu_verlet_second(const sim_gpu_bodies *b, const sim_physics_f *ph, float dt,
-                                 uint64_t *d_flag, uint32_t step, cudaStream_t s, sim_error *err) {
+sim_status sim_gpu_verlet_second(const sim_gpu_bodies *b, const uint32_t *perm,
+                                 const sim_physics_f *ph, float dt, uint64_t *d_flag, uint32_t step,
+                                 cudaStream_t s, sim_error *err) {
     verlet_second_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt,
-                                                               *ph, d_flag, step);
+                                                               *ph, d_flag, step, perm);
     SIM_CUDA_CHECK_LAUNCH("verlet_second_kernel");
     return SIM_OK;
 }
@@ -153,9 +162,10 @@ sim_status sim_gpu_body_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
     return SIM_OK;
 }
 
-sim_status sim_gpu_export(const sim_gpu_bodies *b, sim_vec4f *dst_pos, float *dst_speed,
-                          cudaStream_t s, sim_error *err) {
-    export_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->n, dst_pos, dst_speed);
+sim_status sim_gpu_export(const sim_gpu_bodies *b, const uint32_t *perm, sim_vec4f *dst_pos,
+                          float *dst_speed, cudaStream_t s, sim_error *err) {
+    export_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, perm, b->n, dst_pos,
+                                                        dst_speed);
     SIM_CUDA_CHECK_LAUNCH("export_kernel");
     return SIM_OK;
 }

@@ -25,4 +25,29 @@ sim_status sim_gpu_pair_forces_full(const sim_gpu_bodies *b, const sim_physics_f
 sim_status sim_gpu_pair_energy(const sim_gpu_bodies *b, const sim_physics_f *ph, double *d_energy,
                                cudaStream_t stream, sim_error *err);
 
+/* ---- culled: the persistent sweep over the list of interacting tile pairs (cull_kernels.h) ----
+ * The list's length stays on the device (c->counts->tiles); when it exceeds c->tile_cap the list
+ * is incomplete and the sweep covers every tile pair instead (exact; the frame reports it). */
+
+/* Blocks of the persistent sweep for this tile: SMs x resident blocks per SM. */
+sim_status sim_gpu_pair_list_grid(uint32_t tile, int sm_count, int *grid, sim_error *err);
+
+/* Adds the contact force of every touching pair to b->force (which the caller zeroes), one
+ * block-sized sweep per listed tile pair; c->tile is the tile size. flags: SIM_GPU_CULL_*. */
+sim_status sim_gpu_pair_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                    const sim_gpu_cull *c, unsigned flags, cudaStream_t stream,
+                                    sim_error *err);
+
+/* Adds the contact potential over the listed tile pairs to *d_energy (not timed). */
+sim_status sim_gpu_pair_energy_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                    const sim_gpu_cull *c, double *d_energy, cudaStream_t stream,
+                                    sim_error *err);
+
+/* The contacts hook: appends every touching pair (user indices through perm, NULL = identity;
+ * i > j) to d_out while fewer than cap, counts all into *d_count (the caller zeroes it). With c:
+ * over c's tile list (the culled pipeline); without: over every tile pair (bounding-box plan). */
+sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c, uint32_t tile,
+                                 const uint32_t *perm, sim_body_pair *d_out, uint32_t cap,
+                                 uint32_t *d_count, const sim_gpu_streams *st, sim_error *err);
+
 #endif /* SIM_PAIR_KERNELS_H */

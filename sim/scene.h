@@ -51,7 +51,9 @@ sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_pa
                              sim_state *out, sim_error *err);
 
 /* Reads a scene file into *out (allocated here) and the parameters it sets into *params_inout.
- * On error neither is touched; the message names file, line and problem. */
+ * On error neither is touched; the message names file, line and problem. A trajectory
+ * (.xyz, .lammpstrj, .nc: trajectory.h) gives its last complete frame and sets only box_half,
+ * so a run can be continued from its dump. */
 sim_status sim_scene_load(const char *path, sim_params *params_inout, sim_state *out,
                           sim_error *err);
 

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "scene.h"
+#include "trajectory.h"
 
 #include "output_file.h"
 #include "params.h"
@@ -256,6 +257,9 @@ static sim_status parse_file(FILE *f, const char *path, sim_params *p, body_list
 sim_status sim_scene_load(const char *path, sim_params *params_inout, sim_state *out,
                           sim_error *err) {
     SIM_ASSERT(path != NULL && params_inout != NULL && out != NULL);
+    if (sim_traj_format_from_path(path) != SIM_TRAJ_NONE) {
+        return sim_traj_read_last(path, params_inout, out, NULL, err); /* a dump's last frame */
+    }
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         return sim_fail(err, SIM_IO, "cannot open scene '%s': %s", path, strerror(errno));

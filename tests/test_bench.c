@@ -178,6 +178,13 @@ static void test_options(void) {
     ENSURE(parse(&o, 4, full) == 0);
     ENSURE(o.pair_maps == ((1u << SIM_PAIR_MAP_BB) | (1u << SIM_PAIR_FULL)));
     ENSURE(o.triplet_maps == 0);
+    ENSURE(o.cull == (APP_BENCH_CULL_OFF | APP_BENCH_CULL_ONE | APP_BENCH_CULL_TWO));
+    const char *cull_on[] = {"bench", "pairs", "--cull", "on"};
+    ENSURE(parse(&o, 4, cull_on) == 0);
+    ENSURE(o.cull == (APP_BENCH_CULL_ONE | APP_BENCH_CULL_TWO));
+    const char *cull_some[] = {"bench", "pairs", "--cull=off,2"};
+    ENSURE(parse(&o, 3, cull_some) == 0);
+    ENSURE(o.cull == (APP_BENCH_CULL_OFF | APP_BENCH_CULL_TWO));
 
     const char *bad[][3] = {
         {"bench", "--bogus", NULL},    {"bench", "--n", "abc"},       {"bench", "--n", "1"},
@@ -185,7 +192,8 @@ static void test_options(void) {
         {"bench", "--repeats", "0"},   {"bench", "--maps", "nope"},   {"bench", "--maps", ""},
         {"bench", "--kernels", "fft"}, {"bench", "--dim", "4"},       {"bench", "frobnicate", NULL},
         {"bench", "--warmup", "-1"},   {"bench", "--out", ""},        {"bench", "--quick=1", NULL},
-        {"bench", "--eval", "warp"},   {"bench", "--eval", "block,"},
+        {"bench", "--eval", "warp"},   {"bench", "--eval", "block,"}, {"bench", "--cull", "3"},
+        {"bench", "--cull", "on,"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         const int argc = bad[i][2] ? 3 : 2;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# A tiny `nbsim bench` on a GPU: every suite runs, writes its CSV with rows for every map, every
-# exact map passes its exactly-once check, and meta.txt names the GPU. Exit 77 (skipped) without
+# A tiny `nbsim bench` on a GPU: every suite runs, writes its CSV with rows for every map (pairs
+# also culled), every exact map passes its exactly-once check, and meta.txt names the GPU. Exit 77 (skipped) without
 # a GPU.
 set -u
 nbsim="$1"
@@ -18,7 +18,7 @@ fail() { fails=$((fails + 1)); echo "FAIL: $*"; }
   >"$work/out.txt" 2>&1
 code=$?
 [ "$code" -eq 0 ] || fail "exit $code: $(tail -5 "$work/out.txt")"
-for f in maps.csv pairs.csv triplets.csv meta.txt; do
+for f in maps.csv pairs.csv pairs_culled.csv triplets.csv meta.txt; do
   [ -s "$work/res/$f" ] || fail "$f missing"
 done
 grep -q "^GPU: " "$work/res/meta.txt" || fail "meta.txt names no GPU"
@@ -35,6 +35,15 @@ bad=$(awk -F, 'NR > 1 && $6 == 0 && $23 ~ /FAIL/' "$work/res/maps.csv" | head -3
 [ -z "$bad" ] || fail "an exact map failed its check: $bad"
 grep -q ",pairs,full," "$work/res/pairs.csv" || fail "pairs.csv: no full row"
 grep -q ",triplets,tetra," "$work/res/triplets.csv" || fail "triplets.csv: no tetra row"
+# Culled rows: every exact map with one and two passes, no list overflow.
+for m in bb ltm rb utm rec rm; do
+  for lv in 1 2; do
+    awk -F, -v m="$m" -v lv="$lv" 'NR > 1 && $2 == m && $7 == lv { found = 1 } END { exit !found }' \
+      "$work/res/pairs_culled.csv" || fail "pairs_culled.csv: no $m row with $lv passes"
+  done
+done
+bad=$(awk -F, 'NR > 1 && $25 != 0' "$work/res/pairs_culled.csv" | head -3)
+[ -z "$bad" ] || fail "a culled row overflowed its list: $bad"
 [ ! -e "$work/res/maps.csv.tmp" ] || fail "temporary file left behind"
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the CPU reference backend: every pair and triplet map gives the forces of a plain
- * O(N^2) / O(N^3) loop (so the tiling and the maps lose and repeat nothing), conservation of
- * momentum and energy, switching maps/params/state mid-run, instability reports, timings. */
+ * O(N^2) / O(N^3) loop (so the tiling and the maps lose and repeat nothing; pairs also culled),
+ * conservation of momentum and energy, switching maps/params/state mid-run, instability
+ * reports, timings. Culling itself: test_cpu_cull.c. */
 #include "backend.h"
 #include "physics.h"
 
@@ -162,16 +163,22 @@ static double dense_half(uint32_t n) {
     return 0.5 * cbrt((double)n * 0.4 / 0.3) + 0.5;
 }
 
+/* Every map, with the full sweep (the map places the contact blocks) and culled (the map
+ * places the culling pass). */
 static void pair_maps_case(uint32_t tile, uint32_t n, int *ran, int *skipped) {
     sim_state s = random_state(n, dense_half(n), 1.0);
     const sim_params p = dense_params(dense_half(n), 0);
     sim_vec3d *ref = malloc(n * sizeof *ref);
     double *scale = malloc(n * sizeof *scale);
     reference_forces(&s, &p, ref, scale);
-    for (int m = 0; m < SIM_PAIR_MAP_COUNT; ++m) {
+    for (int m = 0; m < 2 * SIM_PAIR_MAP_COUNT; ++m) {
+        const int cull = m >= SIM_PAIR_MAP_COUNT;
+        const sim_pair_map pm = (sim_pair_map)(m % SIM_PAIR_MAP_COUNT);
         char what[96];
-        snprintf(what, sizeof what, "pair map %s, tile %u, N %u", sim_pair_map_name(m), tile, n);
-        const sim_backend_config c = cpu_config((sim_pair_map)m, SIM_TRIPLET_MAP_TETRA, tile, 2);
+        snprintf(what, sizeof what, "pair map %s%s, tile %u, N %u", sim_pair_map_name(pm),
+                 cull ? " culled" : "", tile, n);
+        sim_backend_config c = cpu_config(pm, SIM_TRIPLET_MAP_TETRA, tile, 2);
+        c.cull = cull;
         const int r = compare_forces(&c, &p, &s, ref, scale, what);
         *ran += r != 0;
         *skipped += r == 0;
@@ -430,11 +437,13 @@ static void test_frame_report(void) {
     p.steps_per_frame = 3;
     sim_error err;
     sim_frame_timing t;
-    const sim_backend_config c = cpu_config(SIM_PAIR_MAP_BB, SIM_TRIPLET_MAP_BB, 32, 2);
+    sim_backend_config c = cpu_config(SIM_PAIR_MAP_BB, SIM_TRIPLET_MAP_BB, 32, 2);
+    c.cull = 0; /* the map's own blocks; test_cpu_cull reports the culled pipeline */
     sim_backend *b = make(&c, &p, &s);
     ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
     ENSURE(t.steps == 3);
     ENSURE(t.pair_blocks == 25 && t.pair_blocks_wasted == 10); /* 5 x 5 grid, 15 useful */
+    ENSURE(!t.culled && t.sort_ms == 0.0 && t.cull_ms == 0.0 && t.tile_pairs == 0);
     ENSURE(t.triplet_blocks == 0 && t.triplet_blocks_wasted == 0 && t.triplet_ms == 0.0);
     ENSURE(t.pair_ms > 0.0 && t.integrate_ms > 0.0 && t.step_ms >= t.pair_ms);
     p.triplets = 1;

@@ -44,6 +44,8 @@ static sim_params dense_params(double box_half) {
     return p;
 }
 
+/* The maps place the contact blocks themselves here (no culling: every tile pair is swept, so
+ * block counts are the plans'); test_gpu_cull.c tests the culled pipeline. */
 static sim_backend_config config_of(sim_backend_kind kind, sim_pair_map pm, sim_triplet_map tm,
                                     uint32_t tile, int full) {
     sim_backend_config c = sim_backend_config_default();
@@ -51,6 +53,7 @@ static sim_backend_config config_of(sim_backend_kind kind, sim_pair_map pm, sim_
     c.pair_map = full ? SIM_PAIR_FULL : (sim_pair_choice)pm;
     c.triplet_map = tm;
     c.tile = tile;
+    c.cull = 0;
     return c;
 }
 
@@ -270,14 +273,17 @@ static void test_trajectory_vs_cpu(void) {
     sim_backend_config cc =
         config_of(SIM_BACKEND_CPU, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 64, 0);
     run_result ref = run(&cc, &p, &s0, 4);
-    static const sim_pair_map maps[] = {SIM_PAIR_MAP_LTM, SIM_PAIR_MAP_RM, SIM_PAIR_MAP_REC};
-    for (int m = 0; m < 4; ++m) {
-        const int full = m == 3;
+    static const sim_pair_map maps[] = {SIM_PAIR_MAP_LTM, SIM_PAIR_MAP_RM, SIM_PAIR_MAP_REC,
+                                        SIM_PAIR_MAP_LTM, SIM_PAIR_MAP_LTM};
+    for (int m = 0; m < 5; ++m) {
+        const int full = m == 3, culled = m == 4;
         sim_backend_config gc = config_of(SIM_BACKEND_CUDA, full ? SIM_PAIR_MAP_LTM : maps[m],
                                           SIM_TRIPLET_MAP_TETRA, 64, full);
+        gc.cull = culled;
         run_result g = run(&gc, &p, &s0, 4);
         char what[96];
-        snprintf(what, sizeof what, "20 steps %s", full ? "full" : sim_pair_map_name(maps[m]));
+        snprintf(what, sizeof what, "20 steps %s%s", full ? "full" : sim_pair_map_name(maps[m]),
+                 culled ? " culled" : "");
         compare_runs(what, &g, &ref, 20, box_half, TOL_F_L2);
         ENSURE(!g.ok || g.t.steps == 5);
         run_free(&g);

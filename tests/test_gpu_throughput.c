@@ -41,6 +41,7 @@ static double phase_ms(uint32_t n, sim_pair_map pm, sim_triplet_map tm, uint32_t
     c.pair_map = full ? SIM_PAIR_FULL : (sim_pair_choice)pm;
     c.triplet_map = tm;
     c.tile = tile;
+    c.cull = 0; /* every pair swept: the rate counts all N (N-1) / 2 pairs */
     sim_backend *b = NULL;
     double ms[TIMED_FRAMES];
     double result = -1.0;

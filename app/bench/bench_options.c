@@ -30,6 +30,7 @@ void app_bench_options_default(app_bench_options *o) {
     o->kernels = (1u << APP_BENCH_K_COUNT) - 1u;
     o->dims = (1u << 2) | (1u << 3);
     o->evals = APP_BENCH_EVAL_THREAD | APP_BENCH_EVAL_BLOCK;
+    o->cull = APP_BENCH_CULL_OFF | APP_BENCH_CULL_ONE | APP_BENCH_CULL_TWO;
     o->seed = 1;
     o->plot = 1;
 }
@@ -63,7 +64,9 @@ void app_bench_print_help(void) {
         "             counter += 1) and the Euclidean distance matrix with 1-4 features, every\n"
         "             2-D map (rho x rho threads per block) and 3-D map (rho^3 threads)\n"
         "  pairs      the contact kernel through the CUDA backend, every pair map and `full`,\n"
-        "             on the built-in gas scene\n"
+        "             on the built-in gas scene; then the culled pipeline (only the tile pairs\n"
+        "             whose bounding boxes overlap are swept): per map the culling pass, which\n"
+        "             the map places, and the whole contact step\n"
         "  triplets   the ATM triplet kernel through the CUDA backend, every triplet map\n"
         "\n"
         "Options:\n"
@@ -80,6 +83,10 @@ void app_bench_print_help(void) {
         "  --eval LIST        maps suite: thread (every thread evaluates the map, as the\n"
         "                     papers' code), block (one thread per block, shared memory);\n"
         "                     default both. I is always against bb evaluated per thread\n"
+        "  --cull LIST        pairs suite: off (every tile pair swept, pairs.csv), 1 or 2\n"
+        "                     (culled with one or two culling passes, pairs_culled.csv), on = "
+        "1,2;\n"
+        "                     default off,1,2. Culled rows default to N = 65536..1048576\n"
         "  --seed S           seed of the gas scene (default 1)\n"
         "  --out DIR          where maps.csv, pairs.csv, triplets.csv, meta.txt and plots go\n"
         "                     (default bench/results/<gpu>/)\n"
@@ -229,6 +236,27 @@ static int parse_value(const char *f, const char *v, app_bench_options *o) {
                 return bad("--eval: '%s' must be thread, block or thread,block", v);
             }
         }
+    } else if (strcmp(f, "--cull") == 0) {
+        char buf[64];
+        if (app_copy_string(buf, sizeof buf, v) != 0 || buf[0] == '\0' || v[0] == ',' ||
+            v[strlen(v) - 1] == ',' || strstr(v, ",,") != NULL) {
+            return bad("--cull: '%s' must be a list of off, 1, 2 or on", v);
+        }
+        o->cull = 0;
+        char *save = NULL;
+        for (char *e = strtok_r(buf, ",", &save); e != NULL; e = strtok_r(NULL, ",", &save)) {
+            if (strcmp(e, "off") == 0) {
+                o->cull |= APP_BENCH_CULL_OFF;
+            } else if (strcmp(e, "1") == 0) {
+                o->cull |= APP_BENCH_CULL_ONE;
+            } else if (strcmp(e, "2") == 0) {
+                o->cull |= APP_BENCH_CULL_TWO;
+            } else if (strcmp(e, "on") == 0) {
+                o->cull |= APP_BENCH_CULL_ONE | APP_BENCH_CULL_TWO;
+            } else {
+                return bad("--cull: '%s' must be a list of off, 1, 2 or on", v);
+            }
+        }
     } else if (strcmp(f, "--seed") == 0) {
         if (app_parse_u64(v, &o->seed) != 0) {
             return bad("--seed: '%s' must be a non-negative integer", v);
@@ -246,7 +274,7 @@ static int parse_value(const char *f, const char *v, app_bench_options *o) {
 static int takes_value(const char *f) {
     static const char *const with_value[] = {"--n",    "--tile",    "--repeats", "--warmup",
                                              "--maps", "--kernels", "--dim",     "--eval",
-                                             "--seed", "--out"};
+                                             "--seed", "--out",     "--cull"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; ++i) {
         if (strcmp(f, with_value[i]) == 0) {
             return 1;

@@ -32,6 +32,10 @@ const char *app_bench_kernel_name(int k);
  * block (thread 0, broadcast through shared memory). */
 enum { APP_BENCH_EVAL_THREAD = 1u << 0, APP_BENCH_EVAL_BLOCK = 1u << 1 };
 
+/* What the pairs suite times: every tile pair swept (pairs.csv), and the culled pipeline with
+ * a one-pass or a two-pass culling (pairs_culled.csv). --cull off,1,2 (on = 1,2). */
+enum { APP_BENCH_CULL_OFF = 1u << 0, APP_BENCH_CULL_ONE = 1u << 1, APP_BENCH_CULL_TWO = 1u << 2 };
+
 #define APP_BENCH_MAX_LIST 32
 #define APP_BENCH_PATH_MAX 1024
 
@@ -49,6 +53,7 @@ typedef struct {
     unsigned kernels;             /* bit per app_bench_kernel_id */
     unsigned dims;                /* bit 2 and/or bit 3 */
     unsigned evals;               /* maps suite: APP_BENCH_EVAL_* bits */
+    unsigned cull;                /* pairs suite: APP_BENCH_CULL_* bits */
     uint64_t seed;                /* scene seed for pairs/triplets */
     int plot;                     /* run bench/plot.py afterwards when possible */
     char out[APP_BENCH_PATH_MAX]; /* "" = bench/results/<gpu-slug> */

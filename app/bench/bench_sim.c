@@ -2,8 +2,14 @@
  * nbsim — `nbsim bench pairs` / `nbsim bench triplets`: the simulation kernels through the CUDA
  * backend under every map (and the nbody-style `full` sweep for pairs), over N and tile size,
  * on the built-in gas scene with a fixed seed. Times are the backend's CUDA-event pair_ms /
- * triplet_ms of one step. Every frame starts from the same initial state, so each map does
- * exactly the same work (same contacts) in every repeat. */
+ * triplet_ms of one step, every tile pair swept (culling off). Every frame starts from the same
+ * initial state, so each map does exactly the same work (same contacts) in every repeat.
+ *
+ * The pairs suite then times the culled pipeline (pairs_culled.csv): per map, the culling pass
+ * the map places (cull_ms: tile boxes and the pass or passes) and the whole contact step, sort
+ * amortised over SIM_CULL_SORT_EVERY steps + cull + the sweep of the interacting tile pairs. A
+ * frame is two steps from the initial state with a sort every step, so the second step sorts
+ * and its sort is timed too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +26,8 @@ static const uint32_t k_pairs_n_quick[] = {1024, 2048};
 static const uint32_t k_triplets_n[] = {256, 512, 1024, 2048, 4096};
 static const uint32_t k_triplets_n_quick[] = {128, 256};
 static const uint32_t k_tiles[] = {32, 64, 128};
+static const uint32_t k_cull_n[] = {65536, 262144, 1048576};
+static const uint32_t k_cull_n_quick[] = {1024, 2048};
 
 /* In the default sweep, sizes stop growing once one bb step takes longer than this. */
 #define SLOW_STEP_MS 2000.0
@@ -104,6 +112,7 @@ static sim_status run_row(const app_bench_options *o, int triplets, const sim_de
         sim_backend_config cfg = sim_backend_config_default();
         cfg.kind = SIM_BACKEND_CUDA;
         cfg.tile = tile;
+        cfg.cull = 0; /* every tile pair swept: the maps place the contact blocks */
         cands[k].map = maps[k];
         if (triplets) {
             cfg.triplet_map = (sim_triplet_map)maps[k];
@@ -202,6 +211,238 @@ static sim_status run_row(const app_bench_options *o, int triplets, const sim_de
     return SIM_OK;
 }
 
+/* ---- the culled pipeline ---- */
+
+static const char *const k_cull_header[] = {"gpu",
+                                            "map",
+                                            "paper_float",
+                                            "tile",
+                                            "N",
+                                            "tiles",
+                                            "levels",
+                                            "cull_blocks",
+                                            "cull_blocks_wasted",
+                                            "tile_pairs",
+                                            "tile_pairs_total",
+                                            "super_pairs",
+                                            "repeats",
+                                            "cull_median_ms",
+                                            "cull_min_ms",
+                                            "cull_max_ms",
+                                            "I_cull",
+                                            "sort_ms",
+                                            "sort_every",
+                                            "pair_ms",
+                                            "step_median_ms",
+                                            "step_min_ms",
+                                            "step_max_ms",
+                                            "I_step",
+                                            "fallback_steps"};
+#define CULL_HEADER_COLUMNS ((int)(sizeof k_cull_header / sizeof k_cull_header[0]))
+
+enum { CULL_T_CULL, CULL_T_SORT, CULL_T_PAIR, CULL_T_STEP, CULL_T_COUNT };
+
+/* One culled frame (two steps, the second sorts) of one candidate from the initial state: per
+ * step cull and sweep times, the sort's time, the contact step with the sort amortised. */
+static sim_status one_culled_frame(candidate *c, const sim_state *initial, double ms[CULL_T_COUNT],
+                                   sim_error *err) {
+    SIM_TRY(sim_backend_set_state(c->backend, initial, err));
+    SIM_TRY(sim_backend_run_frame(c->backend, &c->last, err));
+    const sim_frame_timing *t = &c->last;
+    const double steps = t->steps > 0 ? t->steps : 1;
+    ms[CULL_T_CULL] = t->cull_ms / steps;
+    ms[CULL_T_SORT] = t->sorts > 0 ? t->sort_ms / t->sorts : 0.0;
+    ms[CULL_T_PAIR] = t->pair_ms / steps;
+    ms[CULL_T_STEP] = ms[CULL_T_SORT] / SIM_CULL_SORT_EVERY + ms[CULL_T_CULL] + ms[CULL_T_PAIR];
+    return SIM_OK;
+}
+
+/* One culled row (tile, N, levels): every map but full, interleaved per repeat as run_row. */
+static sim_status run_cull_row(const app_bench_options *o, const sim_device_info *dev,
+                               const int *maps, int map_count, uint32_t tile, uint32_t n_bodies,
+                               int levels, app_csv *csv, app_bench_tally *tally, sim_error *err) {
+    sim_params params = sim_params_default();
+    sim_state initial = {0};
+    sim_error scene_err = {0};
+    if (sim_scene_builtin("gas", n_bodies, o->seed, &params, &initial, &scene_err) != SIM_OK) {
+        printf("  tile %u N %u: skipped: %s\n", tile, n_bodies, scene_err.message);
+        sim_state_free(&initial);
+        tally->skipped++;
+        return SIM_OK;
+    }
+    params.triplets = 0;
+    params.steps_per_frame = 2;
+    candidate cands[MAX_CANDIDATES];
+    memset(cands, 0, sizeof cands);
+    sim_status st = SIM_OK;
+    for (int k = 0; k < map_count && st == SIM_OK; ++k) {
+        sim_backend_config cfg = sim_backend_config_default();
+        cfg.kind = SIM_BACKEND_CUDA;
+        cfg.tile = tile;
+        cfg.pair_map = maps[k];
+        cfg.cull = 1;
+        cfg.cull_levels = levels;
+        cfg.sort_every = 1;
+        cands[k].map = maps[k];
+        st = sim_backend_create(&cfg, &params, &initial, &cands[k].backend, err);
+    }
+    if (st == SIM_OUT_OF_MEMORY || st == SIM_BAD_ARGUMENT) {
+        printf("  tile %u N %u: skipped: %s\n", tile, n_bodies, err->message);
+        tally->skipped++;
+        destroy_all(cands, map_count);
+        sim_state_free(&initial);
+        return SIM_OK;
+    }
+    double ms[CULL_T_COUNT];
+    for (int w = 0; w < o->warmup && st == SIM_OK; ++w) {
+        for (int k = 0; k < map_count && st == SIM_OK; ++k) {
+            st = one_culled_frame(&cands[k], &initial, ms, err);
+        }
+    }
+    const size_t per = (size_t)o->repeats;
+    double *times = calloc(per * MAX_CANDIDATES * CULL_T_COUNT, sizeof(double));
+    if (times == NULL && st == SIM_OK) {
+        st = sim_fail(err, SIM_OUT_OF_MEMORY, "no memory for timings");
+    }
+    for (int r = 0; r < o->repeats && st == SIM_OK; ++r) {
+        for (int q = 0; q < map_count && st == SIM_OK; ++q) {
+            const int k = (q + r) % map_count;
+            st = one_culled_frame(&cands[k], &initial, ms, err);
+            for (int c = 0; c < CULL_T_COUNT; ++c) {
+                times[((size_t)k * CULL_T_COUNT + (size_t)c) * per + (size_t)r] = ms[c];
+            }
+        }
+    }
+    if (st != SIM_OK) {
+        free(times);
+        destroy_all(cands, map_count);
+        sim_state_free(&initial);
+        return st;
+    }
+    app_stats stats[MAX_CANDIDATES][CULL_T_COUNT];
+    memset(stats, 0, sizeof stats);
+    for (int k = 0; k < map_count; ++k) {
+        for (int c = 0; c < CULL_T_COUNT; ++c) {
+            stats[k][c] =
+                app_stats_of(&times[((size_t)k * CULL_T_COUNT + (size_t)c) * per], o->repeats);
+        }
+    }
+    free(times);
+    const int lv = cands[0].last.cull_levels;
+    for (int line = 0; line < 2; ++line) {
+        const int c = line == 0 ? CULL_T_CULL : CULL_T_STEP;
+        printf("%4u %8u %2d %-5s %9.4f", tile, n_bodies, lv, line == 0 ? "cull" : "step",
+               stats[0][c].median);
+        for (int k = 1; k < map_count; ++k) {
+            const char *name = candidate_name(0, cands[k].map);
+            const int width = (int)(strlen(name) + (candidate_paper(0, cands[k].map) ? 1 : 0));
+            printf(" %*.3f", width > 6 ? width : 6,
+                   app_bench_improvement(stats[0][c].median, stats[k][c].median));
+        }
+        if (line == 0) {
+            printf("   %llu of %llu tile pairs\n", (unsigned long long)cands[0].last.tile_pairs,
+                   (unsigned long long)cands[0].last.tile_pairs_total);
+        } else {
+            printf("   sort %.3f ms / %d steps, sweep %.3f ms\n", stats[0][CULL_T_SORT].median,
+                   SIM_CULL_SORT_EVERY, stats[0][CULL_T_PAIR].median);
+        }
+    }
+    fflush(stdout);
+    for (int k = 0; k < map_count; ++k) {
+        const sim_frame_timing *t = &cands[k].last;
+        app_csv_str(csv, dev->name);
+        app_csv_str(csv, candidate_name(0, cands[k].map));
+        app_csv_int(csv, candidate_paper(0, cands[k].map));
+        app_csv_int(csv, tile);
+        app_csv_int(csv, n_bodies);
+        app_csv_int(csv, (n_bodies + tile - 1) / tile);
+        app_csv_int(csv, t->cull_levels);
+        app_csv_u64(csv, t->cull_blocks);
+        app_csv_u64(csv, t->cull_blocks_wasted);
+        app_csv_u64(csv, t->tile_pairs);
+        app_csv_u64(csv, t->tile_pairs_total);
+        app_csv_u64(csv, t->super_pairs);
+        app_csv_int(csv, o->repeats);
+        app_csv_num(csv, stats[k][CULL_T_CULL].median);
+        app_csv_num(csv, stats[k][CULL_T_CULL].min);
+        app_csv_num(csv, stats[k][CULL_T_CULL].max);
+        app_csv_num(
+            csv, app_bench_improvement(stats[0][CULL_T_CULL].median, stats[k][CULL_T_CULL].median));
+        app_csv_num(csv, stats[k][CULL_T_SORT].median);
+        app_csv_int(csv, SIM_CULL_SORT_EVERY);
+        app_csv_num(csv, stats[k][CULL_T_PAIR].median);
+        app_csv_num(csv, stats[k][CULL_T_STEP].median);
+        app_csv_num(csv, stats[k][CULL_T_STEP].min);
+        app_csv_num(csv, stats[k][CULL_T_STEP].max);
+        app_csv_num(
+            csv, app_bench_improvement(stats[0][CULL_T_STEP].median, stats[k][CULL_T_STEP].median));
+        app_csv_int(csv, t->cull_fallback_steps);
+        app_csv_end_row(csv);
+        tally->rows++;
+    }
+    destroy_all(cands, map_count);
+    sim_state_free(&initial);
+    return SIM_OK;
+}
+
+/* The culled rows of the pairs suite: every selected map except full, bb first (I needs it). */
+static sim_status cull_suite(const app_bench_options *o, const sim_device_info *dev,
+                             const char *dir, const uint32_t *tiles, int n_tiles,
+                             app_bench_tally *tally, sim_error *err) {
+    int maps[MAX_CANDIDATES], map_count = 0;
+    for (int m = 0; m < SIM_PAIR_MAP_COUNT; ++m) {
+        if (o->pair_maps & (1u << m)) {
+            maps[map_count++] = m;
+        }
+    }
+    if (map_count == 0) {
+        return SIM_OK;
+    }
+    uint32_t sizes[APP_BENCH_MAX_LIST];
+    int n_sizes = 0;
+    if (o->n_count > 0) {
+        memcpy(sizes, o->n, sizeof(uint32_t) * (size_t)o->n_count);
+        n_sizes = o->n_count;
+    } else {
+        n_sizes = o->quick ? 2 : 3;
+        memcpy(sizes, o->quick ? k_cull_n_quick : k_cull_n, sizeof(uint32_t) * (size_t)n_sizes);
+    }
+    n_sizes = app_bench_sort_sizes(sizes, n_sizes);
+    char path[APP_BENCH_PATH_MAX + 24];
+    snprintf(path, sizeof path, "%s/pairs_culled.csv", dir);
+    app_csv csv;
+    SIM_TRY(app_csv_open(&csv, path, k_cull_header, CULL_HEADER_COLUMNS, err));
+    printf("\n== pairs, culled: only the tile pairs whose bounding boxes overlap are swept; "
+           "cull = tile boxes + the culling pass(es) the map places, step = sort / %d + cull + "
+           "sweep; ms per step for bb, I = t_bb / t_map for the others\n",
+           SIM_CULL_SORT_EVERY);
+    printf("%4s %8s %2s %-5s %9s", "tile", "N", "lv", "", "bb ms");
+    for (int k = 1; k < map_count; ++k) {
+        const char *name = candidate_name(0, maps[k]);
+        char label[40];
+        snprintf(label, sizeof label, "%s%s", name, candidate_paper(0, maps[k]) ? "*" : "");
+        printf(" %*s", (int)(strlen(label) > 6 ? strlen(label) : 6), label);
+    }
+    printf("\n");
+    sim_status st = SIM_OK;
+    for (int t = 0; t < n_tiles && st == SIM_OK; ++t) {
+        for (int i = 0; i < n_sizes && st == SIM_OK; ++i) {
+            for (int levels = 1; levels <= 2 && st == SIM_OK; ++levels) {
+                const unsigned bit = levels == 1 ? APP_BENCH_CULL_ONE : APP_BENCH_CULL_TWO;
+                if (o->cull & bit) {
+                    st = run_cull_row(o, dev, maps, map_count, tiles[t], sizes[i], levels, &csv,
+                                      tally, err);
+                }
+            }
+        }
+    }
+    if (st != SIM_OK) {
+        app_csv_abort(&csv);
+        return st;
+    }
+    return app_csv_close(&csv, err);
+}
+
 sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const sim_device_info *dev,
                                const char *dir, app_bench_tally *tally, sim_error *err) {
     int maps[MAX_CANDIDATES], map_count = 0;
@@ -251,6 +492,9 @@ sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const s
         printf("\n== %s: no tile size applies (32, 64 or 128)\n", triplets ? "triplets" : "pairs");
         return SIM_OK;
     }
+    if (!triplets && !(o->cull & APP_BENCH_CULL_OFF)) {
+        return cull_suite(o, dev, dir, tiles, n_tiles, tally, err);
+    }
 
     char path[APP_BENCH_PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/%s.csv", dir, triplets ? "triplets" : "pairs");
@@ -287,5 +531,9 @@ sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const s
         app_csv_abort(&csv);
         return st;
     }
-    return app_csv_close(&csv, err);
+    SIM_TRY(app_csv_close(&csv, err));
+    if (!triplets && (o->cull & (APP_BENCH_CULL_ONE | APP_BENCH_CULL_TWO))) {
+        return cull_suite(o, dev, dir, tiles, n_tiles, tally, err);
+    }
+    return SIM_OK;
 }

@@ -21,6 +21,7 @@ void app_options_default(app_options *o) {
     o->backend = APP_BACKEND_AUTO;
     o->config = sim_backend_config_default();
     o->energy_every = APP_ENERGY_AUTO;
+    o->dump_every = 10;
     o->vsync = 1;
     o->width = 1280;
     o->height = 800;
@@ -185,6 +186,15 @@ static int set_energy_every(void *t, int arg, const char *v, char *why, size_t c
     return 0;
 }
 
+static int set_dump_every(void *t, int arg, const char *v, char *why, size_t cap) {
+    long l = 0;
+    if (app_parse_long(v, 1, 1000000000L, &l) != 0) {
+        return WHY("must be a frame count in 1..1000000000");
+    }
+    ((app_options *)t)->dump_every = (int)l;
+    return 0;
+}
+
 static int set_quiet(void *t, int arg, const char *v, char *why, size_t cap) {
     ((app_options *)t)->quiet = 1;
     return 0;
@@ -258,7 +268,7 @@ static const app_option_row rows[] = {
      "choice, else 128 on CUDA)",
      set_tile, 0},
     {"--threads", "T", "CPU backend threads (default: all)", set_threads, 0},
-    {NULL, NULL, "Headless runs:", NULL, 0},
+    {NULL, NULL, "Runs and their outputs:", NULL, 0},
     {"--frames", "F", "run F frames without a window, then exit", set_frames,
      (int)offsetof(app_options, frames)},
     PATH_ROW("--log", "FILE", "per-frame CSV timing log (headless and viewer)", log_path),
@@ -267,6 +277,13 @@ static const app_option_row rows[] = {
      "energies in the log every K frames (0: never; default: every frame\n"
      "headless, every 30th in the viewer)",
      set_energy_every, 0},
+    PATH_ROW("--dump", "FILE",
+             "record a trajectory for OVITO, VMD, ASE: .xyz (extended XYZ),\n"
+             ".lammpstrj (LAMMPS dump) or .nc (AMBER NetCDF), by extension",
+             dump_path),
+    {"--dump-every", "K", "frames between recorded frames (default 10)", set_dump_every, 0},
+    PATH_ROW("--plot", "FILE.png", "a picture of the timing log at the end of a headless run",
+             plot_path),
     {"--quiet", NULL, "no progress bar or notices", set_quiet, 0},
     {NULL, NULL, "Viewer:", NULL, 0},
     {"--exit-after", "F", "quit after rendering F frames", set_frames,
@@ -333,6 +350,8 @@ sim_status app_options_check_outputs(const app_options *o, sim_error *err) {
     } outputs[] = {{"--log", o->log_path},
                    {"--summary", o->summary_path},
                    {"--save-state", o->save_state_path},
+                   {"--dump", o->dump_path},
+                   {"--plot", o->plot_path},
                    {"--screenshot", o->screenshot_path}};
     const int count = (int)(sizeof outputs / sizeof outputs[0]);
     for (int i = 0; i < count; ++i) {

@@ -48,6 +48,9 @@ typedef struct {
     char log_path[SIM_PATH_MAX];
     char summary_path[SIM_PATH_MAX];
     char save_state_path[SIM_PATH_MAX];
+    char dump_path[SIM_PATH_MAX]; /* trajectory (.xyz, .lammpstrj, .nc), "" = none */
+    int dump_every;               /* frames between dumped frames (>= 1) */
+    char plot_path[SIM_PATH_MAX]; /* PNG of the timing log at the end of a headless run */
     int energy_every; /* energies in the log every K frames; 0 = never; APP_ENERGY_AUTO: every
                          frame headless, every APP_VIEWER_ENERGY_EVERY-th in the viewer (an
                          energy pass costs about a pair step) */

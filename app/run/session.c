@@ -30,7 +30,10 @@ struct app_session {
     sim_state initial;         /* the scene as loaded, for reset */
     sim_params params;         /* effective parameters */
     sim_backend *backend;
-    app_run_info info;         /* what app_session_info returns, refreshed on every change */
+    app_run_info info; /* what app_session_info returns, refreshed on every change */
+    app_dump *dump;    /* the trajectory being recorded, or NULL */
+    char dump_path[SIM_PATH_MAX];
+    uint64_t dump_frame0;      /* info.frame when the recording started */
     char notices[NOTICES_MAX]; /* pending, one per line */
     char taken[NOTICES_MAX];   /* what the last app_session_take_notices returned */
     sim_vec4f *height_pos;     /* scratch of app_session_mean_height, n bodies, or NULL */
@@ -56,6 +59,7 @@ static void refresh_info(app_session *s) {
     i->params = s->params;
     i->unique_pairs = sim_choose(s->initial.n, 2);
     i->unique_triples = sim_choose(s->initial.n, 3);
+    i->dump_path = s->dump != NULL ? s->dump_path : "";
     i->maps_source = s->maps_source;
 }
 
@@ -175,6 +179,7 @@ static sim_status load_into(app_session *s, const char *scene, sim_error *err) {
     snprintf(s->scene, sizeof s->scene, "%s", scene);
     finish_params(s);
     s->info.frame = 0;
+    s->info.steps = 0;
     s->info.sim_time = 0.0;
     return SIM_OK;
 }
@@ -217,6 +222,7 @@ void app_session_close(app_session *s) {
     if (s == NULL) {
         return;
     }
+    (void)app_session_dump_stop(s, NULL, NULL);
     sim_backend_destroy(s->backend);
     sim_state_free(&s->initial);
     free(s->height_pos);
@@ -236,8 +242,35 @@ const char *app_session_take_notices(app_session *s) {
 sim_status app_session_frame(app_session *s, sim_frame_timing *t, sim_error *err) {
     SIM_TRY(sim_backend_run_frame(s->backend, t, err));
     s->info.frame++;
+    s->info.steps += (uint64_t)t->steps;
     s->info.sim_time += s->params.dt * (double)t->steps;
+    s->info.dump_ms = 0.0;
+    if (s->dump != NULL) {
+        SIM_TRY(app_dump_frame(s->dump, s->backend, s->info.frame - s->dump_frame0, s->info.steps,
+                               s->info.sim_time, &s->info.dump_ms, err));
+    }
     return SIM_OK;
+}
+
+sim_status app_session_dump_start(app_session *s, const char *path, int every, sim_error *err) {
+    SIM_ASSERT(s->dump == NULL);
+    SIM_TRY(app_dump_open(&s->dump, path, every, s->backend, err));
+    snprintf(s->dump_path, sizeof s->dump_path, "%s", path);
+    s->dump_frame0 = s->info.frame;
+    refresh_info(s);
+    /* Frame 0 is the state the recording starts from, as LAMMPS and HOOMD write it. */
+    return app_dump_frame(s->dump, s->backend, 0, s->info.steps, s->info.sim_time, &s->info.dump_ms,
+                          err);
+}
+
+sim_status app_session_dump_stop(app_session *s, app_dump_stats *stats, sim_error *err) {
+    if (s->dump == NULL) {
+        return SIM_OK;
+    }
+    const sim_status st = app_dump_close(s->dump, stats, err);
+    s->dump = NULL;
+    refresh_info(s);
+    return st;
 }
 
 sim_status app_session_energy(app_session *s, sim_energy *e, sim_error *err) {
@@ -282,7 +315,15 @@ sim_status app_session_set_scene(app_session *s, const char *scene, sim_error *e
         st = sim_backend_set_params(s->backend, &s->params, err);
         st = st == SIM_OK ? sim_backend_set_state(s->backend, &s->initial, err) : st;
     } else {
-        /* A different N: a new backend sized for it, with the maps the user has active now. */
+        /* A different N: a new backend sized for it, with the maps the user has active now. A
+         * trajectory file holds one N: its recording ends here. */
+        if (s->dump != NULL) {
+            char text[SIM_PATH_MAX + 96];
+            snprintf(text, sizeof text, "trajectory %s ended: the new scene has %u bodies",
+                     s->dump_path, s->initial.n);
+            (void)app_session_dump_stop(s, NULL, NULL);
+            add_notice(s, text);
+        }
         sim_backend_config config = *sim_backend_get_config(s->backend);
         sim_backend *fresh = NULL;
         st = sim_backend_create(&config, &s->params, &s->initial, &fresh, err);

@@ -5,6 +5,7 @@
 #ifndef APP_SESSION_H
 #define APP_SESSION_H
 
+#include "dump.h"
 #include "options.h"
 
 typedef struct app_session app_session;
@@ -21,7 +22,10 @@ typedef struct {
     uint64_t unique_pairs;     /* N(N-1)/2 */
     uint64_t unique_triples;   /* N(N-1)(N-2)/6 */
     uint64_t frame;            /* frames run since the scene was (re)loaded */
+    uint64_t steps;            /* integration steps since then */
     double sim_time;           /* [s] */
+    const char *dump_path;     /* the trajectory being recorded, "" when none */
+    double dump_ms;            /* this thread's cost of the last frame's dump [ms], 0 if none */
     const char *maps_source;   /* where the maps and tile came from: "command line", "default
                                   (...)", "cached autotune of 2026-05-01 (...)", "autotune" */
 } app_run_info;
@@ -50,6 +54,11 @@ sim_status app_session_export_positions(app_session *s, sim_vec4f *pos, float *s
  * Copies every position to the host (a few MB at a million bodies): call it when energies are
  * computed, not every frame. */
 sim_status app_session_mean_height(app_session *s, double *height, sim_error *err);
+
+/* Trajectory recording (dump.h): every `every`-th frame from now on, starting with the current
+ * state, until stopped; a change of N stops it (with a notice). stats may be NULL. */
+sim_status app_session_dump_start(app_session *s, const char *path, int every, sim_error *err);
+sim_status app_session_dump_stop(app_session *s, app_dump_stats *stats, sim_error *err);
 
 /* Reloads the active scene (same N and seed) into the backend. */
 sim_status app_session_reset(app_session *s, sim_error *err);

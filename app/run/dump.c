@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the trajectory recorder: capture on the simulation thread, write on a writer thread.
+ *
+ * Buffers move FREE -> CAPTURING (simulation thread enqueues the copies) -> QUEUED -> WRITING
+ * (writer thread waits for the copies, reorders, writes) -> FREE. Frames are written in the order
+ * they were captured (a sequence number), and the mutex is never held across a copy, a wait for
+ * the GPU or a write. */
+#define _POSIX_C_SOURCE 200809L
+#include "dump.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trajectory.h"
+
+#define DUMP_SLOTS 2
+
+typedef enum { SLOT_FREE, SLOT_CAPTURING, SLOT_QUEUED, SLOT_WRITING } slot_state;
+
+typedef struct {
+    sim_capture cap;
+    slot_state state;
+    uint64_t seq;
+    uint64_t step;
+    double time, box_half;
+} dump_slot;
+
+struct app_dump {
+    char path[4096];
+    int every;
+    uint32_t n;
+    sim_traj_writer *writer;
+    dump_slot slot[DUMP_SLOTS];
+    sim_vec4f *user_pos, *user_vel, *user_force; /* reordering targets, when a backend needs them */
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t queued, freed;
+    uint64_t next_seq, write_seq;
+    int closing;
+    sim_status failed; /* the writer's first error */
+    char failure[SIM_ERROR_MESSAGE_MAX];
+    app_dump_stats stats;
+};
+
+/* The writer's frame: wait for the copies, put bodies in user order, write. */
+static sim_status write_slot(app_dump *d, dump_slot *s, sim_error *err) {
+    SIM_TRY(sim_capture_wait(&s->cap, err));
+    if (s->cap.has_order && d->user_pos == NULL) {
+        const size_t bytes = (size_t)d->n * sizeof(sim_vec4f);
+        d->user_pos = malloc(bytes);
+        d->user_vel = malloc(bytes);
+        d->user_force = malloc(bytes);
+        if (d->user_pos == NULL || d->user_vel == NULL || d->user_force == NULL) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "dump '%s': no memory to reorder %u bodies",
+                            d->path, d->n);
+        }
+    }
+    sim_traj_frame f = {d->n, s->step, s->time, s->box_half, NULL, NULL, NULL};
+    sim_capture_user_order(&s->cap, d->user_pos, d->user_vel, d->user_force, &f.pos, &f.vel,
+                           &f.force);
+    return sim_traj_writer_write(d->writer, &f, err);
+}
+
+static void *writer_main(void *arg) {
+    app_dump *d = arg;
+    pthread_mutex_lock(&d->lock);
+    for (;;) {
+        dump_slot *next = NULL;
+        for (int i = 0; i < DUMP_SLOTS; ++i) {
+            if (d->slot[i].state == SLOT_QUEUED && d->slot[i].seq == d->write_seq) {
+                next = &d->slot[i];
+            }
+        }
+        if (next == NULL) {
+            int busy = 0;
+            for (int i = 0; i < DUMP_SLOTS; ++i) {
+                busy |= d->slot[i].state == SLOT_CAPTURING || d->slot[i].state == SLOT_QUEUED;
+            }
+            if (d->closing && !busy) {
+                break;
+            }
+            pthread_cond_wait(&d->queued, &d->lock);
+            continue;
+        }
+        next->state = SLOT_WRITING;
+        const int failed = d->failed != SIM_OK;
+        pthread_mutex_unlock(&d->lock);
+
+        const double t0 = sim_now_ms();
+        sim_error err;
+        sim_error_clear(&err);
+        /* After a failure the remaining captures are only drained (their copies waited for). */
+        sim_status st = failed ? sim_capture_wait(&next->cap, &err) : write_slot(d, next, &err);
+        const double ms = sim_now_ms() - t0;
+
+        pthread_mutex_lock(&d->lock);
+        if (st != SIM_OK && d->failed == SIM_OK) {
+            d->failed = st;
+            snprintf(d->failure, sizeof d->failure, "%s", err.message);
+        }
+        if (!failed && st == SIM_OK) {
+            d->stats.write_ms_total += ms;
+            d->stats.write_ms_max = ms > d->stats.write_ms_max ? ms : d->stats.write_ms_max;
+            d->stats.frames = sim_traj_writer_frames(d->writer);
+            d->stats.bytes = sim_traj_writer_bytes(d->writer);
+        }
+        next->state = SLOT_FREE;
+        d->write_seq++;
+        pthread_cond_broadcast(&d->freed);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return NULL;
+}
+
+static void free_dump(app_dump *d) {
+    for (int i = 0; i < DUMP_SLOTS; ++i) {
+        sim_capture_free(&d->slot[i].cap);
+    }
+    free(d->user_pos);
+    free(d->user_vel);
+    free(d->user_force);
+    free(d);
+}
+
+sim_status app_dump_open(app_dump **out, const char *path, int every, const sim_backend *backend,
+                         sim_error *err) {
+    *out = NULL;
+    if (every < 1) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "--dump-every %d must be >= 1 (frames)", every);
+    }
+    app_dump *d = calloc(1, sizeof *d);
+    if (d == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "dump '%s': no memory", path);
+    }
+    snprintf(d->path, sizeof d->path, "%s", path);
+    d->every = every;
+    d->n = sim_backend_body_count(backend);
+    sim_status st = SIM_OK;
+    for (int i = 0; i < DUMP_SLOTS && st == SIM_OK; ++i) {
+        st = sim_backend_capture_alloc(backend, &d->slot[i].cap, err);
+    }
+    if (st == SIM_OK) {
+        st = sim_traj_writer_open(&d->writer, path, d->n, err);
+    }
+    if (st == SIM_OK) {
+        pthread_mutex_init(&d->lock, NULL);
+        pthread_cond_init(&d->queued, NULL);
+        pthread_cond_init(&d->freed, NULL);
+        if (pthread_create(&d->thread, NULL, writer_main, d) != 0) {
+            pthread_mutex_destroy(&d->lock);
+            pthread_cond_destroy(&d->queued);
+            pthread_cond_destroy(&d->freed);
+            (void)sim_traj_writer_close(d->writer, NULL);
+            remove(path);
+            st =
+                sim_fail(err, SIM_OUT_OF_MEMORY, "dump '%s': cannot start the writer thread", path);
+        }
+    }
+    if (st != SIM_OK) {
+        free_dump(d);
+        return st;
+    }
+    *out = d;
+    return SIM_OK;
+}
+
+sim_status app_dump_frame(app_dump *d, sim_backend *backend, uint64_t frame, uint64_t steps,
+                          double sim_time, double *ms, sim_error *err) {
+    if (ms != NULL) {
+        *ms = 0.0;
+    }
+    const double t0 = sim_now_ms();
+    pthread_mutex_lock(&d->lock);
+    if (d->failed != SIM_OK) {
+        const sim_status st = d->failed;
+        pthread_mutex_unlock(&d->lock);
+        return sim_fail(err, st, "%s", d->failure);
+    }
+    pthread_mutex_unlock(&d->lock);
+    if (frame % (uint64_t)d->every != 0) {
+        return SIM_OK;
+    }
+    const uint32_t n = sim_backend_body_count(backend);
+    if (n != d->n) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "dump '%s': the simulation now has %u bodies, the dump was opened for %u; "
+                        "it ends with its %llu frames (start a new dump)",
+                        d->path, n, d->n, (unsigned long long)d->stats.dumped);
+    }
+    pthread_mutex_lock(&d->lock);
+    dump_slot *s = NULL;
+    const double wait0 = sim_now_ms();
+    while (s == NULL) { /* the writer is two frames behind: wait (frames are never dropped) */
+        for (int i = 0; i < DUMP_SLOTS && s == NULL; ++i) {
+            s = d->slot[i].state == SLOT_FREE ? &d->slot[i] : NULL;
+        }
+        if (s == NULL) {
+            pthread_cond_wait(&d->freed, &d->lock);
+        }
+    }
+    const double stall = sim_now_ms() - wait0;
+    s->state = SLOT_CAPTURING;
+    pthread_mutex_unlock(&d->lock);
+
+    const sim_status st = sim_backend_capture(backend, &s->cap, err);
+
+    pthread_mutex_lock(&d->lock);
+    if (st != SIM_OK) {
+        s->state = SLOT_FREE;
+        pthread_mutex_unlock(&d->lock);
+        return st;
+    }
+    s->step = steps;
+    s->time = sim_time;
+    s->box_half = sim_backend_get_params(backend)->box_half;
+    s->seq = d->next_seq++;
+    s->state = SLOT_QUEUED;
+    const double cost = sim_now_ms() - t0;
+    d->stats.dumped++;
+    d->stats.sim_ms_total += cost;
+    d->stats.sim_ms_max = cost > d->stats.sim_ms_max ? cost : d->stats.sim_ms_max;
+    d->stats.stall_ms_total += stall;
+    pthread_cond_signal(&d->queued);
+    pthread_mutex_unlock(&d->lock);
+    if (ms != NULL) {
+        *ms = cost;
+    }
+    return SIM_OK;
+}
+
+void app_dump_get_stats(app_dump *d, app_dump_stats *stats) {
+    pthread_mutex_lock(&d->lock);
+    *stats = d->stats;
+    pthread_mutex_unlock(&d->lock);
+}
+
+sim_status app_dump_close(app_dump *d, app_dump_stats *stats, sim_error *err) {
+    if (d == NULL) {
+        return SIM_OK;
+    }
+    pthread_mutex_lock(&d->lock);
+    d->closing = 1;
+    pthread_cond_broadcast(&d->queued);
+    pthread_mutex_unlock(&d->lock);
+    pthread_join(d->thread, NULL);
+    sim_error close_err;
+    sim_error_clear(&close_err);
+    sim_status st = d->failed;
+    const sim_status closed = sim_traj_writer_close(d->writer, &close_err);
+    if (st != SIM_OK) {
+        sim_fail(err, st, "%s", d->failure);
+    } else if (closed != SIM_OK) {
+        st = closed;
+        sim_fail(err, st, "%s", close_err.message);
+    }
+    if (stats != NULL) {
+        *stats = d->stats;
+    }
+    pthread_mutex_destroy(&d->lock);
+    pthread_cond_destroy(&d->queued);
+    pthread_cond_destroy(&d->freed);
+    free_dump(d);
+    return st;
+}
+
+void app_dump_summary(const char *path, int every, const app_dump_stats *s, char *out, size_t cap) {
+    const double written = s->frames > 0 ? (double)s->frames : 1.0;
+    const double dumped = s->dumped > 0 ? (double)s->dumped : 1.0;
+    char stall[96] = "";
+    if (s->stall_ms_total > 0.01 && s->stall_ms_total > 0.05 * s->sim_ms_total) {
+        snprintf(stall, sizeof stall, ", %.3f of it waiting for the writer",
+                 s->stall_ms_total / dumped);
+    }
+    snprintf(out, cap,
+             "dump: %llu frames (%.1f MB) to %s, every %d frame%s; simulation thread %.3f ms per "
+             "dumped frame (max %.3f%s), writer %.2f ms per frame (max %.2f)",
+             (unsigned long long)s->frames, (double)s->bytes / 1e6, path, every,
+             every == 1 ? "" : "s", s->sim_ms_total / dumped, s->sim_ms_max, stall,
+             s->write_ms_total / written, s->write_ms_max);
+}

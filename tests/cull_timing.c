@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — times the contact pipeline through the backend API (the headless program does not
+ * have --cull yet): per-step medians of sort, cull, pair (contact sweep), integrate and the
+ * whole step, the interacting tile pairs, re-sorts and fallbacks. One line to stdout, and one
+ * CSV row appended to --csv (header written when the file is new). scripts/gpu_cull.sh drives
+ * it; ctest runs it once, tiny, on the CPU (label cpu) so it keeps building and working.
+ *
+ *   cull_timing [--backend cpu|cuda] [--scene gas|pile|collide|dense] [--n N] [--tile T]
+ *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
+ *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
+ *
+ * Scenes are the built-in ones, except `dense`: a resting simple-cubic pack (pitch 1.2 m, radii
+ * 0.60-0.61 m, so every face neighbour touches with an overlap of at most 2 cm: ~6 contacts per
+ * body) under gravity, a stand-in for a settled pile that would take ~10^5 steps to form.
+ * Exit status: 0 done, 1 runtime failure, 2 bad option, 77 --backend cuda without a device. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "scene.h"
+
+#include "test_rng.h"
+
+#define MAX_FRAMES 4096
+
+typedef struct {
+    sim_backend_kind kind;
+    const char *scene;
+    uint32_t n, tile;
+    int map, cull, levels, sort_every, frames, steps, warmup;
+    uint64_t seed;
+    const char *csv, *label;
+} options;
+
+static int usage(const char *why) {
+    fprintf(stderr, "cull_timing: %s\n", why);
+    return 2;
+}
+
+static int parse(int argc, char **argv, options *o) {
+    *o = (options){
+        SIM_BACKEND_CUDA, "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, ""};
+    for (int a = 1; a < argc; ++a) {
+        const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
+        if (v == NULL) {
+            return usage("every option takes a value");
+        }
+        ++a;
+        if (strcmp(f, "--backend") == 0) {
+            o->kind = strcmp(v, "cpu") == 0 ? SIM_BACKEND_CPU : SIM_BACKEND_CUDA;
+        } else if (strcmp(f, "--scene") == 0) {
+            o->scene = v;
+        } else if (strcmp(f, "--n") == 0) {
+            o->n = (uint32_t)strtoul(v, NULL, 10);
+        } else if (strcmp(f, "--tile") == 0) {
+            o->tile = (uint32_t)strtoul(v, NULL, 10);
+        } else if (strcmp(f, "--map") == 0) {
+            o->map = sim_pair_choice_from_name(v);
+            if (o->map < 0) {
+                return usage("unknown map");
+            }
+        } else if (strcmp(f, "--cull") == 0) {
+            o->cull = atoi(v);
+        } else if (strcmp(f, "--levels") == 0) {
+            o->levels = atoi(v);
+        } else if (strcmp(f, "--sort-every") == 0) {
+            o->sort_every = atoi(v);
+        } else if (strcmp(f, "--frames") == 0) {
+            o->frames = atoi(v);
+        } else if (strcmp(f, "--steps") == 0) {
+            o->steps = atoi(v);
+        } else if (strcmp(f, "--warmup") == 0) {
+            o->warmup = atoi(v);
+        } else if (strcmp(f, "--seed") == 0) {
+            o->seed = strtoull(v, NULL, 10);
+        } else if (strcmp(f, "--csv") == 0) {
+            o->csv = v;
+        } else if (strcmp(f, "--label") == 0) {
+            o->label = v;
+        } else {
+            return usage("unknown option");
+        }
+    }
+    if (o->n < 1 || o->frames < 1 || o->frames > MAX_FRAMES || o->steps < 1 || o->warmup < 0) {
+        return usage("--n, --frames (1..4096) and --steps must be >= 1, --warmup >= 0");
+    }
+    return 0;
+}
+
+/* The resting pack of `dense` (see the top of the file). */
+static sim_status dense_scene(uint32_t n, uint64_t seed, sim_params *p, sim_state *s,
+                              sim_error *err) {
+    SIM_TRY(sim_state_alloc(s, n, err));
+    uint32_t m = 1;
+    while ((uint64_t)m * m * m < n) {
+        ++m;
+    }
+    const double pitch = 1.2, half = 0.5 * m * pitch + 0.6;
+    uint64_t rng = seed;
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t ix = i % m, iz = i / m % m, iy = i / m / m;
+        const double r = 0.6 + 0.01 * test_rnd(&rng, 0.0, 1.0);
+        s->pos[i] = (sim_vec4d){(ix + 0.5) * pitch - half + 0.6, (iy + 0.5) * pitch - half + 0.6,
+                                (iz + 0.5) * pitch - half + 0.6, r};
+        s->vel[i] = (sim_vec4d){0.0, 0.0, 0.0, sim_sphere_mass(r, 1.0)};
+    }
+    p->box_half = half;
+    p->gravity = (sim_vec3d){0.0, -9.81, 0.0};
+    p->restitution = 0.5;
+    return SIM_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+enum { kSort, kCull, kPair, kIntegrate, kTriplet, kStep, kContact, kColumns };
+
+int main(int argc, char **argv) {
+    options o;
+    const int bad = parse(argc, argv, &o);
+    if (bad) {
+        return bad;
+    }
+    if (o.kind == SIM_BACKEND_CUDA && sim_cuda_device_count() == 0) {
+        printf("no CUDA device: skipped\n");
+        return 77;
+    }
+    sim_error err = {SIM_OK, ""};
+    sim_params p = sim_params_default();
+    p.steps_per_frame = o.steps;
+    sim_state s = {0, NULL, NULL};
+    sim_status st = strcmp(o.scene, "dense") == 0
+                        ? dense_scene(o.n, o.seed, &p, &s, &err)
+                        : sim_scene_builtin(o.scene, o.n, o.seed, &p, &s, &err);
+    p.triplets = 0;
+    sim_backend_config c = sim_backend_config_default();
+    c.kind = o.kind;
+    c.tile = o.tile;
+    c.pair_map = o.map;
+    c.cull = o.cull;
+    c.cull_levels = o.levels;
+    c.sort_every = o.sort_every;
+    sim_backend *b = NULL;
+    if (st == SIM_OK) {
+        st = sim_backend_create(&c, &p, &s, &b, &err);
+    }
+    static double col[kColumns][MAX_FRAMES];
+    sim_frame_timing t;
+    memset(&t, 0, sizeof t);
+    int sorts = 0, fallbacks = 0;
+    for (int f = 0; st == SIM_OK && f < o.warmup + o.frames; ++f) {
+        st = sim_backend_run_frame(b, &t, &err);
+        if (st != SIM_OK || f < o.warmup) {
+            continue;
+        }
+        const int k = f - o.warmup;
+        const double steps = t.steps;
+        col[kSort][k] = t.sort_ms / steps;
+        col[kCull][k] = t.cull_ms / steps;
+        col[kPair][k] = t.pair_ms / steps;
+        col[kIntegrate][k] = t.integrate_ms / steps;
+        col[kTriplet][k] = t.triplet_ms / steps;
+        col[kStep][k] = t.step_ms / steps;
+        col[kContact][k] = (t.sort_ms + t.cull_ms + t.pair_ms) / steps;
+        sorts += t.sorts;
+        fallbacks += t.cull_fallback_steps;
+    }
+    if (st != SIM_OK) {
+        fprintf(stderr, "cull_timing: %s\n", err.message);
+        sim_backend_destroy(b);
+        sim_state_free(&s);
+        return 1;
+    }
+    double med[kColumns];
+    for (int q = 0; q < kColumns; ++q) {
+        med[q] = median(col[q], o.frames);
+    }
+    const char *map = sim_pair_choice_name(o.map);
+    printf("%-10s %-4s %-7s N=%-8u tile=%-3u %-10s cull=%d levels=%d K=%-3d | sort %.4f cull %.4f "
+           "pair %.4f integrate %.4f step %.4f contact-step %.4f ms | tile pairs %llu of %llu, "
+           "sorts %d, fallbacks %d\n",
+           o.label, o.kind == SIM_BACKEND_CPU ? "cpu" : "cuda", o.scene, o.n, o.tile, map, t.culled,
+           t.cull_levels, o.sort_every, med[kSort], med[kCull], med[kPair], med[kIntegrate],
+           med[kStep], med[kContact], (unsigned long long)t.tile_pairs,
+           (unsigned long long)t.tile_pairs_total, sorts, fallbacks);
+    if (o.csv != NULL) {
+        FILE *probe = fopen(o.csv, "r");
+        const int fresh = probe == NULL;
+        if (probe != NULL) {
+            fclose(probe);
+        }
+        FILE *out = fopen(o.csv, "a");
+        if (out == NULL) {
+            fprintf(stderr, "cull_timing: cannot append to '%s'\n", o.csv);
+        } else {
+            if (fresh) {
+                fprintf(out, "label,backend,device,scene,n,tile,map,culled,levels,sort_every,"
+                             "steps_per_frame,frames,sort_ms,cull_ms,pair_ms,integrate_ms,"
+                             "triplet_ms,step_ms,contact_step_ms,tile_pairs,tile_pairs_total,"
+                             "super_pairs,sorts,fallback_steps\n");
+            }
+            fprintf(out,
+                    "%s,%s,%s,%s,%u,%u,%s,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,"
+                    "%llu,%llu,%llu,%d,%d\n",
+                    o.label, o.kind == SIM_BACKEND_CPU ? "cpu" : "cuda", sim_backend_device_name(b),
+                    o.scene, o.n, o.tile, map, t.culled, t.cull_levels, o.sort_every, o.steps,
+                    o.frames, med[kSort], med[kCull], med[kPair], med[kIntegrate], med[kTriplet],
+                    med[kStep], med[kContact], (unsigned long long)t.tile_pairs,
+                    (unsigned long long)t.tile_pairs_total, (unsigned long long)t.super_pairs,
+                    sorts, fallbacks);
+            fclose(out);
+        }
+    }
+    sim_backend_destroy(b);
+    sim_state_free(&s);
+    return 0;
+}

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — trajectory files: the number formatter gives every float back, each format's round
+ * trip (write frames, read the last one back, compare), readers of what LAMMPS and ASE write
+ * (unsorted ids, diameters, scaled positions, density), clear errors (no radius column, a box
+ * that is not nbsim's, an unwritable path, an unknown extension), a cut-off last frame skipped,
+ * and a write that fails part-way (a file size limit standing in for a full disk) leaving the
+ * complete frames readable. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "scene.h"
+#include "trajectory.h"
+
+#include "ensure.h"
+#include "test_rng.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmp_dir[256];
+
+static const char *tmp_path(const char *name) {
+    static char out[4][512];
+    static int next;
+    if (tmp_dir[0] == '\0') {
+        snprintf(tmp_dir, sizeof tmp_dir, "/tmp/nbsim_test_traj_XXXXXX");
+        if (mkdtemp(tmp_dir) == NULL) {
+            perror("mkdtemp");
+            exit(1);
+        }
+    }
+    char *p = out[next++ % 4];
+    snprintf(p, 512, "%s/%s", tmp_dir, name);
+    return p;
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        perror(path);
+        exit(1);
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static uint64_t file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* A frame of n bodies inside walls at +-box_half, values rounded to float; `salt` varies the
+ * positions, velocities and forces between frames (radii and masses stay). */
+typedef struct {
+    sim_vec4f *pos, *vel, *force;
+    uint32_t n;
+} frame_data;
+
+static frame_data make_frame(uint32_t n, double box_half, uint64_t salt) {
+    frame_data f = {malloc(n * sizeof(sim_vec4f)), malloc(n * sizeof(sim_vec4f)),
+                    malloc(n * sizeof(sim_vec4f)), n};
+    uint64_t rng = 12345 + salt;
+    uint64_t fixed = 777;
+    for (uint32_t i = 0; i < n; ++i) {
+        const float r = (float)(0.1 + 0.3 * test_rnd(&fixed, 0.0, 1.0));
+        const float m = (float)(0.5 + 2.0 * test_rnd(&fixed, 0.0, 1.0));
+        const double span = box_half - 0.5;
+        f.pos[i] = (sim_vec4f){(float)(span * (2.0 * test_rnd(&rng, 0.0, 1.0) - 1.0)),
+                               (float)(span * (2.0 * test_rnd(&rng, 0.0, 1.0) - 1.0)),
+                               (float)(span * (2.0 * test_rnd(&rng, 0.0, 1.0) - 1.0)), r};
+        f.vel[i] = (sim_vec4f){(float)(3.0 * test_rnd(&rng, 0.0, 1.0) - 1.5),
+                               (float)(1e-7 * test_rnd(&rng, 0.0, 1.0)),
+                               (float)(-2e5 * test_rnd(&rng, 0.0, 1.0)), m};
+        f.force[i] = (sim_vec4f){(float)(1e-30 * test_rnd(&rng, 0.0, 1.0)),
+                                 (float)(-123456.789 * test_rnd(&rng, 0.0, 1.0)), 0.0f, 0.0f};
+    }
+    return f;
+}
+
+static void free_frame(frame_data *f) {
+    free(f->pos);
+    free(f->vel);
+    free(f->force);
+}
+
+static sim_traj_frame as_traj(const frame_data *d, uint64_t step, double time, double box) {
+    return (sim_traj_frame){d->n, step, time, box, d->pos, d->vel, d->force};
+}
+
+/* ---- formats and numbers ---- */
+
+static void test_format_from_path(void) {
+    ENSURE(sim_traj_format_from_path("run.xyz") == SIM_TRAJ_XYZ);
+    ENSURE(sim_traj_format_from_path("a/b/RUN.XYZ") == SIM_TRAJ_XYZ);
+    ENSURE(sim_traj_format_from_path("run.lammpstrj") == SIM_TRAJ_LAMMPS);
+    ENSURE(sim_traj_format_from_path("run.nc") == SIM_TRAJ_NETCDF);
+    ENSURE(sim_traj_format_from_path("run.scene") == SIM_TRAJ_NONE);
+    ENSURE(sim_traj_format_from_path(".xyz") == SIM_TRAJ_NONE);
+    ENSURE(sim_traj_format_from_path("xyz") == SIM_TRAJ_NONE);
+    ENSURE(strstr(sim_traj_format_list(), ".lammpstrj") != NULL);
+    ENSURE(strcmp(sim_traj_format_extension(SIM_TRAJ_NETCDF), ".nc") == 0);
+}
+
+size_t traj_fmt_float(char *out, float v); /* traj_impl.h (private to sim/) */
+
+static void check_float(float v) {
+    char text[32];
+    const size_t len = traj_fmt_float(text, v);
+    text[len] = '\0';
+    const float back = strtof(text, NULL);
+    ENSURE_MSG(len <= 15, "'%s' is longer than 15 characters", text);
+    ENSURE_MSG(memcmp(&back, &v, sizeof v) == 0 || (isnan(back) && isnan(v)),
+               "%.9g printed as '%s' reads back as %.9g", (double)v, text, (double)back);
+}
+
+static void test_fmt_float_round_trip(void) {
+    const float special[] = {0.0f,
+                             -0.0f,
+                             1.0f,
+                             -1.0f,
+                             0.1f,
+                             1e9f,
+                             999999999.0f,
+                             1e-4f,
+                             0.000099999f,
+                             123456789.0f,
+                             3.4028235e38f,
+                             1.4e-45f,
+                             1.17549435e-38f,
+                             5.0f,
+                             100.0f,
+                             0.5f,
+                             INFINITY,
+                             -INFINITY,
+                             NAN};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i) {
+        check_float(special[i]);
+    }
+    uint64_t rng = 99;
+    int failures_before = ensure_failures;
+    for (int i = 0; i < 300000 && ensure_failures == failures_before; ++i) {
+        uint32_t bits = (uint32_t)test_rnd(&rng, 0.0, 4294967296.0);
+        float v;
+        memcpy(&v, &bits, sizeof v);
+        check_float(v);
+    }
+    /* Same text as printf's %.9g for ordinary values (trailing zeros trimmed, like %g). */
+    char a[32], b[32];
+    const float ordinary[] = {1.5f, -0.25f, 1234.5f, 6.02214076e23f, 1e-7f, 42.0f, 0.000123f};
+    for (size_t i = 0; i < sizeof ordinary / sizeof ordinary[0]; ++i) {
+        a[traj_fmt_float(a, ordinary[i])] = '\0';
+        snprintf(b, sizeof b, "%.9g", (double)ordinary[i]);
+        ENSURE_MSG(strcmp(a, b) == 0, "'%s' vs printf '%s'", a, b);
+    }
+}
+
+/* ---- round trips ---- */
+
+static void round_trip(const char *name, uint32_t n) {
+    const char *path = tmp_path(name);
+    const double box = 7.5;
+    sim_traj_writer *w = NULL;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_traj_writer_open(&w, path, n, &err) == SIM_OK);
+    if (w == NULL) {
+        fprintf(stderr, "%s\n", err.message);
+        return;
+    }
+    frame_data last = {0};
+    for (uint64_t k = 0; k < 3; ++k) {
+        frame_data d = make_frame(n, box, k);
+        const sim_traj_frame f = as_traj(&d, 100 * k, 0.25 * (double)k, box);
+        ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
+        if (k < 2) {
+            free_frame(&d);
+        } else {
+            last = d;
+        }
+    }
+    ENSURE(sim_traj_writer_frames(w) == 3);
+    ENSURE(sim_traj_writer_bytes(w) == file_size(path));
+    ENSURE(sim_traj_writer_close(w, &err) == SIM_OK);
+
+    sim_params p = sim_params_default();
+    p.box_half = 99.0;
+    sim_state s = {0, NULL, NULL};
+    sim_traj_info info;
+    ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    ENSURE(s.n == n && info.frames == 3 && info.frame == 2 && !info.truncated);
+    ENSURE(info.step == 200 && info.time == 0.5 && info.has_box && p.box_half == box);
+    /* Every float comes back exactly (text: the 9-digit decimal read as a double rounds to the
+     * float that was written). */
+    int exact = 1;
+#define F(v) ((float)(v))
+    for (uint32_t i = 0; i < s.n && i < n; ++i) {
+        const sim_vec4f x = last.pos[i], v = last.vel[i];
+        exact &= F(s.pos[i].x) == x.x && F(s.pos[i].y) == x.y && F(s.pos[i].z) == x.z &&
+                 F(s.pos[i].w) == x.w;
+        exact &= F(s.vel[i].x) == v.x && F(s.vel[i].y) == v.y && F(s.vel[i].z) == v.z &&
+                 F(s.vel[i].w) == v.w;
+    }
+#undef F
+    ENSURE_MSG(exact, "%s: the last frame does not read back bit for bit", name);
+    /* A trajectory is a scene too: the last frame, for continuing a run. */
+    sim_state t = {0, NULL, NULL};
+    sim_params q = sim_params_default();
+    ENSURE(sim_scene_load(path, &q, &t, &err) == SIM_OK && t.n == n && q.box_half == box);
+    ENSURE(t.n == n && memcmp(t.pos, s.pos, n * sizeof *s.pos) == 0);
+    sim_state_free(&t);
+    sim_state_free(&s);
+    free_frame(&last);
+}
+
+static void test_round_trip_xyz(void) {
+    round_trip("rt.xyz", 1000);
+    round_trip("rt_big.xyz", 70001); /* more than one formatting chunk */
+}
+
+static void test_round_trip_lammps(void) {
+    round_trip("rt.lammpstrj", 1000);
+    round_trip("rt_big.lammpstrj", 70001);
+}
+
+static void test_round_trip_netcdf(void) {
+    if (!sim_traj_netcdf_available()) {
+        sim_traj_writer *w = NULL;
+        sim_error err = {SIM_OK, ""};
+        ENSURE(sim_traj_writer_open(&w, tmp_path("x.nc"), 10, &err) == SIM_UNSUPPORTED);
+        ENSURE(strstr(err.message, "NetCDF") != NULL && access(tmp_path("x.nc"), F_OK) != 0);
+        printf("(this build has no NetCDF: checked the one-line refusal)\n");
+        return;
+    }
+    round_trip("rt.nc", 1000);
+    /* Radii are stored once: a frame that changes one is refused, the file keeps its frames. */
+    const char *path = tmp_path("radius.nc");
+    sim_traj_writer *w = NULL;
+    sim_error err = {SIM_OK, ""};
+    frame_data d = make_frame(50, 5.0, 1);
+    sim_traj_frame f = as_traj(&d, 0, 0.0, 5.0);
+    ENSURE(sim_traj_writer_open(&w, path, 50, &err) == SIM_OK);
+    ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
+    d.pos[7].w *= 2.0f;
+    ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_BAD_ARGUMENT);
+    ENSURE(strstr(err.message, "body 8") != NULL);
+    ENSURE(sim_traj_writer_close(w, &err) != SIM_OK);
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_traj_info info;
+    ENSURE(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK && info.frames == 1);
+    sim_state_free(&s);
+    free_frame(&d);
+}
+
+/* ---- what other programs write ---- */
+
+static void test_read_lammps_variants(void) {
+    /* Unsorted ids (a parallel LAMMPS run), diameter instead of radius, scaled positions,
+     * density instead of mass, an ITEM: UNITS block and no TIME. */
+    const char *path = tmp_path("lmp.lammpstrj");
+    write_file(path, "ITEM: UNITS\nsi\nITEM: TIMESTEP\n10\nITEM: NUMBER OF ATOMS\n3\n"
+                     "ITEM: BOX BOUNDS ff ff ff\n-2 2\n-2 2\n-2 2\n"
+                     "ITEM: ATOMS id type xs ys zs diameter density\n"
+                     "3 1 0.75 0.5 0.5 0.2 1000\n"
+                     "1 1 0.25 0.5 0.5 0.4 1000\n"
+                     "2 1 0.5 0.5 0.5 0.6 2000\n");
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_traj_info info;
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    ENSURE(s.n == 3 && p.box_half == 2.0 && info.step == 10);
+    if (s.n == 3) {
+        ENSURE(s.pos[0].x == -1.0 && s.pos[1].x == 0.0 && s.pos[2].x == 1.0);
+        ENSURE(s.pos[0].w == 0.2 && s.pos[1].w == 0.3 && s.pos[2].w == 0.1);
+        ENSURE_NEAR(s.vel[1].w, sim_sphere_mass(0.3, 2000.0), 1e-12);
+        ENSURE(s.vel[0].x == 0.0);
+    }
+    sim_state_free(&s);
+}
+
+static void test_read_ase_xyz(void) {
+    /* What ase.io.write(format='extxyz') writes for spheres with a radius array, no Origin. */
+    const char *path = tmp_path("ase.xyz");
+    write_file(path, "2\nLattice=\"4.0 0.0 0.0 0.0 4.0 0.0 0.0 0.0 4.0\" "
+                     "Properties=species:S:1:pos:R:3:radius:R:1 pbc=\"F F F\"\n"
+                     "X 0.5 0.0 0.0 0.25\nX -0.5 0.0 0.0 0.25\n");
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_traj_read_last(path, &p, &s, NULL, &err) == SIM_OK, "%s", err.message);
+    ENSURE(s.n == 2 && p.box_half == 2.0);
+    if (s.n == 2) {
+        ENSURE(s.pos[1].x == -0.5 && s.pos[1].w == 0.25);
+        ENSURE_NEAR(s.vel[0].w, sim_sphere_mass(0.25, 1.0), 1e-15); /* density 1 without mass */
+    }
+    sim_state_free(&s);
+}
+
+/* ---- errors ---- */
+
+static void expect_error(const char *name, const char *text, sim_status want, const char *must1,
+                         const char *must2) {
+    const char *path = tmp_path(name);
+    write_file(path, text);
+    sim_params p = sim_params_default(), before = p;
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_traj_read_last(path, &p, &s, NULL, &err) == want, "%s: %s", name, err.message);
+    ENSURE_MSG(strstr(err.message, name) != NULL, "'%s' does not name the file", err.message);
+    ENSURE_MSG(strstr(err.message, must1) != NULL, "'%s' lacks '%s'", err.message, must1);
+    ENSURE_MSG(must2 == NULL || strstr(err.message, must2) != NULL, "'%s' lacks '%s'", err.message,
+               must2);
+    ENSURE(strchr(err.message, '\n') == NULL);
+    ENSURE(s.pos == NULL && p.box_half == before.box_half);
+}
+
+static void test_read_errors(void) {
+    expect_error("norad.xyz", "1\nProperties=species:S:1:pos:R:3\nH 0 0 0\n", SIM_PARSE, "frame 0",
+                 "radius");
+    expect_error("plain.xyz", "1\ncomment\nH 0 0 0\n2\nc\nH 0 0 0\nH 1 1 1\n", SIM_PARSE, "frame 1",
+                 "radius");
+    expect_error("norad.lammpstrj",
+                 "ITEM: TIMESTEP\n5\nITEM: NUMBER OF ATOMS\n1\nITEM: BOX BOUNDS pp pp pp\n"
+                 "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z\n1 0 0 0\n",
+                 SIM_PARSE, "timestep 5", "radius");
+    expect_error("box.lammpstrj",
+                 "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n1\nITEM: BOX BOUNDS ff ff ff\n"
+                 "0 2\n0 2\n0 2\nITEM: ATOMS id x y z radius\n1 1 1 1 0.1\n",
+                 SIM_PARSE, "not a cube centred", NULL);
+    expect_error("box.xyz",
+                 "1\nLattice=\"2 0 0 0 3 0 0 0 2\" Properties=pos:R:3:radius:R:1\n0 0 0 0.1\n",
+                 SIM_PARSE, "not a cube", NULL);
+    expect_error("outside.xyz",
+                 "1\nLattice=\"2 0 0 0 2 0 0 0 2\" Properties=pos:R:3:radius:R:1\n1.5 0 0 0.1\n",
+                 SIM_PARSE, "beyond the walls", NULL);
+    expect_error("dup.lammpstrj",
+                 "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
+                 "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0 0 0 0.1\n1 0.5 0 0 0.1\n",
+                 SIM_PARSE, "id 1 appears twice", NULL);
+    expect_error("empty.xyz", "", SIM_PARSE, "no complete frame", NULL);
+    expect_error("junk.lammpstrj", "hello\n", SIM_PARSE, "not a LAMMPS dump", NULL);
+    expect_error("zero.xyz", "1\nProperties=pos:R:3:radius:R:1\n0 0 0 0\n", SIM_PARSE,
+                 "radius 0 must be > 0", NULL);
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_traj_read_last(tmp_path("missing.xyz"), &p, &s, NULL, &err) == SIM_IO);
+    ENSURE(strstr(err.message, "missing.xyz") != NULL);
+}
+
+static void test_truncated_last_frame(void) {
+    /* A run killed while writing: the frame being written is incomplete and skipped. */
+    const char *path = tmp_path("cut.lammpstrj");
+    write_file(path, "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
+                     "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0.1 0 0 0.1\n2 0.5 0 0 0.1\n"
+                     "ITEM: TIMESTEP\n2\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
+                     "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0.2 0 0 0.1\n2 0.6");
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_traj_info info;
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    ENSURE(info.frames == 1 && info.step == 1 && info.truncated && s.n == 2);
+    ENSURE(s.n == 2 && s.pos[0].x == 0.1);
+    sim_state_free(&s);
+    const char *xyz = tmp_path("cut.xyz");
+    write_file(xyz, "1\nProperties=pos:R:3:radius:R:1 Step=4\n0.1 0 0 0.1\n"
+                    "1\nProperties=pos:R:3:radius:R:1 Step=5\n0.2 0 0");
+    ENSURE_MSG(sim_traj_read_last(xyz, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    ENSURE(info.frames == 1 && info.step == 4 && info.truncated && s.n == 1);
+    sim_state_free(&s);
+}
+
+static void test_open_errors(void) {
+    sim_traj_writer *w = NULL;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_traj_writer_open(&w, "/no/such/dir/run.xyz", 10, &err) == SIM_IO && w == NULL);
+    ENSURE(strstr(err.message, "/no/such/dir/run.xyz") != NULL);
+    ENSURE(sim_traj_writer_open(&w, tmp_path("run.dcd"), 10, &err) == SIM_BAD_ARGUMENT);
+    ENSURE(strstr(err.message, ".lammpstrj") != NULL && access(tmp_path("run.dcd"), F_OK) != 0);
+    if (sim_traj_netcdf_available()) {
+        ENSURE(sim_traj_writer_open(&w, "/no/such/dir/run.nc", 10, &err) == SIM_IO);
+        ENSURE(strstr(err.message, "/no/such/dir/run.nc") != NULL);
+    }
+}
+
+/* A file size limit makes a write fail part-way, like a full disk (EFBIG instead of ENOSPC):
+ * the failed frame must be cut off and the complete ones must read back. */
+static void write_until_full(const char *name, uint32_t n) {
+    const char *path = tmp_path(name);
+    sim_traj_writer *w = NULL;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_traj_writer_open(&w, path, n, &err) == SIM_OK);
+    if (w == NULL) {
+        return;
+    }
+    frame_data d = make_frame(n, 5.0, 3);
+    /* Room for two and a half frames. */
+    sim_traj_frame f = as_traj(&d, 0, 0.0, 5.0);
+    ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
+    const uint64_t frame_bytes = sim_traj_writer_format(w) == SIM_TRAJ_NETCDF
+                                     ? (uint64_t)n * 36 + 16 /* 3 float vectors, time, step */
+                                     : sim_traj_writer_bytes(w);
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = (rlim_t)(sim_traj_writer_bytes(w) + frame_bytes + frame_bytes / 2);
+    signal(SIGXFSZ, SIG_IGN);
+    ENSURE(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    sim_status st = SIM_OK;
+    uint64_t k = 1;
+    for (; k < 10 && st == SIM_OK; ++k) {
+        f.step = k;
+        st = sim_traj_writer_write(w, &f, &err);
+    }
+    setrlimit(RLIMIT_FSIZE, &old);
+    ENSURE_MSG(st == SIM_IO, "%s: status %d", name, (int)st);
+    ENSURE_MSG(strstr(err.message, path) != NULL && strstr(err.message, "2 complete frames"), "%s",
+               err.message);
+    ENSURE(sim_traj_writer_frames(w) == 2);
+    ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_IO); /* refuses from now on */
+    ENSURE(sim_traj_writer_close(w, &err) == SIM_IO);
+    ENSURE_MSG(file_size(path) <= (uint64_t)lim.rlim_cur, "%s: %llu bytes", name,
+               (unsigned long long)file_size(path));
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_traj_info info;
+    ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    ENSURE_MSG(info.frames == 2 && info.step == 1 && !info.truncated,
+               "%s: %llu frames, step %llu, truncated %d", name, (unsigned long long)info.frames,
+               (unsigned long long)info.step, info.truncated);
+    sim_state_free(&s);
+    free_frame(&d);
+}
+
+static void test_write_failure_keeps_frames(void) {
+    write_until_full("full.xyz", 5000);
+    write_until_full("full.lammpstrj", 5000);
+    if (sim_traj_netcdf_available()) {
+        write_until_full("full.nc", 50000);
+    }
+}
+
+static const ensure_test tests[] = {
+    {"format_from_path", test_format_from_path},
+    {"fmt_float_round_trip", test_fmt_float_round_trip},
+    {"round_trip_xyz", test_round_trip_xyz},
+    {"round_trip_lammps", test_round_trip_lammps},
+    {"round_trip_netcdf", test_round_trip_netcdf},
+    {"read_lammps_variants", test_read_lammps_variants},
+    {"read_ase_xyz", test_read_ase_xyz},
+    {"read_errors", test_read_errors},
+    {"truncated_last_frame", test_truncated_last_frame},
+    {"open_errors", test_open_errors},
+    {"write_failure_keeps_frames", test_write_failure_keeps_frames},
+};
+
+int main(int argc, char **argv) {
+    const int rc =
+        ensure_run(tests, (int)(sizeof tests / sizeof tests[0]), argc > 1 ? argv[1] : NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
+    if (tmp_dir[0] != '\0' && system(cmd) != 0) {
+        fprintf(stderr, "could not remove %s\n", tmp_dir);
+    }
+    return rc;
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# nbsim's trajectories opened by real readers: a CPU run dumps every 10th frame to .xyz,
+# .lammpstrj and .nc (when built with NetCDF) and saves its final state; then
+#   ncdump -h (netcdf-bin)        the .nc header follows the AMBER convention,
+#   ASE (Debian python3-ase)       reads every .xyz frame,
+#   OVITO (pip install ovito)      reads all three formats with radii,
+#   MDAnalysis                     reads the .nc in AMBER units,
+# each comparing the last frame with the saved state. A reader that is not installed is one
+# "skip:" line; the test fails only on a check that ran and failed.
+set -u
+demo="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0 ran=0
+
+frames=30 every=10 want=4 # frames 0, 10, 20, 30
+if ! "$demo" --backend cpu --scene pile --n 300 --frames $frames --every $every --out "$work" \
+     >"$work/demo.txt" 2>&1; then
+  echo "FAIL: traj_demo: $(cat "$work/demo.txt")"
+  exit 1
+fi
+grep "^dump:" "$work/demo.txt"
+
+if [ -e "$work/run.nc" ]; then
+  if command -v ncdump >/dev/null 2>&1; then
+    header=$(ncdump -h "$work/run.nc")
+    missing=""
+    for want_text in ':Conventions = "AMBER"' ':ConventionVersion = "1.0"' 'frame = UNLIMITED' \
+                     'float coordinates(frame, atom, spatial)' 'float radius(atom)' \
+                     'double time(frame)' 'coordinates:scale_factor = 10000000000.'; do
+      grep -qF "$want_text" <<<"$header" || missing="$missing [$want_text]"
+    done
+    [ "$(ncdump -k "$work/run.nc")" = "64-bit offset" ] || missing="$missing [64-bit offset]"
+    if [ -z "$missing" ]; then echo "ncdump: run.nc header ok"; ran=$((ran + 1))
+    else echo "FAIL: ncdump -h run.nc lacks$missing"; fails=$((fails + 1)); fi
+  else
+    echo "skip: ncdump (Debian netcdf-bin) is not installed"
+  fi
+else
+  echo "skip: .nc (this build has no NetCDF)"
+fi
+
+# The first python3 that imports the module: $NBSIM_PYTHON, python3 on PATH, Debian's.
+python_with() {
+  for py in "${NBSIM_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 && "$py" -c "import $1, numpy" 2>/dev/null \
+      && { echo "$py"; return 0; }
+  done
+  return 1
+}
+
+for reader in ase:ase ovito:ovito mdanalysis:MDAnalysis; do
+  name=${reader%%:*} module=${reader##*:}
+  if ! py=$(python_with "$module"); then
+    echo "skip: $name is not installed (python3 -c 'import $module' fails)"
+    continue
+  fi
+  "$py" "$here/traj_check.py" "$name" "$work" $want
+  rc=$?
+  if [ $rc -eq 0 ]; then ran=$((ran + 1))
+  elif [ $rc -ne 77 ]; then fails=$((fails + 1)); fi
+done
+
+echo "$ran reader checks passed, $fails failed"
+[ $fails -eq 0 ]
