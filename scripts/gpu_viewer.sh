@@ -6,14 +6,14 @@
 # ./gpu_viewer_out):
 #   sweep-262k.png / .json / .out   N = 262,144: every pair map timed by the sweep, the map
 #                                   comparison panel and the map inset (brute-force contacts)
-#   sweep-262k-cull.*               the same with culled contacts, when this build has them
+#   sweep-262k-cull.*               the same with culled contacts (the map places the culling
+#                                   pass; the inset lights the interacting tile pairs)
 #   sweep-triplets-4096.*           pair and triplet maps at N = 4,096 with ATM triplets on
 #   keys-262k.png / .out            the same sweep started by pressing S (only with xdotool)
 #   pile-20k.png / .csv / .out      the pile at N = 20,000 for 3 s from launch: its mean height
 #   collide.png / .csv / .out       the default collide scene for 5 s: kinetic energy
 # Usage: scripts/gpu_viewer.sh [--no-build]   (NBSIM_BUILD: build folder, default as
-#        scripts/gpu_validate.sh; NBSIM_CULL_ARGS: the flags that turn culling on, default
-#        "--cull on" when `nbsim --help` lists --cull)
+#        scripts/gpu_validate.sh)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$PWD
@@ -53,23 +53,15 @@ sweep() { # name args...
     "$OUT/$name.out"
 }
 
-sweep sweep-262k --n 262144
-cull_args=${NBSIM_CULL_ARGS:-}
-if [ -z "$cull_args" ] && "$nbsim" --help | grep -q -- "--cull"; then
-  cull_args="--cull on"
-fi
-if [ -n "$cull_args" ]; then
-  # shellcheck disable=SC2086
-  sweep sweep-262k-cull --n 262144 $cull_args
-else
-  echo "=== sweep-262k-cull skipped: this build has no culled contacts (set NBSIM_CULL_ARGS)"
-fi
+sweep sweep-262k --n 262144 --cull off
+sweep sweep-262k-cull --n 262144 --cull on
 sweep sweep-triplets-4096 --scene triplets --n 4096 --triplets on
 
 # The sweep key itself, where xdotool exists (the device machine may have no package manager).
 if command -v xdotool >/dev/null 2>&1; then
   step "keys-262k (S pressed with xdotool)"
-  (cd "$OUT" && timeout 300 "$nbsim" "${common[@]}" --n 262144 >"$OUT/keys-262k.out" 2>&1) &
+  (cd "$OUT" && timeout 300 "$nbsim" "${common[@]}" --n 262144 --cull off \
+    >"$OUT/keys-262k.out" 2>&1) &
   pid=$!
   wid=$(timeout 60 xdotool search --sync --onlyvisible --name '^nbsim' 2>/dev/null | head -n 1)
   if [ -n "$wid" ]; then

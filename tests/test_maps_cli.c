@@ -239,6 +239,21 @@ static void test_cover(void) {
     ENSURE(lit[3] > 0 && lit[(127 * 128 + 0) * 4 + 3] > 0 && lit[(127 * 128 + 127) * 4 + 3] > 0);
     ENSURE(lit[(64 * 128 + 3) * 4 + 3] == 0);
 
+    /* A culling pass: ltm over 8 x 8 groups of 16 x 16 tiles, drawn over 120 tiles: every tile
+     * pair covered, the groups' blocks in order (top rows dark, bottom rows light). */
+    ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_LTM, 8, &plan, &err) == SIM_OK);
+    ENSURE(app_map_cover_build_grouped(&c, &plan, 120, 16, &err) == SIM_OK);
+    ENSURE(c.side == 120 && c.per_cell == 1 && c.span == 16 && c.exact);
+    drawn = lower = 0;
+    for (uint32_t r = 0; r < 120; ++r) {
+        for (uint32_t q = 0; q <= r; ++q) {
+            ++lower;
+            drawn += alpha(&c, r, q) == 255;
+        }
+    }
+    ENSURE_MSG(drawn == lower, "%u of %u cells drawn", drawn, lower);
+    ENSURE(alpha(&c, 3, 10) == 0 && lum(&c, 0, 0) < lum(&c, 119, 0));
+
     /* 3-D: the largest layer of the tetrahedron, every (J, K) drawn. */
     ENSURE(sim_triplet_map_plan(SIM_TRIPLET_MAP_TETRA, 8, &plan, &err) == SIM_OK);
     ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);

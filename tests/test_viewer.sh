@@ -7,10 +7,12 @@
 #      frame;
 #   3. keys sent with xdotool: 'm' switches the pair map (bb -> ltm in the log's pair_map
 #      column), 'p' writes a timestamped screenshot, 'q' quits cleanly;
-#   4. the sweep key 's' on the falling pile: the summary's map comparison has one measured row
-#      per pair map, the panel / inset / log-graph / culling / pacing keys do not disturb it,
-#      and the pile's mean height (log column mean_height) goes down;
-#   5. --sweep exit: the same table from the command line, and the viewer quits by itself.
+#   4. 'k' (culling off), then the sweep key 's' on the falling pile: the summary's map
+#      comparison (unculled) has one measured row per pair map, the panel / inset / log-graph /
+#      pacing keys do not disturb it, and the pile's mean height (log column mean_height) goes
+#      down;
+#   5. --sweep exit (culling on, the default): the same table from the command line, and the
+#      viewer quits by itself.
 # Skips (77) only when Xvfb is not installed. Every wait is bounded.
 set -uo pipefail
 nbsim=${1:?usage: test_viewer.sh path/to/nbsim}
@@ -153,10 +155,12 @@ viewer_pid=$!
 wid=$(timeout 30 xdotool search --sync --onlyvisible --name '^nbsim' 2>/dev/null | head -n 1)
 [ -n "$wid" ] || fail "sweep: no nbsim window appeared"
 sleep 0.5
-xdotool key --window "$wid" s || fail "sweep: xdotool could not send s"
+xdotool key --window "$wid" k || fail "sweep: xdotool could not send k" # culling off: every tile pair
+sleep 0.3
+xdotool key --window "$wid" s
 for _ in $(seq 600); do grep -q "sweep done" "$work/sweep.err" && break; sleep 0.1; done
 grep -q "sweep done" "$work/sweep.err" || fail "sweep: not done within 60 s"
-for key in b b i i y k 0 equal minus; do xdotool key --window "$wid" "$key"; sleep 0.15; done
+for key in b b i i y 0 equal minus; do xdotool key --window "$wid" "$key"; sleep 0.15; done
 sleep 0.5
 xdotool key --window "$wid" q
 wait "$viewer_pid"
@@ -167,8 +171,9 @@ read -r rows measured names < <(summary_rows "$work/sweep.json") || fail "sweep:
 [ "$names" = "$pair_maps" ] || fail "sweep: summary rows '$names', expected '$pair_maps'"
 [ "$rows" -eq "$map_count" ] && [ "$measured" -eq "$map_count" ] ||
   fail "sweep: $measured of $rows pair maps measured, expected $map_count"
-grep -q "culling on: culled contacts are not in this build" "$work/sweep.err" ||
-  fail "sweep: K did not say culling is missing"
+grep -q "culling off: every tile pair is swept" "$work/sweep.err" || fail "sweep: K did not turn culling off"
+python3 -c "import json,sys; sys.exit(json.load(open('$work/sweep.json'))['map_comparison']['cull'] is not False)" ||
+  fail "sweep: the comparison is not marked unculled"
 python3 - "$work/sweep.csv" <<'PY' || fail "sweep: the pile's mean height did not go down"
 import csv, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["mean_height"]]
@@ -188,5 +193,5 @@ rc=$?
 [ -s "$work/exit.png" ] || fail "--sweep exit: no screenshot"
 read -r rows measured names < <(summary_rows "$work/exit.json") || fail "--sweep exit: no map_comparison"
 [ "$measured" -eq "$map_count" ] || fail "--sweep exit: $measured of $map_count pair maps measured"
-grep -q "map comparison (N = 40" "$work/exit.out" || fail "--sweep exit: no table on stdout"
+grep -q "map comparison (N = 40, tile 64, culling on)" "$work/exit.out" || fail "--sweep exit: no table on stdout"
 echo "ok 5 - --sweep exit: $measured pair maps measured, quit by itself"

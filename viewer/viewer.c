@@ -76,10 +76,12 @@ static sim_status create_renderers(app_viewer *v, sim_error *err) {
     v->colormap_tex = render_colormap_texture();
     render_gpu_timer_create(&v->gpu_timer);
     SIM_TRY(viewer_inset_create(v, err));
-    static const char *const names[3] = {"pair", "triplet", "integrate"};
-    static const float colors[3][4] = {
-        {0.98f, 0.60f, 0.20f, 0.90f}, {0.35f, 0.62f, 0.98f, 0.90f}, {0.45f, 0.85f, 0.45f, 0.90f}};
-    render_graph_init(&v->graph, 3, names, colors);
+    static const char *const names[4] = {"pair", "triplet", "integrate", "sort + cull"};
+    static const float colors[4][4] = {{0.98f, 0.60f, 0.20f, 0.90f},
+                                       {0.35f, 0.62f, 0.98f, 0.90f},
+                                       {0.45f, 0.85f, 0.45f, 0.90f},
+                                       {0.80f, 0.50f, 0.95f, 0.90f}};
+    render_graph_init(&v->graph, 4, names, colors);
     render_autorange_init(&v->range[VIEWER_COLOR_SPEED], 1);
     render_autorange_init(&v->range[VIEWER_COLOR_RADIUS], 0);
     render_autorange_init(&v->range[VIEWER_COLOR_INDEX], 0);

@@ -161,8 +161,7 @@ void viewer_toggle_graph_log(app_viewer *v) {
 }
 
 int viewer_cull(const app_viewer *v) {
-    (void)v;
-    return 0; /* culled contacts (issue 10): return viewer_info(v)->config.cull; */
+    return viewer_info(v)->config.cull;
 }
 
 void viewer_toggle_cull(app_viewer *v) {
@@ -170,8 +169,12 @@ void viewer_toggle_cull(app_viewer *v) {
     sim_error err;
     sim_error_clear(&err);
     if (app_session_set_cull(v->run.session, on, &err) != SIM_OK) {
-        viewer_message(v, "%s", err.message);
+        viewer_message(v, "culling %s: %s", on ? "on" : "off", err.message);
         return;
     }
     render_graph_mark(&v->graph, on ? "culling on" : "culling off");
+    viewer_compare_open(v);
+    viewer_message(v, "%s",
+                   on ? "culling on: contacts over the tile pairs whose boxes overlap"
+                      : "culling off: every tile pair is swept (as the maps are studied)");
 }

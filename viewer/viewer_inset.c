@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cull.h"
 #include "map_palette.h"
 #include "text.h"
 #include "viewer_internal.h"
@@ -72,13 +73,22 @@ static void cover_full(app_map_cover *c, uint32_t n) {
     }
 }
 
-/* Rebuilds picture k (0 pairs, 1 triplets) when its map or tile count changed. */
+/* Rebuilds picture k (0 pairs, 1 triplets) when its map, tile count or culling changed. With
+ * culling the pair map places the culling pass, one block per group of 16 x 16 tile pairs (or of
+ * super-tile pairs): that plan is drawn, over the same triangle of tile pairs. */
 static void refresh_cover(app_viewer *v, int k) {
     viewer_inset *in = &v->inset;
     const app_run_info *s = viewer_info(v);
     const int map = k == 0 ? s->config.pair_map : (int)s->config.triplet_map;
     const uint32_t n = viewer_tiles(s->n, k == 0 ? s->config.tile : SIM_TRIPLET_TILE);
-    if (in->cover_valid[k] && in->cover_map[k] == map && in->cover_n[k] == n) {
+    sim_cull_info cull;
+    memset(&cull, 0, sizeof cull);
+    if (k == 0) {
+        app_session_cull_info(v->run.session, &cull);
+    }
+    const int levels = cull.active && cull.plan != NULL ? cull.levels : 0;
+    if (in->cover_valid[k] && in->cover_map[k] == map && in->cover_n[k] == n &&
+        in->cover_levels[k] == levels) {
         return;
     }
     sim_error err;
@@ -86,6 +96,9 @@ static void refresh_cover(app_viewer *v, int k) {
     sim_status st = SIM_OK;
     if (k == 0 && map == SIM_PAIR_FULL) {
         cover_full(&in->cover[0], n);
+    } else if (levels > 0) {
+        const uint32_t span = levels == 1 ? SIM_CULL_GROUP : SIM_CULL_GROUP * SIM_CULL_SUPER;
+        st = app_map_cover_build_grouped(&in->cover[0], cull.plan, cull.tiles, span, &err);
     } else {
         sim_map_plan plan;
         st = k == 0 ? sim_pair_map_plan((sim_pair_map)map, n, &plan, &err)
@@ -104,16 +117,27 @@ static void refresh_cover(app_viewer *v, int k) {
     in->cover_valid[k] = 1;
     in->cover_map[k] = map;
     in->cover_n[k] = n;
+    in->cover_levels[k] = levels;
+    in->lit_s = -1.0; /* light the new picture at once */
 }
 
-/* This frame's interacting tile pairs, lit over the pair picture (culling only). */
+/* The interacting tile pairs at the current positions, lit over the pair picture (culling
+ * only). Reading them reruns the culling pass and copies its list: ten times a second. */
+#define LIT_PERIOD_S 0.1
 static void refresh_lit(app_viewer *v) {
     viewer_inset *in = &v->inset;
-    in->lit_cells = -1;
-    if (!viewer_cull(v)) {
-        snprintf(in->note, sizeof in->note, "culling off: every tile pair is computed");
+    if (in->cover_levels[0] == 0) {
+        in->lit_cells = -1;
+        snprintf(in->note, sizeof in->note, "%s",
+                 viewer_cull(v) ? "not culled: every tile pair is computed"
+                                : "culling off: every tile pair is computed (K culls)");
         return;
     }
+    const double now = viewer_now();
+    if (in->lit_s >= 0.0 && now - in->lit_s < LIT_PERIOD_S && !v->paused) {
+        return;
+    }
+    in->lit_s = now;
     sim_error err;
     sim_error_clear(&err);
     uint64_t total = 0;
@@ -121,6 +145,7 @@ static void refresh_lit(app_viewer *v) {
     if (st == SIM_OK && total > in->pairs_cap) { /* grow, then read again */
         sim_tile2 *grown = realloc(in->pairs, (size_t)total * sizeof *grown);
         if (grown == NULL) {
+            in->lit_cells = -1;
             snprintf(in->note, sizeof in->note, "no memory for %llu tile pairs",
                      (unsigned long long)total);
             return;
@@ -130,6 +155,7 @@ static void refresh_lit(app_viewer *v) {
         st = app_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
     }
     if (st != SIM_OK) {
+        in->lit_cells = -1;
         snprintf(in->note, sizeof in->note, "interacting tile pairs: %.120s", err.message);
         return;
     }
@@ -137,9 +163,11 @@ static void refresh_lit(app_viewer *v) {
     const app_map_cover *c = &in->cover[0];
     in->lit_cells = (int)app_map_cover_light(c, in->pairs, in->pairs_count, in->lit_rgba);
     render_image_upload(&in->lit, (int)c->side, (int)c->side, in->lit_rgba);
-    const double share = c->useful > 0 ? 100.0 * (double)total / (double)c->useful : 0.0;
-    snprintf(in->note, sizeof in->note, "lit: %llu interacting tile pairs (%.2f %% of %llu)",
-             (unsigned long long)total, share, (unsigned long long)c->useful);
+    const uint64_t all = (uint64_t)c->n * (c->n + 1u) / 2u;
+    snprintf(in->note, sizeof in->note,
+             "lit: the %llu interacting tile pairs now (%.2f %% of %llu)",
+             (unsigned long long)total, all > 0 ? 100.0 * (double)total / (double)all : 0.0,
+             (unsigned long long)all);
 }
 
 void viewer_inset_update(app_viewer *v) {
@@ -155,7 +183,7 @@ void viewer_inset_update(app_viewer *v) {
         refresh_lit(v);
     } else {
         in->lit_cells = -1;
-        snprintf(in->note, sizeof in->note, "full: all n x n tile pairs, no symmetry");
+        snprintf(in->note, sizeof in->note, "full: all n x n tile pairs, no symmetry, not culled");
     }
 }
 
@@ -213,24 +241,30 @@ static void layout(app_viewer *v, inset_layout *p) {
     char text[256], buf[160];
     const int triplets = s->params.triplets && in->cover_valid[1];
     const int pm = s->config.pair_map;
-    snprintf(text, sizeof text, "The map at work: pair map %s (%s)", sim_pair_choice_name(pm),
-             sim_pair_choice_label(pm));
+    const int levels = in->cover_levels[0];
+    snprintf(text, sizeof text, "The map at work: pair map %s (%s)%s", sim_pair_choice_name(pm),
+             sim_pair_choice_label(pm), levels > 0 ? " placing the culling pass" : "");
     text_line(p, head_color, text);
     if (!in->cover_valid[0]) {
         text_line(p, faint_color, "no picture for this map (see the message)");
         return;
     }
     const app_map_cover *c = &in->cover[0];
+    snprintf(text, sizeof text, "tile pairs (I, J): row I, column J; n = %u tiles of %u bodies",
+             c->n, s->config.tile);
+    text_line(p, faint_color, text);
+    char cell[64] = "a cell = a tile pair";
     if (c->per_cell > 1) {
-        snprintf(text, sizeof text,
-                 "tile pairs (I, J): row I, column J; n = %u tiles of %u; one "
-                 "cell = %u x %u tile pairs",
-                 c->n, s->config.tile, c->per_cell, c->per_cell);
+        snprintf(cell, sizeof cell, "a cell = %u x %u tile pairs", c->per_cell, c->per_cell);
+    }
+    if (levels == 1) {
+        snprintf(text, sizeof text, "a block tests %u x %u tile pairs; %s", SIM_CULL_GROUP,
+                 SIM_CULL_GROUP, cell);
+    } else if (levels == 2) {
+        snprintf(text, sizeof text, "a block tests %u x %u pairs of %u-tile super-tiles; %s",
+                 SIM_CULL_GROUP, SIM_CULL_GROUP, SIM_CULL_SUPER, cell);
     } else {
-        snprintf(text, sizeof text,
-                 "tile pairs (I, J): row I, column J; n = %u tiles of %u "
-                 "bodies; one cell = one block",
-                 c->n, s->config.tile);
+        snprintf(text, sizeof text, "a block owns a tile pair; %s", cell);
     }
     text_line(p, faint_color, text);
     swatches(p, c);
@@ -294,8 +328,8 @@ static void layout(app_viewer *v, inset_layout *p) {
 }
 
 static float picture_side(float scale, float max_h) {
-    /* Captions take about ten lines; the picture gets the rest, up to its natural size. */
-    const float captions = 10.5f * (RENDER_TEXT_LINE + 3.0f) * scale + 16.0f * scale;
+    /* Captions take about eleven lines; the picture gets the rest, up to its natural size. */
+    const float captions = 11.5f * (RENDER_TEXT_LINE + 3.0f) * scale + 16.0f * scale;
     float side = INSET_SIDE_PX * scale;
     side = max_h - captions < side ? max_h - captions : side;
     /* Below this the picture says little: the caller tries a smaller text scale instead. */

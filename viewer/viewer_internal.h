@@ -33,6 +33,7 @@ typedef enum {
 /* Exponential moving averages of what the overlay prints, so numbers are readable. */
 typedef struct {
     double pair_ms, triplet_ms, integrate_ms, step_ms; /* per step */
+    double sort_ms, cull_ms;                           /* per step; 0 when not culled */
     double render_ms;
     int valid;
 } viewer_smoothed;
@@ -79,6 +80,7 @@ typedef struct {
     int exit_when_done;
     int list_dim[VIEWER_SWEEP_MAX], list_map[VIEWER_SWEEP_MAX];
     int list_count, list_pos;
+    int round;           /* the sweep visits the list SWEEP_ROUNDS times */
     int measured_on_map; /* frames measured on the current sweep map */
     int frames_on_map;   /* frames run on it, warm-up included */
     double map_started_s;
@@ -96,7 +98,9 @@ typedef struct {
     app_map_cover cover[2];
     int cover_valid[2], cover_map[2];
     uint32_t cover_n[2];
-    int lit_cells; /* cells lit this frame; -1: no list (culling off, or not available) */
+    int cover_levels[2]; /* the picture is the culling pass (1 or 2 levels), or 0: the map's */
+    double lit_s;        /* when the lit tile pairs were last read [s] */
+    int lit_cells;       /* cells lit this frame; -1: no list (culling off, or not available) */
     uint8_t lit_rgba[APP_MAP_COVER_SIDE * APP_MAP_COVER_SIDE * 4];
     sim_tile2 *pairs; /* this frame's interacting tile pairs (app_session_tile_pairs) */
     uint64_t pairs_cap, pairs_count;

@@ -100,8 +100,13 @@ static void build_lines(app_viewer *v, overlay_lines *l) {
         c->kind == SIM_BACKEND_CUDA ? "CUDA" : "CPU", s->device);
     add(l, v->bodies.interop ? text_color : warn_color, "positions: %s", v->bodies.mode);
     add(l, text_color, "GL: %s", v->window.gl_renderer);
-    block_row(l, "pair map", sim_pair_choice_name(c->pair_map), sim_pair_choice_label(c->pair_map),
-              t->pair_blocks, t->pair_blocks_wasted);
+    if (t->culled) { /* the map places the culling pass; the contacts sweep its list */
+        block_row(l, "pair map", sim_pair_choice_name(c->pair_map),
+                  sim_pair_choice_label(c->pair_map), t->cull_blocks, t->cull_blocks_wasted);
+    } else {
+        block_row(l, "pair map", sim_pair_choice_name(c->pair_map),
+                  sim_pair_choice_label(c->pair_map), t->pair_blocks, t->pair_blocks_wasted);
+    }
     if (s->params.triplets) {
         block_row(l, "triplet map", sim_triplet_map_name(c->triplet_map),
                   sim_triplet_map_label(c->triplet_map), t->triplet_blocks,
@@ -125,6 +130,21 @@ static void build_lines(app_viewer *v, overlay_lines *l) {
         add(l, text_color,
             "ms/step: pair %.3f  triplet %s  integrate %.3f  step %.3f   render %.3f (%s)",
             m->pair_ms, triplet, m->integrate_ms, m->step_ms, m->render_ms, render_clock);
+        if (t->culled) {
+            const double share = t->tile_pairs_total > 0
+                                     ? 100.0 * (double)t->tile_pairs / (double)t->tile_pairs_total
+                                     : 0.0;
+            add(l, text_color,
+                "culling (%d level%s): %s of %s tile pairs interact (%.2f %%)   sort %.3f  "
+                "cull %.3f ms/step   (K: off)",
+                t->cull_levels, t->cull_levels == 1 ? "" : "s", grouped(t->tile_pairs),
+                grouped(t->tile_pairs_total), share, m->sort_ms, m->cull_ms);
+        } else {
+            add(l, faint_color, "%s",
+                c->pair_map == SIM_PAIR_FULL ? "culling: none for full (a brute-force sweep)"
+                : c->cull                    ? "culling: not this frame"
+                                             : "culling off: every tile pair is swept   (K: on)");
+        }
         double pairs_s = m->pair_ms > 0.0 ? (double)s->unique_pairs / (m->pair_ms * 1e-3) : 0.0;
         double triples_s = s->params.triplets && m->triplet_ms > 0.0
                                ? (double)s->unique_triples / (m->triplet_ms * 1e-3)

@@ -27,8 +27,11 @@ static void record_timing(app_viewer *v, const sim_frame_timing *t) {
     viewer_smooth(&v->smooth.integrate_ms, t->integrate_ms / steps, first);
     viewer_smooth(&v->smooth.step_ms, t->step_ms / steps, first);
     v->smooth.valid = 1;
-    const float per_step[3] = {(float)(t->pair_ms / steps), (float)(t->triplet_ms / steps),
-                               (float)(t->integrate_ms / steps)};
+    viewer_smooth(&v->smooth.sort_ms, t->sort_ms / steps, first);
+    viewer_smooth(&v->smooth.cull_ms, t->cull_ms / steps, first);
+    const float per_step[4] = {(float)(t->pair_ms / steps), (float)(t->triplet_ms / steps),
+                               (float)(t->integrate_ms / steps),
+                               (float)((t->sort_ms + t->cull_ms) / steps)};
     render_graph_push(&v->graph, per_step);
     viewer_compare_frame(v, t);
 }

@@ -24,11 +24,28 @@ typedef struct {
 typedef struct {
     app_map_cover *c;
     const sim_map_plan *plan;
+    uint32_t span; /* tiles per side of one of the plan's items */
     cell_acc *acc;
     uint64_t first[SIM_MAX_LAUNCHES + 1]; /* global index of each launch's first block */
 } builder;
 
-/* One block's contribution. */
+/* Adds one block to a cell. */
+static void add(cell_acc *a, int launch, float order, uint64_t g) {
+    a->order_sum += order;
+    a->hits++;
+    if (a->votes == 0) {
+        a->vote = (int16_t)launch;
+        a->votes = 1;
+    } else {
+        a->votes += a->vote == launch ? 1 : -1;
+    }
+    if (a->first == 0) {
+        a->first = g + 1;
+    }
+}
+
+/* One block's contribution: its item pair covers tiles [row * span, +span) x [col * span,
+ * +span), so every cell those touch on or below the diagonal. */
 static void visit(builder *b, int launch, uint32_t bx, uint32_t by, uint32_t bz, uint64_t g) {
     uint32_t t[3];
     if (!sim_map_run_block(b->plan, launch, bx, by, bz, t)) {
@@ -43,22 +60,19 @@ static void visit(builder *b, int launch, uint32_t bx, uint32_t by, uint32_t bz,
         row = t[1];
         col = t[2];
     }
-    if (row >= c->n || col > row) {
+    const uint64_t top = (uint64_t)row * b->span, left = (uint64_t)col * b->span;
+    if (col > row || top >= c->n) {
         return; /* outside the domain: a broken map, nothing to draw */
     }
-    cell_acc *a = &b->acc[(row / c->per_cell) * c->side + col / c->per_cell];
     const uint64_t in_launch = b->first[launch + 1] - b->first[launch];
-    a->order_sum +=
+    const float order =
         in_launch > 1 ? (float)((double)(g - b->first[launch]) / (double)(in_launch - 1)) : 0.0f;
-    a->hits++;
-    if (a->votes == 0) {
-        a->vote = (int16_t)launch;
-        a->votes = 1;
-    } else {
-        a->votes += a->vote == launch ? 1 : -1;
-    }
-    if (a->first == 0) {
-        a->first = g + 1;
+    const uint64_t bottom = top + b->span - 1u < c->n ? top + b->span - 1u : c->n - 1u;
+    const uint64_t right = left + b->span - 1u < c->n ? left + b->span - 1u : c->n - 1u;
+    for (uint64_t r = top / c->per_cell; r <= bottom / c->per_cell; ++r) {
+        for (uint64_t q = left / c->per_cell; q <= right / c->per_cell && q <= r; ++q) {
+            add(&b->acc[r * c->side + q], launch, order, g);
+        }
     }
 }
 
@@ -103,21 +117,28 @@ static void put(uint8_t *px, app_rgb c, uint8_t alpha) {
 }
 
 sim_status app_map_cover_build(app_map_cover *c, const sim_map_plan *plan, sim_error *err) {
+    return app_map_cover_build_grouped(c, plan, plan->n, 1u, err);
+}
+
+sim_status app_map_cover_build_grouped(app_map_cover *c, const sim_map_plan *plan, uint32_t tiles,
+                                       uint32_t span, sim_error *err) {
+    SIM_ASSERT(span >= 1u && (plan->dim == 2 || span == 1u));
     memset(c, 0, sizeof *c);
     c->dim = plan->dim;
     c->map = plan->map;
-    c->n = plan->n;
+    c->n = tiles;
+    c->span = span;
     c->layer = plan->n > 0 ? plan->n - 1u : 0u;
-    c->per_cell = (plan->n + APP_MAP_COVER_SIDE - 1u) / APP_MAP_COVER_SIDE;
+    c->per_cell = (tiles + APP_MAP_COVER_SIDE - 1u) / APP_MAP_COVER_SIDE;
     c->per_cell = c->per_cell > 0u ? c->per_cell : 1u;
-    c->side = (plan->n + c->per_cell - 1u) / c->per_cell;
+    c->side = (tiles + c->per_cell - 1u) / c->per_cell;
     c->launches = plan->launch_count;
     c->blocks = plan->blocks;
     c->useful = plan->useful;
     c->waste = plan->dim == 2 ? plan->map == SIM_PAIR_MAP_BB : plan->map == SIM_TRIPLET_MAP_BB;
     /* 3-D keeps only one layer's blocks: sampling would leave it nearly empty. */
     c->exact = plan->blocks <= (plan->dim == 3 ? 64ull * APP_MAP_COVER_EXACT : APP_MAP_COVER_EXACT);
-    c->per_block = c->exact && plan->n <= APP_MAP_COVER_BLOCK_TILES;
+    c->per_block = c->exact && tiles <= APP_MAP_COVER_BLOCK_TILES;
     if (c->side == 0u) {
         return SIM_OK;
     }
@@ -125,6 +146,7 @@ sim_status app_map_cover_build(app_map_cover *c, const sim_map_plan *plan, sim_e
     memset(&b, 0, sizeof b);
     b.c = c;
     b.plan = plan;
+    b.span = span;
     b.acc = calloc((size_t)c->side * c->side, sizeof *b.acc);
     if (b.acc == NULL) {
         return sim_fail(err, SIM_OUT_OF_MEMORY, "no memory to draw the map");

@@ -22,7 +22,8 @@
 
 typedef struct {
     int dim, map;      /* the plan's */
-    uint32_t n;        /* tiles per side */
+    uint32_t n;        /* tiles per side of the picture */
+    uint32_t span;     /* tiles per side of one item of the plan (1: the plan's items are tiles) */
     uint32_t layer;    /* 3-D: the layer I drawn (n - 1, the largest) */
     uint32_t side;     /* cells per side drawn */
     uint32_t per_cell; /* tiles per cell side */
@@ -36,6 +37,11 @@ typedef struct {
 
 /* Draws plan into *c. SIM_OUT_OF_MEMORY when the scratch cannot be allocated. */
 sim_status app_map_cover_build(app_map_cover *c, const sim_map_plan *plan, sim_error *err);
+/* The same for a plan over groups of span x span tiles (2-D; the culling pass: one block per
+ * group pair of 16 x 16 tiles, or of super-tiles), drawn over the tile-pair triangle of `tiles`
+ * tiles, so that its cells line up with the tile pairs the pass tested. */
+sim_status app_map_cover_build_grouped(app_map_cover *c, const sim_map_plan *plan, uint32_t tiles,
+                                       uint32_t span, sim_error *err);
 
 /* The cell (row, column) of tile pair (i, j) of a 2-D cover. */
 static inline uint32_t app_map_cover_cell(const app_map_cover *c, uint32_t i, uint32_t j) {

@@ -221,6 +221,15 @@ static int set_size(void *t, int arg, const char *v, char *why, size_t cap) {
     return 0;
 }
 
+static int set_cull(void *t, int arg, const char *v, char *why, size_t cap) {
+    app_options *o = t;
+    if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+        return WHY("must be on or off");
+    }
+    o->config.cull = strcmp(v, "on") == 0;
+    return 0;
+}
+
 static int set_sweep(void *t, int arg, const char *v, char *why, size_t cap) {
     app_options *o = t;
     if (strcmp(v, "start") == 0) {
@@ -267,6 +276,10 @@ static const app_option_row rows[] = {
      "bodies per pair tile (default 64; the viewer: the cached autotune\n"
      "choice, else 128 on CUDA)",
      set_tile, 0},
+    {"--cull", "on|off",
+     "contacts over the tile pairs whose boxes overlap only (default on;\n"
+     "off: every tile pair, as the maps are studied; K in the viewer)",
+     set_cull, 0},
     {"--threads", "T", "CPU backend threads (default: all)", set_threads, 0},
     {NULL, NULL, "Runs and their outputs:", NULL, 0},
     {"--frames", "F", "run F frames without a window, then exit", set_frames,

@@ -430,19 +430,17 @@ static void choose_maps_source(app_session *s) {
              s->config.tile, cuda ? "CUDA" : "the CPU");
 }
 
-/* Culled contacts (issue 10) are not in this build: the backend computes every tile pair. The
- * two functions below are where they connect (see session.h). */
 sim_status app_session_tile_pairs(app_session *s, sim_tile2 *out, uint64_t cap, uint64_t *count,
                                   sim_error *err) {
-    (void)s;
-    (void)out;
-    (void)cap;
-    *count = 0;
-    return sim_fail(err, SIM_UNSUPPORTED, "this build computes every tile pair (no culling)");
+    return sim_backend_tile_pairs(s->backend, out, cap, count, err);
 }
 
 sim_status app_session_set_cull(app_session *s, int on, sim_error *err) {
-    (void)s;
-    return sim_fail(err, SIM_UNSUPPORTED, "culling %s: culled contacts are not in this build",
-                    on ? "on" : "off");
+    const sim_status st = sim_backend_set_cull(s->backend, on, err);
+    refresh_info(s);
+    return st;
+}
+
+void app_session_cull_info(const app_session *s, sim_cull_info *info) {
+    sim_backend_cull_info(s->backend, info);
 }
