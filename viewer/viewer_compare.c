@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cull.h"
 #include "maps_check.h"
 #include "text.h"
 #include "viewer_internal.h"
@@ -279,21 +280,35 @@ void viewer_compare_frame(app_viewer *v, const sim_frame_timing *t) {
 
 /* Paper float maps: does this map place every block right at the current n? Checked once per
  * key (a full coverage check up to PAPER_CHECK_FULL blocks, else the sampled one). */
+/* The side of the domain a pair map places blocks on: tiles, or with culling the groups of the
+ * culling pass (items / 16 per side); what the paper float maps' exactness depends on. */
+static uint32_t pair_domain(const app_viewer *v, const char **unit) {
+    const app_run_info *s = viewer_info(v);
+    sim_cull_info cull;
+    app_session_cull_info(v->run.session, &cull);
+    if (cull.active) {
+        *unit = cull.levels == 1 ? "culling groups of 16 tiles" : "culling groups of super-tiles";
+        return viewer_tiles(cull.items, SIM_CULL_GROUP);
+    }
+    *unit = "tiles";
+    return viewer_tiles(s->n, s->config.tile);
+}
+
 static int paper_exact(app_viewer *v, int dim, int map) {
     int *known = &v->compare.paper_exact[dim - 2][map];
     if (*known >= 0) {
         return *known;
     }
     const app_run_info *s = viewer_info(v);
+    const char *unit;
     sim_map_plan plan;
     sim_error err;
     sim_map_check_result res;
     *known = 1;
     const sim_status st =
-        dim == 2
-            ? sim_pair_map_plan((sim_pair_map)map, viewer_tiles(s->n, s->config.tile), &plan, &err)
-            : sim_triplet_map_plan((sim_triplet_map)map, viewer_tiles(s->n, SIM_TRIPLET_TILE),
-                                   &plan, &err);
+        dim == 2 ? sim_pair_map_plan((sim_pair_map)map, pair_domain(v, &unit), &plan, &err)
+                 : sim_triplet_map_plan((sim_triplet_map)map, viewer_tiles(s->n, SIM_TRIPLET_TILE),
+                                        &plan, &err);
     if (st == SIM_OK && sim_map_check(&plan, PAPER_CHECK_FULL, &res, &err) == SIM_OK) {
         *known = res.exact;
     }
@@ -361,9 +376,11 @@ static void table(app_viewer *v, panel_layout *p, int dim, int active, int *any_
                                p->col[3] + p->bar_w + 8.0f * s, p->line, active_color);
         }
         char name[48], ms[24], ratio[24], frames[24];
+        const int unculled = dim == 2 && r->map == SIM_PAIR_FULL && v->compare.table.key.cull;
         snprintf(name, sizeof name, "%s %s%s", r->map == active ? ">" : " ", r->name,
                  wrong            ? " *!"
                  : r->paper_float ? " *"
+                 : unculled       ? " (no cull)"
                                   : "");
         format_ms(ms, sizeof ms, r->median_ms);
         if (r->ratio > 0.0) {
@@ -423,7 +440,7 @@ static void layout(app_viewer *v, panel_layout *p) {
     char text[256];
     const float sc = p->scale;
     /* Columns sized for the longest names and numbers. */
-    const float name_w = render_text_width("> ltm-newton *!", sc);
+    const float name_w = render_text_width("> full (no cull)", sc);
     const float gap = 14.0f * sc;
     p->col[0] = name_w + gap;
     p->col[1] = p->col[0] + render_text_width("ms/step000", sc) + gap;
@@ -454,8 +471,10 @@ static void layout(app_viewer *v, panel_layout *p) {
         line_text(p, paper_color, "* the papers' float variant, kept for study");
     }
     if (any_wrong) {
-        snprintf(text, sizeof text, "*! places blocks wrongly at this n (%u tiles per side)",
-                 viewer_tiles(s->n, s->config.tile));
+        const char *unit;
+        const uint32_t n = pair_domain(v, &unit);
+        snprintf(text, sizeof text, "*! places blocks wrongly at this size (pairs: %u %s per side)",
+                 n, unit);
         line_text(p, wrong_color, text);
     }
     if (c->sweeping) {
