@@ -20,6 +20,12 @@ typedef enum { SIM_BACKEND_CPU, SIM_BACKEND_CUDA } sim_backend_kind;
  * ~3/n of the blocks. */
 #define SIM_TRIPLET_TILE 32u
 
+/* Instructions the CUDA triplet kernel issues per triple of its blocks (32^3 per block), from
+ * its sm_90 SASS: the loop's 34.1 per triple plus the pair terms, the reductions and the map
+ * per block (triplet_kernels.cu and bench/README.md say how it was counted). `nbsim bench
+ * triplets` reports it and divides the GPU's issue rate by it for the triplets' ceiling. */
+#define SIM_TRIPLET_KERNEL_INSTR 39.0
+
 /* Bodies per pair tile (rho) the pair kernels are built for: one list for the kernels' dispatch,
  * every check and every message. */
 #define SIM_PAIR_TILE_LIST(X) X(32) X(64) X(128)
