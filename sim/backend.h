@@ -14,10 +14,10 @@ extern "C" {
 typedef enum { SIM_BACKEND_CPU, SIM_BACKEND_CUDA } sim_backend_kind;
 
 /* Bodies per triplet tile in every backend, whatever the pair tile (config.tile): a block of
- * 32^3 = 32768 triples is already ~2.5M instructions of work, one tile per warp width lets the
- * k-forces rotate through the lanes with shuffles (triplet_kernels.cu), and small tiles keep the
- * coinciding-tile waste (blocks with I == J or J == K do about half or a sixth of the work) at
- * ~3/n of the blocks. */
+ * 32^3 = 32768 triples is already ~1.3M instructions of work, one tile per warp width lets the
+ * per-pair sums rotate through the lanes with shuffles (triplet_kernels.cu), and small tiles
+ * keep the coinciding-tile waste (blocks with I == J or J == K do about half or a sixth of the
+ * work) at ~3/n of the blocks. */
 #define SIM_TRIPLET_TILE 32u
 
 /* Instructions the CUDA triplet kernel issues per triple of its blocks (32^3 per block), from
