@@ -102,9 +102,13 @@ static __device__ __forceinline__ float dot3(const sim_vec3f &u, const sim_vec3f
  * memory. (5) One atomic per body (coinciding tiles merged first).
  *
  * Cost per triple: 27 FP32 instructions (FFMA/FMUL/FADD: 3 dot products, sim_atm_triple, 3
- * sums), 2 LDS, 1 SHFL; per step of 8 triples ~25 more (the (i, k) pair, its store, the address,
- * the loop). See bench/README.md for the SASS count of the loop and of the whole block. No
- * global traffic beyond 3 x 512 B of positions and up to 96 atomics per block of 32768 triples.
+ * sums), 2 LDS, 1 SHFL; per step of 8 triples ~33 more (the (i, k) pair, its store, addresses,
+ * the loop). Counted in the SASS of the sm_90 build (cuobjdump --dump-sass, the loop of
+ * triplet_kernel<map_tiles<rm>, false, false>, unrolled twice): 545 instructions per 16
+ * triples = 34.1 per triple; with the map, the pair terms and the reductions ~39 per triple
+ * (SIM_TRIPLET_KERNEL_INSTR; bench/README.md has the table). 96 registers, no spills: 5 blocks
+ * = 20 warps per SM. No global traffic beyond 3 x 512 B of positions and up to 96 atomics per
+ * block of 32768 triples.
  *
  * CUT (cut-off on): a warp skips the steps whose (i, k) pairs are all dropped and the j whose
  * (i, j) are (the k accumulators then rotate by the steps skipped at once). ENERGY: sums the ATM
