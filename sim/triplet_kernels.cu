@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — Axilrod–Teller–Muto forces over all unordered triples: the tiled kernel, the two
  * sources of its tile triples (a triplet thread map, or a list in device memory), and its host
- * drivers. */
+ * drivers. tests/test_triplet_kernel_emu.cc compiles the kernel alone on the CPU
+ * (SIM_TRIPLET_KERNEL_ONLY: no drivers) and runs it under tests/cuda_emulation.h. */
 #include "triplet_kernels.h"
 
 #include "device_util.cuh"
@@ -379,6 +380,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
     }
 }
 
+} // namespace
+
+#ifndef SIM_TRIPLET_KERNEL_ONLY
+namespace {
+
 /* Launches triplet_kernel<TILES, ENERGY, CUT> with CUT chosen by the cut-off. */
 template <class TILES, bool ENERGY>
 sim_status launch(const TILES &tiles, dim3 grid, cudaStream_t stream, const sim_gpu_bodies *b,
@@ -443,3 +449,4 @@ sim_status sim_gpu_triplet_energy(const sim_gpu_bodies *b, const sim_physics_f *
     }
     return SIM_OK;
 }
+#endif /* SIM_TRIPLET_KERNEL_ONLY */
