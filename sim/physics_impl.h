@@ -168,7 +168,7 @@ SIM_HD void SIM_FN(sim_atm_forces)(SIM_V4 p1, SIM_V4 p2, SIM_V4 p3, const SIM_PH
  *     K_A = W3 y_A / A,  y_A = X - A (q A + p r),
  *     K_B = W3 y_B / B,  y_B = X - B (r B + p q),
  *     K_C = W3 y_C / C,  y_C = X - C (p C + q r),     E = W3 (S - 3P) / 3
- (W3 y_A / A is sim_atm_forces's K alpha: t1 + t3 - t2 = q (p + r) - p r = -(q A + p r), as
+ * (W3 y_A / A is sim_atm_forces's K alpha: t1 + t3 - t2 = q (p + r) - p r = -(q A + p r), as
  * p + r = -A). W3 is the product of three pair terms h = (3 nu)^(1/3) A^(-5/2): what depends on
  * one pair (its difference vector, A, h, the square root) is computed once per pair, and a
  * triple costs 27 multiplies and adds. The kernel sums W3 y_A over all third bodies of a pair
