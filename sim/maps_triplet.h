@@ -69,10 +69,10 @@ SIM_HD int sim_triplet_map_tetra(const sim_map_launch *launch, uint32_t bx, uint
     }
     uint32_t i = sim_map_tetra_layer(lambda);
     uint32_t lambda2 = (uint32_t)(lambda - sim_map_t3(i));
-    uint32_t j = sim_map_ltm_row(lambda2);
+    uint32_t first;
     tile->i = i;
-    tile->j = j;
-    tile->k = lambda2 - sim_map_t2(j);
+    tile->j = sim_map_ltm_row(lambda2, &first);
+    tile->k = lambda2 - first;
     return 1;
 }
 
