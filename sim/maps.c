@@ -255,11 +255,12 @@ static void plan_triplet_rm(sim_map_plan *plan) {
         /* Lines z >= n - o only hold tiles with I >= n (I >= o + z in a part's simplex). */
         uint32_t lines = n - o < s ? n - o : s;
         plan_add(plan, levels + 1u, lines, 1, 0, o, d, levels);
+        /* x = K in both (memory order; maps_triplet.h); z <= 2n + 1 fits CUDA's limit. */
         if (o > 0u) {
-            plan_add(plan, rm_part_grid_x(n, o, s), rm_triangle_grid_y(s), o, 1, o, d, 0);
+            plan_add(plan, o, rm_triangle_grid_y(s), rm_part_grid_x(n, o, s), 1, o, d, 0);
         }
         if (rows_below(n, o, s) > 0u) {
-            plan_add(plan, rm_triangle_grid_x(s), rm_triangle_grid_y(s), rows_below(n, o, s), 2, o,
+            plan_add(plan, rm_triangle_grid_y(s), rm_triangle_grid_x(s), rows_below(n, o, s), 2, o,
                      d, 0);
         }
     }

@@ -115,7 +115,15 @@ SIM_HD int sim_triplet_map_tetra_float(const sim_map_launch *launch, uint32_t bx
  * along z: z = copy * 2t + prism * t + line. The levels' triangles are concatenated along x
  * (T2(2^l) blocks each, level l starting at B_l = sum_{j<l} T2(2^j) = (2^l (2^l + 3) - 4) / 6)
  * and the diagonal (I, I, I) is one more x column, x = B_d: grid (B_d + 1) x s, exactly T3(s)
- * = s (B_d + 1) blocks. The level of x is floor(log2(6x + 4)) / 2, corrected by one compare. */
+ * = s (B_d + 1) blocks. The level of x is floor(log2(6x + 4)) / 2, corrected by one compare.
+ *
+ * Block order is memory order: the hardware dispatches x fastest, and K is the fastest index of
+ * a row-major N^3 array, so consecutive blocks should step along K (a block's row segment is only
+ * rho elements, part of a cache line whose rest the K-neighbour blocks read). In (H,L,L) the
+ * triangle gives (J, K), so x already steps along K; in (H,H,L) K is the line, constant along a
+ * grid row, so there the t grid rows of a prism trade blocks: (e, line) -> the pair (e', line')
+ * with e' t + line' = e + T2(t) line, a bijection of the prism's T2(t) x t blocks under which a
+ * grid row steps along K. */
 
 SIM_HD uint32_t sim_map_rm_level_start(uint32_t l) {
     uint32_t t = 1u << l;
@@ -134,11 +142,18 @@ SIM_HD int sim_map_rm3_simplex(const sim_map_launch *launch, uint32_t bx, uint32
             --l;
         }
         uint32_t e = bx - sim_map_rm_level_start(l), t = 1u << l, u = 0, w = 0;
+        uint32_t base = o + (by & ~(2u * t - 1u)), line = by & (t - 1u), hll = (by >> l) & 1u;
+        if (!hll) {
+            /* (H, H, L): e t + line from e + T2(t) line, without its 33-bit product:
+             * T2(t) = (t / 2)(t + 1), so with m = line (t + 1) the sum is e + m t / 2. */
+            uint32_t m = line * (t + 1u), a = e + (m & 1u) * (t >> 1);
+            line = a & (t - 1u);
+            e = (m >> 1) + (a >> l);
+        }
         if (l > 0u) {
             sim_map_rm_triangle(e >> (l - 1u), e & ((t >> 1) - 1u), l, &u, &w);
         }
-        uint32_t base = o + (by & ~(2u * t - 1u)), line = by & (t - 1u);
-        if ((by >> l) & 1u) { /* (H, L, L): I on the line, (J, K) the triangle in L */
+        if (hll) { /* (H, L, L): I on the line, (J, K) the triangle in L */
             i = base + t + line;
             j = base + u;
             k = base + w;
@@ -162,9 +177,11 @@ SIM_HD int sim_map_rm3_simplex(const sim_map_launch *launch, uint32_t bx, uint32
  * one part (n = 2^k) is the single launch of kind 0. Every triple is of one of three kinds
  * (p[0]), one launch each per part:
  *   0  all three tiles in one part: that part's simplex (above);
- *   1  J in part a, K before it (K < o_a): the 2-D rm part a (triangle + rectangle below,
- *      sim_map_rm_part) for (I, J), times K = bz in [0, o_a);
- *   2  J, K in part a, I after it: the triangle of part a for (J, K), times I = o_a + s_a + bz. */
+ *   1  J in part a, K before it (K < o_a): K = bx in [0, o_a), times the 2-D rm part a (triangle
+ *      + rectangle below, sim_map_rm_part) for (I, J) on (bz, by) = its (long, short) sides;
+ *   2  J, K in part a, I after it: the triangle of part a for (J, K) on (by, bx) = its (long,
+ *      short) sides, times I = o_a + s_a + bz.
+ * In both, x steps along K (memory order, see above). */
 SIM_HD int sim_triplet_map_rm(const sim_map_launch *launch, uint32_t bx, uint32_t by, uint32_t bz,
                               sim_tile3 *tile) {
     uint32_t o = launch->p[1], d = launch->p[2];
@@ -173,16 +190,16 @@ SIM_HD int sim_triplet_map_rm(const sim_map_launch *launch, uint32_t bx, uint32_
     }
     if (launch->p[0] == 1u) {
         sim_tile2 pair;
-        if (!sim_map_rm_part(o, d, launch->n, bx, by, &pair)) {
+        if (!sim_map_rm_part(o, d, launch->n, bz, by, &pair)) {
             return 0;
         }
         tile->i = pair.i;
         tile->j = pair.j;
-        tile->k = bz;
+        tile->k = bx;
         return 1;
     }
     uint32_t u, w;
-    sim_map_rm_triangle(bx, by, d, &u, &w);
+    sim_map_rm_triangle(by, bx, d, &u, &w);
     tile->i = o + (1u << d) + bz;
     tile->j = o + u;
     tile->k = o + w;
