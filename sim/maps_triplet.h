@@ -116,6 +116,10 @@ SIM_HD int sim_triplet_map_tetra_float(const sim_map_launch *launch, uint32_t bx
  * (T2(2^l) blocks each, level l starting at B_l = sum_{j<l} T2(2^j) = (2^l (2^l + 3) - 4) / 6)
  * and the diagonal (I, I, I) is one more x column, x = B_d: grid (B_d + 1) x s, exactly T3(s)
  * = s (B_d + 1) blocks. The level of x is floor(log2(6x + 4)) / 2, corrected by one compare.
+ * The top level (t = s/2, three quarters of the blocks) has a launch of its own when s >= 4
+ * (sim_map_rm3_top): there the level search and the row trade below are not needed, which
+ * halves the map's instructions for most blocks; the concatenated launch then stops at
+ * x = B_{d-1}, its diagonal column.
  *
  * Block order is memory order: the hardware dispatches x fastest, and K is the fastest index of
  * a row-major N^3 array, so consecutive blocks should step along K (a block's row segment is only
@@ -130,7 +134,8 @@ SIM_HD uint32_t sim_map_rm_level_start(uint32_t l) {
     return (t * (t + 3u) - 4u) / 6u;
 }
 
-/* Part of a simplex of size 2^d at offset o (p[1] = o, p[2] = d, p[3] = B_d): x = bx, z = by. */
+/* Part of a simplex of size 2^d at offset o, levels below B_top (p[1] = o, p[2] = d, p[3] = B_top
+ * with top = d, or d - 1 when the top level has its own launch): x = bx, z = by. */
 SIM_HD int sim_map_rm3_simplex(const sim_map_launch *launch, uint32_t bx, uint32_t by,
                                sim_tile3 *tile) {
     uint32_t o = launch->p[1], i, j, k;
@@ -172,21 +177,54 @@ SIM_HD int sim_map_rm3_simplex(const sim_map_launch *launch, uint32_t bx, uint32
     return 1;
 }
 
+/* The top level of a part's simplex (s = 2^d >= 4 at offset o, t = s/2, one copy of each prism),
+ * grid t x t/2 x 2(t + 1), x stepping along K in both prisms:
+ *   bz <= t     (H, H, L): (I, J) the triangle in H on (wy, wx) = (bz, by), K = o + bx;
+ *   bz >  t     (H, L, L): (J, K) the triangle in L on (wy, wx) = (bz - t - 1, bx mod t/2),
+ *               I = o + t + line, line = (bx div t/2) + 2 by (a bijection onto [0, t)). */
+SIM_HD int sim_map_rm3_top(const sim_map_launch *launch, uint32_t bx, uint32_t by, uint32_t bz,
+                           sim_tile3 *tile) {
+    uint32_t o = launch->p[1], l = launch->p[2] - 1u, t = 1u << l, u, w, i, j, k;
+    if (bz <= t) {
+        sim_map_rm_triangle(bz, by, l, &u, &w);
+        i = o + t + u;
+        j = o + t + w;
+        k = o + bx;
+    } else {
+        sim_map_rm_triangle(bz - t - 1u, bx & ((t >> 1) - 1u), l, &u, &w);
+        i = o + t + ((bx >> (l - 1u)) | (by << 1));
+        j = o + u;
+        k = o + w;
+    }
+    if (i >= launch->n) {
+        return 0;
+    }
+    tile->i = i;
+    tile->j = j;
+    tile->k = k;
+    return 1;
+}
+
 /* rm: for n not a power of two the plan cuts [0, n) along the diagonal into at most
  * SIM_RM_PARTS power-of-two parts [o_a, o_a + s_a), the last possibly reaching past n (maps.c);
  * one part (n = 2^k) is the single launch of kind 0. Every triple is of one of three kinds
  * (p[0]), one launch each per part:
- *   0  all three tiles in one part: that part's simplex (above);
+ *   0  all three tiles in one part: that part's simplex (above), without its top level when
+ *      kind 3 has it;
+ *   3  the top level of that simplex (s >= 4; sim_map_rm3_top);
  *   1  J in part a, K before it (K < o_a): K = bx in [0, o_a), times the 2-D rm part a (triangle
  *      + rectangle below, sim_map_rm_part) for (I, J) on (bz, by) = its (long, short) sides;
  *   2  J, K in part a, I after it: the triangle of part a for (J, K) on (by, bx) = its (long,
  *      short) sides, times I = o_a + s_a + bz.
- * In both, x steps along K (memory order, see above). */
+ * In all, x steps along K (memory order, see above). */
 SIM_HD int sim_triplet_map_rm(const sim_map_launch *launch, uint32_t bx, uint32_t by, uint32_t bz,
                               sim_tile3 *tile) {
     uint32_t o = launch->p[1], d = launch->p[2];
     if (launch->p[0] == 0u) {
         return sim_map_rm3_simplex(launch, bx, by, tile);
+    }
+    if (launch->p[0] == 3u) {
+        return sim_map_rm3_top(launch, bx, by, bz, tile);
     }
     if (launch->p[0] == 1u) {
         sim_tile2 pair;
