@@ -158,6 +158,15 @@ static int set_tile(void *t, int arg, const char *v, char *why, size_t cap) {
     return 0;
 }
 
+static int set_cull(void *t, int arg, const char *v, char *why, size_t cap) {
+    app_options *o = t;
+    if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+        return WHY("must be on or off");
+    }
+    o->config.cull = strcmp(v, "on") == 0;
+    return 0;
+}
+
 static int set_threads(void *t, int arg, const char *v, char *why, size_t cap) {
     long l = 0;
     if (app_parse_long(v, 1, 4096, &l) != 0) {
@@ -250,6 +259,12 @@ static const app_option_row rows[] = {
      set_pair_map, 0},
     {"--triplet-map", "NAME", "triplet thread map, or 'auto'", set_triplet_map, 0},
     {"--tile", "32|64|128", "bodies per pair tile (default 64)", set_tile, 0},
+    {"--cull", "on|off",
+     "culling (default on): bodies are kept sorted so each tile is a small clump;\n"
+     "tiles whose bounding boxes don't touch can't hold a contact, so only the\n"
+     "touching tile pairs are checked: the same contacts, far less work. off:\n"
+     "every pair (brute force, where the maps are studied as in the papers)",
+     set_cull, 0},
     {"--threads", "T", "CPU backend threads (default: all)", set_threads, 0},
     {NULL, NULL, "Runs and their outputs:", NULL, 0},
     {"--frames", "F", "run F frames without a window, then exit", set_frames,

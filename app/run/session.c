@@ -353,3 +353,9 @@ sim_status app_session_set_steps_per_frame(app_session *s, int steps, sim_error 
     p.steps_per_frame = steps;
     return update_params(s, &p, err);
 }
+
+sim_status app_session_set_cull(app_session *s, int on, sim_error *err) {
+    const sim_status st = sim_backend_set_cull(s->backend, on, err);
+    refresh_info(s);
+    return st;
+}

@@ -61,6 +61,8 @@ sim_status app_session_set_scene(app_session *s, const char *scene, sim_error *e
 sim_status app_session_set_maps(app_session *s, sim_pair_choice pm, sim_triplet_map tm,
                                 sim_error *err);
 sim_status app_session_set_triplets(app_session *s, int on, sim_error *err);
+/* Culling on or off from the next step (the viewer's key). */
+sim_status app_session_set_cull(app_session *s, int on, sim_error *err);
 sim_status app_session_set_steps_per_frame(app_session *s, int steps, sim_error *err);
 
 #endif /* APP_SESSION_H */
