@@ -16,11 +16,17 @@ extern "C" {
 typedef enum { SIM_BACKEND_CPU, SIM_BACKEND_CUDA } sim_backend_kind;
 
 /* Bodies per triplet tile in every backend, whatever the pair tile (config.tile): a block of
- * 32^3 = 32768 triples is already ~2.5M instructions of work, one tile per warp width lets the
- * k-forces rotate through the lanes with shuffles (triplet_kernels.cu), and small tiles keep the
- * coinciding-tile waste (blocks with I == J or J == K do about half or a sixth of the work) at
- * ~3/n of the blocks. */
+ * 32^3 = 32768 triples is already ~1.3M instructions of work, one tile per warp width lets the
+ * per-pair sums rotate through the lanes with shuffles (triplet_kernels.cu), and small tiles
+ * keep the coinciding-tile waste (blocks with I == J or J == K do about half or a sixth of the
+ * work) at ~3/n of the blocks. */
 #define SIM_TRIPLET_TILE 32u
+
+/* Instructions the CUDA triplet kernel issues per triple of its blocks (32^3 per block), from
+ * its sm_90 SASS: the loop's 34.1 per triple plus the pair terms, the reductions and the map
+ * per block (triplet_kernels.cu and bench/README.md say how it was counted). `nbsim bench
+ * triplets` reports it and divides the GPU's issue rate by it for the triplets' ceiling. */
+#define SIM_TRIPLET_KERNEL_INSTR 39.0
 
 /* Bodies per pair tile (rho) the pair kernels are built for: one list for the kernels' dispatch,
  * every check and every message. */

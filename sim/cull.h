@@ -121,8 +121,9 @@ SIM_HD int sim_cull_thread_pair(sim_tile2 group, uint32_t tx, uint32_t ty, uint3
  * list-driven pass sweeps instead of its list when the list overflowed. k < T2(65535). */
 SIM_HD sim_tile2 sim_cull_simplex_pair(uint32_t k) {
     sim_tile2 t;
-    t.i = sim_map_ltm_row(k);
-    t.j = k - sim_map_t2(t.i);
+    uint32_t first;
+    t.i = sim_map_ltm_row(k, &first);
+    t.j = k - first;
     return t;
 }
 

@@ -188,9 +188,11 @@ static uint32_t ceil_cbrt(uint64_t x) {
  *   pad to the next 2^k, 1 part:  2-D 75.0 % (41.7 %), 3-D 75.0 % (41.5 %); 1 launch
  *   at most 2 parts:              2-D 25.0 % (7.9 %),  3-D 43.7 % (15.1 %); <= 2 / 4 launches
  *   at most 3 parts:              2-D 5.8 % (1.1 %),   3-D 14.2 % (2.8 %);  <= 3 / 7 launches
- *   at most 4 parts:              2-D 1.3 % (0.15 %),  3-D 3.7 % (0.42 %);  <= 4 / 10 launches
+ *   at most 4 parts:              2-D 1.3 % (0.15 %),  3-D 3.8 % (0.42 %);  <= 4 / 14 launches
  *   at most 5 parts:              2-D 0.31 % (0.02 %), 3-D 0.90 % (0.06 %); <= 5 / 13 launches
  *   one part per set bit:         0 %, but up to 16 (2-D) / 34 (3-D) launches, most tiny
+ * (In 3-D the top level of each part's simplex now has a launch of its own, maps_triplet.h: the
+ * row of 4 parts is measured with it, the others before it, ~0.1 point and a few launches low.)
  * Padding wastes most of the grid just past a power of two, so rm uses parts. A wasted block
  * only evaluates the map and exits while every launch costs microseconds, so SIM_RM_PARTS = 4:
  * waste of a few percent at worst, few launches (disjoint, so they may run concurrently).
@@ -251,15 +253,22 @@ static void plan_triplet_rm(sim_map_plan *plan) {
     rm_parts parts = rm_split(n);
     for (int a = 0; a < parts.count; ++a) {
         uint32_t o = parts.offset[a], d = parts.log2size[a], s = 1u << d;
-        uint32_t levels = sim_map_rm_level_start(d);
+        /* The top level (t = s/2) on its own launch when s >= 4 (maps_triplet.h); skipped when
+         * its every I = o + t + ... is past n (only in a padded last part). */
+        int top = s >= 4u;
+        uint32_t levels = sim_map_rm_level_start(top ? d - 1u : d);
         /* Lines z >= n - o only hold tiles with I >= n (I >= o + z in a part's simplex). */
         uint32_t lines = n - o < s ? n - o : s;
         plan_add(plan, levels + 1u, lines, 1, 0, o, d, levels);
+        if (top && n - o > s / 2u) {
+            plan_add(plan, s / 2u, s / 4u, s + 2u, 3, o, d, 0);
+        }
+        /* x = K in both (memory order; maps_triplet.h); z <= 2n + 1 fits CUDA's limit. */
         if (o > 0u) {
-            plan_add(plan, rm_part_grid_x(n, o, s), rm_triangle_grid_y(s), o, 1, o, d, 0);
+            plan_add(plan, o, rm_triangle_grid_y(s), rm_part_grid_x(n, o, s), 1, o, d, 0);
         }
         if (rows_below(n, o, s) > 0u) {
-            plan_add(plan, rm_triangle_grid_x(s), rm_triangle_grid_y(s), rows_below(n, o, s), 2, o,
+            plan_add(plan, rm_triangle_grid_y(s), rm_triangle_grid_x(s), rows_below(n, o, s), 2, o,
                      d, 0);
         }
     }

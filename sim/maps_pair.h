@@ -36,19 +36,41 @@ SIM_HD uint32_t sim_map_t2(uint32_t k) {
     return (k * (k + 1u)) >> 1;
 }
 
-/* Row I of g(lambda): the largest I with T2(I) <= lambda, for lambda < T2(65535).
- * A float root gives an estimate within one row (its relative error is ~1e-7 and the root is
- * < 2^17); the integer steps then make it exact whatever the estimate was, so host and device
- * agree bit for bit even though their sqrtf may differ. */
-SIM_HD uint32_t sim_map_ltm_row(uint32_t lambda) {
-    float est = (sqrtf(8.0f * (float)lambda + 1.0f) - 1.0f) * 0.5f;
-    uint32_t i = est < 65535.0f ? (uint32_t)est : 65535u;
-    while (sim_map_t2(i) > lambda) {
+/* 1/sqrt(x) for the row estimates below, x >= 1: on the device one MUFU.RSQ (approximate, relative
+ * error < 2^-22). rsqrtf() would add a denormal fix-up (4 instructions per thread) that x >= 1
+ * never needs, and sqrtf() a correctly rounded refinement with a slow-path call; the estimate only
+ * has to land within a row or two, the integer steps do the rest. The host takes 1/sqrtf. */
+SIM_HD float sim_map_rsqrt_estimate(float x) {
+#if defined(__CUDA_ARCH__)
+    float r;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    return 1.0f / sqrtf(x);
+#endif
+}
+
+/* Row I of g(lambda): the largest I with T2(I) <= lambda, for lambda < T2(65535); *first = T2(I),
+ * so the caller's column is lambda - *first without a second product. The float estimate
+ * (sqrt(8 lambda + 1) - 1) / 2, its root taken as x * rsqrt(x), is within 0.03 of the real value
+ * (relative error ~2^-22 of a root < 2^17): at most one row off, so each loop below runs at most
+ * once. The integer steps (T2(I - 1) = T2(I) - I, T2(I + 1) = T2(I) + I + 1) make the result exact
+ * whatever the estimate, so host and device agree bit for bit although their roots differ. */
+SIM_HD uint32_t sim_map_ltm_row(uint32_t lambda, uint32_t *first) {
+    float x = fmaf(8.0f, (float)lambda, 1.0f);
+    float est = fmaf(x, sim_map_rsqrt_estimate(x), -1.0f) * 0.5f;
+    /* est > -1 (x >= 1); the signed conversion truncates a slightly negative estimate to 0. */
+    uint32_t i = est < 65535.0f ? (uint32_t)(int32_t)est : 65535u;
+    uint32_t t = sim_map_t2(i);
+    while (t > lambda) {
+        t -= i;
         --i;
     }
-    while (sim_map_t2(i + 1u) <= lambda) {
+    while (lambda - t > i) { /* T2(i + 1) = t + i + 1 <= lambda */
         ++i;
+        t += i;
     }
+    *first = t;
     return i;
 }
 
@@ -123,9 +145,9 @@ SIM_HD int sim_pair_map_ltm(const sim_map_launch *launch, uint32_t bx, uint32_t 
     if (lambda >= launch->p[0]) {
         return 0;
     }
-    uint32_t i = sim_map_ltm_row(lambda);
-    tile->i = i;
-    tile->j = lambda - sim_map_t2(i);
+    uint32_t first;
+    tile->i = sim_map_ltm_row(lambda, &first);
+    tile->j = lambda - first;
     return 1;
 }
 

@@ -69,10 +69,10 @@ SIM_HD int sim_triplet_map_tetra(const sim_map_launch *launch, uint32_t bx, uint
     }
     uint32_t i = sim_map_tetra_layer(lambda);
     uint32_t lambda2 = (uint32_t)(lambda - sim_map_t3(i));
-    uint32_t j = sim_map_ltm_row(lambda2);
+    uint32_t first;
     tile->i = i;
-    tile->j = j;
-    tile->k = lambda2 - sim_map_t2(j);
+    tile->j = sim_map_ltm_row(lambda2, &first);
+    tile->k = lambda2 - first;
     return 1;
 }
 
@@ -115,14 +115,27 @@ SIM_HD int sim_triplet_map_tetra_float(const sim_map_launch *launch, uint32_t bx
  * along z: z = copy * 2t + prism * t + line. The levels' triangles are concatenated along x
  * (T2(2^l) blocks each, level l starting at B_l = sum_{j<l} T2(2^j) = (2^l (2^l + 3) - 4) / 6)
  * and the diagonal (I, I, I) is one more x column, x = B_d: grid (B_d + 1) x s, exactly T3(s)
- * = s (B_d + 1) blocks. The level of x is floor(log2(6x + 4)) / 2, corrected by one compare. */
+ * = s (B_d + 1) blocks. The level of x is floor(log2(6x + 4)) / 2, corrected by one compare.
+ * The top level (t = s/2, three quarters of the blocks) has a launch of its own when s >= 4
+ * (sim_map_rm3_top): there the level search and the row trade below are not needed, which
+ * halves the map's instructions for most blocks; the concatenated launch then stops at
+ * x = B_{d-1}, its diagonal column.
+ *
+ * Block order is memory order: the hardware dispatches x fastest, and K is the fastest index of
+ * a row-major N^3 array, so consecutive blocks should step along K (a block's row segment is only
+ * rho elements, part of a cache line whose rest the K-neighbour blocks read). In (H,L,L) the
+ * triangle gives (J, K), so x already steps along K; in (H,H,L) K is the line, constant along a
+ * grid row, so there the t grid rows of a prism trade blocks: (e, line) -> the pair (e', line')
+ * with e' t + line' = e + T2(t) line, a bijection of the prism's T2(t) x t blocks under which a
+ * grid row steps along K. */
 
 SIM_HD uint32_t sim_map_rm_level_start(uint32_t l) {
     uint32_t t = 1u << l;
     return (t * (t + 3u) - 4u) / 6u;
 }
 
-/* Part of a simplex of size 2^d at offset o (p[1] = o, p[2] = d, p[3] = B_d): x = bx, z = by. */
+/* Part of a simplex of size 2^d at offset o, levels below B_top (p[1] = o, p[2] = d, p[3] = B_top
+ * with top = d, or d - 1 when the top level has its own launch): x = bx, z = by. */
 SIM_HD int sim_map_rm3_simplex(const sim_map_launch *launch, uint32_t bx, uint32_t by,
                                sim_tile3 *tile) {
     uint32_t o = launch->p[1], i, j, k;
@@ -134,11 +147,18 @@ SIM_HD int sim_map_rm3_simplex(const sim_map_launch *launch, uint32_t bx, uint32
             --l;
         }
         uint32_t e = bx - sim_map_rm_level_start(l), t = 1u << l, u = 0, w = 0;
+        uint32_t base = o + (by & ~(2u * t - 1u)), line = by & (t - 1u), hll = (by >> l) & 1u;
+        if (!hll) {
+            /* (H, H, L): e t + line from e + T2(t) line, without its 33-bit product:
+             * T2(t) = (t / 2)(t + 1), so with m = line (t + 1) the sum is e + m t / 2. */
+            uint32_t m = line * (t + 1u), a = e + (m & 1u) * (t >> 1);
+            line = a & (t - 1u);
+            e = (m >> 1) + (a >> l);
+        }
         if (l > 0u) {
             sim_map_rm_triangle(e >> (l - 1u), e & ((t >> 1) - 1u), l, &u, &w);
         }
-        uint32_t base = o + (by & ~(2u * t - 1u)), line = by & (t - 1u);
-        if ((by >> l) & 1u) { /* (H, L, L): I on the line, (J, K) the triangle in L */
+        if (hll) { /* (H, L, L): I on the line, (J, K) the triangle in L */
             i = base + t + line;
             j = base + u;
             k = base + w;
@@ -157,32 +177,67 @@ SIM_HD int sim_map_rm3_simplex(const sim_map_launch *launch, uint32_t bx, uint32
     return 1;
 }
 
+/* The top level of a part's simplex (s = 2^d >= 4 at offset o, t = s/2, one copy of each prism),
+ * grid t x t/2 x 2(t + 1), x stepping along K in both prisms:
+ *   bz <= t     (H, H, L): (I, J) the triangle in H on (wy, wx) = (bz, by), K = o + bx;
+ *   bz >  t     (H, L, L): (J, K) the triangle in L on (wy, wx) = (bz - t - 1, bx mod t/2),
+ *               I = o + t + line, line = (bx div t/2) + 2 by (a bijection onto [0, t)). */
+SIM_HD int sim_map_rm3_top(const sim_map_launch *launch, uint32_t bx, uint32_t by, uint32_t bz,
+                           sim_tile3 *tile) {
+    uint32_t o = launch->p[1], l = launch->p[2] - 1u, t = 1u << l, u, w, i, j, k;
+    if (bz <= t) {
+        sim_map_rm_triangle(bz, by, l, &u, &w);
+        i = o + t + u;
+        j = o + t + w;
+        k = o + bx;
+    } else {
+        sim_map_rm_triangle(bz - t - 1u, bx & ((t >> 1) - 1u), l, &u, &w);
+        i = o + t + ((bx >> (l - 1u)) | (by << 1));
+        j = o + u;
+        k = o + w;
+    }
+    if (i >= launch->n) {
+        return 0;
+    }
+    tile->i = i;
+    tile->j = j;
+    tile->k = k;
+    return 1;
+}
+
 /* rm: for n not a power of two the plan cuts [0, n) along the diagonal into at most
  * SIM_RM_PARTS power-of-two parts [o_a, o_a + s_a), the last possibly reaching past n (maps.c);
  * one part (n = 2^k) is the single launch of kind 0. Every triple is of one of three kinds
  * (p[0]), one launch each per part:
- *   0  all three tiles in one part: that part's simplex (above);
- *   1  J in part a, K before it (K < o_a): the 2-D rm part a (triangle + rectangle below,
- *      sim_map_rm_part) for (I, J), times K = bz in [0, o_a);
- *   2  J, K in part a, I after it: the triangle of part a for (J, K), times I = o_a + s_a + bz. */
+ *   0  all three tiles in one part: that part's simplex (above), without its top level when
+ *      kind 3 has it;
+ *   3  the top level of that simplex (s >= 4; sim_map_rm3_top);
+ *   1  J in part a, K before it (K < o_a): K = bx in [0, o_a), times the 2-D rm part a (triangle
+ *      + rectangle below, sim_map_rm_part) for (I, J) on (bz, by) = its (long, short) sides;
+ *   2  J, K in part a, I after it: the triangle of part a for (J, K) on (by, bx) = its (long,
+ *      short) sides, times I = o_a + s_a + bz.
+ * In all, x steps along K (memory order, see above). */
 SIM_HD int sim_triplet_map_rm(const sim_map_launch *launch, uint32_t bx, uint32_t by, uint32_t bz,
                               sim_tile3 *tile) {
     uint32_t o = launch->p[1], d = launch->p[2];
     if (launch->p[0] == 0u) {
         return sim_map_rm3_simplex(launch, bx, by, tile);
     }
+    if (launch->p[0] == 3u) {
+        return sim_map_rm3_top(launch, bx, by, bz, tile);
+    }
     if (launch->p[0] == 1u) {
         sim_tile2 pair;
-        if (!sim_map_rm_part(o, d, launch->n, bx, by, &pair)) {
+        if (!sim_map_rm_part(o, d, launch->n, bz, by, &pair)) {
             return 0;
         }
         tile->i = pair.i;
         tile->j = pair.j;
-        tile->k = bz;
+        tile->k = bx;
         return 1;
     }
     uint32_t u, w;
-    sim_map_rm_triangle(bx, by, d, &u, &w);
+    sim_map_rm_triangle(by, bx, d, &u, &w);
     tile->i = o + (1u << d) + bz;
     tile->j = o + u;
     tile->k = o + w;

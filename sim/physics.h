@@ -31,6 +31,11 @@
  *    (a hard cut: the energy jumps there). Coincident bodies give zero (never NaN); the float
  *    version also drops triples whose r12^2 r23^2 r31^2 is outside [1e-30, 1e30] (distances
  *    outside ~1e-5 .. 1e5 m), where float would overflow.
+ *  - ATM on the GPU: the same forces through pair terms (sim_atm_pair, sim_atm_triple;
+ *    physics_impl.h derives them): a pair's difference vector, squared distance and term are
+ *    computed once per pair, a triple costs products only. Its float guard is per pair: a
+ *    triple is dropped when one of its pairs has (3 nu)^(1/3) r^-5 > 1e18 (nu = 1 J m^9:
+ *    r < 0.11 mm) or r > 1e5 m; coincident bodies give zero, never NaN.
  */
 #ifndef SIM_PHYSICS_H
 #define SIM_PHYSICS_H
@@ -94,8 +99,8 @@ double sim_hertz_damping_ratio(double restitution);
 double sim_contact_time(double stiffness, double m_eff);
 double sim_contact_time_hertz(double stiffness, double m_eff, double speed);
 /* Safe step [s]: t_c / max(SIM_STEPS_PER_CONTACT, SIM_DAMPED_STEPS_PER_ZETA2 zeta^2) at the
- * smallest pair m_eff (the two lightest bodies). Hertz uses a reference impact speed: max(2 max|v|, sqrt(4 |g| box_half), 1 m/s).
- * Ignores ATM stiffness. Returns 0 for an empty state. */
+ * smallest pair m_eff (the two lightest bodies). Hertz uses a reference impact speed: max(2 max|v|,
+ * sqrt(4 |g| box_half), 1 m/s). Ignores ATM stiffness. Returns 0 for an empty state. */
 double sim_default_dt(const sim_params *p, const sim_state *s);
 
 #ifdef __cplusplus
@@ -105,6 +110,11 @@ double sim_default_dt(const sim_params *p, const sim_state *s);
 /* ---- The host+device functions, float then double. ----
  * SIM_HD sim_vec3f sim_contact_force_f(pi, vi, pj, vj, ph, energy)   force on i from j
  * SIM_HD void      sim_atm_forces_f(p1, p2, p3, ph, f1, f2, f3, energy)
+ * SIM_HD float     sim_atm_pair_term_f(a2, nu3, a2_max)                ATM in pair terms (GPU):
+ * SIM_HD float     sim_atm_triple_f(A, B, C, hA, hB, hC, ya, yb, yc, energy)   see
+ * SIM_HD void      sim_atm_forces_pairwise_f(p1, p2, p3, nu3, a2_max, f1, f2, f3, energy)
+ *                  (and sim_atm_nu3_f, sim_atm_a2_max_f, sim_atm_pair_f,      physics_impl.h
+ *                  sim_atm_pair_coefficient_f)
  * SIM_HD sim_vec3f sim_wall_force_f(pos, vel, ph, energy)           the six walls only
  * SIM_HD sim_vec3f sim_body_force_f(pos, vel, ph, energy)           walls + m g
  * SIM_HD float     sim_normal_force_f(d, v_n, m_eff, ph, energy)    scalar contact law
@@ -119,6 +129,20 @@ double sim_default_dt(const sim_params *p, const sim_state *s);
 #define SIM_RSQRT_F(x) (1.0f / sqrtf(x))
 #endif
 
+/* The ATM pair terms' 1/sqrt: on the device without the denormal fix-up (one MUFU.RSQ instead of
+ * four instructions). A denormal squared distance gives infinity there, and the pair is dropped,
+ * as it is with the fix-up (its term would overflow float anyway). */
+#if defined(__CUDA_ARCH__)
+static __device__ __forceinline__ float sim_rsqrt_ftz_f(float x) {
+    float r;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+#define SIM_ATM_RSQRT_F(x) sim_rsqrt_ftz_f(x)
+#else
+#define SIM_ATM_RSQRT_F(x) (1.0f / sqrtf(x))
+#endif
+
 #define SIM_R float
 #define SIM_V3 sim_vec3f
 #define SIM_V4 sim_vec4f
@@ -127,12 +151,17 @@ double sim_default_dt(const sim_params *p, const sim_state *s);
 #define SIM_K(c) ((float)(c))
 #define SIM_SQRT(x) sqrtf(x)
 #define SIM_RSQRT(x) SIM_RSQRT_F(x)
+#define SIM_CBRT(x) cbrtf(x)
+#define SIM_ATM_RSQRT(x) SIM_ATM_RSQRT_F(x)
+#define SIM_FABS(x) fabsf(x)
 #define SIM_PH_CUTOFF2(ph) ((ph)->atm_cutoff2)
 #define SIM_PH_GX(ph) ((ph)->gx)
 #define SIM_PH_GY(ph) ((ph)->gy)
 #define SIM_PH_GZ(ph) ((ph)->gz)
 #define SIM_ATM_S_MIN 1e-30f
 #define SIM_ATM_S_MAX 1e30f
+#define SIM_ATM_H_MAX 1e18f
+#define SIM_ATM_A2_MAX 1e10f
 #include "physics_impl.h"
 
 #define SIM_R double
@@ -143,12 +172,17 @@ double sim_default_dt(const sim_params *p, const sim_state *s);
 #define SIM_K(c) ((double)(c))
 #define SIM_SQRT(x) sqrt(x)
 #define SIM_RSQRT(x) (1.0 / sqrt(x))
+#define SIM_CBRT(x) cbrt(x)
+#define SIM_ATM_RSQRT(x) (1.0 / sqrt(x))
+#define SIM_FABS(x) fabs(x)
 #define SIM_PH_CUTOFF2(ph) ((ph)->atm_cutoff * (ph)->atm_cutoff)
 #define SIM_PH_GX(ph) ((ph)->gravity.x)
 #define SIM_PH_GY(ph) ((ph)->gravity.y)
 #define SIM_PH_GZ(ph) ((ph)->gravity.z)
 #define SIM_ATM_S_MIN 1e-200
 #define SIM_ATM_S_MAX 1e200
+#define SIM_ATM_H_MAX 1e90
+#define SIM_ATM_A2_MAX 1e60
 #include "physics_impl.h"
 
 #endif /* SIM_PHYSICS_H */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — Axilrod–Teller–Muto forces over all unordered triples: the tiled kernel placed by a
- * triplet thread map, and its host drivers. */
+ * nbsim — Axilrod–Teller–Muto forces over all unordered triples: the tiled kernel, the two
+ * sources of its tile triples (a triplet thread map, or a list in device memory), and its host
+ * drivers. tests/test_triplet_kernel_emu.cc compiles the kernel alone on the CPU
+ * (SIM_TRIPLET_KERNEL_ONLY: no drivers) and runs it under tests/cuda_emulation.h. */
 #include "triplet_kernels.h"
 
 #include "device_util.cuh"
@@ -10,192 +12,394 @@ namespace {
 constexpr int kT = (int)SIM_TRIPLET_TILE; /* bodies per tile = lanes per warp */
 constexpr int kWarps = 4;                 /* warps per block share out the j of tile J */
 constexpr int kThreads = kT * kWarps;
+constexpr int kJ = kT / kWarps;    /* j per warp, held in registers */
+constexpr int kFjValues = 3 * kJ;  /* force components on a warp's j, summed over its lanes */
+constexpr int kMinBlocksPerSM = 5; /* shared memory allows 5 (38.4 KB each): registers <= 102 */
 static_assert(kT == 32, "the k rotation runs over the 32 lanes of a warp");
+static_assert(kFjValues % 4 == 0, "the F_j scratch is written as float4");
 
-static __device__ __forceinline__ float dist2(const sim_vec4f &a, const sim_vec4f &b) {
-    const float dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
-    return dx * dx + dy * dy + dz * dz;
-}
+/* ---- Where a block's tile triple comes from (the kernel's TILES parameter) ----
+ * get() gets the block coordinates and returns false when the block has no tile triple. */
 
-/* Sum over the warp, result in every lane (butterfly). */
-static __device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) {
-        v += __shfl_xor_sync(SIM_FULL_MASK, v, o);
+/* A triplet thread map: the launch's block coordinates through sim_triplet_map_block. */
+template <sim_triplet_map MAP> struct map_tiles {
+    sim_map_launch launch;
+    __device__ __forceinline__ bool get(uint32_t bx, uint32_t by, uint32_t bz, sim_tile3 *t) const {
+        return sim_triplet_map_block(MAP, &launch, bx, by, bz, t) != 0;
     }
-    return v;
+};
+
+/* A list of tile triples in device memory (a culled list): block bx takes entry bx. Entries
+ * that are not ordered tiles of the domain (I >= J >= K, I < tiles) are skipped. */
+struct list_tiles {
+    const sim_tile3 *list;
+    uint32_t count;
+    uint32_t tiles;
+    __device__ __forceinline__ bool get(uint32_t bx, uint32_t by, uint32_t bz, sim_tile3 *t) const {
+        if (bx >= count || by != 0u || bz != 0u) {
+            return false;
+        }
+        *t = list[bx];
+        return t->i < tiles && t->j <= t->i && t->k <= t->j;
+    }
+};
+
+/* Shared memory of one block, 38.4 KB. The union's members are used one after the other,
+ * separated by barriers (see the kernel's phases). */
+struct triplet_shared {
+    sim_vec4f pos[3][kT]; /* tiles I, J, K; bodies past N padded far away */
+    float4 jk[kT][kT];    /* (b, h) of pair (j, k) at [j][k], b = x_k - x_j; 0 when dropped */
+    float jk_b2[kT][kT];  /* B = |b|^2 of the same pair; 0 when dropped */
+    union {
+        float wik[kWarps][kT][kT]; /* warp w's sum over its j of W3 y_C, pair (i, k = i + s)
+                                      at [w][s][i] */
+        struct {
+            float kik[kT][kT];                 /* K_C of pair (i, k) as in wik (over wik[0]) */
+            float red[kWarps][kFjValues * kT]; /* each warp's scratch: F_j sums, then its forces */
+        } fin;
+    } u;
+    int any[2]; /* some pair (i, j), (j, k) counts */
+};
+static_assert(sizeof(((triplet_shared *)nullptr)->u.fin) <=
+                  sizeof(((triplet_shared *)nullptr)->u.wik),
+              "the F_j scratch fits beside kik");
+static_assert(kFjValues * kT >= 6 * kT + kFjValues, "a warp's forces fit in its scratch");
+
+/* Brings lane (lane + by) mod 32's value to this lane, for each of the kJ accumulators. */
+static __device__ __forceinline__ void rotate(float (&acc)[kJ], int lane, int by) {
+    const int from = (lane + by) & (kT - 1);
+#pragma unroll
+    for (int jj = 0; jj < kJ; ++jj) {
+        acc[jj] = __shfl_sync(SIM_FULL_MASK, acc[jj], from);
+    }
 }
 
-/* Triplet kernel: each unordered triple once, its three forces reduced inside the block.
+static __device__ __forceinline__ float dot3(const sim_vec3f &u, const sim_vec3f &v) {
+    return u.x * v.x + u.y * v.y + u.z * v.z;
+}
+
+/* Triplet kernel: each unordered triple once; pair terms once per pair; the forces of the
+ * block's triples reduced inside the block, one atomic per body.
  *
- * Launch contract: one launch of a triplet map plan (grid = launch.grid), 128 threads = 4
- * warps. sim_triplet_map_block gives the tile triple (I, J, K), I >= J >= K, or nothing (the
- * block returns before any barrier). Shared memory holds the three tiles' positions. Lane l
- * owns body i = I*32 + l; warp w takes j = w, w+4, ... of tile J; for each j the warp makes 32
- * steps s in which lane l takes k = (l + s) mod 32, so one warp covers all 32 x 32 (i, k) for
- * its j with every lane busy. Where tiles coincide only strictly ordered bodies count (i > j
- * when I == J, j > k when J == K); bounds: bodies past N are masked (never padded: ATM of
- * coincident padding would be 0/0).
+ * Launch contract: grid from the tile source (a map plan's launch, or 1-D over a list), 128
+ * threads = 4 warps, 38.4 KB static shared memory. TILES::get gives the tile triple (I, J, K),
+ * I >= J >= K, or nothing (the block returns before any barrier). Lane l owns i = I*32 + l;
+ * warp w owns j = J*32 + 8w + jj, jj = 0..7; in step s = 0..31 lane l takes k = (l + s) mod 32
+ * of tile K, so a warp covers all 32 x 8 x 32 (i, j, k) of its j with every lane busy. Bodies
+ * past N are padded far away and every pair with one is dropped; where tiles coincide only
+ * strictly ordered bodies count (i > j when I == J, j > k when J == K): all masks are pair
+ * masks (sim_atm_pair's `valid`), so there is no per-triple test.
  *
- * Forces: on i in registers (per lane); on j in registers per lane, summed over the warp after
- * its 32 steps (j belongs to one warp) into shared memory; on k in a register that rotates with
- * k: after each step every lane passes its k accumulator to lane l - 1, the lane that takes
- * that k next, so after 32 steps lane l holds k = l again and the accumulator stays in
- * registers across all j. At the end the block sums the 4 warps' i and k partials in shared
- * memory and issues one atomic per body (tiles that coincide are merged first).
+ * Phases: (1) positions of the three tiles into shared memory. (2) Pairs (difference vector, A,
+ * h; sim_atm_pair) once per body pair: (i, j) in registers (8 per lane), (j, k) in a shared
+ * table; a block with no (i, j) or no (j, k) that counts returns here. (3) The triple loop: per
+ * step s the lane's (i, k) pair, then per triple one 16-byte and one 4-byte table load of
+ * (j, k), three dot products and sim_atm_triple, and three sums of W3 y, one per pair: over k
+ * for (i, j) in a register; over i for (j, k) in a register that rotates with k (after each step
+ * every lane passes its 8 accumulators to lane l - 1, the lane that takes that k next; after 32
+ * steps lane l holds k = l); over this warp's j for (i, k), stored per warp after each step.
+ * (4) Pair coefficients K = (sum of W3 y) / A and pair forces (physics_impl.h): (i, k) summed
+ * over the warps first, then each warp's (i, j) and (j, k); F_j summed over the lanes in shared
+ * memory. (5) One atomic per body (coinciding tiles merged first).
  *
- * Cost per triple: sim_atm_forces_f (~60-80 instructions: 3 distances, one reciprocal square
- * root chain, the gradient) + 9 FADD accumulation + 3 SHFL rotation + 1 LDS.128 + masking;
- * no global traffic (3 * 512 B of positions per block of 32768 triples). With a cut-off the
- * distances are tested first and out-of-range triples skip the ATM evaluation. ENERGY: sums the
- * ATM energy of the block's triples into *energy (one double atomic) instead of forces. */
-template <sim_triplet_map MAP, bool ENERGY>
-__global__ void __launch_bounds__(kThreads)
-    triplet_kernel(const sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ force,
-                   double *__restrict__ energy, uint32_t n, sim_map_launch launch,
-                   sim_physics_f ph) {
+ * Cost per triple: 27 FP32 instructions (FFMA/FMUL/FADD: 3 dot products, sim_atm_triple, 3
+ * sums), 2 LDS, 1 SHFL; per step of 8 triples ~33 more (the (i, k) pair, its store, addresses,
+ * the loop). Counted in the SASS of the sm_90 build (cuobjdump --dump-sass, the loop of
+ * triplet_kernel<map_tiles<rm>, false, false>, unrolled twice): 545 instructions per 16
+ * triples = 34.1 per triple; with the map, the pair terms and the reductions ~39 per triple
+ * (SIM_TRIPLET_KERNEL_INSTR; bench/README.md has the table). 96 registers, no spills: 5 blocks
+ * = 20 warps per SM. No global traffic beyond 3 x 512 B of positions and up to 96 atomics per
+ * block of 32768 triples.
+ *
+ * CUT (cut-off on): a warp skips the steps whose (i, k) pairs are all dropped and the j whose
+ * (i, j) are (the k accumulators then rotate by the steps skipped at once). ENERGY: sums the ATM
+ * energy of the block's triples into *energy (one double atomic) instead of forces. */
+template <class TILES, bool ENERGY, bool CUT>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
+    triplet_kernel(TILES tiles, const sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ force,
+                   double *__restrict__ energy, uint32_t n, float nu3, float a2_max) {
     sim_tile3 tile;
-    if (!sim_triplet_map_block(MAP, &launch, blockIdx.x, blockIdx.y, blockIdx.z, &tile)) {
+    if (!tiles.get(blockIdx.x, blockIdx.y, blockIdx.z, &tile)) {
         return;
     }
-    __shared__ sim_vec4f sh_pos[3][kT];
-    __shared__ float sh_fi[3][kWarps][kT];
-    __shared__ float sh_fk[3][kWarps][kT];
-    __shared__ float sh_fj[3][kT];
+    __shared__ triplet_shared sh;
 
+    /* (1) Positions. */
     const int t = (int)threadIdx.x;
     const int lane = t & (kT - 1);
     const int w = t / kT;
     const uint32_t i0 = tile.i * kT, j0 = tile.j * kT, k0 = tile.k * kT;
     if (w < 3) {
         const uint32_t base = w == 0 ? i0 : (w == 1 ? j0 : k0);
-        sh_pos[w][lane] = base + lane < n ? sim_ld4(pos + base + lane) : sim_pad_body();
-    } else {
-        sh_fj[0][lane] = 0.0f;
-        sh_fj[1][lane] = 0.0f;
-        sh_fj[2][lane] = 0.0f;
+        sh.pos[w][lane] = base + lane < n ? sim_ld4(pos + base + lane) : sim_pad_body();
+    } else if (lane < 2) {
+        sh.any[lane] = 0;
     }
     __syncthreads();
 
-    /* Valid bodies in each tile (only the last tile is partial). */
-    const int ni = (int)min((uint32_t)kT, n - i0);
-    const int nj = (int)min((uint32_t)kT, n - j0);
-    const int nk = (int)min((uint32_t)kT, n - k0);
+    /* (2) Pairs: (i, j) of this warp's j in registers, the (j, k) table. */
     const bool same_ij = tile.i == tile.j, same_jk = tile.j == tile.k;
-    const float c2 = ph.atm_cutoff2;
-    const sim_vec4f pi = sh_pos[0][lane];
-    float f1x = 0.0f, f1y = 0.0f, f1z = 0.0f; /* on i = lane */
-    float fkx = 0.0f, fky = 0.0f, fkz = 0.0f; /* on k = (lane + s) mod 32, rotating */
-    double e = 0.0;
-
-    for (int jl = w; jl < nj; jl += kWarps) { /* warp-uniform */
-        const sim_vec4f pj = sh_pos[1][jl];
-        bool ij_ok = lane < ni && (!same_ij || lane > jl);
-        if (c2 > 0.0f) {
-            ij_ok = ij_ok && dist2(pi, pj) <= c2;
+    const sim_vec4f pi = sh.pos[0][lane];
+    sim_vec3f a_ij[kJ]; /* a = x_j - x_i */
+    float a2_ij[kJ], h_ij[kJ];
+    float any_ij = 0.0f, any_jk = 0.0f; /* sums of |h| (finite): nonzero when a pair counts */
+#pragma unroll
+    for (int jj = 0; jj < kJ; ++jj) {
+        const int jl = kJ * w + jj;
+        sim_atm_pair_f(pi, sh.pos[1][jl], !same_ij || lane > jl, nu3, a2_max, &a_ij[jj], &a2_ij[jj],
+                       &h_ij[jj]);
+        any_ij += fabsf(h_ij[jj]);
+    }
+    {
+        const sim_vec4f pk = sh.pos[2][lane];
+#pragma unroll 2
+        for (int r = w; r < kT; r += kWarps) {
+            sim_vec3f b;
+            float b2, h;
+            sim_atm_pair_f(sh.pos[1][r], pk, !same_jk || r > lane, nu3, a2_max, &b, &b2, &h);
+            sh.jk[r][lane] = make_float4(b.x, b.y, b.z, h);
+            sh.jk_b2[r][lane] = b2;
+            any_jk += fabsf(h);
         }
-        float f2x = 0.0f, f2y = 0.0f, f2z = 0.0f;
-#pragma unroll 4
-        for (int s = 0; s < kT; ++s) {
-            const int kl = (lane + s) & (kT - 1);
-            const sim_vec4f pk = sh_pos[2][kl];
-            bool ok = ij_ok && kl < nk && (!same_jk || jl > kl);
-            if (c2 > 0.0f) {
-                ok = ok && dist2(pi, pk) <= c2 && dist2(pj, pk) <= c2;
+    }
+    if (any_ij != 0.0f) { /* every writer writes 1 */
+        sh.any[0] = 1;
+    }
+    if (any_jk != 0.0f) {
+        sh.any[1] = 1;
+    }
+    __syncthreads();
+    if (!(sh.any[0] && sh.any[1])) { /* block-uniform: every triple is dropped */
+        return;
+    }
+
+    /* (3) The triple loop. */
+    float wa[kJ], wb[kJ]; /* sums of W3 y_A over k, of W3 y_B over i (rotating with k) */
+#pragma unroll
+    for (int jj = 0; jj < kJ; ++jj) {
+        wa[jj] = 0.0f;
+        wb[jj] = 0.0f;
+    }
+    unsigned jmask = (1u << kJ) - 1u; /* the j with some (i, j) that counts */
+    if constexpr (CUT) {
+#pragma unroll
+        for (int jj = 0; jj < kJ; ++jj) {
+            jmask &= __any_sync(SIM_FULL_MASK, h_ij[jj] != 0.0f) ? ~0u : ~(1u << jj);
+        }
+    }
+    int lag = 0; /* CUT: steps since the k accumulators were last aligned (lane l: k = l + s) */
+    double e = 0.0;
+    float *wik = &sh.u.wik[w][0][0];
+#pragma unroll 2
+    for (int s = 0; s < kT; ++s) {
+        const int kl = (lane + s) & (kT - 1);
+        sim_vec3f c; /* c = x_i - x_k */
+        float c2, hc;
+        sim_atm_pair_f(sh.pos[2][kl], pi, 1, nu3, a2_max, &c, &c2, &hc);
+        const float4 *jk = &sh.jk[kJ * w][kl];
+        const float *jk_b2 = &sh.jk_b2[kJ * w][kl];
+        float wc = 0.0f, es = 0.0f;
+        bool work = true;
+        if constexpr (CUT) {
+            work = jmask != 0u && __any_sync(SIM_FULL_MASK, hc != 0.0f);
+            if (!ENERGY && work && lag != 0) {
+                rotate(wb, lane, lag);
+                lag = 0;
             }
-            if (ok) {
-                sim_vec3f a, b, c;
-                float eijk = 0.0f;
-                sim_atm_forces_f(pi, pj, pk, &ph, &a, &b, &c, ENERGY ? &eijk : nullptr);
-                if constexpr (ENERGY) {
-                    e += (double)eijk;
-                } else {
-                    f1x += a.x;
-                    f1y += a.y;
-                    f1z += a.z;
-                    f2x += b.x;
-                    f2y += b.y;
-                    f2z += b.z;
-                    fkx += c.x;
-                    fky += c.y;
-                    fkz += c.z;
+        }
+        if (work) {
+#pragma unroll
+            for (int jj = 0; jj < kJ; ++jj) {
+                if (CUT && !((jmask >> jj) & 1u)) {
+                    continue;
+                }
+                const float4 bh = jk[jj * kT];
+                const sim_vec3f b = {bh.x, bh.y, bh.z};
+                float ya, yb, yc;
+                const float w3 = sim_atm_triple_f(a2_ij[jj], jk_b2[jj * kT], c2, dot3(a_ij[jj], b),
+                                                  dot3(b, c), dot3(c, a_ij[jj]), h_ij[jj], bh.w, hc,
+                                                  &ya, &yb, &yc, ENERGY ? &es : nullptr);
+                if constexpr (!ENERGY) {
+                    wa[jj] += w3 * ya;
+                    wb[jj] += w3 * yb;
+                    wc += w3 * yc;
                 }
             }
-            if constexpr (!ENERGY) {
-                const int from = (lane + 1) & (kT - 1);
-                fkx = __shfl_sync(SIM_FULL_MASK, fkx, from);
-                fky = __shfl_sync(SIM_FULL_MASK, fky, from);
-                fkz = __shfl_sync(SIM_FULL_MASK, fkz, from);
-            }
         }
-        if constexpr (!ENERGY) {
-            f2x = warp_sum(f2x);
-            f2y = warp_sum(f2y);
-            f2z = warp_sum(f2z);
-            if (lane == 0) { /* jl belongs to this warp alone: a plain store */
-                sh_fj[0][jl] = f2x;
-                sh_fj[1][jl] = f2y;
-                sh_fj[2][jl] = f2z;
+        if constexpr (ENERGY) {
+            e += (double)es;
+        } else {
+            wik[s * kT + lane] = wc;
+            if constexpr (CUT) {
+                ++lag;
+            } else {
+                rotate(wb, lane, 1);
             }
         }
     }
-
     if constexpr (ENERGY) {
         sim_block_sum_add<kThreads>(e, energy);
         return;
     }
-    sh_fi[0][w][lane] = f1x;
-    sh_fi[1][w][lane] = f1y;
-    sh_fi[2][w][lane] = f1z;
-    sh_fk[0][w][lane] = fkx;
-    sh_fk[1][w][lane] = fky;
-    sh_fk[2][w][lane] = fkz;
+    if (CUT && (lag & (kT - 1)) != 0) {
+        rotate(wb, lane, lag);
+    }
     __syncthreads();
+
+    /* (4) Pair forces, F_1 = K_A a - K_C c, F_2 = K_B b - K_A a, F_3 = K_C c - K_B b. First
+     * (i, k), whose sums are spread over the warps: warp w takes steps s = 8w .. 8w + 7 with
+     * i = lane... */
+    sim_vec3f fi = {0.0f, 0.0f, 0.0f}, fk = {0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int q = 0; q < kJ; ++q) {
+        const int s = kJ * w + q;
+        float sum = 0.0f;
+#pragma unroll
+        for (int ww = 0; ww < kWarps; ++ww) {
+            sum += sh.u.wik[ww][s][lane];
+        }
+        /* c and C as sim_atm_pair computed them in the loop; a dropped pair has sum 0, so K 0 */
+        const sim_vec4f pk = sh.pos[2][(lane + s) & (kT - 1)];
+        const float cx = pi.x - pk.x, cy = pi.y - pk.y, cz = pi.z - pk.z;
+        const float kc = sim_atm_pair_coefficient_f(sum, cx * cx + cy * cy + cz * cz);
+        sh.u.fin.kik[s][lane] = kc; /* over wik[0][s][lane], read above by this lane only */
+        fi.x -= kc * cx;
+        fi.y -= kc * cy;
+        fi.z -= kc * cz;
+    }
+    __syncthreads();
+    /* ... then k = lane for the same steps (i = (k - s) mod 32; K_C is 0 for dropped pairs). */
+    const sim_vec4f pk = sh.pos[2][lane];
+#pragma unroll
+    for (int q = 0; q < kJ; ++q) {
+        const int s = kJ * w + q;
+        const int il = (lane - s) & (kT - 1);
+        const float kc = sh.u.fin.kik[s][il];
+        const sim_vec4f p = sh.pos[0][il];
+        fk.x += kc * (p.x - pk.x);
+        fk.y += kc * (p.y - pk.y);
+        fk.z += kc * (p.z - pk.z);
+    }
+    /* (i, j) and (j, k) of this warp's j: lane l holds i = l and, after the rotation, k = l.
+     * v: this lane's share of the force on each j, summed over the lanes below. */
+    float v[kFjValues];
+#pragma unroll
+    for (int jj = 0; jj < kJ; ++jj) {
+        const int jl = kJ * w + jj;
+        const float4 bh = sh.jk[jl][lane];
+        const float ka = sim_atm_pair_coefficient_f(wa[jj], a2_ij[jj]);
+        const float kb = sim_atm_pair_coefficient_f(wb[jj], sh.jk_b2[jl][lane]);
+        const sim_vec3f &a = a_ij[jj];
+        fi.x += ka * a.x;
+        fi.y += ka * a.y;
+        fi.z += ka * a.z;
+        fk.x -= kb * bh.x;
+        fk.y -= kb * bh.y;
+        fk.z -= kb * bh.z;
+        v[3 * jj + 0] = kb * bh.x - ka * a.x;
+        v[3 * jj + 1] = kb * bh.y - ka * a.y;
+        v[3 * jj + 2] = kb * bh.z - ka * a.z;
+    }
+    float *red = sh.u.fin.red[w]; /* [lane][value]: lane m then sums column m */
+#pragma unroll
+    for (int q = 0; q < kFjValues / 4; ++q) {
+        reinterpret_cast<float4 *>(red + lane * kFjValues)[q] =
+            make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+    }
+    __syncwarp();
+    float fj = 0.0f; /* lane m < 24: component m % 3 of the force on j = 8w + m / 3 */
+    if (lane < kFjValues) {
+#pragma unroll 8
+        for (int l = 0; l < kT; ++l) {
+            fj += red[l * kFjValues + lane];
+        }
+    }
+    __syncwarp();
+    /* The warp's forces into its scratch: F_i [3][32], F_k [3][32], F_j [24]. */
+    red[lane] = fi.x;
+    red[kT + lane] = fi.y;
+    red[2 * kT + lane] = fi.z;
+    red[3 * kT + lane] = fk.x;
+    red[4 * kT + lane] = fk.y;
+    red[5 * kT + lane] = fk.z;
+    if (lane < kFjValues) {
+        red[6 * kT + lane] = fj;
+    }
+    __syncthreads();
+
+    /* (5) One atomic per body. */
     if (t >= kT) {
         return;
     }
-    float fi[3], fj[3], fk[3];
+    const int ni = (int)min((uint32_t)kT, n - i0);
+    const int nj = (int)min((uint32_t)kT, n - j0);
+    const int nk = (int)min((uint32_t)kT, n - k0);
+    float gi[3], gk[3];
 #pragma unroll
     for (int c = 0; c < 3; ++c) {
-        fi[c] = 0.0f;
-        fk[c] = 0.0f;
+        gi[c] = 0.0f;
+        gk[c] = 0.0f;
 #pragma unroll
         for (int ww = 0; ww < kWarps; ++ww) {
-            fi[c] += sh_fi[c][ww][t];
-            fk[c] += sh_fk[c][ww][t];
+            gi[c] += sh.u.fin.red[ww][c * kT + t];
+            gk[c] += sh.u.fin.red[ww][(3 + c) * kT + t];
         }
-        fj[c] = sh_fj[c][t];
     }
+    const float *fj_of = &sh.u.fin.red[t / kJ][6 * kT + 3 * (t % kJ)]; /* j = t: warp t / 8 */
+    const float gj[3] = {fj_of[0], fj_of[1], fj_of[2]};
     /* Coinciding tiles hold the same bodies: merge so each body gets one atomic per block. */
     if (same_ij && same_jk) {
         if (t < ni) {
-            sim_atomic_add3(force + i0 + t, fi[0] + fj[0] + fk[0], fi[1] + fj[1] + fk[1],
-                            fi[2] + fj[2] + fk[2]);
+            sim_atomic_add3(force + i0 + t, gi[0] + gj[0] + gk[0], gi[1] + gj[1] + gk[1],
+                            gi[2] + gj[2] + gk[2]);
         }
     } else if (same_ij) {
         if (t < ni) {
-            sim_atomic_add3(force + i0 + t, fi[0] + fj[0], fi[1] + fj[1], fi[2] + fj[2]);
+            sim_atomic_add3(force + i0 + t, gi[0] + gj[0], gi[1] + gj[1], gi[2] + gj[2]);
         }
         if (t < nk) {
-            sim_atomic_add3(force + k0 + t, fk[0], fk[1], fk[2]);
+            sim_atomic_add3(force + k0 + t, gk[0], gk[1], gk[2]);
         }
     } else if (same_jk) {
         if (t < ni) {
-            sim_atomic_add3(force + i0 + t, fi[0], fi[1], fi[2]);
+            sim_atomic_add3(force + i0 + t, gi[0], gi[1], gi[2]);
         }
         if (t < nj) {
-            sim_atomic_add3(force + j0 + t, fj[0] + fk[0], fj[1] + fk[1], fj[2] + fk[2]);
+            sim_atomic_add3(force + j0 + t, gj[0] + gk[0], gj[1] + gk[1], gj[2] + gk[2]);
         }
     } else {
         if (t < ni) {
-            sim_atomic_add3(force + i0 + t, fi[0], fi[1], fi[2]);
+            sim_atomic_add3(force + i0 + t, gi[0], gi[1], gi[2]);
         }
         if (t < nj) {
-            sim_atomic_add3(force + j0 + t, fj[0], fj[1], fj[2]);
+            sim_atomic_add3(force + j0 + t, gj[0], gj[1], gj[2]);
         }
         if (t < nk) {
-            sim_atomic_add3(force + k0 + t, fk[0], fk[1], fk[2]);
+            sim_atomic_add3(force + k0 + t, gk[0], gk[1], gk[2]);
         }
     }
+}
+
+} // namespace
+
+#ifndef SIM_TRIPLET_KERNEL_ONLY
+namespace {
+
+/* Launches triplet_kernel<TILES, ENERGY, CUT> with CUT chosen by the cut-off. */
+template <class TILES, bool ENERGY>
+sim_status launch(const TILES &tiles, dim3 grid, cudaStream_t stream, const sim_gpu_bodies *b,
+                  const sim_physics_f *ph, double *d_energy, sim_error *err) {
+    const float nu3 = sim_atm_nu3_f(ph->atm_nu);
+    const float a2_max = sim_atm_a2_max_f(ph->atm_cutoff2);
+    if (ph->atm_cutoff2 > 0.0f) {
+        triplet_kernel<TILES, ENERGY, true>
+            <<<grid, kThreads, 0, stream>>>(tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max);
+    } else {
+        triplet_kernel<TILES, ENERGY, false>
+            <<<grid, kThreads, 0, stream>>>(tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max);
+    }
+    SIM_CUDA_CHECK_LAUNCH(ENERGY ? "triplet_kernel<energy>" : "triplet_kernel");
+    return SIM_OK;
 }
 
 } // namespace
@@ -209,18 +413,27 @@ sim_status sim_gpu_triplet_forces(const sim_gpu_bodies *b, const sim_physics_f *
         switch (map) {
 #define SIM_TRIPLET_CASE(id, name, label, paper)                                                   \
     case SIM_TRIPLET_MAP_##id:                                                                     \
-        triplet_kernel<SIM_TRIPLET_MAP_##id, false>                                                \
-            <<<grid, kThreads, 0, s>>>(b->pos, b->force, nullptr, b->n, *l, *ph);                  \
-        break;
+        return launch<map_tiles<SIM_TRIPLET_MAP_##id>, false>({*l}, grid, s, b, ph, nullptr, err);
             SIM_TRIPLET_MAP_LIST(SIM_TRIPLET_CASE)
 #undef SIM_TRIPLET_CASE
         default:
             return sim_fail(err, SIM_BAD_ARGUMENT, "unknown triplet map %d", (int)map);
         }
-        SIM_CUDA_CHECK_LAUNCH("triplet_kernel");
-        return SIM_OK;
     };
     return sim_gpu_run_plan(plan, st, one, err);
+}
+
+sim_status sim_gpu_triplet_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                       const sim_tile3 *d_tiles, uint32_t count,
+                                       cudaStream_t stream, sim_error *err) {
+    if (count == 0u) {
+        return SIM_OK;
+    }
+    if (count > 0x7fffffffu) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "%u tile triples exceed one launch", count);
+    }
+    const list_tiles tiles = {d_tiles, count, (b->n + kT - 1) / kT};
+    return launch<list_tiles, false>(tiles, dim3(count), stream, b, ph, nullptr, err);
 }
 
 sim_status sim_gpu_triplet_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
@@ -229,11 +442,11 @@ sim_status sim_gpu_triplet_energy(const sim_gpu_bodies *b, const sim_physics_f *
     const uint32_t n_tiles = (b->n + SIM_TRIPLET_TILE - 1) / SIM_TRIPLET_TILE;
     SIM_TRY(sim_triplet_map_plan(SIM_TRIPLET_MAP_BB, n_tiles, &plan, err));
     for (int l = 0; l < plan.launch_count; ++l) {
-        const sim_map_launch *launch = &plan.launch[l];
-        const dim3 grid(launch->grid[0], launch->grid[1], launch->grid[2]);
-        triplet_kernel<SIM_TRIPLET_MAP_BB, true>
-            <<<grid, kThreads, 0, stream>>>(b->pos, nullptr, d_energy, b->n, *launch, *ph);
-        SIM_CUDA_CHECK_LAUNCH("triplet_kernel<energy>");
+        const sim_map_launch *launch_l = &plan.launch[l];
+        const dim3 grid(launch_l->grid[0], launch_l->grid[1], launch_l->grid[2]);
+        SIM_TRY((launch<map_tiles<SIM_TRIPLET_MAP_BB>, true>({*launch_l}, grid, stream, b, ph,
+                                                             d_energy, err)));
     }
     return SIM_OK;
 }
+#endif /* SIM_TRIPLET_KERNEL_ONLY */

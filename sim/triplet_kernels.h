@@ -16,6 +16,13 @@ sim_status sim_gpu_triplet_forces(const sim_gpu_bodies *b, const sim_physics_f *
                                   const sim_map_plan *plan, const sim_gpu_streams *st,
                                   sim_error *err);
 
+/* The same for a list of `count` tile triples (I >= J >= K) in device memory, one block each
+ * (e.g. the tile triples a cut-off culling pass kept); entries that are not ordered tiles of the
+ * domain are skipped. Each unordered triple is counted once per entry that holds it. */
+sim_status sim_gpu_triplet_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                       const sim_tile3 *d_tiles, uint32_t count,
+                                       cudaStream_t stream, sim_error *err);
+
 /* Adds the ATM energy of all triples to *d_energy (device, double). Not timed; bounding box. */
 sim_status sim_gpu_triplet_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                   double *d_energy, cudaStream_t stream, sim_error *err);

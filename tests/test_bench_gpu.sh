@@ -22,8 +22,9 @@ for f in maps.csv pairs.csv pairs_culled.csv triplets.csv meta.txt; do
   [ -s "$work/res/$f" ] || fail "$f missing"
 done
 grep -q "^GPU: " "$work/res/meta.txt" || fail "meta.txt names no GPU"
-# Every map in every suite, and no exact map failing its check.
-for e in thread block; do
+# Every map in every suite and evaluation (thread-t: the transposed launch), and no exact map
+# failing its check.
+for e in thread block thread-t; do
   for m in bb ltm rb utm rec rm; do
     grep -q ",$m,0,$e,16,256," "$work/res/maps.csv" || fail "maps.csv: no 2-D $e row for $m"
   done

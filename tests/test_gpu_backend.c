@@ -228,6 +228,84 @@ static void test_triplet_maps_vs_cpu(void) {
     triplet_case(257, 0.95, 0.0, kG, "atm+contacts");
 }
 
+/* Bodies on a unit grid (6 x 6 x 6 sites, shuffled): every squared distance is an integer, exact
+ * in float and double, so pairs at exactly the cut-off (2 m: the grid has many) count in both
+ * backends. n = 200 leaves the last tile partial; bodies 198 and 199 sit on bodies 77 and 5
+ * (coincident: no contact force, and every triple with them is dropped, never NaN). Radius
+ * 0.4 m: no other contacts, ATM alone moves the bodies. */
+static void grid_scene(sim_state *s, uint32_t n, uint64_t seed) {
+    sim_error err;
+    ENSURE(sim_state_alloc(s, n, &err) == SIM_OK);
+    uint32_t site[216];
+    for (uint32_t i = 0; i < 216; ++i) {
+        site[i] = i;
+    }
+    uint64_t r = seed;
+    for (uint32_t i = 216; i > 1; --i) { /* Fisher-Yates, splitmix-style steps */
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        const uint32_t j = (uint32_t)((r >> 33) % i), tmp = site[i - 1];
+        site[i - 1] = site[j];
+        site[j] = tmp;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t c = site[i];
+        s->pos[i] = (sim_vec4d){(double)(c % 6) - 2.5, (double)(c / 6 % 6) - 2.5,
+                                (double)(c / 36) - 2.5, 0.4};
+        s->vel[i] = (sim_vec4d){0.0, 0.0, 0.0, 268.0};
+    }
+    s->pos[n - 2] = s->pos[77];
+    s->pos[n - 1] = s->pos[5];
+}
+
+/* Triples exactly on the cut-off, a partial tile and coincident bodies: every map against the
+ * CPU reference, forces and ATM energy. */
+static void test_triplet_exact_cutoff_vs_cpu(void) {
+    const double cutoffs[] = {2.0, 0.0};
+    for (int ci = 0; ci < 2; ++ci) {
+        sim_state s0;
+        grid_scene(&s0, 200, 99u);
+        const double box_half = 8.0;
+        sim_params p = dense_params(box_half);
+        p.gravity = (sim_vec3d){0.0, 0.0, 0.0};
+        p.triplets = 1;
+        p.atm_nu = 1.0;
+        p.atm_cutoff = cutoffs[ci];
+        sim_backend_config cc =
+            config_of(SIM_BACKEND_CPU, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 64, 0);
+        run_result ref = run(&cc, &p, &s0, 1);
+        sim_energy eref = {0};
+        sim_error err = {SIM_OK, ""};
+        sim_backend *b = NULL;
+        ENSURE(sim_backend_create(&cc, &p, &s0, &b, &err) == SIM_OK);
+        ENSURE(b != NULL && sim_backend_energy(b, &eref, &err) == SIM_OK);
+        sim_backend_destroy(b);
+        for (int m = 0; m < SIM_TRIPLET_MAP_COUNT; ++m) {
+            sim_backend_config gc =
+                config_of(SIM_BACKEND_CUDA, SIM_PAIR_MAP_RM, (sim_triplet_map)m, 32, 0);
+            run_result g = run(&gc, &p, &s0, 1);
+            char what[96];
+            snprintf(what, sizeof what, "N=200 grid %s %s",
+                     ci == 0 ? "cutoff=2 exact" : "no cutoff",
+                     sim_triplet_map_name((sim_triplet_map)m));
+            compare_runs(what, &g, &ref, 1, box_half, TOL_F_L2);
+            run_free(&g);
+        }
+        sim_backend_config gc =
+            config_of(SIM_BACKEND_CUDA, SIM_PAIR_MAP_RM, SIM_TRIPLET_MAP_RM, 32, 0);
+        sim_energy eg = {0};
+        b = NULL;
+        ENSURE(sim_backend_create(&gc, &p, &s0, &b, &err) == SIM_OK);
+        ENSURE(b != NULL && sim_backend_energy(b, &eg, &err) == SIM_OK);
+        sim_backend_destroy(b);
+        printf("  ATM energy N=200 grid %s: gpu %.9g cpu %.9g\n",
+               ci == 0 ? "cutoff=2" : "no cutoff", eg.atm, eref.atm);
+        ENSURE(eref.atm != 0.0 && isfinite(eg.atm));
+        ENSURE_NEAR(eg.atm, eref.atm, 10.0 * TOL_ENERGY * fabs(eref.atm));
+        run_free(&ref);
+        sim_state_free(&s0);
+    }
+}
+
 /* ---- edge sizes (one partial tile, a single body) and the Hertz law ---- */
 
 static void test_tiny_and_hertz_vs_cpu(void) {
@@ -542,7 +620,8 @@ static void test_export_and_name(void) {
 }
 
 /* Small, for compute-sanitizer (memcheck, racecheck): partial tiles in both dimensions, a
- * concurrent multi-launch pair map and every triplet map, energies, exports, a map switch. */
+ * concurrent multi-launch pair map and every triplet map, energies, exports, a map switch, the
+ * triplet kernels with a cut-off. */
 static void test_sanitizer_small(void) {
     sim_state s0;
     double box_half;
@@ -573,6 +652,11 @@ static void test_sanitizer_small(void) {
             ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
         }
         ENSURE(sim_backend_energy(b, &e, &err) == SIM_OK);
+        sim_params q = p; /* the cut-off variant of the triplet kernels too */
+        q.atm_cutoff = 2.0;
+        ENSURE(sim_backend_set_params(b, &q, &err) == SIM_OK);
+        ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+        ENSURE(sim_backend_energy(b, &e, &err) == SIM_OK);
         sim_vec4f *h_pos = malloc(s0.n * sizeof *h_pos);
         float *h_speed = malloc(s0.n * sizeof *h_speed);
         ENSURE(sim_backend_export_positions(b, h_pos, h_speed, 0, &err) == SIM_OK);
@@ -587,6 +671,7 @@ static const ensure_test tests[] = {
     {"sanitizer_small", test_sanitizer_small},
     {"pair_maps_vs_cpu", test_pair_maps_vs_cpu},
     {"triplet_maps_vs_cpu", test_triplet_maps_vs_cpu},
+    {"triplet_exact_cutoff_vs_cpu", test_triplet_exact_cutoff_vs_cpu},
     {"tiny_and_hertz_vs_cpu", test_tiny_and_hertz_vs_cpu},
     {"trajectory_vs_cpu", test_trajectory_vs_cpu},
     {"set_maps_and_params_mid_run", test_set_maps_and_params_mid_run},

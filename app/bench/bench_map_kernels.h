@@ -25,10 +25,13 @@ typedef struct {
     int dim; /* 2 or 3 */
     int map; /* sim_pair_map (dim 2) or sim_triplet_map (dim 3) */
     sim_bench_kernel kernel;
-    int features;  /* EDM: 1..4; ignored otherwise */
-    uint32_t rho;  /* threads per block side: 2-D 8/16/32, 3-D 4/8 */
-    int per_block; /* 0: every thread evaluates the map (as the papers' code);
-                      1: one thread does, the block reads it from shared memory */
+    int features;   /* EDM: 1..4; ignored otherwise */
+    uint32_t rho;   /* threads per block side: 2-D 8/16/32, 3-D 4/8 */
+    int per_block;  /* 0: every thread evaluates the map (as the papers' code);
+                       1: one thread does, the block reads it from shared memory */
+    int transposed; /* 0: the plan's grids as they are; 1: x and y swapped at launch, so the
+                       hardware dispatches the plan's blocks column by column (same blocks,
+                       same tiles, another order); per-thread evaluation only */
 } sim_bench_case;
 
 /* Device buffers for one domain size: the N^dim counters/distances (4 bytes each, only when
@@ -40,6 +43,9 @@ typedef struct sim_bench_domain sim_bench_domain;
 /* Largest N each dimension accepts: 32-bit element indices (N^dim < 2^32). */
 #define SIM_BENCH_MAX_N_2D 65535u
 #define SIM_BENCH_MAX_N_3D 1625u
+
+/* 1 if every launch of the plan can be transposed: its x extent fits CUDA's y limit (65535). */
+int sim_bench_can_transpose(const sim_map_plan *plan);
 
 sim_status sim_bench_domain_create(int dim, uint32_t n_elems, int with_matrix,
                                    sim_bench_domain **out, sim_error *err);

@@ -77,8 +77,14 @@ static const char *const k_header[] = {"gpu",          "dim",
                                        "check"};
 #define HEADER_COLUMNS ((int)(sizeof k_header / sizeof k_header[0]))
 
-static const char *eval_name(int per_block) {
-    return per_block ? "block" : "thread";
+/* How a candidate evaluates its map: every thread (the papers' way), once per block, or every
+ * thread with the plan's grid transposed at launch (bench_map_kernels.cu: block order). */
+static const char *eval_name(const sim_bench_case *c) {
+    return c->transposed ? "thread-t" : c->per_block ? "block" : "thread";
+}
+
+static int eval_mode(const sim_bench_case *c) {
+    return c->transposed ? 2 : c->per_block ? 1 : 0;
 }
 
 static int label_width(int dim, int m) {
@@ -88,10 +94,11 @@ static int label_width(int dim, int m) {
 
 static void print_table_header(int dim, const map_row_set *s) {
     printf("\n== maps, %d-D: I = t_bb / t_map, bb evaluated per thread, same row; eval: thread = "
-           "every thread evaluates the map (papers), block = once per block; * paper float "
-           "variant; ! failed its check; - not run\n",
+           "every thread evaluates the map (papers), block = once per block, thread-t = per "
+           "thread with the grid transposed (blocks dispatched in the other order); * paper "
+           "float variant; ! failed its check; - not run\n",
            dim);
-    printf("%-6s %-6s %3s %6s %5s %9s", "kernel", "eval", "rho", "N", "tiles", "bb ms");
+    printf("%-6s %-8s %3s %6s %5s %9s", "kernel", "eval", "rho", "N", "tiles", "bb ms");
     for (int k = 0; k < s->map_count; ++k) {
         char label[40];
         snprintf(label, sizeof label, "%s%s", map_name(dim, s->maps[k]),
@@ -112,33 +119,40 @@ static sim_bench_kernel kernel_kind(int k) {
 }
 
 /* A row's candidates: (map, eval) pairs; candidate 0 is bb evaluated per thread, the baseline. */
-#define MAX_CANDIDATES (2 * MAX_MAPS)
+#define MAX_CANDIDATES (3 * MAX_MAPS)
 
 typedef struct {
     sim_bench_case c[MAX_CANDIDATES];
     int set_index[MAX_CANDIDATES]; /* index into map_row_set's maps/plans */
+    int runs[MAX_CANDIDATES];      /* the plan exists and the case can run at this size */
     uint64_t wrong[MAX_CANDIDATES];
     app_stats stats[MAX_CANDIDATES];
     int count;
 } candidates;
 
 static void add_candidate(candidates *cand, const map_row_set *s, int k, int kernel, uint32_t rho,
-                          int per_block) {
+                          int per_block, int transposed) {
     const int n = cand->count++;
     cand->c[n] = (sim_bench_case){s->dim, s->maps[k], kernel_kind(kernel), kernel_features(kernel),
-                                  rho,    per_block};
+                                  rho,    per_block,  transposed};
     cand->set_index[n] = k;
+    cand->runs[n] = s->plan_ok[k] && (!transposed || sim_bench_can_transpose(&s->plans[k]));
 }
 
 static void list_candidates(const app_bench_options *o, const map_row_set *s, int kernel,
                             uint32_t rho, candidates *cand) {
     cand->count = 0;
-    add_candidate(cand, s, 0, kernel, rho, 0); /* bb per thread: the baseline, always timed */
+    add_candidate(cand, s, 0, kernel, rho, 0, 0); /* bb per thread: the baseline, always timed */
     for (int k = 1; k < s->map_count && (o->evals & APP_BENCH_EVAL_THREAD); ++k) {
-        add_candidate(cand, s, k, kernel, rho, 0);
+        add_candidate(cand, s, k, kernel, rho, 0, 0);
     }
     for (int k = 0; k < s->map_count && (o->evals & APP_BENCH_EVAL_BLOCK); ++k) {
-        add_candidate(cand, s, k, kernel, rho, 1);
+        add_candidate(cand, s, k, kernel, rho, 1, 0);
+    }
+    /* The other block order, per thread: for maps whose grid walks the matrix column by column
+     * (rb, rm) it is the row-by-row walk that read-modify-write kernels want, and vice versa. */
+    for (int k = 0; k < s->map_count && (o->evals & APP_BENCH_EVAL_THREAD); ++k) {
+        add_candidate(cand, s, k, kernel, rho, 0, 1);
     }
 }
 
@@ -149,14 +163,14 @@ static sim_status measure(const app_bench_options *o, sim_bench_domain *d, const
     double fastest = 1e30;
     for (int w = 0; w < (o->warmup > 0 ? o->warmup : 1); ++w) {
         for (int k = 0; k < n; ++k) {
-            if (s->plan_ok[cand->set_index[k]]) {
+            if (cand->runs[k]) {
                 SIM_TRY(
                     sim_bench_enqueue(d, &cand->c[k], &s->plans[cand->set_index[k]], 1, k, err));
             }
         }
         for (int k = 0; k < n; ++k) {
             double ms = 0.0;
-            if (s->plan_ok[cand->set_index[k]]) {
+            if (cand->runs[k]) {
                 SIM_TRY(sim_bench_collect(d, k, 1, &ms, err));
                 fastest = ms < fastest ? ms : fastest;
             }
@@ -177,13 +191,13 @@ static sim_status measure(const app_bench_options *o, sim_bench_domain *d, const
         /* Rotate the order each repeat so that clock or thermal drift hits every map alike. */
         for (int q = 0; q < n && st == SIM_OK; ++q) {
             const int k = (q + r) % n;
-            if (s->plan_ok[cand->set_index[k]]) {
+            if (cand->runs[k]) {
                 st =
                     sim_bench_enqueue(d, &cand->c[k], &s->plans[cand->set_index[k]], inner, k, err);
             }
         }
         for (int k = 0; k < n && st == SIM_OK; ++k) {
-            if (s->plan_ok[cand->set_index[k]]) {
+            if (cand->runs[k]) {
                 st = sim_bench_collect(d, k, inner, &times[k * o->repeats + r], err);
             }
         }
@@ -209,9 +223,11 @@ static sim_status time_row(const app_bench_options *o, const sim_device_info *de
     for (int k = 0; k < cand->count && st == SIM_OK; ++k) {
         const int m = cand->set_index[k];
         cand->wrong[k] = s->checked ? s->wrong[m] : 0;
-        /* The accumulate check covers the map; EDM and per-block rows check themselves too. */
-        if (s->plan_ok[m] && (cand->c[k].kernel == SIM_BENCH_EDM ||
-                              (cand->c[k].per_block && cand->c[k].kernel != SIM_BENCH_MAP))) {
+        /* The accumulate check covers the map; EDM, per-block and transposed rows check
+         * themselves too. */
+        const sim_bench_case *c = &cand->c[k];
+        if (cand->runs[k] && (c->kernel == SIM_BENCH_EDM ||
+                              ((c->per_block || c->transposed) && c->kernel != SIM_BENCH_MAP))) {
             uint64_t w = 0;
             st = sim_bench_verify(d, &cand->c[k], &s->plans[m], &w, err);
             cand->wrong[k] += w;
@@ -235,7 +251,7 @@ static sim_status time_row(const app_bench_options *o, const sim_device_info *de
         const int paper = map_is_paper(dim, c->map);
         const double I = app_bench_improvement(t_bb, cand->stats[k].median);
         char check[32] = "-";
-        if (s->plan_ok[m] && (s->checked || c->kernel != SIM_BENCH_MAP)) {
+        if (cand->runs[k] && (s->checked || c->kernel != SIM_BENCH_MAP)) {
             if (cand->wrong[k] == 0) {
                 snprintf(check, sizeof check, "ok");
             } else {
@@ -243,16 +259,16 @@ static sim_status time_row(const app_bench_options *o, const sim_device_info *de
                 *(paper ? &tally->paper_failures : &tally->exact_failures) += 1;
             }
         }
-        if (c->per_block != line_eval) { /* one table line per evaluation mode */
+        if (eval_mode(c) != line_eval) { /* one table line per evaluation mode */
             if (line_eval >= 0) {
                 printf("\n");
             }
-            line_eval = c->per_block;
-            printf("%-6s %-6s %3u %6u %5u %9.4f", app_bench_kernel_name(kernel),
-                   eval_name(c->per_block), rho, n_elems, tiles, t_bb);
+            line_eval = eval_mode(c);
+            printf("%-6s %-8s %3u %6u %5u %9.4f", app_bench_kernel_name(kernel), eval_name(c), rho,
+                   n_elems, tiles, t_bb);
         }
         const int width = label_width(dim, c->map);
-        if (!s->plan_ok[m]) {
+        if (!cand->runs[k]) {
             printf(" %*s", width, "-");
             continue;
         }
@@ -264,7 +280,7 @@ static sim_status time_row(const app_bench_options *o, const sim_device_info *de
         app_csv_int(csv, c->features);
         app_csv_str(csv, map_name(dim, c->map));
         app_csv_int(csv, paper);
-        app_csv_str(csv, eval_name(c->per_block));
+        app_csv_str(csv, eval_name(c));
         app_csv_int(csv, rho);
         app_csv_int(csv, dim == 2 ? rho * rho : rho * rho * rho);
         app_csv_int(csv, n_elems);
@@ -335,7 +351,7 @@ static sim_status run_size(const app_bench_options *o, const sim_device_info *de
     for (int k = 0; k < s->map_count && with_matrix && st == SIM_OK; ++k) {
         s->wrong[k] = 0;
         if (s->plan_ok[k]) {
-            const sim_bench_case c = {dim, s->maps[k], SIM_BENCH_ACCUM, 0, rho, 0};
+            const sim_bench_case c = {dim, s->maps[k], SIM_BENCH_ACCUM, 0, rho, 0, 0};
             st = sim_bench_verify(d, &c, &s->plans[k], &s->wrong[k], err);
         }
     }

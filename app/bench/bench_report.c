@@ -42,7 +42,7 @@ void app_bench_print_device(FILE *f, const sim_device_info *dev) {
     if (issue > 0.0) {
         fprintf(f,
                 "ceiling: %.3g FP32 instr/s issue -> %.3g pairs/s at %.0f instr/pair, "
-                "%.3g triples/s at %.0f instr/triple\n",
+                "%.3g triples/s at %.1f instr/triple\n",
                 issue, issue / APP_BENCH_PAIR_INSTR, APP_BENCH_PAIR_INSTR,
                 issue / APP_BENCH_TRIPLE_INSTR, APP_BENCH_TRIPLE_INSTR);
     }
@@ -98,7 +98,8 @@ sim_status app_bench_write_meta(const char *dir, const sim_device_info *dev,
             o->warmup, o->repeats);
     fprintf(f,
             "counts: interactions are unique element pairs N(N-1)/2 / triples "
-            "N(N-1)(N-2)/6 (64-bit); FLOP figures assume %.0f per pair and %.0f per triple.\n",
+            "N(N-1)(N-2)/6 (64-bit); ceilings and FLOP figures assume %.0f instructions per "
+            "pair and %.1f per triple (the triplet kernel's SASS count).\n",
             APP_BENCH_PAIR_INSTR, APP_BENCH_TRIPLE_INSTR);
     return sim_output_commit(&out, err);
 }

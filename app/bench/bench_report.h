@@ -9,10 +9,11 @@
 #include "bench_map_kernels.h"
 #include "bench_options.h"
 
-/* Instructions assumed per interaction for the ceilings and FLOP figures (bench/README.md, "Ceilings"): a
- * non-touching pair costs ~10 FP32 instructions, an ATM triple ~70 (60-80). */
+/* Instructions per interaction for the ceilings and FLOP figures: a non-touching pair costs
+ * ~10 FP32 instructions (bench/README.md, "Ceilings"); an ATM triple what the triplet kernel
+ * issues per triple, counted in its SASS (backend.h). */
 #define APP_BENCH_PAIR_INSTR 10.0
-#define APP_BENCH_TRIPLE_INSTR 70.0
+#define APP_BENCH_TRIPLE_INSTR SIM_TRIPLET_KERNEL_INSTR
 
 /* FP32 instructions the GPU can issue per second: SMs x FP32 lanes x peak clock (0 = unknown). */
 double app_bench_issue_rate(const sim_device_info *dev);

@@ -202,9 +202,15 @@ static sim_status run_row(const app_bench_options *o, int triplets, const sim_de
         app_csv_end_row(csv);
         tally->rows++;
     }
-    printf("   %.3g/s (%s, %.0f%% of ceiling)\n", best_rate,
-           candidate_name(triplets, cands[best].map),
-           ceiling > 0 ? 100.0 * best_rate / ceiling : 0.0);
+    if (triplets) { /* the kernel's instructions per triple and the share of issue they take */
+        printf("   %.3g/s (%s, %.1f instr/triple: %.0f%% of the issue rate)\n", best_rate,
+               candidate_name(triplets, cands[best].map), instr,
+               ceiling > 0 ? 100.0 * best_rate / ceiling : 0.0);
+    } else {
+        printf("   %.3g/s (%s, %.0f%% of ceiling)\n", best_rate,
+               candidate_name(triplets, cands[best].map),
+               ceiling > 0 ? 100.0 * best_rate / ceiling : 0.0);
+    }
     fflush(stdout);
     destroy_all(cands, map_count);
     sim_state_free(&initial);
@@ -504,6 +510,12 @@ sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const s
            "I = t_bb / t_map; best = unique %s per second\n",
            triplets ? "triplets" : "pairs", triplets ? "ATM triplet" : "contact pair",
            (unsigned long long)o->seed, triplets ? "triples" : "pairs");
+    if (triplets) {
+        const double issue = app_bench_issue_rate(dev);
+        printf("   the kernel issues %.1f instructions per triple (counted in its SASS, "
+               "bench/README.md): issue ceiling %.3g triples/s\n",
+               APP_BENCH_TRIPLE_INSTR, issue > 0 ? issue / APP_BENCH_TRIPLE_INSTR : 0.0);
+    }
     printf("%4s %7s %10s", "tile", "N", "bb ms");
     for (int k = 1; k < map_count; ++k) {
         const char *name = candidate_name(triplets, maps[k]);

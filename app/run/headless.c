@@ -63,9 +63,10 @@ static void progress(progress_bar *p, long done, long total, int final) {
 
 static void print_banner(const app_run_info *s) {
     fprintf(stderr,
-            "nbsim: %u bodies, scene %s, backend %s (%s), pair map %s, triplet map %s, tile %u, "
-            "dt %.3g s\n",
+            "nbsim: %u bodies, scene %s, backend %s (%s), pair map %s, culling %s, triplet map %s, "
+            "tile %u, dt %.3g s\n",
             s->n, s->scene, s->backend, s->device, sim_pair_choice_name(s->config.pair_map),
+            s->config.cull && s->config.pair_map != SIM_PAIR_FULL ? "on" : "off",
             s->params.triplets ? sim_triplet_map_name(s->config.triplet_map) : "off",
             s->config.tile, s->params.dt);
 }

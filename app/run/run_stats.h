@@ -10,17 +10,28 @@
 #include "session.h"
 #include "stats.h"
 
+/* The per-step times a run keeps statistics of: id, name, and its time in a frame's timing.
+ * `contact` is the whole contact phase, sort + cull + pair (what culling is measured by). */
+#define APP_KERNEL_LIST(X)                                                                         \
+    X(PAIR, "pair", t->pair_ms)                                                                    \
+    X(SORT, "sort", t->sort_ms)                                                                    \
+    X(CULL, "cull", t->cull_ms)                                                                    \
+    X(CONTACT, "contact", t->sort_ms + t->cull_ms + t->pair_ms)                                    \
+    X(TRIPLET, "triplet", t->triplet_ms)                                                           \
+    X(INTEGRATE, "integrate", t->integrate_ms)                                                     \
+    X(STEP, "step", t->step_ms)
+
 typedef enum {
-    APP_KERNEL_PAIR,
-    APP_KERNEL_TRIPLET,
-    APP_KERNEL_INTEGRATE,
-    APP_KERNEL_STEP,
-    APP_KERNEL_COUNT
+#define APP_KERNEL_ENUM(id, name, ms) APP_KERNEL_##id,
+    APP_KERNEL_LIST(APP_KERNEL_ENUM)
+#undef APP_KERNEL_ENUM
+        APP_KERNEL_COUNT
 } app_kernel;
 
 typedef struct {
     double *ms[APP_KERNEL_COUNT]; /* per-step time of each frame [ms] */
     size_t count, capacity;
+    int culled; /* some frame ran the culled pipeline (sort and cull are worth printing) */
 } app_run_stats;
 
 sim_status app_run_stats_add(app_run_stats *rs, const sim_frame_timing *t, sim_error *err);

@@ -67,14 +67,15 @@ sim_status app_session_set_scene(app_session *s, const char *scene, sim_error *e
 sim_status app_session_set_maps(app_session *s, sim_pair_choice pm, sim_triplet_map tm,
                                 sim_error *err);
 sim_status app_session_set_triplets(app_session *s, int on, sim_error *err);
+/* Culling on or off from the next step (the viewer's key). */
+sim_status app_session_set_cull(app_session *s, int on, sim_error *err);
 sim_status app_session_set_steps_per_frame(app_session *s, int steps, sim_error *err);
 
-/* Culled contacts (backend.h): the interacting tile pairs (I >= J) at the current positions,
- * the first min(cap, total) into out and the total into *count (0 when not culling); culling on
- * or off from the next step; the culling pass as planned, for the viewer's map inset. */
+/* For the viewer's map inset (backend.h): the interacting tile pairs (I >= J) at the current
+ * positions, the first min(cap, total) into out and the total into *count (0 when not
+ * culling); the culling pass as planned. */
 sim_status app_session_tile_pairs(app_session *s, sim_tile2 *out, uint64_t cap, uint64_t *count,
                                   sim_error *err);
-sim_status app_session_set_cull(app_session *s, int on, sim_error *err);
 void app_session_cull_info(const app_session *s, sim_cull_info *info);
 
 #endif /* APP_SESSION_H */

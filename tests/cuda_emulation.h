@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — a CPU emulation of the few CUDA features the triplet kernel uses, so a CPU test can
+ * run sim/triplet_kernels.cu's kernel from its own source (test_triplet_kernel_emu.cc). The
+ * threads of one block are fibers (ucontext) on one host thread. __syncthreads, __syncwarp and
+ * the warp collectives (__shfl_sync, __shfl_down_sync, __any_sync) are barriers, and at each
+ * one the scheduler resumes a runnable fiber chosen at random: a missing barrier or a wrong
+ * shuffle gives wrong forces, as it would on a GPU. __shared__ variables become function-local
+ * statics (one block runs at a time); atomics are plain adds (one host thread).
+ *
+ * Include after <cuda_runtime.h> (whose host headers give float2, float4, uint3, dim3) and
+ * before the kernel's source. C++17. */
+#ifndef NBSIM_CUDA_EMULATION_H
+#define NBSIM_CUDA_EMULATION_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <ucontext.h>
+
+#undef __global__
+#define __global__
+#undef __device__
+#define __device__
+#undef __host__
+#define __host__
+#undef __forceinline__
+#define __forceinline__ inline
+#undef __launch_bounds__
+#define __launch_bounds__(...)
+#undef __shared__
+#define __shared__ static
+
+namespace emu {
+
+constexpr int kMaxThreads = 128;
+constexpr int kWarps = kMaxThreads / 32;
+constexpr size_t kStackBytes = 64 * 1024;
+
+struct fiber {
+    ucontext_t ctx;
+    bool done;
+    int waiting;  /* 0: runnable, 1: at a warp barrier, 2: at the block barrier */
+    unsigned gen; /* the barrier generation it waits to see pass */
+};
+
+struct block_state {
+    fiber fib[kMaxThreads];
+    ucontext_t scheduler;
+    int current, threads;
+    int warp_arrived[kWarps], warp_live[kWarps], block_arrived, block_live;
+    unsigned warp_gen[kWarps], block_gen;
+    float fbuf[kWarps][32];
+    double dbuf[kWarps][32];
+    int ibuf[kWarps][32];
+    uint64_t rng;
+    void (*body)(void *);
+    void *arg;
+};
+
+inline block_state g;
+inline uint3 thread_idx, block_idx;
+inline dim3 grid_dim;
+inline char stacks[kMaxThreads][kStackBytes];
+
+inline uint32_t next_random() { /* xorshift64 */
+    g.rng ^= g.rng << 13;
+    g.rng ^= g.rng >> 7;
+    g.rng ^= g.rng << 17;
+    return (uint32_t)g.rng;
+}
+
+inline void wait(int kind, unsigned gen) {
+    fiber &f = g.fib[g.current];
+    f.waiting = kind;
+    f.gen = gen;
+    swapcontext(&f.ctx, &g.scheduler);
+}
+
+/* Arrival at a barrier of `arrived` out of `live` threads: the last one opens it. */
+inline unsigned arrive(int *arrived, int live, unsigned *gen) {
+    const unsigned mine = *gen;
+    if (++*arrived == live) {
+        *arrived = 0;
+        ++*gen;
+    }
+    return mine;
+}
+
+inline void sync_warp() {
+    const int w = g.current / 32;
+    wait(1, arrive(&g.warp_arrived[w], g.warp_live[w], &g.warp_gen[w]));
+}
+
+inline void sync_block() {
+    wait(2, arrive(&g.block_arrived, g.block_live, &g.block_gen));
+}
+
+inline void fiber_main() {
+    g.body(g.arg);
+    const int w = g.current / 32;
+    g.fib[g.current].done = true;
+    --g.warp_live[w];
+    --g.block_live;
+    /* Threads that returned no longer count: a barrier the others wait at may now be complete. */
+    if (g.warp_arrived[w] > 0 && g.warp_arrived[w] == g.warp_live[w]) {
+        g.warp_arrived[w] = 0;
+        ++g.warp_gen[w];
+    }
+    if (g.block_arrived > 0 && g.block_arrived == g.block_live) {
+        g.block_arrived = 0;
+        ++g.block_gen;
+    }
+}
+
+/* Runs body(arg) as block `block` of `grid` with `threads` threads (a multiple of 32, <= 128).
+ * Returns false on a deadlock (threads waiting at a barrier that can never open). */
+inline bool run_block(uint3 block, dim3 grid, int threads, void (*body)(void *), void *arg,
+                      uint64_t seed) {
+    g.threads = threads;
+    g.body = body;
+    g.arg = arg;
+    g.rng = seed | 1u;
+    g.block_live = threads;
+    g.block_arrived = 0;
+    for (int w = 0; w < kWarps; ++w) {
+        g.warp_live[w] = w * 32 < threads ? 32 : 0;
+        g.warp_arrived[w] = 0;
+    }
+    block_idx = block;
+    grid_dim = grid;
+    for (int t = 0; t < threads; ++t) {
+        fiber &f = g.fib[t];
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = stacks[t];
+        f.ctx.uc_stack.ss_size = kStackBytes;
+        f.ctx.uc_link = &g.scheduler;
+        makecontext(&f.ctx, fiber_main, 0);
+        f.done = false;
+        f.waiting = 0;
+    }
+    int runnable[kMaxThreads];
+    for (;;) {
+        int count = 0, alive = 0;
+        for (int t = 0; t < threads; ++t) {
+            const fiber &f = g.fib[t];
+            if (f.done) {
+                continue;
+            }
+            ++alive;
+            if (f.waiting == 0 || (f.waiting == 1 && g.warp_gen[t / 32] != f.gen) ||
+                (f.waiting == 2 && g.block_gen != f.gen)) {
+                runnable[count++] = t;
+            }
+        }
+        if (alive == 0) {
+            return true;
+        }
+        if (count == 0) {
+            return false;
+        }
+        const int t = runnable[next_random() % (uint32_t)count];
+        g.current = t;
+        g.fib[t].waiting = 0;
+        thread_idx = make_uint3((unsigned)t, 0u, 0u);
+        swapcontext(&g.scheduler, &g.fib[t].ctx);
+    }
+}
+
+} // namespace emu
+
+#define threadIdx emu::thread_idx
+#define blockIdx emu::block_idx
+#define gridDim emu::grid_dim
+
+inline void __syncthreads() {
+    emu::sync_block();
+}
+inline void __syncwarp(unsigned = 0xffffffffu) {
+    emu::sync_warp();
+}
+inline float __shfl_sync(unsigned, float v, int src, int = 32) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.fbuf[w][l] = v;
+    emu::sync_warp();
+    const float r = emu::g.fbuf[w][src & 31];
+    emu::sync_warp();
+    return r;
+}
+inline double __shfl_down_sync(unsigned, double v, unsigned delta, int = 32) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.dbuf[w][l] = v;
+    emu::sync_warp();
+    const double r = l + (int)delta < 32 ? emu::g.dbuf[w][l + (int)delta] : v;
+    emu::sync_warp();
+    return r;
+}
+inline bool __any_sync(unsigned, int predicate) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.ibuf[w][l] = predicate != 0;
+    emu::sync_warp();
+    int any = 0;
+    for (int i = 0; i < 32; ++i) {
+        any |= emu::g.ibuf[w][i];
+    }
+    emu::sync_warp();
+    return any != 0;
+}
+inline float4 __ldg(const float4 *p) {
+    return *p;
+}
+inline float atomicAdd(float *p, float v) {
+    const float old = *p;
+    *p += v;
+    return old;
+}
+inline double atomicAdd(double *p, double v) {
+    const double old = *p;
+    *p += v;
+    return old;
+}
+inline uint32_t min(uint32_t a, uint32_t b) {
+    return a < b ? a : b;
+}
+
+#endif /* NBSIM_CUDA_EMULATION_H */
