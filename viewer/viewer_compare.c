@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the live map comparison: every frame's kernel times go to the map that ran them
  * (app_map_compare, under the key N, tile, culling), the panel (B) shows each map's median, I =
- * t_bb / t_map and a bar, and the sweep (S) runs every map in turn for a few dozen frames, then
- * gives the user's maps back. Keys keep working during a sweep; Esc cancels it, M / T end it
- * and switch from the user's maps. */
+ * t_bb / t_map and a bar, and the sweep (S) runs every map in turn, three rounds of a few
+ * frames each, then gives the user's maps back. Keys keep working during a sweep; Esc cancels
+ * it, M / T end it and switch from the user's maps. */
 #include <stdio.h>
 #include <string.h>
 
