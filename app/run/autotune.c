@@ -187,7 +187,8 @@ static sim_status time_tile(const sim_backend_config *base, const candidates *k,
             if (st == SIM_OK) {
                 const int p = i % k->pair_count, tr = i % k->triplet_count;
                 if (pair_n[p] < 2 * MAX_REPEATS)
-                    pair_t[p][pair_n[p]++] = t.pair_ms;
+                    /* the whole contact phase: with culling, the map places the culling pass */
+                    pair_t[p][pair_n[p]++] = t.sort_ms + t.cull_ms + t.pair_ms;
                 if (trip_n[tr] < 2 * MAX_REPEATS)
                     trip_t[tr][trip_n[tr]++] = t.triplet_ms;
             }
@@ -287,6 +288,7 @@ sim_status app_autotune(sim_backend_config *config, unsigned what, const sim_par
     app_slug(dev.name, key.gpu, sizeof key.gpu);
     key.bucket = log2_floor(initial->n);
     key.what = what & (APP_AUTOTUNE_PAIR | APP_AUTOTUNE_TRIPLET | APP_AUTOTUNE_TILE);
+    key.what |= config->cull ? APP_AUTOTUNE_CULLED : 0u;
     key.tile_in = (what & APP_AUTOTUNE_TILE) ? 0u : config->tile;
     char path[1024];
     app_autotune_cache_path(path, sizeof path);

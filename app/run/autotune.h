@@ -16,7 +16,8 @@ enum {
     APP_AUTOTUNE_PAIR = 1u << 0,    /* choose config->pair_map (a map or full) */
     APP_AUTOTUNE_TRIPLET = 1u << 1, /* choose config->triplet_map (only if params->triplets) */
     APP_AUTOTUNE_TILE = 1u << 2,    /* also choose config->tile (32, 64, 128); else keep it */
-    APP_AUTOTUNE_FRESH = 1u << 3    /* ignore a cached choice (and replace it) */
+    APP_AUTOTUNE_FRESH = 1u << 3,   /* ignore a cached choice (and replace it) */
+    APP_AUTOTUNE_CULLED = 1u << 4   /* in a cache key: tuned with culling on (its own choice) */
 };
 
 /* Chooses what `what` asks for and writes it into *config; the rest of *config is kept.
