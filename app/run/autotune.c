@@ -371,7 +371,9 @@ int app_autotune_cached(sim_backend_config *config, int triplets, int tile_fixed
     key.tile_in = tile_fixed ? config->tile : 0u;
     /* What the autotuner stores for `--pair-map auto` (and `--triplet-map auto`), with and
      * without --tile; an entry that also chose the triplet map first when triplets run. */
-    const unsigned tile = tile_fixed ? 0u : APP_AUTOTUNE_TILE;
+    /* Tuned under the same culling mode: the map places different work with and without. */
+    const unsigned tile =
+        (tile_fixed ? 0u : APP_AUTOTUNE_TILE) | (config->cull ? APP_AUTOTUNE_CULLED : 0u);
     const unsigned both = APP_AUTOTUNE_PAIR | APP_AUTOTUNE_TRIPLET | tile;
     const unsigned tries[2] = {triplets ? both : APP_AUTOTUNE_PAIR | tile,
                                triplets ? APP_AUTOTUNE_PAIR | tile : both};

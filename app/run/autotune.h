@@ -53,8 +53,9 @@ int app_autotune_cache_find(const char *path, const app_autotune_entry *key,
 sim_status app_autotune_cache_store(const char *path, const app_autotune_entry *e, sim_error *err);
 
 /* The cached choice for the current CUDA device and N, without measuring anything: the newest
- * entry `--pair-map auto` (with `--triplet-map auto` when triplets run) stored for this GPU and
- * N bucket, with the tile it chose, or for config->tile when tile_fixed. Applies the entry's
+ * entry `--pair-map auto` (with `--triplet-map auto` when triplets run) stored for this GPU, N
+ * bucket and culling mode (config->cull), with the tile it chose, or for config->tile when
+ * tile_fixed. Applies the entry's
  * pair map (and triplet map, tile) to *config and returns 1 with *found filled; 0 when there
  * is none (or no CUDA device, or config->kind is not CUDA). */
 int app_autotune_cached(sim_backend_config *config, int triplets, int tile_fixed, uint32_t n,
