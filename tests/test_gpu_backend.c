@@ -287,7 +287,18 @@ static void test_triplet_exact_cutoff_vs_cpu(void) {
             snprintf(what, sizeof what, "N=200 grid %s %s",
                      ci == 0 ? "cutoff=2 exact" : "no cutoff",
                      sim_triplet_map_name((sim_triplet_map)m));
-            compare_runs(what, &g, &ref, 1, box_half, TOL_F_L2);
+            if (ci == 0 && g.ok && ref.ok) {
+                /* Only F_0: after a step the distances leave the exact grid, and the hard
+                 * cut-off is discontinuous there (float and double may put a pair at 2 +- 1e-7 m
+                 * on either side, and the triple's force jumps). */
+                const gpu_err f0 = gpu_compare3(g.f0.force, ref.f0.force, 200, FLOOR);
+                printf("  %-34s F0 %.1e/%.1e\n", what, f0.rel_l2, f0.worst);
+                ENSURE_MSG(f0.rel_l2 <= TOL_F_L2 && f0.worst <= TOL_F_BODY,
+                           "%s: F_0 rel %.3g, body %u rel %.3g", what, f0.rel_l2, f0.worst_body,
+                           f0.worst);
+            } else {
+                compare_runs(what, &g, &ref, 1, box_half, TOL_F_L2);
+            }
             run_free(&g);
         }
         sim_backend_config gc =
