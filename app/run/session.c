@@ -390,12 +390,18 @@ sim_status app_session_mean_height(app_session *s, double *height, sim_error *er
     return SIM_OK;
 }
 
-/* Tile sizes when nobody chose one (the viewer's defaults). CUDA: 128 was the fastest pair tile
- * at every N measured (bench/README.md: 4,096 to 262,144 bodies on an H200; 14 % ahead of 64 at
- * 262,144 on an H100). CPU: 32, 64 and 128 are within 5 % of each other on one thread at
- * N = 2,000, and 64 gives OpenMP twice the tile pairs of 128 to share. */
-#define APP_VIEWER_TILE_CUDA 128u
-#define APP_VIEWER_TILE_CPU 64u
+/* The pair tile when nobody chose one. CUDA, culled: 32 (the smallest tiles are the tightest
+ * boxes: gas at N = 1,048,576 on an H100 takes 0.28 ms per contact step at 32, 0.38 at 64, 0.65
+ * at 128; a resting pack 1.73 / 1.82 / 2.64 ms: bench/results/nvidia-h100/cull_timing.csv).
+ * CUDA, brute force: 128 (the fastest at every N measured, 14 % ahead of 64 at 262,144 on an
+ * H100). CPU: 32, 64 and 128 are within 5 % of each other on one thread at N = 2,000, and 64
+ * gives OpenMP twice the tile pairs of 128 to share. */
+static uint32_t default_tile(const sim_backend_config *c) {
+    if (c->kind != SIM_BACKEND_CUDA) {
+        return 64u;
+    }
+    return c->cull && c->pair_map != SIM_PAIR_FULL ? 32u : 128u;
+}
 
 /* Says where the maps and the tile come from and, for the viewer (cached_defaults) when the
  * command line names neither a pair map nor a tile, takes the autotuner's cached choice for
@@ -407,9 +413,13 @@ static void choose_maps_source(app_session *s) {
         snprintf(s->maps_source, cap, "autotune (--pair-map/--triplet-map auto)");
         return;
     }
+    if (!o->tile_set) {
+        s->config.tile = default_tile(&s->config);
+    }
     if (o->pair_map_set || o->tile_set || !o->cached_defaults) {
-        snprintf(s->maps_source, cap, "%s",
-                 o->pair_map_set || o->tile_set || o->triplet_map_set ? "command line" : "default");
+        snprintf(s->maps_source, cap, "%s (tile %u)",
+                 o->pair_map_set || o->tile_set || o->triplet_map_set ? "command line" : "default",
+                 s->config.tile);
         return;
     }
     app_autotune_entry hit;
@@ -425,9 +435,11 @@ static void choose_maps_source(app_session *s) {
         return;
     }
     const int cuda = s->config.kind == SIM_BACKEND_CUDA;
-    s->config.tile = cuda ? APP_VIEWER_TILE_CUDA : APP_VIEWER_TILE_CPU;
-    snprintf(s->maps_source, cap, "default (tile %u: the fastest on %s; no autotune cached)",
-             s->config.tile, cuda ? "CUDA" : "the CPU");
+    snprintf(s->maps_source, cap, "default (tile %u: the fastest on %s%s; no autotune cached)",
+             s->config.tile, cuda ? "CUDA" : "the CPU",
+             !cuda                   ? ""
+             : s->config.tile == 32u ? " with culling"
+                                     : " without culling");
 }
 
 sim_status app_session_tile_pairs(app_session *s, sim_tile2 *out, uint64_t cap, uint64_t *count,
