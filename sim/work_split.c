@@ -48,6 +48,11 @@ uint64_t sim_work_split_extent(const sim_map_plan *plan) {
 void sim_work_share_range(const sim_map_plan *plan, int rank, int world, uint64_t *begin,
                           uint64_t *end) {
     SIM_ASSERT(plan != NULL && world >= 1 && rank >= 0 && rank < world);
+    if (world == 1) { /* alone: the plan as it is studied, wasted blocks and all */
+        *begin = 0;
+        *end = plan->blocks;
+        return;
+    }
     const int bb = plan->dim == 2 ? plan->map == SIM_PAIR_MAP_BB : plan->map == SIM_TRIPLET_MAP_BB;
     if (bb && plan->launch_count == 1) {
         /* The natural split of the bounding box: rows (2-D) or slabs (3-D) of equal height. */

@@ -52,7 +52,8 @@ typedef struct {
     sim_map_piece piece[SIM_SHARE_MAX_PIECES];
 } sim_map_share;
 
-/* Rank `rank` of `world`'s share of the plan (the split above); world 1: the whole plan. */
+/* Rank `rank` of `world`'s share of the plan (the split above); world 1: every block of the plan,
+ * one piece per launch, exactly what the plan launches alone. */
 void sim_work_share(const sim_map_plan *plan, int rank, int world, sim_map_share *share);
 
 /* The blocks the shares cover: [0, T2(n)) or [0, T3(n)) for the λ maps (ltm and its paper

@@ -51,6 +51,23 @@ static uint64_t linear_index(const sim_map_plan *plan, int l, uint32_t bx, uint3
     return first + bx + (uint64_t)g[0] * (by + (uint64_t)g[1] * bz);
 }
 
+/* Alone, the share is the whole plan, one piece per launch. */
+static int share_count_one(const sim_map_plan *plan) {
+    sim_map_share share;
+    sim_work_share(plan, 0, 1, &share);
+    int ok = share.begin == 0 && share.end == plan->blocks;
+    for (int l = 0, p = 0; l < plan->launch_count; ++l) {
+        const uint32_t *g = plan->launch[l].grid;
+        if ((uint64_t)g[0] * g[1] * g[2] == 0) {
+            continue;
+        }
+        ok &= p < share.piece_count && share.piece[p].launch == l &&
+              memcmp(share.piece[p].grid, g, sizeof share.piece[p].grid) == 0;
+        ++p;
+    }
+    return ok;
+}
+
 /* Checks the shares of one plan for G ranks; returns 0 on failure (already reported). */
 static int check_plan(const sim_map_plan *plan, int g, uint8_t *seen, uint64_t useful_out[MAX_G]) {
     const int dim = plan->dim, map = plan->map;
@@ -97,11 +114,13 @@ static int check_plan(const sim_map_plan *plan, int g, uint8_t *seen, uint64_t u
                    n);
         useful_out[k] = useful;
     }
-    ok &= expect_begin == sim_work_split_extent(plan);
+    ok &= expect_begin == (g == 1 ? plan->blocks : sim_work_split_extent(plan));
     for (uint64_t i = 0; i < tiles; ++i) {
         ok &= seen[i] == 1;
     }
-    if (is_bb(dim, map)) { /* rows of equal height: blocks differ by at most one row (slab) */
+    if (g == 1) {
+        ok &= share_count_one(plan);
+    } else if (is_bb(dim, map)) { /* rows of equal height: blocks differ by at most one row (slab) */
         const uint32_t *gr = plan->launch[0].grid;
         const uint64_t row = dim == 2 ? gr[0] : (uint64_t)gr[0] * gr[1];
         ok &= hi - lo <= row && lo % row == 0;
