@@ -33,6 +33,7 @@ void app_bench_options_default(app_bench_options *o) {
     o->cull = APP_BENCH_CULL_OFF | APP_BENCH_CULL_ONE | APP_BENCH_CULL_TWO;
     o->seed = 1;
     o->plot = 1;
+    o->steps = 1;
 }
 
 /* "bb, ltm, ltm-sqrt*, ..." (* = the papers' float variants). */
@@ -88,6 +89,11 @@ void app_bench_print_help(void) {
         "1,2;\n"
         "                     default off,1,2. Culled rows default to N = 65536..1048576\n"
         "  --seed S           seed of the gas scene (default 1)\n"
+        "  --gpus LIST        pairs/triplets: the scaling suite instead, e.g. 1,2,4: time per\n"
+        "                     step on each number of GPUs (one process, NCCL), speed-up and\n"
+        "                     parallel efficiency against the first, share of the step in the\n"
+        "                     all-reduce (scaling.csv); maps bb and ltm / tetra unless --maps\n"
+        "  --steps K          scaling suite: steps per timed frame (default 1)\n"
         "  --out DIR          where maps.csv, pairs.csv, triplets.csv, meta.txt and plots go\n"
         "                     (default bench/results/<gpu>/)\n"
         "  --no-plot          do not run bench/plot.py afterwards\n"
@@ -141,6 +147,7 @@ static int parse_maps(const char *v, app_bench_options *o) {
             tm |= t >= 0 ? 1u << t : 0u;
         }
     }
+    o->maps_given = 1;
     o->pair_maps = pm ? pm | (1u << SIM_PAIR_MAP_BB) : 0u;
     o->triplet_maps = tm ? tm | (1u << SIM_TRIPLET_MAP_BB) : 0u;
     return 0;
@@ -257,6 +264,18 @@ static int parse_value(const char *f, const char *v, app_bench_options *o) {
                 return bad("--cull: '%s' must be a list of off, 1, 2 or on", v);
             }
         }
+    } else if (strcmp(f, "--gpus") == 0) {
+        const int c = app_bench_parse_list(v, 1, SIM_MAX_LOCAL_RANKS, o->gpus, APP_BENCH_MAX_LIST);
+        if (c < 0) {
+            return bad("--gpus: '%s' must be a list of GPU counts in 1..%d, e.g. 1,2,4", v,
+                       SIM_MAX_LOCAL_RANKS);
+        }
+        o->gpus_count = c;
+    } else if (strcmp(f, "--steps") == 0) {
+        if (app_parse_long(v, 1, 1000, &l) != 0) {
+            return bad("--steps: '%s' must be an integer in 1..1000", v);
+        }
+        o->steps = (int)l;
     } else if (strcmp(f, "--seed") == 0) {
         if (app_parse_u64(v, &o->seed) != 0) {
             return bad("--seed: '%s' must be a non-negative integer", v);
@@ -272,9 +291,9 @@ static int parse_value(const char *f, const char *v, app_bench_options *o) {
 }
 
 static int takes_value(const char *f) {
-    static const char *const with_value[] = {"--n",    "--tile",    "--repeats", "--warmup",
-                                             "--maps", "--kernels", "--dim",     "--eval",
-                                             "--seed", "--out",     "--cull"};
+    static const char *const with_value[] = {
+        "--n",    "--tile", "--repeats", "--warmup", "--maps", "--kernels", "--dim",
+        "--eval", "--seed", "--out",     "--cull",   "--gpus", "--steps"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; ++i) {
         if (strcmp(f, with_value[i]) == 0) {
             return 1;
