@@ -120,7 +120,8 @@ static int check_plan(const sim_map_plan *plan, int g, uint8_t *seen, uint64_t u
     }
     if (g == 1) {
         ok &= share_count_one(plan);
-    } else if (is_bb(dim, map)) { /* rows of equal height: blocks differ by at most one row (slab) */
+    } else if (is_bb(dim,
+                     map)) { /* rows of equal height: blocks differ by at most one row (slab) */
         const uint32_t *gr = plan->launch[0].grid;
         const uint64_t row = dim == 2 ? gr[0] : (uint64_t)gr[0] * gr[1];
         ok &= hi - lo <= row && lo % row == 0;
