@@ -280,6 +280,48 @@ def plot_timing_log(path, out):
     return 0
 
 
+def plot_scaling(dirname, suite, written):
+    """scaling_<suite>.csv (nbsim bench --gpus): speed-up over GPUs per map and N, ideal dashed."""
+    path = os.path.join(dirname, f"scaling_{suite}.csv")
+    if not os.path.exists(path):
+        return
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    series = {}
+    for r in rows:
+        try:
+            key = (r["map"], int(r["N"]), r["culled"] == "1")
+            series.setdefault(key, []).append((int(r["gpus"]), float(r["speedup"]),
+                                               float(r["comm_share"])))
+        except (KeyError, ValueError):
+            continue
+    if not series:
+        return
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2))
+    top = 1
+    for (name, n, culled), pts in sorted(series.items()):
+        pts.sort()
+        g = [p[0] for p in pts]
+        top = max(top, max(g))
+        label = f"{name} N={n}{' culled' if culled else ''}"
+        kw = style(name, False)
+        kw["linestyle"] = ":" if culled else "-"
+        ax.plot(g, [p[1] for p in pts], label=label, **kw)
+        bx.plot(g, [100.0 * p[2] for p in pts], label=label, **kw)
+    ax.plot([1, top], [1, top], "k--", linewidth=0.8, label="ideal")
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel("speed-up")
+    ax.set_title(f"{suite}: speed-up over GPUs ({rows[0].get('gpu', '')})", fontsize=9)
+    bx.set_xlabel("GPUs")
+    bx.set_ylabel("all-reduce share of the step [%]")
+    bx.set_title("NCCL share", fontsize=9)
+    for a in (ax, bx):
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=7)
+    fig.tight_layout()
+    written.append(save(fig, dirname, f"scaling_{suite}.png"))
+
+
 def main(argv):
     args = argv[1:]
     out = None
@@ -307,6 +349,8 @@ def main(argv):
     plot_maps(dirname, written)
     plot_sim(dirname, "pairs", pair_ceiling, written)
     plot_sim(dirname, "triplets", triple_ceiling, written)
+    plot_scaling(dirname, "pairs", written)
+    plot_scaling(dirname, "triplets", written)
     if written:
         print(f"plots: {len(written)} PNG files in {dirname}/")
     else:

@@ -158,6 +158,49 @@ static sim_status check_cull_config(const sim_backend_config *c, sim_error *err)
     return SIM_OK;
 }
 
+void sim_backend_share(const sim_backend *b, const sim_map_plan *plan, sim_map_share *share) {
+    sim_work_share(plan, b->rank.world > 1 ? b->rank.rank : 0,
+                   b->rank.world > 1 ? b->rank.world : 1, share);
+}
+
+void sim_backend_cull_rows(const sim_backend *b, uint32_t tiles, uint32_t *r0, uint32_t *r1) {
+    if (b->rank.world <= 1) {
+        *r0 = 0;
+        *r1 = tiles;
+        return;
+    }
+    sim_work_rows(tiles, SIM_CULL_SUPER, b->rank.rank, b->rank.world, r0, r1);
+}
+
+/* The ranks asked for: sane counts, a device for each, NCCL where the ranks are GPUs. */
+static sim_status check_multi(const sim_backend_config *c, sim_error *err) {
+    const sim_multi_config *m = &c->multi;
+    if (m->world <= 1) {
+        return SIM_OK;
+    }
+    if (m->world > SIM_MAX_RANKS || m->local < 1 || m->local > SIM_MAX_LOCAL_RANKS || m->rank < 0 ||
+        m->rank + m->local > m->world || m->device < 0) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "ranks %d..%d of %d (device %d) are not a valid part of a run of 1..%d "
+                        "ranks",
+                        m->rank, m->rank + m->local - 1, m->world, m->device, SIM_MAX_RANKS);
+    }
+    if (c->kind == SIM_BACKEND_CPU && m->local != m->world) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "the CPU reference splits its work over threads of one process only");
+    }
+    if (c->kind == SIM_BACKEND_CUDA && !sim_multi_have_nccl()) {
+        sim_error why;
+        (void)sim_multi_nccl_id(NULL, &why);
+        return sim_fail(err, SIM_UNSUPPORTED, "%d GPUs: %s", m->world, why.message);
+    }
+    if (c->kind == SIM_BACKEND_CUDA && m->world > m->local && !m->id_set) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "a run over %d processes needs the NCCL id of its rank 0", m->world);
+    }
+    return SIM_OK;
+}
+
 sim_status sim_backend_create(const sim_backend_config *config, const sim_params *params,
                               const sim_state *initial, sim_backend **out, sim_error *err) {
     SIM_ASSERT(config != NULL && params != NULL && initial != NULL && out != NULL);
@@ -172,10 +215,14 @@ sim_status sim_backend_create(const sim_backend_config *config, const sim_params
         return sim_fail(err, SIM_BAD_ARGUMENT, "the scene has no bodies");
     }
     SIM_TRY(sim_params_check(params, err));
-    if (config->kind == SIM_BACKEND_CPU) {
-        return sim_cpu_backend_create(config, params, initial, out, err);
+    SIM_TRY(check_multi(config, err));
+    if (config->multi.world > 1) {
+        return sim_multi_backend_create(config, params, initial, out, err);
     }
-    return sim_cuda_backend_create(config, params, initial, out, err);
+    if (config->kind == SIM_BACKEND_CPU) {
+        return sim_cpu_backend_create(config, params, initial, NULL, out, err);
+    }
+    return sim_cuda_backend_create(config, params, initial, NULL, out, err);
 }
 
 void sim_backend_destroy(sim_backend *b) {

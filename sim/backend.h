@@ -7,6 +7,7 @@
 #include "capture.h"
 #include "cull.h"
 #include "maps.h"
+#include "multi.h"
 #include "state.h"
 
 #ifdef __cplusplus
@@ -62,6 +63,7 @@ typedef struct {
     int cull_levels;        /* 0 auto (two above SIM_CULL_FLAT_MAX_TILES tiles), 1 or 2 passes */
     int sort_every;         /* re-sort every this many steps; 0 = SIM_CULL_SORT_EVERY */
     uint32_t cull_capacity; /* initial tile-pair list capacity; 0 = from N (tests set it small) */
+    sim_multi_config multi; /* several GPUs or processes (multi.h); zeros: alone */
 } sim_backend_config;
 
 sim_backend_config sim_backend_config_default(void);
@@ -92,6 +94,11 @@ typedef struct {
      * could not grow (GPU memory), so such steps will recur. A notice, never lost pairs. */
     int cull_fallback_steps;
     int cull_capped;
+    /* Multi-GPU (multi.h): the all-reduces of the force sums, events around them on the stream
+     * (the rank that arrives last waits least: the multi backend reports the least over its
+     * ranks, the transfer; step_ms is the slowest rank's). 0 alone. */
+    double comm_ms;
+    int ranks; /* ranks (GPUs) the frame ran on, 1 alone */
 } sim_frame_timing;
 
 typedef struct {

@@ -4,6 +4,8 @@
 #define SIM_BACKEND_IMPL_H
 
 #include "backend.h"
+#include "comm.h"
+#include "work_split.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +46,7 @@ struct sim_backend {
     sim_map_plan cull_plan;
     int cull_levels; /* 1 or 2, from config.cull_levels and the tile count */
     uint32_t tiles, super_tiles, cull_items;
+    sim_rank rank; /* this backend's rank of a multi-GPU run (multi.h); world 1 alone */
 };
 
 /* Whether the next step culls: config.cull and a pair map (the full sweep never culls). */
@@ -65,10 +68,26 @@ uint64_t sim_t2_u64(uint64_t k);
 /* ceil(a / b) for tile counts. */
 uint32_t sim_ceil_div(uint32_t a, uint32_t b);
 
+/* rank: NULL alone, else the rank this backend runs (a multi backend's member). */
 sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,
-                                  const sim_state *s, sim_backend **out, sim_error *err);
+                                  const sim_state *s, const sim_rank *rank, sim_backend **out,
+                                  sim_error *err);
 sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params *p,
-                                   const sim_state *s, sim_backend **out, sim_error *err);
+                                   const sim_state *s, const sim_rank *rank, sim_backend **out,
+                                   sim_error *err);
+/* Several ranks behind one backend (multi_backend.c): config->multi.world > 1. */
+sim_status sim_multi_backend_create(const sim_backend_config *c, const sim_params *p,
+                                    const sim_state *s, sim_backend **out, sim_error *err);
+/* Test hook: local rank k's state and forces, read on its own thread (its device). */
+sim_status sim_multi_read_rank(sim_backend *b, int k, sim_state *out, sim_vec3d *forces,
+                               sim_error *err);
+/* Makes `device` this thread's current CUDA device (a multi backend's worker threads). */
+sim_status sim_cuda_use_device(int device, sim_error *err);
+
+/* Rank b's share of a plan (work_split.h); alone, the whole plan. */
+void sim_backend_share(const sim_backend *b, const sim_map_plan *plan, sim_map_share *share);
+/* Rank b's rows of a culled tile-pair list: [*r0, *r1) of `tiles` (aligned to super-tiles). */
+void sim_backend_cull_rows(const sim_backend *b, uint32_t tiles, uint32_t *r0, uint32_t *r1);
 
 #ifdef __cplusplus
 }

@@ -163,25 +163,29 @@ static void reduce_buffers(cpu_backend *b, int add, const uint32_t *order) {
 }
 
 /* Blocks whose tile lies outside the domain (only a broken map gives them) are skipped, as a
- * guarded kernel would skip them. */
+ * guarded kernel would skip them. The blocks are this rank's share of the plan (all of it when
+ * alone), piece by piece in the plan's order. */
 static double pair_phase(cpu_backend *b) {
-    const sim_map_plan *plan = &b->base.pair_plan;
     const sim_pair_map map = (sim_pair_map)b->base.config.pair_map;
     const uint32_t tiles = b->tiles;
     const double n = b->st.n;
     double energy = 0.0;
+    sim_map_share share;
+    sim_backend_share(&b->base, &b->base.pair_plan, &share);
     start_phase(b, 0.5 * n * n);
     SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
-        for (int l = 0; l < plan->launch_count; ++l) {
-            const sim_map_launch *launch = &plan->launch[l];
-            const int64_t gx = launch->grid[0], gy = launch->grid[1];
-            const int64_t blocks = gx * gy * (int64_t)launch->grid[2];
+        for (int p = 0; p < share.piece_count; ++p) {
+            const sim_map_piece *pc = &share.piece[p];
+            const sim_map_launch *launch = &b->base.pair_plan.launch[pc->launch];
+            const int64_t gx = pc->grid[0], gy = pc->grid[1];
+            const int64_t blocks = gx * gy * (int64_t)pc->grid[2];
             SIM_OMP(omp for schedule(dynamic, 8))
             for (int64_t blk = 0; blk < blocks; ++blk) {
                 sim_tile2 t;
-                if (sim_pair_map_block(map, launch, (uint32_t)(blk % gx), (uint32_t)(blk / gx % gy),
-                                       (uint32_t)(blk / gx / gy), &t) &&
+                if (sim_pair_map_block(map, launch, pc->origin[0] + (uint32_t)(blk % gx),
+                                       pc->origin[1] + (uint32_t)(blk / gx % gy),
+                                       pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
                     t.i < tiles && t.j < tiles) {
                     pair_tile(b, t, b->st.pos, b->st.vel, f, &energy);
                 }
@@ -208,8 +212,12 @@ static int cull_sort_due(const cpu_backend *b) {
     const sim_cpu_cull *c = &b->cull;
     const int every =
         b->base.config.sort_every > 0 ? b->base.config.sort_every : SIM_CULL_SORT_EVERY;
-    return b->sort_due || !c->sorted || c->steps_since_sort >= every ||
-           (double)c->tiles.count > SIM_CULL_REGROW * (double)c->tiles_after_sort + 16.0;
+    /* Ranks of a multi-GPU run hold different parts of the list, and must sort together: they
+     * sort on the clock alone. */
+    const int regrown =
+        b->base.rank.world <= 1 &&
+        (double)c->tiles.count > SIM_CULL_REGROW * (double)c->tiles_after_sort + 16.0;
+    return b->sort_due || !c->sorted || c->steps_since_sort >= every || regrown;
 }
 
 /* Sweeps the culled list (sorted copies, slot-order buffers) and scatters the forces back. */
@@ -256,24 +264,26 @@ static sim_status pair_phase_culled(cpu_backend *b, sim_frame_timing *t, double 
 }
 
 static double triplet_phase(cpu_backend *b) {
-    const sim_map_plan *plan = &b->base.triplet_plan;
     const sim_triplet_map map = b->base.config.triplet_map;
     const uint32_t tiles = b->ttiles;
     const double n = b->st.n;
     double energy = 0.0;
+    sim_map_share share;
+    sim_backend_share(&b->base, &b->base.triplet_plan, &share);
     start_phase(b, n * n * n / 6.0);
     SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
-        for (int l = 0; l < plan->launch_count; ++l) {
-            const sim_map_launch *launch = &plan->launch[l];
-            const int64_t gx = launch->grid[0], gy = launch->grid[1];
-            const int64_t blocks = gx * gy * (int64_t)launch->grid[2];
+        for (int p = 0; p < share.piece_count; ++p) {
+            const sim_map_piece *pc = &share.piece[p];
+            const sim_map_launch *launch = &b->base.triplet_plan.launch[pc->launch];
+            const int64_t gx = pc->grid[0], gy = pc->grid[1];
+            const int64_t blocks = gx * gy * (int64_t)pc->grid[2];
             SIM_OMP(omp for schedule(dynamic, 4))
             for (int64_t blk = 0; blk < blocks; ++blk) {
                 sim_tile3 t;
-                if (sim_triplet_map_block(map, launch, (uint32_t)(blk % gx),
-                                          (uint32_t)(blk / gx % gy), (uint32_t)(blk / gx / gy),
-                                          &t) &&
+                if (sim_triplet_map_block(map, launch, pc->origin[0] + (uint32_t)(blk % gx),
+                                          pc->origin[1] + (uint32_t)(blk / gx % gy),
+                                          pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
                     t.i < tiles && t.j < tiles && t.k < tiles) {
                     triplet_tile(b, t, f, &energy);
                 }
@@ -282,6 +292,21 @@ static double triplet_phase(cpu_backend *b) {
     }
     reduce_buffers(b, 1, NULL);
     return energy;
+}
+
+/* A multi-rank run: every rank holds its share's forces and energies; sums them over the ranks
+ * (the host group adds in rank order, so every rank gets the same bits). */
+static sim_status reduce_ranks(cpu_backend *b, sim_error *err) {
+    if (b->base.rank.world <= 1) {
+        return SIM_OK;
+    }
+    double e[2] = {b->e_contact, b->e_atm};
+    SIM_TRY(sim_comm_allreduce_sum(b->base.rank.comm, b->force, 3u * (size_t)b->st.n,
+                                   SIM_COMM_DOUBLE, NULL, err));
+    SIM_TRY(sim_comm_allreduce_sum(b->base.rank.comm, e, 2, SIM_COMM_DOUBLE, NULL, err));
+    b->e_contact = e[0];
+    b->e_atm = e[1];
+    return SIM_OK;
 }
 
 /* Walls + gravity, added to force[]; returns their potential energy. */
@@ -314,13 +339,16 @@ static sim_status compute_forces(cpu_backend *b, sim_frame_timing *t, sim_error 
     if (b->base.params.triplets) {
         b->e_atm = triplet_phase(b);
     }
-    double t2 = sim_now_ms();
+    const double t2 = sim_now_ms();
+    SIM_TRY(reduce_ranks(b, err));
+    const double t3 = sim_now_ms();
     b->e_body = body_phase(b);
-    double t3 = sim_now_ms();
+    const double t4 = sim_now_ms();
     if (t != NULL) { /* pair_ms: the sweep alone, as on the GPU */
         t->pair_ms += (t1 - t0) - (t->sort_ms - sort0) - (t->cull_ms - cull0);
         t->triplet_ms += b->base.params.triplets ? t2 - t1 : 0.0;
-        t->integrate_ms += t3 - t2;
+        t->comm_ms += t3 - t2;
+        t->integrate_ms += t4 - t3;
     }
     return SIM_OK;
 }
@@ -423,6 +451,7 @@ static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_erro
         SIM_TRY(check_blowup(b, s, err));
     }
     report_cull(b, t);
+    t->ranks = b->base.rank.world;
     return SIM_OK;
 }
 
@@ -593,7 +622,8 @@ static const sim_backend_ops cpu_ops = {
 };
 
 sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,
-                                  const sim_state *s, sim_backend **out, sim_error *err) {
+                                  const sim_state *s, const sim_rank *rank, sim_backend **out,
+                                  sim_error *err) {
     *out = NULL;
     SIM_TRY(sim_state_check_bodies(s, err));
     cpu_backend *b = calloc(1, sizeof *b);
@@ -603,6 +633,7 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
     b->base.ops = &cpu_ops;
     b->base.config = *c;
     b->base.n = s->n;
+    b->base.rank = rank != NULL ? *rank : (sim_rank){0, 1, -1, NULL};
 #ifdef _OPENMP
     b->threads = c->cpu_threads > 0 ? c->cpu_threads : omp_get_max_threads();
 #else

@@ -161,13 +161,14 @@ static sim_status list_push(sim_pair_list *l, sim_tile2 p, sim_error *err) {
     return SIM_OK;
 }
 
-/* One culling block: the 16 x 16 threads of group pair `group` over `count` items. */
+/* One culling block: the 16 x 16 threads of group pair `group` over `count` items; keeps the
+ * item pairs whose row I lies in [row0, row1) (a rank's rows of a multi-GPU run). */
 static sim_status cull_block(sim_tile2 group, uint32_t count, const sim_cull_boxd *boxes,
-                             sim_pair_list *out, sim_error *err) {
+                             uint32_t row0, uint32_t row1, sim_pair_list *out, sim_error *err) {
     for (uint32_t ty = 0; ty < SIM_CULL_GROUP; ++ty) {
         for (uint32_t tx = 0; tx < SIM_CULL_GROUP; ++tx) {
             sim_tile2 p;
-            if (sim_cull_thread_pair(group, tx, ty, count, &p) &&
+            if (sim_cull_thread_pair(group, tx, ty, count, &p) && p.i >= row0 && p.i < row1 &&
                 box_overlap(&boxes[p.i], &boxes[p.j])) {
                 SIM_TRY(list_push(out, p, err));
             }
@@ -190,6 +191,12 @@ sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_v
     sim_pair_list *top = two ? &c->super_pairs : &c->tiles;
     c->tiles.count = 0;
     c->super_pairs.count = 0;
+    /* A rank of a multi-GPU run keeps the tile pairs of its rows, and the super pairs whose
+     * super row holds one of them (its rows are whole super-tiles: sim_backend_cull_rows). */
+    uint32_t row0, row1;
+    sim_backend_cull_rows(b, b->tiles, &row0, &row1);
+    const uint32_t top0 = two ? row0 / SIM_CULL_SUPER : row0;
+    const uint32_t top1 = two ? sim_ceil_div(row1, SIM_CULL_SUPER) : row1;
     for (int l = 0; l < plan->launch_count; ++l) {
         const sim_map_launch *launch = &plan->launch[l];
         const uint64_t gx = launch->grid[0], gy = launch->grid[1];
@@ -198,13 +205,14 @@ sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_v
             sim_tile2 group;
             if (sim_pair_map_block(map, launch, (uint32_t)(blk % gx), (uint32_t)(blk / gx % gy),
                                    (uint32_t)(blk / gx / gy), &group)) {
-                SIM_TRY(cull_block(group, b->cull_items, two ? c->supers : c->boxes, top, err));
+                SIM_TRY(cull_block(group, b->cull_items, two ? c->supers : c->boxes, top0, top1,
+                                   top, err));
             }
         }
     }
     /* Second pass: the tile pairs inside each surviving super-tile pair, one block each. */
     for (size_t k = 0; two && k < c->super_pairs.count; ++k) {
-        SIM_TRY(cull_block(c->super_pairs.v[k], b->tiles, c->boxes, &c->tiles, err));
+        SIM_TRY(cull_block(c->super_pairs.v[k], b->tiles, c->boxes, row0, row1, &c->tiles, err));
     }
     if (c->fresh_sort) {
         c->tiles_after_sort = c->tiles.count;

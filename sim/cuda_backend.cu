@@ -34,9 +34,10 @@
 namespace {
 
 /* Events recorded per step (the step's first event is the previous step's last). */
-constexpr int kEventsPerStep = 6;
-/* Intervals between them: verlet_first, sort, cull, pairs, triplets, verlet_second. */
-enum { kIvFirst, kIvSort, kIvCull, kIvPair, kIvTriplet, kIvSecond };
+constexpr int kEventsPerStep = 7;
+/* Intervals between them: verlet_first, sort, cull, pairs, triplets, the ranks' all-reduce of
+ * the forces (empty alone), verlet_second. */
+enum { kIvFirst, kIvSort, kIvCull, kIvPair, kIvTriplet, kIvReduce, kIvSecond };
 /* Lists grow when a frame's peak passes this fraction of their capacity, to twice the peak. */
 constexpr double kGrowAt = 0.8;
 
@@ -211,6 +212,7 @@ sim_status cull_alloc(cuda_backend *b, sim_error *err) {
     c->tile = b->base.config.tile;
     c->n_tiles = sim_ceil_div(n, c->tile);
     c->n_supers = sim_ceil_div(c->n_tiles, SIM_CULL_SUPER);
+    sim_backend_cull_rows(&b->base, c->n_tiles, &c->row0, &c->row1);
     SIM_TRY(device_alloc((void **)&c->perm, u4, "the body order", n, err));
     SIM_TRY(device_alloc((void **)&c->perm_alt, u4, "the body order", n, err));
     for (int k = 0; k < 2; ++k) {
@@ -290,21 +292,38 @@ sim_status cull_phase(cuda_backend *b, unsigned flags, sim_error *err) {
 sim_status contact_phase(cuda_backend *b, unsigned flags, sim_error *err) {
     const sim_gpu_bodies *bd = &b->bodies;
     if (b->base.config.pair_map == SIM_PAIR_FULL) {
-        return sim_gpu_pair_forces_full(bd, &b->ph, b->base.config.tile, b->streams.main, err);
+        return sim_gpu_pair_forces_full(bd, &b->ph, b->base.config.tile, b->base.rank.rank,
+                                        b->base.rank.world, b->streams.main, err);
     }
     SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, b->streams.main));
     if (sim_backend_culling(&b->base)) {
         return sim_gpu_pair_forces_list(bd, &b->ph, &b->cull, flags, b->streams.main, err);
     }
-    return sim_gpu_pair_forces(bd, &b->ph, &b->base.pair_plan, b->base.config.tile, &b->streams,
-                               err);
+    sim_map_share share; /* this rank's blocks (all of them alone) */
+    sim_backend_share(&b->base, &b->base.pair_plan, &share);
+    return sim_gpu_pair_forces(bd, &b->ph, &b->base.pair_plan, &share, b->base.config.tile,
+                               &b->streams, err);
 }
 
 sim_status triplet_phase(cuda_backend *b, sim_error *err) {
     if (!b->base.params.triplets) {
         return SIM_OK;
     }
-    return sim_gpu_triplet_forces(&b->bodies, &b->ph, &b->base.triplet_plan, &b->streams, err);
+    sim_map_share share;
+    sim_backend_share(&b->base, &b->base.triplet_plan, &share);
+    return sim_gpu_triplet_forces(&b->bodies, &b->ph, &b->base.triplet_plan, &share, &b->streams,
+                                  err);
+}
+
+/* A multi-GPU step: every rank holds its share's forces; NCCL sums them on the stream (every
+ * rank gets the same bits), before the body forces and the second half kick, which every rank
+ * then applies to all bodies alike. The w components (unused, 0) travel too: 16 B per body. */
+sim_status reduce_phase(cuda_backend *b, sim_error *err) {
+    if (b->base.rank.world <= 1) {
+        return SIM_OK;
+    }
+    return sim_comm_allreduce_sum(b->base.rank.comm, b->bodies.force, 4u * (size_t)b->base.n,
+                                  SIM_COMM_FLOAT, b->streams.main, err);
 }
 
 /* After a sync: grows a list whose peak came near (or past) its capacity, to twice the peak
@@ -358,6 +377,7 @@ sim_status compute_forces(cuda_backend *b, sim_error *err) {
     }
     SIM_TRY(contact_phase(b, flags, err));
     SIM_TRY(triplet_phase(b, err));
+    SIM_TRY(reduce_phase(b, err));
     SIM_TRY(sim_gpu_body_forces(&b->bodies, &b->ph, b->streams.main, err));
     if (culled) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->h_counts, b->cull.counts, sizeof *b->h_counts,
@@ -485,7 +505,10 @@ sim_status finish_cull_frame(cuda_backend *b, sim_frame_timing *t, sim_error *er
     t->tile_pairs_total = sim_t2_u64(b->cull.n_tiles);
     t->super_pairs = b->base.cull_levels == 2 ? h->supers : 0u;
     t->cull_fallback_steps = (int)h->fallback_steps;
-    if ((double)h->tiles > SIM_CULL_REGROW * (double)h->tiles_sorted + 16.0) {
+    /* Ranks of a multi-GPU run hold different rows of the list and must sort together (their
+     * body orders must agree): they sort on the clock alone. */
+    if (b->base.rank.world <= 1 &&
+        (double)h->tiles > SIM_CULL_REGROW * (double)h->tiles_sorted + 16.0) {
         b->sort_due = 1;
     }
     SIM_TRY(grow_lists(b, err));
@@ -527,9 +550,11 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
         SIM_CUDA_TRY(cudaEventRecord(ev[4], s));
         SIM_TRY(triplet_phase(b, err));
         SIM_CUDA_TRY(cudaEventRecord(ev[5], s));
+        SIM_TRY(reduce_phase(b, err));
+        SIM_CUDA_TRY(cudaEventRecord(ev[6], s));
         SIM_TRY(sim_gpu_verlet_second(&b->bodies, body_order(b), &b->ph, b->dt, b->d_flag,
                                       (uint32_t)k, s, err));
-        SIM_CUDA_TRY(cudaEventRecord(ev[6], s));
+        SIM_CUDA_TRY(cudaEventRecord(ev[7], s));
     }
     SIM_CUDA_TRY(
         cudaMemcpyAsync(b->h_flag, b->d_flag, sizeof *b->d_flag, cudaMemcpyDeviceToHost, s));
@@ -553,9 +578,11 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
         t->cull_ms += culled ? ms[kIvCull] : 0.0;
         t->pair_ms += ms[kIvPair];
         t->triplet_ms += ms[kIvTriplet];
+        t->comm_ms += base->rank.world > 1 ? ms[kIvReduce] : 0.0;
         t->step_ms += step_ms;
     }
     t->steps = steps;
+    t->ranks = base->rank.world;
     t->sorts = sorts;
     if (culled) {
         SIM_TRY(finish_cull_frame(b, t, err));
@@ -635,16 +662,22 @@ sim_status cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     cuda_backend *b = as_cuda(base);
     cudaStream_t s = b->streams.main;
     double h[4];
+    const int rank = base->rank.rank, world = base->rank.world;
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_energy, 0, sizeof h, s));
-    SIM_TRY(sim_gpu_body_energy(&b->bodies, &b->ph, b->d_energy, s, err));
+    if (world <= 1 || rank == 0) { /* per body: once over the ranks */
+        SIM_TRY(sim_gpu_body_energy(&b->bodies, &b->ph, b->d_energy, s, err));
+    }
     if (sim_backend_culling(base) && b->cull_ready) { /* the list for these positions, untimed */
         SIM_TRY(cull_phase(b, 0u, err));
         SIM_TRY(sim_gpu_pair_energy_list(&b->bodies, &b->ph, &b->cull, b->d_energy + 2, s, err));
     } else {
-        SIM_TRY(sim_gpu_pair_energy(&b->bodies, &b->ph, b->d_energy + 2, s, err));
+        SIM_TRY(sim_gpu_pair_energy(&b->bodies, &b->ph, b->d_energy + 2, rank, world, s, err));
     }
     if (base->params.triplets) {
-        SIM_TRY(sim_gpu_triplet_energy(&b->bodies, &b->ph, b->d_energy + 3, s, err));
+        SIM_TRY(sim_gpu_triplet_energy(&b->bodies, &b->ph, b->d_energy + 3, rank, world, s, err));
+    }
+    if (world > 1) { /* each rank holds its share's energies */
+        SIM_TRY(sim_comm_allreduce_sum(base->rank.comm, b->d_energy, 4, SIM_COMM_DOUBLE, s, err));
     }
     SIM_CUDA_TRY(cudaMemcpyAsync(h, b->d_energy, sizeof h, cudaMemcpyDeviceToHost, s));
     SIM_CUDA_TRY(cudaStreamSynchronize(s));
@@ -814,7 +847,8 @@ sim_status create_impl(cuda_backend *b, const sim_state *s, sim_error *err) {
 } // namespace
 
 sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params *p,
-                                   const sim_state *s, sim_backend **out, sim_error *err) {
+                                   const sim_state *s, const sim_rank *rank, sim_backend **out,
+                                   sim_error *err) {
     *out = nullptr;
     int count = 0;
     const cudaError_t ce = cudaGetDeviceCount(&count);
@@ -824,7 +858,11 @@ sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params
                         ce != cudaSuccess ? cudaGetErrorString(ce)
                                           : "the driver reports 0 devices");
     }
-    const int device = 0;
+    const int device = rank != nullptr ? rank->device : 0;
+    if (device >= count) {
+        return sim_fail(err, SIM_NO_DEVICE, "rank %d needs CUDA device %d, but %d %s visible",
+                        rank != nullptr ? rank->rank : 0, device, count, count == 1 ? "is" : "are");
+    }
     cudaDeviceProp prop;
     SIM_CUDA_TRY(cudaSetDevice(device));
     SIM_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
@@ -839,6 +877,7 @@ sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params
     b->base.config = *c;
     b->base.params = *p;
     b->base.n = s->n;
+    b->base.rank = rank != nullptr ? *rank : sim_rank{0, 1, device, nullptr};
     /* Truncating a long product name is fine. */
     const size_t len = strnlen(prop.name, sizeof b->base.device_name - 1);
     memcpy(b->base.device_name, prop.name, len);

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
+#include "backend_impl.h"
 #include "cuda_check.h"
 
 int sim_cuda_device_count(void) {
@@ -61,5 +61,10 @@ sim_status sim_cuda_device_query(sim_device_info *dev, sim_error *err) {
     dev->free_mem_bytes = (uint64_t)free_b;
     SIM_CUDA_TRY(cudaDriverGetVersion(&dev->driver_version));
     SIM_CUDA_TRY(cudaRuntimeGetVersion(&dev->runtime_version));
+    return SIM_OK;
+}
+
+sim_status sim_cuda_use_device(int device, sim_error *err) {
+    SIM_CUDA_TRY(cudaSetDevice(device));
     return SIM_OK;
 }

@@ -206,19 +206,21 @@ static __device__ __forceinline__ bool test_pair(sim_tile2 group, uint32_t count
  * of 16 x 16 threads. sim_pair_map_block (evaluated by every thread, as in the papers' code)
  * gives the block's group pair (G_I, G_J) or nothing (the whole block returns: no barrier
  * follows). Thread (tx, ty) owns item pair (G_I * 16 + ty, G_J * 16 + tx): kept when it lies in
- * the simplex (J <= I < count) and the two boxes overlap; survivors appended with one atomic per
- * warp. Cost per thread: the map + 4 LDG.128 (L1: a block reads 32 distinct boxes) + 6 FSETP;
- * per block 8 votes and at most 8 atomics. */
+ * the simplex (J <= I < count), its row I in [row0, row1) (all rows alone; a rank's rows of a
+ * multi-GPU step) and the two boxes overlap; survivors appended with one atomic per warp. Cost
+ * per thread: the map + 4 LDG.128 (L1: a block reads 32 distinct boxes) + 6 FSETP; per block 8
+ * votes and at most 8 atomics. */
 template <sim_pair_map MAP>
 __global__ void __launch_bounds__(kCullThreads)
-    cull_map_kernel(const sim_cull_box *__restrict__ boxes, uint32_t count, sim_map_launch launch,
-                    sim_tile2 *__restrict__ out, uint32_t cap, uint32_t *__restrict__ out_count) {
+    cull_map_kernel(const sim_cull_box *__restrict__ boxes, uint32_t count, uint32_t row0,
+                    uint32_t row1, sim_map_launch launch, sim_tile2 *__restrict__ out, uint32_t cap,
+                    uint32_t *__restrict__ out_count) {
     sim_tile2 group;
     if (!sim_pair_map_block(MAP, &launch, blockIdx.x, blockIdx.y, blockIdx.z, &group)) {
         return;
     }
     sim_tile2 pair = {0u, 0u};
-    const bool keep = test_pair(group, count, boxes, &pair);
+    const bool keep = test_pair(group, count, boxes, &pair) && pair.i >= row0 && pair.i < row1;
     const uint32_t lane = (threadIdx.y * kGroup + threadIdx.x) & 31u;
     append_pair(keep, pair, lane, out, cap, out_count);
 }
@@ -228,14 +230,15 @@ __global__ void __launch_bounds__(kCullThreads)
  * Launch contract: a persistent grid (sim_gpu_cull_second_grid blocks) of 16 x 16 threads; block
  * b takes list items b, b + grid, ... of the super-pair list, or, when the top pass found more
  * than super_cap survivors (the list is incomplete), items of the whole super simplex in row
- * order. Per item as cull_map_kernel, with the item's super pair as the group and count = tiles.
+ * order. Per item as cull_map_kernel, with the item's super pair as the group and count = tiles,
+ * keeping the tile rows [row0, row1).
  * The item count is uniform per block, so every thread runs the same iterations (the vote needs
  * whole warps). Cost per item: as one cull_map_kernel block, without a block launch. */
 __global__ void __launch_bounds__(kCullThreads)
     cull_second_kernel(const sim_cull_box *__restrict__ boxes, uint32_t n_tiles, uint32_t n_supers,
-                       const sim_tile2 *__restrict__ super_list, uint32_t super_cap,
-                       sim_gpu_cull_counts *__restrict__ counts, sim_tile2 *__restrict__ out,
-                       uint32_t cap, unsigned flags) {
+                       uint32_t row0, uint32_t row1, const sim_tile2 *__restrict__ super_list,
+                       uint32_t super_cap, sim_gpu_cull_counts *__restrict__ counts,
+                       sim_tile2 *__restrict__ out, uint32_t cap, unsigned flags) {
     const uint32_t found = counts->supers;
     const bool overflow = found > super_cap;
     const uint32_t items = overflow ? sim_map_t2(n_supers) : found;
@@ -249,7 +252,8 @@ __global__ void __launch_bounds__(kCullThreads)
     for (uint32_t k = blockIdx.x; k < items; k += gridDim.x) {
         const sim_tile2 group = overflow ? sim_cull_simplex_pair(k) : super_list[k];
         sim_tile2 pair = {0u, 0u};
-        const bool keep = test_pair(group, n_tiles, boxes, &pair);
+        const bool keep =
+            test_pair(group, n_tiles, boxes, &pair) && pair.i >= row0 && pair.i < row1;
         append_pair(keep, pair, lane, out, cap, &counts->tiles);
     }
 }
@@ -331,13 +335,16 @@ sim_status sim_gpu_cull_top(const sim_gpu_cull *c, const sim_map_plan *plan, int
     sim_tile2 *out = two ? c->super_list : c->tile_list;
     const uint32_t cap = two ? c->super_cap : c->tile_cap;
     uint32_t *out_count = two ? &c->counts->supers : &c->counts->tiles;
+    /* The rank's rows in the top pass's items: tiles, or the super-tiles that hold them. */
+    const uint32_t row0 = two ? c->row0 / SIM_CULL_SUPER : c->row0;
+    const uint32_t row1 = two ? (c->row1 + SIM_CULL_SUPER - 1u) / SIM_CULL_SUPER : c->row1;
     auto one = [&](const sim_map_launch *l, cudaStream_t s, sim_error *err) -> sim_status {
         const dim3 grid(l->grid[0], l->grid[1], l->grid[2]), block(kGroup, kGroup);
         switch (map) {
 #define SIM_PAIR_CASE(id, name, label, paper)                                                      \
     case SIM_PAIR_MAP_##id:                                                                        \
         cull_map_kernel<SIM_PAIR_MAP_##id>                                                         \
-            <<<grid, block, 0, s>>>(boxes, count, *l, out, cap, out_count);                        \
+            <<<grid, block, 0, s>>>(boxes, count, row0, row1, *l, out, cap, out_count);            \
         break;
             SIM_PAIR_MAP_LIST(SIM_PAIR_CASE)
 #undef SIM_PAIR_CASE
@@ -353,9 +360,9 @@ sim_status sim_gpu_cull_top(const sim_gpu_cull *c, const sim_map_plan *plan, int
 sim_status sim_gpu_cull_second(const sim_gpu_cull *c, unsigned flags, cudaStream_t s,
                                sim_error *err) {
     const dim3 block(kGroup, kGroup);
-    cull_second_kernel<<<c->super_grid, block, 0, s>>>(c->boxes, c->n_tiles, c->n_supers,
-                                                       c->super_list, c->super_cap, c->counts,
-                                                       c->tile_list, c->tile_cap, flags);
+    cull_second_kernel<<<c->super_grid, block, 0, s>>>(c->boxes, c->n_tiles, c->n_supers, c->row0,
+                                                       c->row1, c->super_list, c->super_cap,
+                                                       c->counts, c->tile_list, c->tile_cap, flags);
     SIM_CUDA_CHECK_LAUNCH("cull_second_kernel");
     return SIM_OK;
 }

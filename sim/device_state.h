@@ -50,6 +50,10 @@ typedef struct {
     uint32_t tile_cap, super_cap;      /* entries allocated */
     sim_gpu_cull_counts *counts;       /* d_ */
     uint32_t tile, n_tiles, n_supers;
+    /* Tile rows [row0, row1) this rank culls and sweeps (a multi-GPU run; alone all of them):
+     * the lists hold only the pairs (I, J) with I in them, the super list only super pairs whose
+     * super row meets them (work_split.h says why rows). Multiples of SIM_CULL_SUPER. */
+    uint32_t row0, row1;
     int list_grid;  /* blocks of the persistent contact sweep (SMs x resident blocks) */
     int super_grid; /* blocks of the persistent second culling pass */
 } sim_gpu_cull;

@@ -7,6 +7,7 @@
 #include "cuda_check.h"
 #include "device_state.h"
 #include "maps.h"
+#include "work_split.h"
 
 #define SIM_FULL_MASK 0xffffffffu
 
@@ -95,6 +96,43 @@ static sim_status sim_gpu_run_plan(const sim_map_plan *plan, const sim_gpu_strea
         }
         cudaStream_t s = fork ? st->side[l % SIM_GPU_SIDE_STREAMS] : st->main;
         SIM_TRY(launch_one(launch, s, err));
+    }
+    if (fork) {
+        for (int k = 0; k < sides; ++k) {
+            SIM_CUDA_TRY(cudaEventRecord(st->join[k], st->side[k]));
+            SIM_CUDA_TRY(cudaStreamWaitEvent(st->main, st->join[k], 0));
+        }
+    }
+    return SIM_OK;
+}
+
+/* Runs launch_one(&plan->launch[piece.launch], grid, origin, stream, err) for every piece of a
+ * rank's share of the plan (work_split.h; alone: one piece per launch, origin 0, the launch's
+ * grid). The kernel adds origin to blockIdx, so each block maps to the tile it has in the whole
+ * launch. Pieces of a concurrent plan fork onto the side streams as run_plan's launches do;
+ * those of an ordered plan run in order on st->main. */
+template <typename LaunchOne>
+static sim_status sim_gpu_run_share(const sim_map_plan *plan, const sim_map_share *share,
+                                    const sim_gpu_streams *st, LaunchOne launch_one,
+                                    sim_error *err) {
+    const bool fork = plan->concurrent && share->piece_count > 1;
+    const int sides =
+        share->piece_count < SIM_GPU_SIDE_STREAMS ? share->piece_count : SIM_GPU_SIDE_STREAMS;
+    if (fork) {
+        SIM_CUDA_TRY(cudaEventRecord(st->fork, st->main));
+        for (int k = 0; k < sides; ++k) {
+            SIM_CUDA_TRY(cudaStreamWaitEvent(st->side[k], st->fork, 0));
+        }
+    }
+    for (int p = 0; p < share->piece_count; ++p) {
+        const sim_map_piece *pc = &share->piece[p];
+        if (pc->grid[0] == 0 || pc->grid[1] == 0 || pc->grid[2] == 0) {
+            continue;
+        }
+        cudaStream_t s = fork ? st->side[p % SIM_GPU_SIDE_STREAMS] : st->main;
+        const dim3 grid(pc->grid[0], pc->grid[1], pc->grid[2]);
+        const uint3 origin = make_uint3(pc->origin[0], pc->origin[1], pc->origin[2]);
+        SIM_TRY(launch_one(&plan->launch[pc->launch], grid, origin, s, err));
     }
     if (fork) {
         for (int k = 0; k < sides; ++k) {

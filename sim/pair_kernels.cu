@@ -162,16 +162,20 @@ pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *_
 
 /* Symmetric pair kernel placed by a map (the full sweep over every tile pair).
  *
- * Launch contract: one launch of a pair map plan (grid = launch.grid), TILE threads per block,
- * TILE in {32, 64, 128}. sim_pair_map_block gives the block's tile pair (I, J), I >= J, or
+ * Launch contract: one launch of a pair map plan (grid = launch.grid), or a piece of it (a
+ * rank's share of a multi-GPU step, work_split.h: grid = the piece's, origin = its first block,
+ * added to blockIdx: three IADDs per thread), TILE threads per block, TILE in {32, 64, 128}.
+ * sim_pair_map_block gives the block's tile pair (I, J), I >= J, or
  * nothing (the whole block returns before any barrier); pair_block does the rest (cost there).
  * kEnergy: one double atomic per block with the block's contact potential. */
 template <sim_pair_map MAP, int TILE, int MODE>
 __global__ void __launch_bounds__(TILE)
     pair_sym_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
-                    uint32_t n, sim_map_launch launch, sim_physics_f ph, pair_sink sink) {
+                    uint32_t n, sim_map_launch launch, uint3 origin, sim_physics_f ph,
+                    pair_sink sink) {
     sim_tile2 tile;
-    if (!sim_pair_map_block(MAP, &launch, blockIdx.x, blockIdx.y, blockIdx.z, &tile)) {
+    if (!sim_pair_map_block(MAP, &launch, origin.x + blockIdx.x, origin.y + blockIdx.y,
+                            origin.z + blockIdx.z, &tile)) {
         return;
     }
     __shared__ sim_vec4f sh_pos[TILE];
@@ -188,8 +192,9 @@ __global__ void __launch_bounds__(TILE)
  * Launch contract: a persistent grid (sim_gpu_pair_list_grid: SMs x resident blocks) of TILE
  * threads; block b sweeps list items b, b + grid, ... as pair_block does. The list holds
  * counts->tiles pairs when that is <= cap; when it is more, the list is incomplete and the
- * blocks sweep every tile pair of the simplex (item k = row-order pair k, T2(tiles) items):
- * exact, slow, recorded as a fallback step. The item count is uniform per block (barriers).
+ * blocks sweep every tile pair of rows [row0, row1) of the simplex (item k = row-order pair
+ * T2(row0) + k; all rows alone, a rank's rows in a multi-GPU step): exact, slow, recorded as a
+ * fallback step. The item count is uniform per block (barriers).
  * Cost per item: one pair_block (no block launch, no map). kEnergy sums the block's potential
  * over all its items, then one double atomic. RECORD: block 0 notes the count into the frame's
  * peak and the fallback, and after a sort the count the regrow test compares against. */
@@ -203,12 +208,13 @@ constexpr int list_min_blocks(int tile) {
 template <int TILE, int MODE>
 __global__ void __launch_bounds__(TILE, list_min_blocks(TILE))
     pair_list_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
-                     uint32_t n, uint32_t n_tiles, const sim_tile2 *__restrict__ list, uint32_t cap,
-                     sim_gpu_cull_counts *__restrict__ counts, unsigned flags, sim_physics_f ph,
-                     pair_sink sink) {
+                     uint32_t n, uint32_t row0, uint32_t row1, const sim_tile2 *__restrict__ list,
+                     uint32_t cap, sim_gpu_cull_counts *__restrict__ counts, unsigned flags,
+                     sim_physics_f ph, pair_sink sink) {
     const uint32_t found = counts->tiles;
     const bool overflow = found > cap;
-    const uint32_t items = overflow ? sim_map_t2(n_tiles) : found;
+    const uint32_t first = sim_map_t2(row0);
+    const uint32_t items = overflow ? sim_map_t2(row1) - first : found;
     if ((flags & SIM_GPU_CULL_RECORD) && blockIdx.x == 0 && threadIdx.x == 0) {
         atomicMax(&counts->tiles_peak, found);
         if (overflow || counts->super_overflow) {
@@ -222,7 +228,7 @@ __global__ void __launch_bounds__(TILE, list_min_blocks(TILE))
     __shared__ float sh_fx[TILE], sh_fy[TILE], sh_fz[TILE];
     double e = 0.0;
     for (uint32_t k = blockIdx.x; k < items; k += gridDim.x) {
-        const sim_tile2 tile = overflow ? sim_cull_simplex_pair(k) : list[k];
+        const sim_tile2 tile = overflow ? sim_cull_simplex_pair(first + k) : list[k];
         pair_block<TILE, MODE>(tile, pos, vel, n, ph, sink, e, sh_pos, sh_fx, sh_fy, sh_fz);
     }
     if constexpr (MODE == kEnergy) {
@@ -232,21 +238,22 @@ __global__ void __launch_bounds__(TILE, list_min_blocks(TILE))
 
 /* Full (nbody-style) pair kernel: no symmetry, the baseline that shows what symmetry buys.
  *
- * Launch contract: grid ceil(N / TILE) x 1 x 1, TILE threads. Thread t owns body
- * i = blockIdx.x * TILE + t and sweeps all tiles J = 0 .. n-1 through shared memory (barrier,
- * load, barrier), summing the force on i only; every pair is evaluated twice, never written
- * by another thread, so force[i] is stored without atomics. Bounds: as pair_sym_kernel, plus
- * j != i on the slow path (a body touches itself by the distance test).
+ * Launch contract: grid ceil(N / TILE) x 1 x 1 (a rank of a multi-GPU step: its range of them,
+ * from block0), TILE threads. Thread t owns body i = (block0 + blockIdx.x) * TILE + t and sweeps
+ * all tiles J = 0 .. n-1 through shared memory (barrier, load, barrier), summing the force on i
+ * only; every pair is evaluated twice, never written by another thread, so force[i] is stored
+ * without atomics. Bounds: as pair_sym_kernel, plus j != i on the slow path (a body touches itself
+ * by the distance test).
  *
  * Cost per ordered pair: ~10.5 instructions when not touching, as pair_sym_kernel; 16 B per
  * body per block read from L2 per tile sweep. */
 template <int TILE>
 __global__ void __launch_bounds__(TILE)
     pair_full_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
-                     sim_vec4f *__restrict__ force, uint32_t n, sim_physics_f ph) {
+                     sim_vec4f *__restrict__ force, uint32_t n, uint32_t block0, sim_physics_f ph) {
     __shared__ sim_vec4f sh_pos[TILE];
     const int t = (int)threadIdx.x;
-    const uint32_t i = blockIdx.x * TILE + (uint32_t)t;
+    const uint32_t i = (block0 + blockIdx.x) * TILE + (uint32_t)t;
     const sim_vec4f pi = i < n ? sim_ld4(pos + i) : sim_pad_body();
     float fx = 0.0f, fy = 0.0f, fz = 0.0f;
     for (uint32_t j0 = 0; j0 < n; j0 += TILE) {
@@ -276,15 +283,16 @@ __global__ void __launch_bounds__(TILE)
 
 template <int TILE, int MODE>
 sim_status launch_sym(const sim_gpu_bodies *b, const sim_physics_f *ph, const sim_map_plan *plan,
-                      const pair_sink &sink, const sim_gpu_streams *st, sim_error *err) {
+                      const sim_map_share *share, const pair_sink &sink, const sim_gpu_streams *st,
+                      sim_error *err) {
     const sim_pair_map map = (sim_pair_map)plan->map;
-    auto one = [&](const sim_map_launch *l, cudaStream_t s, sim_error *err) -> sim_status {
-        const dim3 grid(l->grid[0], l->grid[1], l->grid[2]);
+    auto one = [&](const sim_map_launch *l, dim3 grid, uint3 origin, cudaStream_t s,
+                   sim_error *err) -> sim_status {
         switch (map) {
 #define SIM_PAIR_CASE(id, name, label, paper)                                                      \
     case SIM_PAIR_MAP_##id:                                                                        \
         pair_sym_kernel<SIM_PAIR_MAP_##id, TILE, MODE>                                             \
-            <<<grid, TILE, 0, s>>>(b->pos, b->vel, b->n, *l, *ph, sink);                           \
+            <<<grid, TILE, 0, s>>>(b->pos, b->vel, b->n, *l, origin, *ph, sink);                   \
         break;
             SIM_PAIR_MAP_LIST(SIM_PAIR_CASE)
 #undef SIM_PAIR_CASE
@@ -294,14 +302,27 @@ sim_status launch_sym(const sim_gpu_bodies *b, const sim_physics_f *ph, const si
         SIM_CUDA_CHECK_LAUNCH("pair_sym_kernel");
         return SIM_OK;
     };
-    return sim_gpu_run_plan(plan, st, one, err);
+    sim_map_share all;
+    if (share == nullptr) {
+        sim_work_share(plan, 0, 1, &all);
+        share = &all;
+    }
+    return sim_gpu_run_share(plan, share, st, one, err);
 }
 
 template <int TILE>
-sim_status launch_full(const sim_gpu_bodies *b, const sim_physics_f *ph, cudaStream_t s,
-                       sim_error *err) {
-    const uint32_t blocks = (b->n + TILE - 1) / TILE;
-    pair_full_kernel<TILE><<<blocks, TILE, 0, s>>>(b->pos, b->vel, b->force, b->n, *ph);
+sim_status launch_full(const sim_gpu_bodies *b, const sim_physics_f *ph, int rank, int world,
+                       cudaStream_t s, sim_error *err) {
+    uint64_t begin = 0, end = 0;
+    sim_work_list_range((b->n + TILE - 1) / TILE, rank, world, &begin, &end);
+    if (world > 1) { /* the other ranks' bodies: 0 here, their sums come with the all-reduce */
+        SIM_CUDA_TRY(cudaMemsetAsync(b->force, 0, (size_t)b->n * sizeof *b->force, s));
+    }
+    if (end == begin) {
+        return SIM_OK;
+    }
+    pair_full_kernel<TILE><<<(unsigned)(end - begin), TILE, 0, s>>>(b->pos, b->vel, b->force, b->n,
+                                                                    (uint32_t)begin, *ph);
     SIM_CUDA_CHECK_LAUNCH("pair_full_kernel");
     return SIM_OK;
 }
@@ -309,8 +330,9 @@ sim_status launch_full(const sim_gpu_bodies *b, const sim_physics_f *ph, cudaStr
 template <int TILE, int MODE>
 sim_status launch_list(const sim_gpu_bodies *b, const sim_physics_f *ph, const sim_gpu_cull *c,
                        unsigned flags, const pair_sink &sink, cudaStream_t s, sim_error *err) {
-    pair_list_kernel<TILE, MODE><<<c->list_grid, TILE, 0, s>>>(
-        b->pos, b->vel, b->n, c->n_tiles, c->tile_list, c->tile_cap, c->counts, flags, *ph, sink);
+    pair_list_kernel<TILE, MODE><<<c->list_grid, TILE, 0, s>>>(b->pos, b->vel, b->n, c->row0,
+                                                               c->row1, c->tile_list, c->tile_cap,
+                                                               c->counts, flags, *ph, sink);
     SIM_CUDA_CHECK_LAUNCH("pair_list_kernel");
     return SIM_OK;
 }
@@ -332,14 +354,14 @@ constexpr int kEnergyTile = 128;
 } // namespace
 
 sim_status sim_gpu_pair_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                               const sim_map_plan *plan, uint32_t tile, const sim_gpu_streams *st,
-                               sim_error *err) {
+                               const sim_map_plan *plan, const sim_map_share *share, uint32_t tile,
+                               const sim_gpu_streams *st, sim_error *err) {
     pair_sink sink = {};
     sink.force = b->force;
     switch (tile) {
 #define SIM_TILE_CASE(t)                                                                           \
     case t:                                                                                        \
-        return launch_sym<t, kForce>(b, ph, plan, sink, st, err);
+        return launch_sym<t, kForce>(b, ph, plan, share, sink, st, err);
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:
@@ -348,11 +370,11 @@ sim_status sim_gpu_pair_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
 }
 
 sim_status sim_gpu_pair_forces_full(const sim_gpu_bodies *b, const sim_physics_f *ph, uint32_t tile,
-                                    cudaStream_t stream, sim_error *err) {
+                                    int rank, int world, cudaStream_t stream, sim_error *err) {
     switch (tile) {
 #define SIM_TILE_CASE(t)                                                                           \
     case t:                                                                                        \
-        return launch_full<t>(b, ph, stream, err);
+        return launch_full<t>(b, ph, rank, world, stream, err);
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:
@@ -361,18 +383,22 @@ sim_status sim_gpu_pair_forces_full(const sim_gpu_bodies *b, const sim_physics_f
 }
 
 sim_status sim_gpu_pair_energy(const sim_gpu_bodies *b, const sim_physics_f *ph, double *d_energy,
-                               cudaStream_t stream, sim_error *err) {
-    /* One launch of the bounding box: the simplest plan, valid for every N a map supports. */
+                               int rank, int world, cudaStream_t stream, sim_error *err) {
+    /* One launch of the bounding box: the simplest plan, valid for every N a map supports (a
+     * rank of a multi-GPU run: its rows of it). */
     sim_map_plan plan;
     const uint32_t n_tiles = (b->n + kEnergyTile - 1) / kEnergyTile;
     SIM_TRY(sim_pair_map_plan(SIM_PAIR_MAP_BB, n_tiles, &plan, err));
+    sim_map_share share;
+    sim_work_share(&plan, rank, world, &share);
     pair_sink sink = {};
     sink.energy = d_energy;
-    for (int l = 0; l < plan.launch_count; ++l) {
-        const sim_map_launch *launch = &plan.launch[l];
-        const dim3 grid(launch->grid[0], launch->grid[1], launch->grid[2]);
-        pair_sym_kernel<SIM_PAIR_MAP_BB, kEnergyTile, kEnergy>
-            <<<grid, kEnergyTile, 0, stream>>>(b->pos, b->vel, b->n, *launch, *ph, sink);
+    for (int p = 0; p < share.piece_count; ++p) {
+        const sim_map_piece *pc = &share.piece[p];
+        const dim3 grid(pc->grid[0], pc->grid[1], pc->grid[2]);
+        const uint3 origin = make_uint3(pc->origin[0], pc->origin[1], pc->origin[2]);
+        pair_sym_kernel<SIM_PAIR_MAP_BB, kEnergyTile, kEnergy><<<grid, kEnergyTile, 0, stream>>>(
+            b->pos, b->vel, b->n, plan.launch[pc->launch], origin, *ph, sink);
         SIM_CUDA_CHECK_LAUNCH("pair_sym_kernel<energy>");
     }
     return SIM_OK;
@@ -443,7 +469,7 @@ sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c,
         }                                                                                          \
         pair_sym_kernel<SIM_PAIR_MAP_BB, t, kContacts>                                             \
             <<<dim3(plan.launch[0].grid[0], plan.launch[0].grid[1]), t, 0, st->main>>>(            \
-                b->pos, b->vel, b->n, plan.launch[0], ph, sink);                                   \
+                b->pos, b->vel, b->n, plan.launch[0], make_uint3(0, 0, 0), ph, sink);              \
         break;
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE

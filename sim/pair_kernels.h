@@ -8,22 +8,26 @@
 #include "device_state.h"
 #include "maps.h"
 #include "physics.h"
+#include "work_split.h"
 
 /* Adds the contact force of every unordered pair to b->force (which the caller zeroes), one
- * block per tile pair of `plan` (built with n = ceil(N / tile)), tile in {32, 64, 128}. */
+ * block per tile pair of `plan` (built with n = ceil(N / tile)), tile in {32, 64, 128}; only the
+ * blocks of `share` (a rank's share, work_split.h) when given, every block when NULL. */
 sim_status sim_gpu_pair_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                               const sim_map_plan *plan, uint32_t tile, const sim_gpu_streams *st,
-                               sim_error *err);
+                               const sim_map_plan *plan, const sim_map_share *share, uint32_t tile,
+                               const sim_gpu_streams *st, sim_error *err);
 
 /* nbody-style baseline without symmetry: each body sums over all others, every pair is
- * evaluated twice, b->force is overwritten (no atomics, no zeroing needed). */
+ * evaluated twice, b->force is overwritten (no atomics, no zeroing needed). Rank `rank` of
+ * `world` > 1: its range of the tiles of bodies, the others' forces set to 0. */
 sim_status sim_gpu_pair_forces_full(const sim_gpu_bodies *b, const sim_physics_f *ph, uint32_t tile,
-                                    cudaStream_t stream, sim_error *err);
+                                    int rank, int world, cudaStream_t stream, sim_error *err);
 
 /* Adds the contact potential energy of all pairs to *d_energy (device, double). Not timed;
- * uses the bounding-box map with tile 128 whatever the configuration. */
+ * uses the bounding-box map with tile 128 whatever the configuration (rank of world: its rows
+ * of it). */
 sim_status sim_gpu_pair_energy(const sim_gpu_bodies *b, const sim_physics_f *ph, double *d_energy,
-                               cudaStream_t stream, sim_error *err);
+                               int rank, int world, cudaStream_t stream, sim_error *err);
 
 /* ---- culled: the persistent sweep over the list of interacting tile pairs (cull_kernels.h) ----
  * The list's length stays on the device (c->counts->tiles); when it exceeds c->tile_cap the list

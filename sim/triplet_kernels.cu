@@ -21,11 +21,14 @@ static_assert(kFjValues % 4 == 0, "the F_j scratch is written as float4");
 /* ---- Where a block's tile triple comes from (the kernel's TILES parameter) ----
  * get() gets the block coordinates and returns false when the block has no tile triple. */
 
-/* A triplet thread map: the launch's block coordinates through sim_triplet_map_block. */
+/* A triplet thread map: the launch's block coordinates through sim_triplet_map_block; origin is
+ * the first block of the piece launched (a rank's share, work_split.h; 0 for a whole launch). */
 template <sim_triplet_map MAP> struct map_tiles {
     sim_map_launch launch;
+    uint3 origin;
     __device__ __forceinline__ bool get(uint32_t bx, uint32_t by, uint32_t bz, sim_tile3 *t) const {
-        return sim_triplet_map_block(MAP, &launch, bx, by, bz, t) != 0;
+        return sim_triplet_map_block(MAP, &launch, origin.x + bx, origin.y + by, origin.z + bz,
+                                     t) != 0;
     }
 };
 
@@ -405,22 +408,28 @@ sim_status launch(const TILES &tiles, dim3 grid, cudaStream_t stream, const sim_
 } // namespace
 
 sim_status sim_gpu_triplet_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                  const sim_map_plan *plan, const sim_gpu_streams *st,
-                                  sim_error *err) {
+                                  const sim_map_plan *plan, const sim_map_share *share,
+                                  const sim_gpu_streams *st, sim_error *err) {
     const sim_triplet_map map = (sim_triplet_map)plan->map;
-    auto one = [&](const sim_map_launch *l, cudaStream_t s, sim_error *err) -> sim_status {
-        const dim3 grid(l->grid[0], l->grid[1], l->grid[2]);
+    auto one = [&](const sim_map_launch *l, dim3 grid, uint3 origin, cudaStream_t s,
+                   sim_error *err) -> sim_status {
         switch (map) {
 #define SIM_TRIPLET_CASE(id, name, label, paper)                                                   \
     case SIM_TRIPLET_MAP_##id:                                                                     \
-        return launch<map_tiles<SIM_TRIPLET_MAP_##id>, false>({*l}, grid, s, b, ph, nullptr, err);
+        return launch<map_tiles<SIM_TRIPLET_MAP_##id>, false>({*l, origin}, grid, s, b, ph,        \
+                                                              nullptr, err);
             SIM_TRIPLET_MAP_LIST(SIM_TRIPLET_CASE)
 #undef SIM_TRIPLET_CASE
         default:
             return sim_fail(err, SIM_BAD_ARGUMENT, "unknown triplet map %d", (int)map);
         }
     };
-    return sim_gpu_run_plan(plan, st, one, err);
+    sim_map_share all;
+    if (share == nullptr) {
+        sim_work_share(plan, 0, 1, &all);
+        share = &all;
+    }
+    return sim_gpu_run_share(plan, share, st, one, err);
 }
 
 sim_status sim_gpu_triplet_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
@@ -437,15 +446,19 @@ sim_status sim_gpu_triplet_forces_list(const sim_gpu_bodies *b, const sim_physic
 }
 
 sim_status sim_gpu_triplet_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                  double *d_energy, cudaStream_t stream, sim_error *err) {
+                                  double *d_energy, int rank, int world, cudaStream_t stream,
+                                  sim_error *err) {
     sim_map_plan plan;
     const uint32_t n_tiles = (b->n + SIM_TRIPLET_TILE - 1) / SIM_TRIPLET_TILE;
     SIM_TRY(sim_triplet_map_plan(SIM_TRIPLET_MAP_BB, n_tiles, &plan, err));
-    for (int l = 0; l < plan.launch_count; ++l) {
-        const sim_map_launch *launch_l = &plan.launch[l];
-        const dim3 grid(launch_l->grid[0], launch_l->grid[1], launch_l->grid[2]);
-        SIM_TRY((launch<map_tiles<SIM_TRIPLET_MAP_BB>, true>({*launch_l}, grid, stream, b, ph,
-                                                             d_energy, err)));
+    sim_map_share share;
+    sim_work_share(&plan, rank, world, &share);
+    for (int p = 0; p < share.piece_count; ++p) {
+        const sim_map_piece *pc = &share.piece[p];
+        const dim3 grid(pc->grid[0], pc->grid[1], pc->grid[2]);
+        const uint3 origin = make_uint3(pc->origin[0], pc->origin[1], pc->origin[2]);
+        SIM_TRY((launch<map_tiles<SIM_TRIPLET_MAP_BB>, true>({plan.launch[pc->launch], origin},
+                                                             grid, stream, b, ph, d_energy, err)));
     }
     return SIM_OK;
 }

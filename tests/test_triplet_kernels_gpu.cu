@@ -115,7 +115,8 @@ static void kernel_case(uint32_t n, double cutoff) {
     sim_map_plan plan;
     ENSURE(sim_triplet_map_plan(SIM_TRIPLET_MAP_RM, tiles, &plan, &err) == SIM_OK);
     CUDA_OK(cudaMemset(b.force, 0, n * sizeof(sim_vec4f)));
-    ENSURE_MSG(sim_gpu_triplet_forces(&b, &phf, &plan, &st.s, &err) == SIM_OK, "%s", err.message);
+    ENSURE_MSG(sim_gpu_triplet_forces(&b, &phf, &plan, nullptr, &st.s, &err) == SIM_OK, "%s",
+               err.message);
     CUDA_OK(cudaStreamSynchronize(st.s.main));
     snprintf(what, sizeof what, "N=%u cutoff %g, map rm", n, cutoff);
     check(what, b.force, ref);
@@ -153,7 +154,7 @@ static void kernel_case(uint32_t n, double cutoff) {
     /* The energy pass. */
     double e_gpu = 0.0;
     CUDA_OK(cudaMemset(d_energy, 0, sizeof(double)));
-    ENSURE(sim_gpu_triplet_energy(&b, &phf, d_energy, st.s.main, &err) == SIM_OK);
+    ENSURE(sim_gpu_triplet_energy(&b, &phf, d_energy, 0, 1, st.s.main, &err) == SIM_OK);
     CUDA_OK(cudaMemcpy(&e_gpu, d_energy, sizeof(double), cudaMemcpyDeviceToHost));
     printf("  %-36s E %.9g, reference %.9g\n", "", e_gpu, e_ref);
     ENSURE_NEAR(e_gpu, e_ref, TOL_E * fabs(e_ref));

@@ -51,11 +51,12 @@ int app_bench_main(int argc, char **argv) {
     if (o.suites & APP_BENCH_MAPS) {
         st = app_bench_maps_suite(&o, &dev, dir, &tally, &err);
     }
-    if (st == SIM_OK && (o.suites & APP_BENCH_PAIRS)) {
-        st = app_bench_sim_suite(&o, 0, &dev, dir, &tally, &err);
-    }
-    if (st == SIM_OK && (o.suites & APP_BENCH_TRIPLETS)) {
-        st = app_bench_sim_suite(&o, 1, &dev, dir, &tally, &err);
+    for (int triplets = 0; triplets <= 1 && st == SIM_OK; ++triplets) {
+        if (!(o.suites & (triplets ? APP_BENCH_TRIPLETS : APP_BENCH_PAIRS))) {
+            continue;
+        }
+        st = o.gpus_count > 0 ? app_bench_scaling_suite(&o, triplets, &dev, dir, &tally, &err)
+                              : app_bench_sim_suite(&o, triplets, &dev, dir, &tally, &err);
     }
     if (st != SIM_OK) {
         fflush(stdout);

@@ -33,6 +33,7 @@ void app_bench_options_default(app_bench_options *o) {
     o->cull = APP_BENCH_CULL_OFF | APP_BENCH_CULL_ONE | APP_BENCH_CULL_TWO;
     o->seed = 1;
     o->plot = 1;
+    o->steps = 1;
 }
 
 /* "bb, ltm, ltm-sqrt*, ..." (* = the papers' float variants). */
@@ -211,6 +212,25 @@ static int set_cull(void *t, int arg, const char *v, char *why, size_t cap) {
                : WHY("must be a list of off, 1, 2 or on");
 }
 
+static int set_gpus(void *t, int arg, const char *v, char *why, size_t cap) {
+    app_bench_options *o = t;
+    const int c = app_bench_parse_list(v, 1, SIM_MAX_LOCAL_RANKS, o->gpus, APP_BENCH_MAX_LIST);
+    if (c < 0) {
+        return WHY("must be a list of GPU counts in 1..%d, e.g. 1,2,4", SIM_MAX_LOCAL_RANKS);
+    }
+    o->gpus_count = c;
+    return 0;
+}
+
+static int set_steps(void *t, int arg, const char *v, char *why, size_t cap) {
+    long l = 0;
+    if (app_parse_long(v, 1, 1000, &l) != 0) {
+        return WHY("must be an integer in 1..1000");
+    }
+    ((app_bench_options *)t)->steps = (int)l;
+    return 0;
+}
+
 static int set_seed(void *t, int arg, const char *v, char *why, size_t cap) {
     return app_parse_u64(v, &((app_bench_options *)t)->seed) == 0
                ? 0
@@ -286,6 +306,13 @@ static const app_option_row rows[] = {
      "default off,1,2. Culled rows default to N = 65536..1048576",
      set_cull, 0},
     {"--seed", "S", "seed of the gas scene (default 1)", set_seed, 0},
+    {"--gpus", "LIST",
+     "pairs/triplets: the scaling suite instead, e.g. 1,2,4: time per step\n"
+     "on each number of GPUs (one process, NCCL), speed-up and parallel\n"
+     "efficiency against the first, share of the step in the all-reduce\n"
+     "(scaling.csv); maps bb and ltm / tetra unless --maps",
+     set_gpus, 0},
+    {"--steps", "K", "scaling suite: steps per timed frame (default 1)", set_steps, 0},
     {"--out", "DIR",
      "where maps.csv, pairs.csv, triplets.csv, meta.txt and plots go\n"
      "(default bench/results/<gpu>/)",

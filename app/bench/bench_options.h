@@ -46,15 +46,19 @@ typedef struct {
     int n_count;
     uint32_t tile[APP_BENCH_MAX_LIST]; /* --tile: rho (maps) or bodies per tile (pairs/triplets) */
     int tile_count;
-    int repeats;                  /* timed repeats per map (median, min, max) */
-    int warmup;                   /* untimed executions before timing */
-    unsigned pair_maps;           /* bit per sim_pair_choice (maps and full) */
-    unsigned triplet_maps;        /* bit per sim_triplet_map */
-    unsigned kernels;             /* bit per app_bench_kernel_id */
-    unsigned dims;                /* bit 2 and/or bit 3 */
-    unsigned evals;               /* maps suite: APP_BENCH_EVAL_* bits */
-    unsigned cull;                /* pairs suite: APP_BENCH_CULL_* bits */
-    uint64_t seed;                /* scene seed for pairs/triplets */
+    int repeats;                       /* timed repeats per map (median, min, max) */
+    int warmup;                        /* untimed executions before timing */
+    unsigned pair_maps;                /* bit per sim_pair_choice (maps and full) */
+    int maps_given;                    /* --maps named them */
+    unsigned triplet_maps;             /* bit per sim_triplet_map */
+    unsigned kernels;                  /* bit per app_bench_kernel_id */
+    unsigned dims;                     /* bit 2 and/or bit 3 */
+    unsigned evals;                    /* maps suite: APP_BENCH_EVAL_* bits */
+    unsigned cull;                     /* pairs suite: APP_BENCH_CULL_* bits */
+    uint64_t seed;                     /* scene seed for pairs/triplets */
+    uint32_t gpus[APP_BENCH_MAX_LIST]; /* --gpus: GPU counts of the scaling suite; 0 = none */
+    int gpus_count;
+    int steps;                    /* scaling suite: steps per timed frame */
     int plot;                     /* run bench/plot.py afterwards when possible */
     char out[APP_BENCH_PATH_MAX]; /* "" = bench/results/<gpu-slug> */
 } app_bench_options;

@@ -22,6 +22,12 @@ sim_status app_bench_maps_suite(const app_bench_options *o, const sim_device_inf
 sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const sim_device_info *dev,
                                const char *dir, app_bench_tally *tally, sim_error *err);
 
+/* Scaling over GPUs (--gpus 1,2,4): scaling.csv, time per step, speed-up, efficiency, NCCL share
+ * of pairs (triplets = 0; unculled and culled as --cull says) or triplets. */
+sim_status app_bench_scaling_suite(const app_bench_options *o, int triplets,
+                                   const sim_device_info *dev, const char *dir,
+                                   app_bench_tally *tally, sim_error *err);
+
 /* Sorts a size list ascending and drops duplicates; returns the new count. */
 int app_bench_sort_sizes(uint32_t *v, int count);
 

@@ -63,9 +63,10 @@ static void progress(progress_bar *p, long done, long total, int final) {
 
 static void print_banner(const app_run_info *s) {
     fprintf(stderr,
-            "nbsim: %u bodies, scene %s, backend %s (%s), pair map %s, culling %s, triplet map %s, "
-            "tile %u, dt %.3g s\n",
-            s->n, s->scene, s->backend, s->device, sim_pair_choice_name(s->config.pair_map),
+            "nbsim: %u bodies, scene %s, backend %s (%s), %d rank%s, pair map %s, culling %s, "
+            "triplet map %s, tile %u, dt %.3g s\n",
+            s->n, s->scene, s->backend, s->device, s->gpus, s->gpus == 1 ? "" : "s",
+            sim_pair_choice_name(s->config.pair_map),
             s->config.cull && s->config.pair_map != SIM_PAIR_FULL ? "on" : "off",
             s->params.triplets ? sim_triplet_map_name(s->config.triplet_map) : "off",
             s->config.tile, s->params.dt);
@@ -160,7 +161,7 @@ int app_run_headless(const app_options *opt) {
     }
     const int any_stdout = strcmp(opt->log_path, "-") == 0 || strcmp(opt->summary_path, "-") == 0 ||
                            strcmp(opt->save_state_path, "-") == 0;
-    if (r.stats.count > 0) {
+    if (r.stats.count > 0 && app_options_writes_outputs(opt)) {
         app_run_stats_print(&r.stats, info, any_stdout ? stderr : stdout);
     }
     if (r.stats.count > 0 && opt->summary_path[0]) {

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "autotune.h"
+#include "dist.h"
+#include "work_split.h"
 #include "option_table.h"
 #include "parse.h"
 #include "scene.h"
@@ -25,6 +27,8 @@ void app_options_default(app_options *o) {
     o->vsync = 1;
     o->width = 1280;
     o->height = 800;
+    o->local_rank = -1;
+    o->nccl_id_wait = SIM_DIST_ID_WAIT_S;
 }
 
 /* ---- setters: each checks one value and names the rule it breaks ---- */
@@ -178,6 +182,44 @@ static int set_threads(void *t, int arg, const char *v, char *why, size_t cap) {
     return 0;
 }
 
+static int set_gpus(void *t, int arg, const char *v, char *why, size_t cap) {
+    app_options *o = t;
+    long l = 0;
+    if (strcmp(v, "all") == 0) {
+        o->gpus = APP_GPUS_ALL;
+        return 0;
+    }
+    if (app_parse_long(v, 1, SIM_MAX_LOCAL_RANKS, &l) != 0) {
+        return WHY("must be a GPU count in 1..%d or all", SIM_MAX_LOCAL_RANKS);
+    }
+    o->gpus = (int)l;
+    return 0;
+}
+
+/* --rank and --world: arg is the offset of the int field. */
+static int set_rank_field(void *t, int arg, const char *v, char *why, size_t cap) {
+    long l = 0;
+    const int world = arg == (int)offsetof(app_options, world);
+    if (app_parse_long(v, world ? 1 : 0, SIM_MAX_RANKS - (world ? 0 : 1), &l) != 0) {
+        return WHY("must be a %s in %d..%d", world ? "rank count" : "rank", world ? 1 : 0,
+                   SIM_MAX_RANKS - (world ? 0 : 1));
+    }
+    *(int *)(void *)((char *)t + arg) = (int)l;
+    if (!world) {
+        ((app_options *)t)->rank_given = 1;
+    }
+    return 0;
+}
+
+static int set_nccl_wait(void *t, int arg, const char *v, char *why, size_t cap) {
+    long l = 0;
+    if (app_parse_long(v, 1, 86400, &l) != 0) {
+        return WHY("must be seconds in 1..86400");
+    }
+    ((app_options *)t)->nccl_id_wait = (double)l;
+    return 0;
+}
+
 /* Frame counts: arg is the offset of the long field. */
 static int set_frames(void *t, int arg, const char *v, char *why, size_t cap) {
     if (app_parse_long(v, 1, 1000000000L, (long *)(void *)((char *)t + arg)) != 0) {
@@ -284,6 +326,23 @@ static const app_option_row rows[] = {
      "the viewer)",
      set_cull, 0},
     {"--threads", "T", "CPU backend threads (default: all)", set_threads, 0},
+    {NULL, NULL, "Several GPUs (headless runs; NCCL):", NULL, 0},
+    {"--gpus", "N|all",
+     "split each step over N GPUs of this machine (equal shares of the tile\n"
+     "pairs / triples, forces summed with NCCL); with --backend cpu, over N\n"
+     "threads (the same split, for testing)",
+     set_gpus, 0},
+    {"--rank", "R",
+     "this process's rank of a run over processes, one GPU each\n"
+     "(default: from mpirun / srun: OMPI_*, PMI_*, SLURM_* variables)",
+     set_rank_field, (int)offsetof(app_options, rank)},
+    {"--world", "W", "processes in that run (default: from mpirun / srun)", set_rank_field,
+     (int)offsetof(app_options, world)},
+    PATH_ROW("--nccl-id", "FILE",
+             "where rank 0 leaves the NCCL id for the others: a new file on a\n"
+             "path every host sees (removed once all have joined)",
+             nccl_id_path),
+    {"--nccl-id-wait", "S", "seconds the other ranks wait for it (default 120)", set_nccl_wait, 0},
     {NULL, NULL, "Runs and their outputs:", NULL, 0},
     {"--frames", "F", "run F frames without a window, then exit", set_frames,
      (int)offsetof(app_options, frames)},
@@ -349,13 +408,108 @@ static void print_help(FILE *out) {
                  "(130 Ctrl-C).\n");
 }
 
+int app_options_writes_outputs(const app_options *o) {
+    return o->world <= 1 || o->rank == 0;
+}
+
+/* One line on stderr and 2: the checks of the multi-GPU flags that need no device. */
+static int bad_multi(const char *fmt, const char *detail) {
+    fputs("nbsim: ", stderr);
+    fprintf(stderr, fmt, detail);
+    fputc('\n', stderr);
+    return 2;
+}
+
+/* The multi-GPU flags: a run over processes gets its rank and world (flags first, then the
+ * launcher's variables), and every rank but 0 loses its outputs and notices. */
+static int resolve_ranks(app_options *o) {
+    const int multi_process = o->world > 0 || o->rank_given || o->nccl_id_path[0] != '\0';
+    const int gpus = o->gpus;
+    if ((gpus > 1 || gpus == APP_GPUS_ALL || multi_process) && o->autotune != 0) {
+        return bad_multi("%s: the maps are timed on one GPU; run --pair-map auto there and name "
+                         "the maps for a multi-GPU run",
+                         "--pair-map/--triplet-map auto");
+    }
+    if ((gpus > 1 || gpus == APP_GPUS_ALL || multi_process) && o->frames == 0) {
+        return bad_multi("%s: the viewer runs on one GPU; several GPUs are for headless runs "
+                         "(--frames F)",
+                         multi_process ? "--rank/--world/--nccl-id" : "--gpus");
+    }
+    if (!multi_process) {
+        if (gpus > 1 && o->backend != APP_BACKEND_CPU && !sim_multi_have_nccl()) {
+            return bad_multi("%s: this build has no NCCL, so it runs on one GPU only (rebuild "
+                             "with NCCL: NCCL_ROOT=... or pip install nvidia-nccl-cu13)",
+                             "--gpus");
+        }
+        return 0;
+    }
+    if (gpus > 1 || gpus == APP_GPUS_ALL) {
+        return bad_multi("%s: a run over processes has one GPU per process (start one process "
+                         "per GPU)",
+                         "--gpus");
+    }
+    if (o->backend == APP_BACKEND_CPU) {
+        return bad_multi("%s: the CPU reference splits over threads of one process (--gpus N "
+                         "--backend cpu)",
+                         "--world");
+    }
+    if (!sim_multi_have_nccl()) {
+        return bad_multi("%s: this build has no NCCL, so it runs on one GPU only (rebuild with "
+                         "NCCL: NCCL_ROOT=... or pip install nvidia-nccl-cu13)",
+                         "--world");
+    }
+    sim_dist_env env;
+    int found = 0;
+    sim_error err;
+    if (sim_dist_from_env(&env, &found, &err) != SIM_OK) {
+        return bad_multi("%s", err.message);
+    }
+    if (o->world == 0) {
+        if (!found) {
+            return bad_multi("%s: cannot tell this process's rank: give --rank R --world W, or "
+                             "start it with mpirun or srun",
+                             "--nccl-id");
+        }
+        o->world = env.world;
+    }
+    if (!o->rank_given) {
+        if (!found) {
+            return bad_multi("%s: give --rank R too (or start with mpirun or srun)", "--world");
+        }
+        o->rank = env.rank;
+    }
+    o->local_rank = found ? env.local_rank : -1;
+    if (o->rank >= o->world) {
+        char text[64];
+        snprintf(text, sizeof text, "%d is not below --world %d", o->rank, o->world);
+        return bad_multi("--rank: %s", text);
+    }
+    if (o->nccl_id_path[0] == '\0' && o->world > 1) {
+        return bad_multi("%s: a run over processes needs --nccl-id FILE, a new file on a path "
+                         "every rank sees",
+                         "--world");
+    }
+    if (!app_options_writes_outputs(o)) { /* rank 0 writes the run's outputs, the others run */
+        o->log_path[0] = '\0';
+        o->summary_path[0] = '\0';
+        o->save_state_path[0] = '\0';
+        o->dump_path[0] = '\0';
+        o->plot_path[0] = '\0';
+        o->quiet = 1;
+    }
+    return 0;
+}
+
 int app_options_parse(int argc, char **argv, app_options *o) {
     app_options_default(o);
     app_option_table t = table;
     t.target = o;
-    const int r = app_option_parse(&t, argc, argv);
+    int r = app_option_parse(&t, argc, argv);
     if (r == 0 && o->autotune != 0 && !o->tile_set) {
         o->autotune |= APP_AUTOTUNE_TILE;
+    }
+    if (r == 0) {
+        r = resolve_ranks(o);
     }
     return r;
 }

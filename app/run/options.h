@@ -16,6 +16,7 @@
 #define APP_SET_HERTZ (1u << SIM_PARAM_COUNT)
 
 #define APP_ENERGY_AUTO (-1)
+#define APP_GPUS_ALL (-1)
 #define APP_VIEWER_ENERGY_EVERY 30
 
 typedef enum {
@@ -43,6 +44,14 @@ typedef struct {
     int pair_map_set, triplet_map_set; /* --pair-map / --triplet-map named a map */
     int cached_defaults; /* set by the viewer: without --pair-map/--tile, the autotuner's cached
                             choice for this GPU and N, else the backend's fastest tile */
+    /* several GPUs (sim/multi.h): --gpus N in one process, or one process per GPU */
+    int gpus;                        /* --gpus: GPUs of this process; 0: one; APP_GPUS_ALL */
+    int rank, world;                 /* this process's rank of world (world 0: one process);
+                                        from --rank/--world or the launcher's variables */
+    int rank_given;                  /* --rank given */
+    int local_rank;                  /* rank among this host's (picks the device); -1: unknown */
+    char nccl_id_path[SIM_PATH_MAX]; /* --nccl-id: where rank 0 leaves the NCCL id */
+    double nccl_id_wait;             /* seconds ranks > 0 wait for it */
     /* run */
     long frames; /* > 0: headless run of that many frames; 0: viewer */
     char log_path[SIM_PATH_MAX];
@@ -71,6 +80,11 @@ void app_options_default(app_options *o);
 /* Parses argv (argv[0] is the program). Returns 0 to run, 1 when --help/--version printed and
  * the program should exit 0, 2 on a bad argument (one line already printed to stderr). */
 int app_options_parse(int argc, char **argv, app_options *o);
+
+/* Whether this process writes the run's outputs (logs, summaries, states, dumps, plots,
+ * notices): one process alone, or rank 0 of a run over processes. The one place that rule
+ * lives; app_options_parse clears the outputs of the other ranks with it. */
+int app_options_writes_outputs(const app_options *o);
 
 /* Every output the options name, before any work: each must be writable (no directory, no
  * missing or unwritable folder) and no two may be the same file. SIM_BAD_ARGUMENT names the

@@ -53,10 +53,12 @@ static double rate(uint64_t count, double ms) {
 }
 
 void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *out) {
-    fprintf(out, "%llu frames, per step: median / p95 / min / max [ms]\n",
-            (unsigned long long)rs->count);
+    fprintf(out, "%llu frames, per step: median / p95 / min / max [ms]%s\n",
+            (unsigned long long)rs->count,
+            s->gpus > 1 ? " (slowest rank; comm: the all-reduce)" : "");
     for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
         if ((k == APP_KERNEL_TRIPLET && !s->params.triplets) ||
+            (k == APP_KERNEL_COMM && s->gpus <= 1) ||
             ((k == APP_KERNEL_SORT || k == APP_KERNEL_CULL || k == APP_KERNEL_CONTACT) &&
              !rs->culled)) {
             continue;
@@ -125,7 +127,7 @@ sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_
     put_json_string(f, end->detail);
     fprintf(f, ",\n  \"interrupted\": %s,\n  \"wall_s\": %.6g,\n",
             strcmp(end->stop, "interrupted") == 0 ? "true" : "false", end->wall_s);
-    fprintf(f, "  \"backend\": \"%s\",\n  \"device\": ", s->backend);
+    fprintf(f, "  \"backend\": \"%s\",\n  \"gpus\": %d,\n  \"device\": ", s->backend, s->gpus);
     put_json_string(f, s->device);
     fprintf(f, ",\n  \"pair_map\": \"%s\",\n  \"triplet_map\": \"%s\",\n  \"tile\": %u,\n",
             sim_pair_choice_name(c->pair_map),

@@ -11,7 +11,8 @@
 #include "stats.h"
 
 /* The per-step times a run keeps statistics of: id, name, and its time in a frame's timing.
- * `contact` is the whole contact phase, sort + cull + pair (what culling is measured by). */
+ * `contact` is the whole contact phase, sort + cull + pair (what culling is measured by); `comm`
+ * the all-reduce of a multi-GPU step (sim_frame_timing.comm_ms). */
 #define APP_KERNEL_LIST(X)                                                                         \
     X(PAIR, "pair", t->pair_ms)                                                                    \
     X(SORT, "sort", t->sort_ms)                                                                    \
@@ -19,6 +20,7 @@
     X(CONTACT, "contact", t->sort_ms + t->cull_ms + t->pair_ms)                                    \
     X(TRIPLET, "triplet", t->triplet_ms)                                                           \
     X(INTEGRATE, "integrate", t->integrate_ms)                                                     \
+    X(COMM, "comm", t->comm_ms)                                                                    \
     X(STEP, "step", t->step_ms)
 
 typedef enum {

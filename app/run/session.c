@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "autotune.h"
+#include "dist.h"
 #include "physics.h"
 #include "scene.h"
 
@@ -34,6 +35,7 @@ struct app_session {
     app_dump *dump;    /* the trajectory being recorded, or NULL */
     char dump_path[SIM_PATH_MAX];
     uint64_t dump_frame0;      /* info.frame when the recording started */
+    int id_written;            /* rank 0 of a run over processes wrote the --nccl-id file */
     char notices[NOTICES_MAX]; /* pending, one per line */
     char taken[NOTICES_MAX];   /* what the last app_session_take_notices returned */
     sim_vec4f *height_pos;     /* scratch of app_session_mean_height, n bodies, or NULL */
@@ -56,6 +58,7 @@ static void refresh_info(app_session *s) {
     i->config = s->backend != NULL ? *sim_backend_get_config(s->backend) : s->config;
     i->backend = i->config.kind == SIM_BACKEND_CUDA ? "cuda" : "cpu";
     i->device = s->backend != NULL ? sim_backend_device_name(s->backend) : "";
+    i->gpus = i->config.multi.world > 1 ? i->config.multi.world : 1;
     i->params = s->params;
     i->unique_pairs = sim_choose(s->initial.n, 2);
     i->unique_triples = sim_choose(s->initial.n, 3);
@@ -111,6 +114,51 @@ static sim_status load_scene(const app_options *o, const char *scene, sim_params
     return SIM_OK;
 }
 
+/* --gpus N: N ranks in this process (CUDA: devices 0..N-1; CPU: threads). A run over
+ * processes (options.c resolved rank and world): this process is one rank on one device, and
+ * the ranks agree on an NCCL id through the --nccl-id file (rank 0 writes it). */
+static sim_status resolve_ranks(app_session *s, sim_error *err) {
+    const app_options *o = &s->opt;
+    sim_multi_config *m = &s->config.multi;
+    memset(m, 0, sizeof *m);
+    const int cuda = s->config.kind == SIM_BACKEND_CUDA;
+    const int devices = cuda ? sim_cuda_device_count() : 0;
+    if (o->world > 1) {
+        m->world = o->world;
+        m->rank = o->rank;
+        m->local = 1;
+        /* mpirun / srun may show each process its own GPU alone (CUDA_VISIBLE_DEVICES) */
+        const int local = o->local_rank >= 0 ? o->local_rank : o->rank;
+        m->device = devices > 0 ? local % devices : 0;
+        if (o->rank == 0) {
+            SIM_TRY(sim_multi_nccl_id(m->nccl_id, err));
+            SIM_TRY(sim_dist_write_id(o->nccl_id_path, m->nccl_id, o->world, err));
+            s->id_written = 1;
+        } else {
+            SIM_TRY(sim_dist_read_id(o->nccl_id_path, o->world, o->nccl_id_wait, m->nccl_id, err));
+        }
+        m->id_set = 1;
+        return SIM_OK;
+    }
+    int gpus = o->gpus;
+    if (gpus == APP_GPUS_ALL) {
+        gpus = cuda ? devices : 1;
+        if (gpus > 1 && !sim_multi_have_nccl()) {
+            add_notice(s, "--gpus all: this build has no NCCL, so it runs on one GPU");
+            gpus = 1;
+        }
+    }
+    if (gpus > 1) {
+        if (cuda && gpus > devices) {
+            return sim_fail(err, SIM_NO_DEVICE, "--gpus %d: %d CUDA device%s visible", gpus,
+                            devices, devices == 1 ? " is" : "s are");
+        }
+        m->world = gpus;
+        m->local = gpus;
+    }
+    return SIM_OK;
+}
+
 static sim_status resolve_backend(app_session *s, sim_error *err) {
     const app_options *o = &s->opt;
     s->config = o->config;
@@ -129,7 +177,7 @@ static sim_status resolve_backend(app_session *s, sim_error *err) {
     if (s->config.kind == SIM_BACKEND_CPU && s->config.pair_map == SIM_PAIR_FULL) {
         return sim_fail(err, SIM_UNSUPPORTED, "--pair-map full needs the CUDA backend");
     }
-    return SIM_OK;
+    return resolve_ranks(s, err);
 }
 
 /* Effective triplets on/off and dt for the loaded scene. */
@@ -208,6 +256,10 @@ sim_status app_session_open(app_session **out, const app_options *o, sim_error *
     }
     if (st == SIM_OK) {
         st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
+    }
+    if (s->id_written) { /* every rank has joined (or the run failed): the id is spent */
+        (void)remove(o->nccl_id_path);
+        s->id_written = 0;
     }
     if (st != SIM_OK) {
         app_session_close(s);

@@ -18,6 +18,7 @@ typedef struct {
     sim_backend_config config; /* resolved: backend kind, maps (autotuned), tile */
     const char *backend;       /* "cuda" or "cpu" */
     const char *device;        /* "NVIDIA H100 80GB HBM3" or "CPU (8 threads)" */
+    int gpus;                  /* ranks the steps are split over (GPUs, or CPU threads), 1 alone */
     sim_params params;         /* effective: scene + command line + derived dt, triplets resolved */
     uint64_t unique_pairs;     /* N(N-1)/2 */
     uint64_t unique_triples;   /* N(N-1)(N-2)/6 */

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# On a machine with 2 (or 4) GPUs, once, in about 5 minutes: build with NCCL (found under
+# PyTorch's site-packages when the system has none), the multi-GPU tests (2 and 4 GPUs against
+# one, ranks bit-identical, two processes against one process with two GPUs), the same through
+# the command line (--rank/--world/--nccl-id against --gpus 2), then the scaling runs: ATM all
+# triples N = 16,384; brute-force pairs N = 1,048,576 (--cull off); culled gas N = 4,194,304; on 1
+# and 2 GPUs (and 4 where there are four, plus ATM N = 32,768 on 4), a table printed last.
+# Exits 0 with a message when fewer than two GPUs are visible. NVLink multicast stays off
+# (NCCL_NVLS_ENABLE=0). Everything lands in $OUT (default ./gpu_multi_out):
+#   summary.txt               the table printed last
+#   scaling_*.csv, *.png      nbsim bench --gpus (also copied to bench/results/<gpu>/)
+#   logs.tgz                  every log
+# Usage: scripts/gpu_multi.sh [--budget SECONDS]
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$PWD
+OUT=${OUT:-$root/gpu_multi_out}
+B=${NBSIM_BUILD:-/tmp/nbsim-multi-build}
+budget=300
+while [ $# -gt 0 ]; do
+  case $1 in
+    --budget) budget=$2; shift ;;
+    *) echo "unknown argument $1"; exit 2 ;;
+  esac
+  shift
+done
+export NCCL_NVLS_ENABLE=0
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if [ "${gpus:-0}" -lt 2 ]; then
+  echo "gpu_multi.sh: ${gpus:-0} GPU(s) visible; the multi-GPU runs need two or more: skipped"
+  exit 0
+fi
+# shellcheck disable=SC1091
+[ -f .devkit/setup.sh ] && source .devkit/setup.sh >/dev/null 2>&1
+mkdir -p "$OUT/logs"
+logs=$OUT/logs
+status=0
+t0=$(date +%s)
+step() { echo "=== $* ($(( $(date +%s) - t0 )) s)"; }
+left() { [ $(( $(date +%s) - t0 )) -lt "$budget" ]; }
+skip() { echo "skipped (time budget of $budget s spent): $*"; }
+
+step "device ($gpus GPUs)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$logs/device.txt"
+nvidia-smi topo -m >"$logs/topo.txt" 2>&1 || true
+
+step build
+nccl_root=${NCCL_ROOT:-$(python3 -c "import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) if nvidia.nccl.__file__ else list(nvidia.nccl.__path__)[0])" 2>/dev/null)}
+echo "NCCL_ROOT=${nccl_root:-<system>}" | tee "$logs/nccl.txt"
+if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
+         -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF -DNBSIM_NCCL=ON ${nccl_root:+-DNCCL_ROOT="$nccl_root"} &&
+       cmake --build "$B" -j"$(nproc)" --target nbsim test_multi_gpu test_multi_cpu \
+         test_work_split; } >"$logs/build.log" 2>&1; then
+  tail -30 "$logs/build.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
+fi
+nbsim=$B/bin/nbsim
+
+step "tests: 2 (and 4) GPUs against one, two processes against one with two GPUs"
+if ! "$B/bin/test_multi_gpu" >"$logs/test_multi_gpu.log" 2>&1; then
+  status=1; echo "FAILED: test_multi_gpu"
+fi
+tail -40 "$logs/test_multi_gpu.log"
+"$B/bin/test_multi_cpu" >"$logs/test_multi_cpu.log" 2>&1 || { status=1; echo "FAILED: test_multi_cpu"; }
+"$B/bin/test_work_split" >"$logs/test_work_split.log" 2>&1 || { status=1; echo "FAILED: test_work_split"; }
+
+step "command line: two processes (--rank/--world/--nccl-id) against --gpus 2"
+cli=$OUT/cli
+rm -rf "$cli"; mkdir -p "$cli"
+run=(--frames 2 --n 20000 --scene pile --pair-map ltm --quiet)
+"$nbsim" "${run[@]}" --rank 1 --world 2 --nccl-id "$cli/id" >"$logs/rank1.log" 2>&1 &
+r1=$!
+"$nbsim" "${run[@]}" --rank 0 --world 2 --nccl-id "$cli/id" --save-state "$cli/two_procs.txt" \
+  --log "$cli/two_procs.csv" >"$logs/rank0.log" 2>&1
+r0=$?
+wait $r1; r1=$?
+"$nbsim" "${run[@]}" --gpus 2 --save-state "$cli/one_proc.txt" >"$logs/gpus2.log" 2>&1
+g2=$?
+if [ $r0 -ne 0 ] || [ $r1 -ne 0 ] || [ $g2 -ne 0 ] || [ -e "$cli/id" ]; then
+  status=1; echo "FAILED: two processes (rank 0 exit $r0, rank 1 exit $r1, --gpus 2 exit $g2, id file left: $([ -e "$cli/id" ] && echo yes || echo no))"
+  tail -3 "$logs/rank0.log" "$logs/rank1.log" "$logs/gpus2.log"
+else
+  python3 - "$cli/two_procs.txt" "$cli/one_proc.txt" <<'PY' || status=1
+import sys
+def rows(path):
+    out = []
+    for line in open(path):
+        try:
+            out.append([float(v) for v in line.split()])
+        except ValueError:
+            pass
+    return [r for r in out if len(r) > 3]
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+assert len(a) == len(b) > 0
+# positions (0..2) and forces (8..10) after 2 frames: float sums in another order only
+dx = max(abs(x[k] - y[k]) for x, y in zip(a, b) for k in range(3))
+fs = max(abs(v) for x in b for v in x[8:11]) or 1.0
+df = max(abs(x[k] - y[k]) for x, y in zip(a, b) for k in range(8, 11)) / fs
+print(f"two processes vs one process with two GPUs: max |dx| {dx:.2e} m, max |dF| / max |F| {df:.2e}")
+sys.exit(0 if dx < 1e-4 and df < 1e-3 else 1)
+PY
+fi
+
+table=$OUT/summary.txt
+: >"$table"
+bench() { # name, then nbsim bench arguments
+  local name=$1; shift
+  if ! left; then skip "$name"; return; fi
+  step "scaling: $name"
+  if ! "$nbsim" bench "$@" --warmup 1 --no-plot --out "$OUT/bench_$name" >"$logs/bench_$name.log" 2>&1; then
+    status=1; echo "FAILED: nbsim bench $*"; tail -5 "$logs/bench_$name.log"
+  fi
+  grep -A30 '^== ' "$logs/bench_$name.log" | grep -v '^$' | tee -a "$table"
+}
+list=1,2
+[ "$gpus" -ge 4 ] && list=1,2,4
+bench atm16k triplets --gpus $list --n 16384 --maps bb,tetra --repeats 3
+bench pairs1m pairs --gpus $list --n 1048576 --cull off --maps bb,ltm,rm --tile 128 --repeats 5
+bench culled4m pairs --gpus $list --n 4194304 --cull on --maps ltm --tile 128 --repeats 5 --steps 10
+if [ "$gpus" -ge 4 ] && left; then
+  step "ATM all triples N = 32,768 on 4 GPUs (one frame)"
+  "$nbsim" --frames 1 --n 32768 --scene gas --triplets on --triplet-map tetra --gpus 4 \
+    --summary "$OUT/atm32k.json" >"$logs/atm32k.log" 2>&1 || { status=1; echo "FAILED: N = 32768"; }
+  grep -E 'triplet|step|comm' "$logs/atm32k.log" | tee -a "$table"
+fi
+
+# The scaling tables into the repository's results, beside the single-GPU ones.
+slug=$(head -2 "$logs/device.txt" | tail -1 | cut -d, -f1 | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
+dest=$root/bench/results/${slug:-unknown}
+mkdir -p "$dest"
+for suite in triplets pairs; do
+  out=$OUT/scaling_$suite.csv; rm -f "$out"
+  for f in "$OUT"/bench_*/scaling_"$suite".csv; do
+    [ -f "$f" ] || continue
+    if [ -f "$out" ]; then tail -n +2 "$f" >>"$out"; else cp "$f" "$out"; fi
+  done
+  [ -f "$out" ] && cp "$out" "$dest/"
+done
+cp "$OUT"/bench_atm16k/meta.txt "$dest/meta_scaling.txt" 2>/dev/null || true
+python3 "$root/bench/plot.py" "$OUT" >/dev/null 2>&1 && cp "$OUT"/scaling_*.png "$dest/" 2>/dev/null
+
+step "summary ($gpus x $(head -2 "$logs/device.txt" | tail -1 | cut -d, -f1))"
+cat "$table"
+echo "results: $OUT (scaling CSVs and plots also in $dest)"
+tar -C "$OUT" -czf "$OUT/logs.tgz" logs
+exit $status

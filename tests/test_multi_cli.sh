@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The multi-GPU flags of nbsim without a GPU: one-line refusals (exit 2), the CPU reference split
+# over threads with --gpus (the log's gpus column, the summary's gpus field), rank and world from
+# a launcher's variables, the wait for rank 0's NCCL id.
+nbsim=$1
+. "$(dirname "$0")/cli_lib.sh"
+export -n OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID SLURM_NTASKS \
+  SLURM_STEP_NUM_TASKS 2>/dev/null
+unset OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID SLURM_NTASKS \
+  SLURM_STEP_NUM_TASKS
+
+expect_error 2 --gpus 2                               # the viewer runs on one GPU
+expect_error 2 --gpus 0 --frames 1
+expect_error 2 --gpus many --frames 1
+expect_error 2 --world 2 --frames 1                   # no rank
+expect_error 2 --rank 2 --world 2 --frames 1 --nccl-id id
+expect_error 2 --rank 0 --world 2 --frames 1          # no id file
+expect_error 2 --rank 0 --world 2 --frames 1 --nccl-id id --backend cpu
+expect_error 2 --gpus 2 --world 2 --rank 0 --frames 1 --nccl-id id
+expect_error 2 --gpus 2 --frames 1 --pair-map auto
+expect_error 2 --nccl-id id --frames 1                # rank and world from nowhere
+SLURM_PROCID=5 SLURM_NTASKS=2 expect_error 2 --nccl-id id --frames 1
+# rank 1 of 2 from Slurm's variables waits for rank 0's id, then says what to check
+if "$nbsim" --help | grep -q -- "--nccl-id"; then ok; else fail "--help lacks --nccl-id"; fi
+SLURM_PROCID=1 SLURM_NTASKS=2 expect_error 1 --nccl-id id --nccl-id-wait 1 --frames 1 --n 64 \
+  --backend cuda
+grep -q "NCCL id\|CUDA device\|NCCL" err.txt && ok || fail "rank 1: $(cat err.txt)"
+
+# the CPU reference split over 3 threads: same run, log and summary name the ranks
+if "$nbsim" --backend cpu --gpus 3 --threads 1 --frames 3 --n 400 --scene pile --quiet \
+     --log log.csv --summary sum.json --save-state three.txt >out.txt 2>err.txt &&
+   "$nbsim" --backend cpu --threads 1 --frames 3 --n 400 --scene pile --quiet \
+     --save-state one.txt >/dev/null 2>&1; then
+  ok
+else
+  fail "--backend cpu --gpus 3: $(head -c 300 err.txt)"
+fi
+col=$(head -1 log.csv | tr ',' '\n' | grep -n '^gpus$' | cut -d: -f1)
+[ -n "$col" ] && [ "$(tail -1 log.csv | cut -d, -f"$col")" = 3 ] && ok || fail "log gpus column"
+grep -q '"gpus": 3' sum.json && ok || fail "summary gpus"
+grep -q 'comm ' out.txt && ok || fail "summary table lacks comm: $(cat out.txt)"
+# the final states agree (forces and positions to the printed digits, up to summation order)
+python3 - three.txt one.txt <<'PY' && ok || fail "3 ranks and 1 differ"
+import sys
+def rows(path):
+    out = []
+    for line in open(path):
+        try:
+            out.append([float(v) for v in line.split()])
+        except ValueError:
+            pass  # comments, parameters, the column header
+    return [r for r in out if len(r) > 3]
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+assert len(a) == len(b) > 0
+worst = 0.0
+for x, y in zip(a, b):
+    for u, v in zip(x, y):
+        worst = max(worst, abs(u - v) / max(1.0, abs(u), abs(v)))
+sys.exit(0 if worst < 1e-9 else 1)
+PY
+finish
