@@ -156,7 +156,7 @@ static void test_session_log_and_summary(void) {
     char json[] = "/tmp/nbsim-test-json-XXXXXX";
     fd = mkstemp(json);
     close(fd);
-    const app_run_end end = {3, 1, 1, "done", "", 0.5};
+    const app_run_end end = {3, 1, 1, "done", 0, "", 0.5};
     ENSURE(app_run_stats_write_json(&rs, info, &end, json, &err) == SIM_OK);
     char cmd[512];
     snprintf(cmd, sizeof cmd,

@@ -49,19 +49,18 @@ awk -F, -v c="$cols" 'NR > 1 && NF != c { bad = 1 } END { exit bad }' t.csv && o
 python3 -c "import json,sys; d=json.load(open('s.json')); sys.exit(0 if d['frames']==20 and d['n']==200 else 1)" \
   && ok || fail "summary json"
 grep -q "median" run.txt && ok || fail "summary on stdout"
-[ ! -e t.csv.part ] && [ ! -e s.json.part ] && ok || fail "partial files left"
+[ -z "$(leftovers)" ] && ok || fail "temporaries left: $(leftovers)"
 grep -q "fx fy fz" final.scene && ok || fail "saved state lacks forces"
 "$nbsim" --backend cpu --frames 2 --scene final.scene --quiet >/dev/null 2>&1 && ok || fail "resume from saved state"
 
-# Ctrl-C: exit 130, complete log, no partial file.
-"$nbsim" --backend cpu --frames 100000000 --n 300 --log int.csv --quiet >/dev/null 2>int.err &
-pid=$!
-sleep 2
-kill -INT $pid
-wait $pid
+# Ctrl-C: exit 130, complete log, no temporary left (test_outputs.sh: every signal, every output).
+start_run /dev/null int.err --backend cpu --frames 100000000 --n 300 --log int.csv
+wait_for int.err "bodies, scene gas" || fail "Ctrl-C: the run did not start"
+kill -INT "$run_pid"
+wait "$run_pid"
 code=$?
 [ "$code" -eq 130 ] && ok || fail "Ctrl-C exit $code: $(cat int.err)"
-[ -s int.csv ] && [ ! -e int.csv.part ] && ok || fail "interrupted log missing"
+[ -s int.csv ] && [ -z "$(leftovers)" ] && ok || fail "interrupted log missing"
 awk -F, -v c="$cols" 'NF != c { bad = 1 } END { exit bad }' int.csv && ok || fail "interrupted log ragged"
 
 # No display: one line, non-zero.

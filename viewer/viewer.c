@@ -4,7 +4,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "viewer.h"
 
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,16 +12,11 @@
 #include "app.h"
 #include "colormap.h"
 #include "scene.h"
+#include "signals.h"
 #include "text.h"
 #include "viewer_internal.h"
 
 #define MESSAGE_SECONDS 6.0
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig) {
-    stop_signal = sig;
-}
 
 double viewer_now(void) {
     return glfwGetTime();
@@ -134,13 +128,15 @@ static int finish(app_viewer *v) {
         print_summary(v);
     }
     if (v->run.stats.count > 0 && v->opt->summary_path[0]) {
+        const int stop_signal = app_stop_signal();
         const app_run_end end = {0,
                                  v->opt->seed,
                                  sim_scene_is_builtin(viewer_info(v)->scene),
                                  stop_signal     ? "interrupted"
                                  : v->sim_failed ? "unstable"
                                                  : "done",
-                                 stop_signal ? "signal" : "",
+                                 0,
+                                 stop_signal ? app_signal_name(stop_signal) : "",
                                  v->last_frame_s - v->started_s};
         if (app_run_stats_write_json(&v->run.stats, viewer_info(v), &end, v->opt->summary_path,
                                      &err) != SIM_OK) {
@@ -149,8 +145,8 @@ static int finish(app_viewer *v) {
         }
     }
     int code = v->exit_code;
-    if (stop_signal && code == APP_EXIT_OK) {
-        code = 128 + stop_signal;
+    if (app_stop_signal() && code == APP_EXIT_OK) {
+        code = 128 + app_stop_signal();
     }
     destroy_all(v);
     return code;
@@ -183,7 +179,7 @@ static void run_loop(app_viewer *v) {
     int stepped = 1; /* whether the previous frame advanced the simulation */
     for (;;) {
         glfwPollEvents();
-        if (glfwWindowShouldClose(v->window.handle) || stop_signal) {
+        if (glfwWindowShouldClose(v->window.handle) || app_stop_signal()) {
             v->quit = 1;
         }
         double now = viewer_now();
@@ -238,7 +234,6 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
     v->run.energy_every = app_energy_every(opt, 1);
     v->run.notice = opt->quiet ? NULL : show_notice;
     v->run.notice_ctx = v;
-    stop_signal = 0;
 
     sim_error err;
     sim_error_clear(&err);
@@ -252,7 +247,7 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
     if (st != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         destroy_all(v);
-        return app_exit_code(st);
+        return app_setup_exit_code(st);
     }
     app_run_notices(&v->run);
     if ((st = create_renderers(v, &err)) != SIM_OK) {
@@ -273,16 +268,8 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
     v->dirty = 1;
 
     /* SIGINT, SIGTERM and SIGHUP close the window like Esc: log and summary complete. */
-    struct sigaction sa, old[3];
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    const int signals[3] = {SIGINT, SIGTERM, SIGHUP};
-    for (int k = 0; k < 3; ++k) {
-        sigaction(signals[k], &sa, &old[k]);
-    }
+    app_stop_signals_begin();
     run_loop(v);
-    for (int k = 0; k < 3; ++k) {
-        sigaction(signals[k], &old[k], NULL);
-    }
+    app_stop_signals_end();
     return finish(v);
 }
