@@ -3,6 +3,8 @@
  * the backend afterwards. */
 #include "session.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "autotune.h"
 #include "physics.h"
 #include "scene.h"
+#include "size_limits.h"
 
 /* Triplets (auto) stay on while a step's unique triples fit this budget: about 10 ms per step
  * on a current GPU at ~2e11 triples/s, and well under a second per frame on a CPU core. */
@@ -21,6 +24,10 @@
 #define APP_DT_WARN_FACTOR 2.5
 
 #define NOTICES_MAX 2048
+
+_Static_assert(APP_SET_HERTZ == SIM_SCENE_FIXED_HERTZ,
+               "the command line's fixed bits are the scene "
+               "loader's");
 
 struct app_session {
     app_options opt;           /* the command line, as parsed (never changed) */
@@ -52,31 +59,8 @@ static void refresh_info(app_session *s) {
     i->unique_triples = sim_choose(s->initial.n, 3);
 }
 
-/* Loads the scene into *state with its parameters, then applies the command-line overrides. */
-static sim_status load_scene(const app_options *o, const char *scene, sim_params *params,
-                             sim_state *state, sim_error *err) {
-    *params = sim_params_default();
-    if (sim_scene_is_builtin(scene)) {
-        SIM_TRY(sim_scene_builtin(scene, o->n, o->seed, params, state, err));
-    } else {
-        struct stat info;
-        if (stat(scene, &info) != 0 || !S_ISREG(info.st_mode)) {
-            char names[256] = "";
-            for (int i = 0; i < sim_scene_builtin_count(); ++i) {
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-                         sim_scene_builtin_name(i));
-            }
-            return sim_fail(err, SIM_BAD_ARGUMENT,
-                            "--scene: '%s' is neither a built-in scene (%s) nor a scene file",
-                            scene, names);
-        }
-        if (o->n != 0) {
-            return sim_fail(err, SIM_BAD_ARGUMENT, "--n applies to built-in scenes; '%s' is a file",
-                            scene);
-        }
-        SIM_TRY(sim_scene_load(scene, params, state, err));
-    }
-    /* The command line's values where given: the same setter rules as the file's. */
+/* The command line's values where given: the same setter rules as the file's. */
+static void apply_overrides(const app_options *o, sim_params *params) {
     const sim_params *u = &o->params;
     const unsigned set = o->params_set;
     if (set & APP_SET(DT))
@@ -97,6 +81,151 @@ static sim_status load_scene(const app_options *o, const char *scene, sim_params
         params->steps_per_frame = u->steps_per_frame;
     if (set & APP_SET_HERTZ)
         params->hertz = u->hertz;
+}
+
+/* v with thousands separators: "4,194,240". */
+static const char *grouped(uint64_t v, char *buf, size_t cap) {
+    char digits[32];
+    const int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+    size_t k = 0;
+    for (int i = 0; i < len && k + 2 < cap; ++i) {
+        if (i > 0 && (len - i) % 3 == 0) {
+            buf[k++] = ',';
+        }
+        buf[k++] = digits[i];
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* The largest N this session's configuration runs (size_limits.h), and in `why` what limits it
+ * and what would allow more: for the refusals of --n and of scene files, before anything is
+ * built. The autotuner tries every tile size, so it is held to the smallest (32). */
+static uint32_t body_limit(const app_session *s, char *why, size_t cap) {
+    sim_backend_config c = s->config;
+    if (s->opt.autotune & APP_AUTOTUNE_TILE) {
+        c.tile = 32;
+    }
+    const int triplets = s->opt.triplets == APP_TRIPLETS_ON;
+    const uint32_t max = sim_backend_max_bodies(&c, triplets);
+    const uint32_t tile_max = sim_pair_tile_max();
+    char a[32], b[32];
+    if (triplets && max < sim_pair_max_bodies(c.tile)) {
+        snprintf(why, cap,
+                 "the triplet maps cover at most %s tiles of %u bodies per side; without "
+                 "--triplets on up to %s",
+                 grouped(SIM_MAX_TILES_3D, a, sizeof a), SIM_TRIPLET_TILE,
+                 grouped(sim_pair_max_bodies(c.tile), b, sizeof b));
+    } else if (c.tile < tile_max) {
+        snprintf(why, cap,
+                 "the pair maps cover at most %s tiles of %u bodies per side; --tile %u allows "
+                 "up to %s",
+                 grouped(SIM_MAX_TILES_2D, a, sizeof a), c.tile, tile_max,
+                 grouped(sim_pair_max_bodies(tile_max), b, sizeof b));
+    } else {
+        snprintf(why, cap, "the pair maps cover at most %s tiles of %u bodies per side",
+                 grouped(SIM_MAX_TILES_2D, a, sizeof a), c.tile);
+    }
+    return max;
+}
+
+static uint32_t builtin_default_n(const char *scene) {
+    for (int i = 0; i < sim_scene_builtin_count(); ++i) {
+        if (strcmp(sim_scene_builtin_name(i), scene) == 0) {
+            return sim_scene_builtin_default_n(i);
+        }
+    }
+    return 0;
+}
+
+/* A user's --box must hold the built-in scene: the scenes are laid out for their own box, and
+ * spheres outside the walls would be thrown back at once (and blamed on the step). */
+static sim_status check_builtin_box(const app_options *o, const char *scene,
+                                    const sim_params *params, const sim_state *state,
+                                    sim_error *err) {
+    if (!(o->params_set & APP_SET(BOX))) {
+        return SIM_OK;
+    }
+    double reach = 0.0; /* how far the spheres reach from the centre along an axis [m] */
+    for (uint32_t i = 0; i < state->n; ++i) {
+        const sim_vec4d p = state->pos[i];
+        reach = fmax(reach, fmax(fabs(p.x), fmax(fabs(p.y), fabs(p.z))) + p.w);
+    }
+    if (params->box_half >= reach) {
+        return SIM_OK;
+    }
+    return sim_fail(err, SIM_BAD_ARGUMENT,
+                    "--box %g is too small for the scene %s with %u bodies: its spheres reach %.4g "
+                    "m from the centre; use --box %g or more, or fewer bodies (--n)",
+                    params->box_half, scene, state->n, reach, ceil(reach * 10.0) / 10.0);
+}
+
+/* Notices for a scene file: the parser's warnings, coincident spheres, an unused --seed. */
+static void scene_file_notices(app_session *s, const char *scene, const char *warnings,
+                               const sim_state *state) {
+    char text[512];
+    for (const char *w = warnings; *w != '\0';) {
+        const size_t len = strcspn(w, "\n");
+        snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), w);
+        add_notice(s, text);
+        w += len + (w[len] == '\n');
+    }
+    uint32_t i = 0, j = 0;
+    const uint64_t pairs = sim_state_coincident_pairs(state, &i, &j);
+    if (pairs > 0) {
+        snprintf(text, sizeof text,
+                 "%s: warning: %llu pair%s of spheres share a centre (first: bodies %u and %u), "
+                 "and such a pair feels no contact force",
+                 scene, (unsigned long long)pairs, pairs == 1 ? "" : "s", i + 1, j + 1);
+        add_notice(s, text);
+    }
+    if (s->opt.seed_set) {
+        snprintf(text, sizeof text,
+                 "--seed applies to built-in scenes; the scene file %s does not use it", scene);
+        add_notice(s, text);
+    }
+}
+
+/* Loads the scene into *state with its parameters and the command line's overrides, after
+ * checking that its size can run. */
+static sim_status load_scene(app_session *s, const char *scene, sim_params *params,
+                             sim_state *state, sim_error *err) {
+    const app_options *o = &s->opt;
+    *params = sim_params_default();
+    char why[256], max_text[32];
+    const uint32_t max = body_limit(s, why, sizeof why);
+    if (sim_scene_is_builtin(scene)) {
+        const uint32_t n = o->n ? o->n : builtin_default_n(scene);
+        if (n > max) {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "--n %u is above %s, the most bodies this run can take (%s)", n,
+                            grouped(max, max_text, sizeof max_text), why);
+        }
+        SIM_TRY(sim_scene_builtin(scene, o->n, o->seed, params, state, err));
+        apply_overrides(o, params);
+        return check_builtin_box(o, scene, params, state, err);
+    }
+    struct stat info;
+    if (stat(scene, &info) != 0 && errno == ENOENT) {
+        char names[256] = "";
+        for (int i = 0; i < sim_scene_builtin_count(); ++i) {
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     sim_scene_builtin_name(i));
+        }
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "--scene: '%s': no such file, and not a built-in scene (%s)", scene, names);
+    }
+    if (o->n != 0) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "--n applies to built-in scenes; '%s' is a file",
+                        scene);
+    }
+    /* The command line's values first: the file cannot change them, and its bodies are checked
+     * against the box they will run in. */
+    apply_overrides(o, params);
+    char warnings[1024] = "";
+    const sim_scene_load_options load = {max, why, o->params_set, warnings, sizeof warnings};
+    SIM_TRY(sim_scene_load_with(scene, &load, params, state, err));
+    scene_file_notices(s, scene, warnings, state);
     return SIM_OK;
 }
 
@@ -157,7 +286,7 @@ static void finish_params(app_session *s) {
 static sim_status load_into(app_session *s, const char *scene, sim_error *err) {
     sim_state state = {0};
     sim_params params;
-    sim_status st = load_scene(&s->opt, scene, &params, &state, err);
+    sim_status st = load_scene(s, scene, &params, &state, err);
     if (st != SIM_OK) {
         sim_state_free(&state);
         return st;
