@@ -53,6 +53,14 @@ grep -q "median" run.txt && ok || fail "summary on stdout"
 grep -q "fx fy fz" final.scene && ok || fail "saved state lacks forces"
 "$nbsim" --backend cpu --frames 2 --scene final.scene --quiet >/dev/null 2>&1 && ok || fail "resume from saved state"
 
+# --triplets auto keeps the forces the triplets scene is built around (nothing touches in it, so
+# the potential energy is the ATM energy), and says so.
+"$nbsim" --backend cpu --frames 1 --scene triplets --n 500 --log tri.csv >/dev/null 2>tri.err \
+  && ok || fail "triplets scene: $(cat tri.err)"
+awk -F, 'NR == 2 { exit !($7 == "tetra" && $23 + 0 > 0) }' tri.csv && ok \
+  || fail "triplets scene ran without ATM: $(cut -d, -f7,22-24 tri.csv)"
+grep -q "nbsim: triplet forces on, as triplets is built around them" tri.err && ok || fail "triplets notice: $(cat tri.err)"
+
 # Ctrl-C: exit 130, complete log, no temporary left (test_outputs.sh: every signal, every output).
 start_run /dev/null int.err --backend cpu --frames 100000000 --n 300 --log int.csv
 wait_for int.err "bodies, scene gas" || fail "Ctrl-C: the run did not start"

@@ -16,9 +16,11 @@
 #include "size_limits.h"
 
 /* Triplets (auto) stay on while a step's unique triples fit this budget: about 10 ms per step
- * on a current GPU at ~2e11 triples/s, and well under a second per frame on a CPU core. */
+ * on a current GPU at ~2e11 triples/s, and well under a second per frame on a CPU core. A scene
+ * built around triplets keeps them in the viewer up to this factor more (seconds per frame). */
 #define APP_AUTO_TRIPLES_CUDA 2.0e9
 #define APP_AUTO_TRIPLES_CPU 2.0e6
+#define APP_AUTO_TRIPLES_VIEWER_FACTOR 100.0
 
 /* A user's dt beyond this multiple of the default step (t_c / 50 or finer) gets a warning. */
 #define APP_DT_WARN_FACTOR 2.5
@@ -250,52 +252,103 @@ static sim_status resolve_backend(app_session *s, sim_error *err) {
     return SIM_OK;
 }
 
-/* Effective triplets on/off and dt for the loaded scene. */
-static void finish_params(app_session *s) {
+/* Triplets for --triplets auto. A scene built around them (the triplets scene, a file with
+ * `triplets = 1`) keeps them, since without them it shows nothing: always in a headless run
+ * (speed is not the point there), and in the viewer up to APP_AUTO_TRIPLES_VIEWER_MAX per step;
+ * above that the viewer asks for --triplets on or off instead of guessing. A scene that only
+ * sets an ATM strength gets them where they stay interactive. Every choice that is not the
+ * obvious one is said, with why. */
+static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n, sim_params *p,
+                                  sim_error *err) {
     const app_options *o = &s->opt;
-    sim_params *p = &s->params;
-    const uint64_t triples = sim_choose(s->initial.n, 3);
-    char text[256];
-    if (o->triplets == APP_TRIPLETS_AUTO) {
-        double budget =
-            s->config.kind == SIM_BACKEND_CUDA ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
-        int wanted = p->triplets || p->atm_nu != 0.0;
-        p->triplets = wanted && (double)triples <= budget;
-        if (wanted && !p->triplets) {
-            snprintf(text, sizeof text,
-                     "triplet forces off: N = %u gives %.3g triples per step, too many for "
-                     "interactive speed (--triplets on forces them)",
-                     s->initial.n, (double)triples);
-            add_notice(s, text);
-        }
-    } else {
+    if (o->triplets != APP_TRIPLETS_AUTO) {
         p->triplets = o->triplets == APP_TRIPLETS_ON;
+        return SIM_OK;
     }
-    double safe = sim_default_dt(p, &s->initial);
+    const int built_around = p->triplets, mild = !p->triplets && p->atm_nu != 0.0;
+    const int headless = o->frames > 0, cuda = s->config.kind == SIM_BACKEND_CUDA;
+    const double triples = (double)sim_choose(n, 3);
+    const double budget = cuda ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
+    const char *where = cuda ? "on this GPU" : "on the CPU";
+    char text[512];
+    p->triplets = 0;
+    if (!built_around && !mild) {
+        return SIM_OK;
+    }
+    if (n > sim_triplet_max_bodies()) {
+        snprintf(text, sizeof text,
+                 "triplet forces off: N = %u is above %u, the most bodies the triplet maps take", n,
+                 sim_triplet_max_bodies());
+        add_notice(s, text);
+        return SIM_OK;
+    }
+    if (triples <= budget) {
+        p->triplets = 1;
+        return SIM_OK;
+    }
+    if (mild) {
+        snprintf(text, sizeof text,
+                 "triplet forces off: %s sets atm_nu but does not ask for triplets, and N = %u "
+                 "gives %.3g triples per step, more than the %.3g that run at interactive speed %s "
+                 "(--triplets on runs them)",
+                 scene, n, triples, budget, where);
+        add_notice(s, text);
+        return SIM_OK;
+    }
+    if (!headless && triples > APP_AUTO_TRIPLES_VIEWER_FACTOR * budget) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s is built around triplet forces, and N = %u gives %.3g triples per "
+                        "step, far too many to watch %s: pass --triplets on to run them anyway, "
+                        "or --triplets off to run without them",
+                        scene, n, triples, where);
+    }
+    p->triplets = 1;
+    snprintf(text, sizeof text,
+             "triplet forces on, as %s is built around them: N = %u gives %.3g triples per step, "
+             "slow %s (--triplets off runs without them)",
+             scene, n, triples, where);
+    add_notice(s, text);
+    return SIM_OK;
+}
+
+/* The step: the default one, or the user's with a warning when it is too long. */
+static void choose_dt(app_session *s, const char *scene, const sim_state *state, sim_params *p) {
+    const double safe = sim_default_dt(p, state);
     if (p->dt <= 0.0) {
         p->dt = safe;
     } else if (p->dt > APP_DT_WARN_FACTOR * safe) {
+        char from[SIM_PATH_MAX + 32], text[SIM_PATH_MAX + 512];
+        if (s->opt.params_set & APP_SET(DT)) {
+            snprintf(from, sizeof from, "--dt %g", p->dt);
+        } else {
+            snprintf(from, sizeof from, "dt = %g in %s", p->dt, scene);
+        }
         snprintf(text, sizeof text,
-                 "warning: --dt %g is more than %.1f times the default step %g (resolving a "
-                 "contact in enough steps): contacts may be unstable or lose energy wrongly",
-                 p->dt, APP_DT_WARN_FACTOR, safe);
+                 "warning: %s is more than %.1f times the default step %g (resolving a contact "
+                 "in enough steps): contacts may be unstable or lose energy wrongly",
+                 from, APP_DT_WARN_FACTOR, safe);
         add_notice(s, text);
     }
 }
 
+/* Loads a scene and makes it the session's (the backend is the caller's business); on failure
+ * the session keeps what it had. */
 static sim_status load_into(app_session *s, const char *scene, sim_error *err) {
     sim_state state = {0};
     sim_params params;
     sim_status st = load_scene(s, scene, &params, &state, err);
+    if (st == SIM_OK) {
+        st = choose_triplets(s, scene, state.n, &params, err);
+    }
     if (st != SIM_OK) {
         sim_state_free(&state);
         return st;
     }
+    choose_dt(s, scene, &state, &params);
     sim_state_free(&s->initial);
     s->initial = state;
     s->params = params;
     snprintf(s->scene, sizeof s->scene, "%s", scene);
-    finish_params(s);
     s->info.frame = 0;
     s->info.sim_time = 0.0;
     return SIM_OK;
