@@ -71,16 +71,35 @@ code=$?
 [ -s int.csv ] && [ -z "$(leftovers)" ] && ok || fail "interrupted log missing"
 awk -F, -v c="$cols" 'NF != c { bad = 1 } END { exit bad }' int.csv && ok || fail "interrupted log ragged"
 
-# No display: one line, non-zero.
+# Conventions: -h, -V, "--" ends the options, --version takes nothing else; --help lists them.
+"$nbsim" -h | grep -q -- "-V, --version" && grep -q -- "-h, --help" help.txt && grep -q "^  --  " help.txt \
+  && ok || fail "-h / the help's own flags"
+"$nbsim" -V | grep -q "^nbsim [0-9]" && ok || fail "-V"
+expect_error 2 --version extra
+expect_error 2 --frames 1 -- --n 5
+grep -q "follows '--'" err.txt && ok || fail "after --: $(cat err.txt)"
+"$nbsim" --backend cpu --frames 1 --n 10 --quiet -- >/dev/null && ok || fail "a trailing --"
+grep -q "1..1000000000" help.txt && ok || fail "the frame-count limit is not in --help"
+expect_error 2 --frames 1 --triplets yes
+grep -q "'yes' must be on, off or auto" err.txt && ok || fail "--triplets yes: $(cat err.txt)"
+
+"$nbsim" --backend cpu --frames 1 --n 10 --quiet | grep -q "^1 frame, per step" && ok || fail "1 frame"
+
+# Exit codes: 2 for what can never work as typed, 1 for what this machine lacks.
+expect_error 2 --pair-map full --backend cpu --frames 1
+
+# No display: one line, exit 1.
 env -u DISPLAY -u WAYLAND_DISPLAY "$nbsim" --backend cpu >out.txt 2>err.txt
 code=$?
-[ "$code" -ne 0 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q -- "--frames" err.txt && ok \
+[ "$code" -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q -- "--frames" err.txt && ok \
   || fail "no display: exit $code, $(cat err.txt)"
 
 # Without a GPU, bench says so in one line.
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi >/dev/null 2>&1; then
   expect_error 1 bench pairs
   expect_error 1 --backend cuda --frames 1
+  expect_error 1 --pair-map full --frames 1
+  grep -q "needs the CUDA backend, and no CUDA device was found" err.txt && ok || fail "full without a GPU: $(cat err.txt)"
 fi
 
 finish

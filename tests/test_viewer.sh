@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 # nbsim viewer test (label cpu): a private Xvfb with Mesa's software GL and the CPU backend.
 #   1. without a display: one line on stderr and exit 1;
-#   2. a scripted run (--exit-after, --screenshot, --log): exit 0, a complete PNG whose middle
-#      shows spheres (decoded with python3's zlib, no imaging library needed), one log row per
-#      frame;
+#   2. a scripted run (--exit-after, --screenshot, --log, --save-state): exit 0, a complete PNG
+#      whose middle shows spheres (decoded with python3's zlib, no imaging library needed), one
+#      log row per frame, a saved state that loads;
 #   3. keys sent with xdotool: 'm' switches the pair map (bb -> ltm in the log's pair_map
 #      column), 'p' writes a timestamped screenshot, 'q' quits cleanly.
 # Skips (77) only when Xvfb is not installed. Every wait is bounded.
@@ -48,13 +48,15 @@ unset __GLX_VENDOR_LIBRARY_NAME
 
 # 2. Scripted run.
 timeout 120 "$nbsim" --backend cpu --n 200 --exit-after 12 --screenshot "$work/shot.png" \
-  --log "$work/run.csv" --quiet >"$work/run.out" 2>"$work/run.err"
+  --log "$work/run.csv" --save-state "$work/view.scene" --quiet >"$work/run.out" 2>"$work/run.err"
 rc=$?
 [ "$rc" -eq 0 ] || fail "scripted run: exit $rc"
 [ -s "$work/shot.png" ] || fail "scripted run: no screenshot"
 [ ! -e "$work/shot.png.tmp" ] || fail "scripted run: temporary screenshot left behind"
 rows=$(($(wc -l <"$work/run.csv") - 1))
 [ "$rows" -eq 12 ] || fail "scripted run: $rows log rows, expected 12"
+"$nbsim" --backend cpu --scene "$work/view.scene" --frames 1 --quiet >/dev/null 2>"$work/state.err" ||
+  fail "scripted run: --save-state wrote no state that loads"
 # The middle of the window (away from the overlay panel and graph) must show spheres: the
 # background is a grey-blue gradient with little chroma, the colormaps are saturated.
 python3 - "$work/shot.png" <<'PY' || fail "scripted run: the screenshot shows no spheres"
@@ -105,7 +107,7 @@ share = coloured / total
 print(f"screenshot {width}x{height}: {100 * share:.2f}% of the middle is sphere-coloured")
 sys.exit(0 if share > 0.01 else 1)
 PY
-echo "ok 2 - scripted run: exit 0, screenshot with spheres, $rows log rows"
+echo "ok 2 - scripted run: exit 0, screenshot with spheres, $rows log rows, the state saved"
 
 # 3. Keys. Start on the bb pair map, press m (next: ltm), p (screenshot), q (quit).
 cd "$work" || fail "cannot enter $work"

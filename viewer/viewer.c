@@ -102,14 +102,16 @@ static void destroy_all(app_viewer *v) {
 
 static void print_summary(app_viewer *v) {
     double seconds = v->last_frame_s - v->started_s;
-    printf("nbsim viewer: %ld frames drawn in %.2f s (%.1f frames/s), %ld simulated; N = %u; "
+    printf("nbsim viewer: %ld frame%s drawn in %.2f s (%.1f frames/s), %ld simulated; N = %u; "
            "positions: %s; render %.3f ms/frame (%s); GL: %s\n",
-           v->frames_drawn, seconds, seconds > 0.0 ? (double)v->frames_drawn / seconds : 0.0,
-           v->frames_simulated, viewer_info(v)->n, v->bodies.mode, v->smooth.render_ms,
+           v->frames_drawn, v->frames_drawn == 1 ? "" : "s", seconds,
+           seconds > 0.0 ? (double)v->frames_drawn / seconds : 0.0, v->frames_simulated,
+           viewer_info(v)->n, v->bodies.mode, v->smooth.render_ms,
            v->gpu_timer.last_ms >= 0.0 ? "GPU timer" : "host clock", v->window.gl_renderer);
     if (v->render_only_frames > 0 && v->render_only_s > 0.0) {
-        printf("nbsim viewer: %ld frames drawn without a step (paused) at %.1f frames/s\n",
-               v->render_only_frames, (double)v->render_only_frames / v->render_only_s);
+        printf("nbsim viewer: %ld frame%s drawn without a step (paused) at %.1f frames/s\n",
+               v->render_only_frames, v->render_only_frames == 1 ? "" : "s",
+               (double)v->render_only_frames / v->render_only_s);
     }
     if (v->run.stats.count > 0) {
         app_run_stats_print(&v->run.stats, viewer_info(v), stdout);
@@ -142,6 +144,18 @@ static int finish(app_viewer *v) {
                                      &err) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", err.message);
             v->exit_code = APP_EXIT_FAILURE;
+        }
+    }
+    /* --save-state: the state the window showed last, unless it had blown up. */
+    if (v->opt->save_state_path[0] && v->sim_failed) {
+        fprintf(stderr, "nbsim: --save-state %s not written: the simulation had stopped (%s)\n",
+                v->opt->save_state_path, "a blow-up is not worth resuming");
+    } else if (v->opt->save_state_path[0]) {
+        if (app_session_save_state(v->run.session, v->opt->save_state_path, &err) != SIM_OK) {
+            fprintf(stderr, "nbsim: %s\n", err.message);
+            v->exit_code = APP_EXIT_FAILURE;
+        } else if (!v->opt->quiet) {
+            fprintf(stderr, "nbsim: state written to %s\n", v->opt->save_state_path);
         }
     }
     int code = v->exit_code;

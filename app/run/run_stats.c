@@ -49,8 +49,8 @@ static double rate(uint64_t count, double ms) {
 }
 
 void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *out) {
-    fprintf(out, "%llu frames, per step: median / p95 / min / max [ms]\n",
-            (unsigned long long)rs->count);
+    fprintf(out, "%llu frame%s, per step: median / p95 / min / max [ms]\n",
+            (unsigned long long)rs->count, rs->count == 1 ? "" : "s");
     for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
         if (k == APP_KERNEL_TRIPLET && !s->params.triplets) {
             continue;

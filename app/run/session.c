@@ -247,7 +247,8 @@ static sim_status resolve_backend(app_session *s, sim_error *err) {
         add_notice(s, "no CUDA device found: using the CPU reference backend");
     }
     if (s->config.kind == SIM_BACKEND_CPU && s->config.pair_map == SIM_PAIR_FULL) {
-        return sim_fail(err, SIM_UNSUPPORTED, "--pair-map full needs the CUDA backend");
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "--pair-map full needs the CUDA backend, and no CUDA device was found");
     }
     return SIM_OK;
 }
