@@ -195,8 +195,8 @@ static void test_triplets_auto(void) {
     } cases[] = {
         {100, 0, SIM_OK, 1, ""},
         {500, 10, SIM_OK, 1, "triplet forces on, as triplets is built around them"},
+        {500, 10, SIM_OK, 1, "(--triplets off runs without them)"},
         {500, 0, SIM_OK, 1, "slow on the CPU"},
-        {3000, 10, SIM_OK, 1, "(--triplets off runs without them)"},
         {3000, 0, SIM_BAD_ARGUMENT, 0, "pass --triplets on"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {

@@ -87,6 +87,16 @@ grep -q "'yes' must be on, off or auto" err.txt && ok || fail "--triplets yes: $
 
 # Exit codes: 2 for what can never work as typed, 1 for what this machine lacks.
 expect_error 2 --pair-map full --backend cpu --frames 1
+expect_error 2 --backend cpu --frames 1 --screenshot never.png
+expect_error 2 --backend cpu --frames 1 --exit-after 3
+
+# A long first frame says what it computes and that Ctrl-C waits for it (the run is not waited
+# for: 5e10 pairs take minutes on a CPU).
+start_run /dev/null long.err --backend cpu --n 1000 --steps-per-frame 100000 --frames 1
+wait_for long.err "each frame computes 5e+10 unique pairs on the CPU, which takes a while" && ok \
+  || fail "long first frame: $(cat long.err)"
+kill -KILL "$run_pid"
+wait "$run_pid" 2>/dev/null
 
 # No display: one line, exit 1.
 env -u DISPLAY -u WAYLAND_DISPLAY "$nbsim" --backend cpu >out.txt 2>err.txt

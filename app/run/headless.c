@@ -49,6 +49,32 @@ static void print_banner(const app_run_info *s) {
             s->config.tile, s->params.dt);
 }
 
+/* A frame this large (interactions, a triple counted as ~8 pairs: design notes §5) takes a
+ * minute or more on a few CPU cores, or seconds on a GPU. */
+#define LONG_FRAME_CPU 1.0e10
+#define LONG_FRAME_CUDA 1.0e13
+
+/* Nothing shows while the first frame runs: say what it does, and that Ctrl-C waits for it. */
+static void announce_long_frames(const app_run_info *info) {
+    const double steps = (double)info->params.steps_per_frame;
+    const double pairs = steps * (double)info->unique_pairs;
+    const double triples = info->params.triplets ? steps * (double)info->unique_triples : 0.0;
+    const int cuda = info->config.kind == SIM_BACKEND_CUDA;
+    if (pairs + 8.0 * triples < (cuda ? LONG_FRAME_CUDA : LONG_FRAME_CPU)) {
+        return;
+    }
+    char work[96];
+    if (triples > 0.0) {
+        snprintf(work, sizeof work, "%.3g unique pairs and %.3g triples", pairs, triples);
+    } else {
+        snprintf(work, sizeof work, "%.3g unique pairs", pairs);
+    }
+    fprintf(stderr,
+            "nbsim: each frame computes %s on the %s, which takes a while: the progress bar "
+            "starts after the first frame, and Ctrl-C stops after the current one\n",
+            work, cuda ? "GPU" : "CPU");
+}
+
 /* How the frame loop ended: the status, and for a failure the frame and the cause. */
 typedef struct {
     sim_status status; /* SIM_OK, SIM_INTERRUPTED, SIM_UNSTABLE, or a failure */
@@ -104,6 +130,7 @@ static int run(app_run *r, const app_options *opt, double started_ms) {
     app_run_notices(r);
     if (!opt->quiet) {
         print_banner(info);
+        announce_long_frames(info);
     }
     sim_status st;
     if (opt->log_path[0] && (st = app_timing_log_open(&r->log, opt->log_path, &err)) != SIM_OK) {

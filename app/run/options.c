@@ -304,9 +304,17 @@ int app_options_parse(int argc, char **argv, app_options *o) {
     t.target = o;
     const int r = app_option_parse(&t, argc, argv);
     /* Flags that can never work together, on any machine. */
+    const char *clash = NULL;
     if (r == 0 && o->backend == APP_BACKEND_CPU && o->config.pair_map == SIM_PAIR_FULL) {
-        fprintf(stderr, "nbsim: --pair-map full is a CUDA kernel; --backend cpu runs the "
-                        "symmetric tiled sweep only (see nbsim --help)\n");
+        clash = "--pair-map full is a CUDA kernel; --backend cpu runs the symmetric tiled sweep "
+                "only";
+    } else if (r == 0 && o->frames > 0 && o->screenshot_path[0]) {
+        clash = "--screenshot is taken by the viewer; a headless run (--frames) draws nothing";
+    } else if (r == 0 && o->frames > 0 && o->exit_after > 0) {
+        clash = "--exit-after ends the viewer; a headless run ends after --frames";
+    }
+    if (clash != NULL) {
+        fprintf(stderr, "nbsim: %s (see nbsim --help)\n", clash);
         return 2;
     }
     if (r == 0 && o->autotune != 0 && !o->tile_set) {
