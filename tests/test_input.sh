@@ -86,7 +86,12 @@ expect_error 2 "${cpu[@]}" --frames 1 --scene ctl.scene
 expect_error 2 "${cpu[@]}" --frames 1 --scene <(printf 'dt = 1e308\n%s\n0 0 0 0 0 0 0.5 1\n' "$header")
 grep -q "bad value: dt: '1e308' must be a time step" err.txt && ok || fail "dt 1e308 in a file: $(cat err.txt)"
 expect_error 2 "${cpu[@]}" --frames 1 --dt 1e308
-expect_error 2 "${cpu[@]}" --frames 1 --stiffness 0x10
+# Decimal numbers only, for every numeric flag as in files.
+for flag in --n --seed --tile --threads --frames --energy-every --steps-per-frame --dt --stiffness \
+            --box --atm-nu --atm-cutoff --restitution; do
+  expect_error 2 "${cpu[@]}" --frames 1 "$flag" 0x10
+done
+expect_error 2 "${cpu[@]}" --frames 1 --gravity 0,0x1,0
 
 # Warnings: one "nbsim:" line each; the run goes on.
 printf 'box_half = 5\nbox = 6\n%s\n1 0 0 0 0 0 0.5 1\n1 0 0 0 0 0 0.4 1\n-2 0 0 0 0 0 0.5 1\n' "$header" >warn.scene
