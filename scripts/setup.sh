@@ -43,7 +43,9 @@ if [ -n "$prefix" ]; then
   cmake --install build --prefix "$prefix" >/dev/null
   case ":$PATH:" in
     *":$prefix/bin:"*) ;;
-    *) echo "nbsim setup: installed $prefix/bin/nbsim; that folder is not on your PATH yet: log in" \
-            "again (Debian adds ~/.local/bin when it exists) or add: export PATH=\"$prefix/bin:\$PATH\"" >&2 ;;
+    *) login=""
+       [ "$prefix" = "$HOME/.local" ] && login="log in again (Debian's ~/.profile adds it) or "
+       echo "nbsim setup: installed $prefix/bin/nbsim; that folder is not on your PATH yet:" \
+            "${login}run: export PATH=\"$prefix/bin:\$PATH\"" >&2 ;;
   esac
 fi

@@ -27,9 +27,8 @@
 
 #define NOTICES_MAX 2048
 
-_Static_assert(APP_SET_HERTZ == SIM_SCENE_FIXED_HERTZ,
-               "the command line's fixed bits are the scene "
-               "loader's");
+/* The command line's "given" bits are what the scene loader keeps fixed. */
+_Static_assert(APP_SET_HERTZ == SIM_SCENE_FIXED_HERTZ, "one set of fixed bits");
 
 struct app_session {
     app_options opt;           /* the command line, as parsed (never changed) */
