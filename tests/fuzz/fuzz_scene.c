@@ -28,8 +28,9 @@ static void parse(const uint8_t *data, size_t size, const sim_scene_load_options
         return;
     }
     sim_error why;
-    if (sim_params_check(&params, &why) != SIM_OK || sim_state_check_bodies(&state, &why) != SIM_OK ||
-        state.n == 0 || (options->max_bodies != 0 && state.n > options->max_bodies)) {
+    if (sim_params_check(&params, &why) != SIM_OK ||
+        sim_state_check_bodies(&state, &why) != SIM_OK || state.n == 0 ||
+        (options->max_bodies != 0 && state.n > options->max_bodies)) {
         abort(); /* accepted here, refused by a backend */
     }
     const double limit = SIM_ESCAPE_FACTOR * params.box_half;
