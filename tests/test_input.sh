@@ -102,5 +102,7 @@ grep -q "^nbsim: warn.scene: warning: 1 pair of spheres share a centre (first: b
   && ok || fail "coincident spheres: $(cat err.txt)"
 grep -q "^nbsim: --seed applies to built-in scenes; the scene file warn.scene does not use it$" err.txt \
   && ok || fail "--seed with a file: $(cat err.txt)"
+# Every line nbsim writes to stderr says who wrote it.
+! grep -v "^nbsim: " err.txt && ok || fail "stderr lines without the nbsim: prefix"
 
 finish
