@@ -35,3 +35,7 @@ int app_exit_code(sim_status status) {
         return APP_EXIT_FAILURE;
     }
 }
+
+int app_setup_exit_code(sim_status status) {
+    return status == SIM_OUT_OF_MEMORY ? APP_EXIT_USAGE : app_exit_code(status);
+}

@@ -21,6 +21,10 @@ int app_program_dir(char *out, size_t cap);
 
 /* Exit code for a sim_status: 2 for bad input, 1 for runtime failures, 130 interrupted. */
 int app_exit_code(sim_status status);
+/* The same for a failure before the first frame (building the scene, creating the backend):
+ * there, running out of memory means the N asked for does not fit this machine, which the user
+ * fixes by asking for less, as with any other bad input (2). */
+int app_setup_exit_code(sim_status status);
 
 int app_maps_main(int argc, char **argv);  /* nbsim maps …   (map inspector) */
 int app_bench_main(int argc, char **argv); /* nbsim bench …  (benchmarks) */

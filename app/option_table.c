@@ -55,7 +55,10 @@ int app_option_parse(const app_option_table *t, int argc, char **argv) {
             if (t->positional == NULL) {
                 fprintf(stderr, "%s: unexpected argument '", t->prog);
                 put_clean(stderr, arg, 120);
-                fprintf(stderr, "' (options start with --; see %s --help)\n", t->prog);
+                fprintf(stderr, "' (%s; see %s --help)\n",
+                        options_done ? "it follows '--', and nothing but options is taken"
+                                     : "options start with --",
+                        t->prog);
                 return 2;
             }
             if (t->positional(t->target, arg, why, sizeof why) != 0) {

@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs what nbsim needs from Debian's packages (only what is missing), then configures and
-# builds into build/. Used by ./run.sh and ./test.sh; safe to run again.
+# Installs what nbsim needs from Debian's packages (only what is missing), configures and builds
+# into build/, and installs nbsim into a user prefix so that `nbsim ...` works as the README types
+# it: ~/.local by default (Debian's ~/.profile puts ~/.local/bin on PATH when it exists),
+# NBSIM_PREFIX=/some/prefix for another, NBSIM_PREFIX= (empty) for none. Used by ./run.sh and
+# ./test.sh; safe to run again. `--fuzz` also installs clang (tests/fuzz/run.sh; CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake gcc make pkg-config libglfw3-dev libglew-dev libcglm-dev libstb-dev
           libgl-dev xvfb xauth xdotool python3-matplotlib
           libnetcdf-dev netcdf-bin python3-ase)
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) packages+=(clang) ;;
+    *) echo "nbsim setup: unknown argument '$arg' (known: --fuzz)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -29,3 +38,15 @@ werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBSIM_WERROR=$werror ${NBSIM_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j "$(nproc)"
+
+prefix=${NBSIM_PREFIX-$HOME/.local}
+if [ -n "$prefix" ]; then
+  cmake --install build --prefix "$prefix" >/dev/null
+  case ":$PATH:" in
+    *":$prefix/bin:"*) ;;
+    *) login=""
+       [ "$prefix" = "$HOME/.local" ] && login="log in again (Debian's ~/.profile adds it) or "
+       echo "nbsim setup: installed $prefix/bin/nbsim; that folder is not on your PATH yet:" \
+            "${login}run: export PATH=\"$prefix/bin:\$PATH\"" >&2 ;;
+  esac
+fi

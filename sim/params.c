@@ -56,7 +56,9 @@ int sim_parse_number(const char *text, double *out) {
     char *end = NULL;
     errno = 0;
     const double v = strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+    /* ERANGE also flags an underflow to a subnormal or zero, which is a fine number (a saved
+     * state may hold one); only an overflow is refused. */
+    if (end == text || *end != '\0' || (errno == ERANGE && fabs(v) >= 1.0) || !isfinite(v)) {
         return 0;
     }
     *out = v;

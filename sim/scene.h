@@ -19,11 +19,15 @@
  * given keep the caller's values. The header may add `fx fy fz` (saved states carry the last
  * force per body); loading reads and ignores those columns, so a saved state can be resumed.
  * Columns are separated by blanks. mass = density * 4/3 pi radius^3 [kg]. Every sphere must have
- * radius > 0, density > 0 and its centre inside the box. */
+ * radius > 0, density > 0 and its centre inside the box; a saved state (with fx fy fz) may hold
+ * centres up to SIM_ESCAPE_FACTOR x box_half (physics.h), where a run pushed a body into a wall
+ * without blowing up, so that every state nbsim saves loads back. */
 #ifndef SIM_SCENE_H
 #define SIM_SCENE_H
 
-#include "state.h"
+#include <stdio.h>
+
+#include "params.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,11 +55,41 @@ sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_pa
                              sim_state *out, sim_error *err);
 
 /* Reads a scene file into *out (allocated here) and the parameters it sets into *params_inout.
- * On error neither is touched; the message names file, line and problem. A trajectory
+ * On error neither is touched; the message names file, line and problem (the file's own bytes
+ * in it are printable: control characters and non-ASCII bytes show as '?'). A UTF-8 byte order
+ * mark at the start is skipped. A trajectory
  * (.xyz, .lammpstrj, .nc: trajectory.h) gives its last complete frame and sets only box_half,
  * so a run can be continued from its dump. */
 sim_status sim_scene_load(const char *path, sim_params *params_inout, sim_state *out,
                           sim_error *err);
+
+/* Fixed bit of the contact law (hertz), after the 1 << sim_param_id bits. */
+#define SIM_SCENE_FIXED_HERTZ (1u << SIM_PARAM_COUNT)
+
+/* What a caller asks of a scene file beyond its text. Zero-initialised: no limit, nothing fixed,
+ * warnings dropped. */
+typedef struct {
+    /* More bodies than this are refused at the first one too many, without reading on (a file of
+     * ten million lines costs no time or memory); 0: no limit. `max_reason` (may be NULL) is
+     * appended to that message: why the limit, what would allow more. */
+    uint32_t max_bodies;
+    const char *max_reason;
+    /* Parameters the caller has set (bits 1 << sim_param_id, SIM_SCENE_FIXED_HERTZ: the command
+     * line's): the file's lines for them are checked but do not change *params_inout, and the
+     * bodies are checked against the caller's box. */
+    unsigned fixed;
+    /* What is legal but probably not meant (a key given twice: the later value wins), one line
+     * "FILE:LINE: ..." each, '\n'-separated, appended to warnings[0 .. warnings_cap). */
+    char *warnings;
+    size_t warnings_cap;
+} sim_scene_load_options;
+
+/* sim_scene_load with options (NULL: none). */
+sim_status sim_scene_load_with(const char *path, const sim_scene_load_options *options,
+                               sim_params *params_inout, sim_state *out, sim_error *err);
+/* The same from an open stream; `name` is what messages call it (the fuzzer reads memory). */
+sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_options *options,
+                          sim_params *params_inout, sim_state *out, sim_error *err);
 
 /* Writes params and state (and forces [N] as fx fy fz when not NULL) in the scene format, at
  * full double precision (%.17g). Writes a temporary file beside `path` and renames it over

@@ -13,7 +13,9 @@ sim_status sim_state_alloc(sim_state *state, uint32_t n, sim_error *err) {
     state->vel = calloc(n ? n : 1, sizeof *state->vel);
     if (state->pos == NULL || state->vel == NULL) {
         sim_state_free(state);
-        return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate host state for %u bodies", n);
+        return sim_fail(err, SIM_OUT_OF_MEMORY,
+                        "N = %u bodies: cannot allocate %llu bytes of host memory for their state",
+                        n, (unsigned long long)n * (sizeof *state->pos + sizeof *state->vel));
     }
     state->n = n;
     return SIM_OK;
@@ -48,6 +50,75 @@ sim_status sim_state_check_bodies(const sim_state *s, sim_error *err) {
         }
     }
     return SIM_OK;
+}
+
+/* A position's bits, -0 as +0, mixed (splitmix64's finaliser) into one sortable key. */
+typedef struct {
+    uint64_t key;
+    uint32_t body;
+} position_key;
+
+static uint64_t mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t bits_of(double v) {
+    uint64_t b;
+    v = v == 0.0 ? 0.0 : v;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static int compare_keys(const void *a, const void *b) {
+    const position_key *x = a, *y = b;
+    if (x->key != y->key) {
+        return x->key < y->key ? -1 : 1;
+    }
+    return (x->body > y->body) - (x->body < y->body);
+}
+
+static int same_centre(const sim_state *s, uint32_t a, uint32_t b) {
+    const sim_vec4d p = s->pos[a], q = s->pos[b];
+    return p.x == q.x && p.y == q.y && p.z == q.z;
+}
+
+uint64_t sim_state_coincident_pairs(const sim_state *s, uint32_t *i, uint32_t *j) {
+    position_key *keys = s->n > 1 ? malloc((size_t)s->n * sizeof *keys) : NULL;
+    if (keys == NULL) {
+        return 0;
+    }
+    for (uint32_t b = 0; b < s->n; ++b) {
+        const sim_vec4d p = s->pos[b];
+        keys[b].key = mix(mix(mix(bits_of(p.x)) ^ bits_of(p.y)) ^ bits_of(p.z));
+        keys[b].body = b;
+    }
+    qsort(keys, s->n, sizeof *keys, compare_keys);
+    /* Runs of one key and one centre; a (never seen) hash collision only splits a run. */
+    uint64_t pairs = 0;
+    uint32_t first_i = 0, first_j = 0;
+    for (uint32_t a = 0, b; a < s->n; a = b) {
+        for (b = a + 1;
+             b < s->n && keys[b].key == keys[a].key && same_centre(s, keys[a].body, keys[b].body);
+             ++b) {
+        }
+        const uint64_t k = b - a;
+        if (k > 1) {
+            if (pairs == 0 || keys[a].body < first_i ||
+                (keys[a].body == first_i && keys[a + 1].body < first_j)) {
+                first_i = keys[a].body;
+                first_j = keys[a + 1].body;
+            }
+            pairs += k * (k - 1) / 2;
+        }
+    }
+    free(keys);
+    if (pairs > 0) {
+        *i = first_i;
+        *j = first_j;
+    }
+    return pairs;
 }
 
 sim_params sim_params_default(void) {

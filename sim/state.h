@@ -27,6 +27,12 @@ sim_status sim_state_copy(sim_state *dst, const sim_state *src, sim_error *err);
  * SIM_UNSTABLE, like a blow-up. Backends call it after their cheaper checks (memory). */
 sim_status sim_state_check_bodies(const sim_state *state, sim_error *err);
 
+/* Pairs of bodies whose centres coincide exactly: the contact between them has no direction, so
+ * they feel no force from each other (a scene file's mistake, usually a line pasted twice).
+ * O(N log N) by sorting hashes of the positions. Returns the number of pairs and, when there is
+ * one, the first such pair in *i, *j (i < j); 0 also when there is no memory to sort. */
+uint64_t sim_state_coincident_pairs(const sim_state *state, uint32_t *i, uint32_t *j);
+
 /* Model and integration parameters. Units are SI-like but arbitrary as long as consistent. */
 typedef struct sim_params {
     double dt;            /* time step [s]; 0 = derive from the contact time (t_c / 50) */

@@ -27,3 +27,27 @@ finish() {
   echo "$passes passed, $fails failed"
   [ "$fails" -eq 0 ]
 }
+
+# start_run OUT ERR ARGS...: nbsim in the background, as from a terminal: a script's background
+# job inherits SIGINT ignored (and nbsim keeps ignored signals ignored), so a small launcher sets
+# SIGINT, SIGHUP and SIGTERM back to their defaults first. Sets run_pid.
+start_run() {
+  local out=$1 err=$2; shift 2
+  python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+    signal.signal(s, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$nbsim" "$@" >"$out" 2>"$err" </dev/null &
+  run_pid=$!
+}
+
+# wait_for FILE TEXT: until FILE contains TEXT (at most 30 s); 1 if it never does.
+wait_for() {
+  for _ in $(seq 300); do
+    grep -q -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# leftovers: temporaries of sim_output (".NAME.nbsim-XXXXXX") in the working directory.
+leftovers() { ls -A | grep -e '\.nbsim-' -e '\.part$'; }

@@ -165,7 +165,7 @@ static void test_session_log_and_summary(void) {
     char json[] = "/tmp/nbsim-test-json-XXXXXX";
     fd = mkstemp(json);
     close(fd);
-    const app_run_end end = {3, 1, 1, "done", "", 0.5};
+    const app_run_end end = {3, 1, 1, "done", 0, "", 0.5};
     ENSURE(app_run_stats_write_json(&rs, info, &end, json, &err) == SIM_OK);
     char cmd[512];
     snprintf(cmd, sizeof cmd,
@@ -246,7 +246,7 @@ static void test_map_compare(void) {
     char json[] = "/tmp/nbsim-test-compare-XXXXXX";
     int fd = mkstemp(json);
     close(fd);
-    const app_run_end end = {0, 1, 1, "done", "", 0.5};
+    const app_run_end end = {0, 1, 1, "done", 0, "", 0.5};
     ENSURE(app_run_stats_write_json_maps(&rs, app_session_info(s), &end, &c, json, &err) == SIM_OK);
     char cmd[768];
     snprintf(cmd, sizeof cmd,
@@ -300,6 +300,59 @@ static void test_unwritable_log(void) {
     ENSURE(strstr(err.message, "/no/such/dir/log.csv") != NULL);
 }
 
+/* --triplets auto keeps the forces a scene is built around: on in a headless run at any N, on
+ * in the viewer up to seconds per frame, and above that the viewer asks instead of guessing. A
+ * scene that only sets a mild ATM strength runs without them where they would be slow. */
+static void test_triplets_auto(void) {
+    static app_options o;
+    app_options_default(&o);
+    o.backend = APP_BACKEND_CPU;
+    snprintf(o.scene, sizeof o.scene, "triplets");
+    const struct {
+        uint32_t n;
+        long frames; /* 0: the viewer */
+        sim_status status;
+        int triplets;
+        const char *notice;
+    } cases[] = {
+        {100, 0, SIM_OK, 1, ""},
+        {500, 10, SIM_OK, 1, "triplet forces on, as triplets is built around them"},
+        {500, 10, SIM_OK, 1, "(--triplets off runs without them)"},
+        {500, 0, SIM_OK, 1, "slow on the CPU"},
+        {3000, 0, SIM_BAD_ARGUMENT, 0, "pass --triplets on"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        o.n = cases[k].n;
+        o.frames = cases[k].frames;
+        app_session *s = NULL;
+        sim_error err;
+        sim_error_clear(&err);
+        const sim_status st = app_session_open(&s, &o, &err);
+        ENSURE_MSG(st == cases[k].status, "case %zu: %s", k, err.message);
+        if (st == SIM_OK) {
+            ENSURE_MSG(app_session_info(s)->params.triplets == cases[k].triplets, "case %zu", k);
+            const char *notices = app_session_take_notices(s);
+            ENSURE_MSG(strstr(notices, cases[k].notice) != NULL, "case %zu: '%s'", k, notices);
+        } else {
+            ENSURE_MSG(strstr(err.message, cases[k].notice) != NULL, "case %zu: %s", k,
+                       err.message);
+        }
+        app_session_close(s);
+    }
+    snprintf(o.scene, sizeof o.scene, "gas");
+    o.n = 300;
+    o.frames = 10;
+    app_session *s = NULL;
+    sim_error err;
+    ENSURE(app_session_open(&s, &o, &err) == SIM_OK);
+    if (s != NULL) {
+        ENSURE(!app_session_info(s)->params.triplets);
+        ENSURE(
+            strstr(app_session_take_notices(s), "gas sets atm_nu but does not ask for triplets"));
+    }
+    app_session_close(s);
+}
+
 static const ensure_test tests[] = {
     {"parse_numbers", test_parse_numbers},
     {"options", test_options},
@@ -309,6 +362,7 @@ static const ensure_test tests[] = {
     {"map_compare", test_map_compare},
     {"autotune_cache_date", test_autotune_cache_date},
     {"unwritable_log", test_unwritable_log},
+    {"triplets_auto", test_triplets_auto},
 };
 
 ENSURE_MAIN(tests)

@@ -49,31 +49,67 @@ awk -F, -v c="$cols" 'NR > 1 && NF != c { bad = 1 } END { exit bad }' t.csv && o
 python3 -c "import json,sys; d=json.load(open('s.json')); sys.exit(0 if d['frames']==20 and d['n']==200 else 1)" \
   && ok || fail "summary json"
 grep -q "median" run.txt && ok || fail "summary on stdout"
-[ ! -e t.csv.part ] && [ ! -e s.json.part ] && ok || fail "partial files left"
+[ -z "$(leftovers)" ] && ok || fail "temporaries left: $(leftovers)"
 grep -q "fx fy fz" final.scene && ok || fail "saved state lacks forces"
 "$nbsim" --backend cpu --frames 2 --scene final.scene --quiet >/dev/null 2>&1 && ok || fail "resume from saved state"
 
-# Ctrl-C: exit 130, complete log, no partial file.
-"$nbsim" --backend cpu --frames 100000000 --n 300 --log int.csv --quiet >/dev/null 2>int.err &
-pid=$!
-sleep 2
-kill -INT $pid
-wait $pid
+# --triplets auto keeps the forces the triplets scene is built around (nothing touches in it, so
+# the potential energy is the ATM energy), and says so.
+"$nbsim" --backend cpu --frames 1 --scene triplets --n 500 --log tri.csv >/dev/null 2>tri.err \
+  && ok || fail "triplets scene: $(cat tri.err)"
+awk -F, 'NR == 2 { exit !($7 == "tetra" && $23 + 0 > 0) }' tri.csv && ok \
+  || fail "triplets scene ran without ATM: $(cut -d, -f7,22-24 tri.csv)"
+grep -q "nbsim: triplet forces on, as triplets is built around them" tri.err && ok || fail "triplets notice: $(cat tri.err)"
+
+# Ctrl-C: exit 130, complete log, no temporary left (test_outputs.sh: every signal, every output).
+start_run /dev/null int.err --backend cpu --frames 100000000 --n 300 --log int.csv
+wait_for int.err "bodies, scene gas" || fail "Ctrl-C: the run did not start"
+kill -INT "$run_pid"
+wait "$run_pid"
 code=$?
 [ "$code" -eq 130 ] && ok || fail "Ctrl-C exit $code: $(cat int.err)"
-[ -s int.csv ] && [ ! -e int.csv.part ] && ok || fail "interrupted log missing"
+[ -s int.csv ] && [ -z "$(leftovers)" ] && ok || fail "interrupted log missing"
 awk -F, -v c="$cols" 'NF != c { bad = 1 } END { exit bad }' int.csv && ok || fail "interrupted log ragged"
 
-# No display: one line, non-zero.
+# Conventions: -h, -V, "--" ends the options, --version takes nothing else; --help lists them.
+"$nbsim" -h | grep -q -- "-V, --version" && grep -q -- "-h, --help" help.txt && grep -q "^  --  " help.txt \
+  && ok || fail "-h / the help's own flags"
+"$nbsim" -V | grep -q "^nbsim [0-9]" && ok || fail "-V"
+expect_error 2 --version extra
+expect_error 2 --frames 1 -- --n 5
+grep -q "follows '--'" err.txt && ok || fail "after --: $(cat err.txt)"
+"$nbsim" --backend cpu --frames 1 --n 10 --quiet -- >/dev/null && ok || fail "a trailing --"
+grep -q "1..1000000000" help.txt && ok || fail "the frame-count limit is not in --help"
+expect_error 2 --frames 1 --triplets yes
+grep -q "'yes' must be on, off or auto" err.txt && ok || fail "--triplets yes: $(cat err.txt)"
+
+"$nbsim" --backend cpu --frames 1 --n 10 --quiet | grep -q "^1 frame, per step" && ok || fail "1 frame"
+
+# Exit codes: 2 for what can never work as typed, 1 for what this machine lacks.
+expect_error 2 --pair-map full --backend cpu --frames 1
+expect_error 2 --backend cpu --frames 1 --screenshot never.png
+expect_error 2 --backend cpu --frames 1 --exit-after 3
+
+# A long first frame says what it computes and that Ctrl-C waits for it (the run is not waited
+# for: 5e10 pairs take minutes on a CPU).
+start_run /dev/null long.err --backend cpu --n 1000 --steps-per-frame 100000 --frames 1
+wait_for long.err "each frame computes 5e+10 unique pairs on the CPU, which takes a while" && ok \
+  || fail "long first frame: $(cat long.err)"
+kill -KILL "$run_pid"
+wait "$run_pid" 2>/dev/null
+
+# No display: one line, exit 1.
 env -u DISPLAY -u WAYLAND_DISPLAY "$nbsim" --backend cpu >out.txt 2>err.txt
 code=$?
-[ "$code" -ne 0 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q -- "--frames" err.txt && ok \
+[ "$code" -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q -- "--frames" err.txt && ok \
   || fail "no display: exit $code, $(cat err.txt)"
 
 # Without a GPU, bench says so in one line.
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi >/dev/null 2>&1; then
   expect_error 1 bench pairs
   expect_error 1 --backend cuda --frames 1
+  expect_error 1 --pair-map full --frames 1
+  grep -q "needs the CUDA backend, and no CUDA device was found" err.txt && ok || fail "full without a GPU: $(cat err.txt)"
 fi
 
 finish

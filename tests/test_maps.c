@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ensure.h"
+#include "size_limits.h"
 
 #if defined(_OPENMP)
 #define PARALLEL_FOR _Pragma("omp parallel for schedule(dynamic, 1)")
@@ -376,7 +377,8 @@ static void test_rm_waste(void) {
     }
 }
 
-/* rm for n = 2^k is the table formula of docs/maps.md, on the transposed grid (wx = by, wy = bx). */
+/* rm for n = 2^k is the table formula of docs/maps.md, on the transposed grid (wx = by, wy = bx).
+ */
 static void test_rm_table_formula(void) {
     for (uint32_t n = 2; n <= 512; n *= 2) {
         sim_map_plan plan = make_plan(2, SIM_PAIR_MAP_RM, n);
@@ -448,6 +450,40 @@ static void test_plan_refusals(void) {
     ENSURE(sim_pair_map_plan((sim_pair_map)SIM_PAIR_MAP_COUNT, 5, &plan, &err) == SIM_BAD_ARGUMENT);
     ENSURE(sim_triplet_map_plan((sim_triplet_map)-1, 5, &plan, &err) == SIM_BAD_ARGUMENT);
     ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_REC, 1, &plan, NULL) == SIM_OK);
+}
+
+/* The largest N of size_limits.h is exactly what every map plans: N tiles cover it, N + 1 do
+ * not fit (for every pair tile and for the triplet tile). */
+static uint32_t tiles_for(uint64_t bodies, uint32_t tile) {
+    return (uint32_t)((bodies + tile - 1u) / tile);
+}
+
+static void test_size_limits(void) {
+    sim_map_plan plan;
+    sim_error err;
+    const uint32_t tiles[3] = {32, 64, 128};
+    sim_backend_config c = sim_backend_config_default();
+    for (int t = 0; t < 3; ++t) {
+        c.tile = tiles[t];
+        const uint32_t max = sim_backend_max_bodies(&c, 0);
+        ENSURE(max == sim_pair_max_bodies(tiles[t]) && max == SIM_MAX_TILES_2D * tiles[t]);
+        for (int m = 0; m < SIM_PAIR_MAP_COUNT; ++m) {
+            ENSURE(sim_pair_map_plan((sim_pair_map)m, tiles_for(max, tiles[t]), &plan, &err) ==
+                   SIM_OK);
+            ENSURE(sim_pair_map_plan((sim_pair_map)m, tiles_for(max + 1ull, tiles[t]), &plan,
+                                     &err) == SIM_BAD_ARGUMENT);
+        }
+        ENSURE(sim_backend_max_bodies(&c, 1) == sim_triplet_max_bodies());
+    }
+    ENSURE(sim_pair_tile_max() == 128);
+    const uint32_t max3 = sim_triplet_max_bodies();
+    ENSURE(max3 == 131072);
+    for (int m = 0; m < SIM_TRIPLET_MAP_COUNT; ++m) {
+        ENSURE(sim_triplet_map_plan((sim_triplet_map)m, tiles_for(max3, SIM_TRIPLET_TILE), &plan,
+                                    &err) == SIM_OK);
+        ENSURE(sim_triplet_map_plan((sim_triplet_map)m, tiles_for(max3 + 1ull, SIM_TRIPLET_TILE),
+                                    &plan, &err) == SIM_BAD_ARGUMENT);
+    }
 }
 
 static void test_names(void) {
@@ -522,6 +558,7 @@ static void test_checker_catches_errors(void) {
 static const ensure_test tests[] = {
     {"maps_names", test_names},
     {"maps_plan_refusals", test_plan_refusals},
+    {"maps_size_limits", test_size_limits},
     {"maps_plans_every_n", test_plans_every_n},
     {"maps_block_at", test_block_at},
     {"maps_checker_catches_errors", test_checker_catches_errors},

@@ -348,8 +348,9 @@ static void test_parse_errors(void) {
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
     sim_error err = {SIM_OK, ""};
-    ENSURE(sim_scene_load(path, &p, &s, &err) == SIM_IO);
-    ENSURE(strstr(err.message, "cannot open") != NULL && strstr(err.message, path) != NULL);
+    ENSURE(sim_scene_load(path, &p, &s, &err) == SIM_BAD_ARGUMENT);
+    ENSURE_MSG(strstr(err.message, "no such file") != NULL && strstr(err.message, path) != NULL,
+               "%s", err.message);
 }
 
 /* Comments anywhere, blank lines, CRLF, tabs, `box` alias, extra force columns ignored. */
@@ -370,6 +371,140 @@ static void test_parse_tolerant(void) {
     ENSURE(p.atm_nu == 1e-3 && p.stiffness == sim_params_default().stiffness);
     ENSURE(s.n == 2 && s.pos[0].z == -1.0 && s.vel[0].x == 0.5 && s.pos[0].w == 0.25);
     ENSURE_NEAR(s.vel[0].w, 2.0 * 4.0 / 3.0 * kPi * 0.25 * 0.25 * 0.25, 1e-15);
+    sim_state_free(&s);
+}
+
+/* Loads text with options; returns the status, err and warnings filled. */
+static sim_status load_text(const char *text, const sim_scene_load_options *o, sim_params *p,
+                            sim_state *s, sim_error *err) {
+    char path[512];
+    tmp_path(path, sizeof path, "opt.scene");
+    write_file(path, text);
+    return sim_scene_load_with(path, o, p, s, err);
+}
+
+/* A size limit stops the parser at the first body too many, with the caller's reason. */
+static void test_load_max_bodies(void) {
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    sim_scene_load_options o = {0};
+    o.max_bodies = 2;
+    o.max_reason = "why not";
+    ENSURE(load_text(HEADER "0 0 0 0 0 0 0.5 1\n1 0 0 0 0 0 0.5 1\n2 0 0 0 0 0 0.5 1\n", &o, &p, &s,
+                     &err) == SIM_BAD_ARGUMENT);
+    ENSURE_MSG(strstr(err.message, ":4: more than 2 bodies") && strstr(err.message, "(why not)"),
+               "%s", err.message);
+    ENSURE(s.pos == NULL);
+    ENSURE(load_text(HEADER "0 0 0 0 0 0 0.5 1\n1 0 0 0 0 0 0.5 1\n", &o, &p, &s, &err) == SIM_OK);
+    ENSURE(s.n == 2);
+    sim_state_free(&s);
+}
+
+/* The caller's values (the command line's) win over the file's, and bodies are checked against
+ * the caller's box; a key given twice is a warning naming both lines. */
+static void test_load_fixed_and_warnings(void) {
+    const char *text = "box_half = 10\nstiffness = 5\nbox = 12\n" HEADER "4 0 0 0 0 0 0.5 1\n";
+    sim_params p = sim_params_default();
+    p.box_half = 2.0;
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    char warnings[512] = "";
+    sim_scene_load_options o = {0};
+    o.fixed = 1u << SIM_PARAM_BOX;
+    o.warnings = warnings;
+    o.warnings_cap = sizeof warnings;
+    ENSURE(load_text(text, &o, &p, &s, &err) == SIM_PARSE);
+    ENSURE_MSG(strstr(err.message, ":5: body outside the box: body 1") &&
+                   strstr(err.message, "+-2 (--box)"),
+               "%s", err.message);
+    p.box_half = 5.0;
+    warnings[0] = '\0';
+    ENSURE_MSG(load_text(text, &o, &p, &s, &err) == SIM_OK, "%s", err.message);
+    ENSURE(p.box_half == 5.0 && p.stiffness == 5.0 && s.n == 1);
+    ENSURE_MSG(strstr(warnings, "opt.scene:3: warning: box_half given again (first on line 1)"),
+               "%s", warnings);
+    sim_state_free(&s);
+    /* A fixed parameter's line is still checked. */
+    ENSURE(load_text("box_half = -1\n" HEADER "0 0 0 0 0 0 0.5 1\n", &o, &p, &s, &err) ==
+           SIM_PARSE);
+}
+
+/* A UTF-8 byte order mark is skipped; a NUL byte is refused; the file's bytes in a message are
+ * printable; subnormal numbers are numbers; the parser reads from memory too. */
+static void test_load_bytes(void) {
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(load_text("\xEF\xBB\xBFgravity = 0, -1, 0\n" HEADER "0 0 0 0 0 4e-320 0.5 1\n", NULL,
+                         &p, &s, &err) == SIM_OK,
+               "%s", err.message);
+    ENSURE(p.gravity.y == -1.0 && s.n == 1 && s.vel[0].z == 4e-320);
+    sim_state_free(&s);
+    ENSURE(load_text("foo\x1b[31m\x9b = 1\n" HEADER, NULL, &p, &s, &err) == SIM_PARSE);
+    for (const char *c = err.message; *c != '\0'; ++c) {
+        ENSURE_MSG((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f, "raw byte 0x%02x in %s",
+                   (unsigned char)*c, err.message);
+    }
+    ENSURE_MSG(strstr(err.message, "'foo?[31m?'") != NULL, "%s", err.message);
+    const char nul[] = "box_half = 3\n\0\n";
+    char path[512];
+    tmp_path(path, sizeof path, "nul.scene");
+    FILE *f = fopen(path, "wb");
+    fwrite(nul, 1, sizeof nul - 1, f);
+    fclose(f);
+    ENSURE(sim_scene_load(path, &p, &s, &err) == SIM_PARSE && strstr(err.message, ":2: a NUL"));
+    static char text[] = HEADER "1 2 3 0 0 0 0.5 1\n";
+    FILE *m = fmemopen(text, sizeof text - 1, "r");
+    ENSURE(m != NULL);
+    ENSURE(m && sim_scene_read(m, "memory", NULL, &p, &s, &err) == SIM_OK && s.pos[0].z == 3.0);
+    if (m != NULL) {
+        fclose(m);
+    }
+    sim_state_free(&s);
+}
+
+/* A run may push a body into a wall (centre beyond it) without blowing up, and save that state:
+ * the saved file (with forces) loads back; a hand-written one is refused. */
+static void test_saved_state_beyond_wall_loads(void) {
+    sim_params p = sim_params_default();
+    p.box_half = 2.0;
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_state_alloc(&s, 1, &err) == SIM_OK);
+    s.pos[0] = (sim_vec4d){2.4, 0.0, -1.0, 0.5};
+    s.vel[0] = (sim_vec4d){1.0, 0.0, 0.0, sim_sphere_mass(0.5, 1.0)};
+    const sim_vec3d force = {-3.0, 0.0, 0.0};
+    char path[512];
+    tmp_path(path, sizeof path, "pushed.scene");
+    ENSURE(sim_state_save(path, &p, &s, &force, &err) == SIM_OK);
+    sim_params q = sim_params_default();
+    sim_state t = {0, NULL, NULL};
+    ENSURE_MSG(sim_scene_load(path, &q, &t, &err) == SIM_OK, "%s", err.message);
+    ENSURE(t.n == 1 && t.pos[0].x == 2.4);
+    sim_state_free(&t);
+    ENSURE(sim_state_save(path, &p, &s, NULL, &err) == SIM_OK);
+    ENSURE(sim_scene_load(path, &q, &t, &err) == SIM_PARSE);
+    ENSURE(strstr(err.message, "body outside the box") != NULL);
+    sim_state_free(&s);
+}
+
+static void test_coincident_pairs(void) {
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_scene_builtin("gas", 1000, 3, &p, &s, &err) == SIM_OK);
+    uint32_t i = 7, j = 7;
+    ENSURE(sim_state_coincident_pairs(&s, &i, &j) == 0 && i == 7 && j == 7);
+    s.pos[20].z = -0.0;
+    s.pos[500] = s.pos[20];
+    s.pos[500].z = 0.0;          /* one pair (the sign of zero does not matter) ... */
+    s.pos[900].x = s.pos[100].x; /* ... not a pair (one coordinate is the same) ... */
+    s.pos[600] = s.pos[300];
+    s.pos[601] = s.pos[300];
+    s.pos[601].w = 0.1; /* ... and three at one centre, whatever their radii: 3 pairs */
+    ENSURE(sim_state_coincident_pairs(&s, &i, &j) == 4);
+    ENSURE(i == 20 && j == 500);
     sim_state_free(&s);
 }
 
@@ -437,11 +572,20 @@ static void test_two_balls_asset(void) {
 }
 
 static const ensure_test tests[] = {
-    {"builtin_list", test_builtin_list},       {"builtin_scenes", test_builtin_scenes},
-    {"builtin_large", test_builtin_large},     {"round_trip", test_round_trip},
-    {"save_atomic", test_save_atomic},         {"parse_errors", test_parse_errors},
-    {"parse_tolerant", test_parse_tolerant},   {"assets", test_assets},
+    {"builtin_list", test_builtin_list},
+    {"builtin_scenes", test_builtin_scenes},
+    {"builtin_large", test_builtin_large},
+    {"round_trip", test_round_trip},
+    {"save_atomic", test_save_atomic},
+    {"parse_errors", test_parse_errors},
+    {"parse_tolerant", test_parse_tolerant},
+    {"assets", test_assets},
     {"two_balls_asset", test_two_balls_asset},
+    {"load_max_bodies", test_load_max_bodies},
+    {"load_fixed_and_warnings", test_load_fixed_and_warnings},
+    {"load_bytes", test_load_bytes},
+    {"saved_state_beyond_wall_loads", test_saved_state_beyond_wall_loads},
+    {"coincident_pairs", test_coincident_pairs},
 };
 
 int main(int argc, char **argv) {

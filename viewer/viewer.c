@@ -4,7 +4,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "viewer.h"
 
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,16 +12,11 @@
 #include "app.h"
 #include "colormap.h"
 #include "scene.h"
+#include "signals.h"
 #include "text.h"
 #include "viewer_internal.h"
 
 #define MESSAGE_SECONDS 6.0
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig) {
-    stop_signal = sig;
-}
 
 double viewer_now(void) {
     return glfwGetTime();
@@ -112,14 +106,16 @@ static void destroy_all(app_viewer *v) {
 
 static void print_summary(app_viewer *v) {
     double seconds = v->last_frame_s - v->started_s;
-    printf("nbsim viewer: %ld frames drawn in %.2f s (%.1f frames/s), %ld simulated; N = %u; "
+    printf("nbsim viewer: %ld frame%s drawn in %.2f s (%.1f frames/s), %ld simulated; N = %u; "
            "positions: %s; render %.3f ms/frame (%s); GL: %s\n",
-           v->frames_drawn, seconds, seconds > 0.0 ? (double)v->frames_drawn / seconds : 0.0,
-           v->frames_simulated, viewer_info(v)->n, v->bodies.mode, v->smooth.render_ms,
+           v->frames_drawn, v->frames_drawn == 1 ? "" : "s", seconds,
+           seconds > 0.0 ? (double)v->frames_drawn / seconds : 0.0, v->frames_simulated,
+           viewer_info(v)->n, v->bodies.mode, v->smooth.render_ms,
            v->gpu_timer.last_ms >= 0.0 ? "GPU timer" : "host clock", v->window.gl_renderer);
     if (v->render_only_frames > 0 && v->render_only_s > 0.0) {
-        printf("nbsim viewer: %ld frames drawn without a step (paused) at %.1f frames/s\n",
-               v->render_only_frames, (double)v->render_only_frames / v->render_only_s);
+        printf("nbsim viewer: %ld frame%s drawn without a step (paused) at %.1f frames/s\n",
+               v->render_only_frames, v->render_only_frames == 1 ? "" : "s",
+               (double)v->render_only_frames / v->render_only_s);
     }
     if (v->run.stats.count > 0) {
         app_run_stats_print(&v->run.stats, viewer_info(v), stdout);
@@ -139,13 +135,15 @@ static int finish(app_viewer *v) {
         print_summary(v);
     }
     if (v->run.stats.count > 0 && v->opt->summary_path[0]) {
+        const int stop_signal = app_stop_signal();
         const app_run_end end = {0,
                                  v->opt->seed,
                                  sim_scene_is_builtin(viewer_info(v)->scene),
                                  stop_signal     ? "interrupted"
                                  : v->sim_failed ? "unstable"
                                                  : "done",
-                                 stop_signal ? "signal" : "",
+                                 0,
+                                 stop_signal ? app_signal_name(stop_signal) : "",
                                  v->last_frame_s - v->started_s};
         if (app_run_stats_write_json_maps(&v->run.stats, viewer_info(v), &end,
                                           viewer_compare_table(v), v->opt->summary_path,
@@ -154,9 +152,21 @@ static int finish(app_viewer *v) {
             v->exit_code = APP_EXIT_FAILURE;
         }
     }
+    /* --save-state: the state the window showed last, unless it had blown up. */
+    if (v->opt->save_state_path[0] && v->sim_failed) {
+        fprintf(stderr, "nbsim: --save-state %s not written: the simulation had stopped (%s)\n",
+                v->opt->save_state_path, "a blow-up is not worth resuming");
+    } else if (v->opt->save_state_path[0]) {
+        if (app_session_save_state(v->run.session, v->opt->save_state_path, &err) != SIM_OK) {
+            fprintf(stderr, "nbsim: %s\n", err.message);
+            v->exit_code = APP_EXIT_FAILURE;
+        } else if (!v->opt->quiet) {
+            fprintf(stderr, "nbsim: state written to %s\n", v->opt->save_state_path);
+        }
+    }
     int code = v->exit_code;
-    if (stop_signal && code == APP_EXIT_OK) {
-        code = 128 + stop_signal;
+    if (app_stop_signal() && code == APP_EXIT_OK) {
+        code = 128 + app_stop_signal();
     }
     destroy_all(v);
     return code;
@@ -189,7 +199,7 @@ static void run_loop(app_viewer *v) {
     int stepped = 1; /* whether the previous frame advanced the simulation */
     for (;;) {
         glfwPollEvents();
-        if (glfwWindowShouldClose(v->window.handle) || stop_signal) {
+        if (glfwWindowShouldClose(v->window.handle) || app_stop_signal()) {
             v->quit = 1;
         }
         if (v->quit) {
@@ -263,7 +273,6 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
     v->run.energy_every = app_energy_every(opt, 1);
     v->run.notice = opt->quiet ? NULL : show_notice;
     v->run.notice_ctx = v;
-    stop_signal = 0;
 
     sim_error err;
     sim_error_clear(&err);
@@ -277,7 +286,7 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
     if (st != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         destroy_all(v);
-        return app_exit_code(st);
+        return app_setup_exit_code(st);
     }
     app_run_notices(&v->run);
     if ((st = create_renderers(v, &err)) != SIM_OK) {
@@ -304,16 +313,8 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
     v->dirty = 1;
 
     /* SIGINT, SIGTERM and SIGHUP close the window like Esc: log and summary complete. */
-    struct sigaction sa, old[3];
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    const int signals[3] = {SIGINT, SIGTERM, SIGHUP};
-    for (int k = 0; k < 3; ++k) {
-        sigaction(signals[k], &sa, &old[k]);
-    }
+    app_stop_signals_begin();
     run_loop(v);
-    for (int k = 0; k < 3; ++k) {
-        sigaction(signals[k], &old[k], NULL);
-    }
+    app_stop_signals_end();
     return finish(v);
 }

@@ -50,7 +50,8 @@ void viewer_log_toggle(app_viewer *v) {
         if (viewer_log_stop(v, &err) != SIM_OK) {
             viewer_message(v, "%s", err.message);
         } else {
-            viewer_message(v, "timing log written: %s (%llu frames)", path, rows);
+            viewer_message(v, "timing log written: %s (%llu frame%s)", path, rows,
+                           rows == 1 ? "" : "s");
         }
         return;
     }

@@ -161,8 +161,8 @@ static void build_lines(app_viewer *v, overlay_lines *l) {
     add(l, text_color, "dt %.3g s   t %.4g s   %.3g s simulated per second   frame %s",
         s->params.dt, s->sim_time, v->pace.valid ? v->pace.sim_rate : 0.0, grouped(s->frame));
     if (v->run.log.file != NULL) {
-        add(l, note_color, "recording log: %s (%s frames)  L stops", v->run.log.out.path,
-            grouped(v->run.log.rows));
+        add(l, note_color, "recording log: %s (%s frame%s)  L stops", v->run.log.out.path,
+            grouped(v->run.log.rows), v->run.log.rows == 1 ? "" : "s");
     }
 }
 

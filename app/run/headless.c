@@ -5,7 +5,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "headless.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,27 +13,7 @@
 #include "app.h"
 #include "run_loop.h"
 #include "scene.h"
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig) {
-    stop_signal = sig;
-}
-
-static void install_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    const int signals[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t k = 0; k < sizeof signals / sizeof signals[0]; ++k) {
-        sigaction(signals[k], &sa, NULL);
-    }
-}
-
-static const char *signal_name(int sig) {
-    return sig == SIGINT ? "SIGINT (Ctrl-C)" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
-}
+#include "signals.h"
 
 /* A progress bar with the rate and an ETA on stderr, redrawn at most ten times a second. */
 typedef struct {
@@ -56,9 +35,9 @@ static void progress(progress_bar *p, long done, long total, int final) {
     bar[width] = '\0';
     const double per_frame = done > 0 ? (now - p->started_ms) / (double)done : 0.0;
     const double eta_s = per_frame * (double)(total - done) * 1e-3;
-    fprintf(stderr, "\r[%s] %ld/%ld frames  %.2f ms/frame  ETA %02d:%02d:%02d%s", bar, done, total,
-            per_frame, (int)(eta_s / 3600.0), (int)(eta_s / 60.0) % 60, (int)eta_s % 60,
-            final ? "\n" : "");
+    fprintf(stderr, "\r[%s] %ld/%ld frame%s  %.2f ms/frame  ETA %02d:%02d:%02d%s", bar, done, total,
+            total == 1 ? "" : "s", per_frame, (int)(eta_s / 3600.0), (int)(eta_s / 60.0) % 60,
+            (int)eta_s % 60, final ? "\n" : "");
 }
 
 static void print_banner(const app_run_info *s) {
@@ -72,77 +51,102 @@ static void print_banner(const app_run_info *s) {
             s->config.tile, s->params.dt);
 }
 
-/* The frame loop. Returns SIM_OK, SIM_INTERRUPTED, or the failure (err filled). */
-static sim_status run_frames(app_run *r, const app_options *o, sim_error *err) {
-    progress_bar bar = {!o->quiet && isatty(STDERR_FILENO), sim_now_ms(), 0.0};
-    for (long f = 0; f < o->frames; ++f) {
-        sim_frame_timing t;
-        const sim_status st = app_run_frame(r, f + 1 == o->frames, &t, err);
-        if (st != SIM_OK) {
-            if (bar.show) {
-                fputc('\n', stderr);
-            }
-            if (st == SIM_UNSTABLE) {
-                char cause[SIM_ERROR_MESSAGE_MAX];
-                snprintf(cause, sizeof cause, "%s", err->message);
-                sim_fail(err, st, "simulation stopped at frame %ld: %.400s", f + 1, cause);
-            }
-            return st;
-        }
-        if (r->log_error.status != SIM_OK) {
-            if (bar.show) {
-                fputc('\n', stderr);
-            }
-            *err = r->log_error;
-            return r->log_error.status;
-        }
-        progress(&bar, f + 1, o->frames, f + 1 == o->frames);
-        if (stop_signal != 0) {
-            if (bar.show) {
-                fputc('\n', stderr);
-            }
-            return SIM_INTERRUPTED;
-        }
+/* A frame this large (interactions, a triple counted as ~8 pairs: design notes §5) takes a
+ * minute or more on a few CPU cores, or seconds on a GPU. */
+#define LONG_FRAME_CPU 1.0e10
+#define LONG_FRAME_CUDA 1.0e13
+
+/* Nothing shows while the first frame runs: say what it does, and that Ctrl-C waits for it. */
+static void announce_long_frames(const app_run_info *info) {
+    const double steps = (double)info->params.steps_per_frame;
+    const double pairs = steps * (double)info->unique_pairs;
+    const double triples = info->params.triplets ? steps * (double)info->unique_triples : 0.0;
+    const int cuda = info->config.kind == SIM_BACKEND_CUDA;
+    if (pairs + 8.0 * triples < (cuda ? LONG_FRAME_CUDA : LONG_FRAME_CPU)) {
+        return;
     }
-    return SIM_OK;
+    char work[96];
+    if (triples > 0.0) {
+        snprintf(work, sizeof work, "%.3g unique pairs and %.3g triples", pairs, triples);
+    } else {
+        snprintf(work, sizeof work, "%.3g unique pairs", pairs);
+    }
+    fprintf(stderr,
+            "nbsim: each frame computes %s on the %s, which takes a while: the progress bar "
+            "starts after the first frame, and Ctrl-C stops after the current one\n",
+            work, cuda ? "GPU" : "CPU");
 }
 
-/* Appends "name 'path'" to a list of completed outputs. */
+/* How the frame loop ended: the status, and for a failure the frame and the cause. */
+typedef struct {
+    sim_status status; /* SIM_OK, SIM_INTERRUPTED, SIM_UNSTABLE, or a failure */
+    long frame;        /* the frame that failed (1-based); 0 when none did */
+    int told;          /* the failure was already shown as a notice */
+} run_end;
+
+/* The frame loop. err holds the cause of a failure. */
+static run_end run_frames(app_run *r, const app_options *o, sim_error *err) {
+    progress_bar bar = {!o->quiet && isatty(STDERR_FILENO), sim_now_ms(), 0.0};
+    run_end end = {SIM_OK, 0, 0};
+    for (long f = 0; f < o->frames && end.status == SIM_OK; ++f) {
+        sim_frame_timing t;
+        end.status = app_run_frame(r, f + 1 == o->frames, &t, err);
+        if (end.status == SIM_OK && r->log_error.status != SIM_OK) {
+            /* A full disk: app_run_frame dropped the log and said why (unless --quiet). */
+            *err = r->log_error;
+            end.status = r->log_error.status;
+            end.told = r->notice != NULL;
+        }
+        if (end.status != SIM_OK) {
+            end.frame = f + 1;
+            break;
+        }
+        progress(&bar, f + 1, o->frames, f + 1 == o->frames);
+        if (app_stop_signal() != 0) {
+            end.status = SIM_INTERRUPTED;
+        }
+    }
+    if (bar.show && end.status != SIM_OK) {
+        fputc('\n', stderr);
+    }
+    return end;
+}
+
+/* Appends "name path" to a list of completed outputs. */
 static void completed(char *list, size_t cap, const char *name, const char *path) {
     const size_t len = strlen(list);
     snprintf(list + len, cap - len, "%s%s %s", len ? ", " : "", name, path);
 }
 
-int app_run_headless(const app_options *opt) {
-    stop_signal = 0;
-    install_signals();
-    const double started_ms = sim_now_ms();
+static const char *stop_name(sim_status st) {
+    return st == SIM_OK            ? "done"
+           : st == SIM_INTERRUPTED ? "interrupted"
+           : st == SIM_UNSTABLE    ? "unstable"
+                                   : "failed";
+}
+
+static int run(app_run *r, const app_options *opt, double started_ms) {
     sim_error err;
     sim_error_clear(&err);
-    app_run r;
-    memset(&r, 0, sizeof r);
-    r.energy_every = app_energy_every(opt, 0);
-    r.notice = opt->quiet ? NULL : app_print_notice;
-    sim_status st = app_session_open(&r.session, opt, &err);
-    if (st != SIM_OK) {
-        fprintf(stderr, "nbsim: %s\n", err.message);
-        return app_exit_code(st);
-    }
-    const app_run_info *info = app_session_info(r.session);
-    app_run_notices(&r);
+    const app_run_info *info = app_session_info(r->session);
+    app_run_notices(r);
     if (!opt->quiet) {
         print_banner(info);
+        announce_long_frames(info);
     }
-    if (opt->log_path[0] && (st = app_timing_log_open(&r.log, opt->log_path, &err)) != SIM_OK) {
+    sim_status st;
+    if (opt->log_path[0] && (st = app_timing_log_open(&r->log, opt->log_path, &err)) != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
-        app_session_close(r.session);
         return app_exit_code(st);
     }
-    const sim_status run = run_frames(&r, opt, &err);
-    int code = run == SIM_OK ? APP_EXIT_OK : APP_EXIT_FAILURE;
-    if (run == SIM_INTERRUPTED) {
-        code = 128 + stop_signal;
-    } else if (run != SIM_OK) {
+    const run_end end = run_frames(r, opt, &err);
+    const int sig = app_stop_signal();
+    int code = end.status == SIM_OK ? APP_EXIT_OK : APP_EXIT_FAILURE;
+    if (end.status == SIM_INTERRUPTED) {
+        code = 128 + sig;
+    } else if (end.status == SIM_UNSTABLE) {
+        fprintf(stderr, "nbsim: simulation stopped at frame %ld: %s\n", end.frame, err.message);
+    } else if (end.status != SIM_OK && !end.told) {
         fprintf(stderr, "nbsim: %s\n", err.message);
     }
 
@@ -151,8 +155,8 @@ int app_run_headless(const app_options *opt) {
     char done_list[3 * SIM_PATH_MAX + 64] = "";
     sim_error werr;
     sim_error_clear(&werr);
-    if (r.log.file != NULL) {
-        if (app_timing_log_close(&r.log, &werr) != SIM_OK) {
+    if (r->log.file != NULL) {
+        if (app_timing_log_close(&r->log, &werr) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", werr.message);
             code = code ? code : APP_EXIT_FAILURE;
         } else {
@@ -161,26 +165,24 @@ int app_run_headless(const app_options *opt) {
     }
     const int any_stdout = strcmp(opt->log_path, "-") == 0 || strcmp(opt->summary_path, "-") == 0 ||
                            strcmp(opt->save_state_path, "-") == 0;
-    if (r.stats.count > 0 && app_options_writes_outputs(opt)) {
-        app_run_stats_print(&r.stats, info, any_stdout ? stderr : stdout);
+    if (r->stats.count > 0 && app_options_writes_outputs(opt)) {
+        app_run_stats_print(&r->stats, info, any_stdout ? stderr : stdout);
     }
-    if (r.stats.count > 0 && opt->summary_path[0]) {
+    if (opt->summary_path[0]) {
         char detail[SIM_ERROR_MESSAGE_MAX] = "";
-        if (run == SIM_INTERRUPTED) {
-            snprintf(detail, sizeof detail, "%s", signal_name(stop_signal));
-        } else if (run != SIM_OK) {
+        if (end.status == SIM_INTERRUPTED) {
+            snprintf(detail, sizeof detail, "%s", app_signal_name(sig));
+        } else if (end.status != SIM_OK) {
             snprintf(detail, sizeof detail, "%s", err.message);
         }
-        const app_run_end end = {opt->frames,
+        const app_run_end how = {opt->frames,
                                  opt->seed,
                                  sim_scene_is_builtin(info->scene),
-                                 run == SIM_OK            ? "done"
-                                 : run == SIM_INTERRUPTED ? "interrupted"
-                                 : run == SIM_UNSTABLE    ? "unstable"
-                                                          : "failed",
+                                 stop_name(end.status),
+                                 (uint64_t)end.frame,
                                  detail,
                                  (sim_now_ms() - started_ms) * 1e-3};
-        if (app_run_stats_write_json(&r.stats, info, &end, opt->summary_path, &werr) != SIM_OK) {
+        if (app_run_stats_write_json(&r->stats, info, &how, opt->summary_path, &werr) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", werr.message);
             code = code ? code : APP_EXIT_FAILURE;
         } else {
@@ -188,21 +190,45 @@ int app_run_headless(const app_options *opt) {
         }
     }
     /* A blown-up state is not worth resuming; a finished or interrupted one is. */
-    if ((run == SIM_OK || run == SIM_INTERRUPTED) && opt->save_state_path[0]) {
-        if (app_session_save_state(r.session, opt->save_state_path, &werr) != SIM_OK) {
+    if ((end.status == SIM_OK || end.status == SIM_INTERRUPTED) && opt->save_state_path[0]) {
+        if (app_session_save_state(r->session, opt->save_state_path, &werr) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", werr.message);
             code = code ? code : APP_EXIT_FAILURE;
         } else {
             completed(done_list, sizeof done_list, "state", opt->save_state_path);
         }
     }
-    if (run == SIM_INTERRUPTED) {
-        const uint64_t frames = info->frame;
-        fprintf(stderr, "nbsim: stopped by %s after %llu frame%s; %s%s\n", signal_name(stop_signal),
-                (unsigned long long)frames, frames == 1 ? "" : "s",
+    const unsigned long long frames = (unsigned long long)info->frame;
+    if (end.status == SIM_INTERRUPTED) {
+        fprintf(stderr, "nbsim: stopped by %s after %llu frame%s; %s%s\n", app_signal_name(sig),
+                frames, frames == 1 ? "" : "s",
                 done_list[0] ? "complete: " : "no output files were asked for", done_list);
+    } else if (end.status != SIM_OK && done_list[0]) {
+        fprintf(stderr, "nbsim: after %llu complete frame%s, complete: %s\n", frames,
+                frames == 1 ? "" : "s", done_list);
+    }
+    return code;
+}
+
+int app_run_headless(const app_options *opt) {
+    app_stop_signals_begin();
+    const double started_ms = sim_now_ms();
+    sim_error err;
+    sim_error_clear(&err);
+    app_run r;
+    memset(&r, 0, sizeof r);
+    r.energy_every = app_energy_every(opt, 0);
+    r.notice = opt->quiet ? NULL : app_print_notice;
+    int code;
+    const sim_status st = app_session_open(&r.session, opt, &err);
+    if (st != SIM_OK) {
+        fprintf(stderr, "nbsim: %s\n", err.message);
+        code = app_setup_exit_code(st);
+    } else {
+        code = run(&r, opt, started_ms);
     }
     app_run_stats_free(&r.stats);
     app_session_close(r.session);
+    app_stop_signals_end();
     return code;
 }

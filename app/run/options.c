@@ -344,7 +344,7 @@ static const app_option_row rows[] = {
              nccl_id_path),
     {"--nccl-id-wait", "S", "seconds the other ranks wait for it (default 120)", set_nccl_wait, 0},
     {NULL, NULL, "Runs and their outputs:", NULL, 0},
-    {"--frames", "F", "run F frames without a window, then exit", set_frames,
+    {"--frames", "F", "run F frames (1..1000000000) without a window, then exit", set_frames,
      (int)offsetof(app_options, frames)},
     PATH_ROW("--log", "FILE", "per-frame CSV timing log (headless and viewer)", log_path),
     PATH_ROW("--summary", "FILE.json", "medians / p95 per kernel and interactions/s", summary_path),
@@ -361,7 +361,7 @@ static const app_option_row rows[] = {
              plot_path),
     {"--quiet", NULL, "no progress bar or notices", set_quiet, 0},
     {NULL, NULL, "Viewer:", NULL, 0},
-    {"--exit-after", "F", "quit after rendering F frames", set_frames,
+    {"--exit-after", "F", "quit after rendering F frames (1..1000000000)", set_frames,
      (int)offsetof(app_options, exit_after)},
     PATH_ROW("--screenshot", "FILE", "write a PNG screenshot at exit", screenshot_path),
     {"--vsync", "on|off", "(default on)", set_vsync, 0},
@@ -404,8 +404,11 @@ static void print_help(FILE *out) {
     fprintf(out, "\nPair maps:    %s, full\n", sim_map_names(2, names, sizeof names));
     fprintf(out, "Triplet maps: %s\n\n%s\n", sim_map_names(3, names, sizeof names),
             APP_VIEWER_KEYS_HELP);
-    fprintf(out, "Exit status: 0 ok, 1 runtime failure, 2 bad input, 128+N stopped by signal N "
-                 "(130 Ctrl-C).\n");
+    fprintf(out,
+            "Exit status: 0 done; 2 bad input, refused before any work (a flag, a scene file, an "
+            "N\ntoo large for the maps or for memory); 1 what this machine lacks or a failure "
+            "while\nrunning (no display, no CUDA device, a write error, a blow-up); 128+S stopped "
+            "by\nsignal S with every output complete (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).\n");
 }
 
 int app_options_writes_outputs(const app_options *o) {
@@ -505,6 +508,20 @@ int app_options_parse(int argc, char **argv, app_options *o) {
     app_option_table t = table;
     t.target = o;
     int r = app_option_parse(&t, argc, argv);
+    /* Flags that can never work together, on any machine. */
+    const char *clash = NULL;
+    if (r == 0 && o->backend == APP_BACKEND_CPU && o->config.pair_map == SIM_PAIR_FULL) {
+        clash = "--pair-map full is a CUDA kernel; --backend cpu runs the symmetric tiled sweep "
+                "only";
+    } else if (r == 0 && o->frames > 0 && o->screenshot_path[0]) {
+        clash = "--screenshot is taken by the viewer; a headless run (--frames) draws nothing";
+    } else if (r == 0 && o->frames > 0 && o->exit_after > 0) {
+        clash = "--exit-after ends the viewer; a headless run ends after --frames";
+    }
+    if (clash != NULL) {
+        fprintf(stderr, "nbsim: %s (see nbsim --help)\n", clash);
+        return 2;
+    }
     if (r == 0 && o->autotune != 0 && !o->tile_set) {
         o->autotune |= APP_AUTOTUNE_TILE;
     }

@@ -53,8 +53,8 @@ static double rate(uint64_t count, double ms) {
 }
 
 void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *out) {
-    fprintf(out, "%llu frames, per step: median / p95 / min / max [ms]%s\n",
-            (unsigned long long)rs->count,
+    fprintf(out, "%llu frame%s, per step: median / p95 / min / max [ms]%s\n",
+            (unsigned long long)rs->count, rs->count == 1 ? "" : "s",
             s->gpus > 1 ? " (slowest rank; comm: the all-reduce)" : "");
     for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
         if ((k == APP_KERNEL_TRIPLET && !s->params.triplets) ||
@@ -123,6 +123,12 @@ sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_
     }
     fprintf(f, ",\n  \"frames\": %llu,\n  \"stop\": ", (unsigned long long)rs->count);
     put_json_string(f, end->stop);
+    fprintf(f, ",\n  \"stop_frame\": ");
+    if (end->stop_frame > 0) {
+        fprintf(f, "%llu", (unsigned long long)end->stop_frame);
+    } else {
+        fprintf(f, "null");
+    }
     fprintf(f, ",\n  \"stop_detail\": ");
     put_json_string(f, end->detail);
     fprintf(f, ",\n  \"interrupted\": %s,\n  \"wall_s\": %.6g,\n",
@@ -137,6 +143,11 @@ sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_
     fprintf(f, "  \"unique_pairs_per_step\": %llu,\n  \"unique_triples_per_step\": %llu,\n",
             (unsigned long long)s->unique_pairs,
             (unsigned long long)(s->params.triplets ? s->unique_triples : 0));
+    if (rs->count == 0) { /* nothing completed: no times to summarise */
+        fprintf(f, "  \"ms_per_step\": null,\n  \"pairs_per_s\": null,\n"
+                   "  \"triples_per_s\": null\n}\n");
+        return sim_output_commit(&out, err);
+    }
     fprintf(f, "  \"ms_per_step\": {\n");
     for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
         app_stats st = app_run_stats_get(rs, (app_kernel)k);

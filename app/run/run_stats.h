@@ -45,15 +45,17 @@ typedef struct {
     long frames_requested; /* --frames; 0 in the viewer */
     uint64_t seed;         /* the built-in scene's seed, when seed_used */
     int seed_used;
-    const char *stop;   /* "done", "interrupted", "unstable", "failed" */
-    const char *detail; /* the signal, the cause of a blow-up or failure; "" when done */
-    double wall_s;      /* wall-clock seconds of the run */
+    const char *stop;    /* "done", "interrupted", "unstable" (blew up), "failed" */
+    uint64_t stop_frame; /* the frame that blew up or failed (1-based); 0 when none did */
+    const char *detail;  /* the signal, the cause of a blow-up or failure; "" when done */
+    double wall_s;       /* wall-clock seconds of the run */
 } app_run_end;
 
 /* Prints the summary table. */
 void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *out);
 /* The summary as JSON: what ran (scene, seed, N, backend, maps), how it ended (frames requested
- * and done, stop reason, wall time), and the per-kernel statistics. */
+ * and done, stop reason, the frame that blew up or failed and why, wall time), and the per-kernel
+ * statistics (null when no frame completed). */
 sim_status app_run_stats_write_json(const app_run_stats *rs, const app_run_info *s,
                                     const app_run_end *end, const char *path, sim_error *err);
 /* The same with the viewer's map comparison as "map_comparison" (app_map_compare_write_json;

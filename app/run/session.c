@@ -3,6 +3,7 @@
  * the backend afterwards. */
 #include "session.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,16 +14,22 @@
 #include "dist.h"
 #include "physics.h"
 #include "scene.h"
+#include "size_limits.h"
 
 /* Triplets (auto) stay on while a step's unique triples fit this budget: about 10 ms per step
- * on a current GPU at ~2e11 triples/s, and well under a second per frame on a CPU core. */
+ * on a current GPU at ~2e11 triples/s, and well under a second per frame on a CPU core. A scene
+ * built around triplets keeps them in the viewer up to this factor more (seconds per frame). */
 #define APP_AUTO_TRIPLES_CUDA 2.0e9
 #define APP_AUTO_TRIPLES_CPU 2.0e6
+#define APP_AUTO_TRIPLES_VIEWER_FACTOR 100.0
 
 /* A user's dt beyond this multiple of the default step (t_c / 50 or finer) gets a warning. */
 #define APP_DT_WARN_FACTOR 2.5
 
 #define NOTICES_MAX 2048
+
+/* The command line's "given" bits are what the scene loader keeps fixed. */
+_Static_assert(APP_SET_HERTZ == SIM_SCENE_FIXED_HERTZ, "one set of fixed bits");
 
 struct app_session {
     app_options opt;           /* the command line, as parsed (never changed) */
@@ -66,31 +73,8 @@ static void refresh_info(app_session *s) {
     i->maps_source = s->maps_source;
 }
 
-/* Loads the scene into *state with its parameters, then applies the command-line overrides. */
-static sim_status load_scene(const app_options *o, const char *scene, sim_params *params,
-                             sim_state *state, sim_error *err) {
-    *params = sim_params_default();
-    if (sim_scene_is_builtin(scene)) {
-        SIM_TRY(sim_scene_builtin(scene, o->n, o->seed, params, state, err));
-    } else {
-        struct stat info;
-        if (stat(scene, &info) != 0 || !S_ISREG(info.st_mode)) {
-            char names[256] = "";
-            for (int i = 0; i < sim_scene_builtin_count(); ++i) {
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-                         sim_scene_builtin_name(i));
-            }
-            return sim_fail(err, SIM_BAD_ARGUMENT,
-                            "--scene: '%s' is neither a built-in scene (%s) nor a scene file",
-                            scene, names);
-        }
-        if (o->n != 0) {
-            return sim_fail(err, SIM_BAD_ARGUMENT, "--n applies to built-in scenes; '%s' is a file",
-                            scene);
-        }
-        SIM_TRY(sim_scene_load(scene, params, state, err));
-    }
-    /* The command line's values where given: the same setter rules as the file's. */
+/* The command line's values where given: the same setter rules as the file's. */
+static void apply_overrides(const app_options *o, sim_params *params) {
     const sim_params *u = &o->params;
     const unsigned set = o->params_set;
     if (set & APP_SET(DT))
@@ -111,6 +95,151 @@ static sim_status load_scene(const app_options *o, const char *scene, sim_params
         params->steps_per_frame = u->steps_per_frame;
     if (set & APP_SET_HERTZ)
         params->hertz = u->hertz;
+}
+
+/* v with thousands separators: "4,194,240". */
+static const char *grouped(uint64_t v, char *buf, size_t cap) {
+    char digits[32];
+    const int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+    size_t k = 0;
+    for (int i = 0; i < len && k + 2 < cap; ++i) {
+        if (i > 0 && (len - i) % 3 == 0) {
+            buf[k++] = ',';
+        }
+        buf[k++] = digits[i];
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* The largest N this session's configuration runs (size_limits.h), and in `why` what limits it
+ * and what would allow more: for the refusals of --n and of scene files, before anything is
+ * built. The autotuner tries every tile size, so it is held to the smallest (32). */
+static uint32_t body_limit(const app_session *s, char *why, size_t cap) {
+    sim_backend_config c = s->config;
+    if (s->opt.autotune & APP_AUTOTUNE_TILE) {
+        c.tile = 32;
+    }
+    const int triplets = s->opt.triplets == APP_TRIPLETS_ON;
+    const uint32_t max = sim_backend_max_bodies(&c, triplets);
+    const uint32_t tile_max = sim_pair_tile_max();
+    char a[32], b[32];
+    if (triplets && max < sim_pair_max_bodies(c.tile)) {
+        snprintf(why, cap,
+                 "the triplet maps cover at most %s tiles of %u bodies per side; without "
+                 "--triplets on up to %s",
+                 grouped(SIM_MAX_TILES_3D, a, sizeof a), SIM_TRIPLET_TILE,
+                 grouped(sim_pair_max_bodies(c.tile), b, sizeof b));
+    } else if (c.tile < tile_max) {
+        snprintf(why, cap,
+                 "the pair maps cover at most %s tiles of %u bodies per side; --tile %u allows "
+                 "up to %s",
+                 grouped(SIM_MAX_TILES_2D, a, sizeof a), c.tile, tile_max,
+                 grouped(sim_pair_max_bodies(tile_max), b, sizeof b));
+    } else {
+        snprintf(why, cap, "the pair maps cover at most %s tiles of %u bodies per side",
+                 grouped(SIM_MAX_TILES_2D, a, sizeof a), c.tile);
+    }
+    return max;
+}
+
+static uint32_t builtin_default_n(const char *scene) {
+    for (int i = 0; i < sim_scene_builtin_count(); ++i) {
+        if (strcmp(sim_scene_builtin_name(i), scene) == 0) {
+            return sim_scene_builtin_default_n(i);
+        }
+    }
+    return 0;
+}
+
+/* A user's --box must hold the built-in scene: the scenes are laid out for their own box, and
+ * spheres outside the walls would be thrown back at once (and blamed on the step). */
+static sim_status check_builtin_box(const app_options *o, const char *scene,
+                                    const sim_params *params, const sim_state *state,
+                                    sim_error *err) {
+    if (!(o->params_set & APP_SET(BOX))) {
+        return SIM_OK;
+    }
+    double reach = 0.0; /* how far the spheres reach from the centre along an axis [m] */
+    for (uint32_t i = 0; i < state->n; ++i) {
+        const sim_vec4d p = state->pos[i];
+        reach = fmax(reach, fmax(fabs(p.x), fmax(fabs(p.y), fabs(p.z))) + p.w);
+    }
+    if (params->box_half >= reach) {
+        return SIM_OK;
+    }
+    return sim_fail(err, SIM_BAD_ARGUMENT,
+                    "--box %g is too small for the scene %s with %u bodies: its spheres reach %.4g "
+                    "m from the centre; use --box %g or more, or fewer bodies (--n)",
+                    params->box_half, scene, state->n, reach, ceil(reach * 10.0) / 10.0);
+}
+
+/* Notices for a scene file: the parser's warnings, coincident spheres, an unused --seed. */
+static void scene_file_notices(app_session *s, const char *scene, const char *warnings,
+                               const sim_state *state) {
+    char text[512];
+    for (const char *w = warnings; *w != '\0';) {
+        const size_t len = strcspn(w, "\n");
+        snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), w);
+        add_notice(s, text);
+        w += len + (w[len] == '\n');
+    }
+    uint32_t i = 0, j = 0;
+    const uint64_t pairs = sim_state_coincident_pairs(state, &i, &j);
+    if (pairs > 0) {
+        snprintf(text, sizeof text,
+                 "%s: warning: %llu pair%s of spheres share a centre (first: bodies %u and %u), "
+                 "and such a pair feels no contact force",
+                 scene, (unsigned long long)pairs, pairs == 1 ? "" : "s", i + 1, j + 1);
+        add_notice(s, text);
+    }
+    if (s->opt.seed_set) {
+        snprintf(text, sizeof text,
+                 "--seed applies to built-in scenes; the scene file %s does not use it", scene);
+        add_notice(s, text);
+    }
+}
+
+/* Loads the scene into *state with its parameters and the command line's overrides, after
+ * checking that its size can run. */
+static sim_status load_scene(app_session *s, const char *scene, sim_params *params,
+                             sim_state *state, sim_error *err) {
+    const app_options *o = &s->opt;
+    *params = sim_params_default();
+    char why[256], max_text[32];
+    const uint32_t max = body_limit(s, why, sizeof why);
+    if (sim_scene_is_builtin(scene)) {
+        const uint32_t n = o->n ? o->n : builtin_default_n(scene);
+        if (n > max) {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "--n %u is above %s, the most bodies this run can take (%s)", n,
+                            grouped(max, max_text, sizeof max_text), why);
+        }
+        SIM_TRY(sim_scene_builtin(scene, o->n, o->seed, params, state, err));
+        apply_overrides(o, params);
+        return check_builtin_box(o, scene, params, state, err);
+    }
+    struct stat info;
+    if (stat(scene, &info) != 0 && errno == ENOENT) {
+        char names[256] = "";
+        for (int i = 0; i < sim_scene_builtin_count(); ++i) {
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     sim_scene_builtin_name(i));
+        }
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "--scene: '%s': no such file, and not a built-in scene (%s)", scene, names);
+    }
+    if (o->n != 0) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "--n applies to built-in scenes; '%s' is a file",
+                        scene);
+    }
+    /* The command line's values first: the file cannot change them, and its bodies are checked
+     * against the box they will run in. */
+    apply_overrides(o, params);
+    char warnings[1024] = "";
+    const sim_scene_load_options load = {max, why, o->params_set, warnings, sizeof warnings};
+    SIM_TRY(sim_scene_load_with(scene, &load, params, state, err));
+    scene_file_notices(s, scene, warnings, state);
     return SIM_OK;
 }
 
@@ -175,57 +304,109 @@ static sim_status resolve_backend(app_session *s, sim_error *err) {
         add_notice(s, "no CUDA device found: using the CPU reference backend");
     }
     if (s->config.kind == SIM_BACKEND_CPU && s->config.pair_map == SIM_PAIR_FULL) {
-        return sim_fail(err, SIM_UNSUPPORTED, "--pair-map full needs the CUDA backend");
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "--pair-map full needs the CUDA backend, and no CUDA device was found");
     }
     return resolve_ranks(s, err);
 }
 
-/* Effective triplets on/off and dt for the loaded scene. */
-static void finish_params(app_session *s) {
+/* Triplets for --triplets auto. A scene built around them (the triplets scene, a file with
+ * `triplets = 1`) keeps them, since without them it shows nothing: always in a headless run
+ * (speed is not the point there), and in the viewer up to APP_AUTO_TRIPLES_VIEWER_MAX per step;
+ * above that the viewer asks for --triplets on or off instead of guessing. A scene that only
+ * sets an ATM strength gets them where they stay interactive. Every choice that is not the
+ * obvious one is said, with why. */
+static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n, sim_params *p,
+                                  sim_error *err) {
     const app_options *o = &s->opt;
-    sim_params *p = &s->params;
-    const uint64_t triples = sim_choose(s->initial.n, 3);
-    char text[256];
-    if (o->triplets == APP_TRIPLETS_AUTO) {
-        double budget =
-            s->config.kind == SIM_BACKEND_CUDA ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
-        int wanted = p->triplets || p->atm_nu != 0.0;
-        p->triplets = wanted && (double)triples <= budget;
-        if (wanted && !p->triplets) {
-            snprintf(text, sizeof text,
-                     "triplet forces off: N = %u gives %.3g triples per step, too many for "
-                     "interactive speed (--triplets on forces them)",
-                     s->initial.n, (double)triples);
-            add_notice(s, text);
-        }
-    } else {
+    if (o->triplets != APP_TRIPLETS_AUTO) {
         p->triplets = o->triplets == APP_TRIPLETS_ON;
+        return SIM_OK;
     }
-    double safe = sim_default_dt(p, &s->initial);
+    const int built_around = p->triplets, mild = !p->triplets && p->atm_nu != 0.0;
+    const int headless = o->frames > 0, cuda = s->config.kind == SIM_BACKEND_CUDA;
+    const double triples = (double)sim_choose(n, 3);
+    const double budget = cuda ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
+    const char *where = cuda ? "on this GPU" : "on the CPU";
+    char text[512];
+    p->triplets = 0;
+    if (!built_around && !mild) {
+        return SIM_OK;
+    }
+    if (n > sim_triplet_max_bodies()) {
+        snprintf(text, sizeof text,
+                 "triplet forces off: N = %u is above %u, the most bodies the triplet maps take", n,
+                 sim_triplet_max_bodies());
+        add_notice(s, text);
+        return SIM_OK;
+    }
+    if (triples <= budget) {
+        p->triplets = 1;
+        return SIM_OK;
+    }
+    if (mild) {
+        snprintf(text, sizeof text,
+                 "triplet forces off: %s sets atm_nu but does not ask for triplets, and N = %u "
+                 "gives %.3g triples per step, more than the %.3g that run at interactive speed %s "
+                 "(--triplets on runs them)",
+                 scene, n, triples, budget, where);
+        add_notice(s, text);
+        return SIM_OK;
+    }
+    if (!headless && triples > APP_AUTO_TRIPLES_VIEWER_FACTOR * budget) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s is built around triplet forces, and N = %u gives %.3g triples per "
+                        "step, far too many to watch %s: pass --triplets on to run them anyway, "
+                        "or --triplets off to run without them",
+                        scene, n, triples, where);
+    }
+    p->triplets = 1;
+    snprintf(text, sizeof text,
+             "triplet forces on, as %s is built around them: N = %u gives %.3g triples per step, "
+             "slow %s (--triplets off runs without them)",
+             scene, n, triples, where);
+    add_notice(s, text);
+    return SIM_OK;
+}
+
+/* The step: the default one, or the user's with a warning when it is too long. */
+static void choose_dt(app_session *s, const char *scene, const sim_state *state, sim_params *p) {
+    const double safe = sim_default_dt(p, state);
     if (p->dt <= 0.0) {
         p->dt = safe;
     } else if (p->dt > APP_DT_WARN_FACTOR * safe) {
+        char from[SIM_PATH_MAX + 32], text[SIM_PATH_MAX + 512];
+        if (s->opt.params_set & APP_SET(DT)) {
+            snprintf(from, sizeof from, "--dt %g", p->dt);
+        } else {
+            snprintf(from, sizeof from, "dt = %g in %s", p->dt, scene);
+        }
         snprintf(text, sizeof text,
-                 "warning: --dt %g is more than %.1f times the default step %g (resolving a "
-                 "contact in enough steps): contacts may be unstable or lose energy wrongly",
-                 p->dt, APP_DT_WARN_FACTOR, safe);
+                 "warning: %s is more than %.1f times the default step %g (resolving a contact "
+                 "in enough steps): contacts may be unstable or lose energy wrongly",
+                 from, APP_DT_WARN_FACTOR, safe);
         add_notice(s, text);
     }
 }
 
+/* Loads a scene and makes it the session's (the backend is the caller's business); on failure
+ * the session keeps what it had. */
 static sim_status load_into(app_session *s, const char *scene, sim_error *err) {
     sim_state state = {0};
     sim_params params;
-    sim_status st = load_scene(&s->opt, scene, &params, &state, err);
+    sim_status st = load_scene(s, scene, &params, &state, err);
+    if (st == SIM_OK) {
+        st = choose_triplets(s, scene, state.n, &params, err);
+    }
     if (st != SIM_OK) {
         sim_state_free(&state);
         return st;
     }
+    choose_dt(s, scene, &state, &params);
     sim_state_free(&s->initial);
     s->initial = state;
     s->params = params;
     snprintf(s->scene, sizeof s->scene, "%s", scene);
-    finish_params(s);
     s->info.frame = 0;
     s->info.steps = 0;
     s->info.sim_time = 0.0;

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What nbsim refuses, and warns about, before any work starts: sizes beyond the maps' limits (the
+# flag, the largest N, the tile that allows more), memory that cannot be had (exit 2 with the
+# bytes), a --box that does not hold the bodies, scene files (a missing one, too many bodies,
+# bodies outside the box, a byte order mark, control bytes, duplicate keys, coincident
+# spheres), and a saved state that always loads back.
+set -u
+nbsim="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=cli_lib.sh
+. "$here/cli_lib.sh"
+
+cpu=(--backend cpu --quiet)
+header="x y z vx vy vz radius density"
+
+# ---- sizes: refused in one line before anything is allocated ----
+start=$(date +%s)
+expect_error 2 "${cpu[@]}" --frames 1 --n 100000000
+grep -q -- "--n 100000000 is above 4,194,240, the most bodies this run can take (the pair maps cover at most 65,535 tiles of 64 bodies per side; --tile 128 allows up to 8,388,480)" err.txt \
+  && ok || fail "--n too large: $(cat err.txt)"
+[ $(($(date +%s) - start)) -lt 3 ] && ok || fail "--n too large took $(($(date +%s) - start)) s"
+expect_error 2 "${cpu[@]}" --frames 1 --n 200000 --triplets on
+grep -q "above 131,072.*triplet maps cover at most 4,096 tiles of 32 bodies" err.txt && ok || fail "triplet limit: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --n 8388481 --tile 128
+grep -q "above 8,388,480.*tiles of 128 bodies per side)" err.txt && ok || fail "largest tile: $(cat err.txt)"
+
+# A scene file is read only up to the limit: one body too many stops it at that line.
+python3 - <<'PY'
+with open("big.scene", "w") as f:
+    f.write("box_half = 1000\nx y z vx vy vz radius density\n")
+    for i in range(131073):
+        f.write("%d %d %d 0 0 0 0.1 1\n" % (i % 50 * 2 - 50, i // 50 % 50 * 2 - 50, i // 2500 * 2 - 500))
+PY
+expect_error 2 "${cpu[@]}" --frames 1 --scene big.scene --triplets on
+grep -q "big.scene:131075: more than 131072 bodies, the most this run can take (the triplet maps" err.txt \
+  && ok || fail "scene file too large: $(cat err.txt)"
+
+# Memory that cannot be had: exit 2, the bytes needed, no crash. (AddressSanitizer reserves
+# terabytes of address space at start, so a sanitizer build cannot run under ulimit -v.)
+if ! ldd "$nbsim" 2>/dev/null | grep -q libasan; then
+  (ulimit -v 400000; "$nbsim" "${cpu[@]}" --frames 1 --n 8000000 --tile 128 >out.txt 2>err.txt)
+  code=$?
+  [ "$code" -eq 2 ] && grep -q "N = 8000000 bodies: cannot allocate 512000000 bytes of host memory" err.txt \
+    && [ "$(wc -l <err.txt)" -eq 1 ] && ok || fail "out of memory: exit $code, $(cat err.txt)"
+fi
+
+# ---- --box against the bodies ----
+expect_error 2 "${cpu[@]}" --frames 1 --box 1
+grep -q -- "--box 1 is too small for the scene gas with 4096 bodies: its spheres reach 15.75 m from the centre; use --box 15.8 or more" err.txt \
+  && ok || fail "box too small: $(cat err.txt)"
+"$nbsim" "${cpu[@]}" --frames 1 --box 15.8 >/dev/null 2>err.txt && ok || fail "the suggested box: $(cat err.txt)"
+printf 'box_half = 10\n%s\n0 0 0 0 0 0 0.5 1\n4 0 0 0 0 0 0.5 1\n' "$header" >wide.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene wide.scene --box 3
+grep -q "wide.scene:4: body outside the box: body 2: centre (4, 0, 0) is beyond the walls at +-3 (--box)" err.txt \
+  && ok || fail "file outside --box: $(cat err.txt)"
+"$nbsim" "${cpu[@]}" --frames 1 --scene wide.scene --box 5 --save-state boxed.scene >/dev/null 2>err.txt \
+  && grep -q "^box_half = 5$" boxed.scene && ok || fail "file inside --box: $(cat err.txt)"
+
+# Whatever --save-state writes loads back, also after a run pushed bodies hard into the walls.
+printf 'box_half = 2\nstiffness = 50\n%s\n1.4 0 0 10 0 0 0.5 1\n-1.4 0 0 -10 0 0 0.5 1\n0 1.4 0 0 10 0 0.5 1\n' "$header" >walls.scene
+"$nbsim" "${cpu[@]}" --frames 1 --steps-per-frame 30 --scene walls.scene --save-state pushed.scene >/dev/null 2>err.txt \
+  && ok || fail "wall run: $(cat err.txt)"
+python3 -c "
+import sys
+rows = [l.split() for l in open('pushed.scene') if l[0] in '-0123456789']
+sys.exit(0 if any(abs(float(c)) > 2 for r in rows for c in r[:3]) else 1)" \
+  && ok || fail "the wall run did not push a centre beyond a wall (the test needs one)"
+"$nbsim" "${cpu[@]}" --frames 1 --scene pushed.scene >/dev/null 2>err.txt && ok || fail "saved state refused: $(cat err.txt)"
+for scene in gas pile collide triplets; do
+  "$nbsim" "${cpu[@]}" --frames 2 --scene $scene --n 100 --save-state "$scene.state" >/dev/null 2>err.txt \
+    && "$nbsim" "${cpu[@]}" --frames 1 --scene "$scene.state" >/dev/null 2>>err.txt && ok \
+    || fail "round trip of $scene: $(cat err.txt)"
+done
+
+# ---- scene files ----
+expect_error 2 "${cpu[@]}" --frames 1 --scene no-such.scene
+grep -q "'no-such.scene': no such file, and not a built-in scene (gas, pile, collide, triplets)" err.txt \
+  && ok || fail "missing scene: $(cat err.txt)"
+printf '\xef\xbb\xbfbox = 4\n%s\n0 0 0 0 0 0 0.5 1\n' "$header" >bom.scene
+"$nbsim" "${cpu[@]}" --frames 1 --scene bom.scene >/dev/null 2>err.txt && ok || fail "byte order mark: $(cat err.txt)"
+printf 'foo\033]0;pwned\007 = 1\n%s\n' "$header" >ctl.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene ctl.scene
+! LC_ALL=C grep -q "$(printf '[\001-\037\177]')" err.txt && grep -q "unknown key 'foo?\]0;pwned?'" err.txt \
+  && ok || fail "control bytes echoed: $(od -c err.txt | head -3)"
+expect_error 2 "${cpu[@]}" --frames 1 --scene <(printf 'dt = 1e308\n%s\n0 0 0 0 0 0 0.5 1\n' "$header")
+grep -q "bad value: dt: '1e308' must be a time step" err.txt && ok || fail "dt 1e308 in a file: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --dt 1e308
+# Decimal numbers only, for every numeric flag as in files.
+for flag in --n --seed --tile --threads --frames --energy-every --steps-per-frame --dt --stiffness \
+            --box --atm-nu --atm-cutoff --restitution; do
+  expect_error 2 "${cpu[@]}" --frames 1 "$flag" 0x10
+done
+expect_error 2 "${cpu[@]}" --frames 1 --gravity 0,0x1,0
+
+# Warnings: one "nbsim:" line each; the run goes on.
+printf 'box_half = 5\nbox = 6\n%s\n1 0 0 0 0 0 0.5 1\n1 0 0 0 0 0 0.4 1\n-2 0 0 0 0 0 0.5 1\n' "$header" >warn.scene
+"$nbsim" --backend cpu --frames 1 --scene warn.scene --seed 7 >/dev/null 2>err.txt && ok || fail "warnings stopped the run"
+grep -q "^nbsim: warn.scene:2: warning: box_half given again (first on line 1): the later value wins$" err.txt \
+  && ok || fail "duplicate key: $(cat err.txt)"
+grep -q "^nbsim: warn.scene: warning: 1 pair of spheres share a centre (first: bodies 1 and 2)" err.txt \
+  && ok || fail "coincident spheres: $(cat err.txt)"
+grep -q "^nbsim: --seed applies to built-in scenes; the scene file warn.scene does not use it$" err.txt \
+  && ok || fail "--seed with a file: $(cat err.txt)"
+# Every line nbsim writes to stderr says who wrote it.
+! grep -v "^nbsim: " err.txt && ok || fail "stderr lines without the nbsim: prefix"
+
+finish

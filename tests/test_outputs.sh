@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What nbsim's outputs do to the paths they name, as a user meets it: a symbolic link is written
+# through (the link stays), a FIFO and "-" are written directly, a replaced file keeps its
+# permissions; every output is checked before the run (a directory, a missing folder, two
+# outputs on one file: one line, exit 2, no run); SIGTERM, SIGHUP and SIGINT end a run with
+# every output complete and exit 128 + signal; a blow-up and a write error say so once and keep
+# what is complete. The real /dev files are never touched: FIFOs and links live in a temporary
+# folder.
+set -u
+nbsim="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=cli_lib.sh
+. "$here/cli_lib.sh"
+
+run=(--backend cpu --n 60 --quiet)
+csv_rows() { tail -n +2 "$1" | wc -l; }
+# Every row of a CSV log has as many fields as its header.
+csv_complete() { awk -F, 'NR == 1 { c = NF } NF != c { bad = 1 } END { exit bad || NR < 1 }' "$1"; }
+json() { python3 -c "import json, sys; d = json.load(open('$1')); sys.exit(0 if ($2) else 1)"; }
+
+# ---- 1. what a path is decides how it is written ----
+
+# A symbolic link (here dangling, into another folder): the target is written, the link stays.
+mkdir target
+ln -s target/real.csv link.csv
+"$nbsim" "${run[@]}" --frames 3 --log link.csv >/dev/null 2>err.txt && ok || fail "log to a link: $(cat err.txt)"
+[ -L link.csv ] && ok || fail "the link was replaced"
+[ -f target/real.csv ] && [ "$(csv_rows target/real.csv)" -eq 3 ] && ok || fail "the link's target was not written"
+[ -z "$(cd target && leftovers)" ] && [ -z "$(leftovers)" ] && ok || fail "temporaries left beside the link"
+
+# A FIFO with a reader: written directly (a rename would leave the reader waiting forever).
+mkfifo pipe.csv
+cat pipe.csv >copy.csv &
+reader=$!
+timeout 60 "$nbsim" "${run[@]}" --frames 4 --log pipe.csv >/dev/null 2>err.txt && ok || fail "log to a FIFO: $(cat err.txt)"
+timeout 10 tail --pid="$reader" -f /dev/null && ok || fail "the FIFO's reader never saw the end"
+[ -p pipe.csv ] && ok || fail "the FIFO was replaced"
+[ "$(csv_rows copy.csv)" -eq 4 ] && csv_complete copy.csv && ok || fail "FIFO reader got $(csv_rows copy.csv) rows"
+
+# "-": the log on standard output, the summary table moves to standard error.
+"$nbsim" "${run[@]}" --frames 2 --log - >stdout.csv 2>err.txt && ok || fail "log to stdout: $(cat err.txt)"
+head -1 stdout.csv | grep -q "^frame,sim_time" && [ "$(csv_rows stdout.csv)" -eq 2 ] && ok \
+  || fail "log on stdout: $(head -c 200 stdout.csv)"
+! grep -q median stdout.csv && ok || fail "the summary table mixed into the log on stdout"
+
+# A regular file is replaced whole and keeps its permissions.
+echo old >kept.csv
+chmod 600 kept.csv
+"$nbsim" "${run[@]}" --frames 2 --log kept.csv >/dev/null 2>&1 && ok || fail "replacing a log"
+[ "$(stat -c %a kept.csv)" = 600 ] && head -1 kept.csv | grep -q "^frame," && ok || fail "replaced log: mode $(stat -c %a kept.csv)"
+
+# ---- 2. every output is checked before the run: one line, exit 2, nothing run ----
+echo precious >x
+mkdir adir
+expect_error 2 "${run[@]}" --frames 1 --log adir
+grep -q -- "--log: cannot write 'adir': it is a directory" err.txt && ok || fail "directory: $(cat err.txt)"
+expect_error 2 "${run[@]}" --frames 1 --summary missing/s.json
+grep -q -- "--summary: .*folder 'missing' does not exist" err.txt && ok || fail "missing folder: $(cat err.txt)"
+expect_error 2 "${run[@]}" --frames 1 --log x --summary x
+grep -q -- "--log and --summary name the same file" err.txt && ok || fail "same file: $(cat err.txt)"
+expect_error 2 "${run[@]}" --frames 1 --log link.csv --save-state target/real.csv
+grep -q -- "--log and --save-state name the same file" err.txt && ok || fail "same file through a link: $(cat err.txt)"
+expect_error 2 "${run[@]}" --frames 1 --summary ./x --save-state x
+[ "$(cat x)" = precious ] && ok || fail "a refused run touched x"
+if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
+  mkdir locked && chmod 555 locked
+  expect_error 2 "${run[@]}" --frames 1 --log locked/t.csv
+  grep -q "not writable" err.txt && ok || fail "unwritable folder: $(cat err.txt)"
+fi
+# A directory found only after the run would lose the run: the refusal comes before any frame.
+start=$(date +%s)
+expect_error 2 --backend cpu --n 3000 --frames 100000 --quiet --save-state adir
+[ $(($(date +%s) - start)) -lt 5 ] && ok || fail "the directory was found only after running"
+
+# ---- 3. SIGTERM, SIGHUP and SIGINT end a run cleanly ----
+for sig in TERM HUP INT; do
+  rm -f s.csv s.json s.scene
+  start_run out.txt err.txt --backend cpu --n 300 --frames 100000000 --log s.csv --summary s.json \
+    --save-state s.scene
+  wait_for err.txt "bodies, scene gas" || fail "SIG$sig: the run did not start: $(cat err.txt)"
+  sleep 1
+  kill -s "$sig" "$run_pid"
+  wait "$run_pid"
+  code=$?
+  want=$((128 + $(kill -l "$sig")))
+  [ "$code" -eq "$want" ] && ok || fail "SIG$sig: exit $code, want $want: $(cat err.txt)"
+  grep -q "stopped by SIG$sig.*complete: log s.csv, summary s.json, state s.scene" err.txt && ok \
+    || fail "SIG$sig: which files are complete? $(tail -2 err.txt)"
+  csv_complete s.csv && ok || fail "SIG$sig: ragged log"
+  frames=$(csv_rows s.csv)
+  [ "$frames" -ge 1 ] && json s.json "d['stop'] == 'interrupted' and d['frames'] == $frames and d['frames_requested'] == 100000000 and 'SIG$sig' in d['stop_detail'] and d['stop_frame'] is None" \
+    && ok || fail "SIG$sig: summary $(cat s.json | head -20)"
+  "$nbsim" --backend cpu --scene s.scene --frames 1 --quiet >/dev/null 2>err2.txt && ok \
+    || fail "SIG$sig: the saved state does not load: $(cat err2.txt)"
+  [ -z "$(leftovers)" ] && ok || fail "SIG$sig: left $(leftovers)"
+done
+
+# A signal ignored when nbsim starts stays ignored (nohup): SIGHUP does not stop this run.
+python3 -c 'import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$nbsim" --backend cpu --n 300 --frames 100000000 >/dev/null 2>err.txt &
+pid=$!
+wait_for err.txt "bodies, scene gas" || fail "nohup run did not start"
+kill -HUP "$pid"
+sleep 1
+kill -0 "$pid" 2>/dev/null && ok || fail "SIGHUP stopped a run that ignored it"
+kill -TERM "$pid"
+wait "$pid"
+[ $? -eq 143 ] && ok || fail "nohup run: SIGTERM did not end it with 143"
+
+# ---- 4. a blow-up and a write error: said once, what is complete is kept ----
+"$nbsim" --backend cpu --n 20 --frames 5 --dt 1000 --log b.csv --summary b.json >/dev/null 2>err.txt
+code=$?
+[ "$code" -eq 1 ] && grep -q "simulation stopped at frame 1: .*left the box" err.txt && ok \
+  || fail "blow-up: exit $code, $(cat err.txt)"
+json b.json "d['stop'] == 'unstable' and d['stop_frame'] == 1 and 'left the box' in d['stop_detail'] and d['frames'] == 0 and d['ms_per_step'] is None" \
+  && ok || fail "blow-up summary: $(cat b.json)"
+grep -q "complete: log b.csv, summary b.json" err.txt && csv_complete b.csv && ok || fail "blow-up: outputs $(cat err.txt)"
+
+# A log that cannot grow (RLIMIT_FSIZE: the disk-full path without a full disk): one message.
+python3 -c 'import os, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+os.execv(sys.argv[1], sys.argv[1:])' "$nbsim" --backend cpu --n 20 --frames 400 --log full.csv >/dev/null 2>err.txt
+code=$?
+[ "$code" -eq 1 ] && [ "$(grep -c "cannot write log 'full.csv'" err.txt)" -eq 1 ] && ok \
+  || fail "write error: exit $code, $(cat err.txt)"
+[ ! -e full.csv ] && [ -z "$(leftovers)" ] && ok || fail "write error: a partial log was left"
+
+finish
