@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "plot.h"
 #include "run_loop.h"
 #include "scene.h"
 #include "signals.h"
@@ -135,8 +136,21 @@ static int run(app_run *r, const app_options *opt, double started_ms) {
         announce_long_frames(info);
     }
     sim_status st;
-    if (opt->log_path[0] && (st = app_timing_log_open(&r->log, opt->log_path, &err)) != SIM_OK) {
+    /* --plot draws the timing log: without --log it goes to a temporary file. */
+    char plot_log[64] = "";
+    const char *log_path = opt->log_path;
+    if (opt->plot_path[0] && !log_path[0]) {
+        snprintf(plot_log, sizeof plot_log, "/tmp/nbsim-plot-%ld.csv", (long)getpid());
+        log_path = plot_log;
+    }
+    if (log_path[0] && (st = app_timing_log_open(&r->log, log_path, &err)) != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
+        return app_exit_code(st);
+    }
+    if (opt->dump_path[0] && (st = app_session_dump_start(r->session, opt->dump_path,
+                                                          opt->dump_every, &err)) != SIM_OK) {
+        fprintf(stderr, "nbsim: %s\n", err.message);
+        app_timing_log_abandon(&r->log);
         return app_exit_code(st);
     }
     const run_end end = run_frames(r, opt, &err);
@@ -155,13 +169,39 @@ static int run(app_run *r, const app_options *opt, double started_ms) {
     char done_list[3 * SIM_PATH_MAX + 64] = "";
     sim_error werr;
     sim_error_clear(&werr);
+    if (opt->dump_path[0]) {
+        app_dump_stats ds;
+        memset(&ds, 0, sizeof ds);
+        if (app_session_dump_stop(r->session, &ds, &werr) != SIM_OK) {
+            fprintf(stderr, "nbsim: %s\n", werr.message);
+            code = code ? code : APP_EXIT_FAILURE;
+        }
+        if (ds.frames > 0) {
+            completed(done_list, sizeof done_list, "trajectory", opt->dump_path);
+            if (!opt->quiet) {
+                char line[SIM_PATH_MAX + 256];
+                app_dump_summary(opt->dump_path, opt->dump_every, &ds, line, sizeof line);
+                fprintf(stderr, "nbsim: %s\n", line);
+            }
+        }
+    }
     if (r->log.file != NULL) {
         if (app_timing_log_close(&r->log, &werr) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", werr.message);
             code = code ? code : APP_EXIT_FAILURE;
-        } else {
+        } else if (!plot_log[0]) {
             completed(done_list, sizeof done_list, "log", opt->log_path);
         }
+    }
+    if (opt->plot_path[0] && r->stats.count > 0) {
+        /* A missing matplotlib is said in one line and never fails the run. */
+        const char *args[] = {log_path, "--out", opt->plot_path};
+        if (app_plot_run("--plot", args, 3) == 0) {
+            completed(done_list, sizeof done_list, "plot", opt->plot_path);
+        }
+    }
+    if (plot_log[0]) {
+        remove(plot_log);
     }
     const int any_stdout = strcmp(opt->log_path, "-") == 0 || strcmp(opt->summary_path, "-") == 0 ||
                            strcmp(opt->save_state_path, "-") == 0;
