@@ -139,17 +139,25 @@ xdotool key --window "$wid" m || fail "keys: xdotool could not send m"
 sleep 1
 xdotool key --window "$wid" p
 sleep 1
+xdotool key --window "$wid" d # record a trajectory for a second
+sleep 1
+xdotool key --window "$wid" d
+sleep 0.5
 xdotool key --window "$wid" q
 wait "$viewer_pid"
 rc=$?
 viewer_pid=
 [ "$rc" -eq 0 ] || fail "keys: exit $rc after q"
+traj=$(ls nbsim-*.xyz 2>/dev/null | head -n 1)
+[ -n "$traj" ] || fail "keys: d wrote no trajectory"
+frames=$(grep -c '^64$' "$traj")
+[ "$frames" -ge 1 ] || fail "keys: the trajectory $traj holds no frame of 64 bodies"
 col=$(head -n 1 keys.csv | tr ',' '\n' | grep -n '^pair_map$' | cut -d: -f1)
 [ -n "$col" ] || fail "keys: the log has no pair_map column"
 maps=$(tail -n +2 keys.csv | cut -d, -f"$col" | uniq | tr '\n' ' ')
 [ "$maps" = "bb ltm " ] || fail "keys: pair_map column went '$maps', expected 'bb ltm '"
 ls nbsim-*.png >/dev/null 2>&1 || fail "keys: p wrote no screenshot"
-echo "ok 3 - keys: m switched the pair map (bb -> ltm), p wrote a screenshot, q quit"
+echo "ok 3 - keys: m switched the pair map (bb -> ltm), p wrote a screenshot, d recorded $frames trajectory frames, q quit"
 
 # 4. The sweep key on the pile. Steps per frame are automatic, so even software GL moves it.
 summary_rows() { # summary.json: prints "rows measured names" of the pair table

@@ -302,6 +302,13 @@ APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
         }
         v->log_path_used = 1;
     }
+    if (opt->dump_path[0]) {
+        viewer_dump_toggle(v);
+        if (viewer_info(v)->dump_path[0] == '\0') { /* could not start: said why */
+            destroy_all(v);
+            return APP_EXIT_FAILURE;
+        }
+    }
     viewer_fit_camera(v, 1);
     viewer_install_input(v);
     viewer_pace_init(v);

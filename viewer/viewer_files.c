@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — what the viewer writes: the timing log (L, or --log from the start) and screenshots
- * (P/F12, or --screenshot at exit). Names the user did not give are timestamped, and never
- * overwrite an existing file. */
+ * nbsim — what the viewer writes: the timing log (L, or --log from the start), trajectories
+ * (D, or --dump from the start) and screenshots (P/F12, or --screenshot at exit). Names the user
+ * did not give are timestamped, and never overwrite an existing file. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
@@ -79,4 +79,36 @@ sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err) {
         viewer_message(v, "screenshot written: %s", path);
     }
     return st;
+}
+
+void viewer_dump_toggle(app_viewer *v) {
+    sim_error err;
+    sim_error_clear(&err);
+    const app_run_info *info = viewer_info(v);
+    if (info->dump_path[0] != '\0') {
+        char path[SIM_PATH_MAX];
+        snprintf(path, sizeof path, "%s", info->dump_path);
+        app_dump_stats ds;
+        memset(&ds, 0, sizeof ds);
+        if (app_session_dump_stop(v->run.session, &ds, &err) != SIM_OK) {
+            viewer_message(v, "%s", err.message);
+        } else {
+            viewer_message(v, "trajectory written: %s (%llu frame%s)", path,
+                           (unsigned long long)ds.frames, ds.frames == 1 ? "" : "s");
+        }
+        return;
+    }
+    char name[SIM_PATH_MAX];
+    const char *path = v->dump_path_used ? "" : v->opt->dump_path;
+    if (path[0] == '\0') {
+        timestamped(name, sizeof name, "nbsim", ".xyz");
+        path = name;
+    }
+    if (app_session_dump_start(v->run.session, path, v->opt->dump_every, &err) != SIM_OK) {
+        viewer_message(v, "%s", err.message);
+        return;
+    }
+    v->dump_path_used = 1;
+    viewer_message(v, "recording a trajectory to %s, every %d frame%s (D stops)", path,
+                   v->opt->dump_every, v->opt->dump_every == 1 ? "" : "s");
 }

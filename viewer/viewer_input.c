@@ -75,6 +75,9 @@ static void on_press(app_viewer *v, int key, int shift) {
     case GLFW_KEY_L:
         viewer_log_toggle(v);
         break;
+    case GLFW_KEY_D:
+        viewer_dump_toggle(v);
+        break;
     case GLFW_KEY_P:
     case GLFW_KEY_F12:
         v->screenshot_requested = 1;

@@ -150,7 +150,8 @@ typedef struct app_viewer {
     viewer_inset inset;
 
     /* timing log (L key, or --log from the start): recording while run.log.file != NULL */
-    int log_path_used; /* opt->log_path was written once: later recordings get new names */
+    int log_path_used;  /* opt->log_path was written once: later recordings get new names */
+    int dump_path_used; /* the same for opt->dump_path (D) */
 
     /* mouse */
     int orbiting, panning;
@@ -255,6 +256,9 @@ void viewer_update_title(app_viewer *v);
 
 /* viewer_files.c */
 void viewer_log_toggle(app_viewer *v);
+/* D: starts recording a trajectory (--dump the first time, else a timestamped .xyz), or stops
+ * and says how many frames the file holds. */
+void viewer_dump_toggle(app_viewer *v);
 /* Starts recording to path, or to a fresh timestamped name when path is NULL or "". */
 sim_status viewer_log_start(app_viewer *v, const char *path, sim_error *err);
 /* Closes the log (renamed into place); returns its status. */

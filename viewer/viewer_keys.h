@@ -14,6 +14,7 @@
     "  C             colour: speed, radius, index   O             overlay on/off\n"                \
     "  G             timing graph on/off            Y             graph: log / linear axis\n"      \
     "  L             start/stop the timing log      P or F12      screenshot (PNG)\n"              \
+    "  D             start/stop a trajectory (--dump, or nbsim-<time>.xyz; OVITO, VMD, ASE)\n"     \
     "  + / -         steps per frame by hand        0             steps per frame: automatic\n"    \
     "  V             vsync on/off                   H or F1       this help\n"                     \
     "  Esc           end a sweep, else quit         Q             quit\n"                          \

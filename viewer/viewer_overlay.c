@@ -164,6 +164,9 @@ static void build_lines(app_viewer *v, overlay_lines *l) {
         add(l, note_color, "recording log: %s (%s frame%s)  L stops", v->run.log.out.path,
             grouped(v->run.log.rows), v->run.log.rows == 1 ? "" : "s");
     }
+    if (s->dump_path[0] != '\0') {
+        add(l, note_color, "recording trajectory: %s  D stops", s->dump_path);
+    }
 }
 
 /* The colour legend: a bar through the active colormap with its range. */
