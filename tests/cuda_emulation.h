@@ -2,7 +2,8 @@
  * nbsim — a CPU emulation of the few CUDA features the triplet kernel uses, so a CPU test can
  * run sim/triplet_kernels.cu's kernel from its own source (test_triplet_kernel_emu.cc). The
  * threads of one block are fibers (ucontext) on one host thread. __syncthreads, __syncwarp and
- * the warp collectives (__shfl_sync, __shfl_down_sync, __any_sync) are barriers, and at each
+ * the warp collectives (__shfl_sync, __shfl_down_sync, __shfl_xor_sync, __any_sync,
+ * __ballot_sync) are barriers, and at each
  * one the scheduler resumes a runnable fiber chosen at random: a missing barrier or a wrong
  * shuffle gives wrong forces, as it would on a GPU. __shared__ variables become function-local
  * statics (one block runs at a time); atomics are plain adds (one host thread).
@@ -204,6 +205,54 @@ inline bool __any_sync(unsigned, int predicate) {
     }
     emu::sync_warp();
     return any != 0;
+}
+inline float __shfl_xor_sync(unsigned, float v, int lane_mask, int = 32) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.fbuf[w][l] = v;
+    emu::sync_warp();
+    const float r = emu::g.fbuf[w][(l ^ lane_mask) & 31];
+    emu::sync_warp();
+    return r;
+}
+inline unsigned __shfl_sync(unsigned, unsigned v, int src, int = 32) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.ibuf[w][l] = (int)v;
+    emu::sync_warp();
+    const unsigned r = (unsigned)emu::g.ibuf[w][src & 31];
+    emu::sync_warp();
+    return r;
+}
+inline unsigned __ballot_sync(unsigned, int predicate) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.ibuf[w][l] = predicate != 0;
+    emu::sync_warp();
+    unsigned bits = 0;
+    for (int i = 0; i < 32; ++i) {
+        bits |= emu::g.ibuf[w][i] ? 1u << i : 0u;
+    }
+    emu::sync_warp();
+    return bits;
+}
+inline int __popc(unsigned v) {
+    return __builtin_popcount(v);
+}
+inline int __ffs(int v) {
+    return __builtin_ffs(v);
+}
+inline unsigned atomicAdd(unsigned *p, unsigned v) {
+    const unsigned old = *p;
+    *p += v;
+    return old;
+}
+inline unsigned atomicSub(unsigned *p, unsigned v) {
+    const unsigned old = *p;
+    *p -= v;
+    return old;
+}
+inline unsigned atomicMax(unsigned *p, unsigned v) {
+    const unsigned old = *p;
+    *p = old > v ? old : v;
+    return old;
 }
 inline float4 __ldg(const float4 *p) {
     return *p;
