@@ -33,7 +33,7 @@
 
 namespace emu {
 
-constexpr int kMaxThreads = 128;
+constexpr int kMaxThreads = 256;
 constexpr int kWarps = kMaxThreads / 32;
 constexpr size_t kStackBytes = 64 * 1024;
 
@@ -60,7 +60,7 @@ struct block_state {
 
 inline block_state g;
 inline uint3 thread_idx, block_idx;
-inline dim3 grid_dim;
+inline dim3 grid_dim, block_dim;
 inline char stacks[kMaxThreads][kStackBytes];
 
 inline uint32_t next_random() { /* xorshift64 */
@@ -113,10 +113,13 @@ inline void fiber_main() {
     }
 }
 
-/* Runs body(arg) as block `block` of `grid` with `threads` threads (a multiple of 32, <= 128).
- * Returns false on a deadlock (threads waiting at a barrier that can never open). */
-inline bool run_block(uint3 block, dim3 grid, int threads, void (*body)(void *), void *arg,
+/* Runs body(arg) as block `block` of `grid` with `dims` threads (x fastest; x * y * z a multiple
+ * of 32, <= 256). Returns false on a deadlock (threads waiting at a barrier that can never
+ * open). */
+inline bool run_block(uint3 block, dim3 grid, dim3 dims, void (*body)(void *), void *arg,
                       uint64_t seed) {
+    const int threads = (int)(dims.x * dims.y * dims.z);
+    block_dim = dims;
     g.threads = threads;
     g.body = body;
     g.arg = arg;
@@ -162,9 +165,16 @@ inline bool run_block(uint3 block, dim3 grid, int threads, void (*body)(void *),
         const int t = runnable[next_random() % (uint32_t)count];
         g.current = t;
         g.fib[t].waiting = 0;
-        thread_idx = make_uint3((unsigned)t, 0u, 0u);
+        thread_idx = make_uint3((unsigned)t % dims.x, (unsigned)t / dims.x % dims.y,
+                                (unsigned)t / (dims.x * dims.y));
         swapcontext(&g.scheduler, &g.fib[t].ctx);
     }
+}
+
+/* The same for a 1-D block of `threads` threads. */
+inline bool run_block(uint3 block, dim3 grid, int threads, void (*body)(void *), void *arg,
+                      uint64_t seed) {
+    return run_block(block, grid, dim3((unsigned)threads), body, arg, seed);
 }
 
 } // namespace emu
@@ -172,6 +182,7 @@ inline bool run_block(uint3 block, dim3 grid, int threads, void (*body)(void *),
 #define threadIdx emu::thread_idx
 #define blockIdx emu::block_idx
 #define gridDim emu::grid_dim
+#define blockDim emu::block_dim
 
 inline void __syncthreads() {
     emu::sync_block();
