@@ -472,7 +472,7 @@ static void test_overflow(void) {
 }
 
 static void test_kernel(void) {
-    check_kernel("lattice N=200 cut-off 1.6", lattice(200, 1.0, 1.6, 9u), 0, 1, 7u, true);
+    check_kernel("lattice N=170 cut-off 1.6", lattice(170, 1.0, 1.6, 9u), 0, 1, 7u, true);
     /* ties: sides exactly 2 and sqrt(8), equilateral (0,0,0) (2,2,0) (2,0,2) among them */
     check_kernel("integer grid N=150 cut-off 2", integer_grid(150, 6, 2.0), 0, 1, 3u, false);
     check_kernel("integer grid N=150 cut-off sqrt(8)", integer_grid(150, 6, sqrt(8.0)), 0, 2, 1u,
