@@ -528,6 +528,9 @@ sim_status tcull_frame_end(cuda_backend *b, sim_frame_timing *t, sim_error *err)
         b->sort_due = 1;
     }
     SIM_TRY(tcull_grow_lists(b, h, 0, err));
+    if (h->fallback_steps > 0) { /* a short pair list undercounts the triples: size them now */
+        SIM_TRY(tcull_size(b, err));
+    }
     t->triplet_cull_capped = b->tcull_capped;
     return SIM_OK;
 }

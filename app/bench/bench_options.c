@@ -87,7 +87,12 @@ void app_bench_print_help(void) {
         "                     (culled with one or two culling passes, pairs_culled.csv), on = "
         "1,2;\n"
         "                     default off,1,2. Culled rows default to N = 65536..1048576\n"
-        "  --seed S           seed of the gas scene (default 1)\n"
+        "  --atm-cutoff R     triplets suite: instead of the maps, the ATM cut-off R [m] culled\n"
+        "                     (only tile triples whose three tile pairs are within R are swept)\n"
+        "                     on the `triplets` scene: per N the surviving tile triples, the\n"
+        "                     culling and the kernel per step, t(N) / t(first N); default N =\n"
+        "                     16384,65536,262144 (the scene's spheres are 1 m across)\n"
+        "  --seed S           seed of the gas (and triplets) scene (default 1)\n"
         "  --out DIR          where maps.csv, pairs.csv, triplets.csv, meta.txt and plots go\n"
         "                     (default bench/results/<gpu>/)\n"
         "  --no-plot          do not run bench/plot.py afterwards\n"
@@ -257,6 +262,10 @@ static int parse_value(const char *f, const char *v, app_bench_options *o) {
                 return bad("--cull: '%s' must be a list of off, 1, 2 or on", v);
             }
         }
+    } else if (strcmp(f, "--atm-cutoff") == 0) {
+        if (app_parse_double(v, 1e-6, 1e9, &o->atm_cutoff) != 0) {
+            return bad("--atm-cutoff: '%s' must be a distance in [1e-6, 1e9] m", v);
+        }
     } else if (strcmp(f, "--seed") == 0) {
         if (app_parse_u64(v, &o->seed) != 0) {
             return bad("--seed: '%s' must be a non-negative integer", v);
@@ -274,7 +283,7 @@ static int parse_value(const char *f, const char *v, app_bench_options *o) {
 static int takes_value(const char *f) {
     static const char *const with_value[] = {"--n",    "--tile",    "--repeats", "--warmup",
                                              "--maps", "--kernels", "--dim",     "--eval",
-                                             "--seed", "--out",     "--cull"};
+                                             "--seed", "--out",     "--cull",    "--atm-cutoff"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; ++i) {
         if (strcmp(f, with_value[i]) == 0) {
             return 1;

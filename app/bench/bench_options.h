@@ -54,6 +54,7 @@ typedef struct {
     unsigned dims;                /* bit 2 and/or bit 3 */
     unsigned evals;               /* maps suite: APP_BENCH_EVAL_* bits */
     unsigned cull;                /* pairs suite: APP_BENCH_CULL_* bits */
+    double atm_cutoff;            /* triplets suite: > 0 times the culled cut-off [m] instead */
     uint64_t seed;                /* scene seed for pairs/triplets */
     int plot;                     /* run bench/plot.py afterwards when possible */
     char out[APP_BENCH_PATH_MAX]; /* "" = bench/results/<gpu-slug> */

@@ -16,6 +16,11 @@
  * on a current GPU at ~2e11 triples/s, and well under a second per frame on a CPU core. */
 #define APP_AUTO_TRIPLES_CUDA 2.0e9
 #define APP_AUTO_TRIPLES_CPU 2.0e6
+/* With an ATM cut-off and culling the triplet work grows like N (sim/triplet_cull.h): they stay
+ * on up to this many bodies (the `triplets` scene at a 3 m cut-off: ~20 ms per step expected at
+ * 131,072 on an H100, bench/README.md; ~1 s per step at 4,096 on two CPU cores). */
+#define APP_AUTO_CULLED_TRIPLETS_N_CUDA 131072u
+#define APP_AUTO_CULLED_TRIPLETS_N_CPU 4096u
 
 /* A user's dt beyond this multiple of the default step (t_c / 50 or finer) gets a warning. */
 #define APP_DT_WARN_FACTOR 2.5
@@ -135,12 +140,17 @@ static void finish_params(app_session *s) {
         double budget =
             s->config.kind == SIM_BACKEND_CUDA ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
         int wanted = p->triplets || p->atm_nu != 0.0;
-        p->triplets = wanted && (double)triples <= budget;
+        const int culled =
+            p->atm_cutoff > 0.0 && s->config.cull && s->config.pair_map != SIM_PAIR_FULL;
+        const uint32_t culled_n = s->config.kind == SIM_BACKEND_CUDA
+                                      ? APP_AUTO_CULLED_TRIPLETS_N_CUDA
+                                      : APP_AUTO_CULLED_TRIPLETS_N_CPU;
+        p->triplets = wanted && (culled ? s->initial.n <= culled_n : (double)triples <= budget);
         if (wanted && !p->triplets) {
             snprintf(text, sizeof text,
-                     "triplet forces off: N = %u gives %.3g triples per step, too many for "
+                     "triplet forces off: N = %u gives %.3g triples per step%s, too many for "
                      "interactive speed (--triplets on forces them)",
-                     s->initial.n, (double)triples);
+                     s->initial.n, (double)triples, culled ? " (culled by the cut-off)" : "");
             add_notice(s, text);
         }
     } else {
