@@ -58,7 +58,7 @@ struct sim_backend {
 int sim_backend_culling(const sim_backend *b);
 /* Whether the next step culls tile triples by the ATM cut-off: culling, triplets on and
  * params.atm_cutoff > 0. The triplet map's plan is then not needed (it may not exist: 3-D plans
- * stop at SIM_MAX_TILES_3D tiles, culled triplets at 65,536 triplet tiles). */
+ * stop at SIM_MAX_TILES_3D tiles, culled triplets at 65,535 triplet tiles). */
 int sim_backend_triplet_culling(const sim_backend *b);
 
 /* Plans the maps for b->n and b->config.tile under params p (the triplet plan when p->triplets;

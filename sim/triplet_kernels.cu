@@ -425,7 +425,7 @@ struct culled_queue {
     uint32_t ki, nk;                /* position in and length of kq */
     int has_pair;
     int warp_sum[kWarps];
-    uint32_t pq[kThreads]; /* neighbour pairs of the chunk, I << 16 | J (tiles < 65536) */
+    uint32_t pq[kThreads]; /* neighbour pairs of the chunk, I << 16 | J (tiles <= 65535) */
     uint32_t kq[kThreads]; /* K of the batch that are neighbours of both I and J */
 };
 
@@ -667,9 +667,9 @@ sim_status culled_setup(const sim_gpu_tcull *c, const sim_physics_f *ph, unsigne
     if (!(ph->atm_cutoff2 > 0.0f)) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "culled triplets need an ATM cut-off");
     }
-    if (c->n_tiles > 65536u || share.parts < 1u || share.part >= share.parts) {
+    if (c->n_tiles > 65535u || share.parts < 1u || share.part >= share.parts) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
-                        "culled triplets: %u tiles (at most 65536), share %u of %u", c->n_tiles,
+                        "culled triplets: %u tiles (at most 65535), share %u of %u", c->n_tiles,
                         share.part, share.parts);
     }
     a->list = c->triple_list;
