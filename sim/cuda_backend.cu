@@ -386,6 +386,7 @@ sim_status tcull_prepare(cuda_backend *b, sim_error *err) {
     }
     if (st == SIM_OK &&
         cudaMallocHost((void **)&b->h_tcounts, sizeof *b->h_tcounts) != cudaSuccess) {
+        (void)cudaGetLastError();
         st = sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate pinned triplet culling counters");
     }
     if (st != SIM_OK) {
