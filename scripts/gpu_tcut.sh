@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 OUT=${OUT:-$root/gpu_tcut_out}
 B=${NBSIM_BUILD:-/tmp/nbsim-tcut-build}
-budget=220
+budget=190
 while [ $# -gt 0 ]; do
   case $1 in
     --budget) budget=$2; shift ;;
@@ -128,12 +128,12 @@ if left && command -v ncu >/dev/null 2>&1; then
   step "Nsight Compute: the culled ATM kernel at N = 65536, the culling kernels at N = 262144"
   {
     echo "## triplet_culled_kernel, N = 65536 (the first launch: set-up, the bench's state)"
-    timeout 100 ncu --section SpeedOfLight --section InstructionStats --section Occupancy \
+    timeout 70 ncu --section SpeedOfLight --section InstructionStats --section Occupancy \
       --section LaunchStats --section WarpStateStats -k regex:triplet_culled_kernel -c 1 \
       "$bin/nbsim" bench triplets --atm-cutoff 3.0 --n 65536 --repeats 1 --warmup 0 --no-plot \
       --out "$OUT/ncu_bench"
     echo "## culling kernels, N = 262144"
-    timeout 100 ncu --section SpeedOfLight -k regex:"tcull_" -c 7 "$bin/nbsim" bench triplets \
+    timeout 50 ncu --section SpeedOfLight -k regex:"tcull_" -c 7 "$bin/nbsim" bench triplets \
       --atm-cutoff 3.0 --n 262144 --repeats 1 --warmup 0 --no-plot --out "$OUT/ncu_bench2"
   } >"$OUT/ncu_tcull.txt" 2>&1
   grep -E "triplet_culled_kernel|tcull_[a-z]+_kernel|Duration|Issue Slots Busy|Executed Instructions  |Registers Per|Achieved Occupancy" \
@@ -153,7 +153,7 @@ if left && command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck; do
     left || { skip "compute-sanitizer $tool"; continue; }
     step "compute-sanitizer $tool (test_gpu_tcull sanitizer_small)"
-    timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$bin/test_gpu_tcull" \
+    timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 "$bin/test_gpu_tcull" \
       sanitizer_small >"$logs/sanitizer_$tool.log" 2>&1
     rc=$?; tail -2 "$logs/sanitizer_$tool.log"; echo "$tool exit $rc"; [ $rc = 0 ] || status=1
     tests_line="$tests_line $tool=$rc"

@@ -69,9 +69,10 @@ extern "C" {
 #define SIM_TCULL_TRIPLES_PER_TILE 64u
 #define SIM_TCULL_MIN_CAPACITY 4096u
 
-/* The box test's limit for a float cut-off a2_max = sim_atm_a2_max_f(cutoff^2) [m^2] (above). */
+/* The box test's limit for a float cut-off a2_max = sim_atm_a2_max_f(cutoff^2) [m^2] (above);
+ * one explicit FMA, so every compiler gives the same bits. */
 SIM_HD float sim_tcull_limit_f(float a2_max) {
-    return a2_max * (1.0f + 0x1p-19f) + 1e-36f;
+    return fmaf(a2_max, 1.0f + 0x1p-19f, 1e-36f);
 }
 
 /* The same for the double reference and its cut-off R [m]. */

@@ -369,10 +369,10 @@ static void test_overflow(void) {
         ENSURE(sim_backend_set_cull(b, 1, &err) == SIM_OK);
         ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
         ENSURE(sim_backend_run_frame(full, &tf, &err) == SIM_OK);
-        printf("  lists of 16: %d of 2 steps swept the tile pairs and triples from the boxes, "
-               "then %llu tile triples\n",
-               t.triplet_fallback_steps, (unsigned long long)t.tile_triples);
-        ENSURE(t.triplet_culled && t.triplet_fallback_steps >= 1 && t.tile_triples > 16);
+        printf("  lists of 16: %d of 2 steps swept the tile pairs and triples from the boxes "
+               "(%llu neighbour tile pairs)\n",
+               t.triplet_fallback_steps, (unsigned long long)t.triplet_tile_pairs);
+        ENSURE(t.triplet_culled && t.triplet_fallback_steps >= 1 && t.triplet_tile_pairs > 16);
         ENSURE(!t.triplet_cull_capped);
         gpu_snapshot a = snapshot(b, n), r = snapshot(full, n);
         forces_agree("overflowed triplet lists", &a, &r, n, NULL);
