@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — Axilrod–Teller–Muto forces over all unordered triples: the tiled kernel, the two
- * sources of its tile triples (a triplet thread map, or a list in device memory), and its host
- * drivers. tests/test_triplet_kernel_emu.cc compiles the kernel alone on the CPU
- * (SIM_TRIPLET_KERNEL_ONLY: no drivers) and runs it under tests/cuda_emulation.h. */
+ * nbsim — Axilrod–Teller–Muto forces over all unordered triples: a block's work on one tile
+ * triple (triplet_block), the kernel over the tile triples of a source (a triplet thread map, or
+ * a list in device memory), the persistent kernel over the ATM cut-off's culled list
+ * (triplet_culled_kernel, triplet_cull.h), and their host drivers.
+ * tests/test_triplet_kernel_emu.cc and tests/test_tcull_emu.cc compile the kernels alone on the
+ * CPU (SIM_TRIPLET_KERNEL_ONLY: no drivers) and run them under tests/cuda_emulation.h. */
 #include "triplet_kernels.h"
 
 #include "cull_device.cuh"
