@@ -2,6 +2,7 @@
  * nbsim — sim_backend: validates input once, then dispatches to the CPU or CUDA backend. */
 #include "backend_impl.h"
 #include "params.h"
+#include "triplet_cull.h"
 
 #include <string.h>
 
@@ -49,8 +50,22 @@ uint64_t sim_t2_u64(uint64_t k) {
     return k * (k + 1u) / 2u;
 }
 
+uint64_t sim_t3_u64(uint64_t k) {
+    return k * (k + 1u) / 2u * (k + 2u) / 3u;
+}
+
 int sim_backend_culling(const sim_backend *b) {
     return b->config.cull && b->config.pair_map != SIM_PAIR_FULL;
+}
+
+/* Whether these settings cull tile triples by the cut-off (sim_backend_triplet_culling). */
+static int triplet_culling_for(const sim_backend_config *c, sim_pair_choice pm,
+                               const sim_params *p) {
+    return c->cull && pm != SIM_PAIR_FULL && p->triplets && p->atm_cutoff > 0.0;
+}
+
+int sim_backend_triplet_culling(const sim_backend *b) {
+    return triplet_culling_for(&b->config, b->config.pair_map, &b->params);
 }
 
 uint64_t sim_cull_initial_capacity(const sim_backend *b) {
@@ -66,6 +81,24 @@ uint64_t sim_cull_super_capacity(const sim_backend *b) {
         b->config.cull_capacity ? b->config.cull_capacity : 32u * (uint64_t)b->super_tiles;
     cap = b->config.cull_capacity || cap >= 1024u ? cap : 1024u;
     return cap < all ? cap : all;
+}
+
+static uint64_t tcull_capacity(const sim_backend *b, uint64_t per_tile, uint64_t all) {
+    uint64_t cap = b->config.cull_capacity ? b->config.cull_capacity : per_tile * b->ttiles;
+    cap = b->config.cull_capacity || cap >= SIM_TCULL_MIN_CAPACITY ? cap : SIM_TCULL_MIN_CAPACITY;
+    return cap < all ? cap : all;
+}
+
+uint64_t sim_tcull_super_capacity(const sim_backend *b) {
+    return tcull_capacity(b, 32u / SIM_CULL_SUPER, sim_t2_u64(b->tsuper_tiles));
+}
+
+uint64_t sim_tcull_pair_capacity(const sim_backend *b) {
+    return tcull_capacity(b, SIM_TCULL_PAIRS_PER_TILE, sim_t2_u64(b->ttiles));
+}
+
+uint64_t sim_tcull_triple_capacity(const sim_backend *b) {
+    return tcull_capacity(b, SIM_TCULL_TRIPLES_PER_TILE, sim_t3_u64(b->ttiles));
 }
 
 static sim_status check_maps(sim_backend_kind kind, sim_pair_choice pm, sim_triplet_map tm,
@@ -92,21 +125,46 @@ static int cull_levels_for(int configured, uint32_t tiles) {
     return tiles > SIM_CULL_FLAT_MAX_TILES ? 2 : 1;
 }
 
+/* The largest triplet tile count culled triplets support (the fallback enumerates the tile
+ * pairs in 32 bits and packs tile indices in 16): N <= 2,097,120. */
+#define SIM_TCULL_MAX_TILES 65535u
+
 sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
-                                 int triplets, sim_error *err) {
-    sim_map_plan pair = b->pair_plan, triplet, cull = b->cull_plan;
+                                 const sim_params *p, sim_error *err) {
+    sim_map_plan pair = b->pair_plan, triplet, cull = b->cull_plan, tcull = b->tcull_plan;
     const uint32_t tiles = sim_ceil_div(b->n, b->config.tile);
     const int levels = cull_levels_for(b->config.cull_levels, tiles);
     const uint32_t supers = levels == 2 ? sim_ceil_div(tiles, SIM_CULL_SUPER) : 0u;
     const uint32_t items = levels == 2 ? supers : tiles;
+    /* The ATM cut-off's neighbour pass over triplet tiles, placed by the same pair map. */
+    const uint32_t ttiles = sim_ceil_div(b->n, SIM_TRIPLET_TILE);
+    const int tlevels = cull_levels_for(b->config.cull_levels, ttiles);
+    const uint32_t tsupers = sim_ceil_div(ttiles, SIM_CULL_SUPER);
+    const uint32_t titems = tlevels == 2 ? tsupers : ttiles;
     if (pm != SIM_PAIR_FULL) {
         SIM_TRY(sim_pair_map_plan((sim_pair_map)pm, tiles, &pair, err));
         SIM_TRY(
             sim_pair_map_plan((sim_pair_map)pm, sim_ceil_div(items, SIM_CULL_GROUP), &cull, err));
+        SIM_TRY(
+            sim_pair_map_plan((sim_pair_map)pm, sim_ceil_div(titems, SIM_CULL_GROUP), &tcull, err));
     }
-    if (triplets) {
-        SIM_TRY(sim_triplet_map_plan(tm, sim_ceil_div(b->n, SIM_TRIPLET_TILE), &triplet, err));
-        b->triplet_plan = triplet;
+    int planned = 0;
+    if (p->triplets) {
+        const int culled = triplet_culling_for(&b->config, pm, p);
+        if (culled && ttiles > SIM_TCULL_MAX_TILES) {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "N = %u bodies make %u triplet tiles: ATM forces with a cut-off "
+                            "support at most %u tiles (N <= %u)",
+                            b->n, ttiles, SIM_TCULL_MAX_TILES,
+                            SIM_TCULL_MAX_TILES * SIM_TRIPLET_TILE);
+        }
+        /* Culled, the triplet map places nothing: a size it cannot plan is no error. */
+        sim_error plan_err;
+        const sim_status st = sim_triplet_map_plan(tm, ttiles, &triplet, culled ? &plan_err : err);
+        if (st != SIM_OK && !culled) {
+            return st;
+        }
+        planned = st == SIM_OK;
     }
     b->pair_plan = pair;
     b->cull_plan = cull;
@@ -114,7 +172,15 @@ sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet
     b->tiles = tiles;
     b->super_tiles = supers;
     b->cull_items = items;
-    b->triplet_planned = triplets;
+    b->tcull_plan = tcull;
+    b->tcull_levels = tlevels;
+    b->ttiles = ttiles;
+    b->tsuper_tiles = tsupers;
+    b->tcull_items = titems;
+    if (planned) {
+        b->triplet_plan = triplet;
+    }
+    b->triplet_planned = planned;
     b->config.pair_map = pm;
     b->config.triplet_map = tm;
     return SIM_OK;
@@ -137,7 +203,9 @@ void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t, uint64_
     }
     t->triplet_blocks = 0;
     t->triplet_blocks_wasted = 0;
-    if (b->params.triplets && b->triplet_planned) {
+    if (sim_backend_triplet_culling(b)) {
+        t->triplet_blocks = t->tile_triples;
+    } else if (b->params.triplets && b->triplet_planned) {
         t->triplet_blocks = b->triplet_plan.blocks;
         t->triplet_blocks_wasted = b->triplet_plan.blocks - b->triplet_plan.useful;
     }
@@ -241,7 +309,7 @@ sim_status sim_backend_set_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_
     SIM_ASSERT(b != NULL);
     SIM_TRY(check_maps(b->config.kind, pm, tm, err));
     /* Backends read the plans at every step: nothing else to tell them. */
-    return sim_backend_plan_maps(b, pm, tm, b->params.triplets, err);
+    return sim_backend_plan_maps(b, pm, tm, &b->params, err);
 }
 
 sim_status sim_backend_set_cull(sim_backend *b, int on, sim_error *err) {
@@ -251,9 +319,17 @@ sim_status sim_backend_set_cull(sim_backend *b, int on, sim_error *err) {
     if (b->config.cull == old) {
         return SIM_OK;
     }
-    const sim_status st = b->ops->set_cull(b, err);
+    /* Unculled triplets need the triplet map's plan (culled ones may have gone without). */
+    sim_status st = SIM_OK;
+    if (b->params.triplets && !b->triplet_planned) {
+        st = sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, &b->params, err);
+    }
+    if (st == SIM_OK) {
+        st = b->ops->set_cull(b, err);
+    }
     if (st != SIM_OK) {
         b->config.cull = old;
+        (void)sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, &b->params, NULL);
     }
     return st;
 }
@@ -278,6 +354,16 @@ sim_status sim_backend_tile_pairs(sim_backend *b, sim_tile2 *out, uint64_t cap, 
     return b->ops->tile_pairs(b, out, cap, count, err);
 }
 
+sim_status sim_backend_tile_triples(sim_backend *b, sim_tile3 *out, uint64_t cap, uint64_t *count,
+                                    sim_error *err) {
+    SIM_ASSERT(b != NULL && count != NULL && (out != NULL || cap == 0));
+    *count = 0;
+    if (!sim_backend_triplet_culling(b)) {
+        return SIM_OK;
+    }
+    return b->ops->tile_triples(b, out, cap, count, err);
+}
+
 sim_status sim_backend_contacts(sim_backend *b, sim_body_pair *out, uint64_t cap, uint64_t *count,
                                 sim_error *err) {
     SIM_ASSERT(b != NULL && count != NULL && (out != NULL || cap == 0));
@@ -288,8 +374,9 @@ sim_status sim_backend_contacts(sim_backend *b, sim_body_pair *out, uint64_t cap
 sim_status sim_backend_set_params(sim_backend *b, const sim_params *p, sim_error *err) {
     SIM_ASSERT(b != NULL && p != NULL);
     SIM_TRY(sim_params_check(p, err));
+    /* New params may need the triplet map's plan (triplets turned on, the cut-off removed). */
     if (p->triplets && !b->triplet_planned) {
-        SIM_TRY(sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, 1, err));
+        SIM_TRY(sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, p, err));
     }
     return b->ops->set_params(b, p, err);
 }

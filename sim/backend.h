@@ -99,6 +99,20 @@ typedef struct {
      * ranks, the transfer; step_ms is the slowest rank's). 0 alone. */
     double comm_ms;
     int ranks; /* ranks (GPUs) the frame ran on, 1 alone */
+    /* The ATM cut-off, culled (sim/triplet_cull.h: with config.cull, a pair map, triplets on and
+     * atm_cutoff > 0, only the tile triples whose three tile pairs have boxes of centres within
+     * the cut-off are swept); all 0 when the frame's triplets were not culled. triplet_ms is then
+     * the ATM kernel over those tile triples alone, as pair_ms is the contact sweep alone;
+     * triplet_blocks is tile_triples, none wasted. */
+    int triplet_culled;
+    double triplet_cull_ms;      /* boxes of centres, neighbour pairs, rows, tile-triple list */
+    uint64_t tile_triples;       /* surviving tile triples (I >= J >= K), last step */
+    uint64_t tile_triples_total; /* T3(triplet tiles): what the full sweep covers */
+    uint64_t triplet_tile_pairs; /* neighbour tile pairs (I >= J, boxes within the cut-off) */
+    /* Steps whose tile-pair or tile-triple list overflowed: they tested the simplex's tile pairs
+     * and triples from the boxes instead (exact, slower); the lists have been grown. */
+    int triplet_fallback_steps;
+    int triplet_cull_capped; /* a triplet list could not grow (GPU memory) */
 } sim_frame_timing;
 
 typedef struct {
@@ -167,6 +181,13 @@ void sim_backend_cull_info(const sim_backend *backend, sim_cull_info *info);
  * the device and reruns the (cheap) culling pass; only when asked. */
 sim_status sim_backend_tile_pairs(sim_backend *backend, sim_tile2 *out, uint64_t cap,
                                   uint64_t *count, sim_error *err);
+
+/* The surviving tile triples of the ATM cut-off (I >= J >= K, triplet tiles of SIM_TRIPLET_TILE
+ * bodies of the sorted order) at the current positions, as sim_backend_tile_pairs: min(count,
+ * cap) into out, their number into *count (0 when triplets are not culled). Reruns the culling
+ * passes; syncs. */
+sim_status sim_backend_tile_triples(sim_backend *backend, sim_tile3 *out, uint64_t cap,
+                                    uint64_t *count, sim_error *err);
 
 /* Test and debug hook: every touching pair (|x_i - x_j| < r_i + r_j, the contact kernels' own
  * test) at the current positions, as the current pair pipeline finds it (culled or not), in user

@@ -28,6 +28,8 @@ typedef struct sim_backend_ops {
                              sim_error *err);
     sim_status (*contacts)(sim_backend *b, sim_body_pair *out, uint64_t cap, uint64_t *count,
                            sim_error *err);
+    sim_status (*tile_triples)(sim_backend *b, sim_tile3 *out, uint64_t cap, uint64_t *count,
+                               sim_error *err);
 } sim_backend_ops;
 
 /* Every backend struct begins with this header. The map plans live here, built by backend.c
@@ -47,15 +49,26 @@ struct sim_backend {
     int cull_levels; /* 1 or 2, from config.cull_levels and the tile count */
     uint32_t tiles, super_tiles, cull_items;
     sim_rank rank; /* this backend's rank of a multi-GPU run (multi.h); world 1 alone */
+    /* The ATM cut-off's neighbour pass (triplet_cull.h): the pair map's plan over
+     * ceil(tcull_items / SIM_CULL_GROUP) groups of triplet tiles (levels 1) or of their
+     * super-tiles (levels 2); unused for full. */
+    sim_map_plan tcull_plan;
+    int tcull_levels;
+    uint32_t ttiles, tsuper_tiles, tcull_items;
 };
 
 /* Whether the next step culls: config.cull and a pair map (the full sweep never culls). */
 int sim_backend_culling(const sim_backend *b);
+/* Whether the next step culls tile triples by the ATM cut-off: culling, triplets on and
+ * params.atm_cutoff > 0. The triplet map's plan is then not needed (it may not exist: 3-D plans
+ * stop at SIM_MAX_TILES_3D tiles, culled triplets at 65,535 triplet tiles). */
+int sim_backend_triplet_culling(const sim_backend *b);
 
-/* Plans the maps for b->n and b->config.tile (the triplet plan only when `triplets`), then
+/* Plans the maps for b->n and b->config.tile under params p (the triplet plan when p->triplets;
+ * when it cannot be planned and these settings cull triplets, triplet_planned stays 0), then
  * commits them and the choice to b->config; nothing changes when a plan is refused. */
 sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
-                                 int triplets, sim_error *err);
+                                 const sim_params *p, sim_error *err);
 /* The blocks a step launches and wastes, from the plans, into t; when culled also the culling
  * pass's blocks, and tile_pairs (the list's length, which the backend knows) as pair_blocks. */
 void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t, uint64_t tile_pairs);
@@ -63,6 +76,14 @@ void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t, uint64_
  * a dense pile ~20), at least 4096, at most T2(tiles). And for the super-tile list. */
 uint64_t sim_cull_initial_capacity(const sim_backend *b);
 uint64_t sim_cull_super_capacity(const sim_backend *b);
+/* The ATM cut-off's lists to start with (triplet_cull.h): config.cull_capacity, or
+ * SIM_TCULL_*_PER_TILE per triplet tile (at least SIM_TCULL_MIN_CAPACITY), at most the whole
+ * simplex; super pairs as for contacts. */
+uint64_t sim_tcull_super_capacity(const sim_backend *b);
+uint64_t sim_tcull_pair_capacity(const sim_backend *b);
+uint64_t sim_tcull_triple_capacity(const sim_backend *b);
+/* T3(k) = k (k + 1) (k + 2) / 6 in 64 bits. */
+uint64_t sim_t3_u64(uint64_t k);
 /* T2(k) = k (k + 1) / 2 in 64 bits. */
 uint64_t sim_t2_u64(uint64_t k);
 /* ceil(a / b) for tile counts. */

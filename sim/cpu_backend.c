@@ -18,6 +18,12 @@
  * same pair_tile; the per-thread forces (slot order) are scattered back to the bodies. The same
  * pairs are evaluated, so forces agree with the full sweep up to summation order.
  *
+ * The ATM cut-off (config.cull, atm_cutoff > 0, cpu_tcull.c): the triplet phase boxes the
+ * triplet tiles of the same sorted copies, finds the tile triples whose three tile pairs have
+ * boxes within the cut-off (the kernels' passes, in double) and evaluates only those; the
+ * forces go back through the body order like the pairs'. The same triples count, so forces agree
+ * with the map's sweep up to summation order.
+ *
  * Energies: `contact` = pair springs, `atm` = ATM triples (0 while triplets are off), `gravity`
  * = the per-body potential, gravity -m g.x plus the walls' elastic energy (what sim_body_force
  * reports; the CUDA backend splits it the same way). They are computed with the forces at the
@@ -26,6 +32,7 @@
 
 #include "backend_impl.h"
 #include "cpu_cull.h"
+#include "cpu_tcull.h"
 #include "physics.h"
 
 #include <math.h>
@@ -61,7 +68,9 @@ typedef struct {
     uint64_t steps_done;
     sim_cpu_cull cull; /* allocated when culling is first turned on (cull_ready) */
     int cull_ready;
-    int sort_due; /* sort before the next culled pair phase */
+    int sort_due;        /* sort before the next culled pair phase */
+    sim_cpu_tcull tcull; /* the ATM cut-off's culling, allocated on first use (tcull_ready) */
+    int tcull_ready;
 } cpu_backend;
 
 static int thread_id(void) {
@@ -110,14 +119,15 @@ static void pair_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *pos, c
     }
 }
 
-/* Tile triple (I, J, K): strictly ordered bodies where tiles coincide (i > j if I == J,
- * j > k if J == K), so each unordered triple is seen once. */
-static void triplet_tile(const cpu_backend *b, sim_tile3 t, sim_vec3d *f, double *energy) {
+/* Tile triple (I, J, K) of the bodies in pos (the state, or the culled phase's sorted copies; f
+ * indexed alike): strictly ordered bodies where tiles coincide (i > j if I == J, j > k if
+ * J == K), so each unordered triple is seen once. */
+static void triplet_tile(const cpu_backend *b, sim_tile3 t, const sim_vec4d *pos, sim_vec3d *f,
+                         double *energy) {
     uint32_t i0, i1, j0, j1, k0, k1;
     tile_range(b, t.i, SIM_TRIPLET_TILE, &i0, &i1);
     tile_range(b, t.j, SIM_TRIPLET_TILE, &j0, &j1);
     tile_range(b, t.k, SIM_TRIPLET_TILE, &k0, &k1);
-    const sim_vec4d *pos = b->st.pos;
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = t.i == t.j ? i : j1;
         for (uint32_t j = j0; j < j_end; ++j) {
@@ -285,7 +295,7 @@ static double triplet_phase(cpu_backend *b) {
                                           pc->origin[1] + (uint32_t)(blk / gx % gy),
                                           pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
                     t.i < tiles && t.j < tiles && t.k < tiles) {
-                    triplet_tile(b, t, f, &energy);
+                    triplet_tile(b, t, b->st.pos, f, &energy);
                 }
             }
         }
@@ -306,6 +316,35 @@ static sim_status reduce_ranks(cpu_backend *b, sim_error *err) {
     SIM_TRY(sim_comm_allreduce_sum(b->base.rank.comm, e, 2, SIM_COMM_DOUBLE, NULL, err));
     b->e_contact = e[0];
     b->e_atm = e[1];
+    return SIM_OK;
+}
+
+/* The culled triplet phase (the pair phase has just gathered the sorted copies): the surviving
+ * tile triples, swept; forces scattered back through the body order. The culling time goes to
+ * *cull_ms. */
+static sim_status triplet_phase_culled(cpu_backend *b, double *energy, double *cull_ms,
+                                       sim_error *err) {
+    if (!b->tcull_ready) {
+        SIM_TRY(sim_cpu_tcull_init(&b->tcull, b->st.n, err));
+        b->tcull_ready = 1;
+    }
+    const double t0 = sim_now_ms();
+    SIM_TRY(sim_cpu_tcull_build(&b->tcull, &b->base, b->cull.pos, b->base.params.atm_cutoff, err));
+    *cull_ms = sim_now_ms() - t0;
+    const sim_tile3 *list = b->tcull.triples.v;
+    const int64_t count = (int64_t)b->tcull.triples.count;
+    const double rho = SIM_TRIPLET_TILE;
+    double e = 0.0;
+    start_phase(b, (double)count * rho * rho * rho);
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : e)) {
+        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        SIM_OMP(omp for schedule(dynamic, 4))
+        for (int64_t k = 0; k < count; ++k) {
+            triplet_tile(b, list[k], b->cull.pos, f, &e);
+        }
+    }
+    reduce_buffers(b, 1, b->cull.order);
+    *energy = e;
     return SIM_OK;
 }
 
@@ -334,9 +373,15 @@ static sim_status compute_forces(cpu_backend *b, sim_frame_timing *t, sim_error 
     } else {
         b->e_contact = pair_phase(b);
     }
-    double t1 = sim_now_ms();
+    double t1 = sim_now_ms(), tcull_ms = 0.0;
     b->e_atm = 0.0;
-    if (b->base.params.triplets) {
+    if (sim_backend_triplet_culling(&b->base)) {
+        /* Several ranks: rank 0 sweeps the whole culled list (O(N) work) and the sum of the
+         * forces spreads it, as the CUDA backend does (its lists' order differs per GPU). */
+        if (b->base.rank.rank == 0) {
+            SIM_TRY(triplet_phase_culled(b, &b->e_atm, &tcull_ms, err));
+        }
+    } else if (b->base.params.triplets) {
         b->e_atm = triplet_phase(b);
     }
     const double t2 = sim_now_ms();
@@ -346,7 +391,8 @@ static sim_status compute_forces(cpu_backend *b, sim_frame_timing *t, sim_error 
     const double t4 = sim_now_ms();
     if (t != NULL) { /* pair_ms: the sweep alone, as on the GPU */
         t->pair_ms += (t1 - t0) - (t->sort_ms - sort0) - (t->cull_ms - cull0);
-        t->triplet_ms += b->base.params.triplets ? t2 - t1 : 0.0;
+        t->triplet_ms += b->base.params.triplets ? t2 - t1 - tcull_ms : 0.0;
+        t->triplet_cull_ms += tcull_ms;
         t->comm_ms += t3 - t2;
         t->integrate_ms += t4 - t3;
     }
@@ -383,6 +429,9 @@ static void cpu_destroy(sim_backend *base) {
     if (b->cull_ready) {
         sim_cpu_cull_free(&b->cull);
     }
+    if (b->tcull_ready) {
+        sim_cpu_tcull_free(&b->tcull);
+    }
     free(b);
 }
 
@@ -409,6 +458,12 @@ static sim_status check_blowup(const cpu_backend *b, int frame_step, sim_error *
 
 /* The culling fields of a frame's timing (the rest of them are counted as the frame runs). */
 static void report_cull(const cpu_backend *b, sim_frame_timing *t) {
+    if (sim_backend_triplet_culling(&b->base) && b->tcull_ready) {
+        t->triplet_culled = 1;
+        t->tile_triples = b->tcull.triples.count;
+        t->tile_triples_total = sim_t3_u64(b->tcull.n_tiles);
+        t->triplet_tile_pairs = b->tcull.pairs.count;
+    }
     const int culled = sim_backend_culling(&b->base);
     sim_backend_count_blocks(&b->base, t, culled ? b->cull.tiles.count : 0u);
     if (!culled) {
@@ -525,6 +580,17 @@ static sim_status cpu_set_cull(sim_backend *base, sim_error *err) {
     return b->base.config.cull ? cull_prepare(b, err) : SIM_OK;
 }
 
+static sim_status cpu_tile_triples(sim_backend *base, sim_tile3 *out, uint64_t cap, uint64_t *count,
+                                   sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    const size_t have = b->tcull_ready ? b->tcull.triples.count : 0u;
+    *count = have;
+    if (have > 0 && cap > 0) {
+        memcpy(out, b->tcull.triples.v, (size_t)(have < cap ? have : cap) * sizeof *out);
+    }
+    return SIM_OK;
+}
+
 static sim_status cpu_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint64_t *count,
                                  sim_error *err) {
     cpu_backend *b = as_cpu(base);
@@ -617,8 +683,9 @@ static sim_status cpu_capture(sim_backend *base, sim_capture *c, sim_error *err)
 }
 
 static const sim_backend_ops cpu_ops = {
-    cpu_destroy,          cpu_run_frame, cpu_set_params, cpu_set_state,  cpu_read_state, cpu_energy,
-    cpu_export_positions, cpu_capture,   cpu_set_cull,   cpu_tile_pairs, cpu_contacts,
+    cpu_destroy,    cpu_run_frame,  cpu_set_params,       cpu_set_state,
+    cpu_read_state, cpu_energy,     cpu_export_positions, cpu_capture,
+    cpu_set_cull,   cpu_tile_pairs, cpu_contacts,         cpu_tile_triples,
 };
 
 sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,
@@ -654,7 +721,7 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
         }
     }
     if (st == SIM_OK) {
-        st = sim_backend_plan_maps(&b->base, c->pair_map, c->triplet_map, p->triplets, err);
+        st = sim_backend_plan_maps(&b->base, c->pair_map, c->triplet_map, p, err);
     }
     if (st == SIM_OK && c->cull) {
         st = cull_prepare(b, err);

@@ -16,7 +16,11 @@
  * read_state and the host export scatter on the host or into scratch, the device export
  * scatters straight into the caller's buffer, unstable-body messages translate the slot.
  * List lengths stay on the device; the frame's one sync also reads the counters, which decide
- * the next frame's re-sort (boxes grown) and list growth (see grow_lists). */
+ * the next frame's re-sort (boxes grown) and list growth (see grow_lists).
+ *
+ * The ATM cut-off (triplet_cull_kernels.h), when culling is on and atm_cutoff > 0: the triplet
+ * phase builds the tile-triple list from the same sorted bodies and runs the ATM kernel over it
+ * (its own event splits triplet_cull_ms from triplet_ms); set-up sizes its lists with a sync. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,7 @@
 #include "integrate.h"
 #include "pair_kernels.h"
 #include "physics.h"
+#include "triplet_cull_kernels.h"
 #include "triplet_kernels.h"
 
 namespace {
@@ -64,6 +69,13 @@ struct cuda_backend {
     int sort_due;                  /* sort at the next culled force computation */
     int steps_since_sort;
     int capped; /* a list could not grow (GPU memory) */
+    /* the ATM cut-off, culled (tcull_*) */
+    sim_gpu_tcull tcull; /* buffers, once tcull_ready */
+    int tcull_ready;
+    sim_gpu_tcull_counts *h_tcounts; /* pinned: the counters as read at the frame's sync */
+    cudaEvent_t *tcull_events;       /* per step: between the culling and the ATM kernel */
+    int tcull_event_count;
+    int tcull_capped; /* a triplet list could not grow */
 };
 
 cuda_backend *as_cuda(sim_backend *b) {
@@ -94,6 +106,20 @@ void cull_free(cuda_backend *b) {
     b->cull_ready = 0;
 }
 
+/* The ATM cut-off's buffers and events (after a failed allocation, or at the end). */
+void tcull_free(cuda_backend *b) {
+    sim_gpu_tcull_free(&b->tcull);
+    (void)cudaFreeHost(b->h_tcounts);
+    b->h_tcounts = nullptr;
+    for (int e = 0; e < b->tcull_event_count; ++e) {
+        (void)cudaEventDestroy(b->tcull_events[e]);
+    }
+    free(b->tcull_events);
+    b->tcull_events = nullptr;
+    b->tcull_event_count = 0;
+    b->tcull_ready = 0;
+}
+
 void cuda_destroy(sim_backend *base) {
     cuda_backend *b = as_cuda(base);
     /* Errors are ignored here: destroy must free what it can, also after a device fault. */
@@ -121,6 +147,7 @@ void cuda_destroy(sim_backend *base) {
     (void)cudaFree(b->d_speed);
     (void)cudaFreeHost(b->h_flag);
     cull_free(b);
+    tcull_free(b);
     free(b);
 }
 
@@ -305,16 +332,6 @@ sim_status contact_phase(cuda_backend *b, unsigned flags, sim_error *err) {
                                &b->streams, err);
 }
 
-sim_status triplet_phase(cuda_backend *b, sim_error *err) {
-    if (!b->base.params.triplets) {
-        return SIM_OK;
-    }
-    sim_map_share share;
-    sim_backend_share(&b->base, &b->base.triplet_plan, &share);
-    return sim_gpu_triplet_forces(&b->bodies, &b->ph, &b->base.triplet_plan, &share, &b->streams,
-                                  err);
-}
-
 /* A multi-GPU step: every rank holds its share's forces; NCCL sums them on the stream (every
  * rank gets the same bits), before the body forces and the second half kick, which every rank
  * then applies to all bodies alike. The w components (unused, 0) travel too: 16 B per body. */
@@ -362,6 +379,189 @@ sim_status grow_lists(cuda_backend *b, sim_error *err) {
     return SIM_OK;
 }
 
+/* ---- the ATM cut-off, culled (triplet_cull_kernels.h) ----
+ * The list is one flat array of independent tile triples: a share of the work for several
+ * devices is a sub-range [begin, end) of its entries (sim_gpu_tcull_share; here all of it). */
+
+/* Whether this step culls tile triples (the float cut-off the kernel compares with is > 0). */
+int tculled(const cuda_backend *b) {
+    return sim_backend_triplet_culling(&b->base) && b->ph.atm_cutoff2 > 0.0f;
+}
+
+/* The buffers, once (nothing kept when one cannot be had). */
+sim_status tcull_prepare(cuda_backend *b, sim_error *err) {
+    if (b->tcull_ready) {
+        return SIM_OK;
+    }
+    const sim_backend *base = &b->base;
+    sim_status st = sim_gpu_tcull_alloc(
+        &b->tcull, base->n, sim_tcull_super_capacity(base), sim_tcull_pair_capacity(base),
+        sim_tcull_triple_capacity(base), b->sm_count, b->streams.main, err);
+    if (st == SIM_OK) {
+        st = sim_gpu_triplet_culled_grid(b->sm_count, &b->tcull.sweep_grid, err);
+    }
+    if (st == SIM_OK &&
+        cudaMallocHost((void **)&b->h_tcounts, sizeof *b->h_tcounts) != cudaSuccess) {
+        (void)cudaGetLastError();
+        st = sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate pinned triplet culling counters");
+    }
+    if (st != SIM_OK) {
+        tcull_free(b);
+        return st;
+    }
+    b->tcull_ready = 1;
+    return SIM_OK;
+}
+
+sim_status tcull_build(cuda_backend *b, sim_error *err) {
+    SIM_TRY(tcull_prepare(b, err));
+    return sim_gpu_tcull_build(&b->bodies, &b->tcull, &b->ph, &b->base.tcull_plan,
+                               b->base.tcull_levels, &b->streams, err);
+}
+
+/* Grows a list whose count `need` passed `at` of its capacity to `want` entries (at most
+ * `all`); out of GPU memory it keeps the old size and notes tcull_capped. */
+sim_status tcull_grow(cuda_backend *b, int list, uint32_t *cap, uint64_t need, double at,
+                      uint64_t want, uint64_t all, sim_error *err) {
+    if ((double)need <= at * (double)*cap || *cap >= all) {
+        return SIM_OK;
+    }
+    want = want < all ? want : all;
+    want = want < 0x7fffffffu ? want : 0x7fffffffu;
+    const uint32_t old = *cap;
+    sim_error grow_err;
+    if (sim_gpu_tcull_realloc(&b->tcull, list, want, &grow_err) != SIM_OK) {
+        b->tcull_capped = 1;
+        SIM_TRY(sim_gpu_tcull_realloc(&b->tcull, list, old, err));
+    }
+    return SIM_OK;
+}
+
+/* Grows every list from counts h: to twice the count when it passed kGrowAt of the capacity
+ * (`exact`: to the count and a quarter more when it passed the capacity, for set-up). */
+sim_status tcull_grow_lists(cuda_backend *b, const sim_gpu_tcull_counts *h, int exact,
+                            sim_error *err) {
+    sim_gpu_tcull *c = &b->tcull;
+    const uint32_t n = c->n_tiles, ns = c->n_supers;
+    const double at = exact ? 1.0 : kGrowAt;
+    const uint64_t s = exact ? h->supers : h->supers_peak, p = exact ? h->pairs : h->pairs_peak,
+                   t = exact ? h->triples : h->triples_peak;
+    const uint64_t sw = exact ? s + s / 4u + 16u : 2u * s, pw = exact ? p + p / 4u + 16u : 2u * p,
+                   tw = exact ? t + t / 4u + 16u : 2u * t;
+    SIM_TRY(tcull_grow(b, SIM_TCULL_LIST_SUPERS, &c->super_cap, s, at, sw, sim_t2_u64(ns), err));
+    SIM_TRY(tcull_grow(b, SIM_TCULL_LIST_PAIRS, &c->pair_cap, p, at, pw, sim_t2_u64(n), err));
+    return tcull_grow(b, SIM_TCULL_LIST_TRIPLES, &c->triple_cap, t, at, tw, sim_t3_u64(n), err);
+}
+
+/* Set-up (a sync is allowed): builds the lists for the current (sorted) bodies and grows them
+ * until nothing overflows, so the first frame runs from complete lists. A pair list too short
+ * undercounts the triples: hence up to three rounds. */
+sim_status tcull_size(cuda_backend *b, sim_error *err) {
+    for (int round = 0; round < 3; ++round) {
+        SIM_TRY(tcull_build(b, err));
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_tcounts, b->tcull.counts, sizeof *b->h_tcounts,
+                                     cudaMemcpyDeviceToHost, b->streams.main));
+        SIM_CUDA_TRY(cudaStreamSynchronize(b->streams.main));
+        const sim_gpu_tcull_counts *h = b->h_tcounts;
+        const sim_gpu_tcull *c = &b->tcull;
+        if (h->supers <= c->super_cap && h->pairs <= c->pair_cap && h->triples <= c->triple_cap) {
+            return SIM_OK;
+        }
+        SIM_TRY(tcull_grow_lists(b, h, 1, err));
+    }
+    return SIM_OK; /* still short (memory): the kernel's fallback covers it, exactly */
+}
+
+/* Before a frame's steps: buffers, one event per step, the frame's peaks zeroed. */
+sim_status tcull_frame_begin(cuda_backend *b, int steps, sim_error *err) {
+    if (!tculled(b)) {
+        return SIM_OK;
+    }
+    SIM_TRY(tcull_prepare(b, err));
+    if (b->tcull_event_count < steps) {
+        cudaEvent_t *ev = (cudaEvent_t *)realloc(b->tcull_events, (size_t)steps * sizeof *ev);
+        if (ev == nullptr) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate %d timing events", steps);
+        }
+        b->tcull_events = ev;
+        while (b->tcull_event_count < steps) {
+            SIM_CUDA_TRY(cudaEventCreate(&b->tcull_events[b->tcull_event_count]));
+            ++b->tcull_event_count;
+        }
+    }
+    SIM_CUDA_TRY(
+        cudaMemsetAsync(&b->tcull.counts->supers_peak, 0, 4 * sizeof(uint32_t), b->streams.main));
+    return SIM_OK;
+}
+
+/* The triplet phase: the culled list (step >= 0: its event between culling and kernel), or
+ * every tile triple of the triplet map. */
+sim_status triplet_phase(cuda_backend *b, int step, unsigned flags, sim_error *err) {
+    if (!b->base.params.triplets) {
+        return SIM_OK;
+    }
+    if (tculled(b)) {
+        SIM_TRY(tcull_build(b, err));
+        if (step >= 0 && step < b->tcull_event_count) {
+            SIM_CUDA_TRY(cudaEventRecord(b->tcull_events[step], b->streams.main));
+        }
+        /* Several GPUs: rank 0 sweeps the whole list. Its entries come in warp-atomic order,
+         * which differs between GPUs, so a range of entries would not be the same tile triples
+         * on every GPU; the culled cut-off is O(N) work, small next to the sweeps the split is
+         * for, and the all-reduce spreads rank 0's forces. */
+        if (b->base.rank.rank != 0) {
+            return SIM_OK;
+        }
+        const sim_gpu_tcull_share all = {0u, 1u};
+        return sim_gpu_triplet_forces_culled(&b->bodies, &b->ph, &b->tcull, flags, all,
+                                             b->streams.main, err);
+    }
+    if (!b->base.triplet_planned) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "no triplet map plan for N = %u", b->base.n);
+    }
+    sim_map_share share;
+    sim_backend_share(&b->base, &b->base.triplet_plan, &share);
+    return sim_gpu_triplet_forces(&b->bodies, &b->ph, &b->base.triplet_plan, &share, &b->streams,
+                                  err);
+}
+
+/* After the frame's sync: step k's triplet interval (from `start`) split into culling and
+ * kernel. */
+sim_status tcull_split_time(cuda_backend *b, int k, cudaEvent_t start, sim_frame_timing *t,
+                            sim_error *err) {
+    if (!tculled(b) || k >= b->tcull_event_count) {
+        return SIM_OK;
+    }
+    float ms = 0.0f;
+    SIM_CUDA_TRY(cudaEventElapsedTime(&ms, start, b->tcull_events[k]));
+    t->triplet_cull_ms += ms;
+    t->triplet_ms -= ms;
+    return SIM_OK;
+}
+
+/* The triplet part of a frame's report, from the counters read at the frame's sync; grows the
+ * lists for the next frame and asks for a re-sort when the triples grew by SIM_CULL_REGROW. */
+sim_status tcull_frame_end(cuda_backend *b, sim_frame_timing *t, sim_error *err) {
+    if (!tculled(b)) {
+        return SIM_OK;
+    }
+    const sim_gpu_tcull_counts *h = b->h_tcounts;
+    t->triplet_culled = 1;
+    t->tile_triples = h->triples;
+    t->tile_triples_total = sim_t3_u64(b->tcull.n_tiles);
+    t->triplet_tile_pairs = h->pairs;
+    t->triplet_fallback_steps = (int)h->fallback_steps;
+    if ((double)h->triples > SIM_CULL_REGROW * (double)h->triples_sorted + 16.0) {
+        b->sort_due = 1;
+    }
+    SIM_TRY(tcull_grow_lists(b, h, 0, err));
+    if (h->fallback_steps > 0) { /* a short pair list undercounts the triples: size them now */
+        SIM_TRY(tcull_size(b, err));
+    }
+    t->triplet_cull_capped = b->tcull_capped;
+    return SIM_OK;
+}
+
 /* F = pairs + triplets + body force for the current positions, without a kick: the force the
  * next step's first half kick uses, after set-up or a change of state or parameters. Sorts
  * first when due (set-up, new state, culling turned on). */
@@ -376,7 +576,10 @@ sim_status compute_forces(cuda_backend *b, sim_error *err) {
         SIM_TRY(cull_phase(b, flags, err));
     }
     SIM_TRY(contact_phase(b, flags, err));
-    SIM_TRY(triplet_phase(b, err));
+    if (b->base.params.triplets && tculled(b)) {
+        SIM_TRY(tcull_size(b, err));
+    }
+    SIM_TRY(triplet_phase(b, -1, flags, err));
     SIM_TRY(reduce_phase(b, err));
     SIM_TRY(sim_gpu_body_forces(&b->bodies, &b->ph, b->streams.main, err));
     if (culled) {
@@ -530,6 +733,7 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
     if (culled) { /* the frame's peaks and fallbacks */
         SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->supers_peak, 0, 3 * sizeof(uint32_t), s));
     }
+    SIM_TRY(tcull_frame_begin(b, steps, err));
     SIM_CUDA_TRY(cudaEventRecord(b->events[0], s));
     for (int k = 0; k < steps; ++k) {
         cudaEvent_t *ev = b->events + kEventsPerStep * k;
@@ -548,7 +752,7 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
         SIM_CUDA_TRY(cudaEventRecord(ev[3], s));
         SIM_TRY(contact_phase(b, flags, err));
         SIM_CUDA_TRY(cudaEventRecord(ev[4], s));
-        SIM_TRY(triplet_phase(b, err));
+        SIM_TRY(triplet_phase(b, k, flags, err));
         SIM_CUDA_TRY(cudaEventRecord(ev[5], s));
         SIM_TRY(reduce_phase(b, err));
         SIM_CUDA_TRY(cudaEventRecord(ev[6], s));
@@ -560,6 +764,10 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
         cudaMemcpyAsync(b->h_flag, b->d_flag, sizeof *b->d_flag, cudaMemcpyDeviceToHost, s));
     if (culled) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->h_counts, b->cull.counts, sizeof *b->h_counts,
+                                     cudaMemcpyDeviceToHost, s));
+    }
+    if (tculled(b)) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_tcounts, b->tcull.counts, sizeof *b->h_tcounts,
                                      cudaMemcpyDeviceToHost, s));
     }
     SIM_CUDA_TRY(cudaStreamSynchronize(s)); /* the frame's only host sync */
@@ -579,6 +787,7 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
         t->pair_ms += ms[kIvPair];
         t->triplet_ms += ms[kIvTriplet];
         t->comm_ms += base->rank.world > 1 ? ms[kIvReduce] : 0.0;
+        SIM_TRY(tcull_split_time(b, k, ev[kIvTriplet], t, err));
         t->step_ms += step_ms;
     }
     t->steps = steps;
@@ -587,6 +796,7 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
     if (culled) {
         SIM_TRY(finish_cull_frame(b, t, err));
     }
+    SIM_TRY(tcull_frame_end(b, t, err));
     sim_backend_count_blocks(base, t, t->tile_pairs);
 
     if (*b->h_flag != SIM_GPU_STABLE) {
@@ -673,7 +883,13 @@ sim_status cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     } else {
         SIM_TRY(sim_gpu_pair_energy(&b->bodies, &b->ph, b->d_energy + 2, rank, world, s, err));
     }
-    if (base->params.triplets) {
+    if (base->params.triplets && tculled(b)) { /* the list for these positions, untimed */
+        SIM_TRY(tcull_build(b, err));
+        if (rank == 0) { /* rank 0 sweeps the whole list: triplet_phase says why */
+            SIM_TRY(sim_gpu_triplet_energy_culled(&b->bodies, &b->ph, &b->tcull, b->d_energy + 3, s,
+                                                  err));
+        }
+    } else if (base->params.triplets) {
         SIM_TRY(sim_gpu_triplet_energy(&b->bodies, &b->ph, b->d_energy + 3, rank, world, s, err));
     }
     if (world > 1) { /* each rank holds its share's energies */
@@ -743,6 +959,27 @@ sim_status cuda_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint
     if (have > 0) {
         SIM_CUDA_TRY(
             cudaMemcpy(out, b->cull.tile_list, (size_t)have * sizeof *out, cudaMemcpyDeviceToHost));
+    }
+    return SIM_OK;
+}
+
+sim_status cuda_tile_triples(sim_backend *base, sim_tile3 *out, uint64_t cap, uint64_t *count,
+                             sim_error *err) {
+    cuda_backend *b = as_cuda(base);
+    if (!tculled(b)) {
+        return SIM_OK;
+    }
+    cudaStream_t s = b->streams.main;
+    SIM_TRY(tcull_build(b, err)); /* the list for the current positions again */
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->h_tcounts, b->tcull.counts, sizeof *b->h_tcounts,
+                                 cudaMemcpyDeviceToHost, s));
+    SIM_CUDA_TRY(cudaStreamSynchronize(s));
+    *count = b->h_tcounts->triples;
+    uint64_t have = *count < b->tcull.triple_cap ? *count : b->tcull.triple_cap;
+    have = have < cap ? have : cap;
+    if (have > 0) {
+        SIM_CUDA_TRY(cudaMemcpy(out, b->tcull.triple_list, (size_t)have * sizeof *out,
+                                cudaMemcpyDeviceToHost));
     }
     return SIM_OK;
 }
@@ -818,7 +1055,7 @@ sim_status cuda_capture(sim_backend *base, sim_capture *c, sim_error *err) {
 const sim_backend_ops cuda_ops = {
     cuda_destroy,    cuda_run_frame,  cuda_set_params,       cuda_set_state,
     cuda_read_state, cuda_energy,     cuda_export_positions, cuda_capture,
-    cuda_set_cull,   cuda_tile_pairs, cuda_contacts,
+    cuda_set_cull,   cuda_tile_pairs, cuda_contacts,         cuda_tile_triples,
 };
 
 sim_status create_impl(cuda_backend *b, const sim_state *s, sim_error *err) {
@@ -835,7 +1072,7 @@ sim_status create_impl(cuda_backend *b, const sim_state *s, sim_error *err) {
     SIM_TRY(make_streams(b, err));
     SIM_TRY(ensure_events(b, b->base.params.steps_per_frame, err));
     SIM_TRY(sim_backend_plan_maps(&b->base, b->base.config.pair_map, b->base.config.triplet_map,
-                                  b->base.params.triplets, err));
+                                  &b->base.params, err));
     SIM_TRY(set_physics(b, &b->base.params, s, err));
     SIM_TRY(upload_state(b, s, err));
     if (b->base.config.cull) {

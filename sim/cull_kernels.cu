@@ -8,7 +8,7 @@
 
 #include "backend.h"
 
-#include "device_util.cuh"
+#include "cull_device.cuh"
 
 namespace {
 
@@ -63,47 +63,6 @@ __global__ void __launch_bounds__(kThreads) iota_kernel(uint32_t *__restrict__ d
     }
 }
 
-static __device__ __forceinline__ sim_cull_box empty_box(void) {
-    sim_cull_box b;
-    b.lo.x = b.lo.y = b.lo.z = INFINITY;
-    b.hi.x = b.hi.y = b.hi.z = -INFINITY;
-    b.lo.w = b.hi.w = 0.0f;
-    return b;
-}
-
-static __device__ __forceinline__ void box_merge(sim_cull_box *a, const sim_cull_box &b) {
-    a->lo.x = fminf(a->lo.x, b.lo.x);
-    a->lo.y = fminf(a->lo.y, b.lo.y);
-    a->lo.z = fminf(a->lo.z, b.lo.z);
-    a->hi.x = fmaxf(a->hi.x, b.hi.x);
-    a->hi.y = fmaxf(a->hi.y, b.hi.y);
-    a->hi.z = fmaxf(a->hi.z, b.hi.z);
-}
-
-static __device__ __forceinline__ sim_cull_box warp_box(sim_cull_box b) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        sim_cull_box other;
-        other.lo.x = __shfl_xor_sync(SIM_FULL_MASK, b.lo.x, o);
-        other.lo.y = __shfl_xor_sync(SIM_FULL_MASK, b.lo.y, o);
-        other.lo.z = __shfl_xor_sync(SIM_FULL_MASK, b.lo.z, o);
-        other.hi.x = __shfl_xor_sync(SIM_FULL_MASK, b.hi.x, o);
-        other.hi.y = __shfl_xor_sync(SIM_FULL_MASK, b.hi.y, o);
-        other.hi.z = __shfl_xor_sync(SIM_FULL_MASK, b.hi.z, o);
-        box_merge(&b, other);
-    }
-    return b;
-}
-
-/* Outwards by the rounding margin (cull.h); an empty (or all-NaN) axis stays empty. */
-static __device__ __forceinline__ void inflate_axis(float *lo, float *hi) {
-    if (*lo <= *hi) {
-        const float m = sim_cull_margin_f(*lo, *hi);
-        *lo -= m;
-        *hi += m;
-    }
-}
-
 /* Tile and super-tile boxes.
  *
  * Launch contract: grid = ceil(tiles / 16) blocks (one per super-tile) of 16 warps; warp w owns
@@ -125,7 +84,7 @@ __global__ void __launch_bounds__(kBoxWarps * 32)
     }
     const uint32_t w = threadIdx.x >> 5, lane = threadIdx.x & 31u;
     const uint32_t t = blockIdx.x * kBoxWarps + w;
-    sim_cull_box box = empty_box();
+    sim_cull_box box = sim_cull_empty_box();
     if (t < n_tiles) {
 #pragma unroll
         for (int k = 0; k < TILE / 32; ++k) {
@@ -141,10 +100,8 @@ __global__ void __launch_bounds__(kBoxWarps * 32)
             }
         }
     }
-    box = warp_box(box);
-    inflate_axis(&box.lo.x, &box.hi.x);
-    inflate_axis(&box.lo.y, &box.hi.y);
-    inflate_axis(&box.lo.z, &box.hi.z);
+    box = sim_cull_warp_box(box);
+    sim_cull_inflate(&box);
     __shared__ sim_cull_box sh_box[kBoxWarps];
     if (lane == 0) {
         sh_box[w] = box;
@@ -154,33 +111,10 @@ __global__ void __launch_bounds__(kBoxWarps * 32)
     }
     __syncthreads();
     if (w == 0) {
-        const sim_cull_box mine = lane < (uint32_t)kBoxWarps ? sh_box[lane] : empty_box();
-        const sim_cull_box all = warp_box(mine);
+        const sim_cull_box mine = lane < (uint32_t)kBoxWarps ? sh_box[lane] : sim_cull_empty_box();
+        const sim_cull_box all = sim_cull_warp_box(mine);
         if (lane == 0) {
             supers[blockIdx.x] = all;
-        }
-    }
-}
-
-/* Appends `pair` for each lane with keep, one atomic per warp (ballot + popc); pairs past cap
- * are counted but not written. All 32 lanes must call it. */
-static __device__ __forceinline__ void append_pair(bool keep, sim_tile2 pair, uint32_t lane,
-                                                   sim_tile2 *__restrict__ out, uint32_t cap,
-                                                   uint32_t *__restrict__ count) {
-    const unsigned mask = __ballot_sync(SIM_FULL_MASK, keep);
-    if (mask == 0u) {
-        return;
-    }
-    const int leader = __ffs((int)mask) - 1;
-    uint32_t base = 0;
-    if ((int)lane == leader) {
-        base = atomicAdd(count, (uint32_t)__popc(mask));
-    }
-    base = __shfl_sync(SIM_FULL_MASK, base, leader);
-    if (keep) {
-        const uint32_t idx = base + (uint32_t)__popc(mask & ((1u << lane) - 1u));
-        if (idx < cap) {
-            out[idx] = pair;
         }
     }
 }
@@ -192,11 +126,7 @@ static __device__ __forceinline__ bool test_pair(sim_tile2 group, uint32_t count
     if (!sim_cull_thread_pair(group, threadIdx.x, threadIdx.y, count, pair)) {
         return false;
     }
-    sim_cull_box a, b;
-    a.lo = sim_ld4(&boxes[pair->i].lo);
-    a.hi = sim_ld4(&boxes[pair->i].hi);
-    b.lo = sim_ld4(&boxes[pair->j].lo);
-    b.hi = sim_ld4(&boxes[pair->j].hi);
+    const sim_cull_box a = sim_cull_load_box(boxes, pair->i), b = sim_cull_load_box(boxes, pair->j);
     return sim_cull_overlap(&a, &b) != 0;
 }
 
@@ -222,7 +152,7 @@ __global__ void __launch_bounds__(kCullThreads)
     sim_tile2 pair = {0u, 0u};
     const bool keep = test_pair(group, count, boxes, &pair) && pair.i >= row0 && pair.i < row1;
     const uint32_t lane = (threadIdx.y * kGroup + threadIdx.x) & 31u;
-    append_pair(keep, pair, lane, out, cap, out_count);
+    sim_cull_append(keep, pair, lane, out, cap, out_count);
 }
 
 /* The second pass of the two-level cull: the tile pairs inside each surviving super pair.
@@ -254,7 +184,7 @@ __global__ void __launch_bounds__(kCullThreads)
         sim_tile2 pair = {0u, 0u};
         const bool keep =
             test_pair(group, n_tiles, boxes, &pair) && pair.i >= row0 && pair.i < row1;
-        append_pair(keep, pair, lane, out, cap, &counts->tiles);
+        sim_cull_append(keep, pair, lane, out, cap, &counts->tiles);
     }
 }
 

@@ -381,10 +381,29 @@ static sim_status multi_contacts(sim_backend *base, sim_body_pair *out, uint64_t
     return gather(as_multi(base), 1, out, sizeof *out, cap, count, err);
 }
 
+typedef struct {
+    sim_tile3 *out;
+    uint64_t cap, *count;
+} triples_args;
+
+static sim_status job_tile_triples(multi_backend *m, int k, void *arg, sim_error *err) {
+    triples_args *a = arg;
+    return sim_backend_tile_triples(m->member[k], a->out, a->cap, a->count, err);
+}
+
+/* Rank 0 sweeps the whole culled tile-triple list (cuda_backend.cu: triplet_phase): its list. */
+static sim_status multi_tile_triples(sim_backend *base, sim_tile3 *out, uint64_t cap,
+                                     uint64_t *count, sim_error *err) {
+    multi_backend *m = as_multi(base);
+    SIM_TRY(sync_maps(m, err));
+    triples_args a = {out, cap, count};
+    return run_one(m, 0, job_tile_triples, &a, err);
+}
+
 static const sim_backend_ops multi_ops = {
     multi_destroy,    multi_run_frame,  multi_set_params, multi_set_state,
     multi_read_state, multi_energy,     multi_export,     multi_capture,
-    multi_set_cull,   multi_tile_pairs, multi_contacts,
+    multi_set_cull,   multi_tile_pairs, multi_contacts,   multi_tile_triples,
 };
 
 static sim_status start_workers(multi_backend *m, sim_error *err) {
@@ -420,7 +439,7 @@ sim_status sim_multi_backend_create(const sim_backend_config *c, const sim_param
     m->cuda = c->kind == SIM_BACKEND_CUDA;
     m->create_params = p;
     m->create_state = s;
-    sim_status st = sim_backend_plan_maps(&m->base, c->pair_map, c->triplet_map, p->triplets, err);
+    sim_status st = sim_backend_plan_maps(&m->base, c->pair_map, c->triplet_map, p, err);
     if (st == SIM_OK && m->cuda && sim_cuda_device_count() < mc->device + mc->local) {
         st = sim_fail(err, SIM_NO_DEVICE, "%d GPUs asked for (from device %d), %d visible",
                       mc->local, mc->device, sim_cuda_device_count());

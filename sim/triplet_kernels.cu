@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — Axilrod–Teller–Muto forces over all unordered triples: the tiled kernel, the two
- * sources of its tile triples (a triplet thread map, or a list in device memory), and its host
- * drivers. tests/test_triplet_kernel_emu.cc compiles the kernel alone on the CPU
- * (SIM_TRIPLET_KERNEL_ONLY: no drivers) and runs it under tests/cuda_emulation.h. */
+ * nbsim — Axilrod–Teller–Muto forces over all unordered triples: a block's work on one tile
+ * triple (triplet_block), the kernel over the tile triples of a source (a triplet thread map, or
+ * a list in device memory), the persistent kernel over the ATM cut-off's culled list
+ * (triplet_culled_kernel, triplet_cull.h), and their host drivers.
+ * tests/test_triplet_kernel_emu.cc and tests/test_tcull_emu.cc compile the kernels alone on the
+ * CPU (SIM_TRIPLET_KERNEL_ONLY: no drivers) and run them under tests/cuda_emulation.h. */
 #include "triplet_kernels.h"
 
-#include "device_util.cuh"
+#include "cull_device.cuh"
+#include "cull_kernels.h"
 
 namespace {
 
@@ -81,12 +84,12 @@ static __device__ __forceinline__ float dot3(const sim_vec3f &u, const sim_vec3f
     return u.x * v.x + u.y * v.y + u.z * v.z;
 }
 
-/* Triplet kernel: each unordered triple once; pair terms once per pair; the forces of the
- * block's triples reduced inside the block, one atomic per body.
- *
- * Launch contract: grid from the tile source (a map plan's launch, or 1-D over a list), 128
- * threads = 4 warps, 38.4 KB static shared memory. TILES::get gives the tile triple (I, J, K),
- * I >= J >= K, or nothing (the block returns before any barrier). Lane l owns i = I*32 + l;
+/* The work of one block on one tile triple: each unordered triple once; pair terms once per
+ * pair; the forces of the block's triples reduced inside the block, one atomic per body. All 128
+ * threads (4 warps) call it with the same tile triple (I, J, K), I >= J >= K < ceil(n / 32), and
+ * the block's shared memory; it uses that memory between its own barriers and returns at
+ * block-uniform points (or, in phase (5), warps 1-3 before warp 0), so a caller that loops over
+ * tile triples puts a barrier before each next one. Lane l owns i = I*32 + l;
  * warp w owns j = J*32 + 8w + jj, jj = 0..7; in step s = 0..31 lane l takes k = (l + s) mod 32
  * of tile K, so a warp covers all 32 x 8 x 32 (i, j, k) of its j with every lane busy. Bodies
  * past N are padded far away and every pair with one is dropped; where tiles coincide only
@@ -110,23 +113,17 @@ static __device__ __forceinline__ float dot3(const sim_vec3f &u, const sim_vec3f
  * the loop). Counted in the SASS of the sm_90 build (cuobjdump --dump-sass, the loop of
  * triplet_kernel<map_tiles<rm>, false, false>, unrolled twice): 545 instructions per 16
  * triples = 34.1 per triple; with the map, the pair terms and the reductions ~39 per triple
- * (SIM_TRIPLET_KERNEL_INSTR; bench/README.md has the table). 96 registers, no spills: 5 blocks
- * = 20 warps per SM. No global traffic beyond 3 x 512 B of positions and up to 96 atomics per
- * block of 32768 triples.
+ * (SIM_TRIPLET_KERNEL_INSTR; bench/README.md has the table). No global traffic beyond 3 x 512 B
+ * of positions and up to 96 atomics per tile triple of 32768 triples.
  *
  * CUT (cut-off on): a warp skips the steps whose (i, k) pairs are all dropped and the j whose
- * (i, j) are (the k accumulators then rotate by the steps skipped at once). ENERGY: sums the ATM
- * energy of the block's triples into *energy (one double atomic) instead of forces. */
-template <class TILES, bool ENERGY, bool CUT>
-__global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
-    triplet_kernel(TILES tiles, const sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ force,
-                   double *__restrict__ energy, uint32_t n, float nu3, float a2_max) {
-    sim_tile3 tile;
-    if (!tiles.get(blockIdx.x, blockIdx.y, blockIdx.z, &tile)) {
-        return;
-    }
-    __shared__ triplet_shared sh;
-
+ * (i, j) are (the k accumulators then rotate by the steps skipped at once). ENERGY: adds the ATM
+ * energy of the block's triples to this thread's e (the caller sums e over the block) instead of
+ * forces. */
+template <bool ENERGY, bool CUT>
+static __device__ __forceinline__ void
+triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__restrict__ pos,
+              sim_vec4f *__restrict__ force, double &e, uint32_t n, float nu3, float a2_max) {
     /* (1) Positions. */
     const int t = (int)threadIdx.x;
     const int lane = t & (kT - 1);
@@ -191,7 +188,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
         }
     }
     int lag = 0; /* CUT: steps since the k accumulators were last aligned (lane l: k = l + s) */
-    double e = 0.0;
     float *wik = &sh.u.wik[w][0][0];
 #pragma unroll 2
     for (int s = 0; s < kT; ++s) {
@@ -241,7 +237,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
         }
     }
     if constexpr (ENERGY) {
-        sim_block_sum_add<kThreads>(e, energy);
         return;
     }
     if (CUT && (lag & (kT - 1)) != 0) {
@@ -383,6 +378,236 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
     }
 }
 
+/* Triplet kernel over the tile triples of a source (a thread map, or a list with its length on
+ * the host).
+ *
+ * Launch contract: grid from the tile source (a map plan's launch, or 1-D over a list), 128
+ * threads = 4 warps, 38.4 KB static shared memory. TILES::get gives the tile triple (I, J, K),
+ * I >= J >= K, or nothing (the block returns before any barrier); then triplet_block. 96
+ * registers, no spills: 5 blocks = 20 warps per SM. ENERGY: the block's energy summed into
+ * *energy with one double atomic. Cost: triplet_block's, plus the map per block. */
+template <class TILES, bool ENERGY, bool CUT>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
+    triplet_kernel(TILES tiles, const sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ force,
+                   double *__restrict__ energy, uint32_t n, float nu3, float a2_max) {
+    sim_tile3 tile;
+    if (!tiles.get(blockIdx.x, blockIdx.y, blockIdx.z, &tile)) {
+        return;
+    }
+    __shared__ triplet_shared sh;
+    double e = 0.0;
+    triplet_block<ENERGY, CUT>(tile, sh, pos, force, e, n, nu3, a2_max);
+    if constexpr (ENERGY) {
+        sim_block_sum_add<kThreads>(e, energy);
+    }
+}
+
+/* ---- The culled kernel (ATM cut-off, triplet_cull.h): a persistent grid over the tile-triple
+ * list, or, when a list overflowed, over the boxes themselves ---- */
+
+/* What the culled kernel reads: the tile-triple list and the counters that say how much of it
+ * is valid, and for the fallback the tile boxes. */
+struct culled_args {
+    const sim_tile3 *list;
+    uint32_t triple_cap, pair_cap;
+    const sim_cull_box *boxes; /* triplet tile boxes of centres */
+    uint32_t n_tiles;
+    float limit; /* sim_tcull_limit_f [m^2] */
+    sim_gpu_tcull_counts *counts;
+    uint32_t part, parts; /* this device's share (triplet_cull.h) */
+    unsigned flags;       /* SIM_GPU_CULL_RECORD, SIM_GPU_CULL_SORTED */
+};
+
+/* The source's block-uniform state in shared memory, 1.1 KB: written by thread 0 (or by a
+ * compaction) between barriers, read by all threads after one. */
+struct culled_queue {
+    int fallback;        /* a list is incomplete: test the simplex's tile pairs and triples */
+    uint32_t begin, end; /* this share: list entries, or (fallback) simplex pairs in row order */
+    uint32_t item;       /* list: the entry taken (relative to begin) */
+    uint32_t chunk;      /* fallback: this block's next chunk of kThreads simplex pairs */
+    uint32_t pi, npairs; /* fallback: position in and length of pq */
+    uint32_t pair_i, pair_j, kbase; /* the pair whose K are tested, and the next K to test */
+    uint32_t ki, nk;                /* position in and length of kq */
+    int has_pair;
+    int warp_sum[kWarps];
+    uint32_t pq[kThreads]; /* neighbour pairs of the chunk, I << 16 | J (tiles <= 65535) */
+    uint32_t kq[kThreads]; /* K of the batch that are neighbours of both I and J */
+};
+
+/* Block-wide stream compaction: the values of the threads with keep, in thread order, to out;
+ * returns how many (all threads). Two barriers. */
+static __device__ __forceinline__ uint32_t block_compact(bool keep, uint32_t value, uint32_t *out,
+                                                         int *warp_sum) {
+    const int lane = (int)threadIdx.x & (kT - 1), w = (int)threadIdx.x / kT;
+    const unsigned mask = __ballot_sync(SIM_FULL_MASK, keep);
+    if (lane == 0) {
+        warp_sum[w] = __popc(mask);
+    }
+    __syncthreads();
+    uint32_t before = 0, total = 0;
+#pragma unroll
+    for (int q = 0; q < kWarps; ++q) {
+        const uint32_t c = (uint32_t)warp_sum[q];
+        before += q < w ? c : 0u;
+        total += c;
+    }
+    if (keep) {
+        out[before + (uint32_t)__popc(mask & ((1u << lane) - 1u))] = value;
+    }
+    __syncthreads();
+    return total;
+}
+
+static __device__ __forceinline__ bool near_tiles(const culled_args &a, uint32_t u, uint32_t v) {
+    const sim_cull_box bu = sim_cull_load_box(a.boxes, u), bv = sim_cull_load_box(a.boxes, v);
+    return sim_tcull_near_f(&bu, &bv, a.limit) != 0;
+}
+
+/* Thread 0, once: the mode and this block's range; block 0 records the step's counts. */
+static __device__ __forceinline__ void culled_start(const culled_args &a, culled_queue &q,
+                                                    uint32_t &prefetch) {
+    sim_gpu_tcull_counts *c = a.counts;
+    const uint32_t pairs = c->pairs, triples = c->triples;
+    const bool fallback = pairs > a.pair_cap || triples > a.triple_cap;
+    q.fallback = fallback;
+    if (fallback) {
+        sim_tcull_share_range(sim_map_t2(a.n_tiles), a.part, a.parts, &q.begin, &q.end);
+        q.chunk = blockIdx.x;
+        q.pi = q.npairs = 0;
+        q.ki = q.nk = 0;
+        q.has_pair = 0;
+    } else {
+        sim_tcull_share_range(triples, a.part, a.parts, &q.begin, &q.end);
+        prefetch = atomicAdd(&c->cursor, 1u);
+    }
+    if ((a.flags & SIM_GPU_CULL_RECORD) && blockIdx.x == 0) {
+        atomicMax(&c->supers_peak, c->supers);
+        atomicMax(&c->pairs_peak, pairs);
+        atomicMax(&c->triples_peak, triples);
+        if (fallback) {
+            atomicAdd(&c->fallback_steps, 1u);
+        }
+        if (a.flags & SIM_GPU_CULL_SORTED) {
+            c->triples_sorted = triples;
+        }
+    }
+}
+
+/* The next tile triple of this block, or false when its work is done (all threads call it and
+ * get the same answer). List: one entry at a time from a cursor shared by the grid (thread 0
+ * fetches the entry after next while the block works on this one). Fallback: chunks of kThreads
+ * tile pairs of the simplex (static stride over the blocks), tested by the threads in parallel;
+ * for each neighbour pair (I, J), batches of kThreads K <= J tested against both; the triples
+ * that pass, one by one. Exact: the same box test as the lists, on every candidate. */
+static __device__ __forceinline__ bool culled_next(const culled_args &a, culled_queue &q,
+                                                   uint32_t &prefetch, sim_tile3 *tile) {
+    const uint32_t t = threadIdx.x;
+    __syncthreads(); /* the previous tile triple is done with shared memory (and q.item) */
+    if (!q.fallback) {
+        if (t == 0) {
+            q.item = prefetch;
+            prefetch = atomicAdd(&a.counts->cursor, 1u);
+        }
+        __syncthreads();
+        const uint32_t k = q.item;
+        if (k >= q.end - q.begin) {
+            return false;
+        }
+        *tile = a.list[q.begin + k];
+        return true;
+    }
+    for (;;) {
+        if (q.ki < q.nk) {
+            tile->i = q.pair_i;
+            tile->j = q.pair_j;
+            tile->k = q.kq[q.ki];
+            __syncthreads();
+            if (t == 0) {
+                q.ki++;
+            }
+            return true;
+        }
+        if (q.has_pair && q.kbase <= q.pair_j) {
+            const uint32_t k = q.kbase + t;
+            const bool keep =
+                k <= q.pair_j && near_tiles(a, q.pair_j, k) && near_tiles(a, q.pair_i, k);
+            const uint32_t nk = block_compact(keep, k, q.kq, q.warp_sum);
+            if (t == 0) {
+                q.nk = nk;
+                q.ki = 0;
+                q.kbase += kThreads;
+            }
+            __syncthreads();
+            continue;
+        }
+        if (q.pi < q.npairs) {
+            const uint32_t packed = q.pq[q.pi];
+            __syncthreads();
+            if (t == 0) {
+                q.pair_i = packed >> 16;
+                q.pair_j = packed & 0xffffu;
+                q.has_pair = 1;
+                q.kbase = 0;
+                q.pi++;
+            }
+            __syncthreads();
+            continue;
+        }
+        const uint32_t span = q.end - q.begin;
+        if (q.chunk >= (span + kThreads - 1u) / kThreads) {
+            return false;
+        }
+        const uint32_t p = q.chunk * kThreads + t;
+        bool keep = false;
+        uint32_t packed = 0;
+        if (p < span) {
+            const sim_tile2 ij = sim_cull_simplex_pair(q.begin + p);
+            keep = near_tiles(a, ij.i, ij.j);
+            packed = ij.i << 16 | ij.j;
+        }
+        const uint32_t np = block_compact(keep, packed, q.pq, q.warp_sum);
+        if (t == 0) {
+            q.npairs = np;
+            q.pi = 0;
+            q.has_pair = 0;
+            q.chunk += gridDim.x;
+        }
+        __syncthreads();
+    }
+}
+
+/* Triplet kernel over the culled tile triples (cut-off on).
+ *
+ * Launch contract: a persistent grid (sim_gpu_triplet_culled_grid: SMs x resident blocks) of
+ * 128 threads, 38.4 + 1.1 KB static shared memory; the list's length stays on the device. While
+ * the lists are complete (counts within their capacities) blocks take entries [begin, end) of
+ * this device's share one at a time (culled_next) and run triplet_block<CUT> on each; when a
+ * list overflowed they enumerate the tile pairs of the simplex and test the triples from the
+ * boxes instead (exact; ~T2(tiles) box tests, recorded as a fallback step). RECORD: block 0
+ * notes the step's counts into the frame's peaks. ENERGY: one double atomic per block at the
+ * end. Cost per entry: triplet_block's (~39 instructions per triple of its 32^3), one atomic
+ * and two barriers; no block launch. */
+template <bool ENERGY>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
+    triplet_culled_kernel(culled_args a, const sim_vec4f *__restrict__ pos,
+                          sim_vec4f *__restrict__ force, double *__restrict__ energy, uint32_t n,
+                          float nu3, float a2_max) {
+    __shared__ triplet_shared sh;
+    __shared__ culled_queue q;
+    uint32_t prefetch = 0; /* thread 0: the cursor's value for the entry after this one */
+    if (threadIdx.x == 0) {
+        culled_start(a, q, prefetch);
+    }
+    double e = 0.0;
+    sim_tile3 tile;
+    while (culled_next(a, q, prefetch, &tile)) {
+        triplet_block<ENERGY, true>(tile, sh, pos, force, e, n, nu3, a2_max);
+    }
+    if constexpr (ENERGY) {
+        sim_block_sum_add<kThreads>(e, energy);
+    }
+}
+
 } // namespace
 
 #ifndef SIM_TRIPLET_KERNEL_ONLY
@@ -443,6 +668,71 @@ sim_status sim_gpu_triplet_forces_list(const sim_gpu_bodies *b, const sim_physic
     }
     const list_tiles tiles = {d_tiles, count, (b->n + kT - 1) / kT};
     return launch<list_tiles, false>(tiles, dim3(count), stream, b, ph, nullptr, err);
+}
+
+namespace {
+
+/* The culled kernel's arguments for c and this physics, or an error when there is no cut-off. */
+sim_status culled_setup(const sim_gpu_tcull *c, const sim_physics_f *ph, unsigned flags,
+                        sim_gpu_tcull_share share, culled_args *a, sim_error *err) {
+    if (!(ph->atm_cutoff2 > 0.0f)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "culled triplets need an ATM cut-off");
+    }
+    if (c->n_tiles > 65535u || share.parts < 1u || share.part >= share.parts) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "culled triplets: %u tiles (at most 65535), share %u of %u", c->n_tiles,
+                        share.part, share.parts);
+    }
+    a->list = c->triple_list;
+    a->triple_cap = c->triple_cap;
+    a->pair_cap = c->pair_cap;
+    a->boxes = c->boxes;
+    a->n_tiles = c->n_tiles;
+    a->limit = sim_tcull_limit_f(sim_atm_a2_max_f(ph->atm_cutoff2));
+    a->counts = c->counts;
+    a->part = share.part;
+    a->parts = share.parts;
+    a->flags = flags;
+    return SIM_OK;
+}
+
+template <bool ENERGY>
+sim_status launch_culled(const sim_gpu_bodies *b, const sim_physics_f *ph, const sim_gpu_tcull *c,
+                         unsigned flags, sim_gpu_tcull_share share, double *d_energy,
+                         cudaStream_t stream, sim_error *err) {
+    culled_args a;
+    SIM_TRY(culled_setup(c, ph, flags, share, &a, err));
+    SIM_CUDA_TRY(cudaMemsetAsync(&c->counts->cursor, 0, sizeof c->counts->cursor, stream));
+    const unsigned grid = c->sweep_grid > 0 ? (unsigned)c->sweep_grid : 1u;
+    triplet_culled_kernel<ENERGY><<<grid, kThreads, 0, stream>>>(a, b->pos, b->force, d_energy,
+                                                                 b->n, sim_atm_nu3_f(ph->atm_nu),
+                                                                 sim_atm_a2_max_f(ph->atm_cutoff2));
+    SIM_CUDA_CHECK_LAUNCH(ENERGY ? "triplet_culled_kernel<energy>" : "triplet_culled_kernel");
+    return SIM_OK;
+}
+
+} // namespace
+
+sim_status sim_gpu_triplet_culled_grid(int sm_count, int *grid, sim_error *err) {
+    int per_sm = 0;
+    SIM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, triplet_culled_kernel<false>, kThreads, 0));
+    *grid = (per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
+    return SIM_OK;
+}
+
+sim_status sim_gpu_triplet_forces_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                         const sim_gpu_tcull *c, unsigned flags,
+                                         sim_gpu_tcull_share share, cudaStream_t stream,
+                                         sim_error *err) {
+    return launch_culled<false>(b, ph, c, flags, share, nullptr, stream, err);
+}
+
+sim_status sim_gpu_triplet_energy_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                         const sim_gpu_tcull *c, double *d_energy,
+                                         cudaStream_t stream, sim_error *err) {
+    const sim_gpu_tcull_share all = {0u, 1u};
+    return launch_culled<true>(b, ph, c, 0u, all, d_energy, stream, err);
 }
 
 sim_status sim_gpu_triplet_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,

@@ -8,6 +8,7 @@
 #include "maps.h"
 #include "physics.h"
 #include "work_split.h"
+#include "triplet_cull_kernels.h"
 
 /* Triplet plans are built with n = ceil(N / SIM_TRIPLET_TILE) (backend.h: why 32). */
 
@@ -23,6 +24,27 @@ sim_status sim_gpu_triplet_forces(const sim_gpu_bodies *b, const sim_physics_f *
 sim_status sim_gpu_triplet_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                        const sim_tile3 *d_tiles, uint32_t count,
                                        cudaStream_t stream, sim_error *err);
+
+/* ---- culled by the cut-off (triplet_cull.h; ph->atm_cutoff2 > 0): a persistent grid over the
+ * tile triples of sim_gpu_tcull_build, whose lengths stay on the device. When a list overflowed
+ * the kernel tests the simplex's tile pairs and triples from the boxes instead (exact, slower;
+ * counted in c->counts->fallback_steps). ---- */
+
+/* Blocks of the persistent culled kernel for this device (SMs x resident blocks). */
+sim_status sim_gpu_triplet_culled_grid(int sm_count, int *grid, sim_error *err);
+
+/* Adds the ATM force of every triple within the cut-off to b->force (slot order, the tiles of
+ * the sorted bodies), the entries of `share` (triplet_cull.h; {0, 1}: all). flags:
+ * SIM_GPU_CULL_* (cull_kernels.h), RECORD for a step's own launch. */
+sim_status sim_gpu_triplet_forces_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                         const sim_gpu_tcull *c, unsigned flags,
+                                         sim_gpu_tcull_share share, cudaStream_t stream,
+                                         sim_error *err);
+
+/* Adds the ATM energy of the same triples to *d_energy (device, double). Not timed. */
+sim_status sim_gpu_triplet_energy_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                         const sim_gpu_tcull *c, double *d_energy,
+                                         cudaStream_t stream, sim_error *err);
 
 /* Adds the ATM energy of all triples to *d_energy (device, double). Not timed; bounding box
  * (rank of world: its slabs of it). */

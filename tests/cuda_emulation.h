@@ -2,7 +2,8 @@
  * nbsim — a CPU emulation of the few CUDA features the triplet kernel uses, so a CPU test can
  * run sim/triplet_kernels.cu's kernel from its own source (test_triplet_kernel_emu.cc). The
  * threads of one block are fibers (ucontext) on one host thread. __syncthreads, __syncwarp and
- * the warp collectives (__shfl_sync, __shfl_down_sync, __any_sync) are barriers, and at each
+ * the warp collectives (__shfl_sync, __shfl_down_sync, __shfl_xor_sync, __any_sync,
+ * __ballot_sync) are barriers, and at each
  * one the scheduler resumes a runnable fiber chosen at random: a missing barrier or a wrong
  * shuffle gives wrong forces, as it would on a GPU. __shared__ variables become function-local
  * statics (one block runs at a time); atomics are plain adds (one host thread).
@@ -32,7 +33,7 @@
 
 namespace emu {
 
-constexpr int kMaxThreads = 128;
+constexpr int kMaxThreads = 256;
 constexpr int kWarps = kMaxThreads / 32;
 constexpr size_t kStackBytes = 64 * 1024;
 
@@ -59,7 +60,7 @@ struct block_state {
 
 inline block_state g;
 inline uint3 thread_idx, block_idx;
-inline dim3 grid_dim;
+inline dim3 grid_dim, block_dim;
 inline char stacks[kMaxThreads][kStackBytes];
 
 inline uint32_t next_random() { /* xorshift64 */
@@ -112,10 +113,13 @@ inline void fiber_main() {
     }
 }
 
-/* Runs body(arg) as block `block` of `grid` with `threads` threads (a multiple of 32, <= 128).
- * Returns false on a deadlock (threads waiting at a barrier that can never open). */
-inline bool run_block(uint3 block, dim3 grid, int threads, void (*body)(void *), void *arg,
+/* Runs body(arg) as block `block` of `grid` with `dims` threads (x fastest; x * y * z a multiple
+ * of 32, <= 256). Returns false on a deadlock (threads waiting at a barrier that can never
+ * open). */
+inline bool run_block(uint3 block, dim3 grid, dim3 dims, void (*body)(void *), void *arg,
                       uint64_t seed) {
+    const int threads = (int)(dims.x * dims.y * dims.z);
+    block_dim = dims;
     g.threads = threads;
     g.body = body;
     g.arg = arg;
@@ -161,9 +165,16 @@ inline bool run_block(uint3 block, dim3 grid, int threads, void (*body)(void *),
         const int t = runnable[next_random() % (uint32_t)count];
         g.current = t;
         g.fib[t].waiting = 0;
-        thread_idx = make_uint3((unsigned)t, 0u, 0u);
+        thread_idx = make_uint3((unsigned)t % dims.x, (unsigned)t / dims.x % dims.y,
+                                (unsigned)t / (dims.x * dims.y));
         swapcontext(&g.scheduler, &g.fib[t].ctx);
     }
+}
+
+/* The same for a 1-D block of `threads` threads. */
+inline bool run_block(uint3 block, dim3 grid, int threads, void (*body)(void *), void *arg,
+                      uint64_t seed) {
+    return run_block(block, grid, dim3((unsigned)threads), body, arg, seed);
 }
 
 } // namespace emu
@@ -171,6 +182,7 @@ inline bool run_block(uint3 block, dim3 grid, int threads, void (*body)(void *),
 #define threadIdx emu::thread_idx
 #define blockIdx emu::block_idx
 #define gridDim emu::grid_dim
+#define blockDim emu::block_dim
 
 inline void __syncthreads() {
     emu::sync_block();
@@ -204,6 +216,54 @@ inline bool __any_sync(unsigned, int predicate) {
     }
     emu::sync_warp();
     return any != 0;
+}
+inline float __shfl_xor_sync(unsigned, float v, int lane_mask, int = 32) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.fbuf[w][l] = v;
+    emu::sync_warp();
+    const float r = emu::g.fbuf[w][(l ^ lane_mask) & 31];
+    emu::sync_warp();
+    return r;
+}
+inline unsigned __shfl_sync(unsigned, unsigned v, int src, int = 32) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.ibuf[w][l] = (int)v;
+    emu::sync_warp();
+    const unsigned r = (unsigned)emu::g.ibuf[w][src & 31];
+    emu::sync_warp();
+    return r;
+}
+inline unsigned __ballot_sync(unsigned, int predicate) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.ibuf[w][l] = predicate != 0;
+    emu::sync_warp();
+    unsigned bits = 0;
+    for (int i = 0; i < 32; ++i) {
+        bits |= emu::g.ibuf[w][i] ? 1u << i : 0u;
+    }
+    emu::sync_warp();
+    return bits;
+}
+inline int __popc(unsigned v) {
+    return __builtin_popcount(v);
+}
+inline int __ffs(int v) {
+    return __builtin_ffs(v);
+}
+inline unsigned atomicAdd(unsigned *p, unsigned v) {
+    const unsigned old = *p;
+    *p += v;
+    return old;
+}
+inline unsigned atomicSub(unsigned *p, unsigned v) {
+    const unsigned old = *p;
+    *p -= v;
+    return old;
+}
+inline unsigned atomicMax(unsigned *p, unsigned v) {
+    const unsigned old = *p;
+    *p = old > v ? old : v;
+    return old;
 }
 inline float4 __ldg(const float4 *p) {
     return *p;

@@ -185,15 +185,22 @@ static void test_options(void) {
     const char *cull_some[] = {"bench", "pairs", "--cull=off,2"};
     ENSURE(parse(&o, 3, cull_some) == 0);
     ENSURE(o.cull == (APP_BENCH_CULL_OFF | APP_BENCH_CULL_TWO));
+    ENSURE(o.atm_cutoff == 0.0);
+    const char *cutoff[] = {"bench", "triplets", "--atm-cutoff", "3.0"};
+    ENSURE(parse(&o, 4, cutoff) == 0 && o.atm_cutoff == 3.0);
 
     const char *bad[][3] = {
-        {"bench", "--bogus", NULL},    {"bench", "--n", "abc"},       {"bench", "--n", "1"},
-        {"bench", "--n", "8,,16"},     {"bench", "--tile", "48"},     {"bench", "--tile", "0"},
-        {"bench", "--repeats", "0"},   {"bench", "--maps", "nope"},   {"bench", "--maps", ""},
-        {"bench", "--kernels", "fft"}, {"bench", "--dim", "4"},       {"bench", "frobnicate", NULL},
-        {"bench", "--warmup", "-1"},   {"bench", "--out", ""},        {"bench", "--quick=1", NULL},
-        {"bench", "--eval", "warp"},   {"bench", "--eval", "block,"}, {"bench", "--cull", "3"},
-        {"bench", "--cull", "on,"},
+        {"bench", "--bogus", NULL},     {"bench", "--n", "abc"},
+        {"bench", "--n", "1"},          {"bench", "--n", "8,,16"},
+        {"bench", "--tile", "48"},      {"bench", "--tile", "0"},
+        {"bench", "--repeats", "0"},    {"bench", "--maps", "nope"},
+        {"bench", "--maps", ""},        {"bench", "--kernels", "fft"},
+        {"bench", "--dim", "4"},        {"bench", "frobnicate", NULL},
+        {"bench", "--warmup", "-1"},    {"bench", "--out", ""},
+        {"bench", "--quick=1", NULL},   {"bench", "--eval", "warp"},
+        {"bench", "--eval", "block,"},  {"bench", "--cull", "3"},
+        {"bench", "--cull", "on,"},     {"bench", "--atm-cutoff", "0"},
+        {"bench", "--atm-cutoff", "x"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         const int argc = bad[i][2] ? 3 : 2;

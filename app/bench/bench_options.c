@@ -231,6 +231,13 @@ static int set_steps(void *t, int arg, const char *v, char *why, size_t cap) {
     return 0;
 }
 
+static int set_atm_cutoff(void *t, int arg, const char *v, char *why, size_t cap) {
+    if (app_parse_double(v, 1e-6, 1e9, &((app_bench_options *)t)->atm_cutoff) != 0) {
+        return WHY("must be a distance in [1e-6, 1e9] m");
+    }
+    return 0;
+}
+
 static int set_seed(void *t, int arg, const char *v, char *why, size_t cap) {
     return app_parse_u64(v, &((app_bench_options *)t)->seed) == 0
                ? 0
@@ -305,7 +312,14 @@ static const app_option_row rows[] = {
      "with one or two culling passes, pairs_culled.csv), on = 1,2;\n"
      "default off,1,2. Culled rows default to N = 65536..1048576",
      set_cull, 0},
-    {"--seed", "S", "seed of the gas scene (default 1)", set_seed, 0},
+    {"--atm-cutoff", "R",
+     "triplets suite: instead of the maps, the ATM cut-off R [m] culled\n"
+     "(only tile triples whose three tile pairs are within R are swept)\n"
+     "on the `triplets` scene: per N the surviving tile triples, the\n"
+     "culling and the kernel per step, t(N) / t(first N); default N =\n"
+     "16384,65536,262144 (the scene's spheres are 1 m across)",
+     set_atm_cutoff, 0},
+    {"--seed", "S", "seed of the gas (and triplets) scene (default 1)", set_seed, 0},
     {"--gpus", "LIST",
      "pairs/triplets: the scaling suite instead, e.g. 1,2,4: time per step\n"
      "on each number of GPUs (one process, NCCL), speed-up and parallel\n"

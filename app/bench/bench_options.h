@@ -55,6 +55,7 @@ typedef struct {
     unsigned dims;                     /* bit 2 and/or bit 3 */
     unsigned evals;                    /* maps suite: APP_BENCH_EVAL_* bits */
     unsigned cull;                     /* pairs suite: APP_BENCH_CULL_* bits */
+    double atm_cutoff;                 /* triplets suite: > 0 times the culled cut-off [m] */
     uint64_t seed;                     /* scene seed for pairs/triplets */
     uint32_t gpus[APP_BENCH_MAX_LIST]; /* --gpus: GPU counts of the scaling suite; 0 = none */
     int gpus_count;

@@ -451,6 +451,9 @@ static sim_status cull_suite(const app_bench_options *o, const sim_device_info *
 
 sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const sim_device_info *dev,
                                const char *dir, app_bench_tally *tally, sim_error *err) {
+    if (triplets && o->atm_cutoff > 0.0) { /* the culled cut-off instead of the maps */
+        return app_bench_tcull_suite(o, dev, dir, tally, err);
+    }
     int maps[MAX_CANDIDATES], map_count = 0;
     if (triplets) {
         for (int m = 0; m < SIM_TRIPLET_MAP_COUNT; ++m) {

@@ -27,6 +27,9 @@ sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const s
 sim_status app_bench_scaling_suite(const app_bench_options *o, int triplets,
                                    const sim_device_info *dev, const char *dir,
                                    app_bench_tally *tally, sim_error *err);
+/* The triplets suite with --atm-cutoff: the culled cut-off over N (triplets_cutoff.csv). */
+sim_status app_bench_tcull_suite(const app_bench_options *o, const sim_device_info *dev,
+                                 const char *dir, app_bench_tally *tally, sim_error *err);
 
 /* Sorts a size list ascending and drops duplicates; returns the new count. */
 int app_bench_sort_sizes(uint32_t *v, int count);

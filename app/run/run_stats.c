@@ -32,6 +32,7 @@ sim_status app_run_stats_add(app_run_stats *rs, const sim_frame_timing *t, sim_e
     APP_KERNEL_LIST(APP_KERNEL_STORE)
 #undef APP_KERNEL_STORE
     rs->culled |= t->culled;
+    rs->triplet_culled |= t->triplet_culled;
     rs->count++;
     return SIM_OK;
 }
@@ -59,6 +60,7 @@ void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *o
     for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
         if ((k == APP_KERNEL_TRIPLET && !s->params.triplets) ||
             (k == APP_KERNEL_COMM && s->gpus <= 1) ||
+            (k == APP_KERNEL_TRIPLET_CULL && !rs->triplet_culled) ||
             ((k == APP_KERNEL_SORT || k == APP_KERNEL_CULL || k == APP_KERNEL_CONTACT) &&
              !rs->culled)) {
             continue;
@@ -75,8 +77,10 @@ void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *o
             rs->culled ? "; culled: effective, over the whole contact phase" : "");
     if (s->params.triplets) {
         app_stats tri = app_run_stats_get(rs, APP_KERNEL_TRIPLET);
-        fprintf(out, "  unique triples/s %.4g  (%llu unique triples per step, at the median)\n",
-                rate(s->unique_triples, tri.median), (unsigned long long)s->unique_triples);
+        fprintf(out, "  unique triples/s %.4g  (%llu unique triples per step, at the median%s)\n",
+                rate(s->unique_triples, tri.median), (unsigned long long)s->unique_triples,
+                rs->triplet_culled ? "; culled by the cut-off: effective, the ATM kernel alone"
+                                   : "");
     }
 }
 
@@ -158,8 +162,11 @@ sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_
     }
     app_stats pair = app_run_stats_get(rs, rs->culled ? APP_KERNEL_CONTACT : APP_KERNEL_PAIR);
     app_stats tri = app_run_stats_get(rs, APP_KERNEL_TRIPLET);
-    fprintf(f, "  },\n  \"culled\": %s,\n  \"pairs_per_s\": %.6g,\n  \"triples_per_s\": %.6g",
-            rs->culled ? "true" : "false", rate(s->unique_pairs, pair.median),
+    fprintf(f,
+            "  },\n  \"culled\": %s,\n  \"triplet_culled\": %s,\n  \"pairs_per_s\": %.6g,\n"
+            "  \"triples_per_s\": %.6g",
+            rs->culled ? "true" : "false", rs->triplet_culled ? "true" : "false",
+            rate(s->unique_pairs, pair.median),
             s->params.triplets ? rate(s->unique_triples, tri.median) : 0.0);
     if (maps != NULL) {
         fputs(",\n  \"map_comparison\": ", f);

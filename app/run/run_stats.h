@@ -12,13 +12,15 @@
 
 /* The per-step times a run keeps statistics of: id, name, and its time in a frame's timing.
  * `contact` is the whole contact phase, sort + cull + pair (what culling is measured by); `comm`
- * the all-reduce of a multi-GPU step (sim_frame_timing.comm_ms). */
+ * the all-reduce of a multi-GPU step (sim_frame_timing.comm_ms); `triplet` the ATM kernel,
+ * `triplet_cull` the culling of tile triples by the cut-off. */
 #define APP_KERNEL_LIST(X)                                                                         \
     X(PAIR, "pair", t->pair_ms)                                                                    \
     X(SORT, "sort", t->sort_ms)                                                                    \
     X(CULL, "cull", t->cull_ms)                                                                    \
     X(CONTACT, "contact", t->sort_ms + t->cull_ms + t->pair_ms)                                    \
     X(TRIPLET, "triplet", t->triplet_ms)                                                           \
+    X(TRIPLET_CULL, "triplet_cull", t->triplet_cull_ms)                                            \
     X(INTEGRATE, "integrate", t->integrate_ms)                                                     \
     X(COMM, "comm", t->comm_ms)                                                                    \
     X(STEP, "step", t->step_ms)
@@ -33,7 +35,8 @@ typedef enum {
 typedef struct {
     double *ms[APP_KERNEL_COUNT]; /* per-step time of each frame [ms] */
     size_t count, capacity;
-    int culled; /* some frame ran the culled pipeline (sort and cull are worth printing) */
+    int culled;         /* some frame ran the culled pipeline (sort and cull are worth printing) */
+    int triplet_culled; /* some frame culled tile triples by the cut-off */
 } app_run_stats;
 
 sim_status app_run_stats_add(app_run_stats *rs, const sim_frame_timing *t, sim_error *err);

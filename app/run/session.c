@@ -22,6 +22,11 @@
 #define APP_AUTO_TRIPLES_CUDA 2.0e9
 #define APP_AUTO_TRIPLES_CPU 2.0e6
 #define APP_AUTO_TRIPLES_VIEWER_FACTOR 100.0
+/* With an ATM cut-off and culling the triplet work grows like N (sim/triplet_cull.h): they stay
+ * on up to this many bodies (the `triplets` scene at a 3 m cut-off: ~20 ms per step expected at
+ * 131,072 on an H100, bench/README.md; ~1 s per step at 4,096 on two CPU cores). */
+#define APP_AUTO_CULLED_TRIPLETS_N_CUDA 131072u
+#define APP_AUTO_CULLED_TRIPLETS_N_CPU 4096u
 
 /* A user's dt beyond this multiple of the default step (t_c / 50 or finer) gets a warning. */
 #define APP_DT_WARN_FACTOR 2.5
@@ -327,20 +332,27 @@ static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n,
     const int headless = o->frames > 0, cuda = s->config.kind == SIM_BACKEND_CUDA;
     const double triples = (double)sim_choose(n, 3);
     const double budget = cuda ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
+    /* Culled by a cut-off, the work grows like N (sim/triplet_cull.h), and no triplet map's
+     * grid limits N. */
+    const int culled = p->atm_cutoff > 0.0 && s->config.cull && s->config.pair_map != SIM_PAIR_FULL;
+    const uint32_t culled_n =
+        cuda ? APP_AUTO_CULLED_TRIPLETS_N_CUDA : APP_AUTO_CULLED_TRIPLETS_N_CPU;
+    const uint32_t max_n = culled ? SIM_MAX_TILES_2D * SIM_TRIPLET_TILE : sim_triplet_max_bodies();
+    const int cheap = culled ? n <= culled_n : triples <= budget;
     const char *where = cuda ? "on this GPU" : "on the CPU";
     char text[512];
     p->triplets = 0;
     if (!built_around && !mild) {
         return SIM_OK;
     }
-    if (n > sim_triplet_max_bodies()) {
+    if (n > max_n) {
         snprintf(text, sizeof text,
-                 "triplet forces off: N = %u is above %u, the most bodies the triplet maps take", n,
-                 sim_triplet_max_bodies());
+                 "triplet forces off: N = %u is above %u, the most bodies the triplet %s take", n,
+                 max_n, culled ? "tiles" : "maps");
         add_notice(s, text);
         return SIM_OK;
     }
-    if (triples <= budget) {
+    if (cheap) {
         p->triplets = 1;
         return SIM_OK;
     }
@@ -353,7 +365,7 @@ static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n,
         add_notice(s, text);
         return SIM_OK;
     }
-    if (!headless && triples > APP_AUTO_TRIPLES_VIEWER_FACTOR * budget) {
+    if (!headless && !culled && triples > APP_AUTO_TRIPLES_VIEWER_FACTOR * budget) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         "%s is built around triplet forces, and N = %u gives %.3g triples per "
                         "step, far too many to watch %s: pass --triplets on to run them anyway, "

@@ -11,7 +11,8 @@ static const char header[] =
     "frame,sim_time,n,backend,gpu,pair_map,triplet_map,tile,steps,pair_ms,triplet_ms,"
     "integrate_ms,step_ms,unique_pairs,unique_triples,pairs_per_s,triples_per_s,pair_blocks,"
     "pair_blocks_wasted,triplet_blocks,triplet_blocks_wasted,kinetic,potential,total_energy,"
-    "dump_ms,culled,sort_ms,cull_ms,tile_pairs,tile_pairs_total,gpus,comm_ms,mean_height";
+    "dump_ms,culled,sort_ms,cull_ms,tile_pairs,tile_pairs_total,triplet_cull_ms,tile_triples,"
+    "tile_triples_total,gpus,comm_ms,mean_height";
 
 const char *app_timing_log_header(void) {
     return header;
@@ -66,9 +67,11 @@ sim_status app_timing_log_row(app_timing_log *log, const app_run_info *s, const 
     } else {
         fputs(",,,", f);
     }
-    fprintf(f, "%.6f,%d,%.6f,%.6f,%llu,%llu,%d,%.6f,", s->dump_ms, t->culled, t->sort_ms,
-            t->cull_ms, (unsigned long long)t->tile_pairs, (unsigned long long)t->tile_pairs_total,
-            s->gpus, t->comm_ms);
+    fprintf(f, "%.6f,%d,%.6f,%.6f,%llu,%llu,%.6f,%llu,%llu,%d,%.6f,", s->dump_ms, t->culled,
+            t->sort_ms, t->cull_ms, (unsigned long long)t->tile_pairs,
+            (unsigned long long)t->tile_pairs_total, t->triplet_cull_ms,
+            (unsigned long long)t->tile_triples, (unsigned long long)t->tile_triples_total, s->gpus,
+            t->comm_ms);
     if (mean_height != NULL) {
         fprintf(f, "%.9g\n", *mean_height);
     } else {
