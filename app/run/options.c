@@ -316,7 +316,8 @@ static const app_option_row rows[] = {
     {"--triplet-map", "NAME", "triplet thread map, or 'auto'", set_triplet_map, 0},
     {"--tile", "32|64|128",
      "bodies per pair tile (default: the fastest measured, 32 with culling,\n"
-     "128 without, 64 on the CPU; the viewer first takes a cached autotune)",
+     "128 without, 64 on the CPU, the next larger where N needs more than\n"
+     "65,535 tiles per side; the viewer first takes a cached autotune)",
      set_tile, 0},
     {"--cull", "on|off",
      "culling (default on): bodies are kept sorted so each tile is a small clump;\n"

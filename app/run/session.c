@@ -119,11 +119,14 @@ static const char *grouped(uint64_t v, char *buf, size_t cap) {
 
 /* The largest N this session's configuration runs (size_limits.h), and in `why` what limits it
  * and what would allow more: for the refusals of --n and of scene files, before anything is
- * built. The autotuner tries every tile size, so it is held to the smallest (32). */
+ * built. The autotuner tries every tile size, so it is held to the smallest (32); with no --tile
+ * the default grows with N (default_tile), so the largest tile sets the limit. */
 static uint32_t body_limit(const app_session *s, char *why, size_t cap) {
     sim_backend_config c = s->config;
     if (s->opt.autotune & APP_AUTOTUNE_TILE) {
         c.tile = 32;
+    } else if (!s->opt.tile_set) {
+        c.tile = sim_pair_tile_max();
     }
     const int triplets = s->opt.triplets == APP_TRIPLETS_ON;
     const uint32_t max = sim_backend_max_bodies(&c, triplets);
@@ -641,11 +644,16 @@ sim_status app_session_mean_height(app_session *s, double *height, sim_error *er
  * CUDA, brute force: 128 (the fastest at every N measured, 14 % ahead of 64 at 262,144 on an
  * H100). CPU: 32, 64 and 128 are within 5 % of each other on one thread at N = 2,000, and 64
  * gives OpenMP twice the tile pairs of 128 to share. */
-static uint32_t default_tile(const sim_backend_config *c) {
-    if (c->kind != SIM_BACKEND_CUDA) {
-        return 64u;
+static uint32_t default_tile(const sim_backend_config *c, uint32_t n) {
+    uint32_t tile = c->kind != SIM_BACKEND_CUDA               ? 64u
+                    : c->cull && c->pair_map != SIM_PAIR_FULL ? 32u
+                                                              : 128u;
+    /* The maps cover SIM_MAX_TILES_2D tiles per side, so past that many tiles of `tile` bodies
+     * the next larger tile takes over (body_limit allowed N for the largest). */
+    while (tile < sim_pair_tile_max() && n > sim_pair_max_bodies(tile)) {
+        tile *= 2u;
     }
-    return c->cull && c->pair_map != SIM_PAIR_FULL ? 32u : 128u;
+    return tile;
 }
 
 /* Says where the maps and the tile come from and, for the viewer (cached_defaults) when the
@@ -659,7 +667,7 @@ static void choose_maps_source(app_session *s) {
         return;
     }
     if (!o->tile_set) {
-        s->config.tile = default_tile(&s->config);
+        s->config.tile = default_tile(&s->config, s->initial.n);
     }
     if (o->pair_map_set || o->tile_set || !o->cached_defaults) {
         snprintf(s->maps_source, cap, "%s (tile %u)",
