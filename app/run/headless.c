@@ -258,6 +258,7 @@ int app_run_headless(const app_options *opt) {
     app_run r;
     memset(&r, 0, sizeof r);
     r.energy_every = app_energy_every(opt, 0);
+    r.energy_collective = opt->world > 1 && opt->rank0_logs;
     r.notice = opt->quiet ? NULL : app_print_notice;
     int code;
     const sim_status st = app_session_open(&r.session, opt, &err);

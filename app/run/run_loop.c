@@ -35,8 +35,8 @@ sim_status app_run_frame(app_run *r, int last, sim_frame_timing *t, sim_error *e
     sim_energy energy;
     double height = 0.0;
     const int every = r->energy_every;
-    const int with_energy =
-        r->log.file != NULL && every > 0 && ((info->frame - 1) % (uint64_t)every == 0 || last);
+    const int with_energy = (r->log.file != NULL || r->energy_collective) && every > 0 &&
+                            ((info->frame - 1) % (uint64_t)every == 0 || last);
     if (with_energy) {
         SIM_TRY(app_session_energy(r->session, &energy, err));
         SIM_TRY(app_session_mean_height(r->session, &height, err));

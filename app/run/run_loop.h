@@ -14,9 +14,14 @@ typedef void (*app_notice_fn)(void *ctx, const char *line);
 
 typedef struct {
     app_session *session;
-    app_timing_log log;   /* rows are written while log.file != NULL */
-    app_run_stats stats;  /* per-step times of every frame run */
-    int energy_every;     /* energies on frames 1, 1 + K, 1 + 2K, ... (and a run's last); 0 never */
+    app_timing_log log;  /* rows are written while log.file != NULL */
+    app_run_stats stats; /* per-step times of every frame run */
+    int energy_every;    /* energies on frames 1, 1 + K, 1 + 2K, ... (and a run's last); 0 never */
+    /* A run over processes whose rank 0 logs: the energies are an all-reduce over the ranks, so
+     * every rank computes them on the schedule, with or without a log of its own (rank 0 too,
+     * after a full disk dropped its log); a rank that skipped one would leave the others
+     * waiting forever. */
+    int energy_collective;
     app_notice_fn notice; /* where notices go; NULL drops them (--quiet) */
     void *notice_ctx;
     sim_error log_error; /* status != SIM_OK: a log row failed and the log was dropped */
