@@ -16,9 +16,13 @@ header="x y z vx vy vz radius density"
 
 # ---- sizes: refused in one line before anything is allocated ----
 start=$(date +%s)
+# without --tile the default tile grows with N, so the largest tile sets the limit
 expect_error 2 "${cpu[@]}" --frames 1 --n 100000000
-grep -q -- "--n 100000000 is above 4,194,240, the most bodies this run can take (the pair maps cover at most 65,535 tiles of 64 bodies per side; --tile 128 allows up to 8,388,480)" err.txt \
+grep -q -- "--n 100000000 is above 8,388,480, the most bodies this run can take (the pair maps cover at most 65,535 tiles of 128 bodies per side)" err.txt \
   && ok || fail "--n too large: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --n 5000000 --tile 64
+grep -q -- "--n 5000000 is above 4,194,240, the most bodies this run can take (the pair maps cover at most 65,535 tiles of 64 bodies per side; --tile 128 allows up to 8,388,480)" err.txt \
+  && ok || fail "--n too large for --tile 64: $(cat err.txt)"
 [ $(($(date +%s) - start)) -lt 3 ] && ok || fail "--n too large took $(($(date +%s) - start)) s"
 expect_error 2 "${cpu[@]}" --frames 1 --n 200000 --triplets on
 grep -q "above 131,072.*triplet maps cover at most 4,096 tiles of 32 bodies" err.txt && ok || fail "triplet limit: $(cat err.txt)"
