@@ -299,7 +299,7 @@ static sim_status run_cull_row(const app_bench_options *o, const sim_device_info
         sim_state_free(&initial);
         return SIM_OK;
     }
-    double ms[CULL_T_COUNT];
+    double ms[CULL_T_COUNT] = {0}; /* copied below even when a frame failed (then unused) */
     for (int w = 0; w < o->warmup && st == SIM_OK; ++w) {
         for (int k = 0; k < map_count && st == SIM_OK; ++k) {
             st = one_culled_frame(&cands[k], &initial, ms, err);
