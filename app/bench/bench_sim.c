@@ -405,15 +405,8 @@ static sim_status cull_suite(const app_bench_options *o, const sim_device_info *
         return SIM_OK;
     }
     uint32_t sizes[APP_BENCH_MAX_LIST];
-    int n_sizes = 0;
-    if (o->n_count > 0) {
-        memcpy(sizes, o->n, sizeof(uint32_t) * (size_t)o->n_count);
-        n_sizes = o->n_count;
-    } else {
-        n_sizes = o->quick ? 2 : 3;
-        memcpy(sizes, o->quick ? k_cull_n_quick : k_cull_n, sizeof(uint32_t) * (size_t)n_sizes);
-    }
-    n_sizes = app_bench_sort_sizes(sizes, n_sizes);
+    const int n_sizes =
+        app_bench_sizes(o, o->quick ? k_cull_n_quick : k_cull_n, o->quick ? 2 : 3, sizes);
     char path[APP_BENCH_PATH_MAX + 24];
     snprintf(path, sizeof path, "%s/pairs_culled.csv", dir);
     app_csv csv;
@@ -473,17 +466,11 @@ sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const s
         return SIM_OK;
     }
     uint32_t sizes[APP_BENCH_MAX_LIST], tiles[APP_BENCH_MAX_LIST];
-    int n_sizes = 0, n_tiles = 0;
-    if (o->n_count > 0) {
-        memcpy(sizes, o->n, sizeof(uint32_t) * (size_t)o->n_count);
-        n_sizes = o->n_count;
-    } else {
-        const uint32_t *src = triplets ? (o->quick ? k_triplets_n_quick : k_triplets_n)
-                                       : (o->quick ? k_pairs_n_quick : k_pairs_n);
-        n_sizes = triplets ? (o->quick ? 2 : 5) : (o->quick ? 2 : 4);
-        memcpy(sizes, src, sizeof(uint32_t) * (size_t)n_sizes);
-    }
-    n_sizes = app_bench_sort_sizes(sizes, n_sizes);
+    const uint32_t *defaults = triplets ? (o->quick ? k_triplets_n_quick : k_triplets_n)
+                                        : (o->quick ? k_pairs_n_quick : k_pairs_n);
+    const int n_sizes =
+        app_bench_sizes(o, defaults, triplets ? (o->quick ? 2 : 5) : (o->quick ? 2 : 4), sizes);
+    int n_tiles = 0;
     for (int i = 0; i < o->tile_count; ++i) {
         if (o->tile[i] == 32 || o->tile[i] == 64 || o->tile[i] == 128) {
             tiles[n_tiles++] = o->tile[i];
