@@ -230,21 +230,30 @@ static void test_round_trip_netcdf(void) {
 
 /* ---- what other programs write ---- */
 
+/* The last frame of a file holding `text` (the scratch file `name`) read into *p, *s and *info
+ * (may be NULL); ENSUREs that it reads. */
+static void read_text(const char *name, const char *text, sim_params *p, sim_state *s,
+                      sim_traj_info *info) {
+    const char *path = test_tmp_path(name);
+    test_write_file(path, text);
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_traj_read_last(path, p, s, info, &err) == SIM_OK, "%s", err.message);
+}
+
 static void test_read_lammps_variants(void) {
     /* Unsorted ids (a parallel LAMMPS run), diameter instead of radius, scaled positions,
      * density instead of mass, an ITEM: UNITS block and no TIME. */
-    const char *path = test_tmp_path("lmp.lammpstrj");
-    test_write_file(path, "ITEM: UNITS\nsi\nITEM: TIMESTEP\n10\nITEM: NUMBER OF ATOMS\n3\n"
-                          "ITEM: BOX BOUNDS ff ff ff\n-2 2\n-2 2\n-2 2\n"
-                          "ITEM: ATOMS id type xs ys zs diameter density\n"
-                          "3 1 0.75 0.5 0.5 0.2 1000\n"
-                          "1 1 0.25 0.5 0.5 0.4 1000\n"
-                          "2 1 0.5 0.5 0.5 0.6 2000\n");
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
     sim_traj_info info;
-    sim_error err = {SIM_OK, ""};
-    ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    read_text("lmp.lammpstrj",
+              "ITEM: UNITS\nsi\nITEM: TIMESTEP\n10\nITEM: NUMBER OF ATOMS\n3\n"
+              "ITEM: BOX BOUNDS ff ff ff\n-2 2\n-2 2\n-2 2\n"
+              "ITEM: ATOMS id type xs ys zs diameter density\n"
+              "3 1 0.75 0.5 0.5 0.2 1000\n"
+              "1 1 0.25 0.5 0.5 0.4 1000\n"
+              "2 1 0.5 0.5 0.5 0.6 2000\n",
+              &p, &s, &info);
     ENSURE(s.n == 3 && p.box_half == 2.0 && info.step == 10);
     if (s.n == 3) {
         ENSURE(s.pos[0].x == -1.0 && s.pos[1].x == 0.0 && s.pos[2].x == 1.0);
@@ -257,14 +266,13 @@ static void test_read_lammps_variants(void) {
 
 static void test_read_ase_xyz(void) {
     /* What ase.io.write(format='extxyz') writes for spheres with a radius array, no Origin. */
-    const char *path = test_tmp_path("ase.xyz");
-    test_write_file(path, "2\nLattice=\"4.0 0.0 0.0 0.0 4.0 0.0 0.0 0.0 4.0\" "
-                          "Properties=species:S:1:pos:R:3:radius:R:1 pbc=\"F F F\"\n"
-                          "X 0.5 0.0 0.0 0.25\nX -0.5 0.0 0.0 0.25\n");
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
-    sim_error err = {SIM_OK, ""};
-    ENSURE_MSG(sim_traj_read_last(path, &p, &s, NULL, &err) == SIM_OK, "%s", err.message);
+    read_text("ase.xyz",
+              "2\nLattice=\"4.0 0.0 0.0 0.0 4.0 0.0 0.0 0.0 4.0\" "
+              "Properties=species:S:1:pos:R:3:radius:R:1 pbc=\"F F F\"\n"
+              "X 0.5 0.0 0.0 0.25\nX -0.5 0.0 0.0 0.25\n",
+              &p, &s, NULL);
     ENSURE(s.n == 2 && p.box_half == 2.0);
     if (s.n == 2) {
         ENSURE(s.pos[1].x == -0.5 && s.pos[1].w == 0.25);
@@ -327,24 +335,22 @@ static void test_read_errors(void) {
 
 static void test_truncated_last_frame(void) {
     /* A run killed while writing: the frame being written is incomplete and skipped. */
-    const char *path = test_tmp_path("cut.lammpstrj");
-    test_write_file(path,
-                    "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
-                    "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0.1 0 0 0.1\n2 0.5 0 0 0.1\n"
-                    "ITEM: TIMESTEP\n2\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
-                    "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0.2 0 0 0.1\n2 0.6");
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
     sim_traj_info info;
-    sim_error err = {SIM_OK, ""};
-    ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    read_text("cut.lammpstrj",
+              "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
+              "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0.1 0 0 0.1\n2 0.5 0 0 0.1\n"
+              "ITEM: TIMESTEP\n2\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
+              "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0.2 0 0 0.1\n2 0.6",
+              &p, &s, &info);
     ENSURE(info.frames == 1 && info.step == 1 && info.truncated && s.n == 2);
     ENSURE(s.n == 2 && s.pos[0].x == 0.1);
     sim_state_free(&s);
-    const char *xyz = test_tmp_path("cut.xyz");
-    test_write_file(xyz, "1\nProperties=pos:R:3:radius:R:1 Step=4\n0.1 0 0 0.1\n"
-                         "1\nProperties=pos:R:3:radius:R:1 Step=5\n0.2 0 0");
-    ENSURE_MSG(sim_traj_read_last(xyz, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    read_text("cut.xyz",
+              "1\nProperties=pos:R:3:radius:R:1 Step=4\n0.1 0 0 0.1\n"
+              "1\nProperties=pos:R:3:radius:R:1 Step=5\n0.2 0 0",
+              &p, &s, &info);
     ENSURE(info.frames == 1 && info.step == 4 && info.truncated && s.n == 1);
     sim_state_free(&s);
 }
