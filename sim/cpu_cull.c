@@ -146,12 +146,12 @@ static void make_boxes(sim_cpu_cull *c, uint32_t tiles, uint32_t supers) {
 
 /* ---- passes ---- */
 
-static sim_status list_push(sim_pair_list *l, sim_tile2 p, sim_error *err) {
+sim_status sim_pair_list_push(sim_pair_list *l, sim_tile2 p, const char *what, sim_error *err) {
     if (l->count == l->cap) {
         const size_t cap = l->cap ? 2 * l->cap : 4096;
         sim_tile2 *v = realloc(l->v, cap * sizeof *v);
         if (v == NULL) {
-            return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot grow the tile-pair list to %zu pairs",
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot grow the %s list to %zu pairs", what,
                             cap);
         }
         l->v = v;
@@ -159,6 +159,27 @@ static sim_status list_push(sim_pair_list *l, sim_tile2 p, sim_error *err) {
     }
     l->v[l->count++] = p;
     return SIM_OK;
+}
+
+sim_plan_walk sim_plan_walk_begin(const sim_map_plan *plan, sim_pair_map map) {
+    const sim_plan_walk w = {plan, map, 0, 0};
+    return w;
+}
+
+int sim_plan_walk_next(sim_plan_walk *w, sim_tile2 *group) {
+    for (; w->launch < w->plan->launch_count; ++w->launch, w->block = 0) {
+        const sim_map_launch *launch = &w->plan->launch[w->launch];
+        const uint64_t gx = launch->grid[0], gy = launch->grid[1];
+        const uint64_t blocks = gx * gy * launch->grid[2];
+        while (w->block < blocks) {
+            const uint64_t blk = w->block++;
+            if (sim_pair_map_block(w->map, launch, (uint32_t)(blk % gx), (uint32_t)(blk / gx % gy),
+                                   (uint32_t)(blk / gx / gy), group)) {
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 /* One culling block: the 16 x 16 threads of group pair `group` over `count` items; keeps the
@@ -170,7 +191,7 @@ static sim_status cull_block(sim_tile2 group, uint32_t count, const sim_cull_box
             sim_tile2 p;
             if (sim_cull_thread_pair(group, tx, ty, count, &p) && p.i >= row0 && p.i < row1 &&
                 box_overlap(&boxes[p.i], &boxes[p.j])) {
-                SIM_TRY(list_push(out, p, err));
+                SIM_TRY(sim_pair_list_push(out, p, "tile-pair", err));
             }
         }
     }
@@ -185,9 +206,6 @@ sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_v
     }
     const int two = b->cull_levels == 2;
     make_boxes(c, b->tiles, two ? b->super_tiles : 0u);
-    /* Top pass: every block of the map's plan over the groups, as the kernel launches it. */
-    const sim_map_plan *plan = &b->cull_plan;
-    const sim_pair_map map = (sim_pair_map)b->config.pair_map;
     sim_pair_list *top = two ? &c->super_pairs : &c->tiles;
     c->tiles.count = 0;
     c->super_pairs.count = 0;
@@ -197,18 +215,11 @@ sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_v
     sim_backend_cull_rows(b, b->tiles, &row0, &row1);
     const uint32_t top0 = two ? row0 / SIM_CULL_SUPER : row0;
     const uint32_t top1 = two ? sim_ceil_div(row1, SIM_CULL_SUPER) : row1;
-    for (int l = 0; l < plan->launch_count; ++l) {
-        const sim_map_launch *launch = &plan->launch[l];
-        const uint64_t gx = launch->grid[0], gy = launch->grid[1];
-        const uint64_t blocks = gx * gy * launch->grid[2];
-        for (uint64_t blk = 0; blk < blocks; ++blk) {
-            sim_tile2 group;
-            if (sim_pair_map_block(map, launch, (uint32_t)(blk % gx), (uint32_t)(blk / gx % gy),
-                                   (uint32_t)(blk / gx / gy), &group)) {
-                SIM_TRY(cull_block(group, b->cull_items, two ? c->supers : c->boxes, top0, top1,
-                                   top, err));
-            }
-        }
+    /* Top pass: every block of the map's plan over the groups, as the kernel launches it. */
+    sim_plan_walk w = sim_plan_walk_begin(&b->cull_plan, (sim_pair_map)b->config.pair_map);
+    sim_tile2 group;
+    while (sim_plan_walk_next(&w, &group)) {
+        SIM_TRY(cull_block(group, b->cull_items, two ? c->supers : c->boxes, top0, top1, top, err));
     }
     /* Second pass: the tile pairs inside each surviving super-tile pair, one block each. */
     for (size_t k = 0; two && k < c->super_pairs.count; ++k) {

@@ -33,6 +33,25 @@ typedef struct {
     int fresh_sort;          /* the next cull is the first after a sort */
 } sim_cpu_cull;
 
+/* Appends p; SIM_OUT_OF_MEMORY names the list (`what`: "tile-pair", ...). */
+sim_status sim_pair_list_push(sim_pair_list *l, sim_tile2 p, const char *what, sim_error *err);
+
+/* The blocks of a pair map's plan as the kernels launch them (launch by launch, x fastest),
+ * yielding the group pair of each block that holds one:
+ *     sim_plan_walk w = sim_plan_walk_begin(plan, map);
+ *     sim_tile2 group;
+ *     while (sim_plan_walk_next(&w, &group)) { ... } */
+typedef struct {
+    const sim_map_plan *plan;
+    sim_pair_map map;
+    int launch;     /* the launch being walked */
+    uint64_t block; /* its next block, x fastest */
+} sim_plan_walk;
+
+sim_plan_walk sim_plan_walk_begin(const sim_map_plan *plan, sim_pair_map map);
+/* The next block's group pair into *group; 0 when every block has been visited. */
+int sim_plan_walk_next(sim_plan_walk *w, sim_tile2 *group);
+
 /* Allocates for n bodies (order = identity); SIM_OUT_OF_MEMORY names what failed. */
 sim_status sim_cpu_cull_init(sim_cpu_cull *c, uint32_t n, uint32_t tile, sim_error *err);
 void sim_cpu_cull_free(sim_cpu_cull *c);

@@ -87,21 +87,6 @@ static int near(const sim_cull_boxd *a, const sim_cull_boxd *b, double limit) {
     return sim_tcull_near_d(a->lo, a->hi, b->lo, b->hi, limit);
 }
 
-static sim_status push_pair(sim_pair_list *l, sim_tile2 p, sim_error *err) {
-    if (l->count == l->cap) {
-        const size_t cap = l->cap ? 2 * l->cap : 4096;
-        sim_tile2 *v = realloc(l->v, cap * sizeof *v);
-        if (v == NULL) {
-            return sim_fail(err, SIM_OUT_OF_MEMORY,
-                            "cannot grow the neighbour-pair list to %zu pairs", cap);
-        }
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->count++] = p;
-    return SIM_OK;
-}
-
 static sim_status push_triple(sim_triple_list *l, sim_tile3 t, sim_error *err) {
     if (l->count == l->cap) {
         const size_t cap = l->cap ? 2 * l->cap : 4096;
@@ -125,7 +110,7 @@ static sim_status pass_block(sim_tile2 group, uint32_t count, const sim_cull_box
             sim_tile2 p;
             if (sim_cull_thread_pair(group, tx, ty, count, &p) &&
                 near(&boxes[p.i], &boxes[p.j], limit)) {
-                SIM_TRY(push_pair(out, p, err));
+                SIM_TRY(sim_pair_list_push(out, p, "neighbour-pair", err));
             }
         }
     }
@@ -163,25 +148,15 @@ sim_status sim_cpu_tcull_build(sim_cpu_tcull *c, const sim_backend *b, const sim
     const double limit = sim_tcull_limit_d(cutoff);
     make_boxes(c, pos);
     const int two = b->tcull_levels == 2;
-    const sim_map_plan *plan = &b->tcull_plan;
-    const sim_pair_map map = (sim_pair_map)b->config.pair_map;
     sim_pair_list *top = two ? &c->super_pairs : &c->pairs;
     c->pairs.count = 0;
     c->super_pairs.count = 0;
     c->triples.count = 0;
     /* Top pass: every block of the map's plan, as the kernel launches it. */
-    for (int l = 0; l < plan->launch_count; ++l) {
-        const sim_map_launch *launch = &plan->launch[l];
-        const uint64_t gx = launch->grid[0], gy = launch->grid[1];
-        const uint64_t blocks = gx * gy * launch->grid[2];
-        for (uint64_t blk = 0; blk < blocks; ++blk) {
-            sim_tile2 group;
-            if (sim_pair_map_block(map, launch, (uint32_t)(blk % gx), (uint32_t)(blk / gx % gy),
-                                   (uint32_t)(blk / gx / gy), &group)) {
-                SIM_TRY(
-                    pass_block(group, b->tcull_items, two ? c->supers : c->boxes, limit, top, err));
-            }
-        }
+    sim_plan_walk w = sim_plan_walk_begin(&b->tcull_plan, (sim_pair_map)b->config.pair_map);
+    sim_tile2 group;
+    while (sim_plan_walk_next(&w, &group)) {
+        SIM_TRY(pass_block(group, b->tcull_items, two ? c->supers : c->boxes, limit, top, err));
     }
     for (size_t k = 0; two && k < c->super_pairs.count; ++k) {
         SIM_TRY(pass_block(c->super_pairs.v[k], c->n_tiles, c->boxes, limit, &c->pairs, err));

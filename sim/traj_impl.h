@@ -117,6 +117,20 @@ sim_status traj_bodies_alloc(traj_bodies *b, uint32_t n, int mass, int density, 
                              const char *path, sim_error *err);
 void traj_bodies_free(traj_bodies *b);
 
+/* Where a text format's body lines keep what nbsim reads: the first column of each, -1 when
+ * absent (the reader has checked that pos and radius are there). */
+typedef struct traj_columns {
+    int total; /* columns per line */
+    int id, pos, vel, radius, mass, density;
+} traj_columns;
+
+/* Allocates b for n bodies with what cols holds (mass; density only without mass; id) and reads
+ * the n body lines that start at byte pos of m (the reader has found them complete). Errors name
+ * the file, the frame and the line: `what` and its number from 1 ("atom line 3", "body 3"). */
+sim_status traj_text_read_bodies(const traj_map *m, size_t pos, uint32_t n,
+                                 const traj_columns *cols, const char *path, uint64_t frame,
+                                 const char *what, traj_bodies *b, sim_error *err);
+
 sim_status traj_xyz_read_last(const char *path, traj_bodies *b, sim_error *err);
 sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *err);
 sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *err);

@@ -254,66 +254,23 @@ sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *er
         }
     }
     if (st == SIM_OK) {
-        st = traj_bodies_alloc(b, (uint32_t)fr.n, c.mass >= 0, c.mass < 0 && c.density >= 0,
-                               c.id >= 0, path, err);
+        /* a diameter column is read as the radius, halved below */
+        const traj_columns cols = {
+            c.total, c.id, c.pos, c.vel, c.radius >= 0 ? c.radius : c.diameter, c.mass, c.density};
+        st = traj_text_read_bodies(&map, fr.body, (uint32_t)fr.n, &cols, path, frame, "atom line",
+                                   b, err);
     }
-    char *buf = st == SIM_OK ? malloc(65536) : NULL;
-    char **f = st == SIM_OK ? malloc(((size_t)c.total + 1) * sizeof *f) : NULL;
-    if (st == SIM_OK && (buf == NULL || f == NULL)) {
-        st = sim_fail(err, SIM_OUT_OF_MEMORY, "%s: no memory to parse a line", path);
-    }
-    size_t pos = fr.body;
-    for (uint32_t i = 0; st == SIM_OK && i < fr.n; ++i) {
-        const char *line;
-        size_t len;
-        int complete;
-        traj_next_line(&map, &pos, &line, &len, &complete);
-        const int fields =
-            traj_line_copy(buf, 65536, line, len) ? traj_split(buf, f, c.total + 1) : -1;
-        if (fields != c.total) {
-            st = sim_fail(err, SIM_PARSE,
-                          "%s: frame %llu, atom line %u: expected %d columns, got %d", path,
-                          (unsigned long long)frame, i + 1, c.total, fields);
-            break;
-        }
-        int ok = 1;
-        for (int a = 0; a < 3; ++a) {
-            double x = 0.0;
-            ok = ok && traj_parse_double(f[c.pos + a], &x);
-            if (c.pos_kind == POS_SCALED) {
-                x = fr.lo[a] + x * (fr.hi[a] - fr.lo[a]);
-            }
-            b->pos[3 * (size_t)i + a] = x;
-            if (c.vel >= 0) {
-                ok = ok && traj_parse_double(f[c.vel + a], &b->vel[3 * (size_t)i + a]);
-            }
-        }
-        if (c.radius >= 0) {
-            ok = ok && traj_parse_double(f[c.radius], &b->radius[i]);
-        } else {
-            ok = ok && traj_parse_double(f[c.diameter], &b->radius[i]);
-            b->radius[i] *= 0.5;
-        }
-        if (b->mass != NULL) {
-            ok = ok && traj_parse_double(f[c.mass], &b->mass[i]);
-        }
-        if (b->density != NULL) {
-            ok = ok && traj_parse_double(f[c.density], &b->density[i]);
-        }
-        if (b->id != NULL) {
-            double id = 0.0;
-            ok = ok && traj_parse_double(f[c.id], &id) && id == floor(id);
-            b->id[i] = (int64_t)id;
-        }
-        if (!ok) {
-            st = sim_fail(err, SIM_PARSE, "%s: frame %llu, atom line %u: a column is not a number",
-                          path, (unsigned long long)frame, i + 1);
-        }
-    }
-    free(buf);
-    free(f);
     traj_map_close(&map);
     if (st == SIM_OK) {
+        for (uint32_t i = 0; i < b->n; ++i) {
+            for (int a = 0; a < 3 && c.pos_kind == POS_SCALED; ++a) { /* fractions of the box */
+                double *x = &b->pos[3 * (size_t)i + a];
+                *x = fr.lo[a] + *x * (fr.hi[a] - fr.lo[a]);
+            }
+            if (c.radius < 0) {
+                b->radius[i] *= 0.5;
+            }
+        }
         b->info.format = SIM_TRAJ_LAMMPS;
         b->info.frames = frames;
         b->info.frame = frame;

@@ -110,12 +110,6 @@ static void parse_comment(const char *line, size_t len, xyz_comment *c) {
     }
 }
 
-/* Where the columns nbsim reads are (first column index, -1 when absent). */
-typedef struct {
-    int total; /* columns per line */
-    int id, pos, vel, radius, mass, density;
-} xyz_columns;
-
 static int name_is(const char *name, const char *const *aliases) {
     for (; *aliases != NULL; ++aliases) {
         if (strcasecmp(name, *aliases) == 0) {
@@ -126,14 +120,14 @@ static int name_is(const char *name, const char *const *aliases) {
 }
 
 /* Parses "name:type:count:name:type:count:...". Returns 0 when malformed. */
-static int parse_properties(char *spec, xyz_columns *c) {
+static int parse_properties(char *spec, traj_columns *c) {
     static const char *const pos_names[] = {"pos", "positions", "position", NULL};
     static const char *const vel_names[] = {"velo", "vel", "velocities", "velocity", NULL};
     static const char *const radius_names[] = {"radius", "radii", NULL};
     static const char *const mass_names[] = {"mass", "masses", NULL};
     static const char *const density_names[] = {"density", NULL};
     static const char *const id_names[] = {"id", "ids", NULL};
-    *c = (xyz_columns){0, -1, -1, -1, -1, -1, -1};
+    *c = (traj_columns){0, -1, -1, -1, -1, -1, -1};
     char *save = NULL;
     for (char *name = strtok_r(spec, ":", &save); name != NULL; name = strtok_r(NULL, ":", &save)) {
         const char *type = strtok_r(NULL, ":", &save);
@@ -278,7 +272,7 @@ sim_status traj_xyz_read_last(const char *path, traj_bodies *b, sim_error *err) 
     }
     const uint64_t frame = frames - 1;
     xyz_comment c;
-    xyz_columns cols = {0, -1, -1, -1, -1, -1, -1};
+    traj_columns cols = {0, -1, -1, -1, -1, -1, -1};
     if (st == SIM_OK) {
         pos = last;
         const char *line;
@@ -305,56 +299,12 @@ sim_status traj_xyz_read_last(const char *path, traj_bodies *b, sim_error *err) 
                           c.has_properties ? c.properties : "none, so species:S:1:pos:R:3");
         }
     }
-    if (st == SIM_OK) {
-        st = traj_bodies_alloc(b, (uint32_t)last_n, cols.mass >= 0,
-                               cols.mass < 0 && cols.density >= 0, cols.id >= 0, path, err);
-    }
     if (st == SIM_OK && c.has_lattice) {
         st = parse_box(path, frame, &c, b, err);
     }
-    char *buf = st == SIM_OK ? malloc(65536) : NULL;
-    char **f = st == SIM_OK ? malloc(((size_t)cols.total + 1) * sizeof *f) : NULL;
-    if (st == SIM_OK && (buf == NULL || f == NULL)) {
-        st = sim_fail(err, SIM_OUT_OF_MEMORY, "%s: no memory to parse a line", path);
+    if (st == SIM_OK) {
+        st = traj_text_read_bodies(&map, pos, (uint32_t)last_n, &cols, path, frame, "body", b, err);
     }
-    for (uint32_t i = 0; st == SIM_OK && i < last_n; ++i) {
-        const char *line;
-        size_t len;
-        int complete;
-        traj_next_line(&map, &pos, &line, &len, &complete);
-        const int fields =
-            traj_line_copy(buf, 65536, line, len) ? traj_split(buf, f, cols.total + 1) : -1;
-        if (fields != cols.total) {
-            st = sim_fail(err, SIM_PARSE, "%s: frame %llu, body %u: expected %d columns, got %d",
-                          path, (unsigned long long)frame, i + 1, cols.total, fields);
-            break;
-        }
-        double v[3];
-        int ok = 1;
-        for (int a = 0; a < 3; ++a) {
-            ok = ok && traj_parse_double(f[cols.pos + a], &b->pos[3 * (size_t)i + a]);
-            if (cols.vel >= 0) {
-                ok = ok && traj_parse_double(f[cols.vel + a], &b->vel[3 * (size_t)i + a]);
-            }
-        }
-        ok = ok && traj_parse_double(f[cols.radius], &b->radius[i]);
-        if (b->mass != NULL) {
-            ok = ok && traj_parse_double(f[cols.mass], &b->mass[i]);
-        }
-        if (b->density != NULL) {
-            ok = ok && traj_parse_double(f[cols.density], &b->density[i]);
-        }
-        if (b->id != NULL) {
-            ok = ok && traj_parse_double(f[cols.id], &v[0]) && v[0] == floor(v[0]);
-            b->id[i] = (int64_t)v[0];
-        }
-        if (!ok) {
-            st = sim_fail(err, SIM_PARSE, "%s: frame %llu, body %u: a column is not a number", path,
-                          (unsigned long long)frame, i + 1);
-        }
-    }
-    free(buf);
-    free(f);
     traj_map_close(&map);
     if (st == SIM_OK) {
         b->info.format = SIM_TRAJ_XYZ;

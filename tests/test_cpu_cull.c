@@ -10,6 +10,7 @@
 #include "scene.h"
 
 #include "ensure.h"
+#include "test_backend_util.h"
 #include "test_cull_scenes.h"
 #include "test_rng.h"
 
@@ -154,25 +155,7 @@ static sim_backend_config config(int cull, int map, uint32_t tile, int levels, i
 }
 
 static sim_backend *make(const sim_backend_config *c, const scene *sc) {
-    sim_error err = {SIM_OK, ""};
-    sim_backend *b = NULL;
-    const sim_status st = sim_backend_create(c, &sc->p, &sc->s, &b, &err);
-    ENSURE_MSG(st == SIM_OK, "%s: create: %s", sc->name, err.message);
-    if (st != SIM_OK) {
-        exit(1);
-    }
-    return b;
-}
-
-/* A backend's F_0 (caller frees). */
-static sim_vec3d *forces_of(sim_backend *b, uint32_t n) {
-    sim_state s;
-    sim_error err;
-    (void)sim_state_alloc(&s, n, &err);
-    sim_vec3d *f = malloc(n * sizeof *f);
-    ENSURE(sim_backend_read_state(b, &s, f, &err) == SIM_OK);
-    sim_state_free(&s);
-    return f;
+    return test_backend_make(c, &sc->p, &sc->s, sc->name);
 }
 
 /* Per body: the sum of |F| of its contacts, walls and gravity (the rounding yardstick). */
@@ -217,7 +200,7 @@ static void scene_case(const char *kind, uint32_t n, const sim_backend_config *c
                "%s N=%u: full sweep %llu pairs, brute %llu", kind, n, (unsigned long long)n_ref,
                (unsigned long long)n_brute);
     ENSURE_MSG(n_ref > n / 4, "%s N=%u: only %llu contacts", kind, n, (unsigned long long)n_ref);
-    sim_vec3d *f_ref = forces_of(ref, n);
+    sim_vec3d *f_ref = test_backend_forces(ref, n);
     double *scale = force_scale(&sc);
     double worst = 0.0;
     uint64_t tiles_sum = 0, tiles_all = 0;
@@ -229,7 +212,7 @@ static void scene_case(const char *kind, uint32_t n, const sim_backend_config *c
                    "%s N=%u map %s tile %u levels %d: culled %llu pairs, full sweep %llu", kind, n,
                    sim_pair_choice_name(configs[k].pair_map), configs[k].tile,
                    configs[k].cull_levels, (unsigned long long)got, (unsigned long long)n_ref);
-        sim_vec3d *f = forces_of(b, n);
+        sim_vec3d *f = test_backend_forces(b, n);
         const double d = force_diff(f, f_ref, scale, n);
         free(f);
         ENSURE_MSG(d <= 1e-12, "%s N=%u map %s tile %u: F_0 differs by %.3g of its scale", kind, n,
@@ -282,24 +265,6 @@ static void test_scenes(void) {
 
 /* ---- over time: re-sorts, a stale order, culling toggled ---- */
 
-static double state_diff(sim_backend *a, sim_backend *b, uint32_t n) {
-    sim_state sa, sb;
-    sim_error err;
-    (void)sim_state_alloc(&sa, n, &err);
-    (void)sim_state_alloc(&sb, n, &err);
-    (void)sim_backend_read_state(a, &sa, NULL, &err);
-    (void)sim_backend_read_state(b, &sb, NULL, &err);
-    double d = 0.0;
-    for (uint32_t i = 0; i < n; ++i) {
-        d = fmax(d, fabs(sa.pos[i].x - sb.pos[i].x) + fabs(sa.pos[i].y - sb.pos[i].y) +
-                        fabs(sa.pos[i].z - sb.pos[i].z) + fabs(sa.vel[i].x - sb.vel[i].x) +
-                        fabs(sa.vel[i].y - sb.vel[i].y) + fabs(sa.vel[i].z - sb.vel[i].z));
-    }
-    sim_state_free(&sa);
-    sim_state_free(&sb);
-    return d;
-}
-
 /* The two blocks of `collide` crash into each other (5 m/s each, 1 mm per step): culled runs
  * that sort every step, every 7 steps, or never again, follow the full sweep's trajectory, and
  * at every frame their touching set equals the full sweep's at their own state. One toggles
@@ -337,7 +302,7 @@ static void test_over_time(void) {
             if (k == 0) {
                 continue;
             }
-            drift = fmax(drift, state_diff(b[0], b[k], n));
+            drift = fmax(drift, test_backend_state_diff(b[0], b[k], n));
             /* the full sweep at exactly this backend's state */
             ENSURE(sim_backend_read_state(b[k], &s, NULL, &err) == SIM_OK);
             ENSURE(sim_backend_set_state(probe, &s, &err) == SIM_OK);

@@ -13,6 +13,7 @@
 #include "triplet_cull.h"
 
 #include "ensure.h"
+#include "test_backend_util.h"
 #include "test_tcull_scenes.h"
 
 #include <stdint.h>
@@ -35,24 +36,7 @@ static sim_backend_config config(int cull, int pair_map, sim_triplet_map tm, int
 }
 
 static sim_backend *make(const sim_backend_config *c, const tscene *sc) {
-    sim_error err = {SIM_OK, ""};
-    sim_backend *b = NULL;
-    const sim_status st = sim_backend_create(c, &sc->p, &sc->s, &b, &err);
-    ENSURE_MSG(st == SIM_OK, "%s: create: %s", sc->name, err.message);
-    if (st != SIM_OK) {
-        exit(1);
-    }
-    return b;
-}
-
-static sim_vec3d *forces_of(sim_backend *b, uint32_t n) {
-    sim_state s;
-    sim_error err;
-    (void)sim_state_alloc(&s, n, &err);
-    sim_vec3d *f = malloc(n * sizeof *f);
-    ENSURE(sim_backend_read_state(b, &s, f, &err) == SIM_OK);
-    sim_state_free(&s);
-    return f;
+    return test_backend_make(c, &sc->p, &sc->s, sc->name);
 }
 
 typedef struct {
@@ -89,13 +73,13 @@ static void scene_case(tscene *sc, int maps, int every_pair_map) {
                                             SIM_TRIPLET_MAP_RM};
     sim_backend_config rc = config(0, SIM_PAIR_MAP_LTM, exact[0], 0);
     sim_backend *ref = make(&rc, sc);
-    sim_vec3d *f_ref = forces_of(ref, n);
+    sim_vec3d *f_ref = test_backend_forces(ref, n);
     const double e_ref = atm_energy(ref);
     double worst = 0.0;
     for (int m = 1; m < maps; ++m) { /* the other exact maps agree with bb */
         rc.triplet_map = exact[m];
         sim_backend *b = make(&rc, sc);
-        sim_vec3d *f = forces_of(b, n);
+        sim_vec3d *f = test_backend_forces(b, n);
         const fdiff d = force_diff(f, f_ref, n);
         ENSURE_MSG(d.rel_l2 <= TOL_REL_L2 && d.rel_max <= TOL_REL_MAX,
                    "%s: unculled %s vs bb: %.3g / %.3g", sc->name, sim_triplet_map_name(exact[m]),
@@ -113,7 +97,7 @@ static void scene_case(tscene *sc, int maps, int every_pair_map) {
         for (int levels = 1; levels <= (main_map ? 2 : 1); ++levels) {
             const sim_backend_config c = config(1, pm, exact[(pm + levels) % 3], levels);
             sim_backend *b = make(&c, sc);
-            sim_vec3d *f = forces_of(b, n);
+            sim_vec3d *f = test_backend_forces(b, n);
             const fdiff d = force_diff(f, f_ref, n);
             const double e = atm_energy(b);
             sim_frame_timing t;
@@ -295,24 +279,6 @@ static void test_report_and_switches(void) {
     tscene_free(&sc);
 }
 
-static double state_diff(sim_backend *a, sim_backend *b, uint32_t n) {
-    sim_state sa, sb;
-    sim_error err;
-    (void)sim_state_alloc(&sa, n, &err);
-    (void)sim_state_alloc(&sb, n, &err);
-    (void)sim_backend_read_state(a, &sa, NULL, &err);
-    (void)sim_backend_read_state(b, &sb, NULL, &err);
-    double d = 0.0;
-    for (uint32_t i = 0; i < n; ++i) {
-        d = fmax(d, fabs(sa.pos[i].x - sb.pos[i].x) + fabs(sa.pos[i].y - sb.pos[i].y) +
-                        fabs(sa.pos[i].z - sb.pos[i].z) + fabs(sa.vel[i].x - sb.vel[i].x) +
-                        fabs(sa.vel[i].y - sb.vel[i].y) + fabs(sa.vel[i].z - sb.vel[i].z));
-    }
-    sim_state_free(&sa);
-    sim_state_free(&sb);
-    return d;
-}
-
 /* The cluster blowing apart (ATM forces only): culled runs that re-sort every step and every
  * third step follow the unculled trajectory. */
 static void test_over_time(void) {
@@ -334,7 +300,8 @@ static void test_over_time(void) {
         sorts += t.sorts;
         ENSURE(sim_backend_run_frame(b2, &t, &err) == SIM_OK && t.triplet_culled);
     }
-    const double d1 = state_diff(b0, b1, sc.s.n), d2 = state_diff(b0, b2, sc.s.n);
+    const double d1 = test_backend_state_diff(b0, b1, sc.s.n),
+                 d2 = test_backend_state_diff(b0, b2, sc.s.n);
     printf("  6 steps of the triplets cluster: culled states within %.1e and %.1e of the "
            "unculled one (%d re-sorts)\n",
            d1, d2, sorts);

@@ -11,28 +11,12 @@
 #include "trajectory.h"
 
 #include "ensure.h"
+#include "test_tmp.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-static char tmp_dir[256];
-
-static const char *tmp_path(const char *name) {
-    static char out[4][512];
-    static int next;
-    if (tmp_dir[0] == '\0') {
-        snprintf(tmp_dir, sizeof tmp_dir, "/tmp/nbsim_test_dump_XXXXXX");
-        if (mkdtemp(tmp_dir) == NULL) {
-            perror("mkdtemp");
-            exit(1);
-        }
-    }
-    char *p = out[next++ % 4];
-    snprintf(p, 512, "%s/%s", tmp_dir, name);
-    return p;
-}
 
 static sim_backend *cpu_gas(uint32_t n, int steps, sim_params *params) {
     sim_params p = sim_params_default();
@@ -81,7 +65,7 @@ static void test_recorder_matches_state(void) {
         sim_backend *b = cpu_gas(400, 3, &p);
         app_dump *d = NULL;
         sim_error err = {SIM_OK, ""};
-        const char *path = tmp_path(names[k]);
+        const char *path = test_tmp_path(names[k]);
         ENSURE(app_dump_open(&d, path, 4, b, &err) == SIM_OK);
         if (d == NULL) {
             fprintf(stderr, "%s\n", err.message);
@@ -158,7 +142,7 @@ static void test_capture_user_order(void) {
 static void test_write_failure_mid_run(void) {
     sim_params p;
     sim_backend *b = cpu_gas(3000, 1, &p);
-    const char *path = tmp_path("full.lammpstrj");
+    const char *path = test_tmp_path("full.lammpstrj");
     app_dump *d = NULL;
     sim_error err = {SIM_OK, ""};
     ENSURE(app_dump_open(&d, path, 1, b, &err) == SIM_OK);
@@ -197,14 +181,14 @@ static void test_open_refusals(void) {
     sim_backend *b = cpu_gas(100, 1, &p);
     app_dump *d = NULL;
     sim_error err = {SIM_OK, ""};
-    ENSURE(app_dump_open(&d, tmp_path("a.xyz"), 0, b, &err) == SIM_BAD_ARGUMENT && d == NULL);
+    ENSURE(app_dump_open(&d, test_tmp_path("a.xyz"), 0, b, &err) == SIM_BAD_ARGUMENT && d == NULL);
     ENSURE(strstr(err.message, "--dump-every") != NULL);
     ENSURE(app_dump_open(&d, "/no/such/dir/a.xyz", 5, b, &err) == SIM_IO && d == NULL);
     ENSURE(strstr(err.message, "/no/such/dir/a.xyz") != NULL);
-    ENSURE(app_dump_open(&d, tmp_path("a.txt"), 5, b, &err) == SIM_BAD_ARGUMENT && d == NULL);
-    ENSURE(access(tmp_path("a.txt"), F_OK) != 0);
+    ENSURE(app_dump_open(&d, test_tmp_path("a.txt"), 5, b, &err) == SIM_BAD_ARGUMENT && d == NULL);
+    ENSURE(access(test_tmp_path("a.txt"), F_OK) != 0);
     /* N changed (the viewer switched scenes): the dump ends with one line. */
-    ENSURE(app_dump_open(&d, tmp_path("b.xyz"), 1, b, &err) == SIM_OK);
+    ENSURE(app_dump_open(&d, test_tmp_path("b.xyz"), 1, b, &err) == SIM_OK);
     sim_params p2;
     sim_backend *b2 = cpu_gas(200, 1, &p2);
     if (d != NULL) {
@@ -225,13 +209,4 @@ static const ensure_test tests[] = {
     {"open_refusals", test_open_refusals},
 };
 
-int main(int argc, char **argv) {
-    const int rc =
-        ensure_run(tests, (int)(sizeof tests / sizeof tests[0]), argc > 1 ? argv[1] : NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    if (tmp_dir[0] != '\0' && system(cmd) != 0) {
-        fprintf(stderr, "could not remove %s\n", tmp_dir);
-    }
-    return rc;
-}
+TEST_TMP_MAIN(tests, "test_dump")

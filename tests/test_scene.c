@@ -8,6 +8,7 @@
 #include "scene.h"
 
 #include "ensure.h"
+#include "test_tmp.h"
 
 #include <dirent.h>
 #include <stdint.h>
@@ -18,33 +19,6 @@
 #ifndef NBSIM_ASSETS_DIR
 #error "NBSIM_ASSETS_DIR must name the assets directory"
 #endif
-
-static char tmp_dir[256];
-
-static void make_tmp_dir(void) {
-    if (tmp_dir[0] == '\0') {
-        snprintf(tmp_dir, sizeof tmp_dir, "/tmp/nbsim_test_scene_XXXXXX");
-        if (mkdtemp(tmp_dir) == NULL) {
-            perror("mkdtemp");
-            exit(1);
-        }
-    }
-}
-
-static void tmp_path(char *out, size_t size, const char *name) {
-    make_tmp_dir();
-    snprintf(out, size, "%s/%s", tmp_dir, name);
-}
-
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        perror(path);
-        exit(1);
-    }
-    fputs(text, f);
-    fclose(f);
-}
 
 static double now_s(void) {
     struct timespec ts;
@@ -212,7 +186,7 @@ static void test_builtin_large(void) {
 /* ---- scene files ---- */
 
 static int has_temp_files(void) {
-    DIR *d = opendir(tmp_dir);
+    DIR *d = opendir(test_tmp_dir);
     int found = 0;
     for (struct dirent *e = d ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
         found |= strstr(e->d_name, ".tmp.") != NULL;
@@ -242,8 +216,7 @@ static void test_round_trip(void) {
         f[i] = (sim_vec3d){i * 0.1, -1.0 / (i + 1.0), 3e-300};
     }
     for (int with_forces = 0; with_forces <= 1; ++with_forces) {
-        char path[512];
-        tmp_path(path, sizeof path, with_forces ? "state_f.scene" : "state.scene");
+        const char *path = test_tmp_path(with_forces ? "state_f.scene" : "state.scene");
         ENSURE_MSG(sim_state_save(path, &p, &s, with_forces ? f : NULL, &err) == SIM_OK, "%s",
                    err.message);
         sim_params q = sim_params_default();
@@ -273,9 +246,8 @@ static void test_save_atomic(void) {
     ENSURE(sim_state_save("/nonexistent-dir/x.scene", &p, &s, NULL, &err) == SIM_IO);
     ENSURE(strstr(err.message, "/nonexistent-dir/x.scene") != NULL);
     /* Replacing an existing file: all or nothing, the new content wins. */
-    char path[512];
-    tmp_path(path, sizeof path, "replace.scene");
-    write_file(path, "old content\n");
+    const char *path = test_tmp_path("replace.scene");
+    test_write_file(path, "old content\n");
     ENSURE(sim_state_save(path, &p, &s, NULL, &err) == SIM_OK);
     sim_params q = sim_params_default();
     sim_state t = {0, NULL, NULL};
@@ -288,9 +260,8 @@ static void test_save_atomic(void) {
 /* Loads text as a file; expects failure with status and every needle in the message. */
 static void expect_error(const char *text, sim_status status, const char *needle1,
                          const char *needle2) {
-    char path[512];
-    tmp_path(path, sizeof path, "bad.scene");
-    write_file(path, text);
+    const char *path = test_tmp_path("bad.scene");
+    test_write_file(path, text);
     sim_params p = sim_params_default();
     const sim_params before = p;
     sim_state s = {0, NULL, NULL};
@@ -343,8 +314,7 @@ static void test_parse_errors(void) {
     expect_error(HEADER "0 0 0 0 0 0 0.5 1\nbox_half = 3\n", SIM_PARSE, ":3: wrong column count",
                  NULL);
     /* a missing file */
-    char path[512];
-    tmp_path(path, sizeof path, "missing.scene");
+    const char *path = test_tmp_path("missing.scene");
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
     sim_error err = {SIM_OK, ""};
@@ -355,14 +325,13 @@ static void test_parse_errors(void) {
 
 /* Comments anywhere, blank lines, CRLF, tabs, `box` alias, extra force columns ignored. */
 static void test_parse_tolerant(void) {
-    char path[512];
-    tmp_path(path, sizeof path, "ok.scene");
-    write_file(path, "# a scene\r\n\r\n  box = 3   # half-width\r\ngravity = 0,-1 , 0\r\n"
-                     "triplets = 1\n\tatm_nu = 1e-3\n"
-                     "x y z vx vy vz radius density fx fy fz  # header\n"
-                     "1 2 -1\t0.5 0 0 0.25 2 9 9 9\r\n"
-                     "# between\n"
-                     "-1 -2 1 0 0 0 0.5 1 0 0 0\n");
+    const char *path = test_tmp_path("ok.scene");
+    test_write_file(path, "# a scene\r\n\r\n  box = 3   # half-width\r\ngravity = 0,-1 , 0\r\n"
+                          "triplets = 1\n\tatm_nu = 1e-3\n"
+                          "x y z vx vy vz radius density fx fy fz  # header\n"
+                          "1 2 -1\t0.5 0 0 0.25 2 9 9 9\r\n"
+                          "# between\n"
+                          "-1 -2 1 0 0 0 0.5 1 0 0 0\n");
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
     sim_error err = {SIM_OK, ""};
@@ -377,9 +346,8 @@ static void test_parse_tolerant(void) {
 /* Loads text with options; returns the status, err and warnings filled. */
 static sim_status load_text(const char *text, const sim_scene_load_options *o, sim_params *p,
                             sim_state *s, sim_error *err) {
-    char path[512];
-    tmp_path(path, sizeof path, "opt.scene");
-    write_file(path, text);
+    const char *path = test_tmp_path("opt.scene");
+    test_write_file(path, text);
     return sim_scene_load_with(path, o, p, s, err);
 }
 
@@ -448,8 +416,7 @@ static void test_load_bytes(void) {
     }
     ENSURE_MSG(strstr(err.message, "'foo?[31m?'") != NULL, "%s", err.message);
     const char nul[] = "box_half = 3\n\0\n";
-    char path[512];
-    tmp_path(path, sizeof path, "nul.scene");
+    const char *path = test_tmp_path("nul.scene");
     FILE *f = fopen(path, "wb");
     fwrite(nul, 1, sizeof nul - 1, f);
     fclose(f);
@@ -475,8 +442,7 @@ static void test_saved_state_beyond_wall_loads(void) {
     s.pos[0] = (sim_vec4d){2.4, 0.0, -1.0, 0.5};
     s.vel[0] = (sim_vec4d){1.0, 0.0, 0.0, sim_sphere_mass(0.5, 1.0)};
     const sim_vec3d force = {-3.0, 0.0, 0.0};
-    char path[512];
-    tmp_path(path, sizeof path, "pushed.scene");
+    const char *path = test_tmp_path("pushed.scene");
     ENSURE(sim_state_save(path, &p, &s, &force, &err) == SIM_OK);
     sim_params q = sim_params_default();
     sim_state t = {0, NULL, NULL};
@@ -588,22 +554,4 @@ static const ensure_test tests[] = {
     {"coincident_pairs", test_coincident_pairs},
 };
 
-int main(int argc, char **argv) {
-    const int rc =
-        ensure_run(tests, (int)(sizeof tests / sizeof tests[0]), argc > 1 ? argv[1] : NULL);
-    if (tmp_dir[0] != '\0') { /* remove what the tests wrote */
-        DIR *d = opendir(tmp_dir);
-        for (struct dirent *e = d ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
-            if (e->d_name[0] != '.') {
-                char path[600];
-                snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-                unlink(path);
-            }
-        }
-        if (d != NULL) {
-            closedir(d);
-        }
-        rmdir(tmp_dir);
-    }
-    return rc;
-}
+TEST_TMP_MAIN(tests, "test_scene")

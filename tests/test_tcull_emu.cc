@@ -23,15 +23,11 @@
 #define SIM_TCULL_KERNELS_ONLY
 #include "triplet_cull_kernels.cu"
 
-#include <math.h>
-#include <string.h>
-
 #include <algorithm>
-#include <functional>
 #include <vector>
 
 #include "ensure.h"
-#include "test_rng.h"
+#include "test_atm_emu.h"
 
 #define TOL_F_L2 1e-5
 #define TOL_F_BODY 1e-4
@@ -41,30 +37,8 @@ static uint64_t schedule_seed = 3;
 
 /* Every block of a grid, in order, each running f(); false on a deadlock. */
 static bool launch(dim3 grid, dim3 block, const std::function<void()> &f) {
-    struct holder {
-        const std::function<void()> *f;
-        static void body(void *p) {
-            (*((holder *)p)->f)();
-        }
-    } h = {&f};
-    for (uint32_t bz = 0; bz < grid.z; ++bz) {
-        for (uint32_t by = 0; by < grid.y; ++by) {
-            for (uint32_t bx = 0; bx < grid.x; ++bx) {
-                if (!emu::run_block(make_uint3(bx, by, bz), grid, block, holder::body, &h,
-                                    ++schedule_seed)) {
-                    ENSURE_MSG(0, "deadlock in block (%u, %u, %u)", bx, by, bz);
-                    return false;
-                }
-            }
-        }
-    }
-    return true;
+    return emu_launch(grid, block, &schedule_seed, f);
 }
-
-struct scene {
-    std::vector<sim_vec4f> pos; /* sorted along the Morton curve */
-    double nu, cutoff;
-};
 
 /* Sorts the bodies by their Morton key (as the backends do), so tiles are compact. */
 static void morton_sort(scene &s) {
@@ -84,16 +58,7 @@ static scene lattice(uint32_t n, double spacing, double cutoff, uint64_t seed) {
     scene s;
     s.nu = 1.0;
     s.cutoff = cutoff;
-    uint32_t m = 1;
-    while (m * m * m < n) {
-        ++m;
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-        const uint32_t x = i % m, y = i / m % m, z = i / (m * m);
-        s.pos.push_back(sim_vec4f{(float)(x * spacing + test_rnd(&seed, -0.1, 0.1)),
-                                  (float)(y * spacing + test_rnd(&seed, -0.1, 0.1)),
-                                  (float)(z * spacing + test_rnd(&seed, -0.1, 0.1)), 0.5f});
-    }
+    s.pos = jittered_lattice(n, spacing, &seed);
     morton_sort(s);
     return s;
 }
@@ -126,57 +91,13 @@ static scene clusters_on_a_line(uint32_t clusters, double cutoff) {
     return s; /* already in tile order: tile c is cluster c */
 }
 
-static sim_vec4d to_d(sim_vec4f v) {
-    return sim_vec4d{v.x, v.y, v.z, v.w};
-}
-
-/* Forces and energy over all triples i > j > k (or, with `block` > 0, only inside consecutive
- * blocks of that many bodies: the clusters), double. */
-static double reference(const scene &s, std::vector<sim_vec3d> &f, uint32_t block = 0) {
-    sim_physics ph;
-    memset(&ph, 0, sizeof ph);
-    ph.atm_nu = s.nu;
-    ph.atm_cutoff = s.cutoff;
-    const uint32_t n = (uint32_t)s.pos.size();
-    f.assign(n, sim_vec3d{0.0, 0.0, 0.0});
-    double e = 0.0;
-    for (uint32_t i = 0; i < n; ++i) {
-        const uint32_t lo = block ? i / block * block : 0;
-        for (uint32_t j = lo; j < i; ++j) {
-            for (uint32_t k = lo; k < j; ++k) {
-                sim_vec3d a, b, c;
-                sim_atm_forces_d(to_d(s.pos[i]), to_d(s.pos[j]), to_d(s.pos[k]), &ph, &a, &b, &c,
-                                 &e);
-                f[i].x += a.x, f[i].y += a.y, f[i].z += a.z;
-                f[j].x += b.x, f[j].y += b.y, f[j].z += b.z;
-                f[k].x += c.x, f[k].y += c.y, f[k].z += c.z;
-            }
-        }
-    }
-    return e;
-}
-
 static void compare(const char *what, const std::vector<sim_vec4f> &g,
                     const std::vector<sim_vec3d> &ref) {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-        const double dx = g[i].x - ref[i].x, dy = g[i].y - ref[i].y, dz = g[i].z - ref[i].z;
-        num += dx * dx + dy * dy + dz * dz;
-        den += ref[i].x * ref[i].x + ref[i].y * ref[i].y + ref[i].z * ref[i].z;
-    }
-    const double rms = sqrt(den / (double)(ref.empty() ? 1 : ref.size()));
-    double worst = 0.0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-        const double dx = g[i].x - ref[i].x, dy = g[i].y - ref[i].y, dz = g[i].z - ref[i].z;
-        const double r = sqrt(ref[i].x * ref[i].x + ref[i].y * ref[i].y + ref[i].z * ref[i].z);
-        const double e = sqrt(dx * dx + dy * dy + dz * dz) / (r + 0.1 * rms + 1e-300);
-        worst = isfinite(g[i].x + g[i].y + g[i].z) ? fmax(worst, e) : INFINITY;
-    }
-    const double rel = den > 0.0 ? sqrt(num / den) : sqrt(num);
-    printf("  %-44s F rel %.1e, worst body %.1e\n", what, rel, worst);
-    ENSURE_MSG(den > 0.0, "%s: the reference forces are all zero", what);
-    ENSURE_MSG(rel <= TOL_F_L2 && worst <= TOL_F_BODY, "%s: rel %.3g, worst body %.3g", what, rel,
-               worst);
+    const force_error e = force_error_of(g, ref);
+    printf("  %-44s F rel %.1e, worst body %.1e\n", what, e.rel, e.worst);
+    ENSURE_MSG(e.ref_l2 > 0.0, "%s: the reference forces are all zero", what);
+    ENSURE_MSG(e.rel <= TOL_F_L2 && e.worst <= TOL_F_BODY, "%s: rel %.3g, worst body %.3g", what,
+               e.rel, e.worst);
 }
 
 /* The device state of sim_gpu_tcull as host vectors; every list has kGuard sentinel entries past
@@ -397,7 +318,7 @@ static void check_kernel(const char *label, const scene &s, uint32_t ref_block, 
                          unsigned modes, bool energy) {
     const uint32_t n = (uint32_t)s.pos.size();
     std::vector<sim_vec3d> ref;
-    const double e_ref = reference(s, ref, ref_block);
+    const double e_ref = atm_reference(s, ref, ref_block);
     uint32_t caps[3] = {4096, 4096, 1u << 16};
     tcull_state c(n, caps, s.cutoff);
     build(c, s, SIM_PAIR_MAP_LTM, levels);

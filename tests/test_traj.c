@@ -12,6 +12,7 @@
 
 #include "ensure.h"
 #include "test_rng.h"
+#include "test_tmp.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -19,33 +20,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char tmp_dir[256];
-
-static const char *tmp_path(const char *name) {
-    static char out[4][512];
-    static int next;
-    if (tmp_dir[0] == '\0') {
-        snprintf(tmp_dir, sizeof tmp_dir, "/tmp/nbsim_test_traj_XXXXXX");
-        if (mkdtemp(tmp_dir) == NULL) {
-            perror("mkdtemp");
-            exit(1);
-        }
-    }
-    char *p = out[next++ % 4];
-    snprintf(p, 512, "%s/%s", tmp_dir, name);
-    return p;
-}
-
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        perror(path);
-        exit(1);
-    }
-    fputs(text, f);
-    fclose(f);
-}
 
 static uint64_t file_size(const char *path) {
     struct stat st;
@@ -160,7 +134,7 @@ static void test_fmt_float_round_trip(void) {
 /* ---- round trips ---- */
 
 static void round_trip(const char *name, uint32_t n) {
-    const char *path = tmp_path(name);
+    const char *path = test_tmp_path(name);
     const double box = 7.5;
     sim_traj_writer *w = NULL;
     sim_error err = {SIM_OK, ""};
@@ -228,14 +202,14 @@ static void test_round_trip_netcdf(void) {
     if (!sim_traj_netcdf_available()) {
         sim_traj_writer *w = NULL;
         sim_error err = {SIM_OK, ""};
-        ENSURE(sim_traj_writer_open(&w, tmp_path("x.nc"), 10, &err) == SIM_UNSUPPORTED);
-        ENSURE(strstr(err.message, "NetCDF") != NULL && access(tmp_path("x.nc"), F_OK) != 0);
+        ENSURE(sim_traj_writer_open(&w, test_tmp_path("x.nc"), 10, &err) == SIM_UNSUPPORTED);
+        ENSURE(strstr(err.message, "NetCDF") != NULL && access(test_tmp_path("x.nc"), F_OK) != 0);
         printf("(this build has no NetCDF: checked the one-line refusal)\n");
         return;
     }
     round_trip("rt.nc", 1000);
     /* Radii are stored once: a frame that changes one is refused, the file keeps its frames. */
-    const char *path = tmp_path("radius.nc");
+    const char *path = test_tmp_path("radius.nc");
     sim_traj_writer *w = NULL;
     sim_error err = {SIM_OK, ""};
     frame_data d = make_frame(50, 5.0, 1);
@@ -256,21 +230,30 @@ static void test_round_trip_netcdf(void) {
 
 /* ---- what other programs write ---- */
 
+/* The last frame of a file holding `text` (the scratch file `name`) read into *p, *s and *info
+ * (may be NULL); ENSUREs that it reads. */
+static void read_text(const char *name, const char *text, sim_params *p, sim_state *s,
+                      sim_traj_info *info) {
+    const char *path = test_tmp_path(name);
+    test_write_file(path, text);
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_traj_read_last(path, p, s, info, &err) == SIM_OK, "%s", err.message);
+}
+
 static void test_read_lammps_variants(void) {
     /* Unsorted ids (a parallel LAMMPS run), diameter instead of radius, scaled positions,
      * density instead of mass, an ITEM: UNITS block and no TIME. */
-    const char *path = tmp_path("lmp.lammpstrj");
-    write_file(path, "ITEM: UNITS\nsi\nITEM: TIMESTEP\n10\nITEM: NUMBER OF ATOMS\n3\n"
-                     "ITEM: BOX BOUNDS ff ff ff\n-2 2\n-2 2\n-2 2\n"
-                     "ITEM: ATOMS id type xs ys zs diameter density\n"
-                     "3 1 0.75 0.5 0.5 0.2 1000\n"
-                     "1 1 0.25 0.5 0.5 0.4 1000\n"
-                     "2 1 0.5 0.5 0.5 0.6 2000\n");
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
     sim_traj_info info;
-    sim_error err = {SIM_OK, ""};
-    ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    read_text("lmp.lammpstrj",
+              "ITEM: UNITS\nsi\nITEM: TIMESTEP\n10\nITEM: NUMBER OF ATOMS\n3\n"
+              "ITEM: BOX BOUNDS ff ff ff\n-2 2\n-2 2\n-2 2\n"
+              "ITEM: ATOMS id type xs ys zs diameter density\n"
+              "3 1 0.75 0.5 0.5 0.2 1000\n"
+              "1 1 0.25 0.5 0.5 0.4 1000\n"
+              "2 1 0.5 0.5 0.5 0.6 2000\n",
+              &p, &s, &info);
     ENSURE(s.n == 3 && p.box_half == 2.0 && info.step == 10);
     if (s.n == 3) {
         ENSURE(s.pos[0].x == -1.0 && s.pos[1].x == 0.0 && s.pos[2].x == 1.0);
@@ -283,14 +266,13 @@ static void test_read_lammps_variants(void) {
 
 static void test_read_ase_xyz(void) {
     /* What ase.io.write(format='extxyz') writes for spheres with a radius array, no Origin. */
-    const char *path = tmp_path("ase.xyz");
-    write_file(path, "2\nLattice=\"4.0 0.0 0.0 0.0 4.0 0.0 0.0 0.0 4.0\" "
-                     "Properties=species:S:1:pos:R:3:radius:R:1 pbc=\"F F F\"\n"
-                     "X 0.5 0.0 0.0 0.25\nX -0.5 0.0 0.0 0.25\n");
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
-    sim_error err = {SIM_OK, ""};
-    ENSURE_MSG(sim_traj_read_last(path, &p, &s, NULL, &err) == SIM_OK, "%s", err.message);
+    read_text("ase.xyz",
+              "2\nLattice=\"4.0 0.0 0.0 0.0 4.0 0.0 0.0 0.0 4.0\" "
+              "Properties=species:S:1:pos:R:3:radius:R:1 pbc=\"F F F\"\n"
+              "X 0.5 0.0 0.0 0.25\nX -0.5 0.0 0.0 0.25\n",
+              &p, &s, NULL);
     ENSURE(s.n == 2 && p.box_half == 2.0);
     if (s.n == 2) {
         ENSURE(s.pos[1].x == -0.5 && s.pos[1].w == 0.25);
@@ -303,8 +285,8 @@ static void test_read_ase_xyz(void) {
 
 static void expect_error(const char *name, const char *text, sim_status want, const char *must1,
                          const char *must2) {
-    const char *path = tmp_path(name);
-    write_file(path, text);
+    const char *path = test_tmp_path(name);
+    test_write_file(path, text);
     sim_params p = sim_params_default(), before = p;
     sim_state s = {0, NULL, NULL};
     sim_error err = {SIM_OK, ""};
@@ -347,29 +329,28 @@ static void test_read_errors(void) {
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
     sim_error err = {SIM_OK, ""};
-    ENSURE(sim_traj_read_last(tmp_path("missing.xyz"), &p, &s, NULL, &err) == SIM_IO);
+    ENSURE(sim_traj_read_last(test_tmp_path("missing.xyz"), &p, &s, NULL, &err) == SIM_IO);
     ENSURE(strstr(err.message, "missing.xyz") != NULL);
 }
 
 static void test_truncated_last_frame(void) {
     /* A run killed while writing: the frame being written is incomplete and skipped. */
-    const char *path = tmp_path("cut.lammpstrj");
-    write_file(path, "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
-                     "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0.1 0 0 0.1\n2 0.5 0 0 0.1\n"
-                     "ITEM: TIMESTEP\n2\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
-                     "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0.2 0 0 0.1\n2 0.6");
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
     sim_traj_info info;
-    sim_error err = {SIM_OK, ""};
-    ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    read_text("cut.lammpstrj",
+              "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
+              "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0.1 0 0 0.1\n2 0.5 0 0 0.1\n"
+              "ITEM: TIMESTEP\n2\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
+              "-1 1\n-1 1\n-1 1\nITEM: ATOMS id x y z radius\n1 0.2 0 0 0.1\n2 0.6",
+              &p, &s, &info);
     ENSURE(info.frames == 1 && info.step == 1 && info.truncated && s.n == 2);
     ENSURE(s.n == 2 && s.pos[0].x == 0.1);
     sim_state_free(&s);
-    const char *xyz = tmp_path("cut.xyz");
-    write_file(xyz, "1\nProperties=pos:R:3:radius:R:1 Step=4\n0.1 0 0 0.1\n"
-                    "1\nProperties=pos:R:3:radius:R:1 Step=5\n0.2 0 0");
-    ENSURE_MSG(sim_traj_read_last(xyz, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    read_text("cut.xyz",
+              "1\nProperties=pos:R:3:radius:R:1 Step=4\n0.1 0 0 0.1\n"
+              "1\nProperties=pos:R:3:radius:R:1 Step=5\n0.2 0 0",
+              &p, &s, &info);
     ENSURE(info.frames == 1 && info.step == 4 && info.truncated && s.n == 1);
     sim_state_free(&s);
 }
@@ -379,8 +360,9 @@ static void test_open_errors(void) {
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_traj_writer_open(&w, "/no/such/dir/run.xyz", 10, &err) == SIM_IO && w == NULL);
     ENSURE(strstr(err.message, "/no/such/dir/run.xyz") != NULL);
-    ENSURE(sim_traj_writer_open(&w, tmp_path("run.dcd"), 10, &err) == SIM_BAD_ARGUMENT);
-    ENSURE(strstr(err.message, ".lammpstrj") != NULL && access(tmp_path("run.dcd"), F_OK) != 0);
+    ENSURE(sim_traj_writer_open(&w, test_tmp_path("run.dcd"), 10, &err) == SIM_BAD_ARGUMENT);
+    ENSURE(strstr(err.message, ".lammpstrj") != NULL &&
+           access(test_tmp_path("run.dcd"), F_OK) != 0);
     if (sim_traj_netcdf_available()) {
         ENSURE(sim_traj_writer_open(&w, "/no/such/dir/run.nc", 10, &err) == SIM_IO);
         ENSURE(strstr(err.message, "/no/such/dir/run.nc") != NULL);
@@ -390,7 +372,7 @@ static void test_open_errors(void) {
 /* A file size limit makes a write fail part-way, like a full disk (EFBIG instead of ENOSPC):
  * the failed frame must be cut off and the complete ones must read back. */
 static void write_until_full(const char *name, uint32_t n) {
-    const char *path = tmp_path(name);
+    const char *path = test_tmp_path(name);
     sim_traj_writer *w = NULL;
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_traj_writer_open(&w, path, n, &err) == SIM_OK);
@@ -458,13 +440,4 @@ static const ensure_test tests[] = {
     {"write_failure_keeps_frames", test_write_failure_keeps_frames},
 };
 
-int main(int argc, char **argv) {
-    const int rc =
-        ensure_run(tests, (int)(sizeof tests / sizeof tests[0]), argc > 1 ? argv[1] : NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    if (tmp_dir[0] != '\0' && system(cmd) != 0) {
-        fprintf(stderr, "could not remove %s\n", tmp_dir);
-    }
-    return rc;
-}
+TEST_TMP_MAIN(tests, "test_traj")

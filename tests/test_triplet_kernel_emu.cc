@@ -14,39 +14,22 @@
 #define SIM_TRIPLET_KERNEL_ONLY
 #include "triplet_kernels.cu"
 
-#include <math.h>
-#include <string.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "ensure.h"
-#include "test_rng.h"
+#include "test_atm_emu.h"
 
 #define TOL_F_L2 1e-5
 #define TOL_F_BODY 1e-4
 #define TOL_E 1e-4
-
-struct scene {
-    std::vector<sim_vec4f> pos;
-    double nu, cutoff;
-};
 
 /* A jittered lattice (pitch `spacing`, jitter +-0.1 m) in shuffled order, exact floats. */
 static scene lattice(uint32_t n, double spacing, uint64_t seed) {
     scene s;
     s.nu = 1.0;
     s.cutoff = 0.0;
-    uint32_t m = 1;
-    while (m * m * m < n) {
-        ++m;
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-        const uint32_t x = i % m, y = i / m % m, z = i / (m * m);
-        s.pos.push_back(sim_vec4f{(float)(x * spacing + test_rnd(&seed, -0.1, 0.1)),
-                                  (float)(y * spacing + test_rnd(&seed, -0.1, 0.1)),
-                                  (float)(z * spacing + test_rnd(&seed, -0.1, 0.1)), 0.5f});
-    }
+    s.pos = jittered_lattice(n, spacing, &seed);
     for (uint32_t i = n; i > 1; --i) {
         std::swap(s.pos[i - 1], s.pos[(uint32_t)test_rnd(&seed, 0.0, (double)i)]);
     }
@@ -67,73 +50,18 @@ static scene grid(double cutoff) {
     return s;
 }
 
-static sim_vec4d to_d(sim_vec4f v) {
-    sim_vec4d d = {v.x, v.y, v.z, v.w};
-    return d;
-}
-
-/* Forces and energy over all triples i > j > k, double. */
-static double reference(const scene &s, std::vector<sim_vec3d> &f) {
-    sim_physics ph;
-    memset(&ph, 0, sizeof ph);
-    ph.atm_nu = s.nu;
-    ph.atm_cutoff = s.cutoff;
-    const uint32_t n = (uint32_t)s.pos.size();
-    f.assign(n, sim_vec3d{0.0, 0.0, 0.0});
-    double e = 0.0;
-    for (uint32_t i = 0; i < n; ++i) {
-        for (uint32_t j = 0; j < i; ++j) {
-            for (uint32_t k = 0; k < j; ++k) {
-                sim_vec3d a, b, c;
-                sim_atm_forces_d(to_d(s.pos[i]), to_d(s.pos[j]), to_d(s.pos[k]), &ph, &a, &b, &c,
-                                 &e);
-                f[i].x += a.x, f[i].y += a.y, f[i].z += a.z;
-                f[j].x += b.x, f[j].y += b.y, f[j].z += b.z;
-                f[k].x += c.x, f[k].y += c.y, f[k].z += c.z;
-            }
-        }
-    }
-    return e;
-}
-
-/* One kernel launch's arguments, for the fibers. */
-template <class TILES, bool ENERGY, bool CUT> struct launch_args {
-    TILES tiles;
-    const scene *s;
-    sim_vec4f *force;
-    double *energy;
-    float nu3, a2_max;
-    static void body(void *p) {
-        const launch_args *a = (const launch_args *)p;
-        triplet_kernel<TILES, ENERGY, CUT>(a->tiles, a->s->pos.data(), a->force, a->energy,
-                                           (uint32_t)a->s->pos.size(), a->nu3, a->a2_max);
-    }
-};
-
 static uint64_t schedule_seed = 1;
 
 /* Every block of a grid, in order; false on a deadlock. */
 template <class TILES, bool ENERGY, bool CUT>
 static bool run_grid(const TILES &tiles, dim3 grid, const scene &s, sim_vec4f *force,
                      double *energy) {
-    launch_args<TILES, ENERGY, CUT> a = {tiles,
-                                         &s,
-                                         force,
-                                         energy,
-                                         sim_atm_nu3_f((float)s.nu),
-                                         sim_atm_a2_max_f((float)(s.cutoff * s.cutoff))};
-    for (uint32_t bz = 0; bz < grid.z; ++bz) {
-        for (uint32_t by = 0; by < grid.y; ++by) {
-            for (uint32_t bx = 0; bx < grid.x; ++bx) {
-                if (!emu::run_block(make_uint3(bx, by, bz), grid, kThreads, a.body, &a,
-                                    ++schedule_seed)) {
-                    ENSURE_MSG(0, "deadlock in block (%u, %u, %u)", bx, by, bz);
-                    return false;
-                }
-            }
-        }
-    }
-    return true;
+    const float nu3 = sim_atm_nu3_f((float)s.nu);
+    const float a2_max = sim_atm_a2_max_f((float)(s.cutoff * s.cutoff));
+    return emu_launch(grid, dim3(kThreads), &schedule_seed, [&] {
+        triplet_kernel<TILES, ENERGY, CUT>(tiles, s.pos.data(), force, energy,
+                                           (uint32_t)s.pos.size(), nu3, a2_max);
+    });
 }
 
 template <bool CUT>
@@ -197,31 +125,17 @@ template <bool CUT> static double energy_by_bb(const scene &s) {
 
 static void compare(const char *what, const std::vector<sim_vec4f> &g,
                     const std::vector<sim_vec3d> &ref) {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-        const double dx = g[i].x - ref[i].x, dy = g[i].y - ref[i].y, dz = g[i].z - ref[i].z;
-        num += dx * dx + dy * dy + dz * dz;
-        den += ref[i].x * ref[i].x + ref[i].y * ref[i].y + ref[i].z * ref[i].z;
-    }
-    const double rms = sqrt(den / (double)(ref.empty() ? 1 : ref.size()));
-    double worst = 0.0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-        const double dx = g[i].x - ref[i].x, dy = g[i].y - ref[i].y, dz = g[i].z - ref[i].z;
-        const double r = sqrt(ref[i].x * ref[i].x + ref[i].y * ref[i].y + ref[i].z * ref[i].z);
-        const double e = sqrt(dx * dx + dy * dy + dz * dz) / (r + 0.1 * rms + 1e-300);
-        worst = isfinite(g[i].x + g[i].y + g[i].z) ? fmax(worst, e) : INFINITY;
-    }
-    const double rel = den > 0.0 ? sqrt(num / den) : sqrt(num);
-    printf("  %-36s F rel %.1e, worst body %.1e\n", what, rel, worst);
-    ENSURE_MSG(rel <= TOL_F_L2 && worst <= TOL_F_BODY, "%s: rel %.3g, worst body %.3g", what, rel,
-               worst);
+    const force_error e = force_error_of(g, ref);
+    printf("  %-36s F rel %.1e, worst body %.1e\n", what, e.rel, e.worst);
+    ENSURE_MSG(e.rel <= TOL_F_L2 && e.worst <= TOL_F_BODY, "%s: rel %.3g, worst body %.3g", what,
+               e.rel, e.worst);
 }
 
 /* The maps and the list on one scene, then the energy. */
 template <bool CUT>
 static void scene_case(const char *label, const scene &s, bool every_map, bool list) {
     std::vector<sim_vec3d> ref;
-    const double e_ref = reference(s, ref);
+    const double e_ref = atm_reference(s, ref);
     std::vector<sim_vec4f> g;
     char what[96];
     for (int m = 0; m < SIM_TRIPLET_MAP_COUNT; ++m) {

@@ -44,6 +44,16 @@ int app_bench_sort_sizes(uint32_t *v, int count) {
     return out;
 }
 
+int app_bench_sizes(const app_bench_options *o, const uint32_t *defaults, int count,
+                    uint32_t *sizes) {
+    if (o->n_count > 0) {
+        count = o->n_count;
+        defaults = o->n;
+    }
+    memcpy(sizes, defaults, sizeof(uint32_t) * (size_t)count);
+    return app_bench_sort_sizes(sizes, count);
+}
+
 typedef struct {
     int dim;
     int maps[MAX_MAPS];

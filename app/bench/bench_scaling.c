@@ -110,16 +110,9 @@ sim_status app_bench_scaling_suite(const app_bench_options *o, int triplets,
         }
     }
     uint32_t sizes[APP_BENCH_MAX_LIST];
-    int n_sizes = o->n_count;
-    if (n_sizes > 0) {
-        memcpy(sizes, o->n, sizeof(uint32_t) * (size_t)n_sizes);
-    } else {
-        const uint32_t *src = triplets ? (o->quick ? k_quick_triplets_n : k_triplets_n)
-                                       : (o->quick ? k_quick_pairs_n : k_pairs_n);
-        n_sizes = o->quick ? 1 : 2;
-        memcpy(sizes, src, sizeof(uint32_t) * (size_t)n_sizes);
-    }
-    n_sizes = app_bench_sort_sizes(sizes, n_sizes);
+    const uint32_t *defaults = triplets ? (o->quick ? k_quick_triplets_n : k_triplets_n)
+                                        : (o->quick ? k_quick_pairs_n : k_pairs_n);
+    const int n_sizes = app_bench_sizes(o, defaults, o->quick ? 1 : 2, sizes);
     int culls[2], n_culls = 0;
     if (triplets || (o->cull & APP_BENCH_CULL_OFF)) {
         culls[n_culls++] = 0;

@@ -89,44 +89,70 @@ static void destroy_all(candidate *cands, int count) {
     }
 }
 
-/* One row (tile, N). *slow is set when the bb step was slower than SLOW_STEP_MS. */
-static sim_status run_row(const app_bench_options *o, int triplets, const sim_device_info *dev,
-                          const int *maps, int map_count, uint32_t tile, uint32_t n_bodies,
-                          app_csv *csv, app_bench_tally *tally, int *slow, sim_error *err) {
-    sim_params params = sim_params_default();
-    sim_state initial = {0};
-    sim_error scene_err = {0};
-    if (sim_scene_builtin("gas", n_bodies, o->seed, &params, &initial, &scene_err) != SIM_OK) {
-        printf("  tile %u N %u: skipped: %s\n", tile, n_bodies, scene_err.message);
-        sim_state_free(&initial);
-        tally->skipped++;
-        return SIM_OK;
-    }
-    params.triplets = triplets;
-    params.steps_per_frame = 1;
+/* A row left out (no scene, or a backend refused: memory, limits), with a line saying why. */
+static sim_status skip_row(uint32_t tile, uint32_t n_bodies, const char *why,
+                           app_bench_tally *tally) {
+    printf("  tile %u N %u: skipped: %s\n", tile, n_bodies, why);
+    tally->skipped++;
+    return SIM_OK;
+}
 
-    candidate cands[MAX_CANDIDATES];
-    memset(cands, 0, sizeof cands);
+/* The gas scene of a row (the suite's seed); 0 when the row is skipped (nothing to free). */
+static int row_scene(const app_bench_options *o, uint32_t tile, uint32_t n_bodies,
+                     sim_params *params, sim_state *initial, app_bench_tally *tally) {
+    *params = sim_params_default();
+    sim_error scene_err = {0};
+    if (sim_scene_builtin("gas", n_bodies, o->seed, params, initial, &scene_err) != SIM_OK) {
+        sim_state_free(initial);
+        skip_row(tile, n_bodies, scene_err.message, tally);
+        return 0;
+    }
+    return 1;
+}
+
+/* One CUDA backend per map from `base`, with the map as its triplet or pair map; stops at the
+ * first that fails (cands zeroed first, so destroy_all frees what was made). */
+static sim_status make_candidates(const sim_backend_config *base, int triplets, const int *maps,
+                                  int map_count, const sim_params *params, const sim_state *initial,
+                                  candidate *cands, sim_error *err) {
+    memset(cands, 0, MAX_CANDIDATES * sizeof *cands);
     sim_status st = SIM_OK;
     for (int k = 0; k < map_count && st == SIM_OK; ++k) {
-        sim_backend_config cfg = sim_backend_config_default();
-        cfg.kind = SIM_BACKEND_CUDA;
-        cfg.tile = tile;
-        cfg.cull = 0; /* every tile pair swept: the maps place the contact blocks */
-        cands[k].map = maps[k];
+        sim_backend_config cfg = *base;
         if (triplets) {
             cfg.triplet_map = (sim_triplet_map)maps[k];
         } else {
             cfg.pair_map = maps[k];
         }
-        st = sim_backend_create(&cfg, &params, &initial, &cands[k].backend, err);
+        cands[k].map = maps[k];
+        st = sim_backend_create(&cfg, params, initial, &cands[k].backend, err);
     }
+    return st;
+}
+
+/* One row (tile, N). *slow is set when the bb step was slower than SLOW_STEP_MS. */
+static sim_status run_row(const app_bench_options *o, int triplets, const sim_device_info *dev,
+                          const int *maps, int map_count, uint32_t tile, uint32_t n_bodies,
+                          app_csv *csv, app_bench_tally *tally, int *slow, sim_error *err) {
+    sim_params params;
+    sim_state initial = {0};
+    if (!row_scene(o, tile, n_bodies, &params, &initial, tally)) {
+        return SIM_OK;
+    }
+    params.triplets = triplets;
+    params.steps_per_frame = 1;
+
+    sim_backend_config base = sim_backend_config_default();
+    base.kind = SIM_BACKEND_CUDA;
+    base.tile = tile;
+    base.cull = 0; /* every tile pair swept: the maps place the contact blocks */
+    candidate cands[MAX_CANDIDATES];
+    sim_status st =
+        make_candidates(&base, triplets, maps, map_count, &params, &initial, cands, err);
     if (st == SIM_OUT_OF_MEMORY || st == SIM_BAD_ARGUMENT) {
-        printf("  tile %u N %u: skipped: %s\n", tile, n_bodies, err->message);
-        tally->skipped++;
         destroy_all(cands, map_count);
         sim_state_free(&initial);
-        return SIM_OK;
+        return skip_row(tile, n_bodies, err->message, tally);
     }
     double bb_warm = 0.0;
     for (int w = 0; w < o->warmup && st == SIM_OK; ++w) {
@@ -267,39 +293,27 @@ static sim_status one_culled_frame(candidate *c, const sim_state *initial, doubl
 static sim_status run_cull_row(const app_bench_options *o, const sim_device_info *dev,
                                const int *maps, int map_count, uint32_t tile, uint32_t n_bodies,
                                int levels, app_csv *csv, app_bench_tally *tally, sim_error *err) {
-    sim_params params = sim_params_default();
+    sim_params params;
     sim_state initial = {0};
-    sim_error scene_err = {0};
-    if (sim_scene_builtin("gas", n_bodies, o->seed, &params, &initial, &scene_err) != SIM_OK) {
-        printf("  tile %u N %u: skipped: %s\n", tile, n_bodies, scene_err.message);
-        sim_state_free(&initial);
-        tally->skipped++;
+    if (!row_scene(o, tile, n_bodies, &params, &initial, tally)) {
         return SIM_OK;
     }
     params.triplets = 0;
     params.steps_per_frame = 2;
+    sim_backend_config base = sim_backend_config_default();
+    base.kind = SIM_BACKEND_CUDA;
+    base.tile = tile;
+    base.cull = 1;
+    base.cull_levels = levels;
+    base.sort_every = 1;
     candidate cands[MAX_CANDIDATES];
-    memset(cands, 0, sizeof cands);
-    sim_status st = SIM_OK;
-    for (int k = 0; k < map_count && st == SIM_OK; ++k) {
-        sim_backend_config cfg = sim_backend_config_default();
-        cfg.kind = SIM_BACKEND_CUDA;
-        cfg.tile = tile;
-        cfg.pair_map = maps[k];
-        cfg.cull = 1;
-        cfg.cull_levels = levels;
-        cfg.sort_every = 1;
-        cands[k].map = maps[k];
-        st = sim_backend_create(&cfg, &params, &initial, &cands[k].backend, err);
-    }
+    sim_status st = make_candidates(&base, 0, maps, map_count, &params, &initial, cands, err);
     if (st == SIM_OUT_OF_MEMORY || st == SIM_BAD_ARGUMENT) {
-        printf("  tile %u N %u: skipped: %s\n", tile, n_bodies, err->message);
-        tally->skipped++;
         destroy_all(cands, map_count);
         sim_state_free(&initial);
-        return SIM_OK;
+        return skip_row(tile, n_bodies, err->message, tally);
     }
-    double ms[CULL_T_COUNT];
+    double ms[CULL_T_COUNT] = {0}; /* copied below even when a frame failed (then unused) */
     for (int w = 0; w < o->warmup && st == SIM_OK; ++w) {
         for (int k = 0; k < map_count && st == SIM_OK; ++k) {
             st = one_culled_frame(&cands[k], &initial, ms, err);
@@ -405,15 +419,8 @@ static sim_status cull_suite(const app_bench_options *o, const sim_device_info *
         return SIM_OK;
     }
     uint32_t sizes[APP_BENCH_MAX_LIST];
-    int n_sizes = 0;
-    if (o->n_count > 0) {
-        memcpy(sizes, o->n, sizeof(uint32_t) * (size_t)o->n_count);
-        n_sizes = o->n_count;
-    } else {
-        n_sizes = o->quick ? 2 : 3;
-        memcpy(sizes, o->quick ? k_cull_n_quick : k_cull_n, sizeof(uint32_t) * (size_t)n_sizes);
-    }
-    n_sizes = app_bench_sort_sizes(sizes, n_sizes);
+    const int n_sizes =
+        app_bench_sizes(o, o->quick ? k_cull_n_quick : k_cull_n, o->quick ? 2 : 3, sizes);
     char path[APP_BENCH_PATH_MAX + 24];
     snprintf(path, sizeof path, "%s/pairs_culled.csv", dir);
     app_csv csv;
@@ -473,17 +480,11 @@ sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const s
         return SIM_OK;
     }
     uint32_t sizes[APP_BENCH_MAX_LIST], tiles[APP_BENCH_MAX_LIST];
-    int n_sizes = 0, n_tiles = 0;
-    if (o->n_count > 0) {
-        memcpy(sizes, o->n, sizeof(uint32_t) * (size_t)o->n_count);
-        n_sizes = o->n_count;
-    } else {
-        const uint32_t *src = triplets ? (o->quick ? k_triplets_n_quick : k_triplets_n)
-                                       : (o->quick ? k_pairs_n_quick : k_pairs_n);
-        n_sizes = triplets ? (o->quick ? 2 : 5) : (o->quick ? 2 : 4);
-        memcpy(sizes, src, sizeof(uint32_t) * (size_t)n_sizes);
-    }
-    n_sizes = app_bench_sort_sizes(sizes, n_sizes);
+    const uint32_t *defaults = triplets ? (o->quick ? k_triplets_n_quick : k_triplets_n)
+                                        : (o->quick ? k_pairs_n_quick : k_pairs_n);
+    const int n_sizes =
+        app_bench_sizes(o, defaults, triplets ? (o->quick ? 2 : 5) : (o->quick ? 2 : 4), sizes);
+    int n_tiles = 0;
     for (int i = 0; i < o->tile_count; ++i) {
         if (o->tile[i] == 32 || o->tile[i] == 64 || o->tile[i] == 128) {
             tiles[n_tiles++] = o->tile[i];

@@ -33,5 +33,9 @@ sim_status app_bench_tcull_suite(const app_bench_options *o, const sim_device_in
 
 /* Sorts a size list ascending and drops duplicates; returns the new count. */
 int app_bench_sort_sizes(uint32_t *v, int count);
+/* The sizes a suite runs into sizes (APP_BENCH_MAX_LIST entries): --n when given, else the
+ * suite's `count` defaults; sorted ascending without duplicates. Returns their count. */
+int app_bench_sizes(const app_bench_options *o, const uint32_t *defaults, int count,
+                    uint32_t *sizes);
 
 #endif /* APP_BENCH_SUITES_H */

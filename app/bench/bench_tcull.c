@@ -154,15 +154,8 @@ static sim_status run_one(const app_bench_options *o, uint32_t n_bodies, tcull_r
 sim_status app_bench_tcull_suite(const app_bench_options *o, const sim_device_info *dev,
                                  const char *dir, app_bench_tally *tally, sim_error *err) {
     uint32_t sizes[APP_BENCH_MAX_LIST];
-    int n_sizes = 0;
-    if (o->n_count > 0) {
-        memcpy(sizes, o->n, sizeof(uint32_t) * (size_t)o->n_count);
-        n_sizes = o->n_count;
-    } else {
-        n_sizes = o->quick ? 2 : 3;
-        memcpy(sizes, o->quick ? k_tcull_n_quick : k_tcull_n, sizeof(uint32_t) * (size_t)n_sizes);
-    }
-    n_sizes = app_bench_sort_sizes(sizes, n_sizes);
+    const int n_sizes =
+        app_bench_sizes(o, o->quick ? k_tcull_n_quick : k_tcull_n, o->quick ? 2 : 3, sizes);
     char path[APP_BENCH_PATH_MAX + 24];
     snprintf(path, sizeof path, "%s/triplets_cutoff.csv", dir);
     app_csv csv;
