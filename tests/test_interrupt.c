@@ -6,48 +6,15 @@
  * for bit, that of a backend that ran exactly those steps (one thread: the same summation order),
  * and both go on alike. With two threads a step stopped mid-way gives back its starting state. */
 #define _POSIX_C_SOURCE 200809L
-#include <pthread.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend.h"
 #include "ensure.h"
 #include "scene.h"
+#include "stop_raiser.h"
 
 /* The flag the backends under test read. */
 static volatile sig_atomic_t flag;
-
-/* A thread that raises `flag` after delay_ms, and notes when. */
-typedef struct {
-    double delay_ms;
-    double raised_ms; /* sim_now_ms() when raised */
-    pthread_t thread;
-} raiser;
-
-static void *raise_later(void *arg) {
-    raiser *r = arg;
-    const long ns = (long)(r->delay_ms * 1e6);
-    const struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
-    nanosleep(&ts, NULL);
-    r->raised_ms = sim_now_ms();
-    flag = 1;
-    return NULL;
-}
-
-static void raiser_start(raiser *r, double delay_ms) {
-    r->delay_ms = delay_ms;
-    r->raised_ms = 0.0;
-    if (pthread_create(&r->thread, NULL, raise_later, r) != 0) {
-        fprintf(stderr, "cannot start a thread\n");
-        exit(1);
-    }
-}
-
-static void raiser_join(raiser *r) {
-    pthread_join(r->thread, NULL);
-}
 
 /* A scene and its parameters: a built-in scene, triplets and cut-off as given. */
 typedef struct {
@@ -160,13 +127,13 @@ static void stop_mid_frame(const char *what, const setup *u, int steps, double d
     const double setup_ms = sim_now_ms() - t0;
     ENSURE(set_steps(b, steps) == SIM_OK);
 
-    raiser r;
+    stop_raiser r;
     sim_frame_timing t;
     sim_error err = {SIM_OK, ""};
-    raiser_start(&r, delay * setup_ms);
+    stop_raiser_start(&r, &flag, delay * setup_ms);
     const sim_status st = sim_backend_run_frame(b, &t, &err);
     const double back_ms = sim_now_ms();
-    raiser_join(&r);
+    stop_raiser_join(&r);
     ENSURE_MSG(st == SIM_INTERRUPTED, "%s: status %s (%s)", what, sim_status_string(st),
                err.message);
     ENSURE_MSG(back_ms - r.raised_ms < 1000.0, "%s: back %.0f ms after the flag", what,
@@ -226,13 +193,13 @@ static void test_stop_between_short_steps(void) {
     sim_backend *b = make(&cw, &p, &s0);
     const int steps = 100000; /* the most a frame may have: seconds of steps */
     ENSURE(set_steps(b, steps) == SIM_OK);
-    raiser r;
+    stop_raiser r;
     sim_frame_timing t;
     sim_error err = {SIM_OK, ""};
-    raiser_start(&r, 150.0);
+    stop_raiser_start(&r, &flag, 150.0);
     const sim_status st = sim_backend_run_frame(b, &t, &err);
     const double back_ms = sim_now_ms();
-    raiser_join(&r);
+    stop_raiser_join(&r);
     ENSURE_MSG(st == SIM_INTERRUPTED, "status %s (%s)", sim_status_string(st), err.message);
     ENSURE_MSG(back_ms - r.raised_ms < 1000.0, "back %.0f ms after the flag",
                back_ms - r.raised_ms);
@@ -259,13 +226,13 @@ static void test_stop_two_threads(void) {
     sim_backend *b = make(&cw, &p, &s0);
     const double setup_ms = sim_now_ms() - t0;
     readout before = read_back(b);
-    raiser r;
+    stop_raiser r;
     sim_frame_timing t;
     sim_error err = {SIM_OK, ""};
-    raiser_start(&r, 0.3 * setup_ms);
+    stop_raiser_start(&r, &flag, 0.3 * setup_ms);
     const sim_status st = sim_backend_run_frame(b, &t, &err);
     const double back_ms = sim_now_ms();
-    raiser_join(&r);
+    stop_raiser_join(&r);
     ENSURE_MSG(st == SIM_INTERRUPTED && t.steps == 0, "status %s, %d steps (%s)",
                sim_status_string(st), t.steps, err.message);
     ENSURE_MSG(back_ms - r.raised_ms < 1000.0, "back %.0f ms after the flag",
