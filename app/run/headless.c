@@ -57,8 +57,11 @@ static void print_banner(const app_run_info *s) {
  * minute or more on a few CPU cores, or seconds on a GPU. */
 #define LONG_FRAME_CPU 1.0e10
 #define LONG_FRAME_CUDA 1.0e13
-/* A frame expected to take this long [s], from the time of the initial forces, is announced. */
-#define LONG_FRAME_S 10.0
+/* A frame expected to take this long [s], from the time of the initial forces, is announced;
+ * on a GPU only when those took LONG_SETUP_CUDA_S or more, as the set-up's own time (the CUDA
+ * context, allocations: up to a second or two) is then a small part of it. */
+#define LONG_FRAME_S 5.0
+#define LONG_SETUP_CUDA_S 3.0
 
 /* Before the initial forces (a step's work) and the first frame, which show nothing while they
  * run: what a frame computes, when that is a lot. Culled contacts and triplets culled by a
@@ -91,9 +94,11 @@ static void announce_long_frames(const app_run_info *info) {
             work, cuda ? "GPU" : "CPU");
 }
 
-/* "26 s", "12 min", "1.5 h". */
+/* "350 ms", "26 s", "12 min", "1.5 h". */
 static void duration_text(double s, char *out, size_t cap) {
-    if (s < 90.0) {
+    if (s < 1.0) {
+        snprintf(out, cap, "%.0f ms", s * 1e3);
+    } else if (s < 90.0) {
         snprintf(out, cap, "%.0f s", s);
     } else if (s < 5400.0) {
         snprintf(out, cap, "%.0f min", s / 60.0);
@@ -106,7 +111,8 @@ static void duration_text(double s, char *out, size_t cap) {
 static void announce_frame_time(const app_run_info *info, double setup_s) {
     const int steps = info->params.steps_per_frame;
     const double frame_s = setup_s * (double)steps;
-    if (frame_s < LONG_FRAME_S) {
+    const int cuda = info->config.kind == SIM_BACKEND_CUDA;
+    if (frame_s < LONG_FRAME_S || (cuda && setup_s < LONG_SETUP_CUDA_S)) {
         return;
     }
     char took[32], frame[32];
