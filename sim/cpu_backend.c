@@ -204,9 +204,6 @@ static void reduce_buffers(cpu_backend *b, int add, const uint32_t *order) {
     }
 }
 
-/* Blocks whose tile lies outside the domain (only a broken map gives them) are skipped, as a
- * guarded kernel would skip them. The blocks are this rank's share of the plan (all of it when
- * alone), piece by piece in the plan's order. */
 /* The sweeps read b->watch before each block; once it is raised they skip the blocks left (an
  * OpenMP loop cannot break) and note it in b->cut.
  *
@@ -219,6 +216,9 @@ static void finish_sweep(cpu_backend *b, int cut, int add, const uint32_t *order
     }
 }
 
+/* Blocks whose tile lies outside the domain (only a broken map gives them) are skipped, as a
+ * guarded kernel would skip them. The blocks are this rank's share of the plan (all of it when
+ * alone), piece by piece in the plan's order. */
 static double pair_phase(cpu_backend *b) {
     const sim_pair_map map = (sim_pair_map)b->base.config.pair_map;
     const uint32_t tiles = b->tiles;
