@@ -10,7 +10,7 @@
  *    atomics, in no fixed order: test_gpu_backend.c's per-step tolerances, 4x), and the pair and
  *    triplet times per step within a factor 1.5 of the unsliced run's (the events around a phase
  *    enclose its slices);
- *  - a long frame of short (culled) steps stops between two of them.
+ *  - a long frame of short (culled) steps stops between two of them, within a second.
  * Cases: the ltm map at N = 2,000,000 (~0.7 s a step on an H100), the full sweep at N = 1.5M, and
  * the tetra triplet map at N = 16,384 (~1 s) with culled contacts re-sorting every step (the
  * sort swaps buffers and the body order: both come back). Skipped (77) without a GPU. */
@@ -123,11 +123,8 @@ static void run_case(const stop_case *c) {
     /* raised before: the initial forces stop, no backend */
     sim_backend *none = NULL;
     flag = 1;
-    const double c0 = sim_now_ms();
     ENSURE_MSG(sim_backend_create(&cw, &p, &s0, &none, &err) == SIM_INTERRUPTED && none == NULL,
                "%s: create with the flag raised: %s", c->what, err.message);
-    ENSURE_MSG(sim_now_ms() - c0 < 3000.0, "%s: a refused create took %.0f ms", c->what,
-               sim_now_ms() - c0);
     flag = 0;
 
     const double t0 = sim_now_ms();
@@ -217,11 +214,11 @@ static void test_stop_triplets(void) {
     run_case(&c);
 }
 
-/* Short culled steps (well under a millisecond at N = 131,072): a frame of 20,000 of them (a few
- * seconds; the flag after one, its 140,000 timing events made by then) stops between two of
- * them, within a second. */
+/* Short culled steps (~0.5 ms at N = 1,048,576 on an H100): a frame of 20,000 of them (~10 s;
+ * the flag after one, its 140,000 timing events made by then) stops between two of them, within
+ * a second. */
 static void test_stop_short_steps(void) {
-    const stop_case c = {"short steps", 131072, SIM_PAIR_MAP_LTM, 1, 0, 0};
+    const stop_case c = {"short steps", 1048576, SIM_PAIR_MAP_LTM, 1, 0, 0};
     sim_state s0;
     double box_half;
     sim_error err = {SIM_OK, ""};
