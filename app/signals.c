@@ -47,6 +47,10 @@ int app_stop_signal(void) {
     return caught;
 }
 
+const volatile sig_atomic_t *app_stop_flag(void) {
+    return &caught;
+}
+
 const char *app_signal_name(int sig) {
     switch (sig) {
     case SIGINT:

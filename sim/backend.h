@@ -4,6 +4,8 @@
 #ifndef SIM_BACKEND_H
 #define SIM_BACKEND_H
 
+#include <signal.h>
+
 #include "capture.h"
 #include "cull.h"
 #include "maps.h"
@@ -64,6 +66,10 @@ typedef struct {
     int sort_every;         /* re-sort every this many steps; 0 = SIM_CULL_SORT_EVERY */
     uint32_t cull_capacity; /* initial tile-pair list capacity; 0 = from N (tests set it small) */
     sim_multi_config multi; /* several GPUs or processes (multi.h); zeros: alone */
+    /* A flag another party raises to stop the work under way (a signal handler's), read with a
+     * plain volatile load; NULL: none. sim_backend_create and sim_backend_run_frame say what
+     * it stops. */
+    const volatile sig_atomic_t *stop;
 } sim_backend_config;
 
 sim_backend_config sim_backend_config_default(void);
@@ -121,12 +127,30 @@ typedef struct {
 
 typedef struct sim_backend sim_backend;
 
+/* Builds a backend and computes the forces of the initial state (a step's work). config->stop
+ * raised meanwhile: SIM_INTERRUPTED within a fraction of a second, and no backend. */
 sim_status sim_backend_create(const sim_backend_config *config, const sim_params *params,
                               const sim_state *initial, sim_backend **out, sim_error *err);
 void sim_backend_destroy(sim_backend *backend);
 
 /* Advances params.steps_per_frame steps. Returns SIM_UNSTABLE (message names the cause: NaN,
- * a body outside the box) when the state blew up. */
+ * a body outside the box) when the state blew up.
+ *
+ * config.stop raised: SIM_INTERRUPTED within a fraction of a second, timing->steps the steps
+ * completed (0 when it was raised before the call) and the timings theirs. The backend then holds
+ * exactly the state after the last completed step, as if the frame had been that long: a step
+ * cut short is rolled back to its start, so read_state, captures and further frames go on from
+ * there. The flag is read between steps, and inside a step expected to take more than ~0.1 s
+ * (the first, or one whose predecessor did): the CPU reference between blocks of its pair and
+ * triplet sweeps, the CUDA backend between slices of ~0.1 s of GPU time that it launches the
+ * sweeps of such a step in (culled steps are never that long, so they are never cut). Those
+ * steps save their start first (the CPU: 88 bytes per body in memory; CUDA: 48 on the GPU, or
+ * without the memory for it, they are not cut and the flag waits for their end); shorter steps
+ * pay nothing. set_params, set_state and energy finish what they start.
+ *
+ * Several ranks (config.multi.world > 1) do not read the flag: they must stop at the same step,
+ * and agreeing on one inside a frame would take a collective per step. The caller's check
+ * between frames stops them. */
 sim_status sim_backend_run_frame(sim_backend *backend, sim_frame_timing *timing, sim_error *err);
 
 /* Switches maps; SIM_PAIR_FULL needs the CUDA backend (else SIM_UNSUPPORTED). A refused change

@@ -57,6 +57,11 @@ struct sim_backend {
     uint32_t ttiles, tsuper_tiles, tcull_items;
 };
 
+/* Whether a stop flag (config.stop) is raised: one volatile load, cheap enough per block. */
+static inline int sim_stop_raised(const volatile sig_atomic_t *flag) {
+    return flag != NULL && *flag != 0;
+}
+
 /* Whether the next step culls: config.cull and a pair map (the full sweep never culls). */
 int sim_backend_culling(const sim_backend *b);
 /* Whether the next step culls tile triples by the ATM cut-off: culling, triplets on and

@@ -24,6 +24,12 @@
  * forces go back through the body order like the pairs'. The same triples count, so forces agree
  * with the map's sweep up to summation order.
  *
+ * Stopping (config.stop, backend.h): the flag is read before each step, and inside a step that
+ * may be long (the first, or after one that took CPU_LONG_STEP_MS) once per block of the pair
+ * and triplet sweeps; when it is raised the remaining blocks are skipped, the step is rolled back
+ * to the copy taken at its start (step_save), and the frame ends with the steps before it. The
+ * initial forces of sim_backend_create stop the same way (nothing to roll back: no backend).
+ *
  * Energies: `contact` = pair springs, `atm` = ATM triples (0 while triplets are off), `gravity`
  * = the per-body potential, gravity -m g.x plus the walls' elastic energy (what sim_body_force
  * reports; the CUDA backend splits it the same way). They are computed with the forces at the
@@ -53,6 +59,26 @@
  * cores are oversubscribed, as on a CI runner executing tests in parallel. */
 #define CPU_MIN_PARALLEL_WORK 32768.0
 
+/* A step that took this long [ms] makes the next one stoppable mid-way: then its start is saved
+ * (88 bytes per body, copied in ~1 % of such a step's time) and the flag read per block. */
+#define CPU_LONG_STEP_MS 100.0
+
+/* What a step changes, saved at the start of a step that may be cut short, so that the backend
+ * can be put back exactly as the last completed step left it. The culled order is not saved: any
+ * order is a valid one, and with the sort counters restored the step, run again, re-sorts exactly
+ * when the uninterrupted run would, from the same positions, to the same order. The lists are
+ * rebuilt by every step. */
+typedef struct {
+    sim_vec4d *pos, *vel;
+    sim_vec3d *force;
+    double e_contact, e_atm, e_body;
+    uint64_t steps_done;
+    int sort_due, sorted, steps_since_sort, fresh_sort;
+    size_t tiles_after_sort, tiles_built;
+    sim_frame_timing timing;
+    int have; /* 1: buffers allocated; -1: they could not be (steps are then never cut) */
+} step_save;
+
 typedef struct {
     sim_backend base; /* first: the interface header */
     sim_state st;     /* positions/velocities now (velocities at full steps between frames) */
@@ -71,6 +97,12 @@ typedef struct {
     int sort_due;        /* sort before the next culled pair phase */
     sim_cpu_tcull tcull; /* the ATM cut-off's culling, allocated on first use (tcull_ready) */
     int tcull_ready;
+    /* stopping (config.stop): the flag while the work under way may stop between blocks, else
+     * NULL; whether a block was skipped since; the last step's time (< 0: none yet) */
+    const volatile sig_atomic_t *watch;
+    int cut;
+    double last_step_ms;
+    step_save save;
 } cpu_backend;
 
 static int thread_id(void) {
@@ -172,6 +204,18 @@ static void reduce_buffers(cpu_backend *b, int add, const uint32_t *order) {
     }
 }
 
+/* The sweeps read b->watch before each block; once it is raised they skip the blocks left (an
+ * OpenMP loop cannot break) and note it in b->cut.
+ *
+ * The end of a sweep: the buffers summed into force (see reduce_buffers), unless a block was
+ * skipped, which leaves the step to be rolled back and force to the save. */
+static void finish_sweep(cpu_backend *b, int cut, int add, const uint32_t *order) {
+    b->cut |= cut;
+    if (!b->cut) {
+        reduce_buffers(b, add, order);
+    }
+}
+
 /* Blocks whose tile lies outside the domain (only a broken map gives them) are skipped, as a
  * guarded kernel would skip them. The blocks are this rank's share of the plan (all of it when
  * alone), piece by piece in the plan's order. */
@@ -179,11 +223,13 @@ static double pair_phase(cpu_backend *b) {
     const sim_pair_map map = (sim_pair_map)b->base.config.pair_map;
     const uint32_t tiles = b->tiles;
     const double n = b->st.n;
+    const volatile sig_atomic_t *watch = b->watch;
     double energy = 0.0;
+    int cut = 0;
     sim_map_share share;
     sim_backend_share(&b->base, &b->base.pair_plan, &share);
     start_phase(b, 0.5 * n * n);
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy) reduction(| : cut)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         for (int p = 0; p < share.piece_count; ++p) {
             const sim_map_piece *pc = &share.piece[p];
@@ -193,16 +239,18 @@ static double pair_phase(cpu_backend *b) {
             SIM_OMP(omp for schedule(dynamic, 8))
             for (int64_t blk = 0; blk < blocks; ++blk) {
                 sim_tile2 t;
-                if (sim_pair_map_block(map, launch, pc->origin[0] + (uint32_t)(blk % gx),
-                                       pc->origin[1] + (uint32_t)(blk / gx % gy),
-                                       pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
-                    t.i < tiles && t.j < tiles) {
+                if (sim_stop_raised(watch)) {
+                    cut = 1;
+                } else if (sim_pair_map_block(map, launch, pc->origin[0] + (uint32_t)(blk % gx),
+                                              pc->origin[1] + (uint32_t)(blk / gx % gy),
+                                              pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
+                           t.i < tiles && t.j < tiles) {
                     pair_tile(b, t, b->st.pos, b->st.vel, f, &energy);
                 }
             }
         }
     }
-    reduce_buffers(b, 0, NULL);
+    finish_sweep(b, cut, 0, NULL);
     return energy;
 }
 
@@ -226,7 +274,7 @@ static int cull_sort_due(const cpu_backend *b) {
      * sort on the clock alone. */
     const int regrown =
         b->base.rank.world <= 1 &&
-        (double)c->tiles.count > SIM_CULL_REGROW * (double)c->tiles_after_sort + 16.0;
+        (double)c->tiles_built > SIM_CULL_REGROW * (double)c->tiles_after_sort + 16.0;
     return b->sort_due || !c->sorted || c->steps_since_sort >= every || regrown;
 }
 
@@ -236,16 +284,22 @@ static double pair_sweep_list(cpu_backend *b) {
     const sim_tile2 *list = c->tiles.v;
     const int64_t count = (int64_t)c->tiles.count;
     const double rho = b->base.config.tile;
+    const volatile sig_atomic_t *watch = b->watch;
     double energy = 0.0;
+    int cut = 0;
     start_phase(b, (double)count * rho * rho);
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy) reduction(| : cut)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         SIM_OMP(omp for schedule(dynamic, 8))
         for (int64_t k = 0; k < count; ++k) {
-            pair_tile(b, list[k], c->pos, c->vel, f, &energy);
+            if (sim_stop_raised(watch)) {
+                cut = 1;
+            } else {
+                pair_tile(b, list[k], c->pos, c->vel, f, &energy);
+            }
         }
     }
-    reduce_buffers(b, 0, c->order);
+    finish_sweep(b, cut, 0, c->order);
     return energy;
 }
 
@@ -277,11 +331,13 @@ static double triplet_phase(cpu_backend *b) {
     const sim_triplet_map map = b->base.config.triplet_map;
     const uint32_t tiles = b->ttiles;
     const double n = b->st.n;
+    const volatile sig_atomic_t *watch = b->watch;
     double energy = 0.0;
+    int cut = 0;
     sim_map_share share;
     sim_backend_share(&b->base, &b->base.triplet_plan, &share);
     start_phase(b, n * n * n / 6.0);
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy) reduction(| : cut)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         for (int p = 0; p < share.piece_count; ++p) {
             const sim_map_piece *pc = &share.piece[p];
@@ -291,16 +347,18 @@ static double triplet_phase(cpu_backend *b) {
             SIM_OMP(omp for schedule(dynamic, 4))
             for (int64_t blk = 0; blk < blocks; ++blk) {
                 sim_tile3 t;
-                if (sim_triplet_map_block(map, launch, pc->origin[0] + (uint32_t)(blk % gx),
-                                          pc->origin[1] + (uint32_t)(blk / gx % gy),
-                                          pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
-                    t.i < tiles && t.j < tiles && t.k < tiles) {
+                if (sim_stop_raised(watch)) {
+                    cut = 1;
+                } else if (sim_triplet_map_block(map, launch, pc->origin[0] + (uint32_t)(blk % gx),
+                                                 pc->origin[1] + (uint32_t)(blk / gx % gy),
+                                                 pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
+                           t.i < tiles && t.j < tiles && t.k < tiles) {
                     triplet_tile(b, t, b->st.pos, f, &energy);
                 }
             }
         }
     }
-    reduce_buffers(b, 1, NULL);
+    finish_sweep(b, cut, 1, NULL);
     return energy;
 }
 
@@ -334,16 +392,22 @@ static sim_status triplet_phase_culled(cpu_backend *b, double *energy, double *c
     const sim_tile3 *list = b->tcull.triples.v;
     const int64_t count = (int64_t)b->tcull.triples.count;
     const double rho = SIM_TRIPLET_TILE;
+    const volatile sig_atomic_t *watch = b->watch;
     double e = 0.0;
+    int cut = 0;
     start_phase(b, (double)count * rho * rho * rho);
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : e)) {
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : e) reduction(| : cut)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         SIM_OMP(omp for schedule(dynamic, 4))
         for (int64_t k = 0; k < count; ++k) {
-            triplet_tile(b, list[k], b->cull.pos, f, &e);
+            if (sim_stop_raised(watch)) {
+                cut = 1;
+            } else {
+                triplet_tile(b, list[k], b->cull.pos, f, &e);
+            }
         }
     }
-    reduce_buffers(b, 1, b->cull.order);
+    finish_sweep(b, cut, 1, b->cull.order);
     *energy = e;
     return SIM_OK;
 }
@@ -361,10 +425,17 @@ static double body_phase(cpu_backend *b) {
     return energy;
 }
 
-/* F at the current positions (and velocities); accumulates phase times when t != NULL. */
+/* A sweep skipped blocks (b->watch was raised): the forces are incomplete. */
+static sim_status cut_short(const cpu_backend *b, sim_error *err) {
+    return b->cut ? sim_fail(err, SIM_INTERRUPTED, "stopped in the middle of a step") : SIM_OK;
+}
+
+/* F at the current positions (and velocities); accumulates phase times when t != NULL.
+ * SIM_INTERRUPTED when b->watch stopped a sweep (force and energies are then incomplete). */
 static sim_status compute_forces(cpu_backend *b, sim_frame_timing *t, sim_error *err) {
     const double sort0 = t != NULL ? t->sort_ms : 0.0, cull0 = t != NULL ? t->cull_ms : 0.0;
     double t0 = sim_now_ms();
+    b->cut = 0;
     if (sim_backend_culling(&b->base)) {
         if (!b->cull_ready) {
             SIM_TRY(cull_prepare(b, err));
@@ -373,6 +444,7 @@ static sim_status compute_forces(cpu_backend *b, sim_frame_timing *t, sim_error 
     } else {
         b->e_contact = pair_phase(b);
     }
+    SIM_TRY(cut_short(b, err));
     double t1 = sim_now_ms(), tcull_ms = 0.0;
     b->e_atm = 0.0;
     if (sim_backend_triplet_culling(&b->base)) {
@@ -384,6 +456,7 @@ static sim_status compute_forces(cpu_backend *b, sim_frame_timing *t, sim_error 
     } else if (b->base.params.triplets) {
         b->e_atm = triplet_phase(b);
     }
+    SIM_TRY(cut_short(b, err));
     const double t2 = sim_now_ms();
     SIM_TRY(reduce_ranks(b, err));
     const double t3 = sim_now_ms();
@@ -397,6 +470,81 @@ static sim_status compute_forces(cpu_backend *b, sim_frame_timing *t, sim_error 
         t->integrate_ms += t4 - t3;
     }
     return SIM_OK;
+}
+
+/* ---- stopping mid-step (config.stop) ---- */
+
+/* The flag this backend reads: config.stop alone, none as a rank of several (backend.h). */
+static const volatile sig_atomic_t *stop_flag(const cpu_backend *b) {
+    return b->base.rank.world <= 1 ? b->base.config.stop : NULL;
+}
+
+static void step_save_free(step_save *sv) {
+    free(sv->pos);
+    free(sv->vel);
+    free(sv->force);
+    sv->pos = sv->vel = NULL;
+    sv->force = NULL;
+    sv->have = 0;
+}
+
+/* Whether the next step may be cut short: a flag to read, a step that may be long, and the
+ * memory to save its start in (allocated on first use; without it, steps run whole). */
+static int step_may_stop(cpu_backend *b) {
+    if (stop_flag(b) == NULL || (b->last_step_ms >= 0.0 && b->last_step_ms < CPU_LONG_STEP_MS)) {
+        return 0;
+    }
+    step_save *sv = &b->save;
+    if (sv->have == 0) {
+        const size_t n = b->st.n;
+        sv->pos = malloc(n * sizeof *sv->pos);
+        sv->vel = malloc(n * sizeof *sv->vel);
+        sv->force = malloc(n * sizeof *sv->force);
+        sv->have = sv->pos != NULL && sv->vel != NULL && sv->force != NULL;
+        if (!sv->have) {
+            step_save_free(sv);
+            sv->have = -1;
+        }
+    }
+    return sv->have == 1;
+}
+
+static void save_step(cpu_backend *b, const sim_frame_timing *t) {
+    step_save *sv = &b->save;
+    const size_t n = b->st.n;
+    memcpy(sv->pos, b->st.pos, n * sizeof *sv->pos);
+    memcpy(sv->vel, b->st.vel, n * sizeof *sv->vel);
+    memcpy(sv->force, b->force, n * sizeof *sv->force);
+    sv->e_contact = b->e_contact;
+    sv->e_atm = b->e_atm;
+    sv->e_body = b->e_body;
+    sv->steps_done = b->steps_done;
+    sv->sort_due = b->sort_due;
+    sv->sorted = b->cull.sorted;
+    sv->steps_since_sort = b->cull.steps_since_sort;
+    sv->fresh_sort = b->cull.fresh_sort;
+    sv->tiles_after_sort = b->cull.tiles_after_sort;
+    sv->tiles_built = b->cull.tiles_built;
+    sv->timing = *t;
+}
+
+static void restore_step(cpu_backend *b, sim_frame_timing *t) {
+    const step_save *sv = &b->save;
+    const size_t n = b->st.n;
+    memcpy(b->st.pos, sv->pos, n * sizeof *sv->pos);
+    memcpy(b->st.vel, sv->vel, n * sizeof *sv->vel);
+    memcpy(b->force, sv->force, n * sizeof *sv->force);
+    b->e_contact = sv->e_contact;
+    b->e_atm = sv->e_atm;
+    b->e_body = sv->e_body;
+    b->steps_done = sv->steps_done;
+    b->sort_due = sv->sort_due;
+    b->cull.sorted = sv->sorted;
+    b->cull.steps_since_sort = sv->steps_since_sort;
+    b->cull.fresh_sort = sv->fresh_sort;
+    b->cull.tiles_after_sort = sv->tiles_after_sort;
+    b->cull.tiles_built = sv->tiles_built;
+    *t = sv->timing;
 }
 
 /* ---- set-up ---- */
@@ -432,6 +580,7 @@ static void cpu_destroy(sim_backend *base) {
     if (b->tcull_ready) {
         sim_cpu_tcull_free(&b->tcull);
     }
+    step_save_free(&b->save);
     free(b);
 }
 
@@ -476,38 +625,61 @@ static void report_cull(const cpu_backend *b, sim_frame_timing *t) {
     t->super_pairs = b->base.cull_levels == 2 ? b->cull.super_pairs.count : 0u;
 }
 
-static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    memset(t, 0, sizeof *t);
+/* Step s of the frame (1-based), its times added to t. A step that may be long reads the stop
+ * flag between blocks: cut short, it is rolled back and SIM_INTERRUPTED returned. */
+static sim_status cpu_step(cpu_backend *b, int s, sim_frame_timing *t, sim_error *err) {
     const int64_t n = b->st.n;
     const int team = team_for(b, (double)n);
     (void)team; /* unused without OpenMP */
     const double dt = b->dt;
-    for (int s = 1; s <= b->base.params.steps_per_frame; ++s) {
-        const double t0 = sim_now_ms();
-        SIM_OMP(omp parallel for num_threads(team) schedule(static))
-        for (int64_t i = 0; i < n; ++i) {
-            sim_verlet_first_d(&b->st.pos[i], &b->st.vel[i], b->force[i], dt);
-        }
-        const double t1 = sim_now_ms();
-        b->cull.steps_since_sort++; /* (unused unless culling) */
-        /* at x_{n+1} with the half-step velocities */
-        SIM_TRY(compute_forces(b, t, err));
-        const double t2 = sim_now_ms();
-        SIM_OMP(omp parallel for num_threads(team) schedule(static))
-        for (int64_t i = 0; i < n; ++i) {
-            sim_verlet_second_d(&b->st.vel[i], b->force[i], dt);
-        }
-        const double t3 = sim_now_ms();
-        t->integrate_ms += (t1 - t0) + (t3 - t2);
-        t->step_ms += t3 - t0;
-        t->steps = s;
-        b->steps_done++;
-        SIM_TRY(check_blowup(b, s, err));
+    const double t0 = sim_now_ms();
+    const int may_stop = step_may_stop(b);
+    if (may_stop) {
+        save_step(b, t);
+    }
+    SIM_OMP(omp parallel for num_threads(team) schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+        sim_verlet_first_d(&b->st.pos[i], &b->st.vel[i], b->force[i], dt);
+    }
+    const double t1 = sim_now_ms();
+    b->cull.steps_since_sort++; /* (unused unless culling) */
+    /* at x_{n+1} with the half-step velocities */
+    b->watch = may_stop ? stop_flag(b) : NULL;
+    const sim_status st = compute_forces(b, t, err);
+    b->watch = NULL;
+    if (st == SIM_INTERRUPTED) {
+        restore_step(b, t);
+    }
+    SIM_TRY(st);
+    const double t2 = sim_now_ms();
+    SIM_OMP(omp parallel for num_threads(team) schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+        sim_verlet_second_d(&b->st.vel[i], b->force[i], dt);
+    }
+    const double t3 = sim_now_ms();
+    t->integrate_ms += (t1 - t0) + (t3 - t2);
+    t->step_ms += t3 - t0;
+    t->steps = s;
+    b->steps_done++;
+    b->last_step_ms = t3 - t0;
+    return check_blowup(b, s, err);
+}
+
+static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    memset(t, 0, sizeof *t);
+    const int steps = b->base.params.steps_per_frame;
+    sim_status st = SIM_OK;
+    for (int s = 1; s <= steps && st == SIM_OK; ++s) {
+        st = sim_stop_raised(stop_flag(b)) ? SIM_INTERRUPTED : cpu_step(b, s, t, err);
+    }
+    if (st == SIM_INTERRUPTED) {
+        (void)sim_fail(err, SIM_INTERRUPTED, "stopped after %d of the frame's %d steps", t->steps,
+                       steps);
     }
     report_cull(b, t);
     t->ranks = b->base.rank.world;
-    return SIM_OK;
+    return st;
 }
 
 static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
@@ -518,6 +690,7 @@ static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_err
     /* Forces change only with the model (not with dt or steps per frame): recompute then, so
      * the next half kick uses forces of the new model; otherwise keep F_n bit for bit. */
     if (!same_physics(&old, &b->ph) || old_triplets != p->triplets) {
+        b->last_step_ms = -1.0; /* the work per step may have changed */
         SIM_TRY(compute_forces(b, NULL, err));
     }
     return SIM_OK;
@@ -530,6 +703,7 @@ static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error
     memcpy(b->st.vel, s->vel, (size_t)s->n * sizeof *s->vel);
     apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
     b->sort_due = 1;                  /* the new bodies' order says nothing about their places */
+    b->last_step_ms = -1.0;           /* and the culled work may differ */
     return compute_forces(b, NULL, err);
 }
 
@@ -577,6 +751,7 @@ static sim_status cpu_export_positions(sim_backend *base, sim_vec4f *pos, float 
 
 static sim_status cpu_set_cull(sim_backend *base, sim_error *err) {
     cpu_backend *b = as_cpu(base);
+    b->last_step_ms = -1.0; /* culled and unculled steps differ by orders of magnitude */
     return b->base.config.cull ? cull_prepare(b, err) : SIM_OK;
 }
 
@@ -727,8 +902,17 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
         st = cull_prepare(b, err);
     }
     if (st == SIM_OK) {
+        /* F_0 for the first half kick: a step's work, stoppable like one, and its time tells
+         * whether the first step may be long. */
         apply_params(b, p);
-        st = compute_forces(b, NULL, err); /* F_0 for the first half kick */
+        const double t0 = sim_now_ms();
+        b->watch = stop_flag(b);
+        st = compute_forces(b, NULL, err);
+        b->watch = NULL;
+        b->last_step_ms = sim_now_ms() - t0;
+        if (st == SIM_INTERRUPTED) {
+            (void)sim_fail(err, SIM_INTERRUPTED, "stopped while computing the initial forces");
+        }
     }
     if (st != SIM_OK) {
         cpu_destroy(&b->base);

@@ -225,6 +225,7 @@ sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_v
     for (size_t k = 0; two && k < c->super_pairs.count; ++k) {
         SIM_TRY(cull_block(c->super_pairs.v[k], b->tiles, c->boxes, row0, row1, &c->tiles, err));
     }
+    c->tiles_built = c->tiles.count;
     if (c->fresh_sort) {
         c->tiles_after_sort = c->tiles.count;
         c->fresh_sort = 0;

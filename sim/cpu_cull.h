@@ -31,6 +31,9 @@ typedef struct {
     int steps_since_sort;
     size_t tiles_after_sort; /* list length at the first cull after the last sort */
     int fresh_sort;          /* the next cull is the first after a sort */
+    /* The last build's list length, which the regrow test compares: a copy, so that a step cut
+     * short (backend.h) can restore it without making the list disagree with its length. */
+    size_t tiles_built;
 } sim_cpu_cull;
 
 /* Appends p; SIM_OUT_OF_MEMORY names the list (`what`: "tile-pair", ...). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the CUDA backend: owns the device arrays, streams and events, plans the maps and
- * drives the kernels step by step. One host sync per frame (the instability flag and timings).
+ * drives the kernels step by step. One host sync per frame (the instability flag and timings);
+ * a long frame, when a stop flag is watched, also waits on events as it goes (Stopping, below).
  *
  * A step: verlet_first(F_n) | [sort] | [boxes, culling passes] | F = 0, pair kernel(s) |
  * triplet kernel(s) | body force + verlet_second (F_{n+1} stored as the last total force). Each
@@ -20,7 +21,21 @@
  *
  * The ATM cut-off (triplet_cull_kernels.h), when culling is on and atm_cutoff > 0: the triplet
  * phase builds the tile-triple list from the same sorted bodies and runs the ATM kernel over it
- * (its own event splits triplet_cull_ms from triplet_ms); set-up sizes its lists with a sync. */
+ * (its own event splits triplet_cull_ms from triplet_ms); set-up sizes its lists with a sync.
+ *
+ * Stopping (backend.h: config.stop). The host reads the flag before it enqueues each step. A
+ * frame of many steps keeps about kSliceMs of them in flight and waits for the one before
+ * (step_window), so a raised flag is seen that soon. A step whose unculled contact or triplet
+ * sweep is expected to take more than kLongSweepMs (from the sweep's last measured rate, else a
+ * cautious guess from its work) saves pos, vel and force on the device first (save_step, 48
+ * bytes per body, D2D), and enqueues those sweeps in slices of about kSliceMs of GPU time
+ * (sweep: consecutive block ranges of the plan, as sim/work_split.h cuts them for ranks),
+ * two in flight, the host waiting for the one before last and reading the flag between them.
+ * Raised, the host waits for the slices in flight, copies the saved state back and ends the frame
+ * with the steps before: the state is exactly the last completed step's. The events around a
+ * phase enclose all of its slices, so pair_ms and triplet_ms stay the sweeps' GPU time. Culled
+ * steps are O(N), far shorter: never sliced, never saved. The initial forces of a new backend
+ * slice the same way (nothing to restore: no backend). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +60,27 @@ constexpr int kEventsPerStep = 7;
 enum { kIvFirst, kIvSort, kIvCull, kIvPair, kIvTriplet, kIvReduce, kIvSecond };
 /* Lists grow when a frame's peak passes this fraction of their capacity, to twice the peak. */
 constexpr double kGrowAt = 0.8;
+
+/* Stopping: GPU time [ms] per slice of a long sweep, and per window of steps in flight; a sweep
+ * expected to take longer than kLongSweepMs is sliced. Two slices are in flight, so a raised
+ * flag is answered within about three slices, ~0.3 s, while the GPU never waits for the host. */
+constexpr double kSliceMs = 100.0;
+constexpr double kLongSweepMs = 200.0;
+constexpr int kSliceEvents = 3; /* slice j's end event: j % 3; the host waits for j - 2 */
+/* The rates a sweep is assumed to run at before it has been timed, per SM [interactions / ms]:
+ * about a quarter of an H100's (a pair check ~10.5 instructions, a triple ~39, at 128 lanes and
+ * 1.755 GHz: 2.1e7 and 5.8e6), so a sweep is sliced when it might be long and its first slices
+ * are short; slices are sized from the measured rate after the first two. */
+constexpr double kGuessPairChecksPerMsPerSm = 5.0e6;
+constexpr double kGuessTriplesPerMsPerSm = 1.5e6;
+
+/* A sweep's measured rate [blocks / ms], for the plan it was measured on. */
+struct sweep_rate {
+    int map;       /* pair choice or triplet map */
+    uint32_t tile; /* bodies per tile */
+    uint64_t blocks;
+    double blocks_per_ms; /* 0: not measured */
+};
 
 struct cuda_backend {
     sim_backend base; /* first: sim_backend * points here */
@@ -76,6 +112,19 @@ struct cuda_backend {
     cudaEvent_t *tcull_events;       /* per step: between the culling and the ATM kernel */
     int tcull_event_count;
     int tcull_capped; /* a triplet list could not grow */
+    /* stopping (config.stop): the flag while the sweeps under way may be sliced and stopped, else
+     * nullptr; the saved start of a long step (save_ready 1; -1: no memory for it, such steps
+     * run whole); the slices' events; the sweeps' rates; the last frame's time per step */
+    const volatile sig_atomic_t *watch;
+    sim_vec4f *save_pos, *save_vel, *save_force;
+    uint32_t *save_perm;              /* once culling has a body order */
+    sim_gpu_cull_counts *save_counts; /* with it */
+    int save_ready;
+    int save_sort_due, save_steps_since_sort;
+    cudaEvent_t slice_start, slice_end[kSliceEvents];
+    int slice_events_made;
+    sweep_rate pair_rate, triplet_rate;
+    double step_ms_est; /* <= 0: not timed yet */
 };
 
 cuda_backend *as_cuda(sim_backend *b) {
@@ -139,6 +188,17 @@ void cuda_destroy(sim_backend *base) {
         }
         (void)cudaStreamDestroy(b->streams.main);
     }
+    if (b->slice_events_made) {
+        (void)cudaEventDestroy(b->slice_start);
+        for (int k = 0; k < kSliceEvents; ++k) {
+            (void)cudaEventDestroy(b->slice_end[k]);
+        }
+    }
+    (void)cudaFree(b->save_pos);
+    (void)cudaFree(b->save_vel);
+    (void)cudaFree(b->save_force);
+    (void)cudaFree(b->save_perm);
+    (void)cudaFree(b->save_counts);
     (void)cudaFree(b->bodies.pos);
     (void)cudaFree(b->bodies.vel);
     (void)cudaFree(b->bodies.force);
@@ -178,6 +238,18 @@ sim_status make_streams(cuda_backend *b, sim_error *err) {
     }
     SIM_CUDA_TRY(cudaEventCreateWithFlags(&st->fork, cudaEventDisableTiming));
     b->streams_made = 1;
+    SIM_CUDA_TRY(cudaEventCreate(&b->slice_start));
+    for (int k = 0; k < kSliceEvents; ++k) {
+        const cudaError_t e = cudaEventCreate(&b->slice_end[k]);
+        if (e != cudaSuccess) {
+            for (int q = 0; q < k; ++q) {
+                (void)cudaEventDestroy(b->slice_end[q]);
+            }
+            (void)cudaEventDestroy(b->slice_start);
+            SIM_CUDA_TRY(e);
+        }
+    }
+    b->slice_events_made = 1;
     return SIM_OK;
 }
 
@@ -315,18 +387,134 @@ sim_status cull_phase(cuda_backend *b, unsigned flags, sim_error *err) {
     return SIM_OK;
 }
 
+/* ---- long sweeps, in slices (stopping; the file's header says how) ---- */
+
+/* One unculled sweep: where its rate is kept, the plan it runs (map, tile, blocks), the work of
+ * one block [interactions] and the rate per SM guessed for them before it is timed. */
+struct sweep_plan {
+    sweep_rate *rate;
+    int map;
+    uint32_t tile;
+    uint64_t blocks;
+    double work_per_block;
+    double guess_per_ms_per_sm;
+};
+
+/* The contact sweep without culling: the pair map's blocks (a tile pair each: tile^2 checks, half
+ * on the diagonal), or the full sweep's (a tile of bodies against all N each). */
+sweep_plan contact_sweep(cuda_backend *b) {
+    const uint32_t tile = b->base.config.tile, n = b->base.n;
+    const int full = b->base.config.pair_map == SIM_PAIR_FULL;
+    return sweep_plan{&b->pair_rate,
+                      b->base.config.pair_map,
+                      tile,
+                      full ? (uint64_t)sim_ceil_div(n, tile) : b->base.pair_plan.blocks,
+                      full ? (double)tile * (double)n : (double)tile * (double)tile,
+                      kGuessPairChecksPerMsPerSm};
+}
+
+/* The triplet map's sweep: a tile triple per block. */
+sweep_plan triplet_sweep(cuda_backend *b) {
+    const double t = SIM_TRIPLET_TILE;
+    return sweep_plan{&b->triplet_rate, (int)b->base.config.triplet_map,
+                      SIM_TRIPLET_TILE, b->base.triplet_plan.blocks,
+                      t * t * t,        kGuessTriplesPerMsPerSm};
+}
+
+/* Its rate [blocks / ms]: as measured on this plan, else the guess. */
+double sweep_blocks_per_ms(const cuda_backend *b, const sweep_plan &p) {
+    const sweep_rate *r = p.rate;
+    if (r->blocks_per_ms > 0.0 && r->map == p.map && r->tile == p.tile && r->blocks == p.blocks) {
+        return r->blocks_per_ms;
+    }
+    return p.guess_per_ms_per_sm * (double)(b->sm_count > 0 ? b->sm_count : 1) / p.work_per_block;
+}
+
+bool sweep_is_long(const cuda_backend *b, const sweep_plan &p) {
+    return (double)p.blocks > kLongSweepMs * sweep_blocks_per_ms(b, p);
+}
+
+/* Enqueues a sweep on the main stream through launch(begin, end, err), which enqueues the blocks
+ * [begin, end) of it (side streams joined back): whole, or - while b->watch is set and the sweep
+ * is long - in slices of ~kSliceMs, sized from the rate measured over the slices done so far
+ * (kept for the next step). SIM_INTERRUPTED when the flag rose: slices may still be running. */
+template <typename Launch>
+sim_status sweep(cuda_backend *b, const sweep_plan &p, Launch &&launch, sim_error *err) {
+    if (b->watch == nullptr || !sweep_is_long(b, p)) {
+        return launch((uint64_t)0, p.blocks, err);
+    }
+    cudaStream_t s = b->streams.main;
+    double per_ms = sweep_blocks_per_ms(b, p);
+    uint64_t ends[kSliceEvents] = {0, 0, 0}; /* blocks done at the end of each slice in the ring */
+    SIM_CUDA_TRY(cudaEventRecord(b->slice_start, s));
+    uint64_t begin = 0;
+    for (int j = 0; begin < p.blocks; ++j) {
+        if (sim_stop_raised(b->watch)) {
+            return sim_fail(err, SIM_INTERRUPTED, "stopped in the middle of a step");
+        }
+        const double want = per_ms * kSliceMs, left = (double)(p.blocks - begin);
+        const uint64_t end = want >= left ? p.blocks : begin + (want < 1.0 ? 1u : (uint64_t)want);
+        SIM_TRY(launch(begin, end, err));
+        SIM_CUDA_TRY(cudaEventRecord(b->slice_end[j % kSliceEvents], s));
+        ends[j % kSliceEvents] = end;
+        begin = end;
+        if (j >= 2) { /* slices j - 1 and j stay queued while the host waits for j - 2 */
+            const int q = (j - 2) % kSliceEvents;
+            SIM_CUDA_TRY(cudaEventSynchronize(b->slice_end[q]));
+            float ms = 0.0f;
+            SIM_CUDA_TRY(cudaEventElapsedTime(&ms, b->slice_start, b->slice_end[q]));
+            if (ms > 0.0f) {
+                per_ms = (double)ends[q] / (double)ms;
+                *p.rate = sweep_rate{p.map, p.tile, p.blocks, per_ms};
+            }
+        }
+    }
+    return SIM_OK;
+}
+
+/* The unculled contact sweep of a backend alone (a rank's share is never sliced: ranks do not
+ * read the flag). */
+sim_status contact_sweep_alone(cuda_backend *b, sim_error *err) {
+    const sim_gpu_bodies *bd = &b->bodies;
+    const sim_physics_f *ph = &b->ph;
+    const uint32_t tile = b->base.config.tile;
+    cudaStream_t s = b->streams.main;
+    if (b->base.config.pair_map == SIM_PAIR_FULL) {
+        return sweep(
+            b, contact_sweep(b),
+            [&](uint64_t begin, uint64_t end, sim_error *e) {
+                return sim_gpu_pair_forces_full_range(bd, ph, tile, begin, end, s, e);
+            },
+            err);
+    }
+    const sim_map_plan *plan = &b->base.pair_plan;
+    return sweep(
+        b, contact_sweep(b),
+        [&](uint64_t begin, uint64_t end, sim_error *e) {
+            sim_map_share share;
+            sim_work_range_share(plan, begin, end, &share);
+            return sim_gpu_pair_forces(bd, ph, plan, &share, tile, &b->streams, e);
+        },
+        err);
+}
+
 /* The contact sweep: the full sweep (stores F), or F = 0 and the culled list or the map. */
 sim_status contact_phase(cuda_backend *b, unsigned flags, sim_error *err) {
     const sim_gpu_bodies *bd = &b->bodies;
+    const int alone = b->base.rank.world <= 1;
     if (b->base.config.pair_map == SIM_PAIR_FULL) {
-        return sim_gpu_pair_forces_full(bd, &b->ph, b->base.config.tile, b->base.rank.rank,
-                                        b->base.rank.world, b->streams.main, err);
+        return alone ? contact_sweep_alone(b, err)
+                     : sim_gpu_pair_forces_full(bd, &b->ph, b->base.config.tile, b->base.rank.rank,
+                                                b->base.rank.world, b->streams.main, err);
     }
     SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, b->streams.main));
     if (sim_backend_culling(&b->base)) {
         return sim_gpu_pair_forces_list(bd, &b->ph, &b->cull, flags, b->streams.main, err);
     }
-    sim_map_share share; /* this rank's blocks (all of them alone) */
+    if (alone) {
+        return contact_sweep_alone(b, err);
+    }
+    sim_map_share share; /* this rank's blocks */
     sim_backend_share(&b->base, &b->base.pair_plan, &share);
     return sim_gpu_pair_forces(bd, &b->ph, &b->base.pair_plan, &share, b->base.config.tile,
                                &b->streams, err);
@@ -519,10 +707,20 @@ sim_status triplet_phase(cuda_backend *b, int step, unsigned flags, sim_error *e
     if (!b->base.triplet_planned) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "no triplet map plan for N = %u", b->base.n);
     }
-    sim_map_share share;
-    sim_backend_share(&b->base, &b->base.triplet_plan, &share);
-    return sim_gpu_triplet_forces(&b->bodies, &b->ph, &b->base.triplet_plan, &share, &b->streams,
-                                  err);
+    const sim_map_plan *plan = &b->base.triplet_plan;
+    if (b->base.rank.world > 1) {
+        sim_map_share share; /* this rank's blocks */
+        sim_backend_share(&b->base, plan, &share);
+        return sim_gpu_triplet_forces(&b->bodies, &b->ph, plan, &share, &b->streams, err);
+    }
+    return sweep(
+        b, triplet_sweep(b),
+        [&](uint64_t begin, uint64_t end, sim_error *e) {
+            sim_map_share share;
+            sim_work_range_share(plan, begin, end, &share);
+            return sim_gpu_triplet_forces(&b->bodies, &b->ph, plan, &share, &b->streams, e);
+        },
+        err);
 }
 
 /* After the frame's sync: step k's triplet interval (from `start`) split into culling and
@@ -719,13 +917,168 @@ sim_status finish_cull_frame(cuda_backend *b, sim_frame_timing *t, sim_error *er
     return SIM_OK;
 }
 
+/* ---- stopping between and inside steps (the file's header says how) ---- */
+
+/* The flag this backend reads: config.stop alone, none as a rank of several (backend.h). */
+const volatile sig_atomic_t *stop_flag(const cuda_backend *b) {
+    return b->base.rank.world <= 1 ? b->base.config.stop : nullptr;
+}
+
+/* Whether the next step has a sweep that is sliced: unculled contacts, or the triplet map's
+ * sweep (culled contacts may come with it), expected long. */
+bool step_is_long(cuda_backend *b) {
+    const int triplet_map = b->base.params.triplets && !tculled(b) && b->base.triplet_planned;
+    return (!sim_backend_culling(&b->base) && sweep_is_long(b, contact_sweep(b))) ||
+           (triplet_map && sweep_is_long(b, triplet_sweep(b)));
+}
+
+/* The device memory to save a step's start in, once (a failure is remembered: such steps then
+ * run whole, and the flag is read between them); the body order too once culling has one. */
+bool save_ready(cuda_backend *b) {
+    const uint32_t n = b->base.n;
+    const size_t v4 = (size_t)n * sizeof(sim_vec4f);
+    sim_error ignored; /* not worth a word: the flag is then read between steps */
+    if (b->save_ready == 0) {
+        const bool ok = device_alloc((void **)&b->save_pos, v4, "", n, &ignored) == SIM_OK &&
+                        device_alloc((void **)&b->save_vel, v4, "", n, &ignored) == SIM_OK &&
+                        device_alloc((void **)&b->save_force, v4, "", n, &ignored) == SIM_OK;
+        b->save_ready = ok ? 1 : -1;
+    }
+    if (b->save_ready == 1 && b->cull_ready && b->save_perm == nullptr) {
+        const size_t u4 = (size_t)n * sizeof(uint32_t);
+        const bool ok = device_alloc((void **)&b->save_perm, u4, "", n, &ignored) == SIM_OK &&
+                        device_alloc((void **)&b->save_counts, sizeof *b->save_counts, "", n,
+                                     &ignored) == SIM_OK;
+        b->save_ready = ok ? 1 : -1;
+    }
+    return b->save_ready == 1;
+}
+
+/* Enqueues copies of what a step changes: the bodies and, while culling keeps them sorted, their
+ * order and the culling counters (a step may sort, the pointers then swap with the gather's
+ * buffers: the copies go back into whichever buffer is current), and on the host the sort's
+ * clock. The copies (~0.1 ms per 4M bodies) count in the step's first interval. */
+sim_status save_step(cuda_backend *b, sim_error *err) {
+    cudaStream_t s = b->streams.main;
+    const size_t v4 = (size_t)b->base.n * sizeof(sim_vec4f);
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->save_pos, b->bodies.pos, v4, cudaMemcpyDeviceToDevice, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->save_vel, b->bodies.vel, v4, cudaMemcpyDeviceToDevice, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->save_force, b->bodies.force, v4, cudaMemcpyDeviceToDevice, s));
+    if (b->cull_ready) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->save_perm, b->cull.perm,
+                                     (size_t)b->base.n * sizeof(uint32_t), cudaMemcpyDeviceToDevice,
+                                     s));
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->save_counts, b->cull.counts, sizeof *b->save_counts,
+                                     cudaMemcpyDeviceToDevice, s));
+    }
+    b->save_sort_due = b->sort_due;
+    b->save_steps_since_sort = b->steps_since_sort;
+    return SIM_OK;
+}
+
+/* After a step cut short: waits for its slices in flight, and puts back what save_step saved. */
+sim_status restore_step(cuda_backend *b, sim_error *err) {
+    cudaStream_t s = b->streams.main;
+    const size_t v4 = (size_t)b->base.n * sizeof(sim_vec4f);
+    SIM_CUDA_TRY(cudaStreamSynchronize(s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.pos, b->save_pos, v4, cudaMemcpyDeviceToDevice, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.vel, b->save_vel, v4, cudaMemcpyDeviceToDevice, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.force, b->save_force, v4, cudaMemcpyDeviceToDevice, s));
+    if (b->cull_ready) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->cull.perm, b->save_perm,
+                                     (size_t)b->base.n * sizeof(uint32_t), cudaMemcpyDeviceToDevice,
+                                     s));
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->cull.counts, b->save_counts, sizeof *b->save_counts,
+                                     cudaMemcpyDeviceToDevice, s));
+    }
+    b->sort_due = b->save_sort_due;
+    b->steps_since_sort = b->save_steps_since_sort;
+    return SIM_OK;
+}
+
+/* Steps a frame keeps in flight while the flag is watched: ~kSliceMs of them by the last frame's
+ * time per step (one before any was timed). After enqueuing step k the host waits for the end of
+ * step k - window, so the GPU always has work queued and a raised flag is seen within ~kSliceMs
+ * plus a step. A frame shorter than that never waits. */
+int step_window(const cuda_backend *b) {
+    if (b->step_ms_est <= 0.0) {
+        return 1;
+    }
+    const double w = kSliceMs / b->step_ms_est;
+    return w < 1.0 ? 1 : w > 1.0e6 ? 1000000 : (int)w;
+}
+
+/* Enqueues step k of the frame (its events, ev[0] recorded before); *sorted: whether it sorts. */
+sim_status enqueue_step(cuda_backend *b, int k, int culled, int *sorted, sim_error *err) {
+    cudaStream_t s = b->streams.main;
+    cudaEvent_t *ev = b->events + kEventsPerStep * k;
+    SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, s, err));
+    SIM_CUDA_TRY(cudaEventRecord(ev[1], s));
+    SIM_TRY(sort_phase(b, sorted, err));
+    b->step_sorted[k] = (unsigned char)*sorted;
+    SIM_CUDA_TRY(cudaEventRecord(ev[2], s));
+    const unsigned flags = SIM_GPU_CULL_RECORD | (*sorted ? SIM_GPU_CULL_SORTED : 0u);
+    if (culled) {
+        SIM_TRY(cull_phase(b, flags, err));
+        b->steps_since_sort++;
+    }
+    SIM_CUDA_TRY(cudaEventRecord(ev[3], s));
+    SIM_TRY(contact_phase(b, flags, err));
+    SIM_CUDA_TRY(cudaEventRecord(ev[4], s));
+    SIM_TRY(triplet_phase(b, k, flags, err));
+    SIM_CUDA_TRY(cudaEventRecord(ev[5], s));
+    SIM_TRY(reduce_phase(b, err));
+    SIM_CUDA_TRY(cudaEventRecord(ev[6], s));
+    SIM_TRY(sim_gpu_verlet_second(&b->bodies, body_order(b), &b->ph, b->dt, b->d_flag, (uint32_t)k,
+                                  s, err));
+    SIM_CUDA_TRY(cudaEventRecord(ev[7], s));
+    return SIM_OK;
+}
+
+/* Enqueues the frame's steps, reading the stop flag (when there is one) before each, and in a
+ * step that may be long between the slices of its sweeps. Returns how many steps were enqueued
+ * whole (*done) and SIM_INTERRUPTED when the flag stopped the frame (a step cut short has been
+ * rolled back). */
+sim_status enqueue_steps(cuda_backend *b, int steps, int culled, int *done, int *sorts,
+                         sim_error *err) {
+    const volatile sig_atomic_t *stop = stop_flag(b);
+    const int window = step_window(b);
+    *done = 0;
+    for (int k = 0; k < steps; ++k) {
+        if (sim_stop_raised(stop)) {
+            return sim_fail(err, SIM_INTERRUPTED, "stopped after %d of the frame's %d steps", k,
+                            steps);
+        }
+        const bool cut = stop != nullptr && step_is_long(b) && save_ready(b);
+        if (cut) {
+            SIM_TRY(save_step(b, err));
+        }
+        int sorted = 0;
+        b->watch = cut ? stop : nullptr;
+        const sim_status st = enqueue_step(b, k, culled, &sorted, err);
+        b->watch = nullptr;
+        if (st == SIM_INTERRUPTED) {
+            SIM_TRY(restore_step(b, err));
+            return sim_fail(err, SIM_INTERRUPTED, "stopped after %d of the frame's %d steps", k,
+                            steps);
+        }
+        SIM_TRY(st);
+        *sorts += sorted;
+        *done = k + 1;
+        if (stop != nullptr && k >= window) { /* the end of step k - window */
+            SIM_CUDA_TRY(cudaEventSynchronize(b->events[kEventsPerStep * (k - window + 1)]));
+        }
+    }
+    return SIM_OK;
+}
+
 sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err) {
     cuda_backend *b = as_cuda(base);
     const int steps = base->params.steps_per_frame;
     SIM_TRY(ensure_events(b, steps, err));
     cudaStream_t s = b->streams.main;
     const int culled = sim_backend_culling(base);
-    int sorts = 0;
+    int sorts = 0, done = 0;
     if (culled && !b->cull_ready) {
         SIM_TRY(cull_prepare(b, err));
     }
@@ -735,30 +1088,9 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
     }
     SIM_TRY(tcull_frame_begin(b, steps, err));
     SIM_CUDA_TRY(cudaEventRecord(b->events[0], s));
-    for (int k = 0; k < steps; ++k) {
-        cudaEvent_t *ev = b->events + kEventsPerStep * k;
-        SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, s, err));
-        SIM_CUDA_TRY(cudaEventRecord(ev[1], s));
-        int sorted = 0;
-        SIM_TRY(sort_phase(b, &sorted, err));
-        sorts += sorted;
-        b->step_sorted[k] = (unsigned char)sorted;
-        SIM_CUDA_TRY(cudaEventRecord(ev[2], s));
-        const unsigned flags = SIM_GPU_CULL_RECORD | (sorted ? SIM_GPU_CULL_SORTED : 0u);
-        if (culled) {
-            SIM_TRY(cull_phase(b, flags, err));
-            b->steps_since_sort++;
-        }
-        SIM_CUDA_TRY(cudaEventRecord(ev[3], s));
-        SIM_TRY(contact_phase(b, flags, err));
-        SIM_CUDA_TRY(cudaEventRecord(ev[4], s));
-        SIM_TRY(triplet_phase(b, k, flags, err));
-        SIM_CUDA_TRY(cudaEventRecord(ev[5], s));
-        SIM_TRY(reduce_phase(b, err));
-        SIM_CUDA_TRY(cudaEventRecord(ev[6], s));
-        SIM_TRY(sim_gpu_verlet_second(&b->bodies, body_order(b), &b->ph, b->dt, b->d_flag,
-                                      (uint32_t)k, s, err));
-        SIM_CUDA_TRY(cudaEventRecord(ev[7], s));
+    const sim_status stopped = enqueue_steps(b, steps, culled, &done, &sorts, err);
+    if (stopped != SIM_INTERRUPTED) {
+        SIM_TRY(stopped);
     }
     SIM_CUDA_TRY(
         cudaMemcpyAsync(b->h_flag, b->d_flag, sizeof *b->d_flag, cudaMemcpyDeviceToHost, s));
@@ -770,10 +1102,10 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
         SIM_CUDA_TRY(cudaMemcpyAsync(b->h_tcounts, b->tcull.counts, sizeof *b->h_tcounts,
                                      cudaMemcpyDeviceToHost, s));
     }
-    SIM_CUDA_TRY(cudaStreamSynchronize(s)); /* the frame's only host sync */
+    SIM_CUDA_TRY(cudaStreamSynchronize(s)); /* the frame's only host sync (but for stopping) */
 
     memset(t, 0, sizeof *t);
-    for (int k = 0; k < steps; ++k) {
+    for (int k = 0; k < done; ++k) {
         cudaEvent_t *ev = b->events + kEventsPerStep * k;
         float ms[kEventsPerStep], step_ms;
         for (int q = 0; q < kEventsPerStep; ++q) {
@@ -790,9 +1122,12 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
         SIM_TRY(tcull_split_time(b, k, ev[kIvTriplet], t, err));
         t->step_ms += step_ms;
     }
-    t->steps = steps;
+    t->steps = done;
     t->ranks = base->rank.world;
     t->sorts = sorts;
+    if (done > 0) {
+        b->step_ms_est = t->step_ms / done;
+    }
     if (culled) {
         SIM_TRY(finish_cull_frame(b, t, err));
     }
@@ -818,6 +1153,10 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
                         "%g m (%g x box_half); at the end of the frame it is at (%g, %g, %g)",
                         body, step + 1, lim, SIM_ESCAPE_FACTOR, (double)p.x, (double)p.y,
                         (double)p.z);
+    }
+    if (stopped == SIM_INTERRUPTED) {
+        return sim_fail(err, SIM_INTERRUPTED, "stopped after %d of the frame's %d steps", done,
+                        steps);
     }
     return SIM_OK;
 }
@@ -1078,7 +1417,14 @@ sim_status create_impl(cuda_backend *b, const sim_state *s, sim_error *err) {
     if (b->base.config.cull) {
         SIM_TRY(cull_prepare(b, err));
     }
-    return compute_forces(b, err);
+    /* F_0: a step's work, stopped like one (nothing to restore: the backend is not made). */
+    b->watch = stop_flag(b);
+    const sim_status st = compute_forces(b, err);
+    b->watch = nullptr;
+    if (st == SIM_INTERRUPTED) {
+        return sim_fail(err, SIM_INTERRUPTED, "stopped while computing the initial forces");
+    }
+    return st;
 }
 
 } // namespace

@@ -154,6 +154,7 @@ static sim_status job_create(multi_backend *m, int k, void *arg, sim_error *err)
     }
     sim_backend_config config = m->base.config;
     memset(&config.multi, 0, sizeof config.multi); /* a member is one rank */
+    config.stop = NULL; /* ranks stop together, between frames (backend.h) */
     const sim_rank r = {rank, mc->world, mc->device + k, m->comm[k]};
     return m->cuda ? sim_cuda_backend_create(&config, m->create_params, m->create_state, &r,
                                              &m->member[k], err)

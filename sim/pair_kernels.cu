@@ -311,14 +311,9 @@ sim_status launch_sym(const sim_gpu_bodies *b, const sim_physics_f *ph, const si
 }
 
 template <int TILE>
-sim_status launch_full(const sim_gpu_bodies *b, const sim_physics_f *ph, int rank, int world,
-                       cudaStream_t s, sim_error *err) {
-    uint64_t begin = 0, end = 0;
-    sim_work_list_range((b->n + TILE - 1) / TILE, rank, world, &begin, &end);
-    if (world > 1) { /* the other ranks' bodies: 0 here, their sums come with the all-reduce */
-        SIM_CUDA_TRY(cudaMemsetAsync(b->force, 0, (size_t)b->n * sizeof *b->force, s));
-    }
-    if (end == begin) {
+sim_status launch_full(const sim_gpu_bodies *b, const sim_physics_f *ph, uint64_t begin,
+                       uint64_t end, cudaStream_t s, sim_error *err) {
+    if (end <= begin) {
         return SIM_OK;
     }
     pair_full_kernel<TILE><<<(unsigned)(end - begin), TILE, 0, s>>>(b->pos, b->vel, b->force, b->n,
@@ -371,10 +366,24 @@ sim_status sim_gpu_pair_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
 
 sim_status sim_gpu_pair_forces_full(const sim_gpu_bodies *b, const sim_physics_f *ph, uint32_t tile,
                                     int rank, int world, cudaStream_t stream, sim_error *err) {
+    if (!sim_pair_tile_valid(tile)) {
+        return bad_tile(tile, err);
+    }
+    uint64_t begin = 0, end = 0;
+    sim_work_list_range((b->n + tile - 1) / tile, rank, world, &begin, &end);
+    if (world > 1) { /* the other ranks' bodies: 0 here, their sums come with the all-reduce */
+        SIM_CUDA_TRY(cudaMemsetAsync(b->force, 0, (size_t)b->n * sizeof *b->force, stream));
+    }
+    return sim_gpu_pair_forces_full_range(b, ph, tile, begin, end, stream, err);
+}
+
+sim_status sim_gpu_pair_forces_full_range(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                          uint32_t tile, uint64_t begin, uint64_t end,
+                                          cudaStream_t stream, sim_error *err) {
     switch (tile) {
 #define SIM_TILE_CASE(t)                                                                           \
     case t:                                                                                        \
-        return launch_full<t>(b, ph, rank, world, stream, err);
+        return launch_full<t>(b, ph, begin, end, stream, err);
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:

@@ -22,6 +22,12 @@ sim_status sim_gpu_pair_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
  * `world` > 1: its range of the tiles of bodies, the others' forces set to 0. */
 sim_status sim_gpu_pair_forces_full(const sim_gpu_bodies *b, const sim_physics_f *ph, uint32_t tile,
                                     int rank, int world, cudaStream_t stream, sim_error *err);
+/* The same sweep for the bodies of tiles [begin, end) alone (ceil(N / tile) tiles in all; their
+ * forces are stored, the others' left as they are): a slice of a sweep launched a part at a
+ * time. */
+sim_status sim_gpu_pair_forces_full_range(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                          uint32_t tile, uint64_t begin, uint64_t end,
+                                          cudaStream_t stream, sim_error *err);
 
 /* Adds the contact potential energy of all pairs to *d_energy (device, double). Not timed;
  * uses the bounding-box map with tile 128 whatever the configuration (rank of world: its rows

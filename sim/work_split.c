@@ -119,10 +119,17 @@ int sim_map_range_pieces(const sim_map_plan *plan, uint64_t begin, uint64_t end,
     return count;
 }
 
+void sim_work_range_share(const sim_map_plan *plan, uint64_t begin, uint64_t end,
+                          sim_map_share *share) {
+    share->begin = begin;
+    share->end = end;
+    share->piece_count = sim_map_range_pieces(plan, begin, end, share->piece, SIM_SHARE_MAX_PIECES);
+}
+
 void sim_work_share(const sim_map_plan *plan, int rank, int world, sim_map_share *share) {
-    sim_work_share_range(plan, rank, world, &share->begin, &share->end);
-    share->piece_count =
-        sim_map_range_pieces(plan, share->begin, share->end, share->piece, SIM_SHARE_MAX_PIECES);
+    uint64_t begin = 0, end = 0;
+    sim_work_share_range(plan, rank, world, &begin, &end);
+    sim_work_range_share(plan, begin, end, share);
 }
 
 uint64_t sim_work_share_useful(const sim_map_plan *plan, const sim_map_share *share) {

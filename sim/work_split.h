@@ -70,6 +70,11 @@ void sim_work_share_range(const sim_map_plan *plan, int rank, int world, uint64_
 int sim_map_range_pieces(const sim_map_plan *plan, uint64_t begin, uint64_t end,
                          sim_map_piece *pieces, int cap);
 
+/* The blocks [begin, end) of the plan as a share: a rank's share, or a slice of a sweep that is
+ * launched a part at a time (the CUDA backend's long steps, which stop between slices). */
+void sim_work_range_share(const sim_map_plan *plan, uint64_t begin, uint64_t end,
+                          sim_map_share *share);
+
 /* Blocks of the share that own a tile pair / triple (evaluates the map for every block: for
  * tests, `nbsim maps` and reports, not for steps). */
 uint64_t sim_work_share_useful(const sim_map_plan *plan, const sim_map_share *share);

@@ -90,11 +90,18 @@ expect_error 2 --pair-map full --backend cpu --frames 1
 expect_error 2 --backend cpu --frames 1 --screenshot never.png
 expect_error 2 --backend cpu --frames 1 --exit-after 3
 
-# A long first frame says what it computes and that Ctrl-C waits for it (the run is not waited
-# for: 5e10 pairs take minutes on a CPU).
-start_run /dev/null long.err --backend cpu --n 1000 --steps-per-frame 100000 --frames 1
+# A long first frame says what it computes and that Ctrl-C stops it within a second (the run is
+# not waited for: 5e10 pairs take minutes on a CPU). Culled, the pairs are not N^2 / 2 and are
+# not announced as such (test_outputs.sh: the initial forces' time says how long a frame takes).
+start_run /dev/null long.err --backend cpu --cull off --n 1000 --steps-per-frame 100000 --frames 1
 wait_for long.err "each frame computes 5e+10 unique pairs on the CPU, which takes a while" && ok \
   || fail "long first frame: $(cat long.err)"
+grep -q "Ctrl-C stops within a second" long.err && ok || fail "long first frame: $(cat long.err)"
+kill -KILL "$run_pid"
+wait "$run_pid" 2>/dev/null
+start_run /dev/null long.err --backend cpu --n 4000 --steps-per-frame 100000 --frames 1
+wait_for long.err "bodies, scene gas" || fail "culled long frame: $(cat long.err)"
+grep -q "unique pairs" long.err && fail "a culled run announced N^2 / 2 pairs: $(cat long.err)" || ok
 kill -KILL "$run_pid"
 wait "$run_pid" 2>/dev/null
 

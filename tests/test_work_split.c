@@ -2,7 +2,8 @@
  * nbsim — the multi-GPU work split (work_split.h): for every exact map and the bounding box,
  * pair and triplet plans, G = 1..8 ranks and a range of n, every tile pair / triple lies in
  * exactly one rank's share, the shares' pieces are the plan's blocks in the plan's order, shares
- * are within one block (bb: one row) of equal; row and list ranges cover their items once. */
+ * are within one block (bb: one row) of equal; row and list ranges cover their items once; a plan
+ * cut into slices (a long step's sweep, launched a part at a time) covers them once too. */
 #include "maps_check.h"
 #include "work_split.h"
 
@@ -304,10 +305,81 @@ static void test_pieces_limits(void) {
            share.piece[0].origin[1] == 2u * SIM_MAX_TILES_2D / 3u);
 }
 
+/* A plan cut into consecutive slices of `slice` blocks (sim_work_range_share, as the CUDA
+ * backend launches a long step's sweep to stop between slices) visits every block once, in the
+ * plan's order, and so every tile pair / triple once. */
+static int check_slices(const sim_map_plan *plan, uint64_t slice, uint8_t *seen) {
+    const uint32_t n = plan->n;
+    const uint64_t tiles = plan->dim == 2 ? t2(n) : t3(n);
+    memset(seen, 0, (size_t)tiles);
+    uint64_t next = 0;
+    int ok = 1;
+    for (uint64_t begin = 0; begin < plan->blocks; begin += slice) {
+        const uint64_t end = begin + slice < plan->blocks ? begin + slice : plan->blocks;
+        sim_map_share share;
+        sim_work_range_share(plan, begin, end, &share);
+        ok &= share.begin == begin && share.end == end && share.piece_count <= SIM_SHARE_MAX_PIECES;
+        for (int p = 0; p < share.piece_count; ++p) {
+            const sim_map_piece *pc = &share.piece[p];
+            for (uint32_t z = 0; z < pc->grid[2]; ++z) {
+                for (uint32_t y = 0; y < pc->grid[1]; ++y) {
+                    for (uint32_t x = 0; x < pc->grid[0]; ++x) {
+                        const uint32_t bx = pc->origin[0] + x, by = pc->origin[1] + y,
+                                       bz = pc->origin[2] + z;
+                        ok &= linear_index(plan, pc->launch, bx, by, bz) == next++;
+                        uint32_t t[3];
+                        if (sim_map_run_block(plan, pc->launch, bx, by, bz, t) == 1) {
+                            const uint64_t idx = tile_index(plan->dim, n, t);
+                            ok &= idx != UINT64_MAX && seen[idx] == 0;
+                            if (idx != UINT64_MAX) {
+                                seen[idx] = 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        ok &= next == end;
+    }
+    for (uint64_t i = 0; i < tiles; ++i) {
+        ok &= seen[i] == 1;
+    }
+    ENSURE_MSG(ok, "%s (dim %d) n %u, slices of %llu: not every tile once, in order",
+               sim_map_name(plan->dim, plan->map), plan->dim, n, (unsigned long long)slice);
+    return ok;
+}
+
+static void test_slices(void) {
+    static const uint32_t ns[2][3] = {{1, 77, 300}, {1, 17, 40}};
+    static const uint64_t slices[] = {1, 7, 64, 1000, 100000};
+    uint8_t *seen = malloc((size_t)t2(300) + (size_t)t3(40));
+    ENSURE(seen != NULL);
+    for (int dim = 2; dim <= 3 && seen != NULL; ++dim) {
+        for (int map = 0; map < sim_map_count(dim); ++map) {
+            if (!exact_or_bb(dim, map)) {
+                continue;
+            }
+            for (int i = 0; i < 3; ++i) {
+                sim_map_plan plan;
+                sim_error err;
+                const uint32_t n = ns[dim - 2][i];
+                const sim_status st =
+                    dim == 2 ? sim_pair_map_plan((sim_pair_map)map, n, &plan, &err)
+                             : sim_triplet_map_plan((sim_triplet_map)map, n, &plan, &err);
+                ENSURE_MSG(st == SIM_OK, "%s", err.message);
+                for (size_t k = 0; st == SIM_OK && k < sizeof slices / sizeof slices[0]; ++k) {
+                    (void)check_slices(&plan, slices[k], seen);
+                }
+            }
+        }
+    }
+    free(seen);
+}
+
 static const ensure_test tests[] = {
     {"split_pair_shares", test_pair_shares},       {"split_triplet_shares", test_triplet_shares},
     {"split_balance_report", test_balance_report}, {"split_rows_and_lists", test_rows_and_lists},
-    {"split_pieces_limits", test_pieces_limits},
+    {"split_pieces_limits", test_pieces_limits},   {"split_slices", test_slices},
 };
 
 ENSURE_MAIN(tests)

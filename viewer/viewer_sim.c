@@ -57,6 +57,9 @@ int viewer_simulate(app_viewer *v) {
         sim_error restore;
         app_session_set_steps_per_frame(v->run.session, steps, &restore);
     }
+    if (st == SIM_INTERRUPTED) { /* a signal: the loop ends on it, with the steps kept */
+        return 0;
+    }
     if (st != SIM_OK) {
         v->sim_failed = 1;
         v->paused = 1;

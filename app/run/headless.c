@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the headless loop: frames, timing log, summary, final state. SIGINT, SIGTERM and
- * SIGHUP end a run the same way: after the current frame, with every output complete, and exit
- * status 128 + the signal number. */
+ * SIGHUP end a run the same way, within a second (the backend stops in the middle of a frame,
+ * keeping the steps it completed: signals.h), with every output complete, and exit status
+ * 128 + the signal number; before the first frame, with no outputs. */
 #define _POSIX_C_SOURCE 200809L
 #include "headless.h"
 
@@ -56,26 +57,71 @@ static void print_banner(const app_run_info *s) {
  * minute or more on a few CPU cores, or seconds on a GPU. */
 #define LONG_FRAME_CPU 1.0e10
 #define LONG_FRAME_CUDA 1.0e13
+/* A frame expected to take this long [s], from the time of the initial forces, is announced;
+ * on a GPU only when those took LONG_SETUP_CUDA_S or more, as the set-up's own time (the CUDA
+ * context, allocations: up to a second or two) is then a small part of it. */
+#define LONG_FRAME_S 5.0
+#define LONG_SETUP_CUDA_S 3.0
 
-/* Nothing shows while the first frame runs: say what it does, and that Ctrl-C waits for it. */
+/* Before the initial forces (a step's work) and the first frame, which show nothing while they
+ * run: what a frame computes, when that is a lot. Culled contacts and triplets culled by a
+ * cut-off grow like N, not N^2 / 2 or N^3 / 6: their counts say nothing of the work, and such
+ * runs are announced from the measured initial forces instead (announce_frame_time). */
 static void announce_long_frames(const app_run_info *info) {
     const double steps = (double)info->params.steps_per_frame;
-    const double pairs = steps * (double)info->unique_pairs;
-    const double triples = info->params.triplets ? steps * (double)info->unique_triples : 0.0;
-    const int cuda = info->config.kind == SIM_BACKEND_CUDA;
+    const sim_backend_config *c = &info->config;
+    const int culled = c->cull && c->pair_map != SIM_PAIR_FULL;
+    const int triplets_culled = culled && info->params.atm_cutoff > 0.0;
+    const double pairs = culled ? 0.0 : steps * (double)info->unique_pairs;
+    const double triples =
+        info->params.triplets && !triplets_culled ? steps * (double)info->unique_triples : 0.0;
+    const int cuda = c->kind == SIM_BACKEND_CUDA;
     if (pairs + 8.0 * triples < (cuda ? LONG_FRAME_CUDA : LONG_FRAME_CPU)) {
         return;
     }
     char work[96];
-    if (triples > 0.0) {
+    if (triples > 0.0 && pairs > 0.0) {
         snprintf(work, sizeof work, "%.3g unique pairs and %.3g triples", pairs, triples);
+    } else if (triples > 0.0) {
+        snprintf(work, sizeof work, "%.3g triples", triples);
     } else {
         snprintf(work, sizeof work, "%.3g unique pairs", pairs);
     }
     fprintf(stderr,
-            "nbsim: each frame computes %s on the %s, which takes a while: the progress bar "
-            "starts after the first frame, and Ctrl-C stops after the current one\n",
+            "nbsim: each frame computes %s on the %s, which takes a while (the initial forces, "
+            "first, are a step's work): the progress bar starts after the first frame, and "
+            "Ctrl-C stops within a second, keeping the steps completed\n",
             work, cuda ? "GPU" : "CPU");
+}
+
+/* "350 ms", "26 s", "12 min", "1.5 h". */
+static void duration_text(double s, char *out, size_t cap) {
+    if (s < 1.0) {
+        snprintf(out, cap, "%.0f ms", s * 1e3);
+    } else if (s < 90.0) {
+        snprintf(out, cap, "%.0f s", s);
+    } else if (s < 5400.0) {
+        snprintf(out, cap, "%.0f min", s / 60.0);
+    } else {
+        snprintf(out, cap, "%.1f h", s / 3600.0);
+    }
+}
+
+/* After the initial forces: a frame's time from theirs (a step's force work), when long. */
+static void announce_frame_time(const app_run_info *info, double setup_s) {
+    const int steps = info->params.steps_per_frame;
+    const double frame_s = setup_s * (double)steps;
+    const int cuda = info->config.kind == SIM_BACKEND_CUDA;
+    if (frame_s < LONG_FRAME_S || (cuda && setup_s < LONG_SETUP_CUDA_S)) {
+        return;
+    }
+    char took[32], frame[32];
+    duration_text(setup_s, took, sizeof took);
+    duration_text(frame_s, frame, sizeof frame);
+    fprintf(stderr,
+            "nbsim: the initial forces took %s, so a frame of %d step%s takes about %s; Ctrl-C "
+            "stops within a second\n",
+            took, steps, steps == 1 ? "" : "s", frame);
 }
 
 /* How the frame loop ended: the status, and for a failure the frame and the cause. */
@@ -97,6 +143,9 @@ static run_end run_frames(app_run *r, const app_options *o, sim_error *err) {
             *err = r->log_error;
             end.status = r->log_error.status;
             end.told = r->notice != NULL;
+        }
+        if (end.status == SIM_INTERRUPTED) { /* a signal stopped the frame: no failure */
+            break;
         }
         if (end.status != SIM_OK) {
             end.frame = f + 1;
@@ -126,14 +175,25 @@ static const char *stop_name(sim_status st) {
                                    : "failed";
 }
 
-static int run(app_run *r, const app_options *opt, double started_ms) {
+/* What the run did of a frame that a signal stopped, for the messages: ", and 3 of the 10
+ * steps of frame 5 (kept in the state)", or "". */
+static void partial_text(const app_run_info *info, char *out, size_t cap) {
+    out[0] = '\0';
+    if (info->partial_steps > 0) {
+        snprintf(out, cap, ", and %d of the %d steps of frame %llu (kept in the state)",
+                 info->partial_steps, info->params.steps_per_frame,
+                 (unsigned long long)info->frame + 1);
+    }
+}
+
+/* setup_s: how long the initial forces took. */
+static int run(app_run *r, const app_options *opt, double started_ms, double setup_s) {
     sim_error err;
     sim_error_clear(&err);
     const app_run_info *info = app_session_info(r->session);
-    app_run_notices(r);
     if (!opt->quiet) {
         print_banner(info);
-        announce_long_frames(info);
+        announce_frame_time(info, setup_s);
     }
     sim_status st;
     /* --plot draws the timing log: without --log it goes to a temporary file. */
@@ -211,7 +271,9 @@ static int run(app_run *r, const app_options *opt, double started_ms) {
     if (opt->summary_path[0]) {
         char detail[SIM_ERROR_MESSAGE_MAX] = "";
         if (end.status == SIM_INTERRUPTED) {
-            snprintf(detail, sizeof detail, "%s", app_signal_name(sig));
+            char partial[128];
+            partial_text(info, partial, sizeof partial);
+            snprintf(detail, sizeof detail, "%s%s", app_signal_name(sig), partial);
         } else if (end.status != SIM_OK) {
             snprintf(detail, sizeof detail, "%s", err.message);
         }
@@ -240,8 +302,10 @@ static int run(app_run *r, const app_options *opt, double started_ms) {
     }
     const unsigned long long frames = (unsigned long long)info->frame;
     if (end.status == SIM_INTERRUPTED) {
-        fprintf(stderr, "nbsim: stopped by %s after %llu frame%s; %s%s\n", app_signal_name(sig),
-                frames, frames == 1 ? "" : "s",
+        char partial[128];
+        partial_text(info, partial, sizeof partial);
+        fprintf(stderr, "nbsim: stopped by %s after %llu frame%s%s; %s%s\n", app_signal_name(sig),
+                frames, frames == 1 ? "" : "s", partial,
                 done_list[0] ? "complete: " : "no output files were asked for", done_list);
     } else if (end.status != SIM_OK && done_list[0]) {
         fprintf(stderr, "nbsim: after %llu complete frame%s, complete: %s\n", frames,
@@ -261,12 +325,27 @@ int app_run_headless(const app_options *opt) {
     r.energy_collective = opt->world > 1 && opt->rank0_logs;
     r.notice = opt->quiet ? NULL : app_print_notice;
     int code;
-    const sim_status st = app_session_open(&r.session, opt, &err);
-    if (st != SIM_OK) {
+    double setup_s = 0.0;
+    sim_status st = app_session_prepare(&r.session, opt, &err);
+    if (st == SIM_OK) {
+        app_run_notices(&r);
+        if (!opt->quiet) {
+            announce_long_frames(app_session_info(r.session));
+        }
+        const double t0 = sim_now_ms();
+        st = app_session_start(r.session, &err);
+        setup_s = (sim_now_ms() - t0) * 1e-3;
+    }
+    if (st == SIM_INTERRUPTED) {
+        const int sig = app_stop_signal();
+        fprintf(stderr, "nbsim: stopped by %s before the first frame; no output files written\n",
+                app_signal_name(sig));
+        code = 128 + sig;
+    } else if (st != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         code = app_setup_exit_code(st);
     } else {
-        code = run(&r, opt, started_ms);
+        code = run(&r, opt, started_ms, setup_s);
     }
     app_run_stats_free(&r.stats);
     app_session_close(r.session);

@@ -14,6 +14,7 @@
 #include "dist.h"
 #include "physics.h"
 #include "scene.h"
+#include "signals.h"
 #include "size_limits.h"
 
 /* Triplets (auto) stay on while a step's unique triples fit this budget: about 10 ms per step
@@ -428,7 +429,7 @@ static sim_status load_into(app_session *s, const char *scene, sim_error *err) {
     return SIM_OK;
 }
 
-sim_status app_session_open(app_session **out, const app_options *o, sim_error *err) {
+sim_status app_session_prepare(app_session **out, const app_options *o, sim_error *err) {
     *out = NULL;
     app_session *s = calloc(1, sizeof *s);
     if (s == NULL) {
@@ -436,6 +437,8 @@ sim_status app_session_open(app_session **out, const app_options *o, sim_error *
     }
     s->opt = *o;
     sim_status st = resolve_backend(s, err);
+    /* Ctrl-C stops the backend's work, also the autotuner's and the initial forces. */
+    s->config.stop = app_stop_flag();
     if (st == SIM_OK) {
         st = load_into(s, o->scene, err);
     }
@@ -450,13 +453,6 @@ sim_status app_session_open(app_session **out, const app_options *o, sim_error *
             add_notice(s, report);
         }
     }
-    if (st == SIM_OK) {
-        st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
-    }
-    if (s->id_written) { /* every rank has joined (or the run failed): the id is spent */
-        (void)remove(o->nccl_id_path);
-        s->id_written = 0;
-    }
     if (st != SIM_OK) {
         app_session_close(s);
         return st;
@@ -466,11 +462,37 @@ sim_status app_session_open(app_session **out, const app_options *o, sim_error *
     return SIM_OK;
 }
 
+sim_status app_session_start(app_session *s, sim_error *err) {
+    SIM_ASSERT(s->backend == NULL);
+    const sim_status st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
+    if (s->id_written) { /* every rank has joined (or the run failed): the id is spent */
+        (void)remove(s->opt.nccl_id_path);
+        s->id_written = 0;
+    }
+    refresh_info(s);
+    return st;
+}
+
+sim_status app_session_open(app_session **out, const app_options *o, sim_error *err) {
+    app_session *s = NULL;
+    SIM_TRY(app_session_prepare(&s, o, err));
+    const sim_status st = app_session_start(s, err);
+    if (st != SIM_OK) {
+        app_session_close(s);
+        return st;
+    }
+    *out = s;
+    return SIM_OK;
+}
+
 void app_session_close(app_session *s) {
     if (s == NULL) {
         return;
     }
     (void)app_session_dump_stop(s, NULL, NULL);
+    if (s->id_written) { /* prepared, never started */
+        (void)remove(s->opt.nccl_id_path);
+    }
     sim_backend_destroy(s->backend);
     sim_state_free(&s->initial);
     free(s->height_pos);
@@ -488,10 +510,17 @@ const char *app_session_take_notices(app_session *s) {
 }
 
 sim_status app_session_frame(app_session *s, sim_frame_timing *t, sim_error *err) {
-    SIM_TRY(sim_backend_run_frame(s->backend, t, err));
+    const sim_status st = sim_backend_run_frame(s->backend, t, err);
+    s->info.partial_steps = 0;
+    if (st == SIM_OK || st == SIM_INTERRUPTED) { /* the steps it completed are in the state */
+        s->info.steps += (uint64_t)t->steps;
+        s->info.sim_time += s->params.dt * (double)t->steps;
+    }
+    if (st == SIM_INTERRUPTED) {
+        s->info.partial_steps = t->steps;
+    }
+    SIM_TRY(st);
     s->info.frame++;
-    s->info.steps += (uint64_t)t->steps;
-    s->info.sim_time += s->params.dt * (double)t->steps;
     s->info.dump_ms = 0.0;
     if (s->dump != NULL) {
         SIM_TRY(app_dump_frame(s->dump, s->backend, s->info.frame - s->dump_frame0, s->info.steps,

@@ -24,6 +24,8 @@ typedef struct {
     uint64_t unique_triples;   /* N(N-1)(N-2)/6 */
     uint64_t frame;            /* frames run since the scene was (re)loaded */
     uint64_t steps;            /* integration steps since then */
+    int partial_steps;         /* steps of a frame stopped by a signal, kept in the state (in
+                                  `steps`, not in `frame`) */
     double sim_time;           /* [s] */
     const char *dump_path;     /* the trajectory being recorded, "" when none */
     double dump_ms;            /* this thread's cost of the last frame's dump [ms], 0 if none */
@@ -33,8 +35,16 @@ typedef struct {
 
 /* Builds the scene, resolves the backend (auto: CUDA if a device exists, else CPU with a
  * notice), chooses triplets on/off for auto, autotunes the maps when asked, derives dt (and
- * warns if the user's dt is too large), and creates the backend. */
+ * warns if the user's dt is too large), and creates the backend: app_session_prepare, then
+ * app_session_start. The backend reads the stop flag of signals.h: a signal during the autotune
+ * or the initial forces gives SIM_INTERRUPTED (and no session). */
 sim_status app_session_open(app_session **out, const app_options *o, sim_error *err);
+/* The two halves, for a caller with something to say in between: everything but the backend
+ * (the info is valid, without a device name), then the backend and its initial forces (a step's
+ * work: minutes on a CPU at N in the hundreds of thousands). After a failed start only
+ * app_session_info and app_session_close may be called. */
+sim_status app_session_prepare(app_session **out, const app_options *o, sim_error *err);
+sim_status app_session_start(app_session *s, sim_error *err);
 void app_session_close(app_session *s);
 
 const app_run_info *app_session_info(const app_session *s);
@@ -42,7 +52,8 @@ const app_run_info *app_session_info(const app_session *s);
  * notice per line, or "" (the text stays valid until the next call into the session). */
 const char *app_session_take_notices(app_session *s);
 
-/* Runs one frame (steps_per_frame steps) and advances frame / sim_time. */
+/* Runs one frame (steps_per_frame steps) and advances frame / sim_time. Stopped by a signal
+ * (SIM_INTERRUPTED), the frame does not count, its completed steps do (info.partial_steps). */
 sim_status app_session_frame(app_session *s, sim_frame_timing *t, sim_error *err);
 sim_status app_session_energy(app_session *s, sim_energy *e, sim_error *err);
 /* The current state with the last force per body, as a scene file (see output_file.h). */
