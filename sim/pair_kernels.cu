@@ -198,11 +198,30 @@ __global__ void __launch_bounds__(TILE)
  * Cost per item: one pair_block (no block launch, no map). kEnergy sums the block's potential
  * over all its items, then one double atomic. RECORD: block 0 notes the count into the frame's
  * peak and the fallback, and after a sort the count the regrow test compares against. */
-/* Resident blocks per SM the list sweep asks the register allocator for: a full SM (2048
- * threads) at 32 registers per thread, what the map-placed kernel needs anyway; tile 32 is
- * capped at 32 blocks per SM by the hardware, so it keeps its registers. */
+/* Threads and blocks one SM holds on the architecture being compiled (properties of its
+ * compute capability: 2048 threads on 8.0, 9.0 and 10.0, 1536 on 8.6, 8.9 and 12.x; 16
+ * blocks on 8.6 and 8.7, 24 on 8.9, 32 elsewhere). ptxas rejects a minimum block count above
+ * either, so each architecture asks for what it has. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 800 && __CUDA_ARCH__ != 900 && __CUDA_ARCH__ != 1000
+constexpr int kThreadsPerSm = 1536;
+#else
+constexpr int kThreadsPerSm = 2048;
+#endif
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870)
+constexpr int kBlocksPerSm = 16;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 890
+constexpr int kBlocksPerSm = 24;
+#else
+constexpr int kBlocksPerSm = 32;
+#endif
+
+/* Resident blocks per SM the list sweep asks the register allocator for: a full SM (or as
+ * many blocks as it holds) at 32 registers per thread, what the map-placed kernel needs
+ * anyway; tile 32 is capped by the block limit, so it keeps its registers. */
 constexpr int list_min_blocks(int tile) {
-    return tile >= 64 ? 2048 / tile : 1;
+    return tile < 64                            ? 1
+           : kThreadsPerSm / tile < kBlocksPerSm ? kThreadsPerSm / tile
+                                                 : kBlocksPerSm;
 }
 
 template <int TILE, int MODE>
