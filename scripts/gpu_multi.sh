@@ -102,6 +102,26 @@ sys.exit(0 if dx < 1e-4 and df < 1e-3 else 1)
 PY
 fi
 
+step "command line: SIGTERM to rank 1 alone stops both processes after the same frame"
+long=(--frames 100000 --n 20000 --scene pile --pair-map ltm --quiet)
+timeout 60 "$nbsim" "${long[@]}" --rank 1 --world 2 --nccl-id "$cli/id2" >"$logs/stop1.log" 2>&1 &
+s1=$!
+timeout 60 "$nbsim" "${long[@]}" --rank 0 --world 2 --nccl-id "$cli/id2" --log "$cli/stop.csv" \
+  >"$logs/stop0.log" 2>&1 &
+s0=$!
+sleep 8
+kill -TERM $s1 2>/dev/null
+wait $s0; s0=$?
+wait $s1; s1=$?
+rows=$(($(grep -vc '^#' "$cli/stop.csv" 2>/dev/null || echo 1) - 1))
+f0=$(grep -o 'after [0-9]* frame' "$logs/stop0.log" | tr -dc 0-9)
+f1=$(grep -o 'after [0-9]* frame' "$logs/stop1.log" | tr -dc 0-9)
+echo "rank 0 exit $s0 after ${f0:-?} frames (log: $rows rows), rank 1 exit $s1 after ${f1:-?} frames"
+if [ $s0 -ne 143 ] || [ $s1 -ne 143 ] || [ "$rows" -lt 1 ] || [ "${f0:-x}" != "${f1:-y}" ]; then
+  status=1; echo "FAILED: a signal to one process (expected both to exit 143)"
+  tail -3 "$logs/stop0.log" "$logs/stop1.log"
+fi
+
 table=$OUT/summary.txt
 : >"$table"
 bench() { # name, then nbsim bench arguments

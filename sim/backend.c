@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — sim_backend: validates input once, then dispatches to the CPU or CUDA backend. */
 #include "backend_impl.h"
+#include "comm.h"
 #include "params.h"
 #include "triplet_cull.h"
 
@@ -399,6 +400,15 @@ sim_status sim_backend_read_state(sim_backend *b, sim_state *out, sim_vec3d *for
 sim_status sim_backend_energy(sim_backend *b, sim_energy *e, sim_error *err) {
     SIM_ASSERT(b != NULL && e != NULL);
     return b->ops->energy(b, e, err);
+}
+
+sim_status sim_backend_sum_over_processes(sim_backend *b, double *v, size_t count, sim_error *err) {
+    SIM_ASSERT(b != NULL && v != NULL && count <= SIM_COMM_HOST_MAX);
+    const sim_multi_config *m = &b->config.multi;
+    if (m->world <= 1 || m->local >= m->world) {
+        return SIM_OK;
+    }
+    return sim_multi_sum_over_processes(b, v, count, err);
 }
 
 sim_status sim_backend_export_positions(sim_backend *b, sim_vec4f *pos, float *speed, int on_device,

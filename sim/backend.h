@@ -149,8 +149,8 @@ void sim_backend_destroy(sim_backend *backend);
  * pay nothing. set_params, set_state and energy finish what they start.
  *
  * Several ranks (config.multi.world > 1) do not read the flag: they must stop at the same step,
- * and agreeing on one inside a frame would take a collective per step. The caller's check
- * between frames stops them. */
+ * and agreeing on one inside a frame would take a collective per step. The caller agrees
+ * between frames (sim_backend_sum_over_processes) and stops them all after the same one. */
 sim_status sim_backend_run_frame(sim_backend *backend, sim_frame_timing *timing, sim_error *err);
 
 /* Switches maps; SIM_PAIR_FULL needs the CUDA backend (else SIM_UNSUPPORTED). A refused change
@@ -169,6 +169,12 @@ sim_status sim_backend_set_state(sim_backend *backend, const sim_state *state, s
 sim_status sim_backend_read_state(sim_backend *backend, sim_state *out, sim_vec3d *forces,
                                   sim_error *err);
 sim_status sim_backend_energy(sim_backend *backend, sim_energy *energy, sim_error *err);
+/* For agreements between the processes of a run over several (multi.h): v (count <= 64 host
+ * values) becomes its sum over the processes, each counted once. Collective: every process
+ * calls it at the same point (after the same frame), or they all wait. Alone, or with all ranks
+ * in this process, v stays as it is. */
+sim_status sim_backend_sum_over_processes(sim_backend *backend, double *v, size_t count,
+                                          sim_error *err);
 
 /* Trajectory frames without stalling the simulation (capture.h): host buffers for this backend
  * (pinned for CUDA), and a capture that enqueues copies of the state and the last forces into

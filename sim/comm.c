@@ -15,6 +15,14 @@ sim_status sim_comm_allreduce_sum(sim_comm *c, void *buf, size_t count, sim_comm
     return c->ops->allreduce_sum(c, buf, count, type, stream, err);
 }
 
+sim_status sim_comm_allreduce_host(sim_comm *c, double *v, size_t count, sim_error *err) {
+    SIM_ASSERT(c != NULL && v != NULL && count <= SIM_COMM_HOST_MAX);
+    if (c->ops->allreduce_host != NULL) {
+        return c->ops->allreduce_host(c, v, count, err);
+    }
+    return c->ops->allreduce_sum(c, v, count, SIM_COMM_DOUBLE, NULL, err);
+}
+
 void sim_comm_destroy(sim_comm *c) {
     if (c != NULL) {
         c->ops->destroy(c);
@@ -100,7 +108,7 @@ static void host_destroy(sim_comm *c) {
     (void)c; /* owned by the group */
 }
 
-static const sim_comm_ops host_ops = {host_allreduce, host_destroy};
+static const sim_comm_ops host_ops = {host_allreduce, host_destroy, NULL};
 
 sim_status sim_host_group_create(int world, sim_host_group **out, sim_error *err) {
     *out = NULL;

@@ -31,6 +31,11 @@ typedef struct {
  * group. */
 sim_status sim_comm_allreduce_sum(sim_comm *c, void *buf, size_t count, sim_comm_type type,
                                   void *stream, sim_error *err);
+/* In place: a few host values (at most SIM_COMM_HOST_MAX) become their sum over the ranks, and
+ * the call returns when every rank has them: for agreements between frames (whether to stop),
+ * not for a step's data. Collective, as above. */
+#define SIM_COMM_HOST_MAX 64
+sim_status sim_comm_allreduce_host(sim_comm *c, double *v, size_t count, sim_error *err);
 /* Frees this rank's communicator (NCCL: ncclCommDestroy; host: nothing, the group owns it). */
 void sim_comm_destroy(sim_comm *c);
 
@@ -50,6 +55,8 @@ typedef struct {
     sim_status (*allreduce_sum)(sim_comm *c, void *buf, size_t count, sim_comm_type type,
                                 void *stream, sim_error *err);
     void (*destroy)(sim_comm *c);
+    /* sim_comm_allreduce_host; NULL: allreduce_sum already takes host buffers */
+    sim_status (*allreduce_host)(sim_comm *c, double *v, size_t count, sim_error *err);
 } sim_comm_ops;
 
 struct sim_comm {

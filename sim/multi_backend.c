@@ -311,6 +311,24 @@ sim_status sim_multi_read_rank(sim_backend *base, int k, sim_state *out, sim_vec
     return run_one(m, k, job_read_state, &a, err);
 }
 
+typedef struct {
+    double *v;
+    size_t count;
+} host_values;
+
+static sim_status job_sum_host(multi_backend *m, int k, void *arg, sim_error *err) {
+    const host_values *h = arg;
+    return sim_comm_allreduce_host(m->comm[k], h->v, h->count, err);
+}
+
+sim_status sim_multi_sum_over_processes(sim_backend *base, double *v, size_t count,
+                                        sim_error *err) {
+    multi_backend *m = as_multi(base);
+    SIM_ASSERT(base->ops == &multi_ops && m->local == 1);
+    host_values h = {v, count};
+    return run_one(m, 0, job_sum_host, &h, err);
+}
+
 static sim_status multi_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     multi_backend *m = as_multi(base);
     SIM_TRY(sync_maps(m, err));

@@ -36,6 +36,7 @@ sim_status sim_multi_nccl_id(unsigned char id[SIM_NCCL_ID_BYTES], sim_error *err
 typedef struct {
     sim_comm base;
     ncclComm_t nccl;
+    double *scratch; /* device: SIM_COMM_HOST_MAX doubles for allreduce_host, on first use */
 } nccl_comm;
 
 static sim_status nccl_allreduce(sim_comm *c, void *buf, size_t count, sim_comm_type type,
@@ -47,15 +48,43 @@ static sim_status nccl_allreduce(sim_comm *c, void *buf, size_t count, sim_comm_
     return SIM_OK;
 }
 
+#define CUDA_TRY(call)                                                                             \
+    do {                                                                                           \
+        const cudaError_t cuda_r_ = (call);                                                        \
+        if (cuda_r_ != cudaSuccess) {                                                              \
+            return sim_fail(err, SIM_CUDA, "%s: %s", #call, cudaGetErrorString(cuda_r_));          \
+        }                                                                                          \
+    } while (0)
+
+/* Host values through the scratch on this rank's device (the caller made it current), on the
+ * legacy default stream: the blocking copies wait for the all-reduce, so the sums are there when
+ * the call returns. Between frames the backends' streams are idle, so nothing else is waited for.
+ */
+static sim_status nccl_allreduce_host(sim_comm *c, double *v, size_t count, sim_error *err) {
+    nccl_comm *n = (nccl_comm *)c;
+    const size_t bytes = count * sizeof *v;
+    if (n->scratch == NULL) {
+        CUDA_TRY(cudaMalloc((void **)&n->scratch, SIM_COMM_HOST_MAX * sizeof *n->scratch));
+    }
+    CUDA_TRY(cudaMemcpy(n->scratch, v, bytes, cudaMemcpyHostToDevice));
+    NCCL_TRY(ncclAllReduce(n->scratch, n->scratch, count, ncclFloat64, ncclSum, n->nccl, 0),
+             "all-reduce");
+    CUDA_TRY(cudaMemcpy(v, n->scratch, bytes, cudaMemcpyDeviceToHost));
+    return SIM_OK;
+}
+
 static void nccl_destroy(sim_comm *c) {
     nccl_comm *n = (nccl_comm *)c;
     if (n->nccl != NULL) {
         (void)ncclCommDestroy(n->nccl);
     }
+    if (n->scratch != NULL) {
+        (void)cudaFree(n->scratch);
+    }
     free(n);
 }
 
-static const sim_comm_ops nccl_ops = {nccl_allreduce, nccl_destroy};
+static const sim_comm_ops nccl_ops = {nccl_allreduce, nccl_destroy, nccl_allreduce_host};
 
 sim_status sim_nccl_comm_create(const unsigned char id[SIM_NCCL_ID_BYTES], int world, int rank,
                                 sim_comm **out, sim_error *err) {

@@ -129,12 +129,13 @@ typedef struct {
     sim_status status; /* SIM_OK, SIM_INTERRUPTED, SIM_UNSTABLE, or a failure */
     long frame;        /* the frame that failed (1-based); 0 when none did */
     int told;          /* the failure was already shown as a notice */
+    int signal;        /* SIM_INTERRUPTED: the signal that stopped the run (maybe another rank's) */
 } run_end;
 
 /* The frame loop. err holds the cause of a failure. */
 static run_end run_frames(app_run *r, const app_options *o, sim_error *err) {
     progress_bar bar = {!o->quiet && isatty(STDERR_FILENO), sim_now_ms(), 0.0};
-    run_end end = {SIM_OK, 0, 0};
+    run_end end = {SIM_OK, 0, 0, 0};
     for (long f = 0; f < o->frames && end.status == SIM_OK; ++f) {
         sim_frame_timing t;
         end.status = app_run_frame(r, f + 1 == o->frames, &t, err);
@@ -145,6 +146,7 @@ static run_end run_frames(app_run *r, const app_options *o, sim_error *err) {
             end.told = r->notice != NULL;
         }
         if (end.status == SIM_INTERRUPTED) { /* a signal stopped the frame: no failure */
+            end.signal = app_stop_signal();
             break;
         }
         if (end.status != SIM_OK) {
@@ -152,7 +154,12 @@ static run_end run_frames(app_run *r, const app_options *o, sim_error *err) {
             break;
         }
         progress(&bar, f + 1, o->frames, f + 1 == o->frames);
-        if (app_stop_signal() != 0) {
+        /* The processes of a run over several stop after the same frame, or the ones still
+         * running would wait in the next step's all-reduce for ever. */
+        end.status = app_session_agree_stop(r->session, app_stop_signal(), &end.signal, err);
+        if (end.status != SIM_OK) {
+            end.frame = f + 1;
+        } else if (end.signal != 0) {
             end.status = SIM_INTERRUPTED;
         }
     }
@@ -214,7 +221,7 @@ static int run(app_run *r, const app_options *opt, double started_ms, double set
         return app_exit_code(st);
     }
     const run_end end = run_frames(r, opt, &err);
-    const int sig = app_stop_signal();
+    const int sig = end.signal;
     int code = end.status == SIM_OK ? APP_EXIT_OK : APP_EXIT_FAILURE;
     if (end.status == SIM_INTERRUPTED) {
         code = 128 + sig;

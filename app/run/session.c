@@ -554,6 +554,24 @@ sim_status app_session_energy(app_session *s, sim_energy *e, sim_error *err) {
     return sim_backend_energy(s->backend, e, err);
 }
 
+/* Signal numbers as one-hot counts (SIM_COMM_HOST_MAX is 64; POSIX signals are below 32). */
+enum { kSignalSlots = 32 };
+
+sim_status app_session_agree_stop(app_session *s, int signal, int *agreed, sim_error *err) {
+    double seen[kSignalSlots] = {0};
+    *agreed = signal;
+    if (signal > 0 && signal < kSignalSlots) {
+        seen[signal] = 1.0;
+    }
+    SIM_TRY(sim_backend_sum_over_processes(s->backend, seen, kSignalSlots, err));
+    for (int k = 1; k < kSignalSlots && *agreed == 0; ++k) {
+        if (seen[k] > 0.0) {
+            *agreed = k;
+        }
+    }
+    return SIM_OK;
+}
+
 sim_status app_session_save_state(app_session *s, const char *path, sim_error *err) {
     sim_state state = {0};
     sim_status st = sim_state_alloc(&state, s->initial.n, err);
