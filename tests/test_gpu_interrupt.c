@@ -99,10 +99,13 @@ static void compare_states(const char *what, const gpu_snapshot *a, const gpu_sn
                v.worst_body, v.worst);
 }
 
-/* Phase times per step of a sliced run against an unsliced one: within a factor 1.5. */
+/* Phase times per step of a sliced run against an unsliced one: slicing costs less than half
+ * again (a coarse bound on one step each: the test runs alone, RUN_SERIAL, but a GPU's clocks
+ * still vary; the whole run being slower says nothing about slicing, so it is only shown). */
 static void compare_times(const char *what, const char *phase, double sliced, double whole) {
-    ENSURE_MSG(sliced <= 1.5 * whole && whole <= 1.5 * sliced,
-               "%s: %s %.1f ms per step sliced, %.1f ms whole", what, phase, sliced, whole);
+    printf("  %-26s %s per step: %.1f ms sliced, %.1f ms whole\n", what, phase, sliced, whole);
+    ENSURE_MSG(sliced <= 1.5 * whole, "%s: %s %.1f ms per step sliced, %.1f ms whole", what, phase,
+               sliced, whole);
 }
 
 static void run_case(const stop_case *c) {
