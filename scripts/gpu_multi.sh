@@ -8,7 +8,9 @@
 # and 2 GPUs (and 4 where there are four, plus ATM N = 32,768 on 4), a table printed last.
 # Exits 0 with a message when fewer than two GPUs are visible. NVLink multicast stays off
 # (NCCL_NVLS_ENABLE=0). Every run has a time limit: a rank waiting for a collective that another
-# rank never joins would otherwise hang until the machine is taken back. Everything lands in $OUT (default ./gpu_multi_out):
+# rank never joins would otherwise hang until the machine is taken back. The limit's SIGTERM is
+# only a stop request to nbsim (it ends runs cleanly between frames), so -k 10 kills after it.
+# Everything lands in $OUT (default ./gpu_multi_out):
 #   summary.txt               the table printed last
 #   scaling_*.csv, *.png      nbsim bench --gpus (also copied to bench/results/<gpu>/)
 #   logs.tgz                  every log
@@ -58,7 +60,7 @@ fi
 nbsim=$B/bin/nbsim
 
 step "tests: 2 (and 4) GPUs against one, two processes against one with two GPUs"
-if ! timeout 240 "$B/bin/test_multi_gpu" >"$logs/test_multi_gpu.log" 2>&1; then
+if ! timeout -k 10 240 "$B/bin/test_multi_gpu" >"$logs/test_multi_gpu.log" 2>&1; then
   status=1; echo "FAILED: test_multi_gpu"
 fi
 tail -40 "$logs/test_multi_gpu.log"
@@ -69,13 +71,13 @@ step "command line: two processes (--rank/--world/--nccl-id) against --gpus 2"
 cli=$OUT/cli
 rm -rf "$cli"; mkdir -p "$cli"
 run=(--frames 2 --n 20000 --scene pile --pair-map ltm --quiet)
-timeout 90 "$nbsim" "${run[@]}" --rank 1 --world 2 --nccl-id "$cli/id" >"$logs/rank1.log" 2>&1 &
+timeout -k 10 90 "$nbsim" "${run[@]}" --rank 1 --world 2 --nccl-id "$cli/id" >"$logs/rank1.log" 2>&1 &
 r1=$!
-timeout 90 "$nbsim" "${run[@]}" --rank 0 --world 2 --nccl-id "$cli/id" --save-state "$cli/two_procs.txt" \
+timeout -k 10 90 "$nbsim" "${run[@]}" --rank 0 --world 2 --nccl-id "$cli/id" --save-state "$cli/two_procs.txt" \
   --log "$cli/two_procs.csv" >"$logs/rank0.log" 2>&1
 r0=$?
 wait $r1; r1=$?
-timeout 90 "$nbsim" "${run[@]}" --gpus 2 --save-state "$cli/one_proc.txt" >"$logs/gpus2.log" 2>&1
+timeout -k 10 90 "$nbsim" "${run[@]}" --gpus 2 --save-state "$cli/one_proc.txt" >"$logs/gpus2.log" 2>&1
 g2=$?
 if [ $r0 -ne 0 ] || [ $r1 -ne 0 ] || [ $g2 -ne 0 ] || [ -e "$cli/id" ]; then
   status=1; echo "FAILED: two processes (rank 0 exit $r0, rank 1 exit $r1, --gpus 2 exit $g2, id file left: $([ -e "$cli/id" ] && echo yes || echo no))"
@@ -104,9 +106,9 @@ fi
 
 step "command line: SIGTERM to rank 1 alone stops both processes after the same frame"
 long=(--frames 100000 --n 20000 --scene pile --pair-map ltm --quiet)
-timeout 60 "$nbsim" "${long[@]}" --rank 1 --world 2 --nccl-id "$cli/id2" >"$logs/stop1.log" 2>&1 &
+timeout -k 10 60 "$nbsim" "${long[@]}" --rank 1 --world 2 --nccl-id "$cli/id2" >"$logs/stop1.log" 2>&1 &
 s1=$!
-timeout 60 "$nbsim" "${long[@]}" --rank 0 --world 2 --nccl-id "$cli/id2" --log "$cli/stop.csv" \
+timeout -k 10 60 "$nbsim" "${long[@]}" --rank 0 --world 2 --nccl-id "$cli/id2" --log "$cli/stop.csv" \
   >"$logs/stop0.log" 2>&1 &
 s0=$!
 sleep 8
@@ -128,7 +130,7 @@ bench() { # name, then nbsim bench arguments
   local name=$1; shift
   if ! left; then skip "$name"; return; fi
   step "scaling: $name"
-  if ! timeout 240 "$nbsim" bench "$@" --warmup 1 --no-plot --out "$OUT/bench_$name" >"$logs/bench_$name.log" 2>&1; then
+  if ! timeout -k 10 240 "$nbsim" bench "$@" --warmup 1 --no-plot --out "$OUT/bench_$name" >"$logs/bench_$name.log" 2>&1; then
     status=1; echo "FAILED: nbsim bench $*"; tail -5 "$logs/bench_$name.log"
   fi
   grep -A30 '^== ' "$logs/bench_$name.log" | grep -v '^$' | tee -a "$table"

@@ -163,14 +163,30 @@ static void force_path(char *buf, size_t cap, int rank) {
     snprintf(buf, cap, "%s/f%d.bin", g_dir, rank);
 }
 
-/* A child: rank `rank` of 2 on device `rank`, the id through the file; writes its F_0. */
+/* Exit status of a child whose sum over the processes (the agreement between frames) was wrong. */
+enum { kBadSum = 3 };
+
+/* The agreement the command line makes after every frame: host values summed over the two
+ * processes, after a frame (the backend's streams busy until then). 1: right. */
+static int sums_over_processes(sim_backend *b, int rank, sim_error *err) {
+    sim_frame_timing t;
+    double v[3] = {rank + 1.0, 10.0 * (rank + 1), rank == 0 ? 1.0 : 0.0};
+    if (sim_backend_run_frame(b, &t, err) != SIM_OK ||
+        sim_backend_sum_over_processes(b, v, 3, err) != SIM_OK) {
+        return 0;
+    }
+    return v[0] == 3.0 && v[1] == 30.0 && v[2] == 1.0;
+}
+
+/* A child: rank `rank` of 2 on device `rank`, the id through the file; writes its F_0, then
+ * checks a sum over the processes after a frame. */
 static int child_rank(int rank) {
     if (sim_cuda_device_count() < 2 || !sim_multi_have_nccl()) {
         return 77;
     }
     sim_state s0;
     double half = 0.0;
-    sim_error err;
+    sim_error err = {SIM_OK, ""};
     if (gpu_scene_make(&k_pile, &s0, &half, &err) != SIM_OK) {
         return 1;
     }
@@ -208,9 +224,14 @@ static int child_rank(int rank) {
         fclose(f);
     }
     gpu_snapshot_free(&snap);
+    const int summed = ok && sums_over_processes(b, rank, &err);
+    if (ok && !summed) {
+        fprintf(stderr, "rank %d: sum over the processes: %s\n", rank,
+                err.message[0] ? err.message : "wrong values");
+    }
     sim_backend_destroy(b);
     sim_state_free(&s0);
-    return ok ? 0 : 1;
+    return !ok ? 1 : summed ? 0 : kBadSum;
 }
 
 static pid_t g_child[2];
@@ -229,8 +250,11 @@ static void test_two_processes(void) {
     int status[2] = {0, 0};
     for (int r = 0; r < 2; ++r) {
         ENSURE(g_child[r] > 0 && waitpid(g_child[r], &status[r], 0) == g_child[r]);
-        ENSURE_MSG(WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 0, "rank %d exit %d", r,
-                   WIFEXITED(status[r]) ? WEXITSTATUS(status[r]) : -1);
+        ENSURE_MSG(WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 0, "rank %d exit %d%s", r,
+                   WIFEXITED(status[r]) ? WEXITSTATUS(status[r]) : -1,
+                   WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == kBadSum
+                       ? " (its sum over the processes was wrong)"
+                       : "");
     }
     sim_state s0;
     double half = 0.0;

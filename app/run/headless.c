@@ -139,12 +139,6 @@ static run_end run_frames(app_run *r, const app_options *o, sim_error *err) {
     for (long f = 0; f < o->frames && end.status == SIM_OK; ++f) {
         sim_frame_timing t;
         end.status = app_run_frame(r, f + 1 == o->frames, &t, err);
-        if (end.status == SIM_OK && r->log_error.status != SIM_OK) {
-            /* A full disk: app_run_frame dropped the log and said why (unless --quiet). */
-            *err = r->log_error;
-            end.status = r->log_error.status;
-            end.told = r->notice != NULL;
-        }
         if (end.status == SIM_INTERRUPTED) { /* a signal stopped the frame: no failure */
             end.signal = app_stop_signal();
             break;
@@ -154,13 +148,28 @@ static run_end run_frames(app_run *r, const app_options *o, sim_error *err) {
             break;
         }
         progress(&bar, f + 1, o->frames, f + 1 == o->frames);
-        /* The processes of a run over several stop after the same frame, or the ones still
-         * running would wait in the next step's all-reduce for ever. */
-        end.status = app_session_agree_stop(r->session, app_stop_signal(), &end.signal, err);
-        if (end.status != SIM_OK) {
-            end.frame = f + 1;
-        } else if (end.signal != 0) {
+        /* The processes of a run over several stop after the same frame, for a signal or a full
+         * disk on any of them, or the ones still running would wait in the next step's
+         * all-reduce for ever. (The frame's own failures, a blow-up, happen on all of them.) */
+        const int log_failed = r->log_error.status != SIM_OK;
+        int failed = log_failed;
+        end.signal = app_stop_signal();
+        end.status = app_session_agree_stop(r->session, &end.signal, &failed, err);
+        if (end.status == SIM_OK && log_failed) {
+            /* A full disk: app_run_frame dropped the log and said why (unless --quiet). */
+            *err = r->log_error;
+            end.status = r->log_error.status;
+            end.told = r->notice != NULL;
+        } else if (end.status == SIM_OK && failed) {
+            end.status = sim_fail(err, SIM_IO,
+                                  "another process of the run could not write its outputs; every "
+                                  "process stopped after frame %ld",
+                                  f + 1);
+        } else if (end.status == SIM_OK && end.signal != 0) {
             end.status = SIM_INTERRUPTED;
+        }
+        if (end.status != SIM_OK && end.status != SIM_INTERRUPTED) {
+            end.frame = f + 1;
         }
     }
     if (bar.show && end.status != SIM_OK) {
@@ -329,7 +338,7 @@ int app_run_headless(const app_options *opt) {
     app_run r;
     memset(&r, 0, sizeof r);
     r.energy_every = app_energy_every(opt, 0);
-    r.energy_collective = opt->world > 1 && opt->rank0_logs;
+    r.energy_collective = opt->world > 1;
     r.notice = opt->quiet ? NULL : app_print_notice;
     int code;
     double setup_s = 0.0;

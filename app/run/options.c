@@ -493,7 +493,6 @@ static int resolve_ranks(app_options *o) {
                          "every rank sees",
                          "--world");
     }
-    o->rank0_logs = o->log_path[0] != '\0' || o->plot_path[0] != '\0';
     if (!app_options_writes_outputs(o)) { /* rank 0 writes the run's outputs, the others run */
         o->log_path[0] = '\0';
         o->summary_path[0] = '\0';

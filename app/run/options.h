@@ -52,8 +52,6 @@ typedef struct {
     int local_rank;                  /* rank among this host's (picks the device); -1: unknown */
     char nccl_id_path[SIM_PATH_MAX]; /* --nccl-id: where rank 0 leaves the NCCL id */
     double nccl_id_wait;             /* seconds ranks > 0 wait for it */
-    int rank0_logs; /* the command line asks for a timing log (--log or --plot): in a run over
-                       processes every rank computes the log's energies, an all-reduce all join */
     /* run */
     long frames; /* > 0: headless run of that many frames; 0: viewer */
     char log_path[SIM_PATH_MAX];

@@ -39,6 +39,8 @@ sim_status app_run_frame(app_run *r, int last, sim_frame_timing *t, sim_error *e
                             ((info->frame - 1) % (uint64_t)every == 0 || last);
     if (with_energy) {
         SIM_TRY(app_session_energy(r->session, &energy, err));
+    }
+    if (with_energy && r->log.file != NULL) { /* this rank's own, only for the log */
         SIM_TRY(app_session_mean_height(r->session, &height, err));
     }
     if (app_run_stats_add(&r->stats, t, err) != SIM_OK) {

@@ -17,10 +17,12 @@ typedef struct {
     app_timing_log log;  /* rows are written while log.file != NULL */
     app_run_stats stats; /* per-step times of every frame run */
     int energy_every;    /* energies on frames 1, 1 + K, 1 + 2K, ... (and a run's last); 0 never */
-    /* A run over processes whose rank 0 logs: the energies are an all-reduce over the ranks, so
-     * every rank computes them on the schedule, with or without a log of its own (rank 0 too,
-     * after a full disk dropped its log); a rank that skipped one would leave the others
-     * waiting forever. */
+    /* A run over processes: the energies are an all-reduce over the ranks, so every rank
+     * computes them on the schedule, with or without a log of its own (rank 0 too, after a full
+     * disk dropped its log), whatever the other ranks' command lines say: a rank that skipped
+     * one would leave the others waiting forever. While rank 0 logs this costs no time (the
+     * others would wait for its energies in the next all-reduce anyway); --energy-every 0 turns
+     * them off everywhere. */
     int energy_collective;
     app_notice_fn notice; /* where notices go; NULL drops them (--quiet) */
     void *notice_ctx;

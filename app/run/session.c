@@ -554,19 +554,21 @@ sim_status app_session_energy(app_session *s, sim_energy *e, sim_error *err) {
     return sim_backend_energy(s->backend, e, err);
 }
 
-/* Signal numbers as one-hot counts (SIM_COMM_HOST_MAX is 64; POSIX signals are below 32). */
-enum { kSignalSlots = 32 };
+/* The processes' votes, summed: slot 0 counts failed outputs, slot k > 0 signal k (one-hot;
+ * SIM_COMM_HOST_MAX is 64 and POSIX signal numbers are below 32). */
+enum { kVoteSlots = 32 };
 
-sim_status app_session_agree_stop(app_session *s, int signal, int *agreed, sim_error *err) {
-    double seen[kSignalSlots] = {0};
-    *agreed = signal;
-    if (signal > 0 && signal < kSignalSlots) {
-        seen[signal] = 1.0;
+sim_status app_session_agree_stop(app_session *s, int *signal, int *failed, sim_error *err) {
+    double votes[kVoteSlots] = {0};
+    votes[0] = *failed ? 1.0 : 0.0;
+    if (*signal > 0 && *signal < kVoteSlots) {
+        votes[*signal] = 1.0;
     }
-    SIM_TRY(sim_backend_sum_over_processes(s->backend, seen, kSignalSlots, err));
-    for (int k = 1; k < kSignalSlots && *agreed == 0; ++k) {
-        if (seen[k] > 0.0) {
-            *agreed = k;
+    SIM_TRY(sim_backend_sum_over_processes(s->backend, votes, kVoteSlots, err));
+    *failed = votes[0] > 0.0;
+    for (int k = 1; k < kVoteSlots && *signal == 0; ++k) {
+        if (votes[k] > 0.0) {
+            *signal = k;
         }
     }
     return SIM_OK;

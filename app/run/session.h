@@ -56,11 +56,13 @@ const char *app_session_take_notices(app_session *s);
  * (SIM_INTERRUPTED), the frame does not count, its completed steps do (info.partial_steps). */
 sim_status app_session_frame(app_session *s, sim_frame_timing *t, sim_error *err);
 sim_status app_session_energy(app_session *s, sim_energy *e, sim_error *err);
-/* Whether to stop after this frame, agreed by every process of a run over several (--world):
- * *agreed becomes this process's signal number (0: none) when it has one, else the lowest that
- * another process has, so all of them stop after the same frame. Collective: every process
- * calls it after every frame. Alone (or with --gpus in one process), *agreed = signal. */
-sim_status app_session_agree_stop(app_session *s, int signal, int *agreed, sim_error *err);
+/* Whether to stop after this frame, agreed by every process of a run over several (--world),
+ * so that all of them stop after the same frame. In: this process's signal number (0: none) and
+ * whether its outputs failed (a full disk). Out: *signal becomes the signal to stop by (its own,
+ * else the lowest another process has; 0: none), *failed whether any process's outputs failed.
+ * Collective: every process calls it after every frame. Alone (or with --gpus in one process)
+ * both stay as they are. */
+sim_status app_session_agree_stop(app_session *s, int *signal, int *failed, sim_error *err);
 /* The current state with the last force per body, as a scene file (see output_file.h). */
 sim_status app_session_save_state(app_session *s, const char *path, sim_error *err);
 /* For the viewer: (x, y, z, radius) and speed per body, into device (a mapped GL buffer) or
