@@ -8,6 +8,8 @@
 
 #include "multi.h"
 
+#include <signal.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,17 +30,36 @@ sim_status sim_dist_from_env(sim_dist_env *out, int *found, sim_error *err);
 /* How long ranks other than 0 wait for the id file by default [s]. */
 #define SIM_DIST_ID_WAIT_S 120.0
 
-/* Rank 0: writes the id for a run of `world` ranks to path, complete or not at all (sim_output).
- * Refuses when path exists: an id left by an earlier run would send the other ranks to it. The
- * file carries the launcher's job id when there is one (Slurm, Open MPI, PMIx), so ranks of one
- * job never take another job's id. */
-sim_status sim_dist_write_id(const char *path, const unsigned char id[SIM_NCCL_ID_BYTES], int world,
+/* The settings every rank must share, as one line (bodies, frames, maps, ...: the caller's
+ * words), at most this long. */
+#define SIM_DIST_RUN_MAX 400
+
+/* One rank's side of the exchange before NCCL starts. Each rank k > 0 leaves its settings in
+ * "PATH.rank<k>"; rank 0 waits for all of them and only when every rank's settings equal its
+ * own writes the id to PATH, else a refusal naming the first rank that differs. So no rank
+ * enters NCCL's set-up (which waits for ever for a rank that never comes) unless all of them
+ * are there and will make the same collectives. Files carry the launcher's job id when there is
+ * one (Slurm, Open MPI, PMIx), so ranks of one job never take another job's files. */
+typedef struct {
+    const char *path; /* --nccl-id: a new file on a path every rank sees */
+    int rank, world;
+    const char *run;                   /* this rank's settings (one line, < SIM_DIST_RUN_MAX) */
+    double timeout_s;                  /* the longest wait for the other side [s] */
+    const volatile sig_atomic_t *stop; /* NULL, or a flag that ends a wait: SIM_INTERRUPTED */
+} sim_dist_exchange;
+
+/* Rank 0: waits for every other rank's settings, then writes the id (complete or not at all,
+ * sim_output), or the refusal. Refuses at once when PATH exists (an id left by an earlier run
+ * would send the other ranks to it). SIM_IO when a rank did not come within the timeout;
+ * SIM_BAD_ARGUMENT when one's settings differ (both named). */
+sim_status sim_dist_write_id(const sim_dist_exchange *x, const unsigned char id[SIM_NCCL_ID_BYTES],
                              sim_error *err);
 
-/* Other ranks: waits up to timeout_s for rank 0's id file (for a run of `world` ranks, of this
- * job), polling every 50 ms. SIM_IO with a message naming the file and what to check. */
-sim_status sim_dist_read_id(const char *path, int world, double timeout_s,
-                            unsigned char id[SIM_NCCL_ID_BYTES], sim_error *err);
+/* Ranks > 0: leave the settings, wait for rank 0's answer (polling every 50 ms), take the
+ * settings back. SIM_IO with a message naming the file and what to check; SIM_BAD_ARGUMENT
+ * when rank 0 refused this run (its reason). */
+sim_status sim_dist_read_id(const sim_dist_exchange *x, unsigned char id[SIM_NCCL_ID_BYTES],
+                            sim_error *err);
 
 #ifdef __cplusplus
 }

@@ -201,8 +201,9 @@ static int child_rank(int rank) {
     snprintf(id_path, sizeof id_path, "%s/nccl.id", g_dir);
     sim_status st = rank == 0 ? sim_multi_nccl_id(c.multi.nccl_id, &err) : SIM_OK;
     if (st == SIM_OK) {
-        st = rank == 0 ? sim_dist_write_id(id_path, c.multi.nccl_id, 2, &err)
-                       : sim_dist_read_id(id_path, 2, 60.0, c.multi.nccl_id, &err);
+        const sim_dist_exchange x = {id_path, rank, 2, "test_multi_gpu", 60.0, NULL};
+        st = rank == 0 ? sim_dist_write_id(&x, c.multi.nccl_id, &err)
+                       : sim_dist_read_id(&x, c.multi.nccl_id, &err);
     }
     sim_backend *b = NULL;
     gpu_snapshot snap;

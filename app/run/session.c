@@ -12,6 +12,7 @@
 
 #include "autotune.h"
 #include "dist.h"
+#include "run_loop.h"
 #include "physics.h"
 #include "scene.h"
 #include "signals.h"
@@ -268,15 +269,7 @@ static sim_status resolve_ranks(app_session *s, sim_error *err) {
         /* mpirun / srun may show each process its own GPU alone (CUDA_VISIBLE_DEVICES) */
         const int local = o->local_rank >= 0 ? o->local_rank : o->rank;
         m->device = devices > 0 ? local % devices : 0;
-        if (o->rank == 0) {
-            SIM_TRY(sim_multi_nccl_id(m->nccl_id, err));
-            SIM_TRY(sim_dist_write_id(o->nccl_id_path, m->nccl_id, o->world, err));
-            s->id_written = 1;
-        } else {
-            SIM_TRY(sim_dist_read_id(o->nccl_id_path, o->world, o->nccl_id_wait, m->nccl_id, err));
-        }
-        m->id_set = 1;
-        return SIM_OK;
+        return SIM_OK; /* the NCCL id: exchange_nccl_id, once the run's settings are known */
     }
     int gpus = o->gpus;
     if (gpus == APP_GPUS_ALL) {
@@ -429,6 +422,55 @@ static sim_status load_into(app_session *s, const char *scene, sim_error *err) {
     return SIM_OK;
 }
 
+/* What every process of a run over several must share, in one line for the --nccl-id exchange
+ * (dist.h): what sizes and orders their collectives (bodies, frames, steps, the energies'
+ * cadence, maps, tile, culling) and a digest of the bodies and the physics (FNV-1a). */
+static void run_settings(const app_session *s, char *buf, size_t cap) {
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *bytes[2] = {(const unsigned char *)s->initial.pos,
+                                     (const unsigned char *)s->initial.vel};
+    for (int a = 0; a < 2; ++a) {
+        for (size_t k = 0; k < (size_t)s->initial.n * sizeof(sim_vec4d); ++k) {
+            h = (h ^ bytes[a][k]) * 1099511628211ull;
+        }
+    }
+    const sim_params *p = &s->params;
+    char physics[256];
+    snprintf(physics, sizeof physics, "%.17g %.17g %.17g %d %.17g %.17g %.17g %.17g %.17g %.17g",
+             p->dt, p->stiffness, p->restitution, p->hertz, p->gravity.x, p->gravity.y,
+             p->gravity.z, p->box_half, p->atm_nu, p->atm_cutoff);
+    for (const char *c = physics; *c; ++c) {
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    }
+    const sim_backend_config *c = &s->config;
+    snprintf(buf, cap,
+             "N %u, %ld frames of %d steps, energies every %d, pair map %s tile %u cull %d, "
+             "triplets %s, bodies and physics %016llx",
+             s->initial.n, s->opt.frames, p->steps_per_frame, app_energy_every(&s->opt, 0),
+             sim_pair_choice_label(c->pair_map), c->tile, c->cull,
+             p->triplets ? sim_triplet_map_label(c->triplet_map) : "off", (unsigned long long)h);
+}
+
+/* A run over processes: the ranks agree on one NCCL id through the --nccl-id file, and rank 0
+ * hands it out only when every rank's settings equal its own (so none waits in NCCL for ever). */
+static sim_status exchange_nccl_id(app_session *s, sim_error *err) {
+    const app_options *o = &s->opt;
+    sim_multi_config *m = &s->config.multi;
+    char run[SIM_DIST_RUN_MAX];
+    run_settings(s, run, sizeof run);
+    const sim_dist_exchange x = {o->nccl_id_path, o->rank,        o->world, run,
+                                 o->nccl_id_wait, app_stop_flag()};
+    if (o->rank == 0) {
+        SIM_TRY(sim_multi_nccl_id(m->nccl_id, err));
+        SIM_TRY(sim_dist_write_id(&x, m->nccl_id, err));
+        s->id_written = 1;
+    } else {
+        SIM_TRY(sim_dist_read_id(&x, m->nccl_id, err));
+    }
+    m->id_set = 1;
+    return SIM_OK;
+}
+
 sim_status app_session_prepare(app_session **out, const app_options *o, sim_error *err) {
     *out = NULL;
     app_session *s = calloc(1, sizeof *s);
@@ -452,6 +494,10 @@ sim_status app_session_prepare(app_session **out, const app_options *o, sim_erro
         if (st == SIM_OK) {
             add_notice(s, report);
         }
+    }
+    if (st == SIM_OK && s->config.multi.world > 1 &&
+        s->config.multi.local < s->config.multi.world) {
+        st = exchange_nccl_id(s, err);
     }
     if (st != SIM_OK) {
         app_session_close(s);
