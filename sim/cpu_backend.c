@@ -755,25 +755,28 @@ static sim_status cpu_set_cull(sim_backend *base, sim_error *err) {
     return b->base.config.cull ? cull_prepare(b, err) : SIM_OK;
 }
 
-static sim_status cpu_tile_triples(sim_backend *base, sim_tile3 *out, uint64_t cap, uint64_t *count,
-                                   sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    const size_t have = b->tcull_ready ? b->tcull.triples.count : 0u;
+/* A cull list into the caller's array: its length in *count, at most cap entries copied. */
+static void copy_list(const void *list, size_t have, size_t size, void *out, uint64_t cap,
+                      uint64_t *count) {
     *count = have;
     if (have > 0 && cap > 0) {
-        memcpy(out, b->tcull.triples.v, (size_t)(have < cap ? have : cap) * sizeof *out);
+        memcpy(out, list, (size_t)(have < cap ? have : cap) * size);
     }
+}
+
+static sim_status cpu_tile_triples(sim_backend *base, sim_tile3 *out, uint64_t cap, uint64_t *count,
+                                   sim_error *err) {
+    const cpu_backend *b = as_cpu(base);
+    copy_list(b->tcull.triples.v, b->tcull_ready ? b->tcull.triples.count : 0u, sizeof *out, out,
+              cap, count);
     return SIM_OK;
 }
 
 static sim_status cpu_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint64_t *count,
                                  sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    const size_t have = b->cull_ready ? b->cull.tiles.count : 0u;
-    *count = have;
-    if (have > 0 && cap > 0) {
-        memcpy(out, b->cull.tiles.v, (size_t)(have < cap ? have : cap) * sizeof *out);
-    }
+    const cpu_backend *b = as_cpu(base);
+    copy_list(b->cull.tiles.v, b->cull_ready ? b->cull.tiles.count : 0u, sizeof *out, out, cap,
+              count);
     return SIM_OK;
 }
 
