@@ -5,6 +5,7 @@
 #include "output_file.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -118,6 +119,34 @@ static sim_status resolve(const char *path, sim_output *out, sim_error *err) {
     return SIM_OK;
 }
 
+/* The temporaries now open, for sim_output_remove_unfinished (a few at a time: log, summary,
+ * state, a trajectory's frames; one that does not fit is simply not listed). */
+#define UNFINISHED_MAX 16
+static pthread_mutex_t unfinished_lock = PTHREAD_MUTEX_INITIALIZER;
+static char unfinished[UNFINISHED_MAX][SIM_PATH_MAX];
+
+static void track_temp(const char *temp, int open) {
+    pthread_mutex_lock(&unfinished_lock);
+    for (int k = 0; k < UNFINISHED_MAX; ++k) {
+        if (open ? unfinished[k][0] == '\0' : strcmp(unfinished[k], temp) == 0) {
+            snprintf(unfinished[k], SIM_PATH_MAX, "%s", open ? temp : "");
+            break;
+        }
+    }
+    pthread_mutex_unlock(&unfinished_lock);
+}
+
+void sim_output_remove_unfinished(void) {
+    pthread_mutex_lock(&unfinished_lock);
+    for (int k = 0; k < UNFINISHED_MAX; ++k) {
+        if (unfinished[k][0] != '\0') {
+            unlink(unfinished[k]);
+            unfinished[k][0] = '\0';
+        }
+    }
+    pthread_mutex_unlock(&unfinished_lock);
+}
+
 sim_status sim_output_check(const char *path, sim_error *err) {
     sim_output probe;
     return resolve(path, &probe, err);
@@ -169,6 +198,7 @@ sim_status sim_output_open(sim_output *out, const char *path, sim_error *err) {
         out->temp[0] = '\0';
         return sim_fail(err, SIM_IO, "cannot write '%s': %s", path, strerror(e));
     }
+    track_temp(out->temp, 1);
     return SIM_OK;
 }
 
@@ -193,6 +223,9 @@ sim_status sim_output_commit(sim_output *out, sim_error *err) {
     if (fclose(f) != 0 && e == 0) {
         e = errno ? errno : EIO;
     }
+    if (!out->direct) {
+        track_temp(out->temp, 0);
+    }
     if (e == 0 && !out->direct && rename(out->temp, out->target) != 0) {
         e = errno;
     }
@@ -213,6 +246,7 @@ void sim_output_abort(sim_output *out) {
     }
     out->file = NULL;
     if (out->temp[0] != '\0') {
+        track_temp(out->temp, 0);
         unlink(out->temp);
         out->temp[0] = '\0';
     }

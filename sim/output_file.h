@@ -45,6 +45,11 @@ sim_status sim_output_commit(sim_output *out, sim_error *err);
  * written to it). Safe to call on a committed or never-opened output. */
 void sim_output_abort(sim_output *out);
 
+/* Removes the temporaries of every output opened and not yet committed or aborted, for a
+ * process about to end without finishing them (a run whose other processes stopped answering):
+ * the paths keep what they had. Safe from any thread. */
+void sim_output_remove_unfinished(void);
+
 /* mkdir -p: creates folder and its missing parents; fails unless folder ends up a writable
  * folder. */
 sim_status sim_make_folders(const char *folder, sim_error *err);

@@ -16,6 +16,7 @@
 #include "run_loop.h"
 #include "scene.h"
 #include "signals.h"
+#include "watchdog.h"
 
 /* A progress bar with the rate and an ETA on stderr, redrawn at most ten times a second. */
 typedef struct {
@@ -132,8 +133,8 @@ typedef struct {
     int signal;        /* SIM_INTERRUPTED: the signal that stopped the run (maybe another rank's) */
 } run_end;
 
-/* The frame loop. err holds the cause of a failure. */
-static run_end run_frames(app_run *r, const app_options *o, sim_error *err) {
+/* The frame loop. err holds the cause of a failure. dog (NULL: none) hears a beat per frame. */
+static run_end run_frames(app_run *r, const app_options *o, app_watchdog *dog, sim_error *err) {
     progress_bar bar = {!o->quiet && isatty(STDERR_FILENO), sim_now_ms(), 0.0};
     run_end end = {SIM_OK, 0, 0, 0};
     for (long f = 0; f < o->frames && end.status == SIM_OK; ++f) {
@@ -148,6 +149,7 @@ static run_end run_frames(app_run *r, const app_options *o, sim_error *err) {
             break;
         }
         progress(&bar, f + 1, o->frames, f + 1 == o->frames);
+        app_watchdog_beat(dog);
         /* The processes of a run over several stop after the same frame, for a signal or a full
          * disk on any of them, or the ones still running would wait in the next step's
          * all-reduce for ever. (The frame's own failures, a blow-up, happen on all of them.) */
@@ -202,8 +204,10 @@ static void partial_text(const app_run_info *info, char *out, size_t cap) {
     }
 }
 
-/* setup_s: how long the initial forces took. */
-static int run(app_run *r, const app_options *opt, double started_ms, double setup_s) {
+/* setup_s: how long the initial forces took. *dog (a run over processes) is stopped once the
+ * frames are over: what follows waits on no other process. */
+static int run(app_run *r, const app_options *opt, double started_ms, double setup_s,
+               app_watchdog **dog) {
     sim_error err;
     sim_error_clear(&err);
     const app_run_info *info = app_session_info(r->session);
@@ -229,7 +233,9 @@ static int run(app_run *r, const app_options *opt, double started_ms, double set
         app_timing_log_abandon(&r->log);
         return app_exit_code(st);
     }
-    const run_end end = run_frames(r, opt, &err);
+    const run_end end = run_frames(r, opt, *dog, &err);
+    app_watchdog_stop(*dog);
+    *dog = NULL;
     const int sig = end.signal;
     int code = end.status == SIM_OK ? APP_EXIT_OK : APP_EXIT_FAILURE;
     if (end.status == SIM_INTERRUPTED) {
@@ -330,8 +336,29 @@ static int run(app_run *r, const app_options *opt, double started_ms, double set
     return code;
 }
 
+/* The watchdog's last resort (watchdog.h): this process waits for others that do not answer. */
+static void give_up(int sig, void *ctx) {
+    const app_options *opt = ctx;
+    fprintf(stderr,
+            "nbsim: stopped by %s, but the run's other processes do not answer (one has ended or "
+            "is stuck): exiting without finishing the outputs\n",
+            app_signal_name(sig));
+    sim_output_remove_unfinished();
+    if (opt->rank == 0 && opt->nccl_id_path[0]) {
+        (void)remove(opt->nccl_id_path); /* never handed out, or spent */
+    }
+    _exit(128 + sig);
+}
+
+/* Seconds a process of a run over several waits, after a signal, beyond twice its longest
+ * frame, before it decides the others are gone. */
+#define WATCHDOG_GRACE_S 10.0
+
 int app_run_headless(const app_options *opt) {
     app_stop_signals_begin();
+    app_watchdog *dog =
+        opt->world > 1 ? app_watchdog_start(app_stop_flag(), WATCHDOG_GRACE_S, give_up, (void *)opt)
+                       : NULL;
     const double started_ms = sim_now_ms();
     sim_error err;
     sim_error_clear(&err);
@@ -351,6 +378,7 @@ int app_run_headless(const app_options *opt) {
         const double t0 = sim_now_ms();
         st = app_session_start(r.session, &err);
         setup_s = (sim_now_ms() - t0) * 1e-3;
+        app_watchdog_beat(dog);
     }
     if (st == SIM_INTERRUPTED) {
         const int sig = app_stop_signal();
@@ -361,8 +389,9 @@ int app_run_headless(const app_options *opt) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         code = app_setup_exit_code(st);
     } else {
-        code = run(&r, opt, started_ms, setup_s);
+        code = run(&r, opt, started_ms, setup_s, &dog);
     }
+    app_watchdog_stop(dog);
     app_run_stats_free(&r.stats);
     app_session_close(r.session);
     app_stop_signals_end();
