@@ -340,8 +340,8 @@ static int run(app_run *r, const app_options *opt, double started_ms, double set
 static void give_up(int sig, void *ctx) {
     const app_options *opt = ctx;
     fprintf(stderr,
-            "nbsim: stopped by %s, but the run's other processes do not answer (one has ended or "
-            "is stuck): exiting without finishing the outputs\n",
+            "nbsim: stopped by %s, but this process still waits on the run's others (one may have "
+            "ended or be stuck): exiting without finishing the outputs\n",
             app_signal_name(sig));
     sim_output_remove_unfinished();
     if (opt->rank == 0 && opt->nccl_id_path[0]) {
