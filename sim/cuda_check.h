@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — private to the CUDA backend: turn CUDA errors into sim_error values (no exit()). */
+ * nbsim — private to sim's CUDA code (the backend, the NCCL transport): turn CUDA errors into
+ * sim_error values (no exit()). */
 #ifndef SIM_CUDA_CHECK_H
 #define SIM_CUDA_CHECK_H
 

@@ -4,6 +4,7 @@
  * sum once (ring: reduce-scatter then all-gather) and gives every rank those bits, so ranks that
  * integrate the sums stay identical. NVLink multicast (NVLS) is kept off (sim_multi_nccl_env). */
 #include "comm.h"
+#include "cuda_check.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -48,14 +49,6 @@ static sim_status nccl_allreduce(sim_comm *c, void *buf, size_t count, sim_comm_
     return SIM_OK;
 }
 
-#define CUDA_TRY(call)                                                                             \
-    do {                                                                                           \
-        const cudaError_t cuda_r_ = (call);                                                        \
-        if (cuda_r_ != cudaSuccess) {                                                              \
-            return sim_fail(err, SIM_CUDA, "%s: %s", #call, cudaGetErrorString(cuda_r_));          \
-        }                                                                                          \
-    } while (0)
-
 /* Host values through the scratch on this rank's device (the caller made it current), on the
  * legacy default stream: the blocking copies wait for the all-reduce, so the sums are there when
  * the call returns. Between frames the backends' streams are idle, so nothing else is waited for.
@@ -64,12 +57,12 @@ static sim_status nccl_allreduce_host(sim_comm *c, double *v, size_t count, sim_
     nccl_comm *n = (nccl_comm *)c;
     const size_t bytes = count * sizeof *v;
     if (n->scratch == NULL) {
-        CUDA_TRY(cudaMalloc((void **)&n->scratch, SIM_COMM_HOST_MAX * sizeof *n->scratch));
+        SIM_CUDA_TRY(cudaMalloc((void **)&n->scratch, SIM_COMM_HOST_MAX * sizeof *n->scratch));
     }
-    CUDA_TRY(cudaMemcpy(n->scratch, v, bytes, cudaMemcpyHostToDevice));
+    SIM_CUDA_TRY(cudaMemcpy(n->scratch, v, bytes, cudaMemcpyHostToDevice));
     NCCL_TRY(ncclAllReduce(n->scratch, n->scratch, count, ncclFloat64, ncclSum, n->nccl, 0),
              "all-reduce");
-    CUDA_TRY(cudaMemcpy(v, n->scratch, bytes, cudaMemcpyDeviceToHost));
+    SIM_CUDA_TRY(cudaMemcpy(v, n->scratch, bytes, cudaMemcpyDeviceToHost));
     return SIM_OK;
 }
 

@@ -412,6 +412,13 @@ static void print_help(FILE *out) {
             "by\nsignal S with every output complete (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).\n");
 }
 
+int app_energy_every(const app_options *o, int viewer) {
+    if (o->energy_every != APP_ENERGY_AUTO) {
+        return o->energy_every;
+    }
+    return viewer ? APP_VIEWER_ENERGY_EVERY : 1;
+}
+
 int app_options_writes_outputs(const app_options *o) {
     return o->world <= 1 || o->rank == 0;
 }

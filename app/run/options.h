@@ -86,6 +86,10 @@ int app_options_parse(int argc, char **argv, app_options *o);
  * lives; app_options_parse clears the outputs of the other ranks with it. */
 int app_options_writes_outputs(const app_options *o);
 
+/* Resolves --energy-every for the headless loop (auto: every frame) or the viewer (auto: every
+ * APP_VIEWER_ENERGY_EVERY-th). */
+int app_energy_every(const app_options *o, int viewer);
+
 /* Every output the options name, before any work: each must be writable (no directory, no
  * missing or unwritable folder) and no two may be the same file. SIM_BAD_ARGUMENT names the
  * flag and the reason. */

@@ -5,13 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int app_energy_every(const app_options *o, int viewer) {
-    if (o->energy_every != APP_ENERGY_AUTO) {
-        return o->energy_every;
-    }
-    return viewer ? APP_VIEWER_ENERGY_EVERY : 1;
-}
-
 void app_print_notice(void *ctx, const char *line) {
     (void)ctx;
     fprintf(stderr, "nbsim: %s\n", line);

@@ -38,8 +38,5 @@ sim_status app_run_frame(app_run *r, int last, sim_frame_timing *t, sim_error *e
 void app_run_notices(app_run *r);
 /* The notice function of a terminal program: each line on stderr as "nbsim: LINE". */
 void app_print_notice(void *ctx, const char *line);
-/* Resolves --energy-every for the headless loop (auto: every frame) or the viewer (auto: every
- * APP_VIEWER_ENERGY_EVERY-th). */
-int app_energy_every(const app_options *o, int viewer);
 
 #endif /* APP_RUN_LOOP_H */

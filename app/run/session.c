@@ -12,7 +12,6 @@
 
 #include "autotune.h"
 #include "dist.h"
-#include "run_loop.h"
 #include "physics.h"
 #include "scene.h"
 #include "signals.h"
@@ -425,23 +424,23 @@ static sim_status load_into(app_session *s, const char *scene, sim_error *err) {
 /* What every process of a run over several must share, in one line for the --nccl-id exchange
  * (dist.h): what sizes and orders their collectives (bodies, frames, steps, the energies'
  * cadence, maps, tile, culling) and a digest of the bodies and the physics (FNV-1a). */
-static void run_settings(const app_session *s, char *buf, size_t cap) {
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *bytes[2] = {(const unsigned char *)s->initial.pos,
-                                     (const unsigned char *)s->initial.vel};
-    for (int a = 0; a < 2; ++a) {
-        for (size_t k = 0; k < (size_t)s->initial.n * sizeof(sim_vec4d); ++k) {
-            h = (h ^ bytes[a][k]) * 1099511628211ull;
-        }
+static uint64_t fnv1a(uint64_t h, const void *data, size_t bytes) {
+    for (size_t k = 0; k < bytes; ++k) {
+        h = (h ^ ((const unsigned char *)data)[k]) * 1099511628211ull;
     }
+    return h;
+}
+
+static void run_settings(const app_session *s, char *buf, size_t cap) {
+    const size_t state_bytes = (size_t)s->initial.n * sizeof(sim_vec4d);
+    uint64_t h = fnv1a(1469598103934665603ull, s->initial.pos, state_bytes);
+    h = fnv1a(h, s->initial.vel, state_bytes);
     const sim_params *p = &s->params;
     char physics[256];
     snprintf(physics, sizeof physics, "%.17g %.17g %.17g %d %.17g %.17g %.17g %.17g %.17g %.17g",
              p->dt, p->stiffness, p->restitution, p->hertz, p->gravity.x, p->gravity.y,
              p->gravity.z, p->box_half, p->atm_nu, p->atm_cutoff);
-    for (const char *c = physics; *c; ++c) {
-        h = (h ^ (unsigned char)*c) * 1099511628211ull;
-    }
+    h = fnv1a(h, physics, strlen(physics));
     const sim_backend_config *c = &s->config;
     snprintf(buf, cap,
              "N %u, %ld frames of %d steps, energies every %d, pair map %s tile %u cull %d, "
