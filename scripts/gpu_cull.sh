@@ -14,19 +14,8 @@
 #   logs.tgz             every log (build, tests, sanitizers, timings, bench, ncu)
 # Usage: scripts/gpu_cull.sh [--budget SECONDS]   (with the device kit carried: it is sourced
 # when present, for the stb headers the build needs)
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
-root=$PWD
-OUT=${OUT:-$root/gpu_cull_out}
-B=${NBSIM_BUILD:-/tmp/nbsim-cull-build}
-budget=300
-while [ $# -gt 0 ]; do
-  case $1 in
-    --budget) budget=$2; shift ;;
-    *) echo "unknown argument $1"; exit 2 ;;
-  esac
-  shift
-done
+# shellcheck source=gpu_prelude.sh
+source "$(dirname "$0")/gpu_prelude.sh" cull 300 "$@"
 # shellcheck disable=SC1091
 [ -f .devkit/setup.sh ] && source .devkit/setup.sh >/dev/null 2>&1
 mkdir -p "$OUT/logs"

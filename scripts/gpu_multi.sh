@@ -15,19 +15,8 @@
 #   scaling_*.csv, *.png      nbsim bench --gpus (also copied to bench/results/<gpu>/)
 #   logs.tgz                  every log
 # Usage: scripts/gpu_multi.sh [--budget SECONDS]
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
-root=$PWD
-OUT=${OUT:-$root/gpu_multi_out}
-B=${NBSIM_BUILD:-/tmp/nbsim-multi-build}
-budget=300
-while [ $# -gt 0 ]; do
-  case $1 in
-    --budget) budget=$2; shift ;;
-    *) echo "unknown argument $1"; exit 2 ;;
-  esac
-  shift
-done
+# shellcheck source=gpu_prelude.sh
+source "$(dirname "$0")/gpu_prelude.sh" multi 300 "$@"
 export NCCL_NVLS_ENABLE=0
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 if [ "${gpus:-0}" -lt 2 ]; then

@@ -14,19 +14,8 @@
 #   ncu_tcull.txt          Nsight Compute: the culled ATM kernel (N = 65,536) and culling kernels
 #   logs.tgz               every log (build, tests, sanitizers, runs, summaries, bench)
 # Usage: scripts/gpu_tcut.sh [--budget SECONDS]
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
-root=$PWD
-OUT=${OUT:-$root/gpu_tcut_out}
-B=${NBSIM_BUILD:-/tmp/nbsim-tcut-build}
-budget=190
-while [ $# -gt 0 ]; do
-  case $1 in
-    --budget) budget=$2; shift ;;
-    *) echo "unknown argument $1"; exit 2 ;;
-  esac
-  shift
-done
+# shellcheck source=gpu_prelude.sh
+source "$(dirname "$0")/gpu_prelude.sh" tcut 190 "$@"
 # shellcheck disable=SC1091
 [ -f .devkit/setup.sh ] && source .devkit/setup.sh >/dev/null 2>&1
 mkdir -p "$OUT/logs"

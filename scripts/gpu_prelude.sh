@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: MIT
+# The start the GPU-machine scripts with a time budget share (gpu_cull.sh, gpu_tcut.sh,
+# gpu_multi.sh): strict mode, the repository root as the working folder, OUT (default
+# ./gpu_NAME_out) and the build folder B (NBSIM_BUILD, default /tmp/nbsim-NAME-build), and the
+# argument --budget SECONDS (default DEFAULT); anything else is refused with exit 2.
+# Usage, sourced: source "$(dirname "$0")/gpu_prelude.sh" NAME DEFAULT "$@"
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+root=$PWD
+OUT=${OUT:-$root/gpu_$1_out}
+B=${NBSIM_BUILD:-/tmp/nbsim-$1-build}
+budget=$2
+shift 2
+while [ $# -gt 0 ]; do
+  case $1 in
+    --budget) budget=$2; shift ;;
+    *) echo "unknown argument $1"; exit 2 ;;
+  esac
+  shift
+done
