@@ -21,6 +21,11 @@ expect_error 2 --gpus 2 --world 2 --rank 0 --frames 1 --nccl-id id
 expect_error 2 --gpus 2 --frames 1 --pair-map auto
 expect_error 2 --nccl-id id --frames 1                # rank and world from nowhere
 SLURM_PROCID=5 SLURM_NTASKS=2 expect_error 2 --nccl-id id --frames 1
+# GPUs asked for on a machine without one: refused, not run on CPU threads behind the user's back
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  expect_error 1 --gpus 2 --frames 1 --n 64
+  grep -q -- "--gpus 2: no CUDA device found" err.txt && ok || fail "--gpus 2 without a GPU: $(cat err.txt)"
+fi
 # rank 1 of 2 from Slurm's variables waits for rank 0's id, then says what to check
 if "$nbsim" --help | grep -q -- "--nccl-id"; then ok; else fail "--help lacks --nccl-id"; fi
 SLURM_PROCID=1 SLURM_NTASKS=2 expect_error 1 --nccl-id id --nccl-id-wait 1 --frames 1 --n 64 \

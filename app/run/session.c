@@ -279,6 +279,12 @@ static sim_status resolve_ranks(app_session *s, sim_error *err) {
         }
     }
     if (gpus > 1) {
+        if (!cuda && o->backend != APP_BACKEND_CPU) { /* asked for GPUs, would get threads */
+            return sim_fail(err, SIM_NO_DEVICE,
+                            "--gpus %d: no CUDA device found (--backend cpu splits the step over "
+                            "CPU threads instead)",
+                            gpus);
+        }
         if (cuda && gpus > devices) {
             return sim_fail(err, SIM_NO_DEVICE, "--gpus %d: %d CUDA device%s visible", gpus,
                             devices, devices == 1 ? " is" : "s are");
