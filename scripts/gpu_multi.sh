@@ -73,7 +73,7 @@ if [ $r0 -ne 0 ] || [ $r1 -ne 0 ] || [ $g2 -ne 0 ] || [ -e "$cli/id" ]; then
   status=1; echo "FAILED: two processes (rank 0 exit $r0, rank 1 exit $r1, --gpus 2 exit $g2, id file left: $([ -e "$cli/id" ] && echo yes || echo no))"
   tail -3 "$logs/rank0.log" "$logs/rank1.log" "$logs/gpus2.log"
 else
-  python3 - "$cli/two_procs.txt" "$cli/one_proc.txt" <<'PY' || status=1
+  python3 - "$cli/two_procs.txt" "$cli/one_proc.txt" <<'PY' 2>&1 | tee "$logs/cli_compare.txt" || status=1
 import sys
 def rows(path):
     out = []
@@ -127,8 +127,8 @@ bench() { # name, then nbsim bench arguments
 }
 list=1,2
 [ "$gpus" -ge 4 ] && list=1,2,4
-bench atm16k triplets --gpus $list --n 16384 --maps bb,tetra --repeats 3
-bench pairs1m pairs --gpus $list --n 1048576 --cull off --maps bb,ltm,rm --tile 128 --repeats 5
+bench atm16k triplets --gpus $list --n 16384 --maps bb,tetra,rm --repeats 3
+bench pairs1m pairs --gpus $list --n 1048576 --cull off --maps bb,ltm,rm,rec --tile 128 --repeats 5
 bench culled4m pairs --gpus $list --n 4194304 --cull on --maps ltm --tile 128 --repeats 5 --steps 10
 if left; then
   step "ATM all triples N = 32,768 on $gpus GPUs (one frame, no energies)"

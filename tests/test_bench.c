@@ -159,7 +159,7 @@ static void test_options(void) {
     ENSURE(o.suites == (APP_BENCH_MAPS | APP_BENCH_PAIRS | APP_BENCH_TRIPLETS));
     ENSURE(o.repeats >= 10 && o.n_count == 0 && o.tile_count == 0 && o.plot == 1);
     ENSURE(o.evals == (APP_BENCH_EVAL_THREAD | APP_BENCH_EVAL_BLOCK));
-    ENSURE(o.pair_maps & (1u << SIM_PAIR_FULL));
+    ENSURE(o.pair_maps & (1u << SIM_PAIR_FULL) && !o.maps_given);
     const char *a[] = {"bench",       "maps",      "--quick", "--n",    "1024,2048",
                        "--tile=8,16", "--repeats", "12",      "--maps", "ltm,tetra",
                        "--kernels",   "map,edm",   "--dim",   "2",      "--out",
@@ -169,7 +169,7 @@ static void test_options(void) {
     ENSURE(o.suites == APP_BENCH_MAPS && o.quick == 1 && o.plot == 0);
     ENSURE(o.n_count == 2 && o.n[1] == 2048 && o.tile_count == 2 && o.tile[0] == 8);
     ENSURE(o.repeats == 12 && strcmp(o.out, "/tmp/x") == 0 && o.dims == (1u << 2));
-    ENSURE(o.pair_maps == ((1u << SIM_PAIR_MAP_BB) | (1u << SIM_PAIR_MAP_LTM)));
+    ENSURE(o.maps_given && o.pair_maps == ((1u << SIM_PAIR_MAP_BB) | (1u << SIM_PAIR_MAP_LTM)));
     ENSURE(o.triplet_maps == ((1u << SIM_TRIPLET_MAP_BB) | (1u << SIM_TRIPLET_MAP_TETRA)));
     ENSURE(o.kernels ==
            ((1u << APP_BENCH_K_MAP) | (1u << APP_BENCH_K_EDM1) | (1u << APP_BENCH_K_EDM2) |

@@ -127,6 +127,7 @@ static int set_maps(void *t, int arg, const char *v, char *why, size_t cap) {
             tm |= t3 >= 0 ? 1u << t3 : 0u;
         }
     }
+    o->maps_given = 1; /* the scaling suite's default is bb against one λ map, not all */
     o->pair_maps = pm ? pm | (1u << SIM_PAIR_MAP_BB) : 0u;
     o->triplet_maps = tm ? tm | (1u << SIM_TRIPLET_MAP_BB) : 0u;
     return 0;
