@@ -3,7 +3,8 @@
 # On a machine with 2 (or 4) GPUs, once, in about 5 minutes: build with NCCL (found under
 # PyTorch's site-packages when the system has none), the multi-GPU tests (2 and 4 GPUs against
 # one, ranks bit-identical, two processes against one process with two GPUs), the same through
-# the command line (--rank/--world/--nccl-id against --gpus 2), then the scaling runs: ATM all
+# the command line (--rank/--world/--nccl-id against --gpus 2), the NCCL collectives a step could
+# use timed against each other (tests/nccl_collectives.c), then the scaling runs: ATM all
 # triples N = 16,384; brute-force pairs N = 1,048,576 (--cull off); culled gas N = 4,194,304; on 1
 # and 2 GPUs (and 4 where there are four), then one frame of ATM N = 32,768 on all of them; a table
 # printed last.
@@ -44,7 +45,7 @@ echo "NCCL_ROOT=${nccl_root:-<system>}" | tee "$logs/nccl.txt"
 if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
          -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF -DNBSIM_NCCL=ON ${nccl_root:+-DNCCL_ROOT="$nccl_root"} &&
        cmake --build "$B" -j"$(nproc)" --target nbsim test_multi_gpu test_multi_cpu \
-         test_work_split; } >"$logs/build.log" 2>&1; then
+         test_work_split nccl_collectives; } >"$logs/build.log" 2>&1; then
   tail -30 "$logs/build.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
 fi
 nbsim=$B/bin/nbsim
@@ -116,6 +117,9 @@ fi
 
 table=$OUT/summary.txt
 : >"$table"
+step "the collectives: all-reduce of the forces against reduce-scatter + all-gather of the state"
+"$B/bin/nccl_collectives" "$gpus" 1048576 4194304 2>&1 | tee "$logs/nccl_collectives.txt" | tee -a "$table"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { status=1; echo "FAILED: nccl_collectives"; }
 bench() { # name, then nbsim bench arguments
   local name=$1; shift
   if ! left; then skip "$name"; return; fi
