@@ -144,8 +144,10 @@ int main(int argc, char **argv) {
         CUDA(cudaMemset(r.force[g], 0, 16 * most));
         CUDA(cudaMemset(r.state[g], 0, 32 * most));
     }
-    printf("%d GPUs, NCCL %d; median of %d after %d warm-ups, the slowest GPU, CUDA events\n",
-           r.gpus, NCCL_VERSION_CODE, REPEATS, WARMUP);
+    int version = 0;
+    NCCL(ncclGetVersion(&version));
+    printf("%d GPUs, NCCL %d (header %d); median of %d after %d warm-ups, the slowest GPU, CUDA events\n",
+           r.gpus, version, NCCL_VERSION_CODE, REPEATS, WARMUP);
     printf("%10s  %-40s %10s %12s\n", "N", "collective", "ms", "GB/s (bus)");
     for (int i = 0; i < n_sizes; ++i) {
         for (int w = 0; w < WAY_COUNT; ++w) {
