@@ -78,6 +78,9 @@ int app_option_parse(const app_option_table *t, int argc, char **argv) {
                 return bad(t, arg, " takes no other arguments");
             }
             printf("%s\n", t->version);
+            if (t->print_build != NULL) {
+                t->print_build(stdout);
+            }
             return 1;
         }
         /* --flag=value or --flag value */

@@ -33,8 +33,9 @@ typedef struct {
     void *target; /* passed to every set function */
     /* Arguments that are not options (bench suites); NULL: none are accepted. */
     int (*positional)(void *target, const char *arg, char *why, size_t cap);
-    void (*print_help)(FILE *out); /* the whole help text (usually calls app_option_help) */
-    const char *version;           /* printed by --version */
+    void (*print_help)(FILE *out);  /* the whole help text (usually calls app_option_help) */
+    const char *version;            /* printed by --version */
+    void (*print_build)(FILE *out); /* NULL, or what this build has, printed after the version */
 } app_option_table;
 
 /* Returns 0 to run, 1 when help or the version was printed (exit 0), 2 on bad input (one

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake gcc make pkg-config libglfw3-dev libglew-dev libcglm-dev libstb-dev
           libgl-dev xvfb xauth xdotool python3-matplotlib
-          libnetcdf-dev netcdf-bin python3-ase)
+          libnetcdf-dev netcdf-bin python3-ase libopenmpi-dev openmpi-bin)
 for arg in "$@"; do
   case "$arg" in
     --fuzz) packages+=(clang) ;;

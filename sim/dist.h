@@ -61,6 +61,19 @@ sim_status sim_dist_write_id(const sim_dist_exchange *x, const unsigned char id[
 sim_status sim_dist_read_id(const sim_dist_exchange *x, unsigned char id[SIM_NCCL_ID_BYTES],
                             sim_error *err);
 
+/* 1 when this build found MPI (sim/dist_mpi.c): a run launched by mpirun may then leave out
+ * --nccl-id, and the ranks exchange the settings and the id through MPI instead of files. */
+int sim_dist_have_mpi(void);
+
+/* The same exchange through MPI (x's path and timeout unused: mpirun starts every rank or ends
+ * the job). MPI is initialised once per process and finalised at exit. Every rank gathers every
+ * rank's settings and refuses alike when one differs from rank 0's (SIM_BAD_ARGUMENT naming
+ * it); else rank 0's id (made before the call) reaches the others (id: rank 0's input, the
+ * others' output). SIM_BAD_ARGUMENT when MPI's rank or world is not x's; SIM_UNSUPPORTED in a
+ * build without MPI. */
+sim_status sim_dist_exchange_mpi(const sim_dist_exchange *x, unsigned char id[SIM_NCCL_ID_BYTES],
+                                 sim_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 "$nbsim" --help >help.txt 2>&1 && grep -q -- "--pair-map" help.txt && grep -q "Viewer keys" help.txt \
   && ok || fail "--help"
 "$nbsim" --version | grep -q "^nbsim [0-9]" && ok || fail "--version"
+"$nbsim" --version | grep -q "^built with: NCCL (several GPUs) \(yes\|no\); MPI (NCCL id under mpirun) \(yes\|no\); NetCDF (.nc) \(yes\|no\)$" \
+  && ok || fail "--version: what the build has: $("$nbsim" --version)"
 
 expect_error 2 --frames 1 --bogus
 expect_error 2 --frames 1 --n abc

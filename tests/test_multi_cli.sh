@@ -26,6 +26,22 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   expect_error 1 --gpus 2 --frames 1 --n 64
   grep -q -- "--gpus 2: no CUDA device found" err.txt && ok || fail "--gpus 2 without a GPU: $(cat err.txt)"
 fi
+# Under mpirun, without --nccl-id, in a build with NCCL and MPI: one run over two processes (the
+# id through MPI), which on a machine without a GPU each rank refuses in one line, rather than
+# two single-GPU runs side by side.
+if command -v mpiexec >/dev/null && ! nvidia-smi -L 2>/dev/null | grep -q '^GPU ' &&
+   "$nbsim" --version | grep -q "NCCL (several GPUs) yes; MPI (NCCL id under mpirun) yes"; then
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+    timeout 60 mpiexec -n 2 "$nbsim" --frames 1 --n 64 --quiet >out.txt 2>err.txt
+  code=$?
+  [ $code -ne 0 ] && [ $code -ne 124 ] && grep -q "threads of one process only" err.txt && ok \
+    || fail "mpiexec -n 2 without a GPU: exit $code: $(head -3 err.txt)"
+fi
+expect_error 2 --rank 0 --world 2 --frames 1
+if "$nbsim" --version | grep -q "MPI (NCCL id under mpirun) yes"; then
+  grep -q "needs --nccl-id FILE, a new file on a path every rank sees, or mpirun" err.txt && ok \
+    || fail "no id, MPI build: $(cat err.txt)"
+fi
 # rank 1 of 2 from Slurm's variables waits for rank 0's id, then says what to check
 if "$nbsim" --help | grep -q -- "--nccl-id"; then ok; else fail "--help lacks --nccl-id"; fi
 SLURM_PROCID=1 SLURM_NTASKS=2 expect_error 1 --nccl-id id --nccl-id-wait 1 --frames 1 --n 64 \

@@ -339,7 +339,7 @@ static void print_help(FILE *out);
 
 static const app_option_table table = {
     "nbsim bench",          rows, (int)(sizeof rows / sizeof rows[0]), NULL, set_suite, print_help,
-    "nbsim " NBSIM_VERSION,
+    "nbsim " NBSIM_VERSION, NULL,
 };
 
 static void print_help(FILE *out) {

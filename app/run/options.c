@@ -12,6 +12,7 @@
 #include "option_table.h"
 #include "parse.h"
 #include "scene.h"
+#include "trajectory.h"
 #include "viewer_keys.h"
 
 void app_options_default(app_options *o) {
@@ -379,6 +380,14 @@ static const app_option_row rows[] = {
 
 static void print_help(FILE *out);
 
+/* The optional parts this build found (CMake's summary says the same at configure time). */
+static void print_build(FILE *out) {
+    fprintf(out,
+            "built with: NCCL (several GPUs) %s; MPI (NCCL id under mpirun) %s; NetCDF (.nc) %s\n",
+            sim_multi_have_nccl() ? "yes" : "no", sim_dist_have_mpi() ? "yes" : "no",
+            sim_traj_netcdf_available() ? "yes" : "no");
+}
+
 static const app_option_table table = {
     "nbsim",
     rows,
@@ -387,6 +396,7 @@ static const app_option_table table = {
     NULL,
     print_help,
     "nbsim " NBSIM_VERSION,
+    print_build,
 };
 
 static void print_help(FILE *out) {
@@ -434,7 +444,17 @@ static int bad_multi(const char *fmt, const char *detail) {
 /* The multi-GPU flags: a run over processes gets its rank and world (flags first, then the
  * launcher's variables), and every rank but 0 loses its outputs and notices. */
 static int resolve_ranks(app_options *o) {
-    const int multi_process = o->world > 0 || o->rank_given || o->nccl_id_path[0] != '\0';
+    sim_dist_env env;
+    int found = 0;
+    sim_error err;
+    const sim_status env_status = sim_dist_from_env(&env, &found, &err);
+    /* Started by mpirun (not srun: its MPI start-up depends on how Slurm was built) as one of
+     * several ranks, in a build with MPI and without --nccl-id: the id goes through MPI. */
+    const int mpi_launch = env_status == SIM_OK && found && env.world > 1 &&
+                           strcmp(env.source, "SLURM") != 0 && sim_dist_have_mpi() &&
+                           o->nccl_id_path[0] == '\0';
+    const int multi_process =
+        o->world > 0 || o->rank_given || o->nccl_id_path[0] != '\0' || mpi_launch;
     const int gpus = o->gpus;
     if ((gpus > 1 || gpus == APP_GPUS_ALL || multi_process) && o->autotune != 0) {
         return bad_multi("%s: the maps are timed on one GPU; run --pair-map auto there and name "
@@ -469,10 +489,7 @@ static int resolve_ranks(app_options *o) {
                          "NCCL: NCCL_ROOT=... or pip install nvidia-nccl-cu13)",
                          "--world");
     }
-    sim_dist_env env;
-    int found = 0;
-    sim_error err;
-    if (sim_dist_from_env(&env, &found, &err) != SIM_OK) {
+    if (env_status != SIM_OK) {
         return bad_multi("%s", err.message);
     }
     if (o->world == 0) {
@@ -495,9 +512,12 @@ static int resolve_ranks(app_options *o) {
         snprintf(text, sizeof text, "%d is not below --world %d", o->rank, o->world);
         return bad_multi("--rank: %s", text);
     }
-    if (o->nccl_id_path[0] == '\0' && o->world > 1) {
-        return bad_multi("%s: a run over processes needs --nccl-id FILE, a new file on a path "
-                         "every rank sees",
+    o->nccl_id_mpi = mpi_launch && o->world > 1;
+    if (o->nccl_id_path[0] == '\0' && o->world > 1 && !o->nccl_id_mpi) {
+        return bad_multi(sim_dist_have_mpi() ? "%s: a run over processes needs --nccl-id FILE, a "
+                                               "new file on a path every rank sees, or mpirun"
+                                             : "%s: a run over processes needs --nccl-id FILE, a "
+                                               "new file on a path every rank sees",
                          "--world");
     }
     if (!app_options_writes_outputs(o)) { /* rank 0 writes the run's outputs, the others run */

@@ -52,6 +52,7 @@ typedef struct {
     int local_rank;                  /* rank among this host's (picks the device); -1: unknown */
     char nccl_id_path[SIM_PATH_MAX]; /* --nccl-id: where rank 0 leaves the NCCL id */
     double nccl_id_wait;             /* seconds ranks > 0 wait for it */
+    int nccl_id_mpi;                 /* started by mpirun without --nccl-id: the id through MPI */
     /* run */
     long frames; /* > 0: headless run of that many frames; 0: viewer */
     char log_path[SIM_PATH_MAX];

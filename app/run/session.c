@@ -465,7 +465,12 @@ static sim_status exchange_nccl_id(app_session *s, sim_error *err) {
     run_settings(s, run, sizeof run);
     const sim_dist_exchange x = {o->nccl_id_path, o->rank,        o->world, run,
                                  o->nccl_id_wait, app_stop_flag()};
-    if (o->rank == 0) {
+    if (o->nccl_id_mpi) {
+        if (o->rank == 0) {
+            SIM_TRY(sim_multi_nccl_id(m->nccl_id, err));
+        }
+        SIM_TRY(sim_dist_exchange_mpi(&x, m->nccl_id, err));
+    } else if (o->rank == 0) {
         SIM_TRY(sim_multi_nccl_id(m->nccl_id, err));
         SIM_TRY(sim_dist_write_id(&x, m->nccl_id, err));
         s->id_written = 1;
