@@ -3,11 +3,12 @@
 # On a machine with 2 (or 4) GPUs, once, in about 5 minutes: build with NCCL (found under
 # PyTorch's site-packages when the system has none), the multi-GPU tests (2 and 4 GPUs against
 # one, ranks bit-identical, two processes against one process with two GPUs), the same through
-# the command line (--rank/--world/--nccl-id against --gpus 2), the NCCL collectives a step could
-# use timed against each other (tests/nccl_collectives.c), then the scaling runs: ATM all
-# triples N = 16,384; brute-force pairs N = 1,048,576 (--cull off); culled gas N = 4,194,304; on 1
-# and 2 GPUs (and 4 where there are four), then one frame of ATM N = 32,768 on all of them; a table
-# printed last.
+# the command line (--rank/--world/--nccl-id, and mpirun with the id through MPI, against
+# --gpus 2), the NCCL collectives a step could use timed against each other
+# (tests/nccl_collectives.c), then the scaling runs: ATM all triples N = 16,384; brute-force
+# pairs N = 1,048,576 (--cull off); culled gas N = 4,194,304; on 1 and 2 GPUs (and 4 where there
+# are four), then one frame of ATM N = 32,768 on all of them; a table printed last. --budget 0
+# runs the tests and the command lines only.
 # Exits 0 with a message when fewer than two GPUs are visible. NVLink multicast stays off
 # (NCCL_NVLS_ENABLE=0). Every run has a time limit: a rank waiting for a collective that another
 # rank never joins would otherwise hang until the machine is taken back. The limit's SIGTERM is
@@ -58,6 +59,30 @@ tail -40 "$logs/test_multi_gpu.log"
 "$B/bin/test_multi_cpu" >"$logs/test_multi_cpu.log" 2>&1 || { status=1; echo "FAILED: test_multi_cpu"; }
 "$B/bin/test_work_split" >"$logs/test_work_split.log" 2>&1 || { status=1; echo "FAILED: test_work_split"; }
 
+# Two saved states against each other: positions and forces after the same frames (float sums in
+# another order only). Usage: same_states LABEL A B
+same_states() {
+  python3 - "$@" <<'PY'
+import sys
+def rows(path):
+    out = []
+    for line in open(path):
+        try:
+            out.append([float(v) for v in line.split()])
+        except ValueError:
+            pass
+    return [r for r in out if len(r) > 3]
+label, a, b = sys.argv[1], rows(sys.argv[2]), rows(sys.argv[3])
+assert len(a) == len(b) > 0
+# positions (0..2) and forces (8..10)
+dx = max(abs(x[k] - y[k]) for x, y in zip(a, b) for k in range(3))
+fs = max(abs(v) for x in b for v in x[8:11]) or 1.0
+df = max(abs(x[k] - y[k]) for x, y in zip(a, b) for k in range(8, 11)) / fs
+print(f"{label}: max |dx| {dx:.2e} m, max |dF| / max |F| {df:.2e}")
+sys.exit(0 if dx < 1e-4 and df < 1e-3 else 1)
+PY
+}
+
 step "command line: two processes (--rank/--world/--nccl-id) against --gpus 2"
 cli=$OUT/cli
 rm -rf "$cli"; mkdir -p "$cli"
@@ -74,25 +99,24 @@ if [ $r0 -ne 0 ] || [ $r1 -ne 0 ] || [ $g2 -ne 0 ] || [ -e "$cli/id" ]; then
   status=1; echo "FAILED: two processes (rank 0 exit $r0, rank 1 exit $r1, --gpus 2 exit $g2, id file left: $([ -e "$cli/id" ] && echo yes || echo no))"
   tail -3 "$logs/rank0.log" "$logs/rank1.log" "$logs/gpus2.log"
 else
-  python3 - "$cli/two_procs.txt" "$cli/one_proc.txt" <<'PY' 2>&1 | tee "$logs/cli_compare.txt" || status=1
-import sys
-def rows(path):
-    out = []
-    for line in open(path):
-        try:
-            out.append([float(v) for v in line.split()])
-        except ValueError:
-            pass
-    return [r for r in out if len(r) > 3]
-a, b = rows(sys.argv[1]), rows(sys.argv[2])
-assert len(a) == len(b) > 0
-# positions (0..2) and forces (8..10) after 2 frames: float sums in another order only
-dx = max(abs(x[k] - y[k]) for x, y in zip(a, b) for k in range(3))
-fs = max(abs(v) for x in b for v in x[8:11]) or 1.0
-df = max(abs(x[k] - y[k]) for x, y in zip(a, b) for k in range(8, 11)) / fs
-print(f"two processes vs one process with two GPUs: max |dx| {dx:.2e} m, max |dF| / max |F| {df:.2e}")
-sys.exit(0 if dx < 1e-4 and df < 1e-3 else 1)
-PY
+  same_states "two processes vs one process with two GPUs" "$cli/two_procs.txt" "$cli/one_proc.txt" 2>&1 |
+    tee "$logs/cli_compare.txt" || status=1
+fi
+
+step "mpirun: two processes, the NCCL id through MPI, against --gpus 2"
+if command -v mpirun >/dev/null && "$nbsim" --version | grep -q "MPI (NCCL id under mpirun) yes"; then
+  # the machine runs as root; mpirun forwards NCCL_NVLS_ENABLE with the environment
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 120 \
+    mpirun -np 2 --bind-to none "$nbsim" "${run[@]}" --save-state "$cli/mpirun.txt" >"$logs/mpirun.log" 2>&1
+  mr=$?
+  if [ $mr -ne 0 ] || [ $g2 -ne 0 ]; then
+    status=1; echo "FAILED: mpirun -np 2 (exit $mr)"; tail -5 "$logs/mpirun.log"
+  else
+    same_states "mpirun -np 2 vs one process with two GPUs" "$cli/mpirun.txt" "$cli/one_proc.txt" 2>&1 |
+      tee -a "$logs/cli_compare.txt" || status=1
+  fi
+else
+  echo "skipped: no mpirun, or this build has no MPI ($("$nbsim" --version | tail -1))"
 fi
 
 step "command line: SIGTERM to rank 1 alone stops both processes after the same frame"
