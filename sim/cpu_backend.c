@@ -448,11 +448,8 @@ static sim_status compute_forces(cpu_backend *b, sim_frame_timing *t, sim_error 
     double t1 = sim_now_ms(), tcull_ms = 0.0;
     b->e_atm = 0.0;
     if (sim_backend_triplet_culling(&b->base)) {
-        /* Several ranks: rank 0 sweeps the whole culled list (O(N) work) and the sum of the
-         * forces spreads it, as the CUDA backend does (its lists' order differs per GPU). */
-        if (b->base.rank.rank == 0) {
-            SIM_TRY(triplet_phase_culled(b, &b->e_atm, &tcull_ms, err));
-        }
+        /* Several ranks: each lists and sweeps its rows' tile triples (triplet_cull.h) */
+        SIM_TRY(triplet_phase_culled(b, &b->e_atm, &tcull_ms, err));
     } else if (b->base.params.triplets) {
         b->e_atm = triplet_phase(b);
     }

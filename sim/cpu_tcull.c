@@ -161,10 +161,16 @@ sim_status sim_cpu_tcull_build(sim_cpu_tcull *c, const sim_backend *b, const sim
     for (size_t k = 0; two && k < c->super_pairs.count; ++k) {
         SIM_TRY(pass_block(c->super_pairs.v[k], c->n_tiles, c->boxes, limit, &c->pairs, err));
     }
-    /* Each pair (I, J) with every K of row J whose box is within the limit of I's too. */
+    /* Each pair (I, J) of this rank's rows (triplet_cull.h) with every K of row J whose box is
+     * within the limit of I's too. */
     SIM_TRY(make_rows(c, err));
+    const uint32_t part = (uint32_t)b->rank.rank;
+    const uint32_t parts = (uint32_t)(b->rank.world > 1 ? b->rank.world : 1);
     for (size_t p = 0; p < c->pairs.count; ++p) {
         const sim_tile2 ij = c->pairs.v[p];
+        if (!sim_tcull_mine(ij.i, part, parts)) {
+            continue;
+        }
         for (uint32_t r = c->row_start[ij.j]; r < c->row_start[ij.j + 1u]; ++r) {
             const uint32_t k = c->nbr[r];
             if (near(&c->boxes[ij.i], &c->boxes[k], limit)) {

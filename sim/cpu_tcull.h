@@ -30,7 +30,8 @@ void sim_cpu_tcull_free(sim_cpu_tcull *c);
 
 /* Boxes the triplet tiles of pos (the sorted copies, slot order), runs b's neighbour passes
  * (b->tcull_plan, b->tcull_levels) for the cut-off R [m] and extends the pairs to triples: after
- * it, c->triples holds every tile triple whose three tile pairs have boxes within R. */
+ * it, c->triples holds every tile triple whose three tile pairs have boxes within R, of the rows
+ * of b's rank (all of them for one rank; triplet_cull.h, sim_tcull_mine). */
 sim_status sim_cpu_tcull_build(sim_cpu_tcull *c, const sim_backend *b, const sim_vec4d *pos,
                                double cutoff, sim_error *err);
 

@@ -568,8 +568,9 @@ sim_status grow_lists(cuda_backend *b, sim_error *err) {
 }
 
 /* ---- the ATM cut-off, culled (triplet_cull_kernels.h) ----
- * The list is one flat array of independent tile triples: a share of the work for several
- * devices is a sub-range [begin, end) of its entries (sim_gpu_tcull_share; here all of it). */
+ * Several GPUs: each builds the whole neighbour list and lists only its own rows' tile triples
+ * (sim_gpu_tcull_share, triplet_cull.h), so the sweep, the lists' memory and their growth are
+ * shared; the all-reduce sums the forces as for every other phase. */
 
 /* Whether this step culls tile triples (the float cut-off the kernel compares with is > 0). */
 int tculled(const cuda_backend *b) {
@@ -601,10 +602,17 @@ sim_status tcull_prepare(cuda_backend *b, sim_error *err) {
     return SIM_OK;
 }
 
+/* This rank's part of the tile triples (all of them on one GPU). */
+static sim_gpu_tcull_share tcull_share(const cuda_backend *b) {
+    const sim_gpu_tcull_share s = {(uint32_t)b->base.rank.rank,
+                                   (uint32_t)(b->base.rank.world > 1 ? b->base.rank.world : 1)};
+    return s;
+}
+
 sim_status tcull_build(cuda_backend *b, sim_error *err) {
     SIM_TRY(tcull_prepare(b, err));
     return sim_gpu_tcull_build(&b->bodies, &b->tcull, &b->ph, &b->base.tcull_plan,
-                               b->base.tcull_levels, &b->streams, err);
+                               b->base.tcull_levels, tcull_share(b), &b->streams, err);
 }
 
 /* Grows a list whose count `need` passed `at` of its capacity to `want` entries (at most
@@ -693,15 +701,8 @@ sim_status triplet_phase(cuda_backend *b, int step, unsigned flags, sim_error *e
         if (step >= 0 && step < b->tcull_event_count) {
             SIM_CUDA_TRY(cudaEventRecord(b->tcull_events[step], b->streams.main));
         }
-        /* Several GPUs: rank 0 sweeps the whole list. Its entries come in warp-atomic order,
-         * which differs between GPUs, so a range of entries would not be the same tile triples
-         * on every GPU; the culled cut-off is O(N) work, small next to the sweeps the split is
-         * for, and the all-reduce spreads rank 0's forces. */
-        if (b->base.rank.rank != 0) {
-            return SIM_OK;
-        }
-        const sim_gpu_tcull_share all = {0u, 1u};
-        return sim_gpu_triplet_forces_culled(&b->bodies, &b->ph, &b->tcull, flags, all,
+        /* Several GPUs: each listed and sweeps its rows' triples (triplet_cull.h) */
+        return sim_gpu_triplet_forces_culled(&b->bodies, &b->ph, &b->tcull, flags, tcull_share(b),
                                              b->streams.main, err);
     }
     if (!b->base.triplet_planned) {
@@ -1224,10 +1225,8 @@ sim_status cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     }
     if (base->params.triplets && tculled(b)) { /* the list for these positions, untimed */
         SIM_TRY(tcull_build(b, err));
-        if (rank == 0) { /* rank 0 sweeps the whole list: triplet_phase says why */
-            SIM_TRY(sim_gpu_triplet_energy_culled(&b->bodies, &b->ph, &b->tcull, b->d_energy + 3, s,
-                                                  err));
-        }
+        SIM_TRY(sim_gpu_triplet_energy_culled(&b->bodies, &b->ph, &b->tcull, tcull_share(b),
+                                              b->d_energy + 3, s, err));
     } else if (base->params.triplets) {
         SIM_TRY(sim_gpu_triplet_energy(&b->bodies, &b->ph, b->d_energy + 3, rank, world, s, err));
     }

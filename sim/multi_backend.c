@@ -216,18 +216,26 @@ static sim_status job_capture(multi_backend *m, int k, void *arg, sim_error *err
     return m->member[k]->ops->capture(m->member[k], a->capture, err);
 }
 
-/* Each rank's tile pairs or contacts into its own buffer (the lists of a culled step are the
- * ranks' rows: the union is the whole list). */
+/* Each rank's list into its own buffer (the lists of a culled step are the ranks' rows: the
+ * union is the whole list). */
+typedef enum { GATHER_TILE_PAIRS, GATHER_CONTACTS, GATHER_TILE_TRIPLES } gather_list;
 typedef struct {
-    int contacts; /* 1: contacts, 0: tile pairs */
+    gather_list list;
     void *buf[SIM_MAX_LOCAL_RANKS];
     uint64_t cap, count[SIM_MAX_LOCAL_RANKS];
 } gather_args;
 
 static sim_status job_gather(multi_backend *m, int k, void *arg, sim_error *err) {
     gather_args *a = arg;
-    return a->contacts ? sim_backend_contacts(m->member[k], a->buf[k], a->cap, &a->count[k], err)
-                       : sim_backend_tile_pairs(m->member[k], a->buf[k], a->cap, &a->count[k], err);
+    sim_backend *b = m->member[k];
+    switch (a->list) {
+    case GATHER_CONTACTS:
+        return sim_backend_contacts(b, a->buf[k], a->cap, &a->count[k], err);
+    case GATHER_TILE_TRIPLES:
+        return sim_backend_tile_triples(b, a->buf[k], a->cap, &a->count[k], err);
+    default:
+        return sim_backend_tile_pairs(b, a->buf[k], a->cap, &a->count[k], err);
+    }
 }
 
 /* ---- the ops ---- */
@@ -271,12 +279,17 @@ static sim_status multi_run_frame(sim_backend *base, sim_frame_timing *t, sim_er
         MULTI_MAX(cull_ms);
         MULTI_MAX(cull_fallback_steps);
         MULTI_MAX(cull_capped);
+        MULTI_MAX(triplet_cull_ms);
 #undef MULTI_MAX
         t->comm_ms = r->comm_ms < t->comm_ms ? r->comm_ms : t->comm_ms;
         if (t->culled) {
             t->tile_pairs += r->tile_pairs;
             t->pair_blocks += r->pair_blocks;
             t->super_pairs += r->super_pairs;
+        }
+        if (t->triplet_culled) { /* the ranks' rows; the neighbour pairs are every rank's */
+            t->tile_triples += r->tile_triples;
+            t->triplet_blocks += r->triplet_blocks;
         }
     }
     t->ranks = base->config.multi.world;
@@ -354,15 +367,15 @@ static sim_status multi_set_cull(sim_backend *base, sim_error *err) {
     return run_all(m, job_set_cull, NULL, err);
 }
 
-/* Tile pairs or contacts: culled, the union of the ranks' rows (this process's ranks); not
- * culled, rank 0 alone (it enumerates every pair). */
-static sim_status gather(multi_backend *m, int contacts, void *out, size_t width, uint64_t cap,
+/* Tile pairs, contacts or tile triples: culled, the union of the ranks' rows (this process's
+ * ranks); not culled, rank 0 alone (it enumerates every pair). */
+static sim_status gather(multi_backend *m, gather_list list, void *out, size_t width, uint64_t cap,
                          uint64_t *count, sim_error *err) {
     SIM_TRY(sync_maps(m, err));
     const int ranks = sim_backend_culling(&m->base) ? m->local : 1;
     gather_args a;
     memset(&a, 0, sizeof a);
-    a.contacts = contacts;
+    a.list = list;
     a.cap = cap;
     sim_status st = SIM_OK;
     for (int k = 0; k < ranks && st == SIM_OK; ++k) {
@@ -392,31 +405,18 @@ static sim_status gather(multi_backend *m, int contacts, void *out, size_t width
 
 static sim_status multi_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint64_t *count,
                                    sim_error *err) {
-    return gather(as_multi(base), 0, out, sizeof *out, cap, count, err);
+    return gather(as_multi(base), GATHER_TILE_PAIRS, out, sizeof *out, cap, count, err);
 }
 
 static sim_status multi_contacts(sim_backend *base, sim_body_pair *out, uint64_t cap,
                                  uint64_t *count, sim_error *err) {
-    return gather(as_multi(base), 1, out, sizeof *out, cap, count, err);
+    return gather(as_multi(base), GATHER_CONTACTS, out, sizeof *out, cap, count, err);
 }
 
-typedef struct {
-    sim_tile3 *out;
-    uint64_t cap, *count;
-} triples_args;
-
-static sim_status job_tile_triples(multi_backend *m, int k, void *arg, sim_error *err) {
-    triples_args *a = arg;
-    return sim_backend_tile_triples(m->member[k], a->out, a->cap, a->count, err);
-}
-
-/* Rank 0 sweeps the whole culled tile-triple list (cuda_backend.cu: triplet_phase): its list. */
+/* The culled tile triples: each rank lists its rows' (triplet_cull.h), the union is all. */
 static sim_status multi_tile_triples(sim_backend *base, sim_tile3 *out, uint64_t cap,
                                      uint64_t *count, sim_error *err) {
-    multi_backend *m = as_multi(base);
-    SIM_TRY(sync_maps(m, err));
-    triples_args a = {out, cap, count};
-    return run_one(m, 0, job_tile_triples, &a, err);
+    return gather(as_multi(base), GATHER_TILE_TRIPLES, out, sizeof *out, cap, count, err);
 }
 
 static const sim_backend_ops multi_ops = {

@@ -47,9 +47,11 @@
  * limit is R^2 (1 + 2^-40) (sim_tcull_limit_d): again far beyond the rounding, far below any
  * physical distance.
  *
- * Several devices (a share). The tile-triple list is one flat array of independent entries: a
- * device that takes part `part` of `parts` sweeps the entries [begin, end) of
- * sim_tcull_share_range, computed on the device from the list's length. */
+ * Several devices (a share). Part `part` of `parts` takes the tile triples (I, J, K) whose I is
+ * `part` modulo `parts` (sim_tcull_mine): rows dealt round-robin, so the triples of any region
+ * (the tiles follow a Morton curve) spread evenly over the parts. Each part lists only its own
+ * triples; a list's order (warp atomics, different on every device) never decides who sweeps
+ * what, and the fallback sweep keeps the same rule. */
 #ifndef SIM_TRIPLET_CULL_H
 #define SIM_TRIPLET_CULL_H
 
@@ -113,12 +115,10 @@ SIM_HD int sim_tcull_near_d(const double alo[3], const double ahi[3], const doub
     return fma(gz, gz, fma(gy, gy, gx * gx)) <= limit;
 }
 
-/* Entries [*begin, *end) of a list of `count` entries that part `part` of `parts` sweeps
- * (parts >= 1, part < parts): contiguous, in order, together exactly the list. */
-SIM_HD void sim_tcull_share_range(uint32_t count, uint32_t part, uint32_t parts, uint32_t *begin,
-                                  uint32_t *end) {
-    *begin = (uint32_t)((uint64_t)count * part / parts);
-    *end = (uint32_t)((uint64_t)count * (part + 1u) / parts);
+/* Whether part `part` of `parts` (parts >= 1, part < parts) takes the tile triples of row I:
+ * every row exactly one part's. */
+SIM_HD int sim_tcull_mine(uint32_t i, uint32_t part, uint32_t parts) {
+    return i % parts == part;
 }
 
 /* Body triples a tile triple (I >= J >= K) of full tiles holds: 32^3 when the tiles differ,

@@ -183,8 +183,9 @@ __global__ void __launch_bounds__(kListThreads)
     }
 }
 
-/* The tile triples: for each stored neighbour pair (I, J), every K of row J (a neighbour of J,
- * K <= J) whose box is also within the limit of tile I's box.
+/* The tile triples of part `part` of `parts`: for each stored neighbour pair (I, J) of a row I
+ * of that part (sim_tcull_mine), every K of row J (a neighbour of J, K <= J) whose box is also
+ * within the limit of tile I's box.
  *
  * Launch contract: a grid-stride 1-D grid of 128 threads; warp v of the grid takes pairs v,
  * v + warps, ... (warp-uniform), its lanes the K of row J, 32 at a time; survivors appended with
@@ -193,14 +194,17 @@ __global__ void __launch_bounds__(kListThreads)
 __global__ void __launch_bounds__(kListThreads)
     tcull_extend_kernel(const sim_cull_box *__restrict__ boxes, const sim_tile2 *__restrict__ pairs,
                         uint32_t pair_cap, const uint32_t *__restrict__ row_start,
-                        const uint32_t *__restrict__ nbr, float limit,
-                        sim_gpu_tcull_counts *__restrict__ counts, sim_tile3 *__restrict__ out,
-                        uint32_t cap) {
+                        const uint32_t *__restrict__ nbr, float limit, uint32_t part,
+                        uint32_t parts, sim_gpu_tcull_counts *__restrict__ counts,
+                        sim_tile3 *__restrict__ out, uint32_t cap) {
     const uint32_t stored = stored_pairs(counts, pair_cap);
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t warps = gridDim.x * (blockDim.x >> 5);
     for (uint32_t p = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; p < stored; p += warps) {
         const sim_tile2 ij = pairs[p];
+        if (!sim_tcull_mine(ij.i, part, parts)) { /* warp-uniform: one pair per warp */
+            continue;
+        }
         const sim_cull_box bi = sim_cull_load_box(boxes, ij.i);
         const uint32_t r1 = row_start[ij.j + 1u];
         for (uint32_t r = row_start[ij.j]; r < r1; r += 32u) {
@@ -364,11 +368,16 @@ sim_status sim_gpu_tcull_alloc(sim_gpu_tcull *c, uint32_t n, uint64_t super_cap,
 
 sim_status sim_gpu_tcull_build(const sim_gpu_bodies *b, const sim_gpu_tcull *c,
                                const sim_physics_f *ph, const sim_map_plan *plan, int levels,
-                               const sim_gpu_streams *st, sim_error *err) {
+                               sim_gpu_tcull_share share, const sim_gpu_streams *st,
+                               sim_error *err) {
     cudaStream_t s = st->main;
     const int sm_count = c->sm_count;
     if (!(ph->atm_cutoff2 > 0.0f)) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "culled triplets need an ATM cut-off");
+    }
+    if (share.parts < 1u || share.part >= share.parts) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "culled triplets: share %u of %u", share.part,
+                        share.parts);
     }
     const float limit = sim_tcull_limit_f(sim_atm_a2_max_f(ph->atm_cutoff2));
     tcull_boxes_kernel<<<c->n_supers, kBoxThreads, 0, s>>>(b->pos, b->n, c->n_tiles, c->boxes,
@@ -417,9 +426,9 @@ sim_status sim_gpu_tcull_build(const sim_gpu_bodies *b, const sim_gpu_tcull *c,
                                                        c->row_start, c->row_count, c->nbr);
     SIM_CUDA_CHECK_LAUNCH("tcull_scatter_kernel");
     const unsigned warps_grid = stride_blocks(32u * (uint64_t)c->pair_cap, sm_count);
-    tcull_extend_kernel<<<warps_grid, kListThreads, 0, s>>>(c->boxes, c->pair_list, c->pair_cap,
-                                                            c->row_start, c->nbr, limit, c->counts,
-                                                            c->triple_list, c->triple_cap);
+    tcull_extend_kernel<<<warps_grid, kListThreads, 0, s>>>(
+        c->boxes, c->pair_list, c->pair_cap, c->row_start, c->nbr, limit, share.part, share.parts,
+        c->counts, c->triple_list, c->triple_cap);
     SIM_CUDA_CHECK_LAUNCH("tcull_extend_kernel");
     return SIM_OK;
 }

@@ -53,7 +53,8 @@ typedef struct {
     int sweep_grid;  /* blocks of the persistent ATM kernel (sim_gpu_triplet_culled_grid) */
 } sim_gpu_tcull;
 
-/* Which list entries this device sweeps: part `part` of `parts` (triplet_cull.h); {0, 1} = all. */
+/* Which tile triples this device lists and sweeps: part `part` of `parts`, the rows I that are
+ * `part` modulo `parts` (triplet_cull.h, sim_tcull_mine); {0, 1} = all. */
 typedef struct {
     uint32_t part, parts;
 } sim_gpu_tcull_share;
@@ -72,9 +73,11 @@ sim_status sim_gpu_tcull_realloc(sim_gpu_tcull *c, int list, uint64_t cap, sim_e
 
 /* Boxes, the neighbour pairs (levels 1: the pair map's plan `plan` over groups of 16 tiles;
  * levels 2: over groups of 16 super-tiles, then the persistent second pass), rows, and the
- * tile-triple list, for box distances within sim_tcull_limit_f of ph's cut-off (> 0). */
+ * tile-triple list of `share`, for box distances within sim_tcull_limit_f of ph's cut-off (> 0).
+ * Every device builds the whole neighbour list (O(N)), each lists its own triples only. */
 sim_status sim_gpu_tcull_build(const sim_gpu_bodies *b, const sim_gpu_tcull *c,
                                const sim_physics_f *ph, const sim_map_plan *plan, int levels,
-                               const sim_gpu_streams *st, sim_error *err);
+                               sim_gpu_tcull_share share, const sim_gpu_streams *st,
+                               sim_error *err);
 
 #endif /* SIM_TRIPLET_CULL_KERNELS_H */

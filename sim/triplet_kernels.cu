@@ -470,14 +470,17 @@ static __device__ __forceinline__ void culled_start(const culled_args &a, culled
     const uint32_t pairs = c->pairs, triples = c->triples;
     const bool fallback = pairs > a.pair_cap || triples > a.triple_cap;
     q.fallback = fallback;
+    /* the list holds this part's triples alone; the fallback tests every tile pair of the
+     * simplex and keeps this part's rows (sim_tcull_mine) */
+    q.begin = 0;
     if (fallback) {
-        sim_tcull_share_range(sim_map_t2(a.n_tiles), a.part, a.parts, &q.begin, &q.end);
+        q.end = sim_map_t2(a.n_tiles);
         q.chunk = blockIdx.x;
         q.pi = q.npairs = 0;
         q.ki = q.nk = 0;
         q.has_pair = 0;
     } else {
-        sim_tcull_share_range(triples, a.part, a.parts, &q.begin, &q.end);
+        q.end = triples;
         prefetch = atomicAdd(&c->cursor, 1u);
     }
     if ((a.flags & SIM_GPU_CULL_RECORD) && blockIdx.x == 0) {
@@ -562,7 +565,7 @@ static __device__ __forceinline__ bool culled_next(const culled_args &a, culled_
         uint32_t packed = 0;
         if (p < span) {
             const sim_tile2 ij = sim_cull_simplex_pair(q.begin + p);
-            keep = near_tiles(a, ij.i, ij.j);
+            keep = sim_tcull_mine(ij.i, a.part, a.parts) && near_tiles(a, ij.i, ij.j);
             packed = ij.i << 16 | ij.j;
         }
         const uint32_t np = block_compact(keep, packed, q.pq, q.warp_sum);
@@ -729,10 +732,9 @@ sim_status sim_gpu_triplet_forces_culled(const sim_gpu_bodies *b, const sim_phys
 }
 
 sim_status sim_gpu_triplet_energy_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                         const sim_gpu_tcull *c, double *d_energy,
-                                         cudaStream_t stream, sim_error *err) {
-    const sim_gpu_tcull_share all = {0u, 1u};
-    return launch_culled<true>(b, ph, c, 0u, all, d_energy, stream, err);
+                                         const sim_gpu_tcull *c, sim_gpu_tcull_share share,
+                                         double *d_energy, cudaStream_t stream, sim_error *err) {
+    return launch_culled<true>(b, ph, c, 0u, share, d_energy, stream, err);
 }
 
 sim_status sim_gpu_triplet_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,

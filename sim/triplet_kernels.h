@@ -34,17 +34,19 @@ sim_status sim_gpu_triplet_forces_list(const sim_gpu_bodies *b, const sim_physic
 sim_status sim_gpu_triplet_culled_grid(int sm_count, int *grid, sim_error *err);
 
 /* Adds the ATM force of every triple within the cut-off to b->force (slot order, the tiles of
- * the sorted bodies), the entries of `share` (triplet_cull.h; {0, 1}: all). flags:
+ * the sorted bodies), those of `share` (triplet_cull.h; {0, 1}: all; c's list must have been
+ * built for the same share). flags:
  * SIM_GPU_CULL_* (cull_kernels.h), RECORD for a step's own launch. */
 sim_status sim_gpu_triplet_forces_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                          const sim_gpu_tcull *c, unsigned flags,
                                          sim_gpu_tcull_share share, cudaStream_t stream,
                                          sim_error *err);
 
-/* Adds the ATM energy of the same triples to *d_energy (device, double). Not timed. */
+/* Adds the ATM energy of the same triples (those of `share`) to *d_energy (device, double).
+ * Not timed. */
 sim_status sim_gpu_triplet_energy_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                         const sim_gpu_tcull *c, double *d_energy,
-                                         cudaStream_t stream, sim_error *err);
+                                         const sim_gpu_tcull *c, sim_gpu_tcull_share share,
+                                         double *d_energy, cudaStream_t stream, sim_error *err);
 
 /* Adds the ATM energy of all triples to *d_energy (device, double). Not timed; bounding box
  * (rank of world: its slabs of it). */

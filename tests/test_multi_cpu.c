@@ -120,6 +120,12 @@ static void compare_run(const sim_state *s, const sim_params *p, int pair_map, i
             ENSURE_MSG(tg.tile_pairs == t1.tile_pairs, "%llu vs %llu",
                        (unsigned long long)tg.tile_pairs, (unsigned long long)t1.tile_pairs);
         }
+        ENSURE(tg.triplet_culled == t1.triplet_culled);
+        if (t1.triplet_culled) { /* so do the tile triples of their rows */
+            ENSURE_MSG(tg.tile_triples == t1.tile_triples && t1.tile_triples > 0,
+                       "tile triples %llu vs %llu", (unsigned long long)tg.tile_triples,
+                       (unsigned long long)t1.tile_triples);
+        }
     }
     snapshot a = take(one, s->n), b = take(many, s->n);
     const double d = worst(&a, &b);
@@ -190,6 +196,20 @@ static void test_triplets_split(void) {
     sim_state_free(&s);
 }
 
+/* The ATM cut-off culled: each rank lists and sweeps the tile triples of its rows (I modulo the
+ * ranks, triplet_cull.h); forces, energies and the count of tile triples are one rank's. */
+static void test_culled_triplets_split(void) {
+    /* 800 bodies: 25 triplet tiles, so 2, 3 and 4 ranks own rows of several lengths */
+    sim_state s = random_state(800, 6.0, 0.5);
+    sim_params p = params_for(6.5, 1);
+    p.atm_cutoff = 2.5;
+    const int gs[] = {2, 3, 4};
+    for (size_t k = 0; k < sizeof gs / sizeof gs[0]; ++k) {
+        compare_run(&s, &p, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 1, 1, gs[k]);
+    }
+    sim_state_free(&s);
+}
+
 /* Switching maps and culling mid-run reaches every rank; the culled contacts are the whole set. */
 static void test_switches(void) {
     sim_state s = random_state(900, 7.0, 1.0);
@@ -255,8 +275,11 @@ static void test_refusals(void) {
 }
 
 static const ensure_test tests[] = {
-    {"multi_cpu_pairs", test_pairs_split},       {"multi_cpu_culled", test_culled_split},
-    {"multi_cpu_triplets", test_triplets_split}, {"multi_cpu_switches", test_switches},
+    {"multi_cpu_pairs", test_pairs_split},
+    {"multi_cpu_culled", test_culled_split},
+    {"multi_cpu_triplets", test_triplets_split},
+    {"multi_cpu_switches", test_switches},
+    {"multi_cpu_culled_triplets", test_culled_triplets_split},
     {"multi_cpu_refusals", test_refusals},
 };
 

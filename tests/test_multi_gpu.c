@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — several GPUs against one (skips below two): the forces of 2 (and 4, where there are
  * four) GPUs equal one GPU's within the GPU tests' float tolerances (only the order of float sums
- * differs), for pair maps culled and not, bb's row split, the full sweep and the ATM triplets;
+ * differs), for pair maps culled and not, bb's row split, the full sweep and the ATM triplets
+ * (all triples, and within a cut-off culled: the ranks' rows hold every tile triple once);
  * energies agree; after frames every rank is bit-identical to rank 0; and two processes with one
  * GPU each (the NCCL id through a file) give the forces of one process with two GPUs.
  *
@@ -45,8 +46,12 @@ static sim_backend_config config_for(int pair_map, int triplet_map, int cull, ui
     return c;
 }
 
+/* triplets: 0 off, 1 all triples, 2 within an ATM cut-off of g_atm_cutoff, culled */
+static double g_atm_cutoff;
+
 static sim_params params_for(double half, int triplets) {
     sim_params p = sim_params_default();
+    p.atm_cutoff = triplets == 2 ? g_atm_cutoff : 0.0;
     p.box_half = half;
     p.gravity = (sim_vec3d){0.0, -9.81, 0.0};
     p.triplets = triplets;
@@ -102,6 +107,13 @@ static void compare(const char *what, const gpu_scene *sc, int pair_map, int tri
         ENSURE_MSG(tg.tile_pairs == t1.tile_pairs, "%s: %llu vs %llu tile pairs", what,
                    (unsigned long long)tg.tile_pairs, (unsigned long long)t1.tile_pairs);
     }
+    if (triplets == 2) { /* the ranks' rows hold every tile triple once */
+        ENSURE_MSG(t1.triplet_culled && tg.triplet_culled && tg.tile_triples == t1.tile_triples &&
+                       t1.tile_triples > 0 && t1.tile_triples < t1.tile_triples_total,
+                   "%s: %llu vs %llu tile triples (of %llu)", what,
+                   (unsigned long long)tg.tile_triples, (unsigned long long)t1.tile_triples,
+                   (unsigned long long)t1.tile_triples_total);
+    }
     sim_energy e1, eg;
     ENSURE(sim_backend_energy(one, &e1, &err) == SIM_OK);
     ENSURE(sim_backend_energy(many, &eg, &err) == SIM_OK);
@@ -154,6 +166,15 @@ static void test_triplets(void) {
                      sim_triplet_map_name((sim_triplet_map)maps[m]));
             compare(what, &k_atm, SIM_PAIR_MAP_LTM, maps[m], 1, 64, 1, g);
         }
+        /* the ATM cut-off culled: each GPU lists and sweeps its rows' tile triples */
+        g_atm_cutoff = 0.5;
+        compare("triplets cut-off 0.5 culled", &k_atm, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 1,
+                64, 2, g);
+        gpu_scene big = k_atm;
+        big.n = 20000; /* 625 triplet tiles */
+        g_atm_cutoff = 0.35;
+        compare("triplets cut-off 0.35 culled", &big, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 1,
+                64, 2, g);
     }
 }
 

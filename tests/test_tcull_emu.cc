@@ -176,8 +176,10 @@ static void top_pass(tcull_state &c, sim_pair_map map, int levels) {
     }
 }
 
-/* sim_gpu_tcull_build, kernel by kernel (small grids: the kernels stride over their work). */
-static void build(tcull_state &c, const scene &s, sim_pair_map map, int levels) {
+/* sim_gpu_tcull_build, kernel by kernel (small grids: the kernels stride over their work), the
+ * tile triples of part `part` of `parts` (triplet_cull.h). */
+static void build(tcull_state &c, const scene &s, sim_pair_map map, int levels, uint32_t part = 0,
+                  uint32_t parts = 1) {
     const sim_vec4f *pos = s.pos.data();
     launch(dim3(c.n_supers), dim3(128), [&] {
         tcull::tcull_boxes_kernel(pos, c.n, c.n_tiles, c.boxes.data(), c.supers.data(),
@@ -205,8 +207,8 @@ static void build(tcull_state &c, const scene &s, sim_pair_map map, int levels) 
     });
     launch(dim3(3), dim3(128), [&] {
         tcull::tcull_extend_kernel(c.boxes.data(), c.pair_list.data(), c.pair_cap,
-                                   c.row_start.data(), c.nbr.data(), c.limit, &c.counts,
-                                   c.triple_list.data(), c.triple_cap);
+                                   c.row_start.data(), c.nbr.data(), c.limit, part, parts,
+                                   &c.counts, c.triple_list.data(), c.triple_cap);
     });
 }
 
@@ -284,6 +286,25 @@ static void check_lists(const char *label, const scene &s, int levels, bool ever
         ENSURE_MSG(ok, "%s map %s levels %d: pairs %u (want %u), triples %u (want %zu)", label,
                    sim_pair_map_name((sim_pair_map)m), levels, c.counts.pairs, want_pairs,
                    c.counts.triples, want.size());
+        /* three parts: each lists its rows only, together the list, none twice */
+        std::vector<sim_tile3> parts;
+        bool rows_ok = true;
+        for (uint32_t part = 0; part < 3u; ++part) {
+            build(c, s, (sim_pair_map)m, levels, part, 3u);
+            for (uint32_t e = 0; e < c.counts.triples; ++e) {
+                rows_ok &= c.triple_list[e].i % 3u == part;
+                parts.push_back(c.triple_list[e]);
+            }
+        }
+        std::sort(parts.begin(), parts.end(), tile3_less);
+        rows_ok &=
+            parts.size() == want.size() &&
+            std::equal(parts.begin(), parts.end(), want.begin(), [](sim_tile3 a, sim_tile3 b) {
+                return a.i == b.i && a.j == b.j && a.k == b.k;
+            });
+        ENSURE_MSG(rows_ok, "%s map %s levels %d: 3 parts list %zu tile triples (want %zu)", label,
+                   sim_pair_map_name((sim_pair_map)m), levels, parts.size(), want.size());
+        ok &= rows_ok;
         maps_ok += ok;
         ++maps;
     }
@@ -312,8 +333,8 @@ static void check_overflow(const scene &s, int levels) {
     ENSURE(c.counts.triples <= full.counts.triples); /* from the stored pairs only */
 }
 
-/* The culled kernel: forces through the list, the fallback and shares (modes: bits 0, 1, 2);
- * energy. */
+/* The culled kernel: forces through the list, the fallback, the list in 3 parts (each built for
+ * its rows) and the fallback in 3 parts (modes: bits 0..3); energy. */
 static void check_kernel(const char *label, const scene &s, uint32_t ref_block, int levels,
                          unsigned modes, bool energy) {
     const uint32_t n = (uint32_t)s.pos.size();
@@ -324,18 +345,21 @@ static void check_kernel(const char *label, const scene &s, uint32_t ref_block, 
     build(c, s, SIM_PAIR_MAP_LTM, levels);
     const float a2 = sim_atm_a2_max_f((float)(s.cutoff * s.cutoff));
     const float nu3 = sim_atm_nu3_f((float)s.nu);
-    /* mode 0: list; 1: fallback (the pair list said too short); 2: list in 3 shares */
-    for (int mode = 0; mode < 3; ++mode) {
+    /* mode 0: list; 1: fallback (the pair list said too short); 2: list in 3 parts; 3: fallback
+     * in 3 parts */
+    for (int mode = 0; mode < 4; ++mode) {
         if (!((modes >> mode) & 1u)) {
             continue;
         }
         std::vector<sim_vec4f> f(n, sim_vec4f{0.0f, 0.0f, 0.0f, 0.0f});
-        const uint32_t parts = mode == 2 ? 3u : 1u;
+        const uint32_t parts = mode >= 2 ? 3u : 1u;
+        const bool fallback = mode == 1 || mode == 3;
         const uint32_t fallback_before = c.counts.fallback_steps;
         for (uint32_t part = 0; part < parts; ++part) {
+            build(c, s, SIM_PAIR_MAP_LTM, levels, part, parts);
             culled_args a = {c.triple_list.data(),
                              c.triple_cap,
-                             mode == 1 ? 0u : c.pair_cap,
+                             fallback ? 0u : c.pair_cap,
                              c.boxes.data(),
                              c.n_tiles,
                              c.limit,
@@ -349,13 +373,13 @@ static void check_kernel(const char *label, const scene &s, uint32_t ref_block, 
             });
         }
         char what[96];
-        snprintf(what, sizeof what, "%s, %s", label,
-                 mode == 0   ? "list"
-                 : mode == 1 ? "fallback"
-                             : "list in 3 shares");
+        static const char *const names[] = {"list", "fallback", "list in 3 parts",
+                                            "fallback in 3 parts"};
+        snprintf(what, sizeof what, "%s, %s", label, names[mode]);
         compare(what, f, ref);
-        ENSURE(c.counts.fallback_steps == fallback_before + (mode == 1 ? parts : 0u));
+        ENSURE(c.counts.fallback_steps == fallback_before + (fallback ? parts : 0u));
     }
+    build(c, s, SIM_PAIR_MAP_LTM, levels); /* the whole list again, for the checks below */
     ENSURE(c.counts.triples_peak == c.counts.triples && c.counts.pairs_peak == c.counts.pairs);
     if (!energy) {
         return;
@@ -393,13 +417,13 @@ static void test_overflow(void) {
 }
 
 static void test_kernel(void) {
-    check_kernel("lattice N=170 cut-off 1.6", lattice(170, 1.0, 1.6, 9u), 0, 1, 7u, true);
+    check_kernel("lattice N=170 cut-off 1.6", lattice(170, 1.0, 1.6, 9u), 0, 1, 15u, true);
     /* ties: sides exactly 2 and sqrt(8), equilateral (0,0,0) (2,2,0) (2,0,2) among them */
     check_kernel("integer grid N=150 cut-off 2", integer_grid(150, 6, 2.0), 0, 1, 3u, false);
     check_kernel("integer grid N=150 cut-off sqrt(8)", integer_grid(150, 6, sqrt(8.0)), 0, 2, 1u,
                  true);
     /* 130 tiles: the fallback's chunks of 128 tile pairs and batches of 128 K */
-    check_kernel("130 clusters cut-off 3", clusters_on_a_line(130, 3.0), 32, 1, 2u, false);
+    check_kernel("130 clusters cut-off 3", clusters_on_a_line(130, 3.0), 32, 1, 10u, false);
 }
 
 static const ensure_test tests[] = {
