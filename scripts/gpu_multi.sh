@@ -153,31 +153,27 @@ bench() { # name, then nbsim bench arguments
   fi
   grep -A30 '^== ' "$logs/bench_$name.log" | grep -v '^$' | tee -a "$table"
 }
+# The ATM cut-off culled (each GPU lists and sweeps its rows' tile triples): headless runs, the
+# summaries' per-phase medians on 1 GPU and on all of them (a few seconds: not budgeted).
+step "ATM cut-off 3 culled, scene triplets, N = 262,144: 1 GPU against $gpus"
+for g in 1 "$gpus"; do
+  timeout -k 10 120 "$nbsim" --frames 30 --n 262144 --scene triplets --triplets on --atm-cutoff 3 \
+    --energy-every 0 --gpus "$g" --summary "$OUT/tcut_g$g.json" >"$logs/tcut_g$g.log" 2>&1 ||
+    { status=1; echo "FAILED: ATM cut-off on $g GPU(s)"; tail -3 "$logs/tcut_g$g.log"; }
+done
+python3 - "$OUT/tcut_g1.json" "$OUT/tcut_g$gpus.json" <<'PY' 2>&1 | tee -a "$table"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+print(f"ATM cut-off 3 culled, N = {a['n']:,}: median ms per step on 1 GPU / {b['gpus']} GPUs")
+for k in ("triplet_cull", "triplet", "contact", "comm", "step"):
+  x, y = a["ms_per_step"][k]["median"], b["ms_per_step"][k]["median"]
+  print(f"  {k:13s} {x:9.3f} {y:9.3f}" + (f"   speed-up {x / y:.2f}x" if y > 0 and k != "comm" else ""))
+PY
 list=1,2
 [ "$gpus" -ge 4 ] && list=1,2,4
 bench atm16k triplets --gpus $list --n 16384 --maps bb,tetra,rm --repeats 3
 bench pairs1m pairs --gpus $list --n 1048576 --cull off --maps bb,ltm,rm,rec --tile 128 --repeats 5
 bench culled4m pairs --gpus $list --n 4194304 --cull on --maps ltm --tile 128 --repeats 5 --steps 10
-# The ATM cut-off culled (each GPU lists and sweeps its rows' tile triples): headless runs, the
-# summaries' per-phase medians on 1 GPU and on all of them.
-if left; then
-  step "ATM cut-off 3 culled, scene triplets, N = 262,144: 1 GPU against $gpus"
-  for g in 1 "$gpus"; do
-    timeout -k 10 120 "$nbsim" --frames 30 --n 262144 --scene triplets --triplets on --atm-cutoff 3 \
-      --energy-every 0 --gpus "$g" --summary "$OUT/tcut_g$g.json" >"$logs/tcut_g$g.log" 2>&1 ||
-      { status=1; echo "FAILED: ATM cut-off on $g GPU(s)"; tail -3 "$logs/tcut_g$g.log"; }
-  done
-  python3 - "$OUT/tcut_g1.json" "$OUT/tcut_g$gpus.json" <<'PY' 2>&1 | tee -a "$table"
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-print(f"ATM cut-off 3 culled, N = {a['n']:,}: median ms per step on 1 GPU / {b['gpus']} GPUs")
-for k in ("triplet_cull", "triplet", "contact", "comm", "step"):
-    x, y = a["ms_per_step"][k]["median"], b["ms_per_step"][k]["median"]
-    print(f"  {k:13s} {x:9.3f} {y:9.3f}" + (f"   speed-up {x / y:.2f}x" if y > 0 and k != "comm" else ""))
-PY
-else
-  skip "ATM cut-off culled"
-fi
 if left; then
   step "ATM all triples N = 32,768 on $gpus GPUs (one frame, no energies)"
   timeout -k 10 180 "$nbsim" --frames 1 --n 32768 --scene gas --triplets on --triplet-map tetra \

@@ -3,6 +3,7 @@
 #include "backend_impl.h"
 #include "comm.h"
 #include "params.h"
+#include "size_limits.h"
 #include "triplet_cull.h"
 
 #include <string.h>
@@ -125,10 +126,6 @@ static int cull_levels_for(int configured, uint32_t tiles) {
     }
     return tiles > SIM_CULL_FLAT_MAX_TILES ? 2 : 1;
 }
-
-/* The largest triplet tile count culled triplets support (the fallback enumerates the tile
- * pairs in 32 bits and packs tile indices in 16): N <= 2,097,120. */
-#define SIM_TCULL_MAX_TILES 65535u
 
 sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
                                  const sim_params *p, sim_error *err) {

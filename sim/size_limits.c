@@ -23,6 +23,10 @@ uint32_t sim_triplet_max_bodies(void) {
     return product(SIM_MAX_TILES_3D, SIM_TRIPLET_TILE);
 }
 
+uint32_t sim_triplet_culled_max_bodies(void) {
+    return product(SIM_TCULL_MAX_TILES, SIM_TRIPLET_TILE);
+}
+
 uint32_t sim_backend_max_bodies(const sim_backend_config *config, int triplets) {
     SIM_ASSERT(config != NULL && sim_pair_tile_valid(config->tile));
     const uint32_t pairs = sim_pair_max_bodies(config->tile);

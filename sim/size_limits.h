@@ -24,6 +24,13 @@ uint32_t sim_backend_max_bodies(const sim_backend_config *config, int triplets);
 uint32_t sim_pair_max_bodies(uint32_t tile);
 uint32_t sim_triplet_max_bodies(void);
 
+/* The largest triplet tile count culled triplets (an ATM cut-off, culling on) support: no
+ * triplet map places them, but the fallback enumerates the tile pairs in 32 bits and packs tile
+ * indices in 16. */
+#define SIM_TCULL_MAX_TILES 65535u
+/* Their bodies: SIM_TCULL_MAX_TILES x SIM_TRIPLET_TILE = 2,097,120. */
+uint32_t sim_triplet_culled_max_bodies(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,6 +26,12 @@ grep -q -- "--n 5000000 is above 4,194,240, the most bodies this run can take (t
 [ $(($(date +%s) - start)) -lt 3 ] && ok || fail "--n too large took $(($(date +%s) - start)) s"
 expect_error 2 "${cpu[@]}" --frames 1 --n 200000 --triplets on
 grep -q "above 131,072.*triplet maps cover at most 4,096 tiles of 32 bodies" err.txt && ok || fail "triplet limit: $(cat err.txt)"
+# culled by a cut-off the triplets need no triplet map: the culling's limit, not the maps'
+expect_error 2 "${cpu[@]}" --frames 1 --n 2097121 --triplets on --atm-cutoff 3
+grep -q "above 2,097,120.*triplets culled by the ATM cut-off cover at most 65,535 tiles of 32 bodies" err.txt \
+  && ok || fail "culled triplet limit: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --n 200000 --triplets on --atm-cutoff 3 --cull off
+grep -q "above 131,072.*triplet maps cover" err.txt && ok || fail "cut-off without culling: $(cat err.txt)"
 expect_error 2 "${cpu[@]}" --frames 1 --n 8388481 --tile 128
 grep -q "above 8,388,480.*tiles of 128 bodies per side)" err.txt && ok || fail "largest tile: $(cat err.txt)"
 

@@ -54,7 +54,7 @@ static sim_params params_for(double half, int triplets) {
     p.atm_cutoff = triplets == 2 ? g_atm_cutoff : 0.0;
     p.box_half = half;
     p.gravity = (sim_vec3d){0.0, -9.81, 0.0};
-    p.triplets = triplets;
+    p.triplets = triplets != 0;
     p.atm_nu = triplets ? 1e-6 : 0.0;
     p.steps_per_frame = 4;
     return p;

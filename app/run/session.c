@@ -130,10 +130,21 @@ static uint32_t body_limit(const app_session *s, char *why, size_t cap) {
         c.tile = sim_pair_tile_max();
     }
     const int triplets = s->opt.triplets == APP_TRIPLETS_ON;
-    const uint32_t max = sim_backend_max_bodies(&c, triplets);
+    /* Triplets culled by the command line's cut-off need no triplet map (sim/backend.c). */
+    const int cutoff_culled = triplets && (s->opt.params_set & APP_SET(ATM_CUTOFF)) &&
+                              s->opt.params.atm_cutoff > 0.0 && c.cull &&
+                              c.pair_map != SIM_PAIR_FULL;
+    uint32_t max = sim_backend_max_bodies(&c, triplets && !cutoff_culled);
     const uint32_t tile_max = sim_pair_tile_max();
     char a[32], b[32];
-    if (triplets && max < sim_pair_max_bodies(c.tile)) {
+    if (cutoff_culled && sim_triplet_culled_max_bodies() < max) {
+        max = sim_triplet_culled_max_bodies();
+        snprintf(why, cap,
+                 "triplets culled by the ATM cut-off cover at most %s tiles of %u bodies; "
+                 "without --triplets on up to %s",
+                 grouped(SIM_TCULL_MAX_TILES, a, sizeof a), SIM_TRIPLET_TILE,
+                 grouped(sim_pair_max_bodies(c.tile), b, sizeof b));
+    } else if (triplets && !cutoff_culled && max < sim_pair_max_bodies(c.tile)) {
         snprintf(why, cap,
                  "the triplet maps cover at most %s tiles of %u bodies per side; without "
                  "--triplets on up to %s",
@@ -339,7 +350,7 @@ static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n,
     const int culled = p->atm_cutoff > 0.0 && s->config.cull && s->config.pair_map != SIM_PAIR_FULL;
     const uint32_t culled_n =
         cuda ? APP_AUTO_CULLED_TRIPLETS_N_CUDA : APP_AUTO_CULLED_TRIPLETS_N_CPU;
-    const uint32_t max_n = culled ? SIM_MAX_TILES_2D * SIM_TRIPLET_TILE : sim_triplet_max_bodies();
+    const uint32_t max_n = culled ? sim_triplet_culled_max_bodies() : sim_triplet_max_bodies();
     const int cheap = culled ? n <= culled_n : triples <= budget;
     const char *where = cuda ? "on this GPU" : "on the CPU";
     char text[512];
