@@ -61,27 +61,7 @@ tail -40 "$logs/test_multi_gpu.log"
 
 # Two saved states against each other: positions and forces after the same frames (float sums in
 # another order only). Usage: same_states LABEL A B
-same_states() {
-  python3 - "$@" <<'PY'
-import sys
-def rows(path):
-    out = []
-    for line in open(path):
-        try:
-            out.append([float(v) for v in line.split()])
-        except ValueError:
-            pass
-    return [r for r in out if len(r) > 3]
-label, a, b = sys.argv[1], rows(sys.argv[2]), rows(sys.argv[3])
-assert len(a) == len(b) > 0
-# positions (0..2) and forces (8..10)
-dx = max(abs(x[k] - y[k]) for x, y in zip(a, b) for k in range(3))
-fs = max(abs(v) for x in b for v in x[8:11]) or 1.0
-df = max(abs(x[k] - y[k]) for x, y in zip(a, b) for k in range(8, 11)) / fs
-print(f"{label}: max |dx| {dx:.2e} m, max |dF| / max |F| {df:.2e}")
-sys.exit(0 if dx < 1e-4 and df < 1e-3 else 1)
-PY
-}
+same_states() { python3 "$root/tests/compare_states.py" "$@" --max-dx 1e-4 --max-df 1e-3; }
 
 step "command line: two processes (--rank/--world/--nccl-id) against --gpus 2"
 cli=$OUT/cli

@@ -62,22 +62,6 @@ col=$(head -1 log.csv | tr ',' '\n' | grep -n '^gpus$' | cut -d: -f1)
 grep -q '"gpus": 3' sum.json && ok || fail "summary gpus"
 grep -q 'comm ' out.txt && ok || fail "summary table lacks comm: $(cat out.txt)"
 # the final states agree (forces and positions to the printed digits, up to summation order)
-python3 - three.txt one.txt <<'PY' && ok || fail "3 ranks and 1 differ"
-import sys
-def rows(path):
-    out = []
-    for line in open(path):
-        try:
-            out.append([float(v) for v in line.split()])
-        except ValueError:
-            pass  # comments, parameters, the column header
-    return [r for r in out if len(r) > 3]
-a, b = rows(sys.argv[1]), rows(sys.argv[2])
-assert len(a) == len(b) > 0
-worst = 0.0
-for x, y in zip(a, b):
-    for u, v in zip(x, y):
-        worst = max(worst, abs(u - v) / max(1.0, abs(u), abs(v)))
-sys.exit(0 if worst < 1e-9 else 1)
-PY
+python3 "$(dirname "$0")/compare_states.py" "3 ranks vs 1" three.txt one.txt --max-any 1e-9 >cmp.txt \
+  && ok || fail "3 ranks and 1 differ: $(cat cmp.txt)"
 finish
