@@ -7,6 +7,7 @@
 #include "physics.h"
 
 #include "ensure.h"
+#include "test_backend_util.h"
 #include "test_rng.h"
 
 #include <stdint.h>
@@ -356,24 +357,6 @@ static void test_dissipation(void) {
 
 /* ---- mid-run switches and state handling ---- */
 
-static double state_diff(sim_backend *a, sim_backend *b, uint32_t n) {
-    sim_state sa, sb;
-    sim_error err;
-    (void)sim_state_alloc(&sa, n, &err);
-    (void)sim_state_alloc(&sb, n, &err);
-    (void)sim_backend_read_state(a, &sa, NULL, &err);
-    (void)sim_backend_read_state(b, &sb, NULL, &err);
-    double d = 0.0;
-    for (uint32_t i = 0; i < n; ++i) {
-        d = fmax(d, fabs(sa.pos[i].x - sb.pos[i].x) + fabs(sa.pos[i].y - sb.pos[i].y) +
-                        fabs(sa.pos[i].z - sb.pos[i].z) + fabs(sa.vel[i].x - sb.vel[i].x) +
-                        fabs(sa.vel[i].y - sb.vel[i].y) + fabs(sa.vel[i].z - sb.vel[i].z));
-    }
-    sim_state_free(&sa);
-    sim_state_free(&sb);
-    return d;
-}
-
 /* Switching maps mid-run leaves the trajectory unchanged (up to rounding order); one thread and
  * the same maps give bit-identical runs; set_state restarts exactly; 1 vs 2 threads agree. */
 static void test_switches(void) {
@@ -396,7 +379,7 @@ static void test_switches(void) {
         const sim_status st = sim_backend_set_maps(b, pm, tm, &err);
         ENSURE_MSG(st == SIM_OK || st == SIM_UNSUPPORTED, "set_maps: %s", err.message);
     }
-    const double d = state_diff(a, b, n);
+    const double d = test_backend_state_diff(a, b, n);
     printf("  maps switched mid-run, 2 threads vs 1: max state difference %.2e (tol 1e-9)\n", d);
     ENSURE(d <= 1e-9);
     /* set_state back to the start, then the same frames: bit-identical with one thread. */
@@ -406,7 +389,7 @@ static void test_switches(void) {
         ENSURE(sim_backend_run_frame(a, &t, &err) == SIM_OK);
         ENSURE(sim_backend_run_frame(fresh, &t, &err) == SIM_OK);
     }
-    ENSURE(state_diff(a, fresh, n) == 0.0);
+    ENSURE(test_backend_state_diff(a, fresh, n) == 0.0);
     /* Params mid-run: steps_per_frame only -> same trajectory; triplets off -> F recomputed. */
     sim_params q = p;
     q.steps_per_frame = 20;
@@ -414,7 +397,7 @@ static void test_switches(void) {
     ENSURE(sim_backend_run_frame(a, &t, &err) == SIM_OK && t.steps == 20);
     ENSURE(sim_backend_run_frame(fresh, &t, &err) == SIM_OK);
     ENSURE(sim_backend_run_frame(fresh, &t, &err) == SIM_OK);
-    ENSURE(state_diff(a, fresh, n) == 0.0);
+    ENSURE(test_backend_state_diff(a, fresh, n) == 0.0);
     q.triplets = 0;
     ENSURE(sim_backend_set_params(a, &q, &err) == SIM_OK);
     sim_energy e;
