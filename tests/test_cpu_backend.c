@@ -237,17 +237,6 @@ static void test_triplet_maps(void) {
 
 /* ---- conservation ---- */
 
-static sim_backend *make(const sim_backend_config *c, const sim_params *p, const sim_state *s) {
-    sim_error err = {SIM_OK, ""};
-    sim_backend *b = NULL;
-    const sim_status st = sim_backend_create(c, p, s, &b, &err);
-    ENSURE_MSG(st == SIM_OK, "create: %s", err.message);
-    if (st != SIM_OK) {
-        exit(1);
-    }
-    return b;
-}
-
 static void momentum(sim_backend *b, uint32_t n, double out[4]) {
     sim_state s;
     sim_error err;
@@ -274,7 +263,7 @@ static void test_momentum(void) {
     p.gravity = (sim_vec3d){0.0, 0.0, 0.0};
     p.steps_per_frame = 100;
     const sim_backend_config c = cpu_config(SIM_PAIR_MAP_RB, SIM_TRIPLET_MAP_BB, 32, 1);
-    sim_backend *b = make(&c, &p, &s);
+    sim_backend *b = test_backend_make(&c, &p, &s, "backend");
     double p0[4], p1[4];
     momentum(b, n, p0);
     sim_error err;
@@ -307,7 +296,7 @@ static void test_energy_conservation(void) {
         p.gravity = grav ? (sim_vec3d){0.0, -9.81, 0.0} : (sim_vec3d){0.0, 0.0, 0.0};
         p.steps_per_frame = 400;
         const sim_backend_config c = cpu_config(SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 32, 1);
-        sim_backend *b = make(&c, &p, &s);
+        sim_backend *b = test_backend_make(&c, &p, &s, "backend");
         sim_energy e0, e;
         sim_error err;
         sim_frame_timing t;
@@ -343,7 +332,7 @@ static void test_dissipation(void) {
     p.restitution = 0.5;
     p.steps_per_frame = 500;
     const sim_backend_config c = cpu_config(SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 32, 2);
-    sim_backend *b = make(&c, &p, &s);
+    sim_backend *b = test_backend_make(&c, &p, &s, "backend");
     sim_energy e0, e1;
     sim_error err;
     sim_frame_timing t;
@@ -370,7 +359,8 @@ static void test_switches(void) {
     sim_frame_timing t;
     const sim_backend_config c1 = cpu_config(SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 32, 1);
     const sim_backend_config c2 = cpu_config(SIM_PAIR_MAP_BB, SIM_TRIPLET_MAP_BB, 32, 2);
-    sim_backend *a = make(&c1, &p, &s), *b = make(&c2, &p, &s);
+    sim_backend *a = test_backend_make(&c1, &p, &s, "backend"),
+                *b = test_backend_make(&c2, &p, &s, "backend");
     for (int f = 0; f < 4; ++f) {
         ENSURE(sim_backend_run_frame(a, &t, &err) == SIM_OK);
         ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
@@ -383,7 +373,7 @@ static void test_switches(void) {
     printf("  maps switched mid-run, 2 threads vs 1: max state difference %.2e (tol 1e-9)\n", d);
     ENSURE(d <= 1e-9);
     /* set_state back to the start, then the same frames: bit-identical with one thread. */
-    sim_backend *fresh = make(&c1, &p, &s);
+    sim_backend *fresh = test_backend_make(&c1, &p, &s, "backend");
     ENSURE(sim_backend_set_state(a, &s, &err) == SIM_OK);
     for (int f = 0; f < 4; ++f) {
         ENSURE(sim_backend_run_frame(a, &t, &err) == SIM_OK);
@@ -422,7 +412,7 @@ static void test_frame_report(void) {
     sim_frame_timing t;
     sim_backend_config c = cpu_config(SIM_PAIR_MAP_BB, SIM_TRIPLET_MAP_BB, 32, 2);
     c.cull = 0; /* the map's own blocks; test_cpu_cull reports the culled pipeline */
-    sim_backend *b = make(&c, &p, &s);
+    sim_backend *b = test_backend_make(&c, &p, &s, "backend");
     ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
     ENSURE(t.steps == 3);
     ENSURE(t.pair_blocks == 25 && t.pair_blocks_wasted == 10); /* 5 x 5 grid, 15 useful */
@@ -486,7 +476,7 @@ static void test_unstable(void) {
         p.dt = 1e-3;
         p.steps_per_frame = 5;
         const sim_backend_config c = cpu_config(SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 32, 2);
-        sim_backend *b = make(&c, &p, &s);
+        sim_backend *b = test_backend_make(&c, &p, &s, "backend");
         sim_error err = {SIM_OK, ""};
         sim_frame_timing t;
         ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_UNSTABLE);

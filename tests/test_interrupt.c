@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "ensure.h"
+#include "test_backend_util.h"
 #include "scene.h"
 #include "stop_raiser.h"
 
@@ -48,17 +49,6 @@ static sim_backend_config config_of(const setup *u, int watched) {
     c.cpu_threads = u->threads;
     c.stop = watched ? &flag : NULL;
     return c;
-}
-
-static sim_backend *make(const sim_backend_config *c, const sim_params *p, const sim_state *s) {
-    sim_error err = {SIM_OK, ""};
-    sim_backend *b = NULL;
-    const sim_status st = sim_backend_create(c, p, s, &b, &err);
-    ENSURE_MSG(st == SIM_OK, "create: %s", err.message);
-    if (st != SIM_OK) {
-        exit(1);
-    }
-    return b;
 }
 
 /* A backend's state and last forces, read back. */
@@ -123,7 +113,7 @@ static void stop_mid_frame(const char *what, const setup *u, int steps, double d
     const sim_backend_config cw = config_of(u, 1), cr = config_of(u, 0);
     flag = 0;
     const double t0 = sim_now_ms();
-    sim_backend *b = make(&cw, &p, &s0);
+    sim_backend *b = test_backend_make(&cw, &p, &s0, "backend");
     const double setup_ms = sim_now_ms() - t0;
     ENSURE(set_steps(b, steps) == SIM_OK);
 
@@ -143,7 +133,7 @@ static void stop_mid_frame(const char *what, const setup *u, int steps, double d
            "steps kept\n",
            what, setup_ms, delay * setup_ms, back_ms - r.raised_ms, t.steps, steps);
 
-    sim_backend *ref = make(&cr, &p, &s0);
+    sim_backend *ref = test_backend_make(&cr, &p, &s0, "backend");
     if (t.steps > 0) {
         sim_frame_timing tr;
         ENSURE(set_steps(ref, t.steps) == SIM_OK);
@@ -190,7 +180,7 @@ static void test_stop_between_short_steps(void) {
     sim_params p = params_of(&u, &s0);
     const sim_backend_config cw = config_of(&u, 1), cr = config_of(&u, 0);
     flag = 0;
-    sim_backend *b = make(&cw, &p, &s0);
+    sim_backend *b = test_backend_make(&cw, &p, &s0, "backend");
     const int steps = 100000; /* the most a frame may have: seconds of steps */
     ENSURE(set_steps(b, steps) == SIM_OK);
     stop_raiser r;
@@ -204,7 +194,7 @@ static void test_stop_between_short_steps(void) {
     ENSURE_MSG(back_ms - r.raised_ms < 1000.0, "back %.0f ms after the flag",
                back_ms - r.raised_ms);
     ENSURE_MSG(t.steps > 0 && t.steps < steps, "%d steps", t.steps);
-    sim_backend *ref = make(&cr, &p, &s0);
+    sim_backend *ref = test_backend_make(&cr, &p, &s0, "backend");
     sim_frame_timing tr;
     ENSURE(set_steps(ref, t.steps) == SIM_OK);
     ENSURE(sim_backend_run_frame(ref, &tr, &err) == SIM_OK && tr.steps == t.steps);
@@ -223,7 +213,7 @@ static void test_stop_two_threads(void) {
     const sim_backend_config cw = config_of(&u, 1);
     flag = 0;
     const double t0 = sim_now_ms();
-    sim_backend *b = make(&cw, &p, &s0);
+    sim_backend *b = test_backend_make(&cw, &p, &s0, "backend");
     const double setup_ms = sim_now_ms() - t0;
     readout before = read_back(b);
     stop_raiser r;
@@ -252,7 +242,7 @@ static void test_raised_before(void) {
     sim_params p = params_of(&u, &s0);
     const sim_backend_config cw = config_of(&u, 1);
     flag = 0;
-    sim_backend *b = make(&cw, &p, &s0);
+    sim_backend *b = test_backend_make(&cw, &p, &s0, "backend");
     readout before = read_back(b);
     flag = 1;
     sim_frame_timing t;
