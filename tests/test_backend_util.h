@@ -1,13 +1,40 @@
 /* SPDX-License-Identifier: MIT
- * nbsim tests — driving a sim_backend in a test: make one or stop, read back its forces, compare
- * two backends' states. Header-only (static functions); include after ensure.h. */
+ * nbsim tests — driving a sim_backend in a test: a random state, make one or stop, read back its
+ * forces, compare two backends' states. Header-only (static functions); include after ensure.h. */
 #ifndef NBSIM_TEST_BACKEND_UTIL_H
 #define NBSIM_TEST_BACKEND_UTIL_H
 
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend.h"
+#include "test_rng.h"
+
+/* n spheres (radius 0.4-0.5 m, mass 0.5-2 kg) uniformly in a cube of half-width h, random
+ * velocities of scale v, drawn from *rng (test_rng.h): dense h gives many overlaps (and some
+ * with the walls at +-h). Exits 1 when the state cannot be allocated. */
+static inline sim_state test_random_state(uint64_t *rng, uint32_t n, double h, double v) {
+    sim_state s;
+    sim_error err;
+    if (sim_state_alloc(&s, n, &err) != SIM_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        exit(1);
+    }
+    /* drawn in this order: position x, y, z, radius, velocity x, y, z, mass */
+    const double lo[8] = {-h, -h, -h, 0.4, -v, -v, -v, 0.5};
+    const double hi[8] = {h, h, h, 0.5, v, v, v, 2.0};
+    for (uint32_t i = 0; i < n; ++i) {
+        double r[8];
+        for (int k = 0; k < 8; ++k) {
+            r[k] = test_rnd(rng, lo[k], hi[k]);
+        }
+        s.pos[i] = (sim_vec4d){r[0], r[1], r[2], r[3]};
+        s.vel[i] = (sim_vec4d){r[4], r[5], r[6], r[7]};
+    }
+    return s;
+}
 
 /* A backend of config c over (p, s); when it cannot be made, the executable stops (exit 1) with
  * the scene's name and the reason. */

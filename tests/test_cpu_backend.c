@@ -20,27 +20,11 @@ static double rnd(double lo, double hi) {
     return test_rnd(&rng_state, lo, hi);
 }
 
-/* n spheres (radius 0.4-0.5 m, mass 0.5-2 kg) uniformly in a cube of half-width h, random
- * velocities of scale v. Dense h gives many overlaps (and some with the walls at +-h). */
-static sim_state random_state(uint32_t n, double h, double v) {
-    sim_state s;
-    sim_error err;
-    if (sim_state_alloc(&s, n, &err) != SIM_OK) {
-        fprintf(stderr, "%s\n", err.message);
-        exit(1);
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-        s.pos[i] = (sim_vec4d){rnd(-h, h), rnd(-h, h), rnd(-h, h), rnd(0.4, 0.5)};
-        s.vel[i] = (sim_vec4d){rnd(-v, v), rnd(-v, v), rnd(-v, v), rnd(0.5, 2.0)};
-    }
-    return s;
-}
-
 /* n spheres (radius 0.4-0.5 m, mass 0.5-2 kg) on a cubic grid of spacing 1.5 m centred on the
  * origin, jitter +-0.2 m: no overlaps. Random velocities of scale v. Returns the grid's half-width
  * plus a margin of 0.7 m in *half (a box that touches nobody). */
 static sim_state grid_state(uint32_t n, double v, double *half) {
-    sim_state s = random_state(n, 1.0, v);
+    sim_state s = test_random_state(&rng_state, n, 1.0, v);
     uint32_t m = 1;
     while (m * m * m < n) {
         ++m;
@@ -167,7 +151,7 @@ static double dense_half(uint32_t n) {
 /* Every map, with the full sweep (the map places the contact blocks) and culled (the map
  * places the culling pass). */
 static void pair_maps_case(uint32_t tile, uint32_t n, int *ran, int *skipped) {
-    sim_state s = random_state(n, dense_half(n), 1.0);
+    sim_state s = test_random_state(&rng_state, n, dense_half(n), 1.0);
     const sim_params p = dense_params(dense_half(n), 0);
     sim_vec3d *ref = malloc(n * sizeof *ref);
     double *scale = malloc(n * sizeof *scale);
@@ -203,7 +187,7 @@ static void test_pair_maps(void) {
 }
 
 static void triplet_maps_case(uint32_t tile, uint32_t n, int *ran, int *skipped) {
-    sim_state s = random_state(n, dense_half(n), 1.0);
+    sim_state s = test_random_state(&rng_state, n, dense_half(n), 1.0);
     const sim_params p = dense_params(dense_half(n), 1);
     sim_vec3d *ref = malloc(n * sizeof *ref);
     double *scale = malloc(n * sizeof *scale);
@@ -258,7 +242,7 @@ static void momentum(sim_backend *b, uint32_t n, double out[4]) {
 static void test_momentum(void) {
     rng_state = 102;
     const uint32_t n = 70;
-    sim_state s = random_state(n, 3.0, 2.0);
+    sim_state s = test_random_state(&rng_state, n, 3.0, 2.0);
     sim_params p = dense_params(50.0, 1);
     p.gravity = (sim_vec3d){0.0, 0.0, 0.0};
     p.steps_per_frame = 100;
@@ -326,7 +310,7 @@ static void test_energy_conservation(void) {
 static void test_dissipation(void) {
     rng_state = 104;
     const uint32_t n = 64;
-    sim_state s = random_state(n, 2.5, 3.0);
+    sim_state s = test_random_state(&rng_state, n, 2.5, 3.0);
     sim_params p = dense_params(2.5, 0);
     p.gravity = (sim_vec3d){0.0, 0.0, 0.0};
     p.restitution = 0.5;
@@ -405,7 +389,7 @@ static void test_switches(void) {
 static void test_frame_report(void) {
     rng_state = 106;
     const uint32_t n = 150; /* 5 tiles of 32 */
-    sim_state s = random_state(n, 3.0, 1.0);
+    sim_state s = test_random_state(&rng_state, n, 3.0, 1.0);
     sim_params p = dense_params(3.0, 0);
     p.steps_per_frame = 3;
     sim_error err;
@@ -446,7 +430,7 @@ static void test_frame_report(void) {
 
 static void test_refusals(void) {
     rng_state = 107;
-    sim_state s = random_state(10, 3.0, 1.0);
+    sim_state s = test_random_state(&rng_state, 10, 3.0, 1.0);
     sim_params p = dense_params(3.0, 0);
     sim_error err;
     sim_backend *b = NULL;

@@ -7,6 +7,7 @@
 #include "physics.h"
 
 #include "ensure.h"
+#include "test_backend_util.h"
 #include "test_rng.h"
 
 #include <stdint.h>
@@ -14,23 +15,6 @@
 #include <string.h>
 
 static uint64_t rng_state = 7;
-
-/* n spheres (radius 0.4-0.5 m) in a cube of half-width h: dense enough for many contacts. */
-static sim_state random_state(uint32_t n, double h, double v) {
-    sim_state s;
-    sim_error err;
-    if (sim_state_alloc(&s, n, &err) != SIM_OK) {
-        fprintf(stderr, "%s\n", err.message);
-        exit(1);
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-        s.pos[i] = (sim_vec4d){test_rnd(&rng_state, -h, h), test_rnd(&rng_state, -h, h),
-                               test_rnd(&rng_state, -h, h), test_rnd(&rng_state, 0.4, 0.5)};
-        s.vel[i] = (sim_vec4d){test_rnd(&rng_state, -v, v), test_rnd(&rng_state, -v, v),
-                               test_rnd(&rng_state, -v, v), test_rnd(&rng_state, 0.5, 2.0)};
-    }
-    return s;
-}
 
 static sim_params params_for(double half, int triplets) {
     sim_params p = sim_params_default();
@@ -156,7 +140,7 @@ static void compare_run(const sim_state *s, const sim_params *p, int pair_map, i
 }
 
 static void test_pairs_split(void) {
-    sim_state s = random_state(700, 7.0, 1.0);
+    sim_state s = test_random_state(&rng_state, 700, 7.0, 1.0);
     const sim_params p = params_for(7.5, 0);
     for (int m = 0; m < SIM_PAIR_MAP_COUNT; ++m) {
         if (sim_pair_map_is_paper_float((sim_pair_map)m)) {
@@ -173,7 +157,7 @@ static void test_pairs_split(void) {
 static void test_culled_split(void) {
     /* 2000 bodies, tile 32: 63 tiles, so the two-level cull has 4 super-tiles, ranks up to 4 own
      * whole super rows; 7 ranks leave some with nothing. */
-    sim_state s = random_state(2000, 10.0, 1.0);
+    sim_state s = test_random_state(&rng_state, 2000, 10.0, 1.0);
     const sim_params p = params_for(10.5, 0);
     const int gs[] = {2, 4, 7};
     for (size_t k = 0; k < sizeof gs / sizeof gs[0]; ++k) {
@@ -184,7 +168,7 @@ static void test_culled_split(void) {
 }
 
 static void test_triplets_split(void) {
-    sim_state s = random_state(150, 6.0, 0.5);
+    sim_state s = test_random_state(&rng_state, 150, 6.0, 0.5);
     const sim_params p = params_for(6.5, 1);
     for (int m = 0; m < SIM_TRIPLET_MAP_COUNT; ++m) {
         if (sim_triplet_map_is_paper_float((sim_triplet_map)m)) {
@@ -200,7 +184,7 @@ static void test_triplets_split(void) {
  * ranks, triplet_cull.h); forces, energies and the count of tile triples are one rank's. */
 static void test_culled_triplets_split(void) {
     /* 800 bodies: 25 triplet tiles, so 2, 3 and 4 ranks own rows of several lengths */
-    sim_state s = random_state(800, 6.0, 0.5);
+    sim_state s = test_random_state(&rng_state, 800, 6.0, 0.5);
     sim_params p = params_for(6.5, 1);
     p.atm_cutoff = 2.5;
     const int gs[] = {2, 3, 4};
@@ -212,7 +196,7 @@ static void test_culled_triplets_split(void) {
 
 /* Switching maps and culling mid-run reaches every rank; the culled contacts are the whole set. */
 static void test_switches(void) {
-    sim_state s = random_state(900, 7.0, 1.0);
+    sim_state s = test_random_state(&rng_state, 900, 7.0, 1.0);
     const sim_params p = params_for(7.5, 0);
     sim_error err;
     sim_backend *one = NULL, *many = NULL;
@@ -254,7 +238,7 @@ static void test_switches(void) {
 }
 
 static void test_refusals(void) {
-    sim_state s = random_state(50, 5.0, 1.0);
+    sim_state s = test_random_state(&rng_state, 50, 5.0, 1.0);
     const sim_params p = params_for(5.5, 0);
     sim_error err;
     sim_backend *b = NULL;
