@@ -82,3 +82,11 @@ void app_csv_abort(app_csv *c) {
         sim_output_abort(&c->out);
     }
 }
+
+sim_status app_csv_finish(app_csv *c, sim_status st, sim_error *err) {
+    if (st != SIM_OK) {
+        app_csv_abort(c);
+        return st;
+    }
+    return app_csv_close(c, err);
+}

@@ -34,5 +34,8 @@ void app_csv_end_row(app_csv *c);
 sim_status app_csv_close(app_csv *c, sim_error *err);
 /* Drops the temporary file (used when the run fails before anything worth keeping). */
 void app_csv_abort(app_csv *c);
+/* The end of a suite's table: st == SIM_OK closes it (its status), else drops it and returns st
+ * (err already says why). */
+sim_status app_csv_finish(app_csv *c, sim_status st, sim_error *err);
 
 #endif /* APP_BENCH_CSV_H */

@@ -446,9 +446,5 @@ sim_status app_bench_maps_suite(const app_bench_options *o, const sim_device_inf
         }
         free(s);
     }
-    if (st != SIM_OK) {
-        app_csv_abort(&csv);
-        return st;
-    }
-    return app_csv_close(&csv, err);
+    return app_csv_finish(&csv, st, err);
 }

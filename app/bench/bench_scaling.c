@@ -201,9 +201,5 @@ sim_status app_bench_scaling_suite(const app_bench_options *o, int triplets,
             }
         }
     }
-    if (st != SIM_OK) {
-        app_csv_abort(&csv);
-        return st;
-    }
-    return app_csv_close(&csv, err);
+    return app_csv_finish(&csv, st, err);
 }

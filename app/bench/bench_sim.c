@@ -449,11 +449,7 @@ static sim_status cull_suite(const app_bench_options *o, const sim_device_info *
             }
         }
     }
-    if (st != SIM_OK) {
-        app_csv_abort(&csv);
-        return st;
-    }
-    return app_csv_close(&csv, err);
+    return app_csv_finish(&csv, st, err);
 }
 
 sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const sim_device_info *dev,
@@ -543,11 +539,7 @@ sim_status app_bench_sim_suite(const app_bench_options *o, int triplets, const s
             }
         }
     }
-    if (st != SIM_OK) {
-        app_csv_abort(&csv);
-        return st;
-    }
-    SIM_TRY(app_csv_close(&csv, err));
+    SIM_TRY(app_csv_finish(&csv, st, err));
     if (!triplets && (o->cull & (APP_BENCH_CULL_ONE | APP_BENCH_CULL_TWO))) {
         return cull_suite(o, dev, dir, tiles, n_tiles, tally, err);
     }

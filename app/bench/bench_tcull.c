@@ -214,9 +214,5 @@ sim_status app_bench_tcull_suite(const app_bench_options *o, const sim_device_in
         app_csv_end_row(&csv);
         tally->rows++;
     }
-    if (st != SIM_OK) {
-        app_csv_abort(&csv);
-        return st;
-    }
-    return app_csv_close(&csv, err);
+    return app_csv_finish(&csv, st, err);
 }
