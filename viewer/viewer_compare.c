@@ -11,6 +11,7 @@
 #include "maps_check.h"
 #include "text.h"
 #include "viewer_internal.h"
+#include "viewer_panel.h"
 
 #define WARMUP_FRAMES 2 /* after a map change: plans, caches and clocks settle */
 /* A sweep visits every map SWEEP_ROUNDS times in turn rather than once for long, so that a
@@ -24,14 +25,10 @@
 #define SWEEP_GIVE_UP 4 /* frames past warm-up without a sample (its phase is off): skip */
 #define PAPER_CHECK_FULL (1ull << 22) /* exactness check of a paper map: in full up to here */
 
-static const float head_color[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-static const float text_color[4] = {0.90f, 0.92f, 0.96f, 1.0f};
-static const float faint_color[4] = {0.66f, 0.70f, 0.78f, 1.0f};
 static const float note_color[4] = {1.0f, 0.95f, 0.45f, 1.0f};
 static const float paper_color[4] = {1.0f, 0.68f, 0.30f, 1.0f};
 static const float wrong_color[4] = {1.0f, 0.38f, 0.35f, 1.0f};
 static const float good_color[4] = {0.45f, 0.88f, 0.50f, 1.0f};
-static const float panel_color[4] = {0.03f, 0.04f, 0.06f, 0.86f};
 static const float active_color[4] = {1.0f, 0.80f, 0.25f, 0.22f};
 static const float bar_color[4] = {0.42f, 0.62f, 0.95f, 0.95f};
 static const float track_color[4] = {1.0f, 1.0f, 1.0f, 0.07f};
@@ -316,12 +313,6 @@ static int paper_exact(app_viewer *v, int dim, int map) {
 }
 
 /* Draws (d != NULL) or measures text; returns its width. */
-static float put_text(render_draw2d *d, float x, float y, float scale, const float *color,
-                      const char *text) {
-    return d != NULL ? render_text_draw(d, x, y, scale, color, text)
-                     : render_text_width(text, scale);
-}
-
 static void format_ms(char *out, size_t cap, double ms) {
     if (ms <= 0.0) {
         snprintf(out, cap, "-");
@@ -335,18 +326,10 @@ static void format_ms(char *out, size_t cap, double ms) {
 }
 
 typedef struct {
-    render_draw2d *d; /* NULL: measure only */
-    float x, y, scale, line;
+    viewer_panel t;
     float col[4]; /* x offsets of: ms, I, frames, bar (from x) */
     float bar_w;
-    float width; /* widest line so far */
 } panel_layout;
-
-static void line_text(panel_layout *p, const float *color, const char *text) {
-    float w = put_text(p->d, p->x, p->y, p->scale, color, text);
-    p->width = w > p->width ? w : p->width;
-    p->y += p->line;
-}
 
 /* One dimension's table: header, a row per map, bars scaled to the slowest. */
 static void table(app_viewer *v, panel_layout *p, int dim, int active, int *any_paper,
@@ -360,20 +343,21 @@ static void table(app_viewer *v, panel_layout *p, int dim, int active, int *any_
         slowest = rows[i].q3_ms > slowest ? rows[i].q3_ms : slowest;
     }
     const int best = fastest(rows, count);
-    const float s = p->scale;
+    const float s = p->t.scale;
     static const char *const heads[5] = {"map", "ms/step", "I = bb/map", "frames", ""};
     for (int c = 0; c < 4; ++c) {
-        put_text(p->d, p->x + (c == 0 ? 0.0f : p->col[c - 1]), p->y, s, faint_color, heads[c]);
+        viewer_panel_put(&p->t, p->t.x + (c == 0 ? 0.0f : p->col[c - 1]), p->t.y,
+                         viewer_panel_faint, heads[c]);
     }
-    p->y += p->line;
+    p->t.y += p->t.line;
     for (int i = 0; i < count; ++i) {
         const app_compare_row *r = &rows[i];
         const int wrong = r->paper_float && !paper_exact(v, dim, r->map);
         *any_paper |= r->paper_float;
         *any_wrong |= wrong;
-        if (p->d != NULL && r->map == active) {
-            render_draw2d_rect(p->d, p->x - 4.0f * s, p->y - 1.5f * s,
-                               p->col[3] + p->bar_w + 8.0f * s, p->line, active_color);
+        if (p->t.d != NULL && r->map == active) {
+            render_draw2d_rect(p->t.d, p->t.x - 4.0f * s, p->t.y - 1.5f * s,
+                               p->col[3] + p->bar_w + 8.0f * s, p->t.line, active_color);
         }
         char name[48], ms[24], ratio[24], frames[24];
         const int unculled = dim == 2 && r->map == SIM_PAIR_FULL && v->compare.table.key.cull;
@@ -389,38 +373,42 @@ static void table(app_viewer *v, panel_layout *p, int dim, int active, int *any_
             snprintf(ratio, sizeof ratio, "-");
         }
         snprintf(frames, sizeof frames, "%d", r->samples);
-        const float *name_color = wrong ? wrong_color : r->paper_float ? paper_color : text_color;
-        put_text(p->d, p->x, p->y, s, r->map == active ? head_color : name_color, name);
-        put_text(p->d, p->x + p->col[0], p->y, s, i == best ? good_color : text_color, ms);
+        const float *name_color = wrong            ? wrong_color
+                                  : r->paper_float ? paper_color
+                                                   : viewer_panel_text;
+        viewer_panel_put(&p->t, p->t.x, p->t.y, r->map == active ? viewer_panel_head : name_color,
+                         name);
+        viewer_panel_put(&p->t, p->t.x + p->col[0], p->t.y,
+                         i == best ? good_color : viewer_panel_text, ms);
         const float *ratio_color = r->ratio > 1.005                     ? good_color
                                    : r->ratio > 0.0 && r->ratio < 0.995 ? wrong_color
-                                                                        : text_color;
-        put_text(p->d, p->x + p->col[1], p->y, s, ratio_color, ratio);
-        put_text(p->d, p->x + p->col[2], p->y, s, faint_color, frames);
-        if (p->d != NULL) {
-            const float bx = p->x + p->col[3], by = p->y + 1.0f * s, bh = p->line - 5.0f * s;
-            render_draw2d_rect(p->d, bx, by, p->bar_w, bh, track_color);
+                                                                        : viewer_panel_text;
+        viewer_panel_put(&p->t, p->t.x + p->col[1], p->t.y, ratio_color, ratio);
+        viewer_panel_put(&p->t, p->t.x + p->col[2], p->t.y, viewer_panel_faint, frames);
+        if (p->t.d != NULL) {
+            const float bx = p->t.x + p->col[3], by = p->t.y + 1.0f * s, bh = p->t.line - 5.0f * s;
+            render_draw2d_rect(p->t.d, bx, by, p->bar_w, bh, track_color);
             if (r->samples > 0 && slowest > 0.0) {
                 const float scale_x = p->bar_w / (float)slowest;
                 const float *fill = i == best        ? good_color
                                     : wrong          ? wrong_color
                                     : r->paper_float ? paper_color
                                                      : bar_color;
-                render_draw2d_rect(p->d, bx, by, (float)r->median_ms * scale_x, bh, fill);
+                render_draw2d_rect(p->t.d, bx, by, (float)r->median_ms * scale_x, bh, fill);
                 /* The quartiles: how much of a difference the noise could make. */
                 const float q1 = bx + (float)r->q1_ms * scale_x,
                             q3 = bx + (float)r->q3_ms * scale_x;
                 const float my = by + 0.5f * bh;
-                render_draw2d_rect(p->d, q1, my - 0.5f * s, q3 - q1 + 1.0f, 1.0f * s,
+                render_draw2d_rect(p->t.d, q1, my - 0.5f * s, q3 - q1 + 1.0f, 1.0f * s,
                                    whisker_color);
-                render_draw2d_rect(p->d, q1, by, 1.0f * s, bh, whisker_color);
-                render_draw2d_rect(p->d, q3, by, 1.0f * s, bh, whisker_color);
+                render_draw2d_rect(p->t.d, q1, by, 1.0f * s, bh, whisker_color);
+                render_draw2d_rect(p->t.d, q3, by, 1.0f * s, bh, whisker_color);
             }
         }
-        p->y += p->line;
+        p->t.y += p->t.line;
     }
     const float w = p->col[3] + p->bar_w;
-    p->width = w > p->width ? w : p->width;
+    p->t.width = w > p->t.width ? w : p->t.width;
     if (best >= 0 && rows[best].ratio > 0.0 && rows[0].samples > 0 && best != 0) {
         char text[160];
         /* Overlapping quartiles: the ranking could be the noise's. */
@@ -428,9 +416,9 @@ static void table(app_viewer *v, panel_layout *p, int dim, int active, int *any_
         snprintf(text, sizeof text, "fastest here: %s, %.1f %% less time per step than bb%s",
                  rows[best].name, 100.0 * (1.0 - 1.0 / rows[best].ratio),
                  noise ? " - within the noise" : "");
-        line_text(p, noise ? text_color : good_color, text);
+        viewer_panel_line(&p->t, noise ? viewer_panel_text : good_color, text);
     } else if (best == 0) {
-        line_text(p, text_color, "fastest here: bb (the bounding box)");
+        viewer_panel_line(&p->t, viewer_panel_text, "fastest here: bb (the bounding box)");
     }
 }
 
@@ -438,7 +426,7 @@ static void layout(app_viewer *v, panel_layout *p) {
     const app_run_info *s = viewer_info(v);
     viewer_compare *c = &v->compare;
     char text[256];
-    const float sc = p->scale;
+    const float sc = p->t.scale;
     /* Columns sized for the longest names and numbers. */
     const float name_w = render_text_width("> full (no cull)", sc);
     const float gap = 14.0f * sc;
@@ -450,32 +438,33 @@ static void layout(app_viewer *v, panel_layout *p) {
 
     snprintf(text, sizeof text, "Map comparison   N %u   tile %u   culling %s", s->n,
              s->config.tile, c->table.key.cull ? "on" : "off");
-    line_text(p, head_color, text);
-    line_text(p, faint_color,
-              "median kernel time per step, this session; bar: time, | |: quartiles");
+    viewer_panel_line(&p->t, viewer_panel_head, text);
+    viewer_panel_line(&p->t, viewer_panel_faint,
+                      "median kernel time per step, this session; bar: time, | |: quartiles");
     int any_paper = 0, any_wrong = 0;
-    p->y += 0.3f * p->line;
-    line_text(p, head_color,
-              c->table.key.cull ? "pair phase: culling pass (placed by the map) + contacts"
-                                : "pair kernel: contacts over every tile pair");
+    p->t.y += 0.3f * p->t.line;
+    viewer_panel_line(&p->t, viewer_panel_head,
+                      c->table.key.cull ? "pair phase: culling pass (placed by the map) + contacts"
+                                        : "pair kernel: contacts over every tile pair");
     table(v, p, 2, s->config.pair_map, &any_paper, &any_wrong);
     if (s->params.triplets || app_map_compare_frames(&c->table, 3) > 0) {
-        p->y += 0.3f * p->line;
-        line_text(p, head_color,
-                  s->params.triplets ? "triplet kernel (ATM)" : "triplet kernel (ATM; now off)");
+        p->t.y += 0.3f * p->t.line;
+        viewer_panel_line(&p->t, viewer_panel_head,
+                          s->params.triplets ? "triplet kernel (ATM)"
+                                             : "triplet kernel (ATM; now off)");
         table(v, p, 3, s->params.triplets ? (int)s->config.triplet_map : -1, &any_paper,
               &any_wrong);
     }
-    p->y += 0.3f * p->line;
+    p->t.y += 0.3f * p->t.line;
     if (any_paper) {
-        line_text(p, paper_color, "* the papers' float variant, kept for study");
+        viewer_panel_line(&p->t, paper_color, "* the papers' float variant, kept for study");
     }
     if (any_wrong) {
         const char *unit;
         const uint32_t n = pair_domain(v, &unit);
         snprintf(text, sizeof text, "*! places blocks wrongly at this size (pairs: %u %s per side)",
                  n, unit);
-        line_text(p, wrong_color, text);
+        viewer_panel_line(&p->t, wrong_color, text);
     }
     if (c->sweeping) {
         const int dim = c->list_dim[c->list_pos];
@@ -483,37 +472,30 @@ static void layout(app_viewer *v, panel_layout *p) {
                  c->round + 1, SWEEP_ROUNDS, dim == 2 ? "pair" : "triplet",
                  map_name(dim, c->list_map[c->list_pos]), c->list_pos + 1, c->list_count,
                  c->measured_on_map, SWEEP_FRAMES, v->paused ? " (paused)" : "");
-        line_text(p, note_color, text);
+        viewer_panel_line(&p->t, note_color, text);
         snprintf(text, sizeof text, "Esc cancels the sweep");
-        line_text(p, note_color, text);
+        viewer_panel_line(&p->t, note_color, text);
     } else {
-        line_text(p, faint_color, "S: time every map   M / T: switch by hand   B: hide");
+        viewer_panel_line(&p->t, viewer_panel_faint,
+                          "S: time every map   M / T: switch by hand   B: hide");
     }
 }
 
 void viewer_compare_measure(app_viewer *v, float scale, float *w, float *h) {
     panel_layout p;
     memset(&p, 0, sizeof p);
-    p.scale = scale;
-    p.line = (RENDER_TEXT_LINE + 3.0f) * scale;
+    viewer_panel_begin(&p.t, NULL, 0.0f, 0.0f, scale);
     layout(v, &p);
-    const float pad = 8.0f * scale;
-    *w = p.width + 2.0f * pad;
-    *h = p.y + 2.0f * pad;
+    viewer_panel_size(&p.t, w, h);
 }
 
 void viewer_compare_draw(app_viewer *v, float x, float y, float scale) {
     float w, h;
     viewer_compare_measure(v, scale, &w, &h);
-    render_draw2d_rect(&v->d2, x, y, w, h, panel_color);
-    const float pad = 8.0f * scale;
+    viewer_panel_background(&v->d2, x, y, w, h);
     panel_layout p;
     memset(&p, 0, sizeof p);
-    p.d = &v->d2;
-    p.x = x + pad;
-    p.y = y + pad;
-    p.scale = scale;
-    p.line = (RENDER_TEXT_LINE + 3.0f) * scale;
+    viewer_panel_begin(&p.t, &v->d2, x, y, scale);
     layout(v, &p);
 }
 

@@ -12,11 +12,8 @@
 #include "map_palette.h"
 #include "text.h"
 #include "viewer_internal.h"
+#include "viewer_panel.h"
 
-static const float panel_color[4] = {0.03f, 0.04f, 0.06f, 0.86f};
-static const float head_color[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-static const float text_color[4] = {0.90f, 0.92f, 0.96f, 1.0f};
-static const float faint_color[4] = {0.66f, 0.70f, 0.78f, 1.0f};
 static const float lit_color[4] = {1.0f, 1.0f, 0.94f, 1.0f};
 static const float frame_color[4] = {1.0f, 1.0f, 1.0f, 0.30f};
 
@@ -190,16 +187,9 @@ void viewer_inset_update(app_viewer *v) {
 /* ---- layout: measured and drawn by the same code ---- */
 
 typedef struct {
-    render_draw2d *d; /* NULL: measure */
-    float x, y, scale, line, width, side;
+    viewer_panel t;
+    float side; /* the picture's side */
 } inset_layout;
-
-static void text_line(inset_layout *p, const float *color, const char *text) {
-    float w = p->d != NULL ? render_text_draw(p->d, p->x, p->y, p->scale, color, text)
-                           : render_text_width(text, p->scale);
-    p->width = w > p->width ? w : p->width;
-    p->y += p->line;
-}
 
 static const char *waste_text(const app_map_cover *c, char *buf, size_t cap) {
     const uint64_t idle = c->blocks > c->useful ? c->blocks - c->useful : 0;
@@ -212,27 +202,26 @@ static const char *waste_text(const app_map_cover *c, char *buf, size_t cap) {
 
 /* Launch hues as swatches, dark to light: how to read a cell's colour. */
 static void swatches(inset_layout *p, const app_map_cover *c) {
-    const float s = p->scale, w = 7.0f * s, h = RENDER_TEXT_LINE * s * 0.75f;
-    float x = p->x;
+    const float s = p->t.scale, w = 7.0f * s, h = RENDER_TEXT_LINE * s * 0.75f;
+    float x = p->t.x;
     const int shown = c->launches < APP_MAP_HUES ? c->launches : APP_MAP_HUES;
-    for (int l = 0; l < shown && p->d != NULL; ++l) {
+    for (int l = 0; l < shown && p->t.d != NULL; ++l) {
         for (int k = 0; k < 4; ++k) {
             const app_rgb col = app_map_order_colour(l, k / 3.0);
             const float rgba[4] = {col.r / 255.0f, col.g / 255.0f, col.b / 255.0f, 1.0f};
-            render_draw2d_rect(p->d, x, p->y, w, h, rgba);
+            render_draw2d_rect(p->t.d, x, p->t.y, w, h, rgba);
             x += w;
         }
         x += 3.0f * s;
     }
-    if (p->d == NULL) {
+    if (p->t.d == NULL) {
         x += (float)shown * (4.0f * w + 3.0f * s);
     }
     const char *legend = c->launches > 1 ? "  hue: launch, shade: dark -> light = block order"
                                          : "  shade: dark -> light = block order";
-    float tw = p->d != NULL ? render_text_draw(p->d, x, p->y, s, faint_color, legend)
-                            : render_text_width(legend, s);
-    p->width = x + tw - p->x > p->width ? x + tw - p->x : p->width;
-    p->y += p->line;
+    const float tw = viewer_panel_put(&p->t, x, p->t.y, viewer_panel_faint, legend);
+    p->t.width = x + tw - p->t.x > p->t.width ? x + tw - p->t.x : p->t.width;
+    p->t.y += p->t.line;
 }
 
 static void layout(app_viewer *v, inset_layout *p) {
@@ -244,15 +233,15 @@ static void layout(app_viewer *v, inset_layout *p) {
     const int levels = in->cover_levels[0];
     snprintf(text, sizeof text, "The map at work: pair map %s (%s)%s", sim_pair_choice_name(pm),
              sim_pair_choice_label(pm), levels > 0 ? " placing the culling pass" : "");
-    text_line(p, head_color, text);
+    viewer_panel_line(&p->t, viewer_panel_head, text);
     if (!in->cover_valid[0]) {
-        text_line(p, faint_color, "no picture for this map (see the message)");
+        viewer_panel_line(&p->t, viewer_panel_faint, "no picture for this map (see the message)");
         return;
     }
     const app_map_cover *c = &in->cover[0];
     snprintf(text, sizeof text, "tile pairs (I, J): row I, column J; n = %u tiles of %u bodies",
              c->n, s->config.tile);
-    text_line(p, faint_color, text);
+    viewer_panel_line(&p->t, viewer_panel_faint, text);
     char cell[64] = "a cell = a tile pair";
     if (c->per_cell > 1) {
         snprintf(cell, sizeof cell, "a cell = %u x %u tile pairs", c->per_cell, c->per_cell);
@@ -266,38 +255,36 @@ static void layout(app_viewer *v, inset_layout *p) {
     } else {
         snprintf(text, sizeof text, "a block owns a tile pair; %s", cell);
     }
-    text_line(p, faint_color, text);
+    viewer_panel_line(&p->t, viewer_panel_faint, text);
     swatches(p, c);
     /* The pictures: pairs, and the triplet layer beside it at the same scale per cell side. */
-    const float top = p->y + 0.2f * p->line;
+    const float top = p->t.y + 0.2f * p->t.line;
     const float side = p->side;
-    if (p->d != NULL) {
-        in->image_rect[0][0] = p->x;
+    if (p->t.d != NULL) {
+        in->image_rect[0][0] = p->t.x;
         in->image_rect[0][1] = top;
         in->image_rect[0][2] = side;
         in->image_rect[0][3] = side;
-        const float border[4][4] = {{p->x - 1, top - 1, side + 2, 1},
-                                    {p->x - 1, top + side, side + 2, 1},
-                                    {p->x - 1, top, 1, side},
-                                    {p->x + side, top, 1, side}};
+        const float border[4][4] = {{p->t.x - 1, top - 1, side + 2, 1},
+                                    {p->t.x - 1, top + side, side + 2, 1},
+                                    {p->t.x - 1, top, 1, side},
+                                    {p->t.x + side, top, 1, side}};
         for (int b = 0; b < 4; ++b) {
-            render_draw2d_rect(p->d, border[b][0], border[b][1], border[b][2], border[b][3],
+            render_draw2d_rect(p->t.d, border[b][0], border[b][1], border[b][2], border[b][3],
                                frame_color);
         }
     }
     float right = side, bottom = side;
     in->image_rect[1][2] = 0.0f;
     if (triplets) {
-        const float tx = p->x + side + 16.0f * p->scale, tside = side * 0.6f;
+        const float tx = p->t.x + side + 16.0f * p->t.scale, tside = side * 0.6f;
         const app_map_cover *t = &in->cover[1];
         snprintf(text, sizeof text, "triplet map %s", sim_triplet_map_name(s->config.triplet_map));
-        float tw1 = p->d ? render_text_draw(p->d, tx, top, p->scale, head_color, text)
-                         : render_text_width(text, p->scale);
+        const float tw1 = viewer_panel_put(&p->t, tx, top, viewer_panel_head, text);
         snprintf(buf, sizeof buf, "layer I = %u: row J, col K", t->layer);
-        float tw2 = p->d ? render_text_draw(p->d, tx, top + p->line, p->scale, faint_color, buf)
-                         : render_text_width(buf, p->scale);
-        const float iy = top + 2.2f * p->line;
-        if (p->d != NULL) {
+        const float tw2 = viewer_panel_put(&p->t, tx, top + p->t.line, viewer_panel_faint, buf);
+        const float iy = top + 2.2f * p->t.line;
+        if (p->t.d != NULL) {
             in->image_rect[1][0] = tx;
             in->image_rect[1][1] = iy;
             in->image_rect[1][2] = tside;
@@ -306,25 +293,24 @@ static void layout(app_viewer *v, inset_layout *p) {
         char blocks[64];
         snprintf(blocks, sizeof blocks, "%llu blocks, %.1f %% idle", (unsigned long long)t->blocks,
                  t->blocks > 0 ? 100.0 * (double)(t->blocks - t->useful) / (double)t->blocks : 0.0);
-        float tw3 = p->d ? render_text_draw(p->d, tx, iy + tside + 4.0f * p->scale, p->scale,
-                                            faint_color, blocks)
-                         : render_text_width(blocks, p->scale);
+        const float tw3 =
+            viewer_panel_put(&p->t, tx, iy + tside + 4.0f * p->t.scale, viewer_panel_faint, blocks);
         float tw = tw1 > tw2 ? tw1 : tw2;
         tw = tw3 > tw ? tw3 : tw;
         tw = tside > tw ? tside : tw;
-        right = tx + tw - p->x;
-        const float below = iy + tside + 4.0f * p->scale + p->line - top;
+        right = tx + tw - p->t.x;
+        const float below = iy + tside + 4.0f * p->t.scale + p->t.line - top;
         bottom = below > bottom ? below : bottom;
     }
-    p->width = right > p->width ? right : p->width;
-    p->y = top + bottom + 0.4f * p->line;
-    text_line(p, text_color, waste_text(c, buf, sizeof buf));
+    p->t.width = right > p->t.width ? right : p->t.width;
+    p->t.y = top + bottom + 0.4f * p->t.line;
+    viewer_panel_line(&p->t, viewer_panel_text, waste_text(c, buf, sizeof buf));
     if (c->waste) {
-        text_line(p, faint_color,
-                  "grey: the bounding box's idle blocks (J > I), launched for nothing");
+        viewer_panel_line(&p->t, viewer_panel_faint,
+                          "grey: the bounding box's idle blocks (J > I), launched for nothing");
     }
-    text_line(p, in->lit_cells > 0 ? lit_color : faint_color, in->note);
-    text_line(p, faint_color, "I: hide   M / T: switch maps   S: time them all");
+    viewer_panel_line(&p->t, in->lit_cells > 0 ? lit_color : viewer_panel_faint, in->note);
+    viewer_panel_line(&p->t, viewer_panel_faint, "I: hide   M / T: switch maps   S: time them all");
 }
 
 static float picture_side(float scale, float max_h) {
@@ -338,28 +324,18 @@ static float picture_side(float scale, float max_h) {
 
 void viewer_inset_measure(app_viewer *v, float scale, float max_h, float *w, float *h) {
     inset_layout p;
-    memset(&p, 0, sizeof p);
-    p.scale = scale;
-    p.line = (RENDER_TEXT_LINE + 3.0f) * scale;
+    viewer_panel_begin(&p.t, NULL, 0.0f, 0.0f, scale);
     p.side = picture_side(scale, max_h);
     layout(v, &p);
-    const float pad = 8.0f * scale;
-    *w = p.width + 2.0f * pad;
-    *h = p.y + 2.0f * pad;
+    viewer_panel_size(&p.t, w, h);
 }
 
 void viewer_inset_draw(app_viewer *v, float x, float y, float scale, float max_h) {
     float w, h;
     viewer_inset_measure(v, scale, max_h, &w, &h);
-    render_draw2d_rect(&v->d2, x, y, w, h, panel_color);
-    const float pad = 8.0f * scale;
+    viewer_panel_background(&v->d2, x, y, w, h);
     inset_layout p;
-    memset(&p, 0, sizeof p);
-    p.d = &v->d2;
-    p.x = x + pad;
-    p.y = y + pad;
-    p.scale = scale;
-    p.line = (RENDER_TEXT_LINE + 3.0f) * scale;
+    viewer_panel_begin(&p.t, &v->d2, x, y, scale);
     p.side = picture_side(scale, max_h);
     layout(v, &p);
 }
