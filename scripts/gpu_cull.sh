@@ -16,17 +16,8 @@
 # when present, for the stb headers the build needs)
 # shellcheck source=gpu_prelude.sh
 source "$(dirname "$0")/gpu_prelude.sh" cull 300 "$@"
-# shellcheck disable=SC1091
-[ -f .devkit/setup.sh ] && source .devkit/setup.sh >/dev/null 2>&1
-mkdir -p "$OUT/logs"
-logs=$OUT/logs
 csv=$OUT/cull_timing.csv
 rm -f "$csv"
-status=0
-t0=$(date +%s)
-step() { echo "=== $* ($(( $(date +%s) - t0 )) s)"; }
-left() { [ $(( $(date +%s) - t0 )) -lt "$budget" ]; }
-skip() { echo "skipped (time budget of $budget s spent): $*"; }
 
 step device
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$logs/device.txt"

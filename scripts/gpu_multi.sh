@@ -26,15 +26,6 @@ if [ "${gpus:-0}" -lt 2 ]; then
   echo "gpu_multi.sh: ${gpus:-0} GPU(s) visible; the multi-GPU runs need two or more: skipped"
   exit 0
 fi
-# shellcheck disable=SC1091
-[ -f .devkit/setup.sh ] && source .devkit/setup.sh >/dev/null 2>&1
-mkdir -p "$OUT/logs"
-logs=$OUT/logs
-status=0
-t0=$(date +%s)
-step() { echo "=== $* ($(( $(date +%s) - t0 )) s)"; }
-left() { [ $(( $(date +%s) - t0 )) -lt "$budget" ]; }
-skip() { echo "skipped (time budget of $budget s spent): $*"; }
 
 step "device ($gpus GPUs)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$logs/device.txt"

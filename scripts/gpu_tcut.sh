@@ -16,15 +16,6 @@
 # Usage: scripts/gpu_tcut.sh [--budget SECONDS]
 # shellcheck source=gpu_prelude.sh
 source "$(dirname "$0")/gpu_prelude.sh" tcut 190 "$@"
-# shellcheck disable=SC1091
-[ -f .devkit/setup.sh ] && source .devkit/setup.sh >/dev/null 2>&1
-mkdir -p "$OUT/logs"
-logs=$OUT/logs
-status=0
-t0=$(date +%s)
-step() { echo "=== $* ($(( $(date +%s) - t0 )) s)"; }
-left() { [ $(( $(date +%s) - t0 )) -lt "$budget" ]; }
-skip() { echo "skipped (time budget of $budget s spent): $*"; }
 finish() {
   tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$logs"
   exit $status
