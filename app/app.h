@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 /* Exit codes of the nbsim program. */
 enum {

@@ -9,7 +9,7 @@
 #define RENDER_BODIES_H
 
 #include "gl.h"
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 struct cudaGraphicsResource;
 

@@ -4,7 +4,7 @@
 #define RENDER_BOX_LINES_H
 
 #include "gl.h"
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 typedef struct {
     GLuint program, vao, vbo;

@@ -5,7 +5,7 @@
 #define RENDER_DRAW2D_H
 
 #include "gl.h"
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 typedef struct {
     float x, y;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "gl.h"
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 typedef struct {
     GLuint program, vao, tex;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "gl.h"
-#include "output_file.h"
+#include "nbsim/output_file.h"
 
 /* Static: the module keeps its copy private, whatever else in the process links stb. */
 #define STB_IMAGE_WRITE_STATIC

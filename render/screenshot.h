@@ -4,7 +4,7 @@
 #ifndef RENDER_SCREENSHOT_H
 #define RENDER_SCREENSHOT_H
 
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 /* Reads the back buffer (call after drawing, before swapping) of size width x height [px]. */
 sim_status render_screenshot_write(const char *path, int width, int height, sim_error *err);

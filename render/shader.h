@@ -5,7 +5,7 @@
 #define RENDER_SHADER_H
 
 #include "gl.h"
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 /* Compiles and links; `name` labels messages (e.g. "spheres"). *out is 0 on failure. */
 sim_status render_program_create(const char *name, const char *vertex_src, const char *fragment_src,

@@ -5,7 +5,7 @@
 #define RENDER_WINDOW_H
 
 #include "gl.h"
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 typedef struct {
     const char *title;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — a CPU emulation of the few CUDA features the triplet kernel uses, so a CPU test can
- * run sim/triplet_kernels.cu's kernel from its own source (test_triplet_kernel_emu.cc). The
+ * run sim/cuda/triplet_kernels.cu's kernel from its own source (test_triplet_kernel_emu.cc). The
  * threads of one block are fibers (ucontext) on one host thread. __syncthreads, __syncwarp and
  * the warp collectives (__shfl_sync, __shfl_down_sync, __shfl_xor_sync, __any_sync,
  * __ballot_sync) are barriers, and at each

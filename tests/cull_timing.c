@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "scene.h"
+#include "nbsim/backend.h"
+#include "nbsim/scene.h"
 
 #include "test_rng.h"
 

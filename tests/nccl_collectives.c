@@ -11,7 +11,7 @@
  * slowest GPU's time; 5 warm-ups, the median of 30.
  * Usage: nccl_collectives [GPUS [N ...]]   (default: every GPU, N = 1,048,576 and 4,194,304)
  * Prints a table and exits 0; exits 77 with one line with fewer than two GPUs. */
-#include "comm.h"
+#include "multi/comm.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 typedef struct {
     volatile sig_atomic_t *flag;

@@ -3,8 +3,8 @@
  * O(N^2) / O(N^3) loop (so the tiling and the maps lose and repeat nothing; pairs also culled),
  * conservation of momentum and energy, switching maps/params/state mid-run, instability
  * reports, timings. Culling itself: test_cpu_cull.c. */
-#include "backend.h"
-#include "physics.h"
+#include "nbsim/backend.h"
+#include "physics/physics.h"
 
 #include "ensure.h"
 #include "test_backend_util.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the ATM cut-off culled on the CPU reference (sim/triplet_cull.h, sim/cpu_tcull.c):
+ * nbsim — the ATM cut-off culled on the CPU reference (sim/cull/triplet_cull.h, sim/cull/cpu_tcull.c):
  * culled against unculled triplet forces and energies (double, the same triples: only the
  * summation order differs), the unculled sweep under every exact triplet map and the culled one
  * with every pair map placing the neighbour pass, one and two levels; triples exactly on the
@@ -7,10 +7,10 @@
  * below it), partial last tiles, cut-offs that keep few and many tile triples; every body triple
  * within the cut-off lies in a surviving tile triple; the frame's report; trajectories over
  * re-sorts; culling and the cut-off switched at run time. */
-#include "backend.h"
-#include "cpu_cull.h"
-#include "physics.h"
-#include "triplet_cull.h"
+#include "nbsim/backend.h"
+#include "cull/cpu_cull.h"
+#include "physics/physics.h"
+#include "cull/triplet_cull.h"
 
 #include "ensure.h"
 #include "test_backend_util.h"

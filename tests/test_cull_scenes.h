@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "scene.h"
+#include "nbsim/backend.h"
+#include "nbsim/scene.h"
 
 typedef struct {
     const char *name;

@@ -3,7 +3,7 @@
  * launchers' variables, and the NCCL id passed through a file between real processes (a made-up
  * id: the exchange does not care what the bytes are), refused when their settings differ. */
 #define _POSIX_C_SOURCE 200809L
-#include "dist.h"
+#include "nbsim/dist.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
- * The NCCL id and the settings check through MPI (sim/dist_mpi.c), run by ctest under mpiexec
+ * The NCCL id and the settings check through MPI (sim/multi/dist_mpi.c), run by ctest under mpiexec
  * with 3 processes on the CPU: rank 0's id reaches every rank when the settings agree; when one
  * rank's settings differ every rank refuses alike, naming it; a --rank that is not MPI's is
  * refused before any collective (so no rank waits in one). Each rank checks its own side; the
  * ranks' failures are summed so rank 0's exit says them all. */
-#include "dist.h"
+#include "nbsim/dist.h"
 #include "ensure.h"
 
 #include <mpi.h>

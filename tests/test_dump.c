@@ -5,10 +5,10 @@
  * through a run reported in one line with the complete frames kept; refusals at open. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "backend.h"
+#include "nbsim/backend.h"
 #include "dump.h"
-#include "scene.h"
-#include "trajectory.h"
+#include "nbsim/scene.h"
+#include "nbsim/trajectory.h"
 
 #include "ensure.h"
 #include "test_tmp.h"

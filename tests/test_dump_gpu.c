@@ -4,9 +4,9 @@
  * them, and the recorder's last frame equals the backend's state. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "backend.h"
+#include "nbsim/backend.h"
 #include "dump.h"
-#include "trajectory.h"
+#include "nbsim/trajectory.h"
 
 #include "ensure.h"
 #include "test_gpu_util.h"

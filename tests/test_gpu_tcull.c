@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the ATM cut-off culled on the CUDA backend (sim/triplet_cull_kernels.cu, the culled
- * kernel of sim/triplet_kernels.cu): against the unculled GPU sweep, the CPU reference and a
+ * nbsim — the ATM cut-off culled on the CUDA backend (sim/cull/triplet_cull_kernels.cu, the culled
+ * kernel of sim/cuda/triplet_kernels.cu): against the unculled GPU sweep, the CPU reference and a
  * brute-force count on the host. Skipped (77) without a device.
  *
  * Acceptance:
@@ -26,11 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cull.h"
+#include "cull/cull.h"
 #include "ensure.h"
 #include "test_gpu_util.h"
 #include "test_tcull_scenes.h"
-#include "triplet_cull.h"
+#include "cull/triplet_cull.h"
 
 #define TOL_F_L2 1e-5
 #define TOL_F_BODY 1e-4

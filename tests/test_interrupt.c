@@ -8,10 +8,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 
-#include "backend.h"
+#include "nbsim/backend.h"
 #include "ensure.h"
 #include "test_backend_util.h"
-#include "scene.h"
+#include "nbsim/scene.h"
 #include "stop_raiser.h"
 
 /* The flag the backends under test read. */

@@ -3,7 +3,7 @@
  * else, waste as planned), every row / layer boundary of the root-based maps up to the largest n,
  * full checks at a few large n, the first failing n of the papers' float variants, rm's waste,
  * plan limits and errors. */
-#include "maps_check.h"
+#include "nbsim/maps_check.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ensure.h"
-#include "size_limits.h"
+#include "nbsim/size_limits.h"
 
 #if defined(_OPENMP)
 #define PARALLEL_FOR _Pragma("omp parallel for schedule(dynamic, 1)")

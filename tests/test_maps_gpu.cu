@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ensure.h"
-#include "maps.h"
+#include "nbsim/maps.h"
 
 #define CUDA_OK(expr)                                                                              \
     do {                                                                                           \

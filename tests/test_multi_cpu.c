@@ -3,8 +3,8 @@
  * of one process (the multi backend, work_split.h shares, the host group's all-reduce) gives the
  * forces, trajectory and energies of the CPU reference alone, up to the order of the double
  * sums; its ranks stay bit-identical; culled lists split by rows add up to the whole list. */
-#include "backend_impl.h"
-#include "physics.h"
+#include "step/backend_impl.h"
+#include "physics/physics.h"
 
 #include "ensure.h"
 #include "test_backend_util.h"

@@ -9,8 +9,8 @@
  * The two processes are forked before this process touches CUDA (a CUDA context does not
  * survive fork); each writes its F_0 to a file the parent compares after its own runs. */
 #define _POSIX_C_SOURCE 200809L
-#include "backend_impl.h"
-#include "dist.h"
+#include "step/backend_impl.h"
+#include "nbsim/dist.h"
 #include "test_gpu_util.h"
 
 #include <stdio.h>

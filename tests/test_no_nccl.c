@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the build without NCCL (-DNBSIM_NCCL=OFF) compiled and checked in every build: its
  * stand-in says in one line that there is no NCCL (the program turns that into `--gpus 2`'s
- * one-line refusal, exit 2). Links sim/nccl_none.c alone, whatever this build found. */
-#include "comm.h"
+ * one-line refusal, exit 2). Links sim/multi/nccl_none.c alone, whatever this build found. */
+#include "multi/comm.h"
 
 #include <string.h>
 

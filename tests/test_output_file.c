@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "ensure.h"
-#include "output_file.h"
+#include "nbsim/output_file.h"
 
 static char dir[64];
 

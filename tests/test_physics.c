@@ -3,7 +3,7 @@
  * gravity, ATM energy against closed forms and its forces against finite differences, the
  * integrator, float against double, ATM through pair terms (the GPU kernel's arithmetic) against
  * the double reference, the default step. */
-#include "physics.h"
+#include "physics/physics.h"
 
 #include "ensure.h"
 #include "test_rng.h"

@@ -4,8 +4,8 @@
  * the shipped assets (they load, and the two-ball collision has the restitution it declares). */
 #define _POSIX_C_SOURCE 200809L
 
-#include "backend.h"
-#include "scene.h"
+#include "nbsim/backend.h"
+#include "nbsim/scene.h"
 
 #include "ensure.h"
 #include "test_tmp.h"

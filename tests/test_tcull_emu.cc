@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the ATM cut-off's culling kernels (sim/triplet_cull_kernels.cu) and the persistent
- * culled ATM kernel (sim/triplet_kernels.cu), compiled from their own sources for the CPU and run
+ * nbsim — the ATM cut-off's culling kernels (sim/cull/triplet_cull_kernels.cu) and the persistent
+ * culled ATM kernel (sim/cuda/triplet_kernels.cu), compiled from their own sources for the CPU and run
  * under tests/cuda_emulation.h in the order sim_gpu_tcull_build launches them (the prefix sum,
  * CUB's on the GPU, done on the host). Checked without a GPU:
  *  - the boxes of centres, bit for bit against the host's;
@@ -19,9 +19,9 @@
 #include "cuda_emulation.h"
 
 #define SIM_TRIPLET_KERNEL_ONLY
-#include "triplet_kernels.cu"
+#include "cuda/triplet_kernels.cu"
 #define SIM_TCULL_KERNELS_ONLY
-#include "triplet_cull_kernels.cu"
+#include "cull/triplet_cull_kernels.cu"
 
 #include <algorithm>
 #include <vector>

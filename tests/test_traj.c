@@ -7,8 +7,8 @@
  * complete frames readable. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "scene.h"
-#include "trajectory.h"
+#include "nbsim/scene.h"
+#include "nbsim/trajectory.h"
 
 #include "ensure.h"
 #include "test_rng.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the ATM triplet kernel of sim/triplet_kernels.cu, compiled from its own source for the
+ * nbsim — the ATM triplet kernel of sim/cuda/triplet_kernels.cu, compiled from its own source for the
  * CPU and run under tests/cuda_emulation.h (fibers for threads, barriers and shuffles with a
  * random schedule), against the double reference over all triples: every thread map and the
  * list source, partial tiles, triples exactly on the cut-off, coincident bodies, needle
@@ -12,7 +12,7 @@
 #include "cuda_emulation.h"
 
 #define SIM_TRIPLET_KERNEL_ONLY
-#include "triplet_kernels.cu"
+#include "cuda/triplet_kernels.cu"
 
 #include <algorithm>
 #include <vector>

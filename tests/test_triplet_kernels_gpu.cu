@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ensure.h"
-#include "triplet_kernels.h"
+#include "cuda/triplet_kernels.h"
 extern "C" {
 #include "test_gpu_util.h"
 }

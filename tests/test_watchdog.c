@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "ensure.h"
-#include "output_file.h"
-#include "sim_base.h"
+#include "nbsim/output_file.h"
+#include "nbsim/base.h"
 
 static volatile sig_atomic_t flag;
 static volatile int gave_up;

@@ -4,8 +4,8 @@
  * exactly one rank's share, the shares' pieces are the plan's blocks in the plan's order, shares
  * are within one block (bb: one row) of equal; row and list ranges cover their items once; a plan
  * cut into slices (a long step's sweep, launched a part at a time) covers them once too. */
-#include "maps_check.h"
-#include "work_split.h"
+#include "nbsim/maps_check.h"
+#include "multi/work_split.h"
 
 #include <inttypes.h>
 #include <stdio.h>

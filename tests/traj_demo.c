@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "nbsim/backend.h"
 #include "dump.h"
-#include "physics.h"
-#include "scene.h"
-#include "trajectory.h"
+#include "physics/physics.h"
+#include "nbsim/scene.h"
+#include "nbsim/trajectory.h"
 
 #define MAX_FORMATS 3
 

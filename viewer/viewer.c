@@ -11,7 +11,7 @@
 
 #include "app.h"
 #include "colormap.h"
-#include "scene.h"
+#include "nbsim/scene.h"
 #include "signals.h"
 #include "text.h"
 #include "viewer_internal.h"

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cull.h"
-#include "maps_check.h"
+#include "cull/cull.h"
+#include "nbsim/maps_check.h"
 #include "text.h"
 #include "viewer_internal.h"
 #include "viewer_panel.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cull.h"
+#include "cull/cull.h"
 #include "map_palette.h"
 #include "text.h"
 #include "viewer_internal.h"

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "output_file.h"
+#include "nbsim/output_file.h"
 
 typedef struct {
     FILE *f;        /* out.file while open, else NULL */

@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "app.h"
-#include "backend.h"
+#include "nbsim/backend.h"
 #include "bench_options.h"
 #include "bench_report.h"
 #include "bench_stats.h"
 #include "bench_suites.h"
-#include "output_file.h"
+#include "nbsim/output_file.h"
 #include "parse.h"
 
 int app_bench_main(int argc, char **argv) {

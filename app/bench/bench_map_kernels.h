@@ -5,8 +5,8 @@
 #ifndef SIM_BENCH_MAP_KERNELS_H
 #define SIM_BENCH_MAP_KERNELS_H
 
-#include "backend.h"
-#include "maps.h"
+#include "nbsim/backend.h"
+#include "nbsim/maps.h"
 
 #ifdef __cplusplus
 extern "C" {

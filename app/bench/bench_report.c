@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "output_file.h"
+#include "nbsim/output_file.h"
 #include "plot.h"
 
 #ifndef NBSIM_VERSION

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — `nbsim bench pairs|triplets --gpus 1,2,4`: the step on several GPUs of this machine
- * (one process, one rank per GPU, forces summed with NCCL; sim/multi.h), on the gas scene. Per
+ * (one process, one rank per GPU, forces summed with NCCL; include/nbsim/multi.h), on the gas scene. Per
  * map, size and GPU count: the time per step (CUDA events on the slowest rank, the median over
  * the repeats), speed-up and parallel efficiency against the first count, and the share of the
  * step spent in the all-reduce (the quickest rank's interval: the transfer, not the waiting).
@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "nbsim/backend.h"
 #include "bench_csv.h"
 #include "bench_stats.h"
 #include "bench_suites.h"
-#include "scene.h"
+#include "nbsim/scene.h"
 
 static const uint32_t k_pairs_n[] = {262144, 1048576};
 static const uint32_t k_triplets_n[] = {4096, 16384};

@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "nbsim/backend.h"
 #include "bench_csv.h"
 #include "bench_report.h"
 #include "bench_stats.h"
 #include "bench_suites.h"
-#include "scene.h"
+#include "nbsim/scene.h"
 
 static const uint32_t k_pairs_n[] = {4096, 16384, 65536, 131072};
 static const uint32_t k_pairs_n_quick[] = {1024, 2048};

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim_base.h"
+#include "nbsim/base.h"
 #include "stats.h"
 
 /* I = t_BB / t_map; 0 when either time is not positive. */

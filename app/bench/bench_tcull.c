@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — `nbsim bench triplets --atm-cutoff R`: the ATM cut-off culled (sim/triplet_cull.h)
+ * nbsim — `nbsim bench triplets --atm-cutoff R`: the ATM cut-off culled (sim/cull/triplet_cull.h)
  * through the CUDA backend on the built-in `triplets` scene, over N. Per N: the surviving tile
  * triples, the culling (boxes of centres, neighbour pairs, tile-triple list) and the ATM kernel
  * over the list per step, their sum (the triplet step), the whole step and steps per second, and
@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "nbsim/backend.h"
 #include "bench_csv.h"
 #include "bench_report.h"
 #include "bench_stats.h"
 #include "bench_suites.h"
-#include "scene.h"
-#include "triplet_cull.h"
+#include "nbsim/scene.h"
+#include "cull/triplet_cull.h"
 
 static const uint32_t k_tcull_n[] = {16384, 65536, 262144};
 static const uint32_t k_tcull_n_quick[] = {2048, 4096};

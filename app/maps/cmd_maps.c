@@ -11,8 +11,8 @@
 
 #include "app.h"
 #include "map_png.h"
-#include "maps_check.h"
-#include "output_file.h"
+#include "nbsim/maps_check.h"
+#include "nbsim/output_file.h"
 #include "parse.h"
 
 typedef struct {

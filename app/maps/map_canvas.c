@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "output_file.h"
+#include "nbsim/output_file.h"
 
 /* Third-party single-header libraries: their internals are not held to our warning flags.
  * The writer is static so it cannot clash with another copy elsewhere in the program; its

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "map_palette.h"
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 typedef struct {
     int w, h;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "maps_check.h"
+#include "nbsim/maps_check.h"
 #include "map_palette.h"
 
 /* Grey for the bounding box's idle blocks, in two tones so the stripes read as "not work". */

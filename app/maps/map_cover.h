@@ -13,7 +13,7 @@
 #ifndef APP_MAP_COVER_H
 #define APP_MAP_COVER_H
 
-#include "maps.h"
+#include "nbsim/maps.h"
 
 #define APP_MAP_COVER_SIDE 128u          /* cells per side, at most */
 #define APP_MAP_COVER_BLOCK_TILES 32u    /* up to this n a cell is a tile coloured per block */

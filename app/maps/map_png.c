@@ -10,7 +10,7 @@
 
 #include "map_canvas.h"
 #include "map_palette.h"
-#include "maps_check.h"
+#include "nbsim/maps_check.h"
 
 enum {
     MARGIN = 24,

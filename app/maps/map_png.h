@@ -4,7 +4,7 @@
 #ifndef APP_MAP_PNG_H
 #define APP_MAP_PNG_H
 
-#include "maps.h"
+#include "nbsim/maps.h"
 
 /* Largest n drawn (one pixel per tile and block at the least). */
 #define APP_MAP_PNG_MAX_2D 1024u

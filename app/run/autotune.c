@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "backend.h"
-#include "output_file.h"
+#include "nbsim/backend.h"
+#include "nbsim/output_file.h"
 #include "stats.h"
 #include "parse.h"
 

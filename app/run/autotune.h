@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "backend.h"
+#include "nbsim/backend.h"
 
 enum {
     APP_AUTOTUNE_PAIR = 1u << 0,    /* choose config->pair_map (a map or full) */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trajectory.h"
+#include "nbsim/trajectory.h"
 
 #define DUMP_SLOTS 2
 

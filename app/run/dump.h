@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the trajectory recorder (--dump FILE --dump-every K): every K-th frame copied off the
  * backend and written by a writer thread in the format the file's extension selects
- * (sim/trajectory.h), so the simulation thread only enqueues.
+ * (include/nbsim/trajectory.h), so the simulation thread only enqueues.
  *
  * Two capture buffers (double buffering): while the writer formats and writes one frame, the
  * next can already be captured into the other. The simulation thread's cost per dumped frame is
@@ -13,14 +13,14 @@
  *
  * Errors: an unwritable path fails at open. A write that fails later (disk full, I/O error) is
  * reported by the next app_dump_frame as one line naming the file, the frame and the cause; the
- * file keeps every frame completed before it (sim/trajectory.h), and the recorder writes no more.
+ * file keeps every frame completed before it (include/nbsim/trajectory.h), and the recorder writes no more.
  */
 #ifndef APP_DUMP_H
 #define APP_DUMP_H
 
 #include <stdint.h>
 
-#include "backend.h"
+#include "nbsim/backend.h"
 
 typedef struct app_dump app_dump;
 

@@ -14,7 +14,7 @@
 #include "app.h"
 #include "plot.h"
 #include "run_loop.h"
-#include "scene.h"
+#include "nbsim/scene.h"
 #include "signals.h"
 #include "watchdog.h"
 

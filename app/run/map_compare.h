@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "backend.h"
+#include "nbsim/backend.h"
 
 /* Newest per-step times kept per map: a few sweeps' worth, so the median follows the scene. */
 #define APP_COMPARE_SAMPLES 240

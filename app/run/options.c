@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "autotune.h"
-#include "dist.h"
-#include "work_split.h"
+#include "nbsim/dist.h"
+#include "multi/work_split.h"
 #include "option_table.h"
 #include "parse.h"
-#include "scene.h"
-#include "trajectory.h"
+#include "nbsim/scene.h"
+#include "nbsim/trajectory.h"
 #include "viewer_keys.h"
 
 void app_options_default(app_options *o) {

@@ -6,9 +6,9 @@
 #ifndef APP_OPTIONS_H
 #define APP_OPTIONS_H
 
-#include "backend.h"
-#include "output_file.h"
-#include "params.h"
+#include "nbsim/backend.h"
+#include "nbsim/output_file.h"
+#include "nbsim/params.h"
 
 /* Which physics parameters were given on the command line: bit 1 << sim_param_id per parameter
  * (they override the scene's), plus the contact law. */
@@ -44,7 +44,7 @@ typedef struct {
     int pair_map_set, triplet_map_set; /* --pair-map / --triplet-map named a map */
     int cached_defaults; /* set by the viewer: without --pair-map/--tile, the autotuner's cached
                             choice for this GPU and N, else the backend's fastest tile */
-    /* several GPUs (sim/multi.h): --gpus N in one process, or one process per GPU */
+    /* several GPUs (include/nbsim/multi.h): --gpus N in one process, or one process per GPU */
     int gpus;                        /* --gpus: GPUs of this process; 0: one; APP_GPUS_ALL */
     int rank, world;                 /* this process's rank of world (world 0: one process);
                                         from --rank/--world or the launcher's variables */

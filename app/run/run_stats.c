@@ -2,7 +2,7 @@
  * nbsim — per-step kernel statistics and the run summary. */
 #include "run_stats.h"
 
-#include "output_file.h"
+#include "nbsim/output_file.h"
 
 #include <errno.h>
 #include <stdio.h>

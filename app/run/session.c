@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 
 #include "autotune.h"
-#include "dist.h"
-#include "physics.h"
-#include "scene.h"
+#include "nbsim/dist.h"
+#include "physics/physics.h"
+#include "nbsim/scene.h"
 #include "signals.h"
-#include "size_limits.h"
+#include "nbsim/size_limits.h"
 
 /* Triplets (auto) stay on while a step's unique triples fit this budget: about 10 ms per step
  * on a current GPU at ~2e11 triples/s, and well under a second per frame on a CPU core. A scene
@@ -23,7 +23,7 @@
 #define APP_AUTO_TRIPLES_CUDA 2.0e9
 #define APP_AUTO_TRIPLES_CPU 2.0e6
 #define APP_AUTO_TRIPLES_VIEWER_FACTOR 100.0
-/* With an ATM cut-off and culling the triplet work grows like N (sim/triplet_cull.h): they stay
+/* With an ATM cut-off and culling the triplet work grows like N (sim/cull/triplet_cull.h): they stay
  * on up to this many bodies (the `triplets` scene at a 3 m cut-off: ~20 ms per step expected at
  * 131,072 on an H100, bench/README.md; ~1 s per step at 4,096 on two CPU cores). */
 #define APP_AUTO_CULLED_TRIPLETS_N_CUDA 131072u
@@ -130,7 +130,7 @@ static uint32_t body_limit(const app_session *s, char *why, size_t cap) {
         c.tile = sim_pair_tile_max();
     }
     const int triplets = s->opt.triplets == APP_TRIPLETS_ON;
-    /* Triplets culled by the command line's cut-off need no triplet map (sim/backend.c). */
+    /* Triplets culled by the command line's cut-off need no triplet map (sim/step/backend.c). */
     const int cutoff_culled = triplets && (s->opt.params_set & APP_SET(ATM_CUTOFF)) &&
                               s->opt.params.atm_cutoff > 0.0 && c.cull &&
                               c.pair_map != SIM_PAIR_FULL;
@@ -345,7 +345,7 @@ static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n,
     const int headless = o->frames > 0, cuda = s->config.kind == SIM_BACKEND_CUDA;
     const double triples = (double)sim_choose(n, 3);
     const double budget = cuda ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
-    /* Culled by a cut-off, the work grows like N (sim/triplet_cull.h), and no triplet map's
+    /* Culled by a cut-off, the work grows like N (sim/cull/triplet_cull.h), and no triplet map's
      * grid limits N. */
     const int culled = p->atm_cutoff > 0.0 && s->config.cull && s->config.pair_map != SIM_PAIR_FULL;
     const uint32_t culled_n =

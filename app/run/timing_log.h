@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "output_file.h"
+#include "nbsim/output_file.h"
 #include "session.h"
 
 typedef struct {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "sim_base.h"
+#include "nbsim/base.h"
 
 struct app_watchdog {
     pthread_t thread;

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "physics.h"
-#include "scene.h"
+#include "physics/physics.h"
+#include "nbsim/scene.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

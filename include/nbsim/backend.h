@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the simulation backends behind one interface: the double-precision CPU reference and
+ * the CUDA backend. app/ drives a backend frame by frame; render/ only asks it for positions. */
+#ifndef SIM_BACKEND_H
+#define SIM_BACKEND_H
+
+#include <signal.h>
+
+#include "nbsim/capture.h"
+#include "cull/cull.h"
+#include "nbsim/maps.h"
+#include "nbsim/multi.h"
+#include "nbsim/state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { SIM_BACKEND_CPU, SIM_BACKEND_CUDA } sim_backend_kind;
+
+/* Bodies per triplet tile in every backend, whatever the pair tile (config.tile): a block of
+ * 32^3 = 32768 triples is already ~1.3M instructions of work, one tile per warp width lets the
+ * per-pair sums rotate through the lanes with shuffles (triplet_kernels.cu), and small tiles
+ * keep the coinciding-tile waste (blocks with I == J or J == K do about half or a sixth of the
+ * work) at ~3/n of the blocks. */
+#define SIM_TRIPLET_TILE 32u
+
+/* Instructions the CUDA triplet kernel issues per triple of its blocks (32^3 per block), from
+ * its sm_90 SASS: the loop's 34.1 per triple plus the pair terms, the reductions and the map
+ * per block (triplet_kernels.cu and bench/README.md say how it was counted). `nbsim bench
+ * triplets` reports it and divides the GPU's issue rate by it for the triplets' ceiling. */
+#define SIM_TRIPLET_KERNEL_INSTR 39.0
+
+/* Bodies per pair tile (rho) the pair kernels are built for: one list for the kernels' dispatch,
+ * every check and every message. */
+#define SIM_PAIR_TILE_LIST(X) X(32) X(64) X(128)
+#define SIM_PAIR_TILE_NAMES "32, 64 or 128"
+int sim_pair_tile_valid(uint32_t tile);
+
+/* What runs the pair phase: one of the pair thread maps (a sim_pair_map value), or
+ * SIM_PAIR_FULL, the nbody-style sweep over all N^2 ordered pairs without symmetry (CUDA only;
+ * the baseline that shows what symmetry buys). One value with one name wherever it is shown. */
+typedef int sim_pair_choice;
+#define SIM_PAIR_FULL ((sim_pair_choice)SIM_PAIR_MAP_COUNT)
+#define SIM_PAIR_CHOICE_COUNT (SIM_PAIR_MAP_COUNT + 1)
+const char *sim_pair_choice_name(sim_pair_choice choice);  /* the map's name, or "full" */
+const char *sim_pair_choice_label(sim_pair_choice choice); /* the map's label, or the sweep's */
+int sim_pair_choice_from_name(const char *name);           /* -1 when unknown */
+
+/* Culling (contacts in O(N), exact; sim/cull/cull.h says why): the backend keeps the bodies sorted
+ * along a space-filling curve, so each tile of `tile` consecutive bodies is a compact blob; each
+ * step it boxes every tile, a pass placed by the pair map keeps only the tile pairs whose boxes
+ * overlap, and the contact kernel sweeps that list. The touching pairs are exactly the full
+ * sweep's. Off, every tile pair is swept (what the maps are studied under). SIM_PAIR_FULL is a
+ * brute-force sweep by nature: with it nothing is culled (timing.culled says so), whatever
+ * `cull` says; switching back to a map culls again. Everything the user sees (read_state,
+ * export_positions, energies, forces, body indices in messages) stays in the user's order. */
+typedef struct {
+    sim_backend_kind kind;
+    sim_pair_choice pair_map;    /* how pair tiles are placed (CPU emulates the tiling), or full */
+    sim_triplet_map triplet_map; /* how triplet tiles are placed */
+    uint32_t tile;               /* bodies per pair tile (rho): SIM_PAIR_TILE_NAMES */
+    int cpu_threads;             /* CPU backend: OpenMP threads, 0 = default */
+    int cull;                    /* 1 (default): cull tile pairs by their boxes; 0: full sweep */
+    int cull_levels;        /* 0 auto (two above SIM_CULL_FLAT_MAX_TILES tiles), 1 or 2 passes */
+    int sort_every;         /* re-sort every this many steps; 0 = SIM_CULL_SORT_EVERY */
+    uint32_t cull_capacity; /* initial tile-pair list capacity; 0 = from N (tests set it small) */
+    sim_multi_config multi; /* several GPUs or processes (multi.h); zeros: alone */
+    /* A flag another party raises to stop the work under way (a signal handler's), read with a
+     * plain volatile load; NULL: none. sim_backend_create and sim_backend_run_frame say what
+     * it stops. */
+    const volatile sig_atomic_t *stop;
+} sim_backend_config;
+
+sim_backend_config sim_backend_config_default(void);
+
+/* Timings of one frame (steps_per_frame steps), each summed over the frame's steps.
+ * CUDA: events around each kernel on the main stream; CPU: monotonic host clock.
+ * pair_ms is the contact sweep alone (culled or not); sort_ms the re-sorts (Morton keys, radix
+ * sort, gather of the bodies); cull_ms the tile boxes and the culling passes; step_ms the whole
+ * step (integration, sort, cull, contacts, triplets). */
+typedef struct {
+    double pair_ms, triplet_ms, integrate_ms, step_ms;
+    double sort_ms, cull_ms;
+    /* Per step. Not culled: all launches of the pair map. Culled: pair_blocks = tile pairs swept
+     * (one block's work each) in the last step, none wasted; the map places the culling pass. */
+    uint64_t pair_blocks, pair_blocks_wasted;
+    uint64_t triplet_blocks, triplet_blocks_wasted; /* per step; 0 when triplets are off */
+    int steps;
+    /* Culling; all 0 when the frame was not culled. */
+    int culled;                               /* 1: the frame's steps ran the culled pipeline */
+    int cull_levels;                          /* 1 or 2 passes */
+    uint64_t cull_blocks, cull_blocks_wasted; /* per step: the map-placed (top) culling pass */
+    uint64_t tile_pairs;                      /* interacting tile pairs, last step of the frame */
+    uint64_t tile_pairs_total;                /* T2(tiles): what the full sweep covers */
+    uint64_t super_pairs;                     /* levels 2: surviving super-tile pairs, last step */
+    int sorts;                                /* re-sorts during the frame */
+    /* Steps whose tile-pair (or super-pair) list overflowed: they swept the whole simplex
+     * instead (exact, slow); the list has been grown for the next frame. cull_capped: the list
+     * could not grow (GPU memory), so such steps will recur. A notice, never lost pairs. */
+    int cull_fallback_steps;
+    int cull_capped;
+    /* Multi-GPU (multi.h): the all-reduces of the force sums, events around them on the stream
+     * (the rank that arrives last waits least: the multi backend reports the least over its
+     * ranks, the transfer; step_ms is the slowest rank's). 0 alone. */
+    double comm_ms;
+    int ranks; /* ranks (GPUs) the frame ran on, 1 alone */
+    /* The ATM cut-off, culled (sim/cull/triplet_cull.h: with config.cull, a pair map, triplets on and
+     * atm_cutoff > 0, only the tile triples whose three tile pairs have boxes of centres within
+     * the cut-off are swept); all 0 when the frame's triplets were not culled. triplet_ms is then
+     * the ATM kernel over those tile triples alone, as pair_ms is the contact sweep alone;
+     * triplet_blocks is tile_triples, none wasted. */
+    int triplet_culled;
+    double triplet_cull_ms;      /* boxes of centres, neighbour pairs, rows, tile-triple list */
+    uint64_t tile_triples;       /* surviving tile triples (I >= J >= K), last step */
+    uint64_t tile_triples_total; /* T3(triplet tiles): what the full sweep covers */
+    uint64_t triplet_tile_pairs; /* neighbour tile pairs (I >= J, boxes within the cut-off) */
+    /* Steps whose tile-pair or tile-triple list overflowed: they tested the simplex's tile pairs
+     * and triples from the boxes instead (exact, slower); the lists have been grown. */
+    int triplet_fallback_steps;
+    int triplet_cull_capped; /* a triplet list could not grow (GPU memory) */
+} sim_frame_timing;
+
+typedef struct {
+    double kinetic, contact, atm, gravity, total; /* [J] */
+} sim_energy;
+
+typedef struct sim_backend sim_backend;
+
+/* Builds a backend and computes the forces of the initial state (a step's work). config->stop
+ * raised meanwhile: SIM_INTERRUPTED within a fraction of a second, and no backend. */
+sim_status sim_backend_create(const sim_backend_config *config, const sim_params *params,
+                              const sim_state *initial, sim_backend **out, sim_error *err);
+void sim_backend_destroy(sim_backend *backend);
+
+/* Advances params.steps_per_frame steps. Returns SIM_UNSTABLE (message names the cause: NaN,
+ * a body outside the box) when the state blew up.
+ *
+ * config.stop raised: SIM_INTERRUPTED within a fraction of a second, timing->steps the steps
+ * completed (0 when it was raised before the call) and the timings theirs. The backend then holds
+ * exactly the state after the last completed step, as if the frame had been that long: a step
+ * cut short is rolled back to its start, so read_state, captures and further frames go on from
+ * there. The flag is read between steps, and inside a step expected to take more than ~0.1 s
+ * (the first, or one whose predecessor did): the CPU reference between blocks of its pair and
+ * triplet sweeps, the CUDA backend between slices of ~0.1 s of GPU time that it launches the
+ * sweeps of such a step in (culled steps are never that long, so they are never cut). Those
+ * steps save their start first (the CPU: 88 bytes per body in memory; CUDA: 48 on the GPU, or
+ * without the memory for it, they are not cut and the flag waits for their end); shorter steps
+ * pay nothing. set_params, set_state and energy finish what they start.
+ *
+ * Several ranks (config.multi.world > 1) do not read the flag: they must stop at the same step,
+ * and agreeing on one inside a frame would take a collective per step. The caller agrees
+ * between frames (sim_backend_sum_over_processes) and stops them all after the same one. */
+sim_status sim_backend_run_frame(sim_backend *backend, sim_frame_timing *timing, sim_error *err);
+
+/* Switches maps; SIM_PAIR_FULL needs the CUDA backend (else SIM_UNSUPPORTED). A refused change
+ * leaves the backend as it was. */
+sim_status sim_backend_set_maps(sim_backend *backend, sim_pair_choice pair_map,
+                                sim_triplet_map triplet_map, sim_error *err);
+/* Turns culling on or off from the next step on (the viewer's hotkey). On sorts the bodies
+ * first; off keeps their current order (no further sorts). The forces do not change (up to
+ * rounding), so F_n is kept. SIM_OUT_OF_MEMORY when the culling buffers cannot be allocated
+ * (the backend stays unculled). */
+sim_status sim_backend_set_cull(sim_backend *backend, int on, sim_error *err);
+sim_status sim_backend_set_params(sim_backend *backend, const sim_params *params, sim_error *err);
+sim_status sim_backend_set_state(sim_backend *backend, const sim_state *state, sim_error *err);
+
+/* Copies the state (and, if forces != NULL, the last total force per body, n entries) to host. */
+sim_status sim_backend_read_state(sim_backend *backend, sim_state *out, sim_vec3d *forces,
+                                  sim_error *err);
+sim_status sim_backend_energy(sim_backend *backend, sim_energy *energy, sim_error *err);
+/* For agreements between the processes of a run over several (multi.h): v (count <= 64 host
+ * values) becomes its sum over the processes, each counted once. Collective: every process
+ * calls it at the same point (after the same frame), or they all wait. Alone, or with all ranks
+ * in this process, v stays as it is. */
+sim_status sim_backend_sum_over_processes(sim_backend *backend, double *v, size_t count,
+                                          sim_error *err);
+
+/* Trajectory frames without stalling the simulation (capture.h): host buffers for this backend
+ * (pinned for CUDA), and a capture that enqueues copies of the state and the last forces into
+ * them and returns at once; read them only after sim_capture_wait. c must not be pending. */
+sim_status sim_backend_capture_alloc(const sim_backend *backend, sim_capture *c, sim_error *err);
+sim_status sim_backend_capture(sim_backend *backend, sim_capture *c, sim_error *err);
+
+/* For the viewer: writes (x, y, z, radius) and speed per body. dst_on_device != 0: CUDA device
+ * pointers (a mapped GL buffer), only for the CUDA backend; else host pointers. */
+sim_status sim_backend_export_positions(sim_backend *backend, sim_vec4f *dst_pos, float *dst_speed,
+                                        int dst_on_device, sim_error *err);
+
+/* The culling pass as planned for the current map and N, for the viewer's map inset: the top
+ * pass's map plan covers ceil(items / SIM_CULL_GROUP) groups per side, each block one group pair
+ * (G_I, G_J) of 16 x 16 items, one thread each (sim_cull_thread_pair). levels 1: items are
+ * tiles, so tile pair (I, J) was tested by the block of group (I / 16, J / 16); levels 2: items
+ * are super-tiles of SIM_CULL_SUPER tiles, so (I, J) was tested as part of super pair
+ * (I / 16, J / 16), itself tested by the block of group (I / 256, J / 256). */
+typedef struct {
+    int active;               /* the next step culls (config.cull and a pair map, not full) */
+    int levels;               /* 1 or 2 */
+    uint32_t tiles;           /* ceil(N / tile) */
+    uint32_t super_tiles;     /* levels 2: ceil(tiles / SIM_CULL_SUPER); else 0 */
+    uint32_t items;           /* what the top pass pairs: tiles (levels 1) or super-tiles */
+    const sim_map_plan *plan; /* the top pass's plan (NULL when not active); valid until the
+                               * maps change */
+} sim_cull_info;
+
+void sim_backend_cull_info(const sim_backend *backend, sim_cull_info *info);
+
+/* Copies the interacting tile pairs (I >= J, tiles of the sorted body order) at the current
+ * positions: min(count, cap) of them into out (host), their number into *count (0 when not
+ * culled; when it exceeds the backend's list capacity, only that many are copied). Syncs with
+ * the device and reruns the (cheap) culling pass; only when asked. */
+sim_status sim_backend_tile_pairs(sim_backend *backend, sim_tile2 *out, uint64_t cap,
+                                  uint64_t *count, sim_error *err);
+
+/* The surviving tile triples of the ATM cut-off (I >= J >= K, triplet tiles of SIM_TRIPLET_TILE
+ * bodies of the sorted order) at the current positions, as sim_backend_tile_pairs: min(count,
+ * cap) into out, their number into *count (0 when triplets are not culled). Reruns the culling
+ * passes; syncs. */
+sim_status sim_backend_tile_triples(sim_backend *backend, sim_tile3 *out, uint64_t cap,
+                                    uint64_t *count, sim_error *err);
+
+/* Test and debug hook: every touching pair (|x_i - x_j| < r_i + r_j, the contact kernels' own
+ * test) at the current positions, as the current pair pipeline finds it (culled or not), in user
+ * indices with i > j, in no particular order: min(count, cap) into out, the number into *count.
+ * Culled and unculled backends must give the same set. Not timed; allocates scratch. */
+typedef struct {
+    uint32_t i, j;
+} sim_body_pair;
+
+sim_status sim_backend_contacts(sim_backend *backend, sim_body_pair *out, uint64_t cap,
+                                uint64_t *count, sim_error *err);
+
+const sim_backend_config *sim_backend_get_config(const sim_backend *backend);
+const sim_params *sim_backend_get_params(const sim_backend *backend);
+const char *sim_backend_device_name(const sim_backend *backend); /* "CPU (8 threads)" or GPU */
+uint32_t sim_backend_body_count(const sim_backend *backend);     /* N */
+
+/* Number of usable CUDA devices; 0 without a device or driver (never fails). */
+int sim_cuda_device_count(void);
+
+/* What the current CUDA device is: for the benchmarks' header and meta.txt, the issue ceiling,
+ * and the autotuner's cache key. */
+typedef struct {
+    char name[256];
+    int device;             /* CUDA ordinal */
+    int cc_major, cc_minor; /* compute capability */
+    int sm_count;
+    int fp32_lanes_per_sm; /* FP32 lanes per SM by architecture (128 on Hopper), 0 = unknown */
+    int clock_khz;         /* peak SM clock [kHz] */
+    int mem_clock_khz;     /* peak memory clock [kHz] */
+    int bus_width_bits;
+    int l2_bytes;
+    uint64_t global_mem_bytes;
+    uint64_t free_mem_bytes; /* when queried */
+    int driver_version;      /* e.g. 13000 = 13.0 */
+    int runtime_version;
+} sim_device_info;
+
+/* Fills *dev for the current CUDA device. SIM_NO_DEVICE without a device or driver. */
+sim_status sim_cuda_device_query(sim_device_info *dev, sim_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIM_BACKEND_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — model parameters by name. One row per parameter gives its scene-file key, its
+ * command-line flag and the rule its value must follow. Scene files, the command line and
+ * sim_backend check values against these rows, so each accepts and refuses exactly the same
+ * values (a step the command line refuses is refused in a file too).
+ *
+ * Numbers are strict: decimal only (no hexadecimal, no inf or nan), the whole text, finite. */
+#ifndef SIM_PARAMS_H
+#define SIM_PARAMS_H
+
+#include "nbsim/state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* id, scene key, flag, value name, rule (what an error says the value must be), help line.
+ * The bounds are wide but finite: the GPU computes in float (~3.4e38), so a parameter that
+ * overflows there, or a step so long that nothing can be resolved, is refused up front. */
+#define SIM_PARAM_LIST(X)                                                                          \
+    X(DT, "dt", "--dt", "S", "a time step in [0, 1000] s (0: the default step)",                   \
+      "time step [s] (default: contact time / 50, finer for strong damping)")                      \
+    X(STIFFNESS, "stiffness", "--stiffness", "K", "a stiffness in (0, 1e20]",                      \
+      "contact stiffness [N/m, or N/m^1.5 for hertz]")                                             \
+    X(RESTITUTION, "restitution", "--restitution", "E", "a restitution coefficient in (0, 1]",     \
+      "normal restitution coefficient, 0 < E <= 1")                                                \
+    X(GRAVITY, "gravity", "--gravity", "GX,GY,GZ", "three numbers gx,gy,gz, each in [-1e6, 1e6]",  \
+      "gravity [m/s^2]")                                                                           \
+    X(BOX, "box_half", "--box", "L", "a half-width in (0, 1e9] m", "half-width of the box [m]")    \
+    X(ATM_NU, "atm_nu", "--atm-nu", "NU", "a number in [-1e30, 1e30]", "ATM strength [J m^9]")     \
+    X(ATM_CUTOFF, "atm_cutoff", "--atm-cutoff", "R", "a distance in [0, 1e9] m (0: none)",         \
+      "ATM cut-off on each of the three distances [m] (0: none)")                                  \
+    X(STEPS, "steps_per_frame", "--steps-per-frame", "K", "a whole number in 1..100000",           \
+      "integration steps per frame / log row (default 1)")
+
+typedef enum {
+#define SIM_PARAM_ENUM(id, key, flag, value, rule, help) SIM_PARAM_##id,
+    SIM_PARAM_LIST(SIM_PARAM_ENUM)
+#undef SIM_PARAM_ENUM
+        SIM_PARAM_COUNT
+} sim_param_id;
+
+typedef struct {
+    const char *key;   /* scene-file key */
+    const char *flag;  /* command-line flag */
+    const char *value; /* the value's name in help texts */
+    const char *rule;  /* "a time step in [0, 1000] s ..." */
+    const char *help;  /* one help line */
+} sim_param_info;
+
+const sim_param_info *sim_param_info_of(sim_param_id id);
+/* By scene key (also the alias `box` of box_half) or by flag; -1 when unknown. */
+int sim_param_from_key(const char *key);
+int sim_param_from_flag(const char *flag);
+
+/* Parses text and sets the parameter. On a bad value returns SIM_BAD_ARGUMENT with the message
+ * "'TEXT' must be RULE" (callers prefix the flag or the file and line). */
+sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_error *err);
+/* Every parameter of p, and hertz / triplets (0 or 1), against its rule. */
+sim_status sim_params_check(const sim_params *p, sim_error *err);
+
+/* A finite decimal number filling the whole text (no blanks, no hexadecimal, no inf/nan):
+ * 1 and *out set, else 0. The one number syntax of scene files and the command line. */
+int sim_parse_number(const char *text, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIM_PARAMS_H */

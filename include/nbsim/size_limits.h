@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the largest N a configuration can run, known before anything is allocated: the pair
+ * maps cover at most SIM_MAX_TILES_2D tiles per side and the triplet maps SIM_MAX_TILES_3D
+ * (maps.h), so N is at most tiles x bodies per tile. Callers check N against it before building a
+ * scene or reading a scene file, so a size that cannot run costs neither time nor memory. */
+#ifndef SIM_SIZE_LIMITS_H
+#define SIM_SIZE_LIMITS_H
+
+#include "nbsim/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest pair tile (rho) the kernels are built for: the one that allows the most bodies. */
+uint32_t sim_pair_tile_max(void);
+
+/* The largest N that config can run, with triplet forces when `triplets` is nonzero. Every pair
+ * choice (the maps and `full`) gets the maps' limit, so switching maps while running never
+ * meets a size the new map cannot cover. */
+uint32_t sim_backend_max_bodies(const sim_backend_config *config, int triplets);
+
+/* The pair maps' and triplet maps' own limits: tiles per side x bodies per tile. */
+uint32_t sim_pair_max_bodies(uint32_t tile);
+uint32_t sim_triplet_max_bodies(void);
+
+/* The largest triplet tile count culled triplets (an ATM cut-off, culling on) support: no
+ * triplet map places them, but the fallback enumerates the tile pairs in 32 bits and packs tile
+ * indices in 16. */
+#define SIM_TCULL_MAX_TILES 65535u
+/* Their bodies: SIM_TCULL_MAX_TILES x SIM_TRIPLET_TILE = 2,097,120. */
+uint32_t sim_triplet_culled_max_bodies(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIM_SIZE_LIMITS_H */

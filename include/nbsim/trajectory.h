@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — trajectories: the frames of a run in the formats OVITO, VMD, ParaView, ASE and
+ * MDAnalysis read, chosen by the file's extension, and the last frame of a trajectory read back
+ * as a state (so a run can be continued from its dump).
+ *
+ *   .xyz        extended XYZ: per frame a count line, a comment line with
+ *               Lattice="..." Origin="..." Properties=id:I:1:pos:R:3:velo:R:3:radius:R:1:
+ *               mass:R:1:forces:R:3 Time=... Step=... pbc="F F F", then one line per body.
+ *   .lammpstrj  LAMMPS text dump (dump custom): ITEM: TIME, ITEM: TIMESTEP, ITEM: NUMBER OF ATOMS,
+ *               ITEM: BOX BOUNDS ff ff ff, ITEM: ATOMS id x y z vx vy vz radius mass fx fy fz.
+ *   .nc         AMBER NetCDF trajectory convention 1.0 (64-bit offset NetCDF, the flavour AMBER,
+ *               MDAnalysis and VMD require), through libnetcdf when the build found it; extra
+ *               per-atom variables radius, mass and id (OVITO maps `radius` to its Radius
+ *               property). Layout and units: traj_netcdf.c.
+ *
+ * What a frame holds, as LAMMPS and HOOMD users expect it: every body in the user's order (the
+ * order of the scene), ids 1..N, the step count since the run started (steps, not frames), the
+ * simulated time, the box (walls at +-box_half on every axis: fixed, non-periodic boundaries),
+ * position, velocity, radius, mass and the last total force. Units are nbsim's, SI: m, s, m/s,
+ * kg, N.
+ *
+ * Precision: frames are written from float values (the CUDA backend's state is float; the CPU
+ * reference's double state is rounded to float when captured). Text formats carry 9 significant
+ * digits, which give every float back exactly; NetCDF stores float32 coordinates, velocities and
+ * forces as the AMBER convention prescribes. For a bit-exact double checkpoint use --save-state.
+ *
+ * Writing never leaves half a frame behind: a frame that fails (disk full, I/O error, file size
+ * limit) is cut off again, so the file holds the complete frames written before it and stays
+ * readable; the error is one line naming the file and the cause. Files are written in place
+ * (not renamed at the end), so a viewer can follow a trajectory while it grows. */
+#ifndef SIM_TRAJECTORY_H
+#define SIM_TRAJECTORY_H
+
+#include "nbsim/state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The formats: enum name, the extension that selects it, a label for messages. */
+#define SIM_TRAJ_FORMAT_LIST(X)                                                                    \
+    X(XYZ, ".xyz", "extended XYZ")                                                                 \
+    X(LAMMPS, ".lammpstrj", "LAMMPS text dump")                                                    \
+    X(NETCDF, ".nc", "AMBER NetCDF trajectory")
+
+typedef enum {
+    SIM_TRAJ_NONE = -1,
+#define SIM_TRAJ_ENUM(id, ext, label) SIM_TRAJ_##id,
+    SIM_TRAJ_FORMAT_LIST(SIM_TRAJ_ENUM)
+#undef SIM_TRAJ_ENUM
+        SIM_TRAJ_FORMAT_COUNT
+} sim_traj_format;
+
+/* The format a path's extension selects (case-insensitive), or SIM_TRAJ_NONE. */
+sim_traj_format sim_traj_format_from_path(const char *path);
+const char *sim_traj_format_extension(sim_traj_format format); /* ".xyz"; NULL if out of range */
+const char *sim_traj_format_label(sim_traj_format format);
+/* "trajectory formats: .xyz (extended XYZ), .lammpstrj (...), .nc (...)" for messages. */
+const char *sim_traj_format_list(void);
+/* 1 when this build can write and read .nc (it found libnetcdf), else 0. */
+int sim_traj_netcdf_available(void);
+
+/* One frame, every array in the user's order, n entries of 16 bytes (the device layout). */
+typedef struct sim_traj_frame {
+    uint32_t n;
+    uint64_t step;          /* integration steps since the run started */
+    double time;            /* simulated time [s] */
+    double box_half;        /* walls at +-box_half on each axis [m] */
+    const sim_vec4f *pos;   /* (x, y, z, radius) [m] */
+    const sim_vec4f *vel;   /* (vx, vy, vz, mass) [m/s, kg] */
+    const sim_vec4f *force; /* (fx, fy, fz, unused) [N]; NULL writes zeros */
+} sim_traj_frame;
+
+typedef struct sim_traj_writer sim_traj_writer;
+
+/* Creates (truncates) the file at `path` for n bodies per frame in the format its extension
+ * selects. Unknown extension: SIM_BAD_ARGUMENT naming the formats; .nc in a build without
+ * NetCDF: SIM_UNSUPPORTED; an unwritable path: SIM_IO. Nothing is created on error. */
+sim_status sim_traj_writer_open(sim_traj_writer **out, const char *path, uint32_t n,
+                                sim_error *err);
+/* Appends one frame (f->n must be the writer's n). Radii and masses may differ between frames in
+ * the text formats; NetCDF stores them once and refuses a frame where they changed. After a
+ * failure the writer refuses further frames; the file keeps the frames before the failed one. */
+sim_status sim_traj_writer_write(sim_traj_writer *w, const sim_traj_frame *f, sim_error *err);
+/* Flushes to the operating system (and to disk: fdatasync), closes and frees the writer, also
+ * after a failure. Returns the first error of the writer's life if a frame failed, else the
+ * close's own. NULL is a no-op. */
+sim_status sim_traj_writer_close(sim_traj_writer *w, sim_error *err);
+uint64_t sim_traj_writer_frames(const sim_traj_writer *w); /* complete frames in the file */
+uint64_t sim_traj_writer_bytes(const sim_traj_writer *w);  /* size of those frames [bytes] */
+sim_traj_format sim_traj_writer_format(const sim_traj_writer *w);
+
+/* What sim_traj_read_last found. */
+typedef struct sim_traj_info {
+    sim_traj_format format;
+    uint64_t frames; /* complete frames in the file */
+    uint64_t frame;  /* index of the frame read (frames - 1), 0-based */
+    uint64_t step;   /* its step count (0 when the file has none) */
+    double time;     /* its simulated time [s] (0 when the file has none) */
+    int has_box;     /* the file gave the box; params_inout->box_half was set from it */
+    int truncated;   /* the file ends in an incomplete frame, which was skipped */
+} sim_traj_info;
+
+/* Reads the last complete frame of a trajectory into *out (allocated here) in body order (by
+ * the id column when the file has one: ids must be distinct; bodies are sorted by id). Required
+ * columns: position and radius; a frame without radii is a one-line SIM_PARSE error naming the
+ * file and the frame. Velocity: zero when absent. Mass: the mass column, else
+ * density * 4/3 pi r^3 from a density column, else density 1 kg/m^3 (the built-in scenes').
+ * The box: Lattice= (xyz; plus Origin=, else the cell is taken as centred) or BOX BOUNDS
+ * (lammpstrj) must be a cube centred on the origin and sets params_inout->box_half; without one
+ * the caller's box_half stays. Every body must have radius > 0, mass > 0 and its centre inside
+ * the walls. On error neither *out nor *params_inout is touched. info may be NULL. */
+sim_status sim_traj_read_last(const char *path, sim_params *params_inout, sim_state *out,
+                              sim_traj_info *info, sim_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIM_TRAJECTORY_H */

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the largest N a configuration can run. */
+#include "nbsim/size_limits.h"
+
+uint32_t sim_pair_tile_max(void) {
+    uint32_t best = 0;
+#define SIM_TILE_MAX(t) best = (t) > best ? (t) : best;
+    SIM_PAIR_TILE_LIST(SIM_TILE_MAX)
+#undef SIM_TILE_MAX
+    return best;
+}
+
+static uint32_t product(uint32_t tiles, uint32_t tile) {
+    const uint64_t n = (uint64_t)tiles * tile;
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+uint32_t sim_pair_max_bodies(uint32_t tile) {
+    return product(SIM_MAX_TILES_2D, tile);
+}
+
+uint32_t sim_triplet_max_bodies(void) {
+    return product(SIM_MAX_TILES_3D, SIM_TRIPLET_TILE);
+}
+
+uint32_t sim_triplet_culled_max_bodies(void) {
+    return product(SIM_TCULL_MAX_TILES, SIM_TRIPLET_TILE);
+}
+
+uint32_t sim_backend_max_bodies(const sim_backend_config *config, int triplets) {
+    SIM_ASSERT(config != NULL && sim_pair_tile_valid(config->tile));
+    const uint32_t pairs = sim_pair_max_bodies(config->tile);
+    const uint32_t triples = sim_triplet_max_bodies();
+    return triplets && triples < pairs ? triples : pairs;
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — private to the CUDA backend: small device helpers shared by the kernels, and the loop
+ * that runs every launch of a map plan (in order, or forked over side streams). */
+#ifndef SIM_DEVICE_UTIL_CUH
+#define SIM_DEVICE_UTIL_CUH
+
+#include "cuda/cuda_check.h"
+#include "cuda/device_state.h"
+#include "nbsim/maps.h"
+#include "multi/work_split.h"
+
+#define SIM_FULL_MASK 0xffffffffu
+
+/* Bodies past N in a partial last tile sit here with radius 0: a padded body touches nothing
+ * (its distance to any real body is ~1e18, and two padded bodies have d^2 = 0 = (r+r)^2, which
+ * fails the strict test d^2 < (r_i + r_j)^2), so the pair inner loop needs no bounds check. */
+#define SIM_PAD_COORD 1.0e18f
+
+/* 16-byte read-only load (LDG.E.128 through the non-coherent path). */
+static __device__ __forceinline__ sim_vec4f sim_ld4(const sim_vec4f *p) {
+    const float4 v = __ldg(reinterpret_cast<const float4 *>(p));
+    sim_vec4f r;
+    r.x = v.x;
+    r.y = v.y;
+    r.z = v.z;
+    r.w = v.w;
+    return r;
+}
+
+static __device__ __forceinline__ sim_vec4f sim_pad_body(void) {
+    sim_vec4f r;
+    r.x = SIM_PAD_COORD;
+    r.y = SIM_PAD_COORD;
+    r.z = SIM_PAD_COORD;
+    r.w = 0.0f;
+    return r;
+}
+
+/* One global atomic per body: a single 16-byte vector atomic on Hopper, three scalar ones on
+ * older chips. Skipped when the contribution is exactly zero (most far-apart tile pairs). */
+static __device__ __forceinline__ void sim_atomic_add3(sim_vec4f *dst, float x, float y, float z) {
+    if (x == 0.0f && y == 0.0f && z == 0.0f) {
+        return;
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    atomicAdd(reinterpret_cast<float4 *>(dst), make_float4(x, y, z, 0.0f));
+#else
+    atomicAdd(&dst->x, x);
+    atomicAdd(&dst->y, y);
+    atomicAdd(&dst->z, z);
+#endif
+}
+
+/* Sums v over the block (all THREADS threads must call it) and adds the sum to *dst with one
+ * double atomic. Used only by the energy passes, which are not timed. */
+template <int THREADS>
+static __device__ __forceinline__ void sim_block_sum_add(double v, double *dst) {
+    static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps");
+    __shared__ double sh_sum[THREADS / 32];
+    for (int o = 16; o > 0; o >>= 1) {
+        v += __shfl_down_sync(SIM_FULL_MASK, v, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        sh_sum[threadIdx.x >> 5] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double s = 0.0;
+        for (int w = 0; w < THREADS / 32; ++w) {
+            s += sh_sum[w];
+        }
+        if (s != 0.0) {
+            atomicAdd(dst, s);
+        }
+    }
+}
+
+/* Runs launch_one(&plan->launch[l], stream, err) for every launch of the plan. Concurrent plans
+ * fork onto the side streams and join back into st->main before returning (no host sync). */
+template <typename LaunchOne>
+static sim_status sim_gpu_run_plan(const sim_map_plan *plan, const sim_gpu_streams *st,
+                                   LaunchOne launch_one, sim_error *err) {
+    const bool fork = plan->concurrent && plan->launch_count > 1;
+    const int sides =
+        plan->launch_count < SIM_GPU_SIDE_STREAMS ? plan->launch_count : SIM_GPU_SIDE_STREAMS;
+    if (fork) {
+        SIM_CUDA_TRY(cudaEventRecord(st->fork, st->main));
+        for (int k = 0; k < sides; ++k) {
+            SIM_CUDA_TRY(cudaStreamWaitEvent(st->side[k], st->fork, 0));
+        }
+    }
+    for (int l = 0; l < plan->launch_count; ++l) {
+        const sim_map_launch *launch = &plan->launch[l];
+        if (launch->grid[0] == 0 || launch->grid[1] == 0 || launch->grid[2] == 0) {
+            continue;
+        }
+        cudaStream_t s = fork ? st->side[l % SIM_GPU_SIDE_STREAMS] : st->main;
+        SIM_TRY(launch_one(launch, s, err));
+    }
+    if (fork) {
+        for (int k = 0; k < sides; ++k) {
+            SIM_CUDA_TRY(cudaEventRecord(st->join[k], st->side[k]));
+            SIM_CUDA_TRY(cudaStreamWaitEvent(st->main, st->join[k], 0));
+        }
+    }
+    return SIM_OK;
+}
+
+/* Runs launch_one(&plan->launch[piece.launch], grid, origin, stream, err) for every piece of a
+ * rank's share of the plan (work_split.h; alone: one piece per launch, origin 0, the launch's
+ * grid). The kernel adds origin to blockIdx, so each block maps to the tile it has in the whole
+ * launch. Pieces of a concurrent plan fork onto the side streams as run_plan's launches do;
+ * those of an ordered plan run in order on st->main. */
+template <typename LaunchOne>
+static sim_status sim_gpu_run_share(const sim_map_plan *plan, const sim_map_share *share,
+                                    const sim_gpu_streams *st, LaunchOne launch_one,
+                                    sim_error *err) {
+    const bool fork = plan->concurrent && share->piece_count > 1;
+    const int sides =
+        share->piece_count < SIM_GPU_SIDE_STREAMS ? share->piece_count : SIM_GPU_SIDE_STREAMS;
+    if (fork) {
+        SIM_CUDA_TRY(cudaEventRecord(st->fork, st->main));
+        for (int k = 0; k < sides; ++k) {
+            SIM_CUDA_TRY(cudaStreamWaitEvent(st->side[k], st->fork, 0));
+        }
+    }
+    for (int p = 0; p < share->piece_count; ++p) {
+        const sim_map_piece *pc = &share->piece[p];
+        if (pc->grid[0] == 0 || pc->grid[1] == 0 || pc->grid[2] == 0) {
+            continue;
+        }
+        cudaStream_t s = fork ? st->side[p % SIM_GPU_SIDE_STREAMS] : st->main;
+        const dim3 grid(pc->grid[0], pc->grid[1], pc->grid[2]);
+        const uint3 origin = make_uint3(pc->origin[0], pc->origin[1], pc->origin[2]);
+        SIM_TRY(launch_one(&plan->launch[pc->launch], grid, origin, s, err));
+    }
+    if (fork) {
+        for (int k = 0; k < sides; ++k) {
+            SIM_CUDA_TRY(cudaEventRecord(st->join[k], st->side[k]));
+            SIM_CUDA_TRY(cudaStreamWaitEvent(st->main, st->join[k], 0));
+        }
+    }
+    return SIM_OK;
+}
+
+#endif /* SIM_DEVICE_UTIL_CUH */

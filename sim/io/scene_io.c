@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — scene files: parsing (every error names file, line and problem) and atomic saving.
+ * The format is described in scene.h and assets/README.md. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "nbsim/scene.h"
+#include "nbsim/trajectory.h"
+
+#include "nbsim/output_file.h"
+#include "nbsim/params.h"
+#include "physics/physics.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BODY_COLUMNS 8
+#define FORCE_COLUMNS 3
+#define MAX_COLUMNS (BODY_COLUMNS + FORCE_COLUMNS)
+
+static const char *const column_names[MAX_COLUMNS] = {"x",      "y",       "z",  "vx", "vy", "vz",
+                                                      "radius", "density", "fx", "fy", "fz"};
+
+/* ---- small string helpers ---- */
+
+static char *trim(char *s) {
+    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') {
+        ++s;
+    }
+    size_t len = strlen(s);
+    while (len > 0 && strchr(" \t\r\n", s[len - 1]) != NULL) {
+        s[--len] = '\0';
+    }
+    return s;
+}
+
+/* Splits s in place at blanks (and, if commas, at commas); returns the number of fields. */
+static int split(char *s, char **fields, int max, int commas) {
+    const char *sep = commas ? " \t\r\n," : " \t\r\n";
+    int count = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(s, sep, &save); tok != NULL; tok = strtok_r(NULL, sep, &save)) {
+        if (count < max) {
+            fields[count] = tok;
+        }
+        ++count;
+    }
+    return count;
+}
+
+/* ---- messages ---- */
+
+/* Bytes from a file as they may reach a terminal: anything but printable ASCII becomes '?', so
+ * a file's escape sequences or binary garbage never act on the terminal that shows the error. */
+static void printable(char *text) {
+    for (unsigned char *c = (unsigned char *)text; *c != '\0'; ++c) {
+        if (*c < 0x20 || *c > 0x7e) {
+            *c = '?';
+        }
+    }
+}
+
+typedef struct {
+    const char *path;
+    long line;
+    const sim_scene_load_options *opt;
+    long key_line[SIM_PARAM_COUNT + 2]; /* where each key was first given (hertz, triplets last) */
+    sim_error *err;
+} where;
+
+/* detail may hold the file's bytes: they are made printable. */
+static sim_status fail_at(const where *w, const char *problem, const char *detail) {
+    char clean[SIM_ERROR_MESSAGE_MAX];
+    snprintf(clean, sizeof clean, "%s", detail);
+    printable(clean);
+    return sim_fail(w->err, SIM_PARSE, "%s:%ld: %s%s", w->path, w->line, problem, clean);
+}
+
+static void warn_at(const where *w, const char *text) {
+    char *out = w->opt->warnings;
+    if (out == NULL || w->opt->warnings_cap == 0) {
+        return;
+    }
+    char clean[SIM_ERROR_MESSAGE_MAX];
+    snprintf(clean, sizeof clean, "%s", text);
+    printable(clean);
+    const size_t len = strnlen(out, w->opt->warnings_cap);
+    if (len + 1 < w->opt->warnings_cap) {
+        snprintf(out + len, w->opt->warnings_cap - len, "%s%s:%ld: %s", len ? "\n" : "", w->path,
+                 w->line, clean);
+    }
+}
+
+/* ---- parameter lines ---- */
+
+/* A key given twice: the later value wins (as in most config formats), with a warning. */
+static void note_key(where *w, int slot, const char *name) {
+    if (w->key_line[slot] != 0) {
+        char text[SIM_ERROR_MESSAGE_MAX];
+        snprintf(text, sizeof text,
+                 "warning: %.60s given again (first on line %ld): the later "
+                 "value wins",
+                 name, w->key_line[slot]);
+        warn_at(w, text);
+    } else {
+        w->key_line[slot] = w->line;
+    }
+}
+
+/* A parameter line `key = value`. The numeric parameters follow the rows of params.h, so a
+ * file accepts and refuses exactly what the command line does; hertz and triplets are 0 or 1.
+ * A parameter the caller fixed is checked but keeps the caller's value. */
+static sim_status parse_param(where *w, char *key, char *value, sim_params *p) {
+    char text[SIM_ERROR_MESSAGE_MAX];
+    const int id = sim_param_from_key(key);
+    const int hertz = strcmp(key, "hertz") == 0, triplets = strcmp(key, "triplets") == 0;
+    sim_params scratch = *p;
+    if (id == SIM_PARAM_GRAVITY) {
+        if (sim_param_set(&scratch, SIM_PARAM_GRAVITY, value, w->err) != SIM_OK) {
+            snprintf(text, sizeof text, "gravity: %.400s", w->err->message);
+            return fail_at(w, "bad value: ", text);
+        }
+    } else if (id < 0 && !hertz && !triplets) {
+        char known[256] = "";
+        for (int k = 0; k < SIM_PARAM_COUNT; ++k) {
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s, ",
+                     sim_param_info_of((sim_param_id)k)->key);
+        }
+        snprintf(text, sizeof text, "'%.60s' (known: %shertz, triplets)", key, known);
+        return fail_at(w, "unknown key ", text);
+    } else {
+        char *f[2];
+        const int count = split(value, f, 2, 0);
+        if (count != 1) {
+            snprintf(text, sizeof text, "'%.60s' needs one number, got %d values", key, count);
+            return fail_at(w, "bad value: ", text);
+        }
+        if (hertz || triplets) {
+            if (strcmp(f[0], "0") != 0 && strcmp(f[0], "1") != 0) {
+                snprintf(text, sizeof text, "%s: '%.60s' must be 0 or 1", key, f[0]);
+                return fail_at(w, "bad value: ", text);
+            }
+            *(hertz ? &scratch.hertz : &scratch.triplets) = f[0][0] == '1';
+        } else if (sim_param_set(&scratch, (sim_param_id)id, f[0], w->err) != SIM_OK) {
+            snprintf(text, sizeof text, "%.40s: %.400s", key, w->err->message);
+            return fail_at(w, "bad value: ", text);
+        }
+    }
+    const int slot = id >= 0 ? id : hertz ? SIM_PARAM_COUNT : SIM_PARAM_COUNT + 1;
+    note_key(w, slot, id >= 0 ? sim_param_info_of((sim_param_id)id)->key : key);
+    const unsigned bit = id >= 0 ? 1u << id : hertz ? SIM_SCENE_FIXED_HERTZ : 0u;
+    if ((w->opt->fixed & bit) == 0) {
+        *p = scratch;
+    }
+    return SIM_OK;
+}
+
+/* ---- the column header and body lines ---- */
+
+/* Returns the number of columns (8 or 11) the header declares, 0 if the line is not a header. */
+static int parse_header(char *line) {
+    char *f[MAX_COLUMNS + 1];
+    const int count = split(line, f, MAX_COLUMNS + 1, 0);
+    if (count != BODY_COLUMNS && count != MAX_COLUMNS) {
+        return 0;
+    }
+    for (int i = 0; i < count; ++i) {
+        if (strcmp(f[i], column_names[i]) != 0) {
+            return 0;
+        }
+    }
+    return count;
+}
+
+typedef struct {
+    sim_vec4d *pos, *vel;
+    uint32_t n, cap;
+} body_list;
+
+static int push_body(body_list *l, sim_vec4d pos, sim_vec4d vel) {
+    if (l->n == l->cap) {
+        if (l->cap >= UINT32_MAX / 2) {
+            return 0;
+        }
+        const uint32_t cap = l->cap ? 2 * l->cap : 1024;
+        sim_vec4d *p = realloc(l->pos, (size_t)cap * sizeof *p);
+        if (p == NULL) {
+            return 0;
+        }
+        l->pos = p;
+        sim_vec4d *v = realloc(l->vel, (size_t)cap * sizeof *v);
+        if (v == NULL) {
+            return 0;
+        }
+        l->vel = v;
+        l->cap = cap;
+    }
+    l->pos[l->n] = pos;
+    l->vel[l->n] = vel;
+    l->n++;
+    return 1;
+}
+
+static sim_status parse_body(const where *w, char *line, int columns, const sim_params *p,
+                             body_list *bodies) {
+    char *f[MAX_COLUMNS + 1];
+    double c[MAX_COLUMNS];
+    char text[SIM_ERROR_MESSAGE_MAX];
+    const uint32_t max = w->opt->max_bodies;
+    if (max != 0 && bodies->n >= max) {
+        snprintf(text, sizeof text, "more than %u bodies, the most this run can take%s%s%s", max,
+                 w->opt->max_reason ? " (" : "", w->opt->max_reason ? w->opt->max_reason : "",
+                 w->opt->max_reason ? ")" : "");
+        return sim_fail(w->err, SIM_BAD_ARGUMENT, "%s:%ld: %s", w->path, w->line, text);
+    }
+    const int count = split(line, f, MAX_COLUMNS + 1, 0);
+    if (count != columns) {
+        snprintf(text, sizeof text, "expected %d (%s), got %d", columns,
+                 columns == BODY_COLUMNS ? "x y z vx vy vz radius density"
+                                         : "x y z vx vy vz radius density fx fy fz",
+                 count);
+        return fail_at(w, "wrong column count: ", text);
+    }
+    for (int i = 0; i < count; ++i) {
+        if (!sim_parse_number(f[i], &c[i])) {
+            snprintf(text, sizeof text, "'%.60s' in column %d (%s)", f[i], i + 1, column_names[i]);
+            return fail_at(w, "bad number ", text);
+        }
+    }
+    if (!(c[6] > 0.0)) {
+        snprintf(text, sizeof text, "%g", c[6]);
+        return fail_at(w, "radius must be > 0, got ", text);
+    }
+    if (!(c[7] > 0.0)) {
+        snprintf(text, sizeof text, "%g", c[7]);
+        return fail_at(w, "density must be > 0, got ", text);
+    }
+    /* A saved state (force columns) may hold what a run reached without blowing up. */
+    const double L = p->box_half, limit = columns == MAX_COLUMNS ? SIM_ESCAPE_FACTOR * L : L;
+    if (!(fabs(c[0]) <= limit && fabs(c[1]) <= limit && fabs(c[2]) <= limit)) {
+        const int fixed = (w->opt->fixed & (1u << SIM_PARAM_BOX)) != 0;
+        snprintf(text, sizeof text,
+                 "body %u: centre (%g, %g, %g) is beyond the walls at +-%g (%s)%s", bodies->n + 1,
+                 c[0], c[1], c[2], L, fixed ? sim_param_info_of(SIM_PARAM_BOX)->flag : "box_half",
+                 limit > L ? ", farther than a run can push a body into a wall" : "");
+        return fail_at(w, "body outside the box: ", text);
+    }
+    const double mass = sim_sphere_mass(c[6], c[7]);
+    if (!(mass > 0.0 && isfinite(mass))) {
+        snprintf(text, sizeof text, "radius %g and density %g give mass %g", c[6], c[7], mass);
+        return fail_at(w, "bad mass: ", text);
+    }
+    const sim_vec4d pos = {c[0], c[1], c[2], c[6]};
+    const sim_vec4d vel = {c[3], c[4], c[5], mass};
+    if (!push_body(bodies, pos, vel)) {
+        const double bytes = 2.0 * (double)(bodies->cap ? 2.0 * bodies->cap : 1024) * sizeof pos;
+        return sim_fail(w->err, SIM_OUT_OF_MEMORY,
+                        "%s:%ld: out of memory after %u bodies (%.0f bytes needed to go on)",
+                        w->path, w->line, bodies->n, bytes);
+    }
+    return SIM_OK;
+}
+
+/* ---- load ---- */
+
+static sim_status parse_file(FILE *f, where *w, sim_params *p, body_list *bodies) {
+    char *buf = NULL;
+    size_t cap = 0;
+    int columns = 0; /* 0 until the header is read */
+    sim_status s = SIM_OK;
+    ssize_t got;
+    while (s == SIM_OK && (got = getline(&buf, &cap, f)) != -1) {
+        w->line++;
+        if (memchr(buf, '\0', (size_t)got) != NULL) {
+            s = fail_at(w, "a NUL byte: ", "this is not a text file");
+            break;
+        }
+        char *text = buf;
+        if (w->line == 1 && strncmp(text, "\xEF\xBB\xBF", 3) == 0) {
+            text += 3; /* a UTF-8 byte order mark, as some editors write */
+        }
+        char *hash = strchr(text, '#');
+        if (hash != NULL) {
+            *hash = '\0';
+        }
+        char *line = trim(text);
+        if (*line == '\0') {
+            continue;
+        }
+        if (columns > 0) {
+            s = parse_body(w, line, columns, p, bodies);
+            continue;
+        }
+        char *eq = strchr(line, '=');
+        if (eq != NULL) {
+            *eq = '\0';
+            char *key = trim(line);
+            s = parse_param(w, key, eq + 1, p);
+            continue;
+        }
+        char copy[64];
+        snprintf(copy, sizeof copy, "%s", line);
+        columns = parse_header(line);
+        if (columns == 0) {
+            char detail[160];
+            snprintf(detail, sizeof detail,
+                     "'x y z vx vy vz radius density' (optionally + 'fx fy fz')"
+                     " or 'key = value', got '%s'",
+                     copy);
+            s = fail_at(w, "expected the column header ", detail);
+        }
+    }
+    if (s == SIM_OK && ferror(f)) {
+        s = sim_fail(w->err, SIM_IO, "%s:%ld: read error: %s", w->path, w->line, strerror(errno));
+    }
+    free(buf);
+    if (s == SIM_OK && bodies->n == 0) {
+        s = sim_fail(w->err, SIM_PARSE, "%s:%ld: no bodies (%s)", w->path, w->line,
+                     columns ? "nothing after the column header"
+                             : "expected the column header 'x y z vx vy vz radius density' and "
+                               "one sphere per line");
+    }
+    return s;
+}
+
+sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_options *options,
+                          sim_params *params_inout, sim_state *out, sim_error *err) {
+    SIM_ASSERT(f != NULL && name != NULL && params_inout != NULL && out != NULL);
+    static const sim_scene_load_options none;
+    where w;
+    memset(&w, 0, sizeof w);
+    w.path = name;
+    w.opt = options != NULL ? options : &none;
+    w.err = err;
+    sim_params p = *params_inout;
+    body_list bodies = {NULL, NULL, 0, 0};
+    sim_status s = parse_file(f, &w, &p, &bodies);
+    if (s == SIM_OK) {
+        s = sim_state_alloc(out, bodies.n, err);
+    }
+    if (s == SIM_OK) {
+        memcpy(out->pos, bodies.pos, (size_t)bodies.n * sizeof *out->pos);
+        memcpy(out->vel, bodies.vel, (size_t)bodies.n * sizeof *out->vel);
+        *params_inout = p;
+    }
+    free(bodies.pos);
+    free(bodies.vel);
+    return s;
+}
+
+sim_status sim_scene_load_with(const char *path, const sim_scene_load_options *options,
+                               sim_params *params_inout, sim_state *out, sim_error *err) {
+    SIM_ASSERT(path != NULL && params_inout != NULL && out != NULL);
+    struct stat info;
+    if (stat(path, &info) == 0 && S_ISDIR(info.st_mode)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "scene '%s' is a directory, not a scene file", path);
+    }
+    if (sim_traj_format_from_path(path) != SIM_TRAJ_NONE) {
+        return sim_traj_read_last(path, params_inout, out, NULL, err); /* a dump's last frame */
+    }
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        const int e = errno;
+        return sim_fail(err, e == ENOENT ? SIM_BAD_ARGUMENT : SIM_IO, "cannot open scene '%s': %s",
+                        path, e == ENOENT ? "no such file" : strerror(e));
+    }
+    const sim_status s = sim_scene_read(f, path, options, params_inout, out, err);
+    fclose(f);
+    return s;
+}
+
+sim_status sim_scene_load(const char *path, sim_params *params_inout, sim_state *out,
+                          sim_error *err) {
+    return sim_scene_load_with(path, NULL, params_inout, out, err);
+}
+
+/* ---- save ---- */
+
+/* Errors show in ferror(f); sim_output_commit reports them with their cause. */
+static void write_all(FILE *f, const sim_params *p, const sim_state *st, const sim_vec3d *forces) {
+    fprintf(f, "# nbsim state: %u bodies", st->n);
+#ifdef NBSIM_VERSION
+    fprintf(f, ", written by nbsim %s", NBSIM_VERSION);
+#endif
+    fprintf(f, "\n# format: assets/README.md; mass = density * 4/3 pi radius^3\n");
+    fprintf(f, "dt = %.17g\n", p->dt);
+    fprintf(f, "stiffness = %.17g\n", p->stiffness);
+    fprintf(f, "restitution = %.17g\n", p->restitution);
+    fprintf(f, "hertz = %d\n", p->hertz ? 1 : 0);
+    fprintf(f, "gravity = %.17g, %.17g, %.17g\n", p->gravity.x, p->gravity.y, p->gravity.z);
+    fprintf(f, "box_half = %.17g\n", p->box_half);
+    fprintf(f, "atm_nu = %.17g\n", p->atm_nu);
+    fprintf(f, "atm_cutoff = %.17g\n", p->atm_cutoff);
+    fprintf(f, "triplets = %d\n", p->triplets ? 1 : 0);
+    fprintf(f, "steps_per_frame = %d\n", p->steps_per_frame);
+    fprintf(f, "x y z vx vy vz radius density%s\n", forces ? " fx fy fz" : "");
+    for (uint32_t i = 0; i < st->n; ++i) {
+        const sim_vec4d x = st->pos[i], v = st->vel[i];
+        const double density = v.w / sim_sphere_mass(x.w, 1.0);
+        fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g", x.x, x.y, x.z, v.x, v.y, v.z,
+                x.w, density);
+        if (forces != NULL) {
+            fprintf(f, " %.17g %.17g %.17g", forces[i].x, forces[i].y, forces[i].z);
+        }
+        if (fputc('\n', f) == EOF) {
+            return;
+        }
+    }
+}
+
+sim_status sim_state_save(const char *path, const sim_params *params, const sim_state *state,
+                          const sim_vec3d *forces, sim_error *err) {
+    SIM_ASSERT(path != NULL && params != NULL && state != NULL);
+    sim_output out;
+    SIM_TRY(sim_output_open(&out, path, err));
+    write_all(out.file, params, state, forces);
+    return sim_output_commit(&out, err);
+}

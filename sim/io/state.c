@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — body state allocation and default parameters. */
+#include "nbsim/state.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+sim_status sim_state_alloc(sim_state *state, uint32_t n, sim_error *err) {
+    SIM_ASSERT(state != NULL);
+    state->n = 0;
+    state->pos = calloc(n ? n : 1, sizeof *state->pos);
+    state->vel = calloc(n ? n : 1, sizeof *state->vel);
+    if (state->pos == NULL || state->vel == NULL) {
+        sim_state_free(state);
+        return sim_fail(err, SIM_OUT_OF_MEMORY,
+                        "N = %u bodies: cannot allocate %llu bytes of host memory for their state",
+                        n, (unsigned long long)n * (sizeof *state->pos + sizeof *state->vel));
+    }
+    state->n = n;
+    return SIM_OK;
+}
+
+void sim_state_free(sim_state *state) {
+    if (state != NULL) {
+        free(state->pos);
+        free(state->vel);
+        state->pos = NULL;
+        state->vel = NULL;
+        state->n = 0;
+    }
+}
+
+sim_status sim_state_copy(sim_state *dst, const sim_state *src, sim_error *err) {
+    sim_status s = sim_state_alloc(dst, src->n, err);
+    if (s != SIM_OK) {
+        return s;
+    }
+    memcpy(dst->pos, src->pos, (size_t)src->n * sizeof *src->pos);
+    memcpy(dst->vel, src->vel, (size_t)src->n * sizeof *src->vel);
+    return SIM_OK;
+}
+
+sim_status sim_state_check_bodies(const sim_state *s, sim_error *err) {
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const double r = s->pos[i].w, m = s->vel[i].w;
+        if (!(r > 0.0 && isfinite(r)) || !(m > 0.0 && isfinite(m))) {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "body %u: radius %g and mass %g must be positive and finite", i, r, m);
+        }
+    }
+    return SIM_OK;
+}
+
+/* A position's bits, -0 as +0, mixed (splitmix64's finaliser) into one sortable key. */
+typedef struct {
+    uint64_t key;
+    uint32_t body;
+} position_key;
+
+static uint64_t mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t bits_of(double v) {
+    uint64_t b;
+    v = v == 0.0 ? 0.0 : v;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static int compare_keys(const void *a, const void *b) {
+    const position_key *x = a, *y = b;
+    if (x->key != y->key) {
+        return x->key < y->key ? -1 : 1;
+    }
+    return (x->body > y->body) - (x->body < y->body);
+}
+
+static int same_centre(const sim_state *s, uint32_t a, uint32_t b) {
+    const sim_vec4d p = s->pos[a], q = s->pos[b];
+    return p.x == q.x && p.y == q.y && p.z == q.z;
+}
+
+uint64_t sim_state_coincident_pairs(const sim_state *s, uint32_t *i, uint32_t *j) {
+    position_key *keys = s->n > 1 ? malloc((size_t)s->n * sizeof *keys) : NULL;
+    if (keys == NULL) {
+        return 0;
+    }
+    for (uint32_t b = 0; b < s->n; ++b) {
+        const sim_vec4d p = s->pos[b];
+        keys[b].key = mix(mix(mix(bits_of(p.x)) ^ bits_of(p.y)) ^ bits_of(p.z));
+        keys[b].body = b;
+    }
+    qsort(keys, s->n, sizeof *keys, compare_keys);
+    /* Runs of one key and one centre; a (never seen) hash collision only splits a run. */
+    uint64_t pairs = 0;
+    uint32_t first_i = 0, first_j = 0;
+    for (uint32_t a = 0, b; a < s->n; a = b) {
+        for (b = a + 1;
+             b < s->n && keys[b].key == keys[a].key && same_centre(s, keys[a].body, keys[b].body);
+             ++b) {
+        }
+        const uint64_t k = b - a;
+        if (k > 1) {
+            if (pairs == 0 || keys[a].body < first_i ||
+                (keys[a].body == first_i && keys[a + 1].body < first_j)) {
+                first_i = keys[a].body;
+                first_j = keys[a + 1].body;
+            }
+            pairs += k * (k - 1) / 2;
+        }
+    }
+    free(keys);
+    if (pairs > 0) {
+        *i = first_i;
+        *j = first_j;
+    }
+    return pairs;
+}
+
+sim_params sim_params_default(void) {
+    sim_params p;
+    memset(&p, 0, sizeof p);
+    p.dt = 0.0;
+    p.stiffness = 1.0e4;
+    p.restitution = 0.9;
+    p.hertz = 0;
+    p.gravity = (sim_vec3d){0.0, 0.0, 0.0};
+    p.box_half = 20.0;
+    p.atm_nu = 0.0;
+    p.atm_cutoff = 0.0;
+    p.triplets = 0;
+    p.steps_per_frame = 1;
+    return p;
+}

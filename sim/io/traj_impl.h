@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — private to the trajectory files: the writer object each format fills in, the text
+ * output both text formats share (fast number formatting, frames that are committed whole or
+ * cut off again), the mapped-file line reader, and the body table every reader returns. */
+#ifndef SIM_TRAJ_IMPL_H
+#define SIM_TRAJ_IMPL_H
+
+#include "nbsim/trajectory.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- writers ---- */
+
+typedef struct sim_traj_writer_ops {
+    /* Writes one frame whole or not at all (the file keeps only complete frames). */
+    sim_status (*write)(sim_traj_writer *w, const sim_traj_frame *f, sim_error *err);
+    /* Releases the format's resources (not w itself); flushes to disk. */
+    sim_status (*close)(sim_traj_writer *w, sim_error *err);
+} sim_traj_writer_ops;
+
+/* Text output that commits whole frames: bytes go straight to the file descriptor (no stdio
+ * buffer whose failure could not be undone), and a frame that fails part-way is cut off again by
+ * ftruncate to the end of the last complete frame. */
+typedef struct traj_text_sink {
+    int fd;
+    uint64_t good_size; /* end of the last complete frame [bytes] */
+    char *buf;          /* formatting buffer, TRAJ_TEXT_CHUNK bodies */
+    size_t *lens;       /* bytes formatted per block of the chunk */
+} traj_text_sink;
+
+struct sim_traj_writer {
+    const sim_traj_writer_ops *ops;
+    sim_traj_format format;
+    char *path;
+    uint32_t n;
+    uint64_t frames; /* complete frames in the file */
+    uint64_t bytes;  /* their size */
+    sim_status failed;
+    char failure[SIM_ERROR_MESSAGE_MAX];
+    traj_text_sink text; /* .xyz, .lammpstrj */
+    void *nc;            /* .nc: traj_netcdf.c's state */
+};
+
+sim_status traj_xyz_open(sim_traj_writer *w, sim_error *err);
+sim_status traj_lammps_open(sim_traj_writer *w, sim_error *err);
+sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err);
+
+/* ---- text formatting (traj_text.c) ---- */
+
+/* Longest body line: id (10 digits) + 11 numbers of at most 15 characters
+ * ("-1.23456789e-38") + 11 blanks + newline. */
+#define TRAJ_TEXT_LINE_MAX 192
+
+/* Writes v like printf("%.9g") (9 significant digits: enough to give every float back exactly),
+ * about five times faster. Returns the characters written (at most 15, no terminator). */
+size_t traj_fmt_float(char *out, float v);
+/* The shortest of %.15g / %.17g that gives v back exactly, NUL-terminated (cap >= 32). */
+const char *traj_fmt_double(char *out, size_t cap, double v);
+/* Decimal digits of v; returns the count (no terminator). */
+size_t traj_fmt_u64(char *out, uint64_t v);
+/* One body line of both text formats: "id x y z vx vy vz radius mass fx fy fz\n". */
+size_t traj_text_body(char *out, uint32_t id, const sim_vec4f *p, const sim_vec4f *v,
+                      const sim_vec4f *f);
+
+sim_status traj_text_open(sim_traj_writer *w, sim_error *err);
+/* Writes header (len bytes) and then one body line per body of f; on success the frame is
+ * committed (w->frames, w->bytes advance), on failure the file is cut back to its last complete
+ * frame and the message names the file and the cause. */
+sim_status traj_text_frame(sim_traj_writer *w, const char *header, size_t len,
+                           const sim_traj_frame *f, sim_error *err);
+sim_status traj_text_close(sim_traj_writer *w, sim_error *err);
+
+/* ---- reading (traj_text.c, trajectory.c) ---- */
+
+/* A file mapped read-only; lines are handed out as (pointer, length) without copying. */
+typedef struct traj_map {
+    const char *data;
+    size_t size;
+} traj_map;
+
+sim_status traj_map_open(traj_map *m, const char *path, sim_error *err);
+void traj_map_close(traj_map *m);
+/* The line starting at *pos (without its newline or a '\r' before it); advances *pos past it.
+ * Returns 0 at the end of the file. *complete is 0 when the line has no newline (the file's
+ * last line was cut off). */
+int traj_next_line(const traj_map *m, size_t *pos, const char **line, size_t *len, int *complete);
+/* Skips `count` lines; returns 0 when the file ends first (only complete lines count). */
+int traj_skip_lines(const traj_map *m, size_t *pos, uint64_t count);
+/* Copies a line into a NUL-terminated buffer; 0 when it does not fit. */
+int traj_line_copy(char *dst, size_t cap, const char *line, size_t len);
+/* Splits s in place at blanks; returns the number of fields (fields beyond max are counted). */
+int traj_split(char *s, char **fields, int max);
+/* A finite number filling the whole token. */
+int traj_parse_double(const char *tok, double *out);
+
+/* The last frame as a reader found it, before checks; trajectory.c turns it into a state. */
+typedef struct traj_bodies {
+    uint32_t n;
+    double *pos;     /* 3 per body [m] */
+    double *vel;     /* 3 per body [m/s], zero when the file has none */
+    double *radius;  /* [m] */
+    double *mass;    /* [kg], or NULL */
+    double *density; /* [kg/m^3], or NULL (used when mass is NULL) */
+    int64_t *id;     /* or NULL */
+    int has_box;
+    double box_half; /* [m] when has_box */
+    sim_traj_info info;
+} traj_bodies;
+
+/* Allocates the arrays a reader fills (pos, vel zeroed, radius; mass, density and id when
+ * asked); SIM_OUT_OF_MEMORY names the file. */
+sim_status traj_bodies_alloc(traj_bodies *b, uint32_t n, int mass, int density, int id,
+                             const char *path, sim_error *err);
+void traj_bodies_free(traj_bodies *b);
+
+/* Where a text format's body lines keep what nbsim reads: the first column of each, -1 when
+ * absent (the reader has checked that pos and radius are there). */
+typedef struct traj_columns {
+    int total; /* columns per line */
+    int id, pos, vel, radius, mass, density;
+} traj_columns;
+
+/* Allocates b for n bodies with what cols holds (mass; density only without mass; id) and reads
+ * the n body lines that start at byte pos of m (the reader has found them complete). Errors name
+ * the file, the frame and the line: `what` and its number from 1 ("atom line 3", "body 3"). */
+sim_status traj_text_read_bodies(const traj_map *m, size_t pos, uint32_t n,
+                                 const traj_columns *cols, const char *path, uint64_t frame,
+                                 const char *what, traj_bodies *b, sim_error *err);
+
+sim_status traj_xyz_read_last(const char *path, traj_bodies *b, sim_error *err);
+sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *err);
+sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIM_TRAJ_IMPL_H */

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — AMBER NetCDF trajectories (convention 1.0), the binary format OVITO, VMD, MDAnalysis,
+ * cpptraj and LAMMPS's `dump netcdf` share; built only when CMake finds libnetcdf.
+ *
+ * Layout (`ncdump -h run.nc`): 64-bit offset NetCDF (the AMBER convention requires it, and
+ * MDAnalysis refuses anything else); dimensions frame (unlimited), spatial = 3, atom = N,
+ * cell_spatial = 3, cell_angular = 3, label = 5; labels spatial = "xyz", cell_spatial = "abc",
+ * cell_angular = "alpha", "beta", "gamma"; per frame time, coordinates, velocities, forces and
+ * nbsim's step and box_half; per body (once) radius, mass, id.
+ *
+ * Units. The stored numbers are nbsim's SI values, so every reader that takes numbers as they are
+ * (OVITO, and nbsim reading it back) sees metres, seconds and kilograms, with radii that match
+ * the positions. The AMBER variables carry the units the convention prescribes together with
+ * the convention's scale_factor attribute, "multiply by this to get the units attribute's
+ * units": coordinates 1e10 (m -> angstrom), time 1e12 (s -> picosecond), velocities 1e-2
+ * (m/s -> angstrom/picosecond), forces 1.4393e10 (N -> kilocalorie/mole/angstrom). Readers that
+ * apply scale factors (MDAnalysis, VMD, netCDF4-python) therefore get correct AMBER units, and
+ * MDAnalysis, which refuses any other units attribute, reads the file. radius [m], mass [kg],
+ * step and box_half [m] are nbsim's additions (no scale_factor: MDAnalysis refuses one on
+ * variables it does not know); OVITO imports radius as its Radius property.
+ *
+ * Precision: float32 coordinates, velocities and forces (the convention's type; what the GPU
+ * computes in), double time.
+ *
+ * The box: the convention's cell_lengths / cell_angles describe a periodic cell, and readers
+ * treat any cell as periodic (OVITO, VMD) or fail on a zero one (MDAnalysis 2.x, for the zero
+ * lengths LAMMPS's dump netcdf writes on non-periodic axes). nbsim's walls are not periodic, so
+ * there is no cell variable; box_half [m] carries the walls (OVITO shows it as an attribute).
+ *
+ * Frames are whole or absent: numrecs (the frame count in the header) reaches the disk only by
+ * nc_sync after all of a frame's variables are written. When a write fails, the file is closed,
+ * its numrecs is set back to the frames that completed and it is truncated to their end
+ * (the classic format's header keeps numrecs as a big-endian 32-bit integer at byte 4: the
+ * NetCDF classic format specification in the netcdf-c documentation). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "io/traj_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef NBSIM_HAVE_NETCDF
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netcdf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* 1 N in kilocalorie/mole/angstrom: 1e-10 J/angstrom / (4184 J / N_A). */
+#define NC_NEWTON_IN_KCAL_MOL_A (1e-10 * 6.02214076e23 / 4184.0)
+
+typedef struct {
+    int ncid, open;
+    int v_time, v_step, v_box;
+    int v_coordinates, v_velocities, v_forces, v_radius, v_mass, v_id;
+    float *buf;           /* 3n floats: one vector variable of one frame */
+    float *radius, *mass; /* as stored (frame 0), to refuse frames where they changed */
+    uint64_t good_size;   /* file size after the last complete frame [bytes] */
+} nc_writer;
+
+int sim_traj_netcdf_available(void) {
+    return 1;
+}
+
+/* nc_strerror for NetCDF codes; system errors (ENOSPC, EIO, ...) come back as errno values. */
+static const char *nc_why(int code) {
+    return code > 0 ? strerror(code) : nc_strerror(code);
+}
+
+static int put_text_att(int ncid, int var, const char *name, const char *value) {
+    return nc_put_att_text(ncid, var, name, strlen(value), value);
+}
+
+/* units and, when scale != 0, scale_factor (a double, as MDAnalysis and VMD read it). */
+static int put_units(int ncid, int var, const char *units, double scale) {
+    int rc = put_text_att(ncid, var, "units", units);
+    if (rc == NC_NOERR && scale != 0.0) {
+        rc = nc_put_att_double(ncid, var, "scale_factor", NC_DOUBLE, 1, &scale);
+    }
+    return rc;
+}
+
+#define NC_TRY(call)                                                                               \
+    do {                                                                                           \
+        if ((rc = (call)) != NC_NOERR) {                                                           \
+            goto fail;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+static uint64_t file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* After a failed frame: close, set numrecs back to the complete frames, cut the rest off. */
+static void roll_back(sim_traj_writer *w, nc_writer *nc) {
+    if (nc->open) {
+        (void)nc_close(nc->ncid);
+        nc->open = 0;
+    }
+    const int fd = open(w->path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return;
+    }
+    const uint64_t frames = w->frames;
+    const unsigned char numrecs[4] = {(unsigned char)(frames >> 24), (unsigned char)(frames >> 16),
+                                      (unsigned char)(frames >> 8), (unsigned char)frames};
+    (void)pwrite(fd, numrecs, sizeof numrecs, 4);
+    (void)ftruncate(fd, (off_t)nc->good_size);
+    (void)close(fd);
+}
+
+static sim_status nc_write(sim_traj_writer *w, const sim_traj_frame *f, sim_error *err) {
+    nc_writer *nc = w->nc;
+    const uint32_t n = w->n;
+    const size_t k = (size_t)w->frames;
+    int rc = NC_NOERR;
+    const char *what = "a frame";
+    if (k == 0) {
+        int *id = malloc((size_t)n * sizeof *id);
+        if (id == NULL) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "'%s': no memory for %u ids", w->path, n);
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+            nc->radius[i] = f->pos[i].w;
+            nc->mass[i] = f->vel[i].w;
+            id[i] = (int)(i + 1);
+        }
+        what = "radius, mass and id";
+        rc = nc_put_var_float(nc->ncid, nc->v_radius, nc->radius);
+        rc = rc == NC_NOERR ? nc_put_var_float(nc->ncid, nc->v_mass, nc->mass) : rc;
+        rc = rc == NC_NOERR ? nc_put_var_int(nc->ncid, nc->v_id, id) : rc;
+        free(id);
+        if (rc != NC_NOERR) {
+            goto fail;
+        }
+    } else {
+        for (uint32_t i = 0; i < n; ++i) {
+            if (f->pos[i].w != nc->radius[i] || f->vel[i].w != nc->mass[i]) {
+                return sim_fail(err, SIM_BAD_ARGUMENT,
+                                "'%s': body %u's radius or mass changed at frame %zu; NetCDF "
+                                "stores them once (start a new trajectory)",
+                                w->path, i + 1, k);
+            }
+        }
+    }
+    const size_t start3[3] = {k, 0, 0}, count3[3] = {1, n, 3};
+    const sim_vec4f *src[3] = {f->pos, f->vel, f->force};
+    const int vars[3] = {nc->v_coordinates, nc->v_velocities, nc->v_forces};
+    static const char *const names[3] = {"coordinates", "velocities", "forces"};
+    for (int v = 0; v < 3; ++v) {
+        for (uint32_t i = 0; i < n; ++i) {
+            nc->buf[3 * (size_t)i + 0] = src[v] ? src[v][i].x : 0.0f;
+            nc->buf[3 * (size_t)i + 1] = src[v] ? src[v][i].y : 0.0f;
+            nc->buf[3 * (size_t)i + 2] = src[v] ? src[v][i].z : 0.0f;
+        }
+        what = names[v];
+        NC_TRY(nc_put_vara_float(nc->ncid, vars[v], start3, count3, nc->buf));
+    }
+    const size_t start2[1] = {k};
+    const double step = (double)f->step; /* exact up to 2^53 steps */
+    what = "time and step";
+    NC_TRY(nc_put_var1_double(nc->ncid, nc->v_time, start2, &f->time));
+    NC_TRY(nc_put_var1_double(nc->ncid, nc->v_step, start2, &step));
+    NC_TRY(nc_put_var1_double(nc->ncid, nc->v_box, start2, &f->box_half));
+    what = "the frame count";
+    NC_TRY(nc_sync(nc->ncid)); /* numrecs reaches the disk only now */
+    nc->good_size = file_size(w->path);
+    w->frames++;
+    w->bytes = nc->good_size;
+    return SIM_OK;
+fail:
+    roll_back(w, nc);
+    return sim_fail(err, SIM_IO,
+                    "cannot write trajectory '%s' (frame %zu, %s): %s; it keeps its %zu complete "
+                    "frames",
+                    w->path, k, what, nc_why(rc), k);
+}
+
+static sim_status nc_close_writer(sim_traj_writer *w, sim_error *err) {
+    nc_writer *nc = w->nc;
+    sim_status st = SIM_OK;
+    if (nc == NULL) {
+        return SIM_OK;
+    }
+    if (nc->open) {
+        const int rc = nc_close(nc->ncid);
+        nc->open = 0;
+        if (rc != NC_NOERR) {
+            st = sim_fail(err, SIM_IO, "cannot write trajectory '%s': %s", w->path, nc_why(rc));
+        }
+        const int fd = open(w->path, O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) { /* late write-back errors (a full disk) surface here */
+            if (fdatasync(fd) != 0 && st == SIM_OK) {
+                st = sim_fail(err, SIM_IO, "cannot write trajectory '%s': %s", w->path,
+                              strerror(errno));
+            }
+            close(fd);
+        }
+    }
+    free(nc->buf);
+    free(nc->radius);
+    free(nc->mass);
+    free(nc);
+    w->nc = NULL;
+    return st;
+}
+
+static const sim_traj_writer_ops nc_ops = {nc_write, nc_close_writer};
+
+sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
+    w->ops = &nc_ops;
+    nc_writer *nc = calloc(1, sizeof *nc);
+    if (nc == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "'%s': no memory for a NetCDF writer", w->path);
+    }
+    w->nc = nc;
+    const uint32_t n = w->n;
+    nc->buf = malloc((size_t)n * 3 * sizeof *nc->buf);
+    nc->radius = malloc((size_t)n * sizeof *nc->radius);
+    nc->mass = malloc((size_t)n * sizeof *nc->mass);
+    if (nc->buf == NULL || nc->radius == NULL || nc->mass == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "'%s': no memory for %u bodies", w->path, n);
+    }
+    int rc = nc_create(w->path, NC_CLOBBER | NC_64BIT_OFFSET, &nc->ncid);
+    if (rc != NC_NOERR) {
+        return sim_fail(err, SIM_IO, "cannot write trajectory '%s': %s", w->path, nc_why(rc));
+    }
+    nc->open = 1;
+    const int id = nc->ncid;
+    int old_fill, d_frame, d_spatial, d_atom, d_cell_spatial, d_cell_angular, d_label;
+    int v_spatial, v_cell_spatial, v_cell_angular;
+    char title[160];
+    snprintf(title, sizeof title, "nbsim: %u spheres between walls at +-box_half", n);
+    /* No prefill: every byte of a frame is written anyway, and a failed one is cut off. */
+    NC_TRY(nc_set_fill(id, NC_NOFILL, &old_fill));
+    NC_TRY(put_text_att(id, NC_GLOBAL, "Conventions", "AMBER"));
+    NC_TRY(put_text_att(id, NC_GLOBAL, "ConventionVersion", "1.0"));
+    NC_TRY(put_text_att(id, NC_GLOBAL, "program", "nbsim"));
+    NC_TRY(put_text_att(id, NC_GLOBAL, "programVersion", NBSIM_VERSION));
+    NC_TRY(put_text_att(id, NC_GLOBAL, "title", title));
+    NC_TRY(put_text_att(id, NC_GLOBAL, "nbsim_units",
+                        "stored values are SI (m, s, m/s, N, kg); scale_factor converts the AMBER "
+                        "variables to their units attribute"));
+    NC_TRY(nc_def_dim(id, "frame", NC_UNLIMITED, &d_frame));
+    NC_TRY(nc_def_dim(id, "spatial", 3, &d_spatial));
+    NC_TRY(nc_def_dim(id, "atom", n, &d_atom));
+    NC_TRY(nc_def_dim(id, "cell_spatial", 3, &d_cell_spatial));
+    NC_TRY(nc_def_dim(id, "cell_angular", 3, &d_cell_angular));
+    NC_TRY(nc_def_dim(id, "label", 5, &d_label));
+    NC_TRY(nc_def_var(id, "spatial", NC_CHAR, 1, &d_spatial, &v_spatial));
+    NC_TRY(nc_def_var(id, "cell_spatial", NC_CHAR, 1, &d_cell_spatial, &v_cell_spatial));
+    const int d_angular_label[2] = {d_cell_angular, d_label};
+    NC_TRY(nc_def_var(id, "cell_angular", NC_CHAR, 2, d_angular_label, &v_cell_angular));
+    /* Per body, once. */
+    NC_TRY(nc_def_var(id, "radius", NC_FLOAT, 1, &d_atom, &nc->v_radius));
+    NC_TRY(put_units(id, nc->v_radius, "meter", 0.0));
+    NC_TRY(nc_def_var(id, "mass", NC_FLOAT, 1, &d_atom, &nc->v_mass));
+    NC_TRY(put_units(id, nc->v_mass, "kilogram", 0.0));
+    NC_TRY(nc_def_var(id, "id", NC_INT, 1, &d_atom, &nc->v_id));
+    /* Per frame: scalars and cell first, then the large vector variables. */
+    NC_TRY(nc_def_var(id, "time", NC_DOUBLE, 1, &d_frame, &nc->v_time));
+    NC_TRY(put_units(id, nc->v_time, "picosecond", 1e12));
+    NC_TRY(nc_def_var(id, "step", NC_DOUBLE, 1, &d_frame, &nc->v_step));
+    NC_TRY(nc_def_var(id, "box_half", NC_DOUBLE, 1, &d_frame, &nc->v_box));
+    NC_TRY(put_units(id, nc->v_box, "meter", 0.0));
+    const int d_vec[3] = {d_frame, d_atom, d_spatial};
+    NC_TRY(nc_def_var(id, "coordinates", NC_FLOAT, 3, d_vec, &nc->v_coordinates));
+    NC_TRY(put_units(id, nc->v_coordinates, "angstrom", 1e10));
+    NC_TRY(nc_def_var(id, "velocities", NC_FLOAT, 3, d_vec, &nc->v_velocities));
+    NC_TRY(put_units(id, nc->v_velocities, "angstrom/picosecond", 1e-2));
+    NC_TRY(nc_def_var(id, "forces", NC_FLOAT, 3, d_vec, &nc->v_forces));
+    NC_TRY(put_units(id, nc->v_forces, "kilocalorie/mole/angstrom", NC_NEWTON_IN_KCAL_MOL_A));
+    NC_TRY(nc_enddef(id));
+    NC_TRY(nc_put_var_text(id, v_spatial, "xyz"));
+    NC_TRY(nc_put_var_text(id, v_cell_spatial, "abc"));
+    NC_TRY(nc_put_var_text(id, v_cell_angular, "alphabeta gamma"));
+    NC_TRY(nc_sync(id));
+    nc->good_size = file_size(w->path);
+    return SIM_OK;
+fail:
+    return sim_fail(err, SIM_IO, "cannot write trajectory '%s': %s", w->path, nc_why(rc));
+}
+
+/* ---- reading ---- */
+
+/* A per-body variable of the last frame (dims (frame, atom[, spatial])) or of the file (dims
+ * (atom[, spatial])), as doubles; 0 when the file has no such variable. */
+static int read_body_var(int ncid, const char *name, size_t frame, uint32_t n, int width,
+                         double *out, int *rc) {
+    int var, ndims, dims[NC_MAX_VAR_DIMS];
+    if (nc_inq_varid(ncid, name, &var) != NC_NOERR) {
+        return 0;
+    }
+    *rc = nc_inq_varndims(ncid, var, &ndims);
+    if (*rc != NC_NOERR) {
+        return 0;
+    }
+    const int per_frame = ndims == (width == 1 ? 2 : 3);
+    const size_t start[3] = {per_frame ? frame : 0, 0, 0};
+    const size_t count[3] = {per_frame ? 1 : (size_t)n, per_frame ? (size_t)n : (size_t)width,
+                             (size_t)width};
+    (void)dims;
+    *rc = nc_get_vara_double(ncid, var, start, count, out);
+    return *rc == NC_NOERR;
+}
+
+sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *err) {
+    int ncid, rc = nc_open(path, NC_NOWRITE, &ncid);
+    if (rc != NC_NOERR) {
+        return sim_fail(err, SIM_IO, "cannot open trajectory '%s': %s", path, nc_why(rc));
+    }
+    int d_atom, d_frame;
+    size_t n = 0, frames = 0;
+    sim_status st = SIM_OK;
+    if (nc_inq_dimid(ncid, "atom", &d_atom) != NC_NOERR ||
+        nc_inq_dimid(ncid, "frame", &d_frame) != NC_NOERR ||
+        nc_inq_dimlen(ncid, d_atom, &n) != NC_NOERR ||
+        nc_inq_dimlen(ncid, d_frame, &frames) != NC_NOERR) {
+        st = sim_fail(err, SIM_PARSE,
+                      "%s: not an AMBER NetCDF trajectory (no atom or frame "
+                      "dimension)",
+                      path);
+    } else if (frames == 0) {
+        st = sim_fail(err, SIM_PARSE, "%s: no complete frame", path);
+    } else if (n < 1 || n > UINT32_MAX) {
+        st = sim_fail(err, SIM_PARSE, "%s: %zu atoms", path, n);
+    }
+    const size_t frame = frames - 1;
+    int var;
+    const int has_mass = st == SIM_OK && nc_inq_varid(ncid, "mass", &var) == NC_NOERR;
+    const int has_id = st == SIM_OK && nc_inq_varid(ncid, "id", &var) == NC_NOERR;
+    if (st == SIM_OK) {
+        st = traj_bodies_alloc(b, (uint32_t)n, has_mass, 0, has_id, path, err);
+    }
+    double *tmp = st == SIM_OK ? malloc(n * sizeof *tmp) : NULL;
+    if (st == SIM_OK && tmp == NULL) {
+        st = sim_fail(err, SIM_OUT_OF_MEMORY, "%s: no memory for %zu atoms", path, n);
+    }
+    if (st == SIM_OK && !read_body_var(ncid, "coordinates", frame, (uint32_t)n, 3, b->pos, &rc)) {
+        st = sim_fail(err, SIM_PARSE, "%s: frame %zu has no coordinates%s%s", path, frame,
+                      rc != NC_NOERR ? ": " : "", rc != NC_NOERR ? nc_why(rc) : "");
+    }
+    rc = NC_NOERR;
+    if (st == SIM_OK && !read_body_var(ncid, "radius", frame, (uint32_t)n, 1, b->radius, &rc)) {
+        st = sim_fail(err, SIM_PARSE,
+                      "%s: frame %zu has no radius variable%s%s: nbsim needs a radius per sphere",
+                      path, frame, rc != NC_NOERR ? ": " : "", rc != NC_NOERR ? nc_why(rc) : "");
+    }
+    if (st == SIM_OK) {
+        (void)read_body_var(ncid, "velocities", frame, (uint32_t)n, 3, b->vel, &rc);
+        if (has_mass) {
+            (void)read_body_var(ncid, "mass", frame, (uint32_t)n, 1, b->mass, &rc);
+        }
+        if (has_id && read_body_var(ncid, "id", frame, (uint32_t)n, 1, tmp, &rc)) {
+            for (size_t i = 0; i < n; ++i) {
+                b->id[i] = (int64_t)tmp[i];
+            }
+        }
+        const size_t at[1] = {frame};
+        double v = 0.0;
+        if (nc_inq_varid(ncid, "box_half", &var) == NC_NOERR &&
+            nc_get_var1_double(ncid, var, at, &v) == NC_NOERR && v > 0.0) {
+            b->has_box = 1;
+            b->box_half = v;
+        }
+        if (nc_inq_varid(ncid, "time", &var) == NC_NOERR &&
+            nc_get_var1_double(ncid, var, at, &v) == NC_NOERR) {
+            b->info.time = v;
+        }
+        if (nc_inq_varid(ncid, "step", &var) == NC_NOERR &&
+            nc_get_var1_double(ncid, var, at, &v) == NC_NOERR && v >= 0.0) {
+            b->info.step = (uint64_t)v;
+        }
+        b->info.format = SIM_TRAJ_NETCDF;
+        b->info.frames = frames;
+        b->info.frame = frame;
+    }
+    free(tmp);
+    nc_close(ncid);
+    return st;
+}
+
+#else /* no NetCDF in this build */
+
+int sim_traj_netcdf_available(void) {
+    return 0;
+}
+
+sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
+    return sim_fail(err, SIM_UNSUPPORTED, "'%s': this build of nbsim has no NetCDF", w->path);
+}
+
+sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *err) {
+    (void)b;
+    return sim_fail(err, SIM_UNSUPPORTED, "'%s': this build of nbsim has no NetCDF", path);
+}
+
+#endif

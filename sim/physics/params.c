@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — model parameters by name: parsing and the one rule per parameter. */
+#include "nbsim/params.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const sim_param_info infos[SIM_PARAM_COUNT] = {
+#define SIM_PARAM_INFO(id, key, flag, value, rule, help) {key, flag, value, rule, help},
+    SIM_PARAM_LIST(SIM_PARAM_INFO)
+#undef SIM_PARAM_INFO
+};
+
+const sim_param_info *sim_param_info_of(sim_param_id id) {
+    SIM_ASSERT((int)id >= 0 && id < SIM_PARAM_COUNT);
+    return &infos[id];
+}
+
+int sim_param_from_key(const char *key) {
+    if (strcmp(key, "box") == 0) {
+        return SIM_PARAM_BOX;
+    }
+    for (int i = 0; i < SIM_PARAM_COUNT; ++i) {
+        if (strcmp(infos[i].key, key) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int sim_param_from_flag(const char *flag) {
+    for (int i = 0; i < SIM_PARAM_COUNT; ++i) {
+        if (strcmp(infos[i].flag, flag) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int sim_parse_number(const char *text, double *out) {
+    /* strtod alone would take leading blanks, hexadecimal, "inf" and "nan". */
+    const char *p = text;
+    if (*p == '+' || *p == '-') {
+        ++p;
+    }
+    if (!isdigit((unsigned char)p[0]) && !(p[0] == '.' && isdigit((unsigned char)p[1]))) {
+        return 0;
+    }
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(text, &end);
+    /* ERANGE also flags an underflow to a subnormal or zero, which is a fine number (a saved
+     * state may hold one); only an overflow is refused. */
+    if (end == text || *end != '\0' || (errno == ERANGE && fabs(v) >= 1.0) || !isfinite(v)) {
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+/* Whether v satisfies parameter id's rule (gravity: one component). */
+static int in_range(sim_param_id id, double v) {
+    switch (id) {
+    case SIM_PARAM_DT:
+        return v >= 0.0 && v <= 1e3;
+    case SIM_PARAM_STIFFNESS:
+        return v > 0.0 && v <= 1e20;
+    case SIM_PARAM_RESTITUTION:
+        return v > 0.0 && v <= 1.0;
+    case SIM_PARAM_GRAVITY:
+        return v >= -1e6 && v <= 1e6;
+    case SIM_PARAM_BOX:
+        return v > 0.0 && v <= 1e9;
+    case SIM_PARAM_ATM_NU:
+        return v >= -1e30 && v <= 1e30;
+    case SIM_PARAM_ATM_CUTOFF:
+        return v >= 0.0 && v <= 1e9;
+    case SIM_PARAM_STEPS:
+        return v >= 1.0 && v <= 100000.0 && v == floor(v);
+    default:
+        return 0;
+    }
+}
+
+static sim_status bad_value(sim_param_id id, const char *text, sim_error *err) {
+    return sim_fail(err, SIM_BAD_ARGUMENT, "'%.80s' must be %s", text, infos[id].rule);
+}
+
+/* "gx,gy,gz" (blanks allowed around the numbers, as scene files write them). */
+static int parse_vec3(const char *text, double g[3]) {
+    char buf[256];
+    if (strlen(text) >= sizeof buf) {
+        return 0;
+    }
+    strcpy(buf, text);
+    char *p = buf;
+    for (int k = 0; k < 3; ++k) {
+        char *comma = strchr(p, ',');
+        if ((k < 2) != (comma != NULL)) {
+            return 0;
+        }
+        if (comma != NULL) {
+            *comma = '\0';
+        }
+        while (*p == ' ' || *p == '\t') {
+            ++p;
+        }
+        size_t len = strlen(p);
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) {
+            p[--len] = '\0';
+        }
+        if (!sim_parse_number(p, &g[k]) || !in_range(SIM_PARAM_GRAVITY, g[k])) {
+            return 0;
+        }
+        p = comma != NULL ? comma + 1 : p + len;
+    }
+    return 1;
+}
+
+static void put(sim_params *p, sim_param_id id, double v) {
+    switch (id) {
+    case SIM_PARAM_DT:
+        p->dt = v;
+        break;
+    case SIM_PARAM_STIFFNESS:
+        p->stiffness = v;
+        break;
+    case SIM_PARAM_RESTITUTION:
+        p->restitution = v;
+        break;
+    case SIM_PARAM_BOX:
+        p->box_half = v;
+        break;
+    case SIM_PARAM_ATM_NU:
+        p->atm_nu = v;
+        break;
+    case SIM_PARAM_ATM_CUTOFF:
+        p->atm_cutoff = v;
+        break;
+    case SIM_PARAM_STEPS:
+        p->steps_per_frame = (int)v;
+        break;
+    default:
+        SIM_ASSERT(!"not a scalar parameter");
+    }
+}
+
+sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_error *err) {
+    SIM_ASSERT((int)id >= 0 && id < SIM_PARAM_COUNT);
+    if (id == SIM_PARAM_GRAVITY) {
+        double g[3];
+        if (!parse_vec3(text, g)) {
+            return bad_value(id, text, err);
+        }
+        p->gravity = (sim_vec3d){g[0], g[1], g[2]};
+        return SIM_OK;
+    }
+    double v = 0.0;
+    if (!sim_parse_number(text, &v) || !in_range(id, v)) {
+        return bad_value(id, text, err);
+    }
+    put(p, id, v);
+    return SIM_OK;
+}
+
+sim_status sim_params_check(const sim_params *p, sim_error *err) {
+    const double scalars[SIM_PARAM_COUNT] = {
+        [SIM_PARAM_DT] = p->dt,
+        [SIM_PARAM_STIFFNESS] = p->stiffness,
+        [SIM_PARAM_RESTITUTION] = p->restitution,
+        [SIM_PARAM_BOX] = p->box_half,
+        [SIM_PARAM_ATM_NU] = p->atm_nu,
+        [SIM_PARAM_ATM_CUTOFF] = p->atm_cutoff,
+        [SIM_PARAM_STEPS] = (double)p->steps_per_frame,
+    };
+    for (int id = 0; id < SIM_PARAM_COUNT; ++id) {
+        if (id == SIM_PARAM_GRAVITY) {
+            const double g[3] = {p->gravity.x, p->gravity.y, p->gravity.z};
+            for (int k = 0; k < 3; ++k) {
+                if (!in_range(SIM_PARAM_GRAVITY, g[k])) {
+                    return sim_fail(err, SIM_BAD_ARGUMENT, "gravity (%g, %g, %g) must be %s", g[0],
+                                    g[1], g[2], infos[id].rule);
+                }
+            }
+        } else if (!in_range((sim_param_id)id, scalars[id])) {
+            return sim_fail(err, SIM_BAD_ARGUMENT, "%s = %g must be %s", infos[id].key, scalars[id],
+                            infos[id].rule);
+        }
+    }
+    if ((p->hertz != 0 && p->hertz != 1) || (p->triplets != 0 && p->triplets != 1)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "hertz = %d and triplets = %d must be 0 or 1",
+                        p->hertz, p->triplets);
+    }
+    return SIM_OK;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — host-side physics set-up: model constants from the parameters, damping ratios for a
+ * restitution coefficient, contact times and the default time step. */
+#include "physics/physics.h"
+
+static const double pi_ = 3.14159265358979323846;
+
+/* Undamped Hertz contact time in the units of sim_hertz_restitution below (t_c v^(1/5)
+ * (k/m)^(2/5)); computed by integrating u'' = -u^1.5 to the end of the contact. */
+static const double hertz_tc_dimensionless = 3.2180654597;
+
+double sim_damping_ratio(double restitution) {
+    if (!(restitution > 0.0) || restitution >= 1.0) {
+        return 0.0;
+    }
+    const double l = log(restitution);
+    return -l / sqrt(pi_ * pi_ + l * l);
+}
+
+/* Restitution of the Hertz law with damping ratio zeta, from the dimensionless contact
+ * (overlap u in units of (m v^2/k)^(2/5), time in (m/k)^(2/5) v^(-1/5)):
+ *     u'' = -u^1.5 - 2 zeta u^0.25 u',  u(0) = 0, u'(0) = 1,
+ * integrated with RK4 until u returns to 0; e = -u'(end). 0 if it never returns (overdamped). */
+static double hertz_rhs(double u, double v, double zeta) {
+    const double up = u > 0.0 ? u : 0.0;
+    const double s = sqrt(up);
+    return -up * s - 2.0 * zeta * sqrt(s) * v;
+}
+
+static double hertz_restitution(double zeta) {
+    const double h = 1.0 / 1024.0;
+    const double t_max = 64.0; /* ~20 undamped contact times */
+    double u = 0.0, v = 1.0;
+    for (double t = 0.0; t < t_max; t += h) {
+        const double k1u = v, k1v = hertz_rhs(u, v, zeta);
+        const double k2u = v + 0.5 * h * k1v, k2v = hertz_rhs(u + 0.5 * h * k1u, k2u, zeta);
+        const double k3u = v + 0.5 * h * k2v, k3v = hertz_rhs(u + 0.5 * h * k2u, k3u, zeta);
+        const double k4u = v + h * k3v, k4v = hertz_rhs(u + h * k3u, k4u, zeta);
+        const double un = u + h / 6.0 * (k1u + 2.0 * k2u + 2.0 * k3u + k4u);
+        const double vn = v + h / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v);
+        if (un < 0.0 && t > 0.0) {
+            const double frac = u / (u - un); /* linear interpolation to u = 0 */
+            return -(v + frac * (vn - v));
+        }
+        u = un;
+        v = vn;
+    }
+    return 0.0;
+}
+
+double sim_hertz_damping_ratio(double restitution) {
+    if (!(restitution > 0.0) || restitution >= 1.0) {
+        return 0.0;
+    }
+    /* e(zeta) falls monotonically from 1 (zeta = 0) to 0 (zeta ~ 1.1). The answer is close to
+     * 1.118 x the linear ratio for every e, so bracket around that and refine by regula falsi
+     * (Illinois variant): ~5 integrations instead of ~30 for bisection. */
+    const double guess = 1.118 * sim_damping_ratio(restitution);
+    double lo = 0.98 * guess, hi = 1.02 * guess;
+    double f_lo = hertz_restitution(lo) - restitution, f_hi = hertz_restitution(hi) - restitution;
+    if (!(f_lo > 0.0 && f_hi < 0.0)) { /* not bracketed: the whole range */
+        lo = 0.0;
+        hi = 2.0;
+        f_lo = 1.0 - restitution;
+        f_hi = hertz_restitution(hi) - restitution;
+    }
+    int side = 0;
+    for (int it = 0; it < 60 && hi - lo > 1e-12; ++it) {
+        double z = (lo * f_hi - hi * f_lo) / (f_hi - f_lo);
+        if (!(z > lo && z < hi)) {
+            z = 0.5 * (lo + hi);
+        }
+        const double f = hertz_restitution(z) - restitution;
+        if (fabs(f) < 1e-12) {
+            return z;
+        }
+        if (f > 0.0) {
+            lo = z;
+            f_lo = f;
+            f_hi = side == 1 ? 0.5 * f_hi : f_hi; /* Illinois: halve the stale end */
+            side = 1;
+        } else {
+            hi = z;
+            f_hi = f;
+            f_lo = side == -1 ? 0.5 * f_lo : f_lo;
+            side = -1;
+        }
+    }
+    return 0.5 * (lo + hi);
+}
+
+double sim_contact_time(double stiffness, double m_eff) {
+    return pi_ / sqrt(stiffness / m_eff);
+}
+
+double sim_contact_time_hertz(double stiffness, double m_eff, double speed) {
+    return hertz_tc_dimensionless * pow(m_eff / stiffness, 0.4) * pow(speed, -0.2);
+}
+
+double sim_default_dt(const sim_params *p, const sim_state *s) {
+    if (s == NULL || s->n == 0) {
+        return 0.0;
+    }
+    /* The two lightest bodies give the smallest pair m_eff; a single body meets only walls
+     * (m_eff = m). */
+    double m1 = INFINITY, m2 = INFINITY, vmax2 = 0.0;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const sim_vec4d v = s->vel[i];
+        if (v.w < m1) {
+            m2 = m1;
+            m1 = v.w;
+        } else if (v.w < m2) {
+            m2 = v.w;
+        }
+        const double v2 = v.x * v.x + v.y * v.y + v.z * v.z;
+        vmax2 = v2 > vmax2 ? v2 : vmax2;
+    }
+    const double m_eff = s->n >= 2 ? m1 * m2 / (m1 + m2) : m1;
+    double tc;
+    if (p->hertz) {
+        const sim_vec3d g = p->gravity;
+        const double g_abs = sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
+        double v_ref = 2.0 * sqrt(vmax2);                      /* head-on, both at the top speed */
+        const double v_fall = sqrt(4.0 * g_abs * p->box_half); /* dropped across the box */
+        v_ref = v_fall > v_ref ? v_fall : v_ref;
+        v_ref = v_ref > 1.0 ? v_ref : 1.0; /* [m/s]: floor for scenes at rest */
+        tc = sim_contact_time_hertz(p->stiffness, m_eff, v_ref);
+    } else {
+        tc = sim_contact_time(p->stiffness, m_eff);
+    }
+    const double zeta =
+        p->hertz ? sim_hertz_damping_ratio(p->restitution) : sim_damping_ratio(p->restitution);
+    const double damped = SIM_DAMPED_STEPS_PER_ZETA2 * zeta * zeta;
+    return tc / (damped > SIM_STEPS_PER_CONTACT ? damped : SIM_STEPS_PER_CONTACT);
+}
+
+sim_physics sim_physics_from_params(const sim_params *p) {
+    sim_physics ph;
+    ph.stiffness = p->stiffness;
+    ph.damping_ratio =
+        p->hertz ? sim_hertz_damping_ratio(p->restitution) : sim_damping_ratio(p->restitution);
+    ph.atm_nu = p->atm_nu;
+    ph.atm_cutoff = p->atm_cutoff;
+    ph.box_half = p->box_half;
+    ph.hertz = p->hertz ? 1 : 0;
+    ph.gravity = p->gravity;
+    ph.inv_dt = p->dt > 0.0 ? 1.0 / p->dt : 0.0; /* backends set it once dt is derived */
+    return ph;
+}
+
+sim_physics_f sim_physics_to_float(const sim_physics *ph) {
+    sim_physics_f f;
+    f.stiffness = (float)ph->stiffness;
+    f.damping_ratio = (float)ph->damping_ratio;
+    f.atm_nu = (float)ph->atm_nu;
+    f.atm_cutoff2 = (float)(ph->atm_cutoff * ph->atm_cutoff);
+    f.box_half = (float)ph->box_half;
+    f.hertz = ph->hertz;
+    f.inv_dt = (float)ph->inv_dt;
+    f.gx = (float)ph->gravity.x;
+    f.gy = (float)ph->gravity.y;
+    f.gz = (float)ph->gravity.z;
+    return f;
+}

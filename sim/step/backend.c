@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — sim_backend: validates input once, then dispatches to the CPU or CUDA backend. */
+#include "step/backend_impl.h"
+#include "multi/comm.h"
+#include "nbsim/params.h"
+#include "nbsim/size_limits.h"
+#include "cull/triplet_cull.h"
+
+#include <string.h>
+
+sim_backend_config sim_backend_config_default(void) {
+    sim_backend_config c = {0};
+    c.kind = SIM_BACKEND_CUDA;
+    c.pair_map = SIM_PAIR_MAP_LTM;
+    c.triplet_map = SIM_TRIPLET_MAP_TETRA;
+    c.tile = 64;
+    c.cpu_threads = 0;
+    c.cull = 1;
+    c.cull_levels = 0;
+    c.sort_every = 0;
+    c.cull_capacity = 0;
+    return c;
+}
+
+int sim_pair_tile_valid(uint32_t tile) {
+#define SIM_TILE_IS(t) tile == (t) ||
+    return SIM_PAIR_TILE_LIST(SIM_TILE_IS) 0;
+#undef SIM_TILE_IS
+}
+
+const char *sim_pair_choice_name(sim_pair_choice c) {
+    return c == SIM_PAIR_FULL ? "full" : sim_pair_map_name((sim_pair_map)c);
+}
+
+const char *sim_pair_choice_label(sim_pair_choice c) {
+    return c == SIM_PAIR_FULL ? "full N^2 sweep, no symmetry (nbody-style)"
+                              : sim_pair_map_label((sim_pair_map)c);
+}
+
+int sim_pair_choice_from_name(const char *name) {
+    if (name != NULL && strcmp(name, "full") == 0) {
+        return SIM_PAIR_FULL;
+    }
+    return sim_pair_map_from_name(name);
+}
+
+uint32_t sim_ceil_div(uint32_t a, uint32_t b) {
+    return (uint32_t)(((uint64_t)a + b - 1) / b);
+}
+
+uint64_t sim_t2_u64(uint64_t k) {
+    return k * (k + 1u) / 2u;
+}
+
+uint64_t sim_t3_u64(uint64_t k) {
+    return k * (k + 1u) / 2u * (k + 2u) / 3u;
+}
+
+int sim_backend_culling(const sim_backend *b) {
+    return b->config.cull && b->config.pair_map != SIM_PAIR_FULL;
+}
+
+/* Whether these settings cull tile triples by the cut-off (sim_backend_triplet_culling). */
+static int triplet_culling_for(const sim_backend_config *c, sim_pair_choice pm,
+                               const sim_params *p) {
+    return c->cull && pm != SIM_PAIR_FULL && p->triplets && p->atm_cutoff > 0.0;
+}
+
+int sim_backend_triplet_culling(const sim_backend *b) {
+    return triplet_culling_for(&b->config, b->config.pair_map, &b->params);
+}
+
+uint64_t sim_cull_initial_capacity(const sim_backend *b) {
+    const uint64_t all = sim_t2_u64(b->tiles);
+    uint64_t cap = b->config.cull_capacity ? b->config.cull_capacity : 32u * (uint64_t)b->tiles;
+    cap = b->config.cull_capacity || cap >= 4096u ? cap : 4096u;
+    return cap < all ? cap : all;
+}
+
+uint64_t sim_cull_super_capacity(const sim_backend *b) {
+    const uint64_t all = sim_t2_u64(b->super_tiles);
+    uint64_t cap =
+        b->config.cull_capacity ? b->config.cull_capacity : 32u * (uint64_t)b->super_tiles;
+    cap = b->config.cull_capacity || cap >= 1024u ? cap : 1024u;
+    return cap < all ? cap : all;
+}
+
+static uint64_t tcull_capacity(const sim_backend *b, uint64_t per_tile, uint64_t all) {
+    uint64_t cap = b->config.cull_capacity ? b->config.cull_capacity : per_tile * b->ttiles;
+    cap = b->config.cull_capacity || cap >= SIM_TCULL_MIN_CAPACITY ? cap : SIM_TCULL_MIN_CAPACITY;
+    return cap < all ? cap : all;
+}
+
+uint64_t sim_tcull_super_capacity(const sim_backend *b) {
+    return tcull_capacity(b, 32u / SIM_CULL_SUPER, sim_t2_u64(b->tsuper_tiles));
+}
+
+uint64_t sim_tcull_pair_capacity(const sim_backend *b) {
+    return tcull_capacity(b, SIM_TCULL_PAIRS_PER_TILE, sim_t2_u64(b->ttiles));
+}
+
+uint64_t sim_tcull_triple_capacity(const sim_backend *b) {
+    return tcull_capacity(b, SIM_TCULL_TRIPLES_PER_TILE, sim_t3_u64(b->ttiles));
+}
+
+static sim_status check_maps(sim_backend_kind kind, sim_pair_choice pm, sim_triplet_map tm,
+                             sim_error *err) {
+    if (pm < 0 || pm >= SIM_PAIR_CHOICE_COUNT) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "unknown pair map %d", pm);
+    }
+    if ((int)tm < 0 || tm >= SIM_TRIPLET_MAP_COUNT) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "unknown triplet map %d", (int)tm);
+    }
+    if (pm == SIM_PAIR_FULL && kind != SIM_BACKEND_CUDA) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "the full N^2 pair sweep is a CUDA kernel variant; the CPU reference "
+                        "always uses the symmetric tiled sweep");
+    }
+    return SIM_OK;
+}
+
+/* Passes of the cull for this many tiles: the config's choice, or by size. */
+static int cull_levels_for(int configured, uint32_t tiles) {
+    if (configured == 1 || configured == 2) {
+        return configured;
+    }
+    return tiles > SIM_CULL_FLAT_MAX_TILES ? 2 : 1;
+}
+
+sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
+                                 const sim_params *p, sim_error *err) {
+    sim_map_plan pair = b->pair_plan, triplet, cull = b->cull_plan, tcull = b->tcull_plan;
+    const uint32_t tiles = sim_ceil_div(b->n, b->config.tile);
+    const int levels = cull_levels_for(b->config.cull_levels, tiles);
+    const uint32_t supers = levels == 2 ? sim_ceil_div(tiles, SIM_CULL_SUPER) : 0u;
+    const uint32_t items = levels == 2 ? supers : tiles;
+    /* The ATM cut-off's neighbour pass over triplet tiles, placed by the same pair map. */
+    const uint32_t ttiles = sim_ceil_div(b->n, SIM_TRIPLET_TILE);
+    const int tlevels = cull_levels_for(b->config.cull_levels, ttiles);
+    const uint32_t tsupers = sim_ceil_div(ttiles, SIM_CULL_SUPER);
+    const uint32_t titems = tlevels == 2 ? tsupers : ttiles;
+    if (pm != SIM_PAIR_FULL) {
+        SIM_TRY(sim_pair_map_plan((sim_pair_map)pm, tiles, &pair, err));
+        SIM_TRY(
+            sim_pair_map_plan((sim_pair_map)pm, sim_ceil_div(items, SIM_CULL_GROUP), &cull, err));
+        SIM_TRY(
+            sim_pair_map_plan((sim_pair_map)pm, sim_ceil_div(titems, SIM_CULL_GROUP), &tcull, err));
+    }
+    int planned = 0;
+    if (p->triplets) {
+        const int culled = triplet_culling_for(&b->config, pm, p);
+        if (culled && ttiles > SIM_TCULL_MAX_TILES) {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "N = %u bodies make %u triplet tiles: ATM forces with a cut-off "
+                            "support at most %u tiles (N <= %u)",
+                            b->n, ttiles, SIM_TCULL_MAX_TILES,
+                            SIM_TCULL_MAX_TILES * SIM_TRIPLET_TILE);
+        }
+        /* Culled, the triplet map places nothing: a size it cannot plan is no error. */
+        sim_error plan_err;
+        const sim_status st = sim_triplet_map_plan(tm, ttiles, &triplet, culled ? &plan_err : err);
+        if (st != SIM_OK && !culled) {
+            return st;
+        }
+        planned = st == SIM_OK;
+    }
+    b->pair_plan = pair;
+    b->cull_plan = cull;
+    b->cull_levels = levels;
+    b->tiles = tiles;
+    b->super_tiles = supers;
+    b->cull_items = items;
+    b->tcull_plan = tcull;
+    b->tcull_levels = tlevels;
+    b->ttiles = ttiles;
+    b->tsuper_tiles = tsupers;
+    b->tcull_items = titems;
+    if (planned) {
+        b->triplet_plan = triplet;
+    }
+    b->triplet_planned = planned;
+    b->config.pair_map = pm;
+    b->config.triplet_map = tm;
+    return SIM_OK;
+}
+
+void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t, uint64_t tile_pairs) {
+    t->cull_blocks = 0;
+    t->cull_blocks_wasted = 0;
+    if (b->config.pair_map == SIM_PAIR_FULL) {
+        t->pair_blocks = sim_ceil_div(b->n, b->config.tile);
+        t->pair_blocks_wasted = 0;
+    } else if (sim_backend_culling(b)) {
+        t->pair_blocks = tile_pairs;
+        t->pair_blocks_wasted = 0;
+        t->cull_blocks = b->cull_plan.blocks;
+        t->cull_blocks_wasted = b->cull_plan.blocks - b->cull_plan.useful;
+    } else {
+        t->pair_blocks = b->pair_plan.blocks;
+        t->pair_blocks_wasted = b->pair_plan.blocks - b->pair_plan.useful;
+    }
+    t->triplet_blocks = 0;
+    t->triplet_blocks_wasted = 0;
+    if (sim_backend_triplet_culling(b)) {
+        t->triplet_blocks = t->tile_triples;
+    } else if (b->params.triplets && b->triplet_planned) {
+        t->triplet_blocks = b->triplet_plan.blocks;
+        t->triplet_blocks_wasted = b->triplet_plan.blocks - b->triplet_plan.useful;
+    }
+}
+
+static sim_status check_cull_config(const sim_backend_config *c, sim_error *err) {
+    if (c->cull != 0 && c->cull != 1) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "cull %d must be 0 (off) or 1 (on)", c->cull);
+    }
+    if (c->cull_levels < 0 || c->cull_levels > 2) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "cull levels %d must be 0 (auto), 1 or 2",
+                        c->cull_levels);
+    }
+    if (c->sort_every < 0) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "sort interval %d steps must be >= 0 (0 = default)",
+                        c->sort_every);
+    }
+    return SIM_OK;
+}
+
+void sim_backend_share(const sim_backend *b, const sim_map_plan *plan, sim_map_share *share) {
+    sim_work_share(plan, b->rank.world > 1 ? b->rank.rank : 0,
+                   b->rank.world > 1 ? b->rank.world : 1, share);
+}
+
+void sim_backend_cull_rows(const sim_backend *b, uint32_t tiles, uint32_t *r0, uint32_t *r1) {
+    if (b->rank.world <= 1) {
+        *r0 = 0;
+        *r1 = tiles;
+        return;
+    }
+    sim_work_rows(tiles, SIM_CULL_SUPER, b->rank.rank, b->rank.world, r0, r1);
+}
+
+/* The ranks asked for: sane counts, a device for each, NCCL where the ranks are GPUs. */
+static sim_status check_multi(const sim_backend_config *c, sim_error *err) {
+    const sim_multi_config *m = &c->multi;
+    if (m->world <= 1) {
+        return SIM_OK;
+    }
+    if (m->world > SIM_MAX_RANKS || m->local < 1 || m->local > SIM_MAX_LOCAL_RANKS || m->rank < 0 ||
+        m->rank + m->local > m->world || m->device < 0) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "ranks %d..%d of %d (device %d) are not a valid part of a run of 1..%d "
+                        "ranks",
+                        m->rank, m->rank + m->local - 1, m->world, m->device, SIM_MAX_RANKS);
+    }
+    if (c->kind == SIM_BACKEND_CPU && m->local != m->world) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "the CPU reference splits its work over threads of one process only");
+    }
+    if (c->kind == SIM_BACKEND_CUDA && !sim_multi_have_nccl()) {
+        sim_error why;
+        (void)sim_multi_nccl_id(NULL, &why);
+        return sim_fail(err, SIM_UNSUPPORTED, "%d GPUs: %s", m->world, why.message);
+    }
+    if (c->kind == SIM_BACKEND_CUDA && m->world > m->local && !m->id_set) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "a run over %d processes needs the NCCL id of its rank 0", m->world);
+    }
+    return SIM_OK;
+}
+
+sim_status sim_backend_create(const sim_backend_config *config, const sim_params *params,
+                              const sim_state *initial, sim_backend **out, sim_error *err) {
+    SIM_ASSERT(config != NULL && params != NULL && initial != NULL && out != NULL);
+    *out = NULL;
+    SIM_TRY(check_maps(config->kind, config->pair_map, config->triplet_map, err));
+    if (!sim_pair_tile_valid(config->tile)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "tile size %u must be " SIM_PAIR_TILE_NAMES,
+                        config->tile);
+    }
+    SIM_TRY(check_cull_config(config, err));
+    if (initial->n < 1) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "the scene has no bodies");
+    }
+    SIM_TRY(sim_params_check(params, err));
+    SIM_TRY(check_multi(config, err));
+    if (config->multi.world > 1) {
+        return sim_multi_backend_create(config, params, initial, out, err);
+    }
+    if (config->kind == SIM_BACKEND_CPU) {
+        return sim_cpu_backend_create(config, params, initial, NULL, out, err);
+    }
+    return sim_cuda_backend_create(config, params, initial, NULL, out, err);
+}
+
+void sim_backend_destroy(sim_backend *b) {
+    if (b != NULL) {
+        b->ops->destroy(b);
+    }
+}
+
+sim_status sim_backend_run_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
+    SIM_ASSERT(b != NULL && t != NULL);
+    return b->ops->run_frame(b, t, err);
+}
+
+sim_status sim_backend_set_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
+                                sim_error *err) {
+    SIM_ASSERT(b != NULL);
+    SIM_TRY(check_maps(b->config.kind, pm, tm, err));
+    /* Backends read the plans at every step: nothing else to tell them. */
+    return sim_backend_plan_maps(b, pm, tm, &b->params, err);
+}
+
+sim_status sim_backend_set_cull(sim_backend *b, int on, sim_error *err) {
+    SIM_ASSERT(b != NULL);
+    const int old = b->config.cull;
+    b->config.cull = on ? 1 : 0;
+    if (b->config.cull == old) {
+        return SIM_OK;
+    }
+    /* Unculled triplets need the triplet map's plan (culled ones may have gone without). */
+    sim_status st = SIM_OK;
+    if (b->params.triplets && !b->triplet_planned) {
+        st = sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, &b->params, err);
+    }
+    if (st == SIM_OK) {
+        st = b->ops->set_cull(b, err);
+    }
+    if (st != SIM_OK) {
+        b->config.cull = old;
+        (void)sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, &b->params, NULL);
+    }
+    return st;
+}
+
+void sim_backend_cull_info(const sim_backend *b, sim_cull_info *info) {
+    SIM_ASSERT(b != NULL && info != NULL);
+    info->active = sim_backend_culling(b);
+    info->levels = b->cull_levels;
+    info->tiles = b->tiles;
+    info->super_tiles = b->super_tiles;
+    info->items = b->cull_items;
+    info->plan = info->active ? &b->cull_plan : NULL;
+}
+
+sim_status sim_backend_tile_pairs(sim_backend *b, sim_tile2 *out, uint64_t cap, uint64_t *count,
+                                  sim_error *err) {
+    SIM_ASSERT(b != NULL && count != NULL && (out != NULL || cap == 0));
+    *count = 0;
+    if (!sim_backend_culling(b)) {
+        return SIM_OK;
+    }
+    return b->ops->tile_pairs(b, out, cap, count, err);
+}
+
+sim_status sim_backend_tile_triples(sim_backend *b, sim_tile3 *out, uint64_t cap, uint64_t *count,
+                                    sim_error *err) {
+    SIM_ASSERT(b != NULL && count != NULL && (out != NULL || cap == 0));
+    *count = 0;
+    if (!sim_backend_triplet_culling(b)) {
+        return SIM_OK;
+    }
+    return b->ops->tile_triples(b, out, cap, count, err);
+}
+
+sim_status sim_backend_contacts(sim_backend *b, sim_body_pair *out, uint64_t cap, uint64_t *count,
+                                sim_error *err) {
+    SIM_ASSERT(b != NULL && count != NULL && (out != NULL || cap == 0));
+    *count = 0;
+    return b->ops->contacts(b, out, cap, count, err);
+}
+
+sim_status sim_backend_set_params(sim_backend *b, const sim_params *p, sim_error *err) {
+    SIM_ASSERT(b != NULL && p != NULL);
+    SIM_TRY(sim_params_check(p, err));
+    /* New params may need the triplet map's plan (triplets turned on, the cut-off removed). */
+    if (p->triplets && !b->triplet_planned) {
+        SIM_TRY(sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, p, err));
+    }
+    return b->ops->set_params(b, p, err);
+}
+
+sim_status sim_backend_set_state(sim_backend *b, const sim_state *state, sim_error *err) {
+    SIM_ASSERT(b != NULL && state != NULL);
+    if (state->n != b->n) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "state has %u bodies, backend holds %u", state->n,
+                        b->n);
+    }
+    return b->ops->set_state(b, state, err);
+}
+
+sim_status sim_backend_read_state(sim_backend *b, sim_state *out, sim_vec3d *forces,
+                                  sim_error *err) {
+    SIM_ASSERT(b != NULL && out != NULL && out->n == b->n);
+    return b->ops->read_state(b, out, forces, err);
+}
+
+sim_status sim_backend_energy(sim_backend *b, sim_energy *e, sim_error *err) {
+    SIM_ASSERT(b != NULL && e != NULL);
+    return b->ops->energy(b, e, err);
+}
+
+sim_status sim_backend_sum_over_processes(sim_backend *b, double *v, size_t count, sim_error *err) {
+    SIM_ASSERT(b != NULL && v != NULL && count <= SIM_COMM_HOST_MAX);
+    const sim_multi_config *m = &b->config.multi;
+    if (m->world <= 1 || m->local >= m->world) {
+        return SIM_OK;
+    }
+    return sim_multi_sum_over_processes(b, v, count, err);
+}
+
+sim_status sim_backend_export_positions(sim_backend *b, sim_vec4f *pos, float *speed, int on_device,
+                                        sim_error *err) {
+    SIM_ASSERT(b != NULL && pos != NULL);
+    if (on_device && b->config.kind != SIM_BACKEND_CUDA) {
+        return sim_fail(err, SIM_UNSUPPORTED, "device export needs the CUDA backend");
+    }
+    return b->ops->export_positions(b, pos, speed, on_device, err);
+}
+
+sim_status sim_backend_capture_alloc(const sim_backend *b, sim_capture *c, sim_error *err) {
+    SIM_ASSERT(b != NULL && c != NULL);
+    return sim_capture_alloc(c, b->n, b->config.kind == SIM_BACKEND_CUDA, err);
+}
+
+sim_status sim_backend_capture(sim_backend *b, sim_capture *c, sim_error *err) {
+    SIM_ASSERT(b != NULL && c != NULL && !c->pending);
+    if (c->n != b->n) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "capture buffers hold %u bodies, backend holds %u",
+                        c->n, b->n);
+    }
+    if (c->pinned != (b->config.kind == SIM_BACKEND_CUDA)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "capture buffers were made for another backend");
+    }
+    return b->ops->capture(b, c, err);
+}
+
+const sim_backend_config *sim_backend_get_config(const sim_backend *b) {
+    return &b->config;
+}
+
+const sim_params *sim_backend_get_params(const sim_backend *b) {
+    return &b->params;
+}
+
+const char *sim_backend_device_name(const sim_backend *b) {
+    return b->device_name;
+}
+
+uint32_t sim_backend_body_count(const sim_backend *b) {
+    return b->n;
+}

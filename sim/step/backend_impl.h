@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — private: what each backend implements behind sim_backend (one table per backend). */
+#ifndef SIM_BACKEND_IMPL_H
+#define SIM_BACKEND_IMPL_H
+
+#include "nbsim/backend.h"
+#include "multi/comm.h"
+#include "multi/work_split.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sim_backend_ops {
+    void (*destroy)(sim_backend *b);
+    sim_status (*run_frame)(sim_backend *b, sim_frame_timing *t, sim_error *err);
+    sim_status (*set_params)(sim_backend *b, const sim_params *p, sim_error *err);
+    sim_status (*set_state)(sim_backend *b, const sim_state *s, sim_error *err);
+    sim_status (*read_state)(sim_backend *b, sim_state *out, sim_vec3d *forces, sim_error *err);
+    sim_status (*energy)(sim_backend *b, sim_energy *e, sim_error *err);
+    sim_status (*export_positions)(sim_backend *b, sim_vec4f *pos, float *speed, int on_device,
+                                   sim_error *err);
+    /* Enqueues copies of pos / vel / force into c (capture.h); sets c->pending, c->has_order. */
+    sim_status (*capture)(sim_backend *b, sim_capture *c, sim_error *err);
+    /* Called after b->config.cull changed (already set); may refuse (then it is reverted). */
+    sim_status (*set_cull)(sim_backend *b, sim_error *err);
+    sim_status (*tile_pairs)(sim_backend *b, sim_tile2 *out, uint64_t cap, uint64_t *count,
+                             sim_error *err);
+    sim_status (*contacts)(sim_backend *b, sim_body_pair *out, uint64_t cap, uint64_t *count,
+                           sim_error *err);
+    sim_status (*tile_triples)(sim_backend *b, sim_tile3 *out, uint64_t cap, uint64_t *count,
+                               sim_error *err);
+} sim_backend_ops;
+
+/* Every backend struct begins with this header. The map plans live here, built by backend.c
+ * for both backends, so the CPU reference enumerates exactly the blocks the kernels launch. */
+struct sim_backend {
+    const sim_backend_ops *ops;
+    sim_backend_config config;
+    sim_params params;
+    uint32_t n;
+    char device_name[128];
+    sim_map_plan pair_plan;    /* for config.pair_map over ceil(n / tile) tiles; unused for full */
+    sim_map_plan triplet_plan; /* over ceil(n / SIM_TRIPLET_TILE) tiles, when triplet_planned */
+    int triplet_planned;
+    /* Culling: the top pass's plan for config.pair_map (unused for full), over
+     * ceil(cull_items / SIM_CULL_GROUP) groups; cull_items = tiles (levels 1) or super-tiles. */
+    sim_map_plan cull_plan;
+    int cull_levels; /* 1 or 2, from config.cull_levels and the tile count */
+    uint32_t tiles, super_tiles, cull_items;
+    sim_rank rank; /* this backend's rank of a multi-GPU run (multi.h); world 1 alone */
+    /* The ATM cut-off's neighbour pass (triplet_cull.h): the pair map's plan over
+     * ceil(tcull_items / SIM_CULL_GROUP) groups of triplet tiles (levels 1) or of their
+     * super-tiles (levels 2); unused for full. */
+    sim_map_plan tcull_plan;
+    int tcull_levels;
+    uint32_t ttiles, tsuper_tiles, tcull_items;
+};
+
+/* Whether a stop flag (config.stop) is raised: one volatile load, cheap enough per block. */
+static inline int sim_stop_raised(const volatile sig_atomic_t *flag) {
+    return flag != NULL && *flag != 0;
+}
+
+/* Whether the next step culls: config.cull and a pair map (the full sweep never culls). */
+int sim_backend_culling(const sim_backend *b);
+/* Whether the next step culls tile triples by the ATM cut-off: culling, triplets on and
+ * params.atm_cutoff > 0. The triplet map's plan is then not needed (it may not exist: 3-D plans
+ * stop at SIM_MAX_TILES_3D tiles, culled triplets at 65,535 triplet tiles). */
+int sim_backend_triplet_culling(const sim_backend *b);
+
+/* Plans the maps for b->n and b->config.tile under params p (the triplet plan when p->triplets;
+ * when it cannot be planned and these settings cull triplets, triplet_planned stays 0), then
+ * commits them and the choice to b->config; nothing changes when a plan is refused. */
+sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_map tm,
+                                 const sim_params *p, sim_error *err);
+/* The blocks a step launches and wastes, from the plans, into t; when culled also the culling
+ * pass's blocks, and tile_pairs (the list's length, which the backend knows) as pair_blocks. */
+void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t, uint64_t tile_pairs);
+/* Tile-pair list capacity to start with: config.cull_capacity, or 32 per tile (a gas needs ~14,
+ * a dense pile ~20), at least 4096, at most T2(tiles). And for the super-tile list. */
+uint64_t sim_cull_initial_capacity(const sim_backend *b);
+uint64_t sim_cull_super_capacity(const sim_backend *b);
+/* The ATM cut-off's lists to start with (triplet_cull.h): config.cull_capacity, or
+ * SIM_TCULL_*_PER_TILE per triplet tile (at least SIM_TCULL_MIN_CAPACITY), at most the whole
+ * simplex; super pairs as for contacts. */
+uint64_t sim_tcull_super_capacity(const sim_backend *b);
+uint64_t sim_tcull_pair_capacity(const sim_backend *b);
+uint64_t sim_tcull_triple_capacity(const sim_backend *b);
+/* T3(k) = k (k + 1) (k + 2) / 6 in 64 bits. */
+uint64_t sim_t3_u64(uint64_t k);
+/* T2(k) = k (k + 1) / 2 in 64 bits. */
+uint64_t sim_t2_u64(uint64_t k);
+/* ceil(a / b) for tile counts. */
+uint32_t sim_ceil_div(uint32_t a, uint32_t b);
+
+/* rank: NULL alone, else the rank this backend runs (a multi backend's member). */
+sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,
+                                  const sim_state *s, const sim_rank *rank, sim_backend **out,
+                                  sim_error *err);
+sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params *p,
+                                   const sim_state *s, const sim_rank *rank, sim_backend **out,
+                                   sim_error *err);
+/* Several ranks behind one backend (multi_backend.c): config->multi.world > 1. */
+sim_status sim_multi_backend_create(const sim_backend_config *c, const sim_params *p,
+                                    const sim_state *s, sim_backend **out, sim_error *err);
+/* sim_backend_sum_over_processes for a multi backend that is one process of a run over several
+ * (one local rank: options refuse --gpus with --rank/--world). */
+sim_status sim_multi_sum_over_processes(sim_backend *b, double *v, size_t count, sim_error *err);
+/* Test hook: local rank k's state and forces, read on its own thread (its device). */
+sim_status sim_multi_read_rank(sim_backend *b, int k, sim_state *out, sim_vec3d *forces,
+                               sim_error *err);
+/* Makes `device` this thread's current CUDA device (a multi backend's worker threads). */
+sim_status sim_cuda_use_device(int device, sim_error *err);
+
+/* Rank b's share of a plan (work_split.h); alone, the whole plan. */
+void sim_backend_share(const sim_backend *b, const sim_map_plan *plan, sim_map_share *share);
+/* Rank b's rows of a culled tile-pair list: [*r0, *r1) of `tiles` (aligned to super-tiles). */
+void sim_backend_cull_rows(const sim_backend *b, uint32_t tiles, uint32_t *r0, uint32_t *r1);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIM_BACKEND_IMPL_H */
