@@ -49,7 +49,7 @@ static void print_banner(const app_run_info *s) {
             "triplet map %s, tile %u, dt %.3g s\n",
             s->n, s->scene, s->backend, s->device, s->gpus, s->gpus == 1 ? "" : "s",
             sim_pair_choice_name(s->config.pair_map),
-            s->config.cull && s->config.pair_map != SIM_PAIR_FULL ? "on" : "off",
+            sim_config_culls(&s->config) ? "on" : "off",
             s->params.triplets ? sim_triplet_map_name(s->config.triplet_map) : "off",
             s->config.tile, s->params.dt);
 }
@@ -71,8 +71,8 @@ static void print_banner(const app_run_info *s) {
 static void announce_long_frames(const app_run_info *info) {
     const double steps = (double)info->params.steps_per_frame;
     const sim_backend_config *c = &info->config;
-    const int culled = c->cull && c->pair_map != SIM_PAIR_FULL;
-    const int triplets_culled = culled && info->params.atm_cutoff > 0.0;
+    const int culled = sim_config_culls(c);
+    const int triplets_culled = sim_config_culls_triplets(c, &info->params);
     const double pairs = culled ? 0.0 : steps * (double)info->unique_pairs;
     const double triples =
         info->params.triplets && !triplets_culled ? steps * (double)info->unique_triples : 0.0;

@@ -538,7 +538,8 @@ int app_options_parse(int argc, char **argv, app_options *o) {
     int r = app_option_parse(&t, argc, argv);
     /* Flags that can never work together, on any machine. */
     const char *clash = NULL;
-    if (r == 0 && o->backend == APP_BACKEND_CPU && o->config.pair_map == SIM_PAIR_FULL) {
+    if (r == 0 && o->backend == APP_BACKEND_CPU &&
+        sim_pair_choice_needs_cuda(o->config.pair_map)) {
         clash = "--pair-map full is a CUDA kernel; --backend cpu runs the symmetric tiled sweep "
                 "only";
     } else if (r == 0 && o->frames > 0 && o->screenshot_path[0]) {

@@ -131,9 +131,10 @@ static uint32_t body_limit(const app_session *s, char *why, size_t cap) {
     }
     const int triplets = s->opt.triplets == APP_TRIPLETS_ON;
     /* Triplets culled by the command line's cut-off need no triplet map (sim/step/backend.c). */
-    const int cutoff_culled = triplets && (s->opt.params_set & APP_SET(ATM_CUTOFF)) &&
-                              s->opt.params.atm_cutoff > 0.0 && c.cull &&
-                              c.pair_map != SIM_PAIR_FULL;
+    sim_params asked = s->opt.params; /* the command line's cut-off, with its triplets */
+    asked.triplets = triplets;
+    const int cutoff_culled =
+        (s->opt.params_set & APP_SET(ATM_CUTOFF)) && sim_config_culls_triplets(&c, &asked);
     uint32_t max = sim_backend_max_bodies(&c, triplets && !cutoff_culled);
     const uint32_t tile_max = sim_pair_tile_max();
     char a[32], b[32];
@@ -321,7 +322,7 @@ static sim_status resolve_backend(app_session *s, sim_error *err) {
         s->config.kind = SIM_BACKEND_CPU;
         add_notice(s, "no CUDA device found: using the CPU reference backend");
     }
-    if (s->config.kind == SIM_BACKEND_CPU && s->config.pair_map == SIM_PAIR_FULL) {
+    if (s->config.kind == SIM_BACKEND_CPU && sim_pair_choice_needs_cuda(s->config.pair_map)) {
         return sim_fail(err, SIM_UNSUPPORTED,
                         "--pair-map full needs the CUDA backend, and no CUDA device was found");
     }
@@ -347,7 +348,9 @@ static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n,
     const double budget = cuda ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
     /* Culled by a cut-off, the work grows like N (sim/cull/triplet_cull.h), and no triplet map's
      * grid limits N. */
-    const int culled = p->atm_cutoff > 0.0 && s->config.cull && s->config.pair_map != SIM_PAIR_FULL;
+    sim_params on = *p; /* as they would run with triplets on */
+    on.triplets = 1;
+    const int culled = sim_config_culls_triplets(&s->config, &on);
     const uint32_t culled_n =
         cuda ? APP_AUTO_CULLED_TRIPLETS_N_CUDA : APP_AUTO_CULLED_TRIPLETS_N_CPU;
     const uint32_t max_n = culled ? sim_triplet_culled_max_bodies() : sim_triplet_max_bodies();
@@ -762,7 +765,7 @@ sim_status app_session_mean_height(app_session *s, double *height, sim_error *er
  * gives OpenMP twice the tile pairs of 128 to share. */
 static uint32_t default_tile(const sim_backend_config *c, uint32_t n) {
     uint32_t tile = c->kind != SIM_BACKEND_CUDA               ? 64u
-                    : c->cull && c->pair_map != SIM_PAIR_FULL ? 32u
+                    : sim_config_culls(c)                     ? 32u
                                                               : 128u;
     /* The maps cover SIM_MAX_TILES_2D tiles per side, so past that many tiles of `tile` bodies
      * the next larger tile takes over (body_limit allowed N for the largest). */

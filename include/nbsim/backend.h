@@ -74,6 +74,15 @@ typedef struct {
 
 sim_backend_config sim_backend_config_default(void);
 
+/* Facts about a configuration, each written once (every caller asks these, none re-derives):
+ * - culls: culling on and a pair map (the full sweep never culls);
+ * - culls triplets: culls, and params p have triplets on with an ATM cut-off (tile triples are
+ *   then culled by the cut-off, and no triplet map's plan is needed);
+ * - needs CUDA: the pair choice is a CUDA kernel variant with no CPU twin (full). */
+int sim_config_culls(const sim_backend_config *c);
+int sim_config_culls_triplets(const sim_backend_config *c, const sim_params *p);
+int sim_pair_choice_needs_cuda(sim_pair_choice choice);
+
 /* Timings of one frame (steps_per_frame steps), each summed over the frame's steps.
  * CUDA: events around each kernel on the main stream; CPU: monotonic host clock.
  * pair_ms is the contact sweep alone (culled or not); sort_ms the re-sorts (Morton keys, radix

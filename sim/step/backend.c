@@ -56,18 +56,24 @@ uint64_t sim_t3_u64(uint64_t k) {
     return k * (k + 1u) / 2u * (k + 2u) / 3u;
 }
 
-int sim_backend_culling(const sim_backend *b) {
-    return b->config.cull && b->config.pair_map != SIM_PAIR_FULL;
+int sim_config_culls(const sim_backend_config *c) {
+    return c->cull && c->pair_map != SIM_PAIR_FULL;
 }
 
-/* Whether these settings cull tile triples by the cut-off (sim_backend_triplet_culling). */
-static int triplet_culling_for(const sim_backend_config *c, sim_pair_choice pm,
-                               const sim_params *p) {
-    return c->cull && pm != SIM_PAIR_FULL && p->triplets && p->atm_cutoff > 0.0;
+int sim_config_culls_triplets(const sim_backend_config *c, const sim_params *p) {
+    return sim_config_culls(c) && p->triplets && p->atm_cutoff > 0.0;
+}
+
+int sim_pair_choice_needs_cuda(sim_pair_choice choice) {
+    return choice == SIM_PAIR_FULL;
+}
+
+int sim_backend_culling(const sim_backend *b) {
+    return sim_config_culls(&b->config);
 }
 
 int sim_backend_triplet_culling(const sim_backend *b) {
-    return triplet_culling_for(&b->config, b->config.pair_map, &b->params);
+    return sim_config_culls_triplets(&b->config, &b->params);
 }
 
 uint64_t sim_cull_initial_capacity(const sim_backend *b) {
@@ -111,7 +117,7 @@ static sim_status check_maps(sim_backend_kind kind, sim_pair_choice pm, sim_trip
     if ((int)tm < 0 || tm >= SIM_TRIPLET_MAP_COUNT) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "unknown triplet map %d", (int)tm);
     }
-    if (pm == SIM_PAIR_FULL && kind != SIM_BACKEND_CUDA) {
+    if (sim_pair_choice_needs_cuda(pm) && kind != SIM_BACKEND_CUDA) {
         return sim_fail(err, SIM_UNSUPPORTED,
                         "the full N^2 pair sweep is a CUDA kernel variant; the CPU reference "
                         "always uses the symmetric tiled sweep");
@@ -148,7 +154,9 @@ sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet
     }
     int planned = 0;
     if (p->triplets) {
-        const int culled = triplet_culling_for(&b->config, pm, p);
+        sim_backend_config next = b->config;
+        next.pair_map = pm;
+        const int culled = sim_config_culls_triplets(&next, p);
         if (culled && ttiles > SIM_TCULL_MAX_TILES) {
             return sim_fail(err, SIM_BAD_ARGUMENT,
                             "N = %u bodies make %u triplet tiles: ATM forces with a cut-off "
