@@ -885,6 +885,7 @@ static void lammps_case(const lcase *k, double tol, sim_vec3d *v_end, sim_vec3d 
     }
     const double dt = k->dt, dtf = 0.5 * dt; /* fix nve/sphere */
     lerr ef = {0, 0}, et = {0, 0}, ex = {0, 0}, ev = {0, 0}, ew = {0, 0};
+    int sticking = 0, sliding = 0; /* contact-steps of the pairs */
     for (int step = 1; step <= k->steps; ++step) {
         if (k->integrate) { /* FixNVESphere::initial_integrate */
             for (int i = 0; i < n; ++i) {
@@ -908,6 +909,15 @@ static void lammps_case(const lcase *k, double tol, sim_vec3d *v_end, sim_vec3d 
                 sim_vec3d fc, ti, tj;
                 if (sim_friction_contact_d(pos[i], vel[i], w[i], pos[j], vel[j], w[j], &pair[i][j],
                                            &m.pair, dt, &fc, &ti, &tj, NULL)) {
+                    const sim_vec3d d = sub3(xyz(pos[i]), xyz(pos[j]));
+                    const sim_vec3d nn = scale3(1.0 / norm3(d), d);
+                    const double fn = dot3(fc, nn);
+                    const double ft = norm3(sub3(fc, scale3(fn, nn)));
+                    if (ft >= k->p.friction * fabs(fn) * (1.0 - 1e-12)) {
+                        ++sliding;
+                    } else {
+                        ++sticking;
+                    }
                     f[i] = add3(f[i], fc);
                     f[j] = sub3(f[j], fc);
                     t[i] = add3(t[i], ti);
@@ -940,7 +950,8 @@ static void lammps_case(const lcase *k, double tol, sim_vec3d *v_end, sim_vec3d 
     if (k->integrate) {
         printf("  x %.1e  v %.1e  w %.1e", lerr_rel(&ex), lerr_rel(&ev), lerr_rel(&ew));
     }
-    printf("\n");
+    printf("  (pair contact-steps: %d sticking, %d sliding)\n", sticking, sliding);
+    ENSURE(k->integrate || (sticking > 0 && sliding > 0)); /* static: both regimes */
     ENSURE_MSG(lerr_rel(&ef) <= tol && lerr_rel(&et) <= tol, "%s: force %g, torque %g (tol %g)",
                k->name, lerr_rel(&ef), lerr_rel(&et), tol);
     ENSURE(et.scale > 0.0); /* friction did act */
@@ -967,8 +978,8 @@ static void static_bodies(lcase *k) {
         {0.5, 1000.0, {0.0, 0.0, 0.0}, {0.10, 0.20, -0.05}, {0.0, 0.0, 1.0}},
         {0.5, 1000.0, {0.9, 0.1, 0.05}, {-0.05, 0.0, 0.02}, {0.3, -0.2, 0.0}},
         {0.3, 2500.0, {0.0, 0.78, 0.1}, {0.0, -0.3, 0.1}, {-2.0, 0.5, 0.7}},
-        {0.4, 800.0, {1.5, 0.9, -0.2}, {0.02, -0.01, 0.0}, {0.0, 0.0, 0.0}},
-        {0.35, 1200.0, {2.0, 1.3, -0.6}, {-0.1, 0.0, 0.3}, {1.0, 1.0, -1.0}},
+        {0.4, 800.0, {1.45, 0.75, -0.15}, {0.02, -0.01, 0.0}, {0.0, 0.0, 0.0}},
+        {0.35, 1200.0, {1.9, 1.15, -0.45}, {-0.1, 0.0, 0.3}, {1.0, 1.0, -1.0}},
         {0.45, 1000.0, {-2.6, -2.6, 1.0}, {-0.02, 0.03, 0.0}, {0.5, -0.5, 0.2}},
         {0.3, 1500.0, {-1.5, 1.8, -2.75}, {0.2, -0.1, 0.0}, {0.0, 3.0, 0.0}},
     };
@@ -996,13 +1007,24 @@ static lcase lcase_static(const char *name, int hertz, double mu, double mu_r) {
 
 static void test_lammps_static(void) {
     lcase k = lcase_static("hooke static", 0, 0.5, 0.1);
+    int pairs = 0, walls = 0;
+    for (int i = 0; i < k.n; ++i) {
+        for (int j = i + 1; j < k.n; ++j) {
+            pairs += overlap_of(&k.b[i], &k.b[j]) > 0.0;
+        }
+        const double x[3] = {k.b[i].x.x, k.b[i].x.y, k.b[i].x.z};
+        for (int a = 0; a < 3; ++a) {
+            walls += k.b[i].r - (k.p.box_half - fabs(x[a])) > 0.0;
+        }
+    }
+    ENSURE(pairs == 4 && walls == 3); /* bodies 1-2, 1-3, 2-4, 4-5; body 6 at x and y, 7 at z */
     lammps_case(&k, 1e-12, NULL, NULL);
     k = lcase_static("hooke static, mu 0.05", 0, 0.05, 0.02);
     k.p.stiffness_ratio = 0.8;
     k.p.tangential_damping = 1.0;
     k.p.tangential_damping_set = 1;
     lammps_case(&k, 1e-12, NULL, NULL);
-    k = lcase_static("hertz static", 1, 0.5, 0.1);
+    k = lcase_static("hertz static", 1, 0.15, 0.1);
     lammps_case(&k, 1e-12, NULL, NULL);
     k = lcase_static("hertz/material static", 1, 0.3, 0.05);
     k.nu = 0.3; /* mindlin NULL: k_t = 8 G_eff a, ratio 2 (1 - nu) / (2 - nu) */
