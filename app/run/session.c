@@ -83,24 +83,15 @@ static void refresh_info(app_session *s) {
 static void apply_overrides(const app_options *o, sim_params *params) {
     const sim_params *u = &o->params;
     const unsigned set = o->params_set;
-    if (set & APP_SET(DT))
-        params->dt = u->dt;
-    if (set & APP_SET(STIFFNESS))
-        params->stiffness = u->stiffness;
-    if (set & APP_SET(RESTITUTION))
-        params->restitution = u->restitution;
-    if (set & APP_SET(GRAVITY))
-        params->gravity = u->gravity;
-    if (set & APP_SET(BOX))
-        params->box_half = u->box_half;
-    if (set & APP_SET(ATM_NU))
-        params->atm_nu = u->atm_nu;
-    if (set & APP_SET(ATM_CUTOFF))
-        params->atm_cutoff = u->atm_cutoff;
-    if (set & APP_SET(STEPS))
-        params->steps_per_frame = u->steps_per_frame;
-    if (set & APP_SET_HERTZ)
+#define APP_OVERRIDE(id, field)                                                                    \
+    if (set & APP_SET(id)) {                                                                       \
+        params->field = u->field;                                                                  \
+    }
+    SIM_PARAM_FIELDS(APP_OVERRIDE)
+#undef APP_OVERRIDE
+    if (set & APP_SET_HERTZ) {
         params->hertz = u->hertz;
+    }
 }
 
 /* v with thousands separators: "4,194,240". */

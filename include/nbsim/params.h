@@ -14,24 +14,35 @@
 extern "C" {
 #endif
 
-/* id, scene key, flag, value name, rule (what an error says the value must be), help line.
+/* id, field of sim_params, scene key, flag, value name, rule (what an error says the value must
+ * be), help line. SIM_PARAM_LIST(X) gives the rows without the field, X(id, key, flag, value,
+ * rule, help), for the names and rules; SIM_PARAM_FIELDS(X) the ids with their fields, X(id,
+ * field), for code that copies a parameter by id (the session's overrides).
  * The bounds are wide but finite: the GPU computes in float (~3.4e38), so a parameter that
  * overflows there, or a step so long that nothing can be resolved, is refused up front. */
-#define SIM_PARAM_LIST(X)                                                                          \
-    X(DT, "dt", "--dt", "S", "a time step in [0, 1000] s (0: the default step)",                   \
+#define SIM_PARAM_TABLE(X, R)                                                                      \
+    R(X, DT, dt, "dt", "--dt", "S", "a time step in [0, 1000] s (0: the default step)",            \
       "time step [s] (default: contact time / 50, finer for strong damping)")                      \
-    X(STIFFNESS, "stiffness", "--stiffness", "K", "a stiffness in (0, 1e20]",                      \
+    R(X, STIFFNESS, stiffness, "stiffness", "--stiffness", "K", "a stiffness in (0, 1e20]",        \
       "contact stiffness [N/m, or N/m^1.5 for hertz]")                                             \
-    X(RESTITUTION, "restitution", "--restitution", "E", "a restitution coefficient in (0, 1]",     \
-      "normal restitution coefficient, 0 < E <= 1")                                                \
-    X(GRAVITY, "gravity", "--gravity", "GX,GY,GZ", "three numbers gx,gy,gz, each in [-1e6, 1e6]",  \
-      "gravity [m/s^2]")                                                                           \
-    X(BOX, "box_half", "--box", "L", "a half-width in (0, 1e9] m", "half-width of the box [m]")    \
-    X(ATM_NU, "atm_nu", "--atm-nu", "NU", "a number in [-1e30, 1e30]", "ATM strength [J m^9]")     \
-    X(ATM_CUTOFF, "atm_cutoff", "--atm-cutoff", "R", "a distance in [0, 1e9] m (0: none)",         \
+    R(X, RESTITUTION, restitution, "restitution", "--restitution", "E",                            \
+      "a restitution coefficient in (0, 1]", "normal restitution coefficient, 0 < E <= 1")         \
+    R(X, GRAVITY, gravity, "gravity", "--gravity", "GX,GY,GZ",                                     \
+      "three numbers gx,gy,gz, each in [-1e6, 1e6]", "gravity [m/s^2]")                            \
+    R(X, BOX, box_half, "box_half", "--box", "L", "a half-width in (0, 1e9] m",                    \
+      "half-width of the box [m]")                                                                 \
+    R(X, ATM_NU, atm_nu, "atm_nu", "--atm-nu", "NU", "a number in [-1e30, 1e30]",                  \
+      "ATM strength [J m^9]")                                                                      \
+    R(X, ATM_CUTOFF, atm_cutoff, "atm_cutoff", "--atm-cutoff", "R",                                \
+      "a distance in [0, 1e9] m (0: none)",                                                        \
       "ATM cut-off on each of the three distances [m] (0: none)")                                  \
-    X(STEPS, "steps_per_frame", "--steps-per-frame", "K", "a whole number in 1..100000",           \
-      "integration steps per frame / log row (default 1)")
+    R(X, STEPS, steps_per_frame, "steps_per_frame", "--steps-per-frame", "K",                      \
+      "a whole number in 1..100000", "integration steps per frame / log row (default 1)")
+#define SIM_PARAM_LIST(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW)
+#define SIM_PARAM_FIELDS(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW_FIELD)
+#define SIM_PARAM_ROW(X, id, field, key, flag, value, rule, help)                                  \
+    X(id, key, flag, value, rule, help)
+#define SIM_PARAM_ROW_FIELD(X, id, field, key, flag, value, rule, help) X(id, field)
 
 typedef enum {
 #define SIM_PARAM_ENUM(id, key, flag, value, rule, help) SIM_PARAM_##id,
