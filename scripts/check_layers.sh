@@ -145,6 +145,7 @@ check() {
         close(f)
         ++checked
       }
+      fflush()
       if (violations > 0) {
         printf "check_layers: %d violation%s (rules: scripts/check_layers.sh, ARCHITECTURE.md)\n",
                violations, violations == 1 ? "" : "s" > "/dev/stderr"

@@ -92,7 +92,7 @@ static void test_stats(void) {
         t.step_ms = t.pair_ms;
         ENSURE(app_run_stats_add(&rs, &t, NULL) == SIM_OK);
     }
-    app_stats st = app_run_stats_get(&rs, APP_KERNEL_PAIR);
+    sim_stats st = app_run_stats_get(&rs, APP_KERNEL_PAIR);
     ENSURE_NEAR(st.median, 50.5, 1e-12);
     ENSURE_NEAR(st.p95, 95.0, 1e-12);
     ENSURE_NEAR(st.min, 1.0, 1e-12);

@@ -18,16 +18,16 @@
 
 static void test_summarize(void) {
     const double odd[] = {5.0, 1.0, 3.0, 9.0, 2.0};
-    app_stats s = app_stats_of(odd, 5);
+    sim_stats s = sim_stats_of(odd, 5);
     ENSURE(s.median == 3.0 && s.min == 1.0 && s.max == 9.0);
     ENSURE(odd[0] == 5.0 && odd[1] == 1.0); /* input untouched */
     const double even[] = {4.0, 1.0, 2.0, 3.0};
-    s = app_stats_of(even, 4);
+    s = sim_stats_of(even, 4);
     ENSURE(s.median == 2.5 && s.min == 1.0 && s.max == 4.0);
     const double one = 7.0;
-    s = app_stats_of(&one, 1);
+    s = sim_stats_of(&one, 1);
     ENSURE(s.median == 7.0 && s.min == 7.0 && s.max == 7.0);
-    s = app_stats_of(NULL, 0);
+    s = sim_stats_of(NULL, 0);
     ENSURE(s.median == 0.0 && s.min == 0.0 && s.max == 0.0);
     ENSURE_NEAR(app_bench_improvement(2.0, 1.0), 2.0, 0.0);
     ENSURE(app_bench_improvement(0.0, 1.0) == 0.0);

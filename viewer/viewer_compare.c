@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cull/cull.h"
 #include "nbsim/maps_check.h"
+#include "nbsim/size_limits.h"
 #include "text.h"
 #include "viewer_internal.h"
 #include "viewer_panel.h"
@@ -285,7 +285,7 @@ static uint32_t pair_domain(const app_viewer *v, const char **unit) {
     app_session_cull_info(v->run.session, &cull);
     if (cull.active) {
         *unit = cull.levels == 1 ? "culling groups of 16 tiles" : "culling groups of super-tiles";
-        return viewer_tiles(cull.items, SIM_CULL_GROUP);
+        return viewer_tiles(cull.items, sim_cull_group_size());
     }
     *unit = "tiles";
     return viewer_tiles(s->n, s->config.tile);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cull/cull.h"
 #include "map_palette.h"
+#include "nbsim/size_limits.h"
 #include "text.h"
 #include "viewer_internal.h"
 #include "viewer_panel.h"
@@ -94,7 +94,8 @@ static void refresh_cover(app_viewer *v, int k) {
     if (k == 0 && map == SIM_PAIR_FULL) {
         cover_full(&in->cover[0], n);
     } else if (levels > 0) {
-        const uint32_t span = levels == 1 ? SIM_CULL_GROUP : SIM_CULL_GROUP * SIM_CULL_SUPER;
+        const uint32_t group = sim_cull_group_size();
+        const uint32_t span = levels == 1 ? group : group * sim_cull_super_size();
         st = app_map_cover_build_grouped(&in->cover[0], cull.plan, cull.tiles, span, &err);
     } else {
         sim_map_plan plan;
@@ -247,11 +248,11 @@ static void layout(app_viewer *v, inset_layout *p) {
         snprintf(cell, sizeof cell, "a cell = %u x %u tile pairs", c->per_cell, c->per_cell);
     }
     if (levels == 1) {
-        snprintf(text, sizeof text, "a block tests %u x %u tile pairs; %s", SIM_CULL_GROUP,
-                 SIM_CULL_GROUP, cell);
+        snprintf(text, sizeof text, "a block tests %u x %u tile pairs; %s", sim_cull_group_size(),
+                 sim_cull_group_size(), cell);
     } else if (levels == 2) {
         snprintf(text, sizeof text, "a block tests %u x %u pairs of %u-tile super-tiles; %s",
-                 SIM_CULL_GROUP, SIM_CULL_GROUP, SIM_CULL_SUPER, cell);
+                 sim_cull_group_size(), sim_cull_group_size(), sim_cull_super_size(), cell);
     } else {
         snprintf(text, sizeof text, "a block owns a tile pair; %s", cell);
     }

@@ -12,7 +12,7 @@
 
 #include "nbsim/backend.h"
 #include "nbsim/output_file.h"
-#include "stats.h"
+#include "nbsim/stats.h"
 #include "parse.h"
 
 /* Calibration budget [s] across all candidates; at least MIN_REPEATS steps each anyway. */
@@ -198,10 +198,10 @@ static sim_status time_tile(const sim_backend_config *base, const candidates *k,
         sim_backend_destroy(b[i]);
     }
     for (int p = 0; p < k->pair_count; ++p) {
-        out->pair_ms[p] = app_stats_of(pair_t[p], pair_n[p]).median;
+        out->pair_ms[p] = sim_stats_of(pair_t[p], pair_n[p]).median;
     }
     for (int t = 0; t < k->triplet_count; ++t) {
-        out->triplet_ms[t] = app_stats_of(trip_t[t], trip_n[t]).median;
+        out->triplet_ms[t] = sim_stats_of(trip_t[t], trip_n[t]).median;
     }
     return st;
 }

@@ -8,7 +8,6 @@
 
 #include "autotune.h"
 #include "nbsim/dist.h"
-#include "multi/work_split.h"
 #include "option_table.h"
 #include "parse.h"
 #include "nbsim/scene.h"

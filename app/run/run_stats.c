@@ -37,8 +37,8 @@ sim_status app_run_stats_add(app_run_stats *rs, const sim_frame_timing *t, sim_e
     return SIM_OK;
 }
 
-app_stats app_run_stats_get(const app_run_stats *rs, app_kernel k) {
-    return app_stats_of(rs->ms[k], rs->count);
+sim_stats app_run_stats_get(const app_run_stats *rs, app_kernel k) {
+    return sim_stats_of(rs->ms[k], rs->count);
 }
 
 void app_run_stats_free(app_run_stats *rs) {
@@ -65,18 +65,18 @@ void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *o
              !rs->culled)) {
             continue;
         }
-        app_stats st = app_run_stats_get(rs, (app_kernel)k);
+        sim_stats st = app_run_stats_get(rs, (app_kernel)k);
         fprintf(out, "  %-10s %10.4f %10.4f %10.4f %10.4f\n", kernel_names[k], st.median, st.p95,
                 st.min, st.max);
     }
     /* Culled, the contact phase does not test every pair: its rate is what a brute-force sweep
      * would need to match it. */
-    app_stats pair = app_run_stats_get(rs, rs->culled ? APP_KERNEL_CONTACT : APP_KERNEL_PAIR);
+    sim_stats pair = app_run_stats_get(rs, rs->culled ? APP_KERNEL_CONTACT : APP_KERNEL_PAIR);
     fprintf(out, "  unique pairs/s   %.4g  (%llu unique pairs per step, at the median%s)\n",
             rate(s->unique_pairs, pair.median), (unsigned long long)s->unique_pairs,
             rs->culled ? "; culled: effective, over the whole contact phase" : "");
     if (s->params.triplets) {
-        app_stats tri = app_run_stats_get(rs, APP_KERNEL_TRIPLET);
+        sim_stats tri = app_run_stats_get(rs, APP_KERNEL_TRIPLET);
         fprintf(out, "  unique triples/s %.4g  (%llu unique triples per step, at the median%s)\n",
                 rate(s->unique_triples, tri.median), (unsigned long long)s->unique_triples,
                 rs->triplet_culled ? "; culled by the cut-off: effective, the ATM kernel alone"
@@ -154,14 +154,14 @@ sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_
     }
     fprintf(f, "  \"ms_per_step\": {\n");
     for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
-        app_stats st = app_run_stats_get(rs, (app_kernel)k);
+        sim_stats st = app_run_stats_get(rs, (app_kernel)k);
         fprintf(f,
                 "    \"%s\": {\"median\": %.6g, \"p95\": %.6g, \"min\": %.6g, \"max\": %.6g}%s\n",
                 kernel_names[k], st.median, st.p95, st.min, st.max,
                 k + 1 < APP_KERNEL_COUNT ? "," : "");
     }
-    app_stats pair = app_run_stats_get(rs, rs->culled ? APP_KERNEL_CONTACT : APP_KERNEL_PAIR);
-    app_stats tri = app_run_stats_get(rs, APP_KERNEL_TRIPLET);
+    sim_stats pair = app_run_stats_get(rs, rs->culled ? APP_KERNEL_CONTACT : APP_KERNEL_PAIR);
+    sim_stats tri = app_run_stats_get(rs, APP_KERNEL_TRIPLET);
     fprintf(f,
             "  },\n  \"culled\": %s,\n  \"triplet_culled\": %s,\n  \"pairs_per_s\": %.6g,\n"
             "  \"triples_per_s\": %.6g",

@@ -8,7 +8,7 @@
 
 #include "map_compare.h"
 #include "session.h"
-#include "stats.h"
+#include "nbsim/stats.h"
 
 /* The per-step times a run keeps statistics of: id, name, and its time in a frame's timing.
  * `contact` is the whole contact phase, sort + cull + pair (what culling is measured by); `comm`
@@ -40,7 +40,7 @@ typedef struct {
 } app_run_stats;
 
 sim_status app_run_stats_add(app_run_stats *rs, const sim_frame_timing *t, sim_error *err);
-app_stats app_run_stats_get(const app_run_stats *rs, app_kernel k);
+sim_stats app_run_stats_get(const app_run_stats *rs, app_kernel k);
 void app_run_stats_free(app_run_stats *rs);
 
 /* How a run ended, for the summary. */
