@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the map at work (I): the active pair map's tile-pair triangle, each cell coloured by
- * the launch and block that cover it (as `nbsim maps --png` draws it; app/maps/map_cover.c),
+ * the launch and block that cover it (sim/maps/map_cover.c, painted as `nbsim maps --png` paints
+ * it: render/map_palette.c),
  * the bounding box's idle blocks in grey, and with culling on the interacting tile pairs of
  * the current frame lit; while triplets run, the triplet map's largest layer beside it.
  * The pictures are textures, rebuilt when the map or n changes; the lit cells every frame. */
@@ -47,21 +48,22 @@ void viewer_inset_toggle(app_viewer *v) {
 }
 
 /* `full` has no map: one block per row of tiles sweeps all n columns, both triangles. */
-static void cover_full(app_map_cover *c, uint32_t n) {
+static void cover_full(sim_map_cover *c, uint8_t *rgba, uint32_t n) {
     memset(c, 0, sizeof *c);
     c->dim = 2;
     c->map = SIM_PAIR_FULL;
     c->n = n;
-    c->per_cell = (n + APP_MAP_COVER_SIDE - 1u) / APP_MAP_COVER_SIDE;
+    c->per_cell = (n + SIM_MAP_COVER_SIDE - 1u) / SIM_MAP_COVER_SIDE;
     c->side = (n + c->per_cell - 1u) / c->per_cell;
     c->exact = 1;
     c->launches = 1;
     c->blocks = n;
     c->useful = n;
     for (uint32_t row = 0; row < c->side; ++row) {
-        const app_rgb col = app_map_order_colour(0, c->side > 1 ? (double)row / (c->side - 1) : 0);
+        const render_rgb col =
+            render_map_order_colour(0, c->side > 1 ? (double)row / (c->side - 1) : 0);
         for (uint32_t q = 0; q < c->side; ++q) {
-            uint8_t *px = &c->rgba[(row * c->side + q) * 4u];
+            uint8_t *px = &rgba[(row * c->side + q) * 4u];
             px[0] = col.r;
             px[1] = col.g;
             px[2] = col.b;
@@ -92,17 +94,17 @@ static void refresh_cover(app_viewer *v, int k) {
     sim_error_clear(&err);
     sim_status st = SIM_OK;
     if (k == 0 && map == SIM_PAIR_FULL) {
-        cover_full(&in->cover[0], n);
+        cover_full(&in->cover[0], in->rgba[0], n);
     } else if (levels > 0) {
         const uint32_t group = sim_cull_group_size();
         const uint32_t span = levels == 1 ? group : group * sim_cull_super_size();
-        st = app_map_cover_build_grouped(&in->cover[0], cull.plan, cull.tiles, span, &err);
+        st = sim_map_cover_build_grouped(&in->cover[0], cull.plan, cull.tiles, span, &err);
     } else {
         sim_map_plan plan;
         st = k == 0 ? sim_pair_map_plan((sim_pair_map)map, n, &plan, &err)
                     : sim_triplet_map_plan((sim_triplet_map)map, n, &plan, &err);
         if (st == SIM_OK) {
-            st = app_map_cover_build(&in->cover[k], &plan, &err);
+            st = sim_map_cover_build(&in->cover[k], &plan, &err);
         }
     }
     if (st != SIM_OK) {
@@ -110,8 +112,11 @@ static void refresh_cover(app_viewer *v, int k) {
         in->cover_valid[k] = 0;
         return;
     }
-    const app_map_cover *c = &in->cover[k];
-    render_image_upload(&in->image[k], (int)c->side, (int)c->side, c->rgba);
+    const sim_map_cover *c = &in->cover[k];
+    if (!(k == 0 && map == SIM_PAIR_FULL)) { /* full painted itself */
+        render_map_cover_rgba(c, in->rgba[k]);
+    }
+    render_image_upload(&in->image[k], (int)c->side, (int)c->side, in->rgba[k]);
     in->cover_valid[k] = 1;
     in->cover_map[k] = map;
     in->cover_n[k] = n;
@@ -158,8 +163,9 @@ static void refresh_lit(app_viewer *v) {
         return;
     }
     in->pairs_count = total < in->pairs_cap ? total : in->pairs_cap;
-    const app_map_cover *c = &in->cover[0];
-    in->lit_cells = (int)app_map_cover_light(c, in->pairs, in->pairs_count, in->lit_rgba);
+    const sim_map_cover *c = &in->cover[0];
+    in->lit_cells = (int)sim_map_cover_light(c, in->pairs, in->pairs_count, in->lit_share);
+    render_map_lit_rgba(c, in->lit_share, in->lit_rgba);
     render_image_upload(&in->lit, (int)c->side, (int)c->side, in->lit_rgba);
     const uint64_t all = (uint64_t)c->n * (c->n + 1u) / 2u;
     snprintf(in->note, sizeof in->note,
@@ -192,7 +198,7 @@ typedef struct {
     float side; /* the picture's side */
 } inset_layout;
 
-static const char *waste_text(const app_map_cover *c, char *buf, size_t cap) {
+static const char *waste_text(const sim_map_cover *c, char *buf, size_t cap) {
     const uint64_t idle = c->blocks > c->useful ? c->blocks - c->useful : 0;
     snprintf(buf, cap, "%llu blocks in %d launch%s, %.1f %% idle%s", (unsigned long long)c->blocks,
              c->launches, c->launches == 1 ? "" : "es",
@@ -202,13 +208,13 @@ static const char *waste_text(const app_map_cover *c, char *buf, size_t cap) {
 }
 
 /* Launch hues as swatches, dark to light: how to read a cell's colour. */
-static void swatches(inset_layout *p, const app_map_cover *c) {
+static void swatches(inset_layout *p, const sim_map_cover *c) {
     const float s = p->t.scale, w = 7.0f * s, h = RENDER_TEXT_LINE * s * 0.75f;
     float x = p->t.x;
-    const int shown = c->launches < APP_MAP_HUES ? c->launches : APP_MAP_HUES;
+    const int shown = c->launches < RENDER_MAP_HUES ? c->launches : RENDER_MAP_HUES;
     for (int l = 0; l < shown && p->t.d != NULL; ++l) {
         for (int k = 0; k < 4; ++k) {
-            const app_rgb col = app_map_order_colour(l, k / 3.0);
+            const render_rgb col = render_map_order_colour(l, k / 3.0);
             const float rgba[4] = {col.r / 255.0f, col.g / 255.0f, col.b / 255.0f, 1.0f};
             render_draw2d_rect(p->t.d, x, p->t.y, w, h, rgba);
             x += w;
@@ -239,7 +245,7 @@ static void layout(app_viewer *v, inset_layout *p) {
         viewer_panel_line(&p->t, viewer_panel_faint, "no picture for this map (see the message)");
         return;
     }
-    const app_map_cover *c = &in->cover[0];
+    const sim_map_cover *c = &in->cover[0];
     snprintf(text, sizeof text, "tile pairs (I, J): row I, column J; n = %u tiles of %u bodies",
              c->n, s->config.tile);
     viewer_panel_line(&p->t, viewer_panel_faint, text);
@@ -279,7 +285,7 @@ static void layout(app_viewer *v, inset_layout *p) {
     in->image_rect[1][2] = 0.0f;
     if (triplets) {
         const float tx = p->t.x + side + 16.0f * p->t.scale, tside = side * 0.6f;
-        const app_map_cover *t = &in->cover[1];
+        const sim_map_cover *t = &in->cover[1];
         snprintf(text, sizeof text, "triplet map %s", sim_triplet_map_name(s->config.triplet_map));
         const float tw1 = viewer_panel_put(&p->t, tx, top, viewer_panel_head, text);
         snprintf(buf, sizeof buf, "layer I = %u: row J, col K", t->layer);

@@ -15,7 +15,7 @@
 #include "graph.h"
 #include "image.h"
 #include "map_compare.h"
-#include "map_cover.h"
+#include "nbsim/map_cover.h"
 #include "run_loop.h"
 #include "spheres.h"
 #include "window.h"
@@ -95,13 +95,15 @@ typedef struct {
     int show;
     int ready; /* images created */
     render_image image[2], lit;
-    app_map_cover cover[2];
+    sim_map_cover cover[2];
+    uint8_t rgba[2][SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE * 4]; /* the covers as painted */
     int cover_valid[2], cover_map[2];
     uint32_t cover_n[2];
     int cover_levels[2]; /* the picture is the culling pass (1 or 2 levels), or 0: the map's */
     double lit_s;        /* when the lit tile pairs were last read [s] */
     int lit_cells;       /* cells lit this frame; -1: no list (culling off, or not available) */
-    uint8_t lit_rgba[APP_MAP_COVER_SIDE * APP_MAP_COVER_SIDE * 4];
+    double lit_share[SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE]; /* sim_map_cover_light's */
+    uint8_t lit_rgba[SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE * 4];
     sim_tile2 *pairs; /* this frame's interacting tile pairs (app_session_tile_pairs) */
     uint64_t pairs_cap, pairs_count;
     char note[160];         /* what the lit cells mean, or why there are none */
