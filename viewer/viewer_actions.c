@@ -8,10 +8,8 @@
 #include "viewer_internal.h"
 
 /* Above this estimated cost per step, A refuses to switch triplets on: at N = 10^6 one step
- * would hold the GPU for days. Rates are rough: ATM triples/s of a current GPU / CPU. */
+ * would hold the GPU for days. The rate is the session's rough one (sim_session_triples_per_s). */
 #define TRIPLET_SECONDS_MAX 2.0
-#define TRIPLES_PER_S_CUDA 2e11
-#define TRIPLES_PER_S_CPU 2e7
 
 static const sim_backend_config *config(const app_viewer *v) {
     return &viewer_info(v)->config;
@@ -25,7 +23,7 @@ void viewer_cycle_pair_map(app_viewer *v, int dir) {
     const char *name = sim_pair_choice_name(next);
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_maps(v->run.session, next, c->triplet_map, &err) != SIM_OK) {
+    if (sim_session_set_maps(v->run.session, next, c->triplet_map, &err) != SIM_OK) {
         viewer_message(v, "pair map %s: %s", name, err.message);
         return;
     }
@@ -40,7 +38,7 @@ void viewer_cycle_triplet_map(app_viewer *v, int dir) {
     int tm = ((int)c->triplet_map + dir + SIM_TRIPLET_MAP_COUNT) % SIM_TRIPLET_MAP_COUNT;
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_maps(v->run.session, c->pair_map, (sim_triplet_map)tm, &err) != SIM_OK) {
+    if (sim_session_set_maps(v->run.session, c->pair_map, (sim_triplet_map)tm, &err) != SIM_OK) {
         viewer_message(v, "triplet map %s: %s", sim_triplet_map_name((sim_triplet_map)tm),
                        err.message);
         return;
@@ -58,7 +56,7 @@ void viewer_cycle_triplet_map(app_viewer *v, int dir) {
 void viewer_toggle_triplets(app_viewer *v) {
     int on = !viewer_info(v)->params.triplets;
     if (on) {
-        double rate = config(v)->kind == SIM_BACKEND_CUDA ? TRIPLES_PER_S_CUDA : TRIPLES_PER_S_CPU;
+        const double rate = sim_session_triples_per_s(config(v)->kind);
         double seconds = (double)viewer_info(v)->unique_triples / rate;
         if (seconds > TRIPLET_SECONDS_MAX) {
             viewer_message(v,
@@ -70,7 +68,7 @@ void viewer_toggle_triplets(app_viewer *v) {
     }
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_triplets(v->run.session, on, &err) != SIM_OK) {
+    if (sim_session_set_triplets(v->run.session, on, &err) != SIM_OK) {
         viewer_message(v, "triplets %s: %s", on ? "on" : "off", err.message);
         return;
     }
@@ -97,7 +95,7 @@ static void scene_changed(app_viewer *v, const char *what, uint32_t old_n) {
     }
     render_graph_mark(&v->graph, what);
     viewer_pace_restart(v);
-    app_run_notices(&v->run);
+    sim_run_notices(&v->run);
 }
 
 void viewer_set_scene(app_viewer *v, const char *scene) {
@@ -106,7 +104,7 @@ void viewer_set_scene(app_viewer *v, const char *scene) {
     float old_box = (float)viewer_info(v)->params.box_half;
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_scene(v->run.session, scene, &err) != SIM_OK) {
+    if (sim_session_set_scene(v->run.session, scene, &err) != SIM_OK) {
         viewer_message(v, "scene %s: %s", scene, err.message);
         return;
     }
@@ -124,7 +122,7 @@ void viewer_reset(app_viewer *v) {
     uint32_t old_n = viewer_info(v)->n;
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_reset(v->run.session, &err) != SIM_OK) {
+    if (sim_session_reset(v->run.session, &err) != SIM_OK) {
         viewer_message(v, "reset: %s", err.message);
         return;
     }
@@ -168,7 +166,7 @@ void viewer_toggle_cull(app_viewer *v) {
     const int on = !viewer_cull(v);
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_cull(v->run.session, on, &err) != SIM_OK) {
+    if (sim_session_set_cull(v->run.session, on, &err) != SIM_OK) {
         viewer_message(v, "culling %s: %s", on ? "on" : "off", err.message);
         return;
     }

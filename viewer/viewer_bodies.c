@@ -32,7 +32,7 @@ static sim_status export_host(app_viewer *v, sim_error *err) {
     float *speed;
     sim_status st = render_bodies_host_arrays(&v->bodies, &pos, &speed, err);
     if (st == SIM_OK) {
-        st = app_session_export_positions(v->run.session, pos, speed, 0, err);
+        st = sim_session_export_positions(v->run.session, pos, speed, 0, err);
     }
     if (st == SIM_OK) {
         sample_range(v, viewer_now());
@@ -47,7 +47,7 @@ static sim_status export_interop(app_viewer *v, sim_error *err) {
     if (st != SIM_OK) {
         return st;
     }
-    st = app_session_export_positions(v->run.session, v->bodies.d_pos, v->bodies.d_scalar, 1, err);
+    st = sim_session_export_positions(v->run.session, v->bodies.d_pos, v->bodies.d_scalar, 1, err);
     if (st == SIM_OK) {
         sample_range(v, viewer_now());
     }
@@ -95,7 +95,7 @@ sim_status viewer_rebuild_bodies(app_viewer *v, sim_error *err) {
     }
     if (cuda && !v->bodies.interop && v->interop_off[0] == '\0') {
         snprintf(v->interop_off, sizeof v->interop_off, "%s", v->bodies.reason);
-        if (!v->opt->quiet) {
+        if (!v->settings->quiet) {
             fprintf(stderr, "nbsim: positions go through the host: %s\n", v->bodies.mode);
         }
     }

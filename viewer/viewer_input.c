@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — keyboard and mouse: GLFW callbacks mapped onto viewer actions. The key list is
- * APP_VIEWER_KEYS_HELP (viewer_keys.h), shared with --help and the help panel. */
+ * VIEWER_KEYS_HELP (viewer_keys.h), shared with --help and the help panel. */
 #include "viewer_internal.h"
 
 /* Built-in scenes on keys 1-4, in the order the help text lists them. */

@@ -77,13 +77,13 @@ static void cover_full(sim_map_cover *c, uint8_t *rgba, uint32_t n) {
  * super-tile pairs): that plan is drawn, over the same triangle of tile pairs. */
 static void refresh_cover(app_viewer *v, int k) {
     viewer_inset *in = &v->inset;
-    const app_run_info *s = viewer_info(v);
+    const sim_run_info *s = viewer_info(v);
     const int map = k == 0 ? s->config.pair_map : (int)s->config.triplet_map;
     const uint32_t n = viewer_tiles(s->n, k == 0 ? s->config.tile : SIM_TRIPLET_TILE);
     sim_cull_info cull;
     memset(&cull, 0, sizeof cull);
     if (k == 0) {
-        app_session_cull_info(v->run.session, &cull);
+        sim_session_cull_info(v->run.session, &cull);
     }
     const int levels = cull.active && cull.plan != NULL ? cull.levels : 0;
     if (in->cover_valid[k] && in->cover_map[k] == map && in->cover_n[k] == n &&
@@ -144,7 +144,7 @@ static void refresh_lit(app_viewer *v) {
     sim_error err;
     sim_error_clear(&err);
     uint64_t total = 0;
-    sim_status st = app_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
+    sim_status st = sim_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
     if (st == SIM_OK && total > in->pairs_cap) { /* grow, then read again */
         sim_tile2 *grown = realloc(in->pairs, (size_t)total * sizeof *grown);
         if (grown == NULL) {
@@ -155,7 +155,7 @@ static void refresh_lit(app_viewer *v) {
         }
         in->pairs = grown;
         in->pairs_cap = total;
-        st = app_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
+        st = sim_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
     }
     if (st != SIM_OK) {
         in->lit_cells = -1;
@@ -233,7 +233,7 @@ static void swatches(inset_layout *p, const sim_map_cover *c) {
 
 static void layout(app_viewer *v, inset_layout *p) {
     viewer_inset *in = &v->inset;
-    const app_run_info *s = viewer_info(v);
+    const sim_run_info *s = viewer_info(v);
     char text[256], buf[160];
     const int triplets = s->params.triplets && in->cover_valid[1];
     const int pm = s->config.pair_map;

@@ -2,8 +2,8 @@
  * nbsim — private to the viewer module: its state, shared by the loop (viewer.c), the input
  * handlers (viewer_input.c), the actions they trigger (viewer_actions.c), the overlay
  * (viewer_overlay.c) and the files it writes (viewer_files.c). */
-#ifndef APP_VIEWER_INTERNAL_H
-#define APP_VIEWER_INTERNAL_H
+#ifndef VIEWER_INTERNAL_H
+#define VIEWER_INTERNAL_H
 
 #include "autorange.h"
 #include "background.h"
@@ -14,10 +14,12 @@
 #include "gpu_timer.h"
 #include "graph.h"
 #include "image.h"
-#include "map_compare.h"
+#include "nbsim/map_compare.h"
 #include "nbsim/map_cover.h"
-#include "run_loop.h"
+#include "nbsim/run_loop.h"
+#include "nbsim/size_limits.h"
 #include "spheres.h"
+#include "viewer.h"
 #include "window.h"
 
 typedef enum {
@@ -68,7 +70,7 @@ typedef struct {
 /* viewer_compare.c: the live map comparison and the sweep (S). */
 #define VIEWER_SWEEP_MAX (SIM_PAIR_CHOICE_COUNT + SIM_TRIPLET_MAP_COUNT)
 typedef struct {
-    app_map_compare table;
+    sim_map_compare table;
     int show;
     int opened_once; /* the panel opens itself on the first M, T or S */
     int warm;        /* frames since the maps last changed (the first are warm-up) */
@@ -104,16 +106,16 @@ typedef struct {
     int lit_cells;       /* cells lit this frame; -1: no list (culling off, or not available) */
     double lit_share[SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE]; /* sim_map_cover_light's */
     uint8_t lit_rgba[SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE * 4];
-    sim_tile2 *pairs; /* this frame's interacting tile pairs (app_session_tile_pairs) */
+    sim_tile2 *pairs; /* this frame's interacting tile pairs (sim_session_tile_pairs) */
     uint64_t pairs_cap, pairs_count;
     char note[160];         /* what the lit cells mean, or why there are none */
     float image_rect[2][4]; /* where the last draw put each picture [px]; w = 0: not drawn */
 } viewer_inset;
 
 typedef struct app_viewer {
-    const app_options *opt; /* the command line, with the viewer's own defaults (opt_copy) */
-    app_options opt_copy;
-    app_run run; /* the session, the timing log (L), the statistics; the per-frame pipeline */
+    const viewer_settings *settings; /* what the program asked */
+    sim_session_config session;      /* what was opened: the settings' with the viewer's defaults */
+    sim_run run; /* the session, the timing log (L), the statistics; the per-frame pipeline */
 
     /* rendering */
     render_window window;
@@ -152,8 +154,8 @@ typedef struct app_viewer {
     viewer_inset inset;
 
     /* timing log (L key, or --log from the start): recording while run.log.file != NULL */
-    int log_path_used;  /* opt->log_path was written once: later recordings get new names */
-    int dump_path_used; /* the same for opt->dump_path (D) */
+    int log_path_used;  /* settings->log_path was written once: later recordings get new names */
+    int dump_path_used; /* the same for settings->dump_path (D) */
 
     /* mouse */
     int orbiting, panning;
@@ -171,7 +173,7 @@ typedef struct app_viewer {
     double started_s, last_frame_s, fps, fps_window_s, title_updated_s;
     long fps_window_frames;
 
-    int exit_code;
+    int failed; /* something the run depends on failed: the program exits 1 */
 } app_viewer;
 
 /* viewer_sim.c: one frame (or one step while paused) and where its timings go; returns 1 when
@@ -226,7 +228,7 @@ int viewer_sweep_cancel(app_viewer *v, const char *why);
 void viewer_compare_measure(app_viewer *v, float scale, float *w, float *h);
 void viewer_compare_draw(app_viewer *v, float x, float y, float scale);
 /* The table for the summary JSON, or NULL when nothing was measured; and as text. */
-const app_map_compare *viewer_compare_table(const app_viewer *v);
+const sim_map_compare *viewer_compare_table(const app_viewer *v);
 void viewer_compare_print(const app_viewer *v, FILE *out);
 
 /* viewer_inset.c: the map inset (I). */
@@ -270,8 +272,8 @@ sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err);
 
 /* viewer.c: a message on screen for a few seconds, also printed on stderr. */
 void viewer_message(app_viewer *v, const char *fmt, ...) SIM_PRINTF(2, 3);
-/* What the session runs now (see app_run_info). */
-const app_run_info *viewer_info(const app_viewer *v);
+/* What the session runs now (see sim_run_info). */
+const sim_run_info *viewer_info(const app_viewer *v);
 double viewer_now(void);
 
-#endif /* APP_VIEWER_INTERNAL_H */
+#endif /* VIEWER_INTERNAL_H */

@@ -89,7 +89,7 @@ static void block_row(overlay_lines *l, const char *what, const char *name, cons
 }
 
 static void build_lines(app_viewer *v, overlay_lines *l) {
-    const app_run_info *s = viewer_info(v);
+    const sim_run_info *s = viewer_info(v);
     const sim_backend_config *c = &s->config;
     const sim_frame_timing *t = &v->timing;
     const viewer_smoothed *m = &v->smooth;
@@ -257,7 +257,7 @@ static float draw_panel(app_viewer *v, float scale, int draw) {
 }
 
 static void draw_help(app_viewer *v, float scale) {
-    const char *text = APP_VIEWER_KEYS_HELP;
+    const char *text = VIEWER_KEYS_HELP;
     float pad = 10.0f * scale, w = 0.0f, h = 0.0f;
     render_text_columns(NULL, 0.0f, 0.0f, scale, head_color, text, &w, &h);
     float x = ((float)v->window.fb_width - w) * 0.5f - pad;
@@ -360,7 +360,7 @@ void viewer_draw_overlay(app_viewer *v) {
 }
 
 void viewer_update_title(app_viewer *v) {
-    const app_run_info *s = viewer_info(v);
+    const sim_run_info *s = viewer_info(v);
     const sim_backend_config *c = &s->config;
     char title[256];
     snprintf(title, sizeof title, "nbsim | %.1f fps | N %u | %s / %s | pair %.3f ms%s", v->fps,

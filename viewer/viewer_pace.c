@@ -29,8 +29,7 @@
 
 void viewer_pace_init(app_viewer *v) {
     viewer_pace *p = &v->pace;
-    const app_options *o = v->opt;
-    const int by_user = (o->params_set & APP_SET(STEPS)) != 0;
+    const int by_user = (v->session.params_given & SIM_GIVEN(STEPS)) != 0;
     /* A scene file that sets its own steps per frame keeps them, like the command line. */
     const int by_scene = !by_user && viewer_info(v)->params.steps_per_frame != 1;
     p->automatic = !by_user && !by_scene;
@@ -59,7 +58,7 @@ static int clamp_steps(double s) {
 static void set_steps(app_viewer *v, int steps) {
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_steps_per_frame(v->run.session, steps, &err) != SIM_OK) {
+    if (sim_session_set_steps_per_frame(v->run.session, steps, &err) != SIM_OK) {
         viewer_message(v, "steps per frame %d: %s", steps, err.message);
         v->pace.automatic = 0;
         v->pace.manual_why = "a refused change";
@@ -79,7 +78,7 @@ void viewer_pace_restart(app_viewer *v) {
 
 void viewer_pace_frame(app_viewer *v, const viewer_frame_clock *c) {
     viewer_pace *p = &v->pace;
-    const app_run_info *s = viewer_info(v);
+    const sim_run_info *s = viewer_info(v);
     if (c->steps <= 0 || c->frame_ms <= 0.0) {
         return; /* paused, or a single step: nothing to learn about a frame's steps */
     }

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
 #include "viewer_internal.h"
 
 #define SMOOTHING 0.08 /* EMA weight of the newest frame in the overlay's numbers */
@@ -48,14 +47,14 @@ int viewer_simulate(app_viewer *v) {
     sim_error err;
     sim_error_clear(&err);
     if (single && steps != 1) {
-        app_session_set_steps_per_frame(v->run.session, 1, &err);
+        sim_session_set_steps_per_frame(v->run.session, 1, &err);
     }
     sim_frame_timing t;
     const int had_log = v->run.log.file != NULL;
-    sim_status st = app_run_frame(&v->run, 0, &t, &err);
+    sim_status st = sim_run_frame(&v->run, 0, &t, &err);
     if (single && steps != 1) {
         sim_error restore;
-        app_session_set_steps_per_frame(v->run.session, steps, &restore);
+        sim_session_set_steps_per_frame(v->run.session, steps, &restore);
     }
     if (st == SIM_INTERRUPTED) { /* a signal: the loop ends on it, with the steps kept */
         return 0;
@@ -68,7 +67,7 @@ int viewer_simulate(app_viewer *v) {
         return 0;
     }
     if (had_log && v->run.log.file == NULL) { /* the log failed (the notice said why) */
-        v->exit_code = APP_EXIT_FAILURE;
+        v->failed = 1;
     }
     v->dirty = 1;
     v->frames_simulated++;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the simulation backends behind one interface: the double-precision CPU reference and
- * the CUDA backend. app/ drives a backend frame by frame; render/ only asks it for positions. */
+ * the CUDA backend. The session (nbsim/session.h) drives a backend frame by frame for the
+ * programs; `nbsim bench` times backends directly. */
 #ifndef SIM_BACKEND_H
 #define SIM_BACKEND_H
 
