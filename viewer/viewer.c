@@ -20,7 +20,7 @@ double viewer_now(void) {
     return glfwGetTime();
 }
 
-const sim_run_info *viewer_info(const app_viewer *v) {
+const sim_run_info *viewer_info(const viewer_state *v) {
     return sim_session_info(v->run.session);
 }
 
@@ -29,7 +29,7 @@ static void show_notice(void *ctx, const char *line) {
     viewer_message(ctx, "%s", line);
 }
 
-void viewer_message(app_viewer *v, const char *fmt, ...) {
+void viewer_message(viewer_state *v, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(v->message, sizeof v->message, fmt, ap);
@@ -38,7 +38,7 @@ void viewer_message(app_viewer *v, const char *fmt, ...) {
     fprintf(stderr, "nbsim: %s\n", v->message);
 }
 
-static void tick_clock(app_viewer *v, double now) {
+static void tick_clock(viewer_state *v, double now) {
     v->fps_window_frames++;
     if (now - v->fps_window_s >= 0.5) {
         v->fps = (double)v->fps_window_frames / (now - v->fps_window_s);
@@ -51,7 +51,7 @@ static void tick_clock(app_viewer *v, double now) {
     }
 }
 
-static sim_status create_renderers(app_viewer *v, sim_error *err) {
+static sim_status create_renderers(viewer_state *v, sim_error *err) {
     sim_status st = render_spheres_create(&v->spheres, err);
     if (st == SIM_OK) {
         st = render_box_lines_create(&v->box, err);
@@ -82,7 +82,7 @@ static sim_status create_renderers(app_viewer *v, sim_error *err) {
     return viewer_rebuild_bodies(v, err);
 }
 
-static void destroy_all(app_viewer *v) {
+static void destroy_all(viewer_state *v) {
     if (v->window.handle != NULL) {
         render_bodies_destroy(&v->bodies);
         render_spheres_destroy(&v->spheres);
@@ -102,7 +102,7 @@ static void destroy_all(app_viewer *v) {
     v->run.session = NULL;
 }
 
-static void print_summary(app_viewer *v) {
+static void print_summary(viewer_state *v) {
     double seconds = v->last_frame_s - v->started_s;
     printf("nbsim viewer: %ld frame%s drawn in %.2f s (%.1f frames/s), %ld simulated; N = %u; "
            "positions: %s; render %.3f ms/frame (%s); GL: %s\n",
@@ -122,7 +122,7 @@ static void print_summary(app_viewer *v) {
     fflush(stdout);
 }
 
-static void finish(app_viewer *v, viewer_outcome *outcome) {
+static void finish(viewer_state *v, viewer_outcome *outcome) {
     const viewer_settings *o = v->settings;
     sim_error err;
     sim_error_clear(&err);
@@ -169,7 +169,7 @@ static void finish(app_viewer *v, viewer_outcome *outcome) {
 }
 
 /* Writes the screenshots due this frame (after drawing, before the swap). */
-static void take_screenshots(app_viewer *v, int last) {
+static void take_screenshots(viewer_state *v, int last) {
     const viewer_settings *o = v->settings;
     sim_error err;
     sim_error_clear(&err);
@@ -189,7 +189,7 @@ static void take_screenshots(app_viewer *v, int last) {
     }
 }
 
-static void run_loop(app_viewer *v) {
+static void run_loop(viewer_state *v) {
     const viewer_settings *o = v->settings;
     v->started_s = v->last_frame_s = v->fps_window_s = viewer_now();
     int stepped = 1; /* whether the previous frame advanced the simulation */
@@ -254,8 +254,8 @@ static void run_loop(app_viewer *v) {
 }
 
 VIEWER_EXPORT void viewer_run(const viewer_settings *settings, viewer_outcome *outcome) {
-    static app_viewer viewer; /* large (graph history); one viewer per process */
-    app_viewer *v = &viewer;
+    static viewer_state viewer; /* large (graph history); one viewer per process */
+    viewer_state *v = &viewer;
     memset(v, 0, sizeof *v);
     outcome->open_status = SIM_OK;
     outcome->failed = 0;

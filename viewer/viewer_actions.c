@@ -11,12 +11,12 @@
  * would hold the GPU for days. The rate is the session's rough one (sim_session_triples_per_s). */
 #define TRIPLET_SECONDS_MAX 2.0
 
-static const sim_backend_config *config(const app_viewer *v) {
+static const sim_backend_config *config(const viewer_state *v) {
     return &viewer_info(v)->config;
 }
 
 /* M cycles through the pair maps and, on the CUDA backend, `full` (the nbody-style sweep). */
-void viewer_cycle_pair_map(app_viewer *v, int dir) {
+void viewer_cycle_pair_map(viewer_state *v, int dir) {
     const sim_backend_config *c = config(v);
     const int slots = c->kind == SIM_BACKEND_CUDA ? SIM_PAIR_CHOICE_COUNT : SIM_PAIR_MAP_COUNT;
     const sim_pair_choice next = (c->pair_map + dir + slots) % slots;
@@ -33,7 +33,7 @@ void viewer_cycle_pair_map(app_viewer *v, int dir) {
     viewer_compare_open(v);
 }
 
-void viewer_cycle_triplet_map(app_viewer *v, int dir) {
+void viewer_cycle_triplet_map(viewer_state *v, int dir) {
     const sim_backend_config *c = config(v);
     int tm = ((int)c->triplet_map + dir + SIM_TRIPLET_MAP_COUNT) % SIM_TRIPLET_MAP_COUNT;
     sim_error err;
@@ -53,7 +53,7 @@ void viewer_cycle_triplet_map(app_viewer *v, int dir) {
     }
 }
 
-void viewer_toggle_triplets(app_viewer *v) {
+void viewer_toggle_triplets(viewer_state *v) {
     int on = !viewer_info(v)->params.triplets;
     if (on) {
         const double rate = sim_session_triples_per_s(config(v)->kind);
@@ -79,7 +79,7 @@ void viewer_toggle_triplets(app_viewer *v) {
 }
 
 /* After the session's scene changed: buffers for its N, camera, colour ranges, messages. */
-static void scene_changed(app_viewer *v, const char *what, uint32_t old_n) {
+static void scene_changed(viewer_state *v, const char *what, uint32_t old_n) {
     sim_error err;
     sim_error_clear(&err);
     if (viewer_info(v)->n != old_n && viewer_rebuild_bodies(v, &err) != SIM_OK) {
@@ -98,7 +98,7 @@ static void scene_changed(app_viewer *v, const char *what, uint32_t old_n) {
     sim_run_notices(&v->run);
 }
 
-void viewer_set_scene(app_viewer *v, const char *scene) {
+void viewer_set_scene(viewer_state *v, const char *scene) {
     viewer_sweep_cancel(v, "the scene changed");
     uint32_t old_n = viewer_info(v)->n;
     float old_box = (float)viewer_info(v)->params.box_half;
@@ -118,7 +118,7 @@ void viewer_set_scene(app_viewer *v, const char *scene) {
     }
 }
 
-void viewer_reset(app_viewer *v) {
+void viewer_reset(viewer_state *v) {
     uint32_t old_n = viewer_info(v)->n;
     sim_error err;
     sim_error_clear(&err);
@@ -129,40 +129,40 @@ void viewer_reset(app_viewer *v) {
     scene_changed(v, "reset", old_n);
 }
 
-void viewer_cycle_color(app_viewer *v) {
+void viewer_cycle_color(viewer_state *v) {
     v->color_mode = (viewer_color_mode)((v->color_mode + 1) % VIEWER_COLOR_COUNT);
     v->dirty = 1; /* re-sample the new quantity's range */
 }
 
-void viewer_toggle_vsync(app_viewer *v) {
+void viewer_toggle_vsync(viewer_state *v) {
     v->vsync = !v->vsync;
     render_window_set_vsync(&v->window, v->vsync);
     viewer_message(v, "vsync %s", v->vsync ? "on" : "off");
 }
 
-void viewer_aim_up(app_viewer *v) {
+void viewer_aim_up(viewer_state *v) {
     const sim_vec3d g = viewer_info(v)->params.gravity;
     float up[3] = {(float)-g.x, (float)-g.y, (float)-g.z}; /* zero gravity: the camera's +y */
     render_camera_set_up(&v->camera, up);
 }
 
-void viewer_fit_camera(app_viewer *v, int immediate) {
+void viewer_fit_camera(viewer_state *v, int immediate) {
     viewer_aim_up(v);
     render_camera_fit(&v->camera, (float)viewer_info(v)->params.box_half, immediate);
 }
 
-void viewer_toggle_graph_log(app_viewer *v) {
+void viewer_toggle_graph_log(viewer_state *v) {
     v->graph_log = !v->graph_log;
     render_graph_set_log(&v->graph, v->graph_log);
     viewer_message(v, "timing graph: %s axis",
                    v->graph_log ? "log (one line per kernel)" : "linear (stacked)");
 }
 
-int viewer_cull(const app_viewer *v) {
+int viewer_cull(const viewer_state *v) {
     return viewer_info(v)->config.cull;
 }
 
-void viewer_toggle_cull(app_viewer *v) {
+void viewer_toggle_cull(viewer_state *v) {
     const int on = !viewer_cull(v);
     sim_error err;
     sim_error_clear(&err);

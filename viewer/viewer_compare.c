@@ -34,7 +34,7 @@ static const float bar_color[4] = {0.42f, 0.62f, 0.95f, 0.95f};
 static const float track_color[4] = {1.0f, 1.0f, 1.0f, 0.07f};
 static const float whisker_color[4] = {1.0f, 1.0f, 1.0f, 0.85f};
 
-static sim_compare_key key_now(const app_viewer *v) {
+static sim_compare_key key_now(const viewer_state *v) {
     const sim_run_info *s = viewer_info(v);
     sim_compare_key k = {s->n, s->config.tile, viewer_cull(v)};
     return k;
@@ -48,7 +48,7 @@ static void forget_checks(viewer_compare *c) {
     }
 }
 
-void viewer_compare_init(app_viewer *v) {
+void viewer_compare_init(viewer_state *v) {
     viewer_compare *c = &v->compare;
     const sim_compare_key key = key_now(v);
     sim_map_compare_init(&c->table, &key);
@@ -56,19 +56,19 @@ void viewer_compare_init(app_viewer *v) {
     forget_checks(c);
 }
 
-const sim_map_compare *viewer_compare_table(const app_viewer *v) {
+const sim_map_compare *viewer_compare_table(const viewer_state *v) {
     const sim_map_compare *t = &v->compare.table;
     return sim_map_compare_frames(t, 2) + sim_map_compare_frames(t, 3) > 0 ? t : NULL;
 }
 
-void viewer_compare_open(app_viewer *v) {
+void viewer_compare_open(viewer_state *v) {
     if (!v->compare.opened_once) {
         v->compare.opened_once = 1;
         v->compare.show = 1;
     }
 }
 
-void viewer_compare_toggle(app_viewer *v) {
+void viewer_compare_toggle(viewer_state *v) {
     v->compare.opened_once = 1;
     v->compare.show = !v->compare.show;
 }
@@ -80,7 +80,7 @@ static const char *map_name(int dim, int map) {
 /* ---- the sweep ---- */
 
 /* Switches to the sweep's current map; 0 when the session refused it. */
-static int sweep_switch(app_viewer *v) {
+static int sweep_switch(viewer_state *v) {
     viewer_compare *c = &v->compare;
     const int dim = c->list_dim[c->list_pos], map = c->list_map[c->list_pos];
     sim_error err;
@@ -102,7 +102,7 @@ static int sweep_switch(app_viewer *v) {
     return 1;
 }
 
-static void restore_maps(app_viewer *v) {
+static void restore_maps(viewer_state *v) {
     viewer_compare *c = &v->compare;
     sim_error err;
     sim_error_clear(&err);
@@ -117,7 +117,7 @@ static void restore_maps(app_viewer *v) {
 /* Moves on from position pos (inclusive) of the current round to the first map the session
  * accepts, into the next round past the end of the list; list_pos == list_count when the last
  * round is done. */
-static void sweep_goto(app_viewer *v, int pos) {
+static void sweep_goto(viewer_state *v, int pos) {
     viewer_compare *c = &v->compare;
     for (;;) {
         for (c->list_pos = pos; c->list_pos < c->list_count; ++c->list_pos) {
@@ -143,7 +143,7 @@ static int fastest(const sim_compare_row *rows, int count) {
     return best;
 }
 
-static void sweep_finish(app_viewer *v) {
+static void sweep_finish(viewer_state *v) {
     viewer_compare *c = &v->compare;
     c->sweeping = 0;
     c->done_once = 1;
@@ -164,7 +164,7 @@ static void sweep_finish(app_viewer *v) {
     }
 }
 
-void viewer_sweep_start(app_viewer *v) {
+void viewer_sweep_start(viewer_state *v) {
     viewer_compare *c = &v->compare;
     if (c->sweeping) {
         viewer_message(v, "a sweep is running (Esc cancels it)");
@@ -200,7 +200,7 @@ void viewer_sweep_start(app_viewer *v) {
     }
 }
 
-int viewer_sweep_cancel(app_viewer *v, const char *why) {
+int viewer_sweep_cancel(viewer_state *v, const char *why) {
     viewer_compare *c = &v->compare;
     if (!c->sweeping) {
         return 0;
@@ -214,7 +214,7 @@ int viewer_sweep_cancel(app_viewer *v, const char *why) {
     return 1;
 }
 
-static void sweep_advance(app_viewer *v) {
+static void sweep_advance(viewer_state *v) {
     viewer_compare *c = &v->compare;
     const double on_map = viewer_now() - c->map_started_s;
     const int enough = c->measured_on_map >= SWEEP_FRAMES ||
@@ -237,7 +237,7 @@ static double pair_phase_ms(const sim_frame_timing *t) {
     return t->pair_ms + (t->culled ? t->cull_ms : 0.0);
 }
 
-void viewer_compare_frame(app_viewer *v, const sim_frame_timing *t) {
+void viewer_compare_frame(viewer_state *v, const sim_frame_timing *t) {
     viewer_compare *c = &v->compare;
     const sim_run_info *s = viewer_info(v);
     const sim_compare_key key = key_now(v);
@@ -279,7 +279,7 @@ void viewer_compare_frame(app_viewer *v, const sim_frame_timing *t) {
  * key (a full coverage check up to PAPER_CHECK_FULL blocks, else the sampled one). */
 /* The side of the domain a pair map places blocks on: tiles, or with culling the groups of the
  * culling pass (items / 16 per side); what the paper float maps' exactness depends on. */
-static uint32_t pair_domain(const app_viewer *v, const char **unit) {
+static uint32_t pair_domain(const viewer_state *v, const char **unit) {
     const sim_run_info *s = viewer_info(v);
     sim_cull_info cull;
     sim_session_cull_info(v->run.session, &cull);
@@ -291,7 +291,7 @@ static uint32_t pair_domain(const app_viewer *v, const char **unit) {
     return viewer_tiles(s->n, s->config.tile);
 }
 
-static int paper_exact(app_viewer *v, int dim, int map) {
+static int paper_exact(viewer_state *v, int dim, int map) {
     int *known = &v->compare.paper_exact[dim - 2][map];
     if (*known >= 0) {
         return *known;
@@ -332,7 +332,7 @@ typedef struct {
 } panel_layout;
 
 /* One dimension's table: header, a row per map, bars scaled to the slowest. */
-static void table(app_viewer *v, panel_layout *p, int dim, int active, int *any_paper,
+static void table(viewer_state *v, panel_layout *p, int dim, int active, int *any_paper,
                   int *any_wrong) {
     const int cuda = viewer_info(v)->config.kind == SIM_BACKEND_CUDA;
     sim_compare_row rows[SIM_PAIR_CHOICE_COUNT + SIM_TRIPLET_MAP_COUNT];
@@ -422,7 +422,7 @@ static void table(app_viewer *v, panel_layout *p, int dim, int active, int *any_
     }
 }
 
-static void layout(app_viewer *v, panel_layout *p) {
+static void layout(viewer_state *v, panel_layout *p) {
     const sim_run_info *s = viewer_info(v);
     viewer_compare *c = &v->compare;
     char text[256];
@@ -481,7 +481,7 @@ static void layout(app_viewer *v, panel_layout *p) {
     }
 }
 
-void viewer_compare_measure(app_viewer *v, float scale, float *w, float *h) {
+void viewer_compare_measure(viewer_state *v, float scale, float *w, float *h) {
     panel_layout p;
     memset(&p, 0, sizeof p);
     viewer_panel_begin(&p.t, NULL, 0.0f, 0.0f, scale);
@@ -489,7 +489,7 @@ void viewer_compare_measure(app_viewer *v, float scale, float *w, float *h) {
     viewer_panel_size(&p.t, w, h);
 }
 
-void viewer_compare_draw(app_viewer *v, float x, float y, float scale) {
+void viewer_compare_draw(viewer_state *v, float x, float y, float scale) {
     float w, h;
     viewer_compare_measure(v, scale, &w, &h);
     viewer_panel_background(&v->d2, x, y, w, h);
@@ -499,7 +499,7 @@ void viewer_compare_draw(app_viewer *v, float x, float y, float scale) {
     layout(v, &p);
 }
 
-void viewer_compare_print(const app_viewer *v, FILE *out) {
+void viewer_compare_print(const viewer_state *v, FILE *out) {
     const sim_map_compare *t = viewer_compare_table(v);
     if (t == NULL) {
         return;

@@ -26,7 +26,7 @@ static void timestamped(char *out, size_t cap, const char *prefix, const char *e
     }
 }
 
-sim_status viewer_log_start(app_viewer *v, const char *path, sim_error *err) {
+sim_status viewer_log_start(viewer_state *v, const char *path, sim_error *err) {
     char name[SIM_PATH_MAX];
     if (path == NULL || path[0] == '\0') {
         timestamped(name, sizeof name, "nbsim-log", ".csv");
@@ -36,11 +36,11 @@ sim_status viewer_log_start(app_viewer *v, const char *path, sim_error *err) {
     return sim_timing_log_open(&v->run.log, path, err);
 }
 
-sim_status viewer_log_stop(app_viewer *v, sim_error *err) {
+sim_status viewer_log_stop(viewer_state *v, sim_error *err) {
     return sim_timing_log_close(&v->run.log, err);
 }
 
-void viewer_log_toggle(app_viewer *v) {
+void viewer_log_toggle(viewer_state *v) {
     sim_error err;
     sim_error_clear(&err);
     if (v->run.log.file != NULL) {
@@ -67,7 +67,7 @@ void viewer_log_toggle(app_viewer *v) {
     viewer_message(v, "recording the timing log to %s (L stops)", v->run.log.out.path);
 }
 
-sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err) {
+sim_status viewer_screenshot(viewer_state *v, const char *path, sim_error *err) {
     char name[SIM_PATH_MAX];
     int interactive = path == NULL;
     if (interactive) {
@@ -81,7 +81,7 @@ sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err) {
     return st;
 }
 
-void viewer_dump_toggle(app_viewer *v) {
+void viewer_dump_toggle(viewer_state *v) {
     sim_error err;
     sim_error_clear(&err);
     const sim_run_info *info = viewer_info(v);

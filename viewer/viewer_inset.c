@@ -20,7 +20,7 @@ static const float frame_color[4] = {1.0f, 1.0f, 1.0f, 0.30f};
 
 #define INSET_SIDE_PX 230.0f /* picture side at text scale 1 [px] */
 
-sim_status viewer_inset_create(app_viewer *v, sim_error *err) {
+sim_status viewer_inset_create(viewer_state *v, sim_error *err) {
     viewer_inset *in = &v->inset;
     SIM_TRY(render_image_create(&in->image[0], err));
     SIM_TRY(render_image_create(&in->image[1], err));
@@ -30,7 +30,7 @@ sim_status viewer_inset_create(app_viewer *v, sim_error *err) {
     return SIM_OK;
 }
 
-void viewer_inset_destroy(app_viewer *v) {
+void viewer_inset_destroy(viewer_state *v) {
     viewer_inset *in = &v->inset;
     if (in->ready) {
         render_image_destroy(&in->image[0]);
@@ -43,7 +43,7 @@ void viewer_inset_destroy(app_viewer *v) {
     in->ready = 0;
 }
 
-void viewer_inset_toggle(app_viewer *v) {
+void viewer_inset_toggle(viewer_state *v) {
     v->inset.show = !v->inset.show;
 }
 
@@ -75,7 +75,7 @@ static void cover_full(sim_map_cover *c, uint8_t *rgba, uint32_t n) {
 /* Rebuilds picture k (0 pairs, 1 triplets) when its map, tile count or culling changed. With
  * culling the pair map places the culling pass, one block per group of 16 x 16 tile pairs (or of
  * super-tile pairs): that plan is drawn, over the same triangle of tile pairs. */
-static void refresh_cover(app_viewer *v, int k) {
+static void refresh_cover(viewer_state *v, int k) {
     viewer_inset *in = &v->inset;
     const sim_run_info *s = viewer_info(v);
     const int map = k == 0 ? s->config.pair_map : (int)s->config.triplet_map;
@@ -127,7 +127,7 @@ static void refresh_cover(app_viewer *v, int k) {
 /* The interacting tile pairs at the current positions, lit over the pair picture (culling
  * only). Reading them reruns the culling pass and copies its list: ten times a second. */
 #define LIT_PERIOD_S 0.1
-static void refresh_lit(app_viewer *v) {
+static void refresh_lit(viewer_state *v) {
     viewer_inset *in = &v->inset;
     if (in->cover_levels[0] == 0) {
         in->lit_cells = -1;
@@ -174,7 +174,7 @@ static void refresh_lit(app_viewer *v) {
              (unsigned long long)all);
 }
 
-void viewer_inset_update(app_viewer *v) {
+void viewer_inset_update(viewer_state *v) {
     viewer_inset *in = &v->inset;
     if (!in->show || !in->ready) {
         return;
@@ -231,7 +231,7 @@ static void swatches(inset_layout *p, const sim_map_cover *c) {
     p->t.y += p->t.line;
 }
 
-static void layout(app_viewer *v, inset_layout *p) {
+static void layout(viewer_state *v, inset_layout *p) {
     viewer_inset *in = &v->inset;
     const sim_run_info *s = viewer_info(v);
     char text[256], buf[160];
@@ -329,7 +329,7 @@ static float picture_side(float scale, float max_h) {
     return side < 110.0f * scale ? 110.0f * scale : side;
 }
 
-void viewer_inset_measure(app_viewer *v, float scale, float max_h, float *w, float *h) {
+void viewer_inset_measure(viewer_state *v, float scale, float max_h, float *w, float *h) {
     inset_layout p;
     viewer_panel_begin(&p.t, NULL, 0.0f, 0.0f, scale);
     p.side = picture_side(scale, max_h);
@@ -337,7 +337,7 @@ void viewer_inset_measure(app_viewer *v, float scale, float max_h, float *w, flo
     viewer_panel_size(&p.t, w, h);
 }
 
-void viewer_inset_draw(app_viewer *v, float x, float y, float scale, float max_h) {
+void viewer_inset_draw(viewer_state *v, float x, float y, float scale, float max_h) {
     float w, h;
     viewer_inset_measure(v, scale, max_h, &w, &h);
     viewer_panel_background(&v->d2, x, y, w, h);
@@ -347,7 +347,7 @@ void viewer_inset_draw(app_viewer *v, float x, float y, float scale, float max_h
     layout(v, &p);
 }
 
-void viewer_inset_draw_images(app_viewer *v) {
+void viewer_inset_draw_images(viewer_state *v) {
     viewer_inset *in = &v->inset;
     const int fw = v->window.fb_width, fh = v->window.fb_height;
     for (int k = 0; k < 2; ++k) {

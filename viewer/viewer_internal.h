@@ -112,7 +112,7 @@ typedef struct {
     float image_rect[2][4]; /* where the last draw put each picture [px]; w = 0: not drawn */
 } viewer_inset;
 
-typedef struct app_viewer {
+typedef struct viewer_state {
     const viewer_settings *settings; /* what the program asked */
     sim_session_config session;      /* what was opened: the settings' with the viewer's defaults */
     sim_run run; /* the session, the timing log (L), the statistics; the per-frame pipeline */
@@ -174,73 +174,73 @@ typedef struct app_viewer {
     long fps_window_frames;
 
     int failed; /* something the run depends on failed: the program exits 1 */
-} app_viewer;
+} viewer_state;
 
 /* viewer_sim.c: one frame (or one step while paused) and where its timings go; returns 1 when
  * the simulation advanced. */
-int viewer_simulate(app_viewer *v);
+int viewer_simulate(viewer_state *v);
 /* Exponential moving average; first: start at x. */
 void viewer_smooth(double *avg, double x, int first);
 void viewer_smooth_weight(double *avg, double x, int first, double weight);
 
 /* viewer_bodies.c: the session's positions into the GL buffers (when they changed). */
-void viewer_export_bodies(app_viewer *v);
+void viewer_export_bodies(viewer_state *v);
 
 /* viewer_draw.c: background, spheres and box, GPU-timed. */
-void viewer_draw_scene(app_viewer *v);
+void viewer_draw_scene(viewer_state *v);
 
 /* viewer_actions.c: what the hotkeys do. */
-void viewer_cycle_pair_map(app_viewer *v, int dir);
-void viewer_cycle_triplet_map(app_viewer *v, int dir);
-void viewer_toggle_triplets(app_viewer *v);
-void viewer_set_scene(app_viewer *v, const char *scene);
-void viewer_reset(app_viewer *v);
-void viewer_cycle_color(app_viewer *v);
-void viewer_toggle_vsync(app_viewer *v);
-void viewer_toggle_graph_log(app_viewer *v);
-void viewer_toggle_cull(app_viewer *v);
+void viewer_cycle_pair_map(viewer_state *v, int dir);
+void viewer_cycle_triplet_map(viewer_state *v, int dir);
+void viewer_toggle_triplets(viewer_state *v);
+void viewer_set_scene(viewer_state *v, const char *scene);
+void viewer_reset(viewer_state *v);
+void viewer_cycle_color(viewer_state *v);
+void viewer_toggle_vsync(viewer_state *v);
+void viewer_toggle_graph_log(viewer_state *v);
+void viewer_toggle_cull(viewer_state *v);
 /* (Re)creates the GL body buffers for the session's N; interop when the backend is CUDA. */
-sim_status viewer_rebuild_bodies(app_viewer *v, sim_error *err);
+sim_status viewer_rebuild_bodies(viewer_state *v, sim_error *err);
 /* Points the camera's up axis against gravity; fit also frames the box (immediate: no easing). */
-void viewer_aim_up(app_viewer *v);
-void viewer_fit_camera(app_viewer *v, int immediate);
+void viewer_aim_up(viewer_state *v);
+void viewer_fit_camera(viewer_state *v, int immediate);
 
 /* viewer_pace.c: automatic steps per frame. */
-void viewer_pace_init(app_viewer *v);
+void viewer_pace_init(viewer_state *v);
 /* Forget the costs (a new scene or triplets on: the step costs something else now); in
  * automatic mode, start again from one step per frame. */
-void viewer_pace_restart(app_viewer *v);
-void viewer_pace_frame(app_viewer *v, const viewer_frame_clock *c);
-void viewer_pace_manual(app_viewer *v, int up); /* + / -: by hand, doubling or halving */
-void viewer_pace_auto(app_viewer *v);           /* 0: automatic again */
-void viewer_pace_describe(const app_viewer *v, char *out, size_t cap);
+void viewer_pace_restart(viewer_state *v);
+void viewer_pace_frame(viewer_state *v, const viewer_frame_clock *c);
+void viewer_pace_manual(viewer_state *v, int up); /* + / -: by hand, doubling or halving */
+void viewer_pace_auto(viewer_state *v);           /* 0: automatic again */
+void viewer_pace_describe(const viewer_state *v, char *out, size_t cap);
 
 /* viewer_compare.c: the map comparison panel (B) and the sweep (S). */
-void viewer_compare_init(app_viewer *v);
+void viewer_compare_init(viewer_state *v);
 /* A simulated frame's kernel times, for the map that ran it; advances a sweep. */
-void viewer_compare_frame(app_viewer *v, const sim_frame_timing *t);
-void viewer_compare_toggle(app_viewer *v);
-void viewer_compare_open(app_viewer *v); /* shows the panel the first time maps are switched */
-void viewer_sweep_start(app_viewer *v);
+void viewer_compare_frame(viewer_state *v, const sim_frame_timing *t);
+void viewer_compare_toggle(viewer_state *v);
+void viewer_compare_open(viewer_state *v); /* shows the panel the first time maps are switched */
+void viewer_sweep_start(viewer_state *v);
 /* Stops a running sweep and restores the user's maps; returns 0 when none was running. */
-int viewer_sweep_cancel(app_viewer *v, const char *why);
+int viewer_sweep_cancel(viewer_state *v, const char *why);
 /* The panel's size at text scale `scale` (measure) and drawing it at (x, y). */
-void viewer_compare_measure(app_viewer *v, float scale, float *w, float *h);
-void viewer_compare_draw(app_viewer *v, float x, float y, float scale);
+void viewer_compare_measure(viewer_state *v, float scale, float *w, float *h);
+void viewer_compare_draw(viewer_state *v, float x, float y, float scale);
 /* The table for the summary JSON, or NULL when nothing was measured; and as text. */
-const sim_map_compare *viewer_compare_table(const app_viewer *v);
-void viewer_compare_print(const app_viewer *v, FILE *out);
+const sim_map_compare *viewer_compare_table(const viewer_state *v);
+void viewer_compare_print(const viewer_state *v, FILE *out);
 
 /* viewer_inset.c: the map inset (I). */
-sim_status viewer_inset_create(app_viewer *v, sim_error *err);
-void viewer_inset_destroy(app_viewer *v);
-void viewer_inset_toggle(app_viewer *v);
+sim_status viewer_inset_create(viewer_state *v, sim_error *err);
+void viewer_inset_destroy(viewer_state *v);
+void viewer_inset_toggle(viewer_state *v);
 /* Rebuilds the picture when the map or n changed, and this frame's lit tile pairs. */
-void viewer_inset_update(app_viewer *v);
-void viewer_inset_measure(app_viewer *v, float scale, float max_h, float *w, float *h);
+void viewer_inset_update(viewer_state *v);
+void viewer_inset_measure(viewer_state *v, float scale, float max_h, float *w, float *h);
 /* The panel and captions (draw2d), then, after the batch is flushed, the images. */
-void viewer_inset_draw(app_viewer *v, float x, float y, float scale, float max_h);
-void viewer_inset_draw_images(app_viewer *v);
+void viewer_inset_draw(viewer_state *v, float x, float y, float scale, float max_h);
+void viewer_inset_draw_images(viewer_state *v);
 
 /* Tiles of rho bodies that hold n bodies (the last one may be partial). */
 static inline uint32_t viewer_tiles(uint32_t n, uint32_t rho) {
@@ -249,31 +249,31 @@ static inline uint32_t viewer_tiles(uint32_t n, uint32_t rho) {
 
 /* The culling mode of the contact kernel, for the comparison key and the inset: 0 until the
  * backend culls (issue 10). */
-int viewer_cull(const app_viewer *v);
+int viewer_cull(const viewer_state *v);
 
 /* viewer_input.c */
-void viewer_install_input(app_viewer *v);
+void viewer_install_input(viewer_state *v);
 
 /* viewer_overlay.c */
-void viewer_draw_overlay(app_viewer *v);
-void viewer_update_title(app_viewer *v);
+void viewer_draw_overlay(viewer_state *v);
+void viewer_update_title(viewer_state *v);
 
 /* viewer_files.c */
-void viewer_log_toggle(app_viewer *v);
+void viewer_log_toggle(viewer_state *v);
 /* D: starts recording a trajectory (--dump the first time, else a timestamped .xyz), or stops
  * and says how many frames the file holds. */
-void viewer_dump_toggle(app_viewer *v);
+void viewer_dump_toggle(viewer_state *v);
 /* Starts recording to path, or to a fresh timestamped name when path is NULL or "". */
-sim_status viewer_log_start(app_viewer *v, const char *path, sim_error *err);
+sim_status viewer_log_start(viewer_state *v, const char *path, sim_error *err);
 /* Closes the log (renamed into place); returns its status. */
-sim_status viewer_log_stop(app_viewer *v, sim_error *err);
+sim_status viewer_log_stop(viewer_state *v, sim_error *err);
 /* Screenshot of the frame just drawn: to path, or a timestamped name when NULL. */
-sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err);
+sim_status viewer_screenshot(viewer_state *v, const char *path, sim_error *err);
 
 /* viewer.c: a message on screen for a few seconds, also printed on stderr. */
-void viewer_message(app_viewer *v, const char *fmt, ...) SIM_PRINTF(2, 3);
+void viewer_message(viewer_state *v, const char *fmt, ...) SIM_PRINTF(2, 3);
 /* What the session runs now (see sim_run_info). */
-const sim_run_info *viewer_info(const app_viewer *v);
+const sim_run_info *viewer_info(const viewer_state *v);
 double viewer_now(void);
 
 #endif /* VIEWER_INTERNAL_H */

@@ -16,7 +16,7 @@ void viewer_smooth(double *avg, double x, int first) {
     viewer_smooth_weight(avg, x, first, SMOOTHING);
 }
 
-static void record_timing(app_viewer *v, const sim_frame_timing *t) {
+static void record_timing(viewer_state *v, const sim_frame_timing *t) {
     v->timing = *t;
     v->have_timing = 1;
     double steps = t->steps > 0 ? (double)t->steps : 1.0;
@@ -35,7 +35,7 @@ static void record_timing(app_viewer *v, const sim_frame_timing *t) {
     viewer_compare_frame(v, t);
 }
 
-int viewer_simulate(app_viewer *v) {
+int viewer_simulate(viewer_state *v) {
     v->frame_steps = 0;
     if (v->sim_failed || (v->paused && !v->step_requested)) {
         return 0;
