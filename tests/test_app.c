@@ -364,6 +364,62 @@ static void test_triplets_auto(void) {
     sim_session_close(s);
 }
 
+/* A binding's session: bodies given as arrays (copied, under their own name), their parameters
+ * whole; frames move them, reset brings them back, new parameters apply, and a built-in scene's
+ * name is refused (it would hide the scene). */
+static void test_session_from_arrays(void) {
+    static sim_session_config o;
+    o = sim_session_config_default();
+    o.backend = SIM_BACKEND_CHOICE_CPU;
+    o.triplets = SIM_TRIPLETS_OFF;
+    snprintf(o.scene, sizeof o.scene, "two balls");
+    o.params.gravity = (sim_vec3d){0.0, -9.81, 0.0};
+    o.params.box_half = 5.0;
+    sim_state bodies = {0};
+    sim_error err;
+    ENSURE(sim_state_alloc(&bodies, 2, &err) == SIM_OK);
+    bodies.pos[0] = (sim_vec4d){-1.0, 1.0, 0.0, 0.25};
+    bodies.pos[1] = (sim_vec4d){1.0, 2.0, 0.0, 0.25};
+    bodies.vel[0] = (sim_vec4d){0.0, 0.0, 0.0, 1.0};
+    bodies.vel[1] = (sim_vec4d){0.0, 0.0, 0.0, 2.0};
+    o.bodies = &bodies;
+    sim_session *s = NULL;
+    sim_status st = sim_session_open(&s, &o, &err);
+    ENSURE_MSG(st == SIM_OK, "%s", err.message);
+    if (st == SIM_OK) {
+        const sim_run_info *info = sim_session_info(s);
+        ENSURE(info->n == 2 && strcmp(info->scene, "two balls") == 0);
+        ENSURE(info->params.gravity.y == -9.81 && info->params.box_half == 5.0);
+        bodies.pos[0].y = 3.0; /* copied at open: the session does not see this */
+        sim_frame_timing t;
+        ENSURE(sim_session_set_steps_per_frame(s, 100, &err) == SIM_OK);
+        ENSURE(sim_session_frame(s, &t, &err) == SIM_OK);
+        sim_state now = {0};
+        ENSURE(sim_state_alloc(&now, 2, &err) == SIM_OK);
+        ENSURE(sim_session_read_state(s, &now, NULL, &err) == SIM_OK);
+        ENSURE(now.pos[0].y < 1.0 && now.pos[1].y < 2.0 && now.vel[1].w == 2.0);
+        ENSURE(sim_session_reset(s, &err) == SIM_OK);
+        ENSURE(sim_session_read_state(s, &now, NULL, &err) == SIM_OK);
+        ENSURE(now.pos[0].y == 1.0 && now.pos[1].y == 2.0);
+        sim_params p = sim_session_info(s)->params;
+        p.gravity.y = 0.0;
+        ENSURE(sim_session_set_params(s, &p, &err) == SIM_OK);
+        ENSURE(sim_session_frame(s, &t, &err) == SIM_OK);
+        ENSURE(sim_session_read_state(s, &now, NULL, &err) == SIM_OK);
+        ENSURE(now.pos[0].y == 1.0 && now.pos[1].y == 2.0); /* at rest, no gravity */
+        p.restitution = 0.0;
+        ENSURE(sim_session_set_params(s, &p, &err) == SIM_BAD_ARGUMENT);
+        ENSURE(sim_session_info(s)->params.restitution > 0.0);
+        sim_state_free(&now);
+    }
+    sim_session_close(s);
+    snprintf(o.scene, sizeof o.scene, "gas");
+    s = NULL;
+    ENSURE(sim_session_open(&s, &o, &err) == SIM_BAD_ARGUMENT && s == NULL);
+    ENSURE(strstr(err.message, "name of their own") != NULL);
+    sim_state_free(&bodies);
+}
+
 static const ensure_test tests[] = {
     {"parse_numbers", test_parse_numbers},
     {"options", test_options},
@@ -374,6 +430,7 @@ static const ensure_test tests[] = {
     {"autotune_cache_date", test_autotune_cache_date},
     {"unwritable_log", test_unwritable_log},
     {"triplets_auto", test_triplets_auto},
+    {"session_from_arrays", test_session_from_arrays},
 };
 
 ENSURE_MAIN(tests)

@@ -46,6 +46,10 @@ typedef struct {
     uint32_t n;               /* bodies of a built-in scene; 0 = the scene's default */
     uint64_t seed;            /* of a built-in scene */
     int seed_set;             /* seed given: a scene file says it does not use one */
+    /* Or bodies given as arrays (a binding's; NULL: none): copied when the session opens, with
+     * `params` taken whole as their parameters, under the name in `scene` (not a built-in
+     * scene's), which logs and summaries show and sim_session_reset reloads. */
+    const sim_state *bodies;
     /* physics: params override the scene's where params_given says so (SIM_GIVEN) */
     sim_params params;
     unsigned params_given;
@@ -176,6 +180,9 @@ sim_status sim_session_set_scene(sim_session *s, const char *scene, sim_error *e
 sim_status sim_session_set_maps(sim_session *s, sim_pair_choice pm, sim_triplet_map tm,
                                 sim_error *err);
 sim_status sim_session_set_triplets(sim_session *s, int on, sim_error *err);
+/* New effective parameters, all of them (from info.params, changed), from the next step; checked
+ * by the backend: a refusal keeps the old ones. */
+sim_status sim_session_set_params(sim_session *s, const sim_params *p, sim_error *err);
 /* Culling on or off from the next step (the viewer's key). */
 sim_status sim_session_set_cull(sim_session *s, int on, sim_error *err);
 sim_status sim_session_set_steps_per_frame(sim_session *s, int steps, sim_error *err);

@@ -1,0 +1,626 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — opening a session: the scene (built-in, a file, or the caller's arrays) checked against
+ * what the run can take, and the settings resolved for it from the config and the machine (the
+ * backend and the ranks' devices, triplets for auto, the step, the tile and where the maps come
+ * from, the settings check of a run over processes); then the backend, and closing. */
+#include "session/session_impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "nbsim/autotune.h"
+#include "nbsim/dist.h"
+#include "nbsim/scene.h"
+#include "nbsim/size_limits.h"
+#include "physics/physics.h"
+
+/* Rough ATM triples per second (sim_session_triples_per_s): a current GPU, one CPU core. */
+#define TRIPLES_PER_S_CUDA 2e11
+#define TRIPLES_PER_S_CPU 2e7
+/* Triplets (auto) stay on while a step's unique triples fit a budget: about 10 ms per step on a
+ * GPU (2e9 triples), 0.1 s on a CPU core (2e6), well under a second per frame. A scene built
+ * around triplets keeps them in the viewer up to this factor more (seconds per frame). */
+#define AUTO_TRIPLES_CUDA (TRIPLES_PER_S_CUDA / 100.0)
+#define AUTO_TRIPLES_CPU (TRIPLES_PER_S_CPU / 10.0)
+#define AUTO_TRIPLES_VIEWER_FACTOR 100.0
+/* With an ATM cut-off and culling the triplet work grows like N (sim/cull/triplet_cull.h): they
+ * stay on up to this many bodies (the `triplets` scene at a 3 m cut-off: ~20 ms per step
+ * expected at 131,072 on an H100, bench/README.md; ~1 s per step at 4,096 on two CPU cores). */
+#define AUTO_CULLED_TRIPLETS_N_CUDA 131072u
+#define AUTO_CULLED_TRIPLETS_N_CPU 4096u
+
+/* A user's dt beyond this multiple of the default step (t_c / 50 or finer) gets a warning. */
+#define DT_WARN_FACTOR 2.5
+
+/* The caller's "given" bits are what the scene loader keeps fixed. */
+_Static_assert(SIM_GIVEN_HERTZ == SIM_SCENE_FIXED_HERTZ, "one set of fixed bits");
+
+static void choose_maps_source(sim_session *s);
+
+/* The caller's values where given: the same setter rules as the file's. */
+static void apply_overrides(const sim_session_config *o, sim_params *params) {
+    const sim_params *u = &o->params;
+    const unsigned set = o->params_given;
+#define OVERRIDE(id, field)                                                                        \
+    if (set & SIM_GIVEN(id)) {                                                                     \
+        params->field = u->field;                                                                  \
+    }
+    SIM_PARAM_FIELDS(OVERRIDE)
+#undef OVERRIDE
+    if (set & SIM_GIVEN_HERTZ) {
+        params->hertz = u->hertz;
+    }
+}
+
+/* v with thousands separators: "4,194,240". */
+static const char *grouped(uint64_t v, char *buf, size_t cap) {
+    char digits[32];
+    const int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+    size_t k = 0;
+    for (int i = 0; i < len && k + 2 < cap; ++i) {
+        if (i > 0 && (len - i) % 3 == 0) {
+            buf[k++] = ',';
+        }
+        buf[k++] = digits[i];
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* The largest N this session's configuration runs (size_limits.h), and in `why` what limits it
+ * and what would allow more: for the refusals of --n and of scene files, before anything is
+ * built. The autotuner tries every tile size, so it is held to the smallest (32); with no --tile
+ * the default grows with N (default_tile), so the largest tile sets the limit. */
+static uint32_t body_limit(const sim_session *s, char *why, size_t cap) {
+    sim_backend_config c = s->config;
+    if (s->cfg.autotune & SIM_AUTOTUNE_TILE) {
+        c.tile = 32;
+    } else if (!s->cfg.tile_set) {
+        c.tile = sim_pair_tile_max();
+    }
+    const int triplets = s->cfg.triplets == SIM_TRIPLETS_ON;
+    /* Triplets culled by the command line's cut-off need no triplet map (sim/step/backend.c). */
+    sim_params asked = s->cfg.params; /* the command line's cut-off, with its triplets */
+    asked.triplets = triplets;
+    const int cutoff_culled =
+        (s->cfg.params_given & SIM_GIVEN(ATM_CUTOFF)) && sim_config_culls_triplets(&c, &asked);
+    uint32_t max = sim_backend_max_bodies(&c, triplets && !cutoff_culled);
+    const uint32_t tile_max = sim_pair_tile_max();
+    char a[32], b[32];
+    if (cutoff_culled && sim_triplet_culled_max_bodies() < max) {
+        max = sim_triplet_culled_max_bodies();
+        snprintf(why, cap,
+                 "triplets culled by the ATM cut-off cover at most %s tiles of %u bodies; "
+                 "without --triplets on up to %s",
+                 grouped(SIM_TCULL_MAX_TILES, a, sizeof a), SIM_TRIPLET_TILE,
+                 grouped(sim_pair_max_bodies(c.tile), b, sizeof b));
+    } else if (triplets && !cutoff_culled && max < sim_pair_max_bodies(c.tile)) {
+        snprintf(why, cap,
+                 "the triplet maps cover at most %s tiles of %u bodies per side; without "
+                 "--triplets on up to %s",
+                 grouped(SIM_MAX_TILES_3D, a, sizeof a), SIM_TRIPLET_TILE,
+                 grouped(sim_pair_max_bodies(c.tile), b, sizeof b));
+    } else if (c.tile < tile_max) {
+        snprintf(why, cap,
+                 "the pair maps cover at most %s tiles of %u bodies per side; --tile %u allows "
+                 "up to %s",
+                 grouped(SIM_MAX_TILES_2D, a, sizeof a), c.tile, tile_max,
+                 grouped(sim_pair_max_bodies(tile_max), b, sizeof b));
+    } else {
+        snprintf(why, cap, "the pair maps cover at most %s tiles of %u bodies per side",
+                 grouped(SIM_MAX_TILES_2D, a, sizeof a), c.tile);
+    }
+    return max;
+}
+
+static uint32_t builtin_default_n(const char *scene) {
+    for (int i = 0; i < sim_scene_builtin_count(); ++i) {
+        if (strcmp(sim_scene_builtin_name(i), scene) == 0) {
+            return sim_scene_builtin_default_n(i);
+        }
+    }
+    return 0;
+}
+
+/* A user's --box must hold the built-in scene: the scenes are laid out for their own box, and
+ * spheres outside the walls would be thrown back at once (and blamed on the step). */
+static sim_status check_builtin_box(const sim_session_config *o, const char *scene,
+                                    const sim_params *params, const sim_state *state,
+                                    sim_error *err) {
+    if (!(o->params_given & SIM_GIVEN(BOX))) {
+        return SIM_OK;
+    }
+    double reach = 0.0; /* how far the spheres reach from the centre along an axis [m] */
+    for (uint32_t i = 0; i < state->n; ++i) {
+        const sim_vec4d p = state->pos[i];
+        reach = fmax(reach, fmax(fabs(p.x), fmax(fabs(p.y), fabs(p.z))) + p.w);
+    }
+    if (params->box_half >= reach) {
+        return SIM_OK;
+    }
+    return sim_fail(err, SIM_BAD_ARGUMENT,
+                    "--box %g is too small for the scene %s with %u bodies: its spheres reach %.4g "
+                    "m from the centre; use --box %g or more, or fewer bodies (--n)",
+                    params->box_half, scene, state->n, reach, ceil(reach * 10.0) / 10.0);
+}
+
+/* A warning for spheres that share a centre (such a pair feels no contact force). */
+static void coincident_notice(sim_session *s, const char *scene, const sim_state *state) {
+    uint32_t i = 0, j = 0;
+    const uint64_t pairs = sim_state_coincident_pairs(state, &i, &j);
+    if (pairs > 0) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "%s: warning: %llu pair%s of spheres share a centre (first: bodies %u and %u), "
+                 "and such a pair feels no contact force",
+                 scene, (unsigned long long)pairs, pairs == 1 ? "" : "s", i + 1, j + 1);
+        sim_session_notice(s, text);
+    }
+}
+
+/* Notices for a scene file: the parser's warnings, coincident spheres, an unused --seed. */
+static void scene_file_notices(sim_session *s, const char *scene, const char *warnings,
+                               const sim_state *state) {
+    char text[512];
+    for (const char *w = warnings; *w != '\0';) {
+        const size_t len = strcspn(w, "\n");
+        snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), w);
+        sim_session_notice(s, text);
+        w += len + (w[len] == '\n');
+    }
+    coincident_notice(s, scene, state);
+    if (s->cfg.seed_set) {
+        snprintf(text, sizeof text,
+                 "--seed applies to built-in scenes; the scene file %s does not use it", scene);
+        sim_session_notice(s, text);
+    }
+}
+
+/* The caller's arrays as the scene: their parameters whole (there is no scene to override), a
+ * copy of their bodies, checked against what this run can take. */
+static sim_status load_bodies(sim_session *s, const char *scene, uint32_t max, const char *why,
+                              sim_params *params, sim_state *state, sim_error *err) {
+    char max_text[32];
+    if (s->bodies.n > max) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s: %u bodies are above %s, the most bodies this run can take (%s)", scene,
+                        s->bodies.n, grouped(max, max_text, sizeof max_text), why);
+    }
+    *params = s->cfg.params;
+    SIM_TRY(sim_params_check(params, err));
+    SIM_TRY(sim_state_check_bodies(&s->bodies, err));
+    SIM_TRY(sim_state_copy(state, &s->bodies, err));
+    coincident_notice(s, scene, state);
+    return SIM_OK;
+}
+
+/* Loads the scene into *state with its parameters and the command line's overrides, after
+ * checking that its size can run. */
+static sim_status load_scene(sim_session *s, const char *scene, sim_params *params,
+                             sim_state *state, sim_error *err) {
+    const sim_session_config *o = &s->cfg;
+    *params = sim_params_default();
+    char why[256], max_text[32];
+    const uint32_t max = body_limit(s, why, sizeof why);
+    if (s->bodies.n > 0 && strcmp(scene, s->cfg.scene) == 0) {
+        return load_bodies(s, scene, max, why, params, state, err);
+    }
+    if (sim_scene_is_builtin(scene)) {
+        const uint32_t n = o->n ? o->n : builtin_default_n(scene);
+        if (n > max) {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "--n %u is above %s, the most bodies this run can take (%s)", n,
+                            grouped(max, max_text, sizeof max_text), why);
+        }
+        SIM_TRY(sim_scene_builtin(scene, o->n, o->seed, params, state, err));
+        apply_overrides(o, params);
+        return check_builtin_box(o, scene, params, state, err);
+    }
+    struct stat info;
+    if (stat(scene, &info) != 0 && errno == ENOENT) {
+        char names[256] = "";
+        for (int i = 0; i < sim_scene_builtin_count(); ++i) {
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     sim_scene_builtin_name(i));
+        }
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "--scene: '%s': no such file, and not a built-in scene (%s)", scene, names);
+    }
+    if (o->n != 0) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "--n applies to built-in scenes; '%s' is a file",
+                        scene);
+    }
+    /* The command line's values first: the file cannot change them, and its bodies are checked
+     * against the box they will run in. */
+    apply_overrides(o, params);
+    char warnings[1024] = "";
+    const sim_scene_load_options load = {max, why, o->params_given, warnings, sizeof warnings};
+    SIM_TRY(sim_scene_load_with(scene, &load, params, state, err));
+    scene_file_notices(s, scene, warnings, state);
+    return SIM_OK;
+}
+
+/* The ranks' devices. --gpus N: N ranks in this process (CUDA: devices 0..N-1; CPU: threads). A
+ * run over processes (sim_session_resolve_launch found rank and world): this process is one rank
+ * on one device, and the ranks agree on an NCCL id through the --nccl-id file (rank 0 writes it)
+ * or MPI. */
+static sim_status resolve_devices(sim_session *s, sim_error *err) {
+    const sim_session_config *o = &s->cfg;
+    sim_multi_config *m = &s->config.multi;
+    memset(m, 0, sizeof *m);
+    const int cuda = s->config.kind == SIM_BACKEND_CUDA;
+    const int devices = cuda ? sim_cuda_device_count() : 0;
+    if (o->world > 1) {
+        m->world = o->world;
+        m->rank = o->rank;
+        m->local = 1;
+        /* mpirun / srun may show each process its own GPU alone (CUDA_VISIBLE_DEVICES) */
+        const int local = o->local_rank >= 0 ? o->local_rank : o->rank;
+        m->device = devices > 0 ? local % devices : 0;
+        return SIM_OK; /* the NCCL id: exchange_nccl_id, once the run's settings are known */
+    }
+    int gpus = o->gpus;
+    if (gpus == SIM_GPUS_ALL) {
+        gpus = cuda ? devices : 1;
+        if (gpus > 1 && !sim_multi_have_nccl()) {
+            sim_session_notice(s, "--gpus all: this build has no NCCL, so it runs on one GPU");
+            gpus = 1;
+        }
+    }
+    if (gpus > 1) {
+        if (!cuda && o->backend != SIM_BACKEND_CHOICE_CPU) { /* asked for GPUs, would get threads */
+            return sim_fail(err, SIM_NO_DEVICE,
+                            "--gpus %d: no CUDA device found (--backend cpu splits the step over "
+                            "CPU threads instead)",
+                            gpus);
+        }
+        if (cuda && gpus > devices) {
+            return sim_fail(err, SIM_NO_DEVICE, "--gpus %d: %d CUDA device%s visible", gpus,
+                            devices, devices == 1 ? " is" : "s are");
+        }
+        m->world = gpus;
+        m->local = gpus;
+    }
+    return SIM_OK;
+}
+
+static sim_status resolve_backend(sim_session *s, sim_error *err) {
+    const sim_session_config *o = &s->cfg;
+    s->config = o->config;
+    if (o->backend == SIM_BACKEND_CHOICE_CPU) {
+        s->config.kind = SIM_BACKEND_CPU;
+    } else if (sim_cuda_device_count() > 0) {
+        s->config.kind = SIM_BACKEND_CUDA;
+    } else if (o->backend == SIM_BACKEND_CHOICE_CUDA) {
+        return sim_fail(err, SIM_NO_DEVICE,
+                        "--backend cuda: no CUDA device found; "
+                        "use --backend cpu");
+    } else {
+        s->config.kind = SIM_BACKEND_CPU;
+        sim_session_notice(s, "no CUDA device found: using the CPU reference backend");
+    }
+    if (s->config.kind == SIM_BACKEND_CPU && sim_pair_choice_needs_cuda(s->config.pair_map)) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "--pair-map full needs the CUDA backend, and no CUDA device was found");
+    }
+    return resolve_devices(s, err);
+}
+
+/* Triplets for --triplets auto. A scene built around them (the triplets scene, a file with
+ * `triplets = 1`) keeps them, since without them it shows nothing: always in a headless run
+ * (speed is not the point there), and in the viewer up to AUTO_TRIPLES_VIEWER_FACTOR x the budget
+ * per step; above that the viewer asks for --triplets on or off instead of guessing. A scene that
+ * only sets an ATM strength gets them where they stay interactive. Every choice that is not the
+ * obvious one is said, with why. */
+static sim_status choose_triplets(sim_session *s, const char *scene, uint32_t n, sim_params *p,
+                                  sim_error *err) {
+    const sim_session_config *o = &s->cfg;
+    if (o->triplets != SIM_TRIPLETS_AUTO) {
+        p->triplets = o->triplets == SIM_TRIPLETS_ON;
+        return SIM_OK;
+    }
+    const int built_around = p->triplets, mild = !p->triplets && p->atm_nu != 0.0;
+    const int headless = !o->interactive, cuda = s->config.kind == SIM_BACKEND_CUDA;
+    const double triples = (double)sim_choose(n, 3);
+    const double budget = cuda ? AUTO_TRIPLES_CUDA : AUTO_TRIPLES_CPU;
+    /* Culled by a cut-off, the work grows like N (sim/cull/triplet_cull.h), and no triplet map's
+     * grid limits N. */
+    sim_params on = *p; /* as they would run with triplets on */
+    on.triplets = 1;
+    const int culled = sim_config_culls_triplets(&s->config, &on);
+    const uint32_t culled_n = cuda ? AUTO_CULLED_TRIPLETS_N_CUDA : AUTO_CULLED_TRIPLETS_N_CPU;
+    const uint32_t max_n = culled ? sim_triplet_culled_max_bodies() : sim_triplet_max_bodies();
+    const int cheap = culled ? n <= culled_n : triples <= budget;
+    const char *where = cuda ? "on this GPU" : "on the CPU";
+    char text[512];
+    p->triplets = 0;
+    if (!built_around && !mild) {
+        return SIM_OK;
+    }
+    if (n > max_n) {
+        snprintf(text, sizeof text,
+                 "triplet forces off: N = %u is above %u, the most bodies the triplet %s take", n,
+                 max_n, culled ? "tiles" : "maps");
+        sim_session_notice(s, text);
+        return SIM_OK;
+    }
+    if (cheap) {
+        p->triplets = 1;
+        return SIM_OK;
+    }
+    if (mild) {
+        snprintf(text, sizeof text,
+                 "triplet forces off: %s sets atm_nu but does not ask for triplets, and N = %u "
+                 "gives %.3g triples per step, more than the %.3g that run at interactive speed %s "
+                 "(--triplets on runs them)",
+                 scene, n, triples, budget, where);
+        sim_session_notice(s, text);
+        return SIM_OK;
+    }
+    if (!headless && !culled && triples > AUTO_TRIPLES_VIEWER_FACTOR * budget) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s is built around triplet forces, and N = %u gives %.3g triples per "
+                        "step, far too many to watch %s: pass --triplets on to run them anyway, "
+                        "or --triplets off to run without them",
+                        scene, n, triples, where);
+    }
+    p->triplets = 1;
+    snprintf(text, sizeof text,
+             "triplet forces on, as %s is built around them: N = %u gives %.3g triples per step, "
+             "slow %s (--triplets off runs without them)",
+             scene, n, triples, where);
+    sim_session_notice(s, text);
+    return SIM_OK;
+}
+
+/* The step: the default one, or the user's with a warning when it is too long. */
+static void choose_dt(sim_session *s, const char *scene, const sim_state *state, sim_params *p) {
+    const double safe = sim_default_dt(p, state);
+    if (p->dt <= 0.0) {
+        p->dt = safe;
+    } else if (p->dt > DT_WARN_FACTOR * safe) {
+        char from[SIM_PATH_MAX + 32], text[SIM_PATH_MAX + 512];
+        if (s->cfg.params_given & SIM_GIVEN(DT)) {
+            snprintf(from, sizeof from, "--dt %g", p->dt);
+        } else {
+            snprintf(from, sizeof from, "dt = %g in %s", p->dt, scene);
+        }
+        snprintf(text, sizeof text,
+                 "warning: %s is more than %.1f times the default step %g (resolving a contact "
+                 "in enough steps): contacts may be unstable or lose energy wrongly",
+                 from, DT_WARN_FACTOR, safe);
+        sim_session_notice(s, text);
+    }
+}
+
+sim_status sim_session_load(sim_session *s, const char *scene, sim_error *err) {
+    sim_state state = {0};
+    sim_params params;
+    sim_status st = load_scene(s, scene, &params, &state, err);
+    if (st == SIM_OK) {
+        st = choose_triplets(s, scene, state.n, &params, err);
+    }
+    if (st != SIM_OK) {
+        sim_state_free(&state);
+        return st;
+    }
+    choose_dt(s, scene, &state, &params);
+    sim_state_free(&s->initial);
+    s->initial = state;
+    s->params = params;
+    snprintf(s->scene, sizeof s->scene, "%s", scene);
+    s->info.frame = 0;
+    s->info.steps = 0;
+    s->info.sim_time = 0.0;
+    return SIM_OK;
+}
+
+/* What every process of a run over several must share, in one line for the --nccl-id exchange
+ * (dist.h): what sizes and orders their collectives (bodies, frames, steps, the energies'
+ * cadence, maps, tile, culling) and a digest of the bodies and the physics (FNV-1a). */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t bytes) {
+    for (size_t k = 0; k < bytes; ++k) {
+        h = (h ^ ((const unsigned char *)data)[k]) * 1099511628211ull;
+    }
+    return h;
+}
+
+static void run_settings(const sim_session *s, char *buf, size_t cap) {
+    const size_t state_bytes = (size_t)s->initial.n * sizeof(sim_vec4d);
+    uint64_t h = fnv1a(1469598103934665603ull, s->initial.pos, state_bytes);
+    h = fnv1a(h, s->initial.vel, state_bytes);
+    const sim_params *p = &s->params;
+    char physics[256];
+    snprintf(physics, sizeof physics, "%.17g %.17g %.17g %d %.17g %.17g %.17g %.17g %.17g %.17g",
+             p->dt, p->stiffness, p->restitution, p->hertz, p->gravity.x, p->gravity.y,
+             p->gravity.z, p->box_half, p->atm_nu, p->atm_cutoff);
+    h = fnv1a(h, physics, strlen(physics));
+    const sim_backend_config *c = &s->config;
+    snprintf(buf, cap,
+             "N %u, %ld frames of %d steps, energies every %d, pair map %s tile %u cull %d, "
+             "triplets %s, bodies and physics %016llx",
+             s->initial.n, s->cfg.frames, p->steps_per_frame, s->cfg.energy_every,
+             sim_pair_choice_label(c->pair_map), c->tile, c->cull,
+             p->triplets ? sim_triplet_map_label(c->triplet_map) : "off", (unsigned long long)h);
+}
+
+/* A run over processes: the ranks agree on one NCCL id through the --nccl-id file, and rank 0
+ * hands it out only when every rank's settings equal its own (so none waits in NCCL for ever). */
+static sim_status exchange_nccl_id(sim_session *s, sim_error *err) {
+    const sim_session_config *o = &s->cfg;
+    sim_multi_config *m = &s->config.multi;
+    char run[SIM_DIST_RUN_MAX];
+    run_settings(s, run, sizeof run);
+    const sim_dist_exchange x = {o->nccl_id_path, o->rank,       o->world, run,
+                                 o->nccl_id_wait, o->config.stop};
+    if (o->nccl_id_mpi) {
+        if (o->rank == 0) {
+            SIM_TRY(sim_multi_nccl_id(m->nccl_id, err));
+        }
+        SIM_TRY(sim_dist_exchange_mpi(&x, m->nccl_id, err));
+    } else if (o->rank == 0) {
+        SIM_TRY(sim_multi_nccl_id(m->nccl_id, err));
+        SIM_TRY(sim_dist_write_id(&x, m->nccl_id, err));
+        s->id_written = 1;
+    } else {
+        SIM_TRY(sim_dist_read_id(&x, m->nccl_id, err));
+    }
+    m->id_set = 1;
+    return SIM_OK;
+}
+
+/* config.bodies: a copy, under a name that is no built-in scene (which it would hide). */
+static sim_status take_bodies(sim_session *s, sim_error *err) {
+    const char *name = s->cfg.scene;
+    if (name[0] == '\0' || sim_scene_is_builtin(name)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "bodies given as arrays need a name of their own in config.scene, not "
+                        "'%s'",
+                        name);
+    }
+    if (s->cfg.bodies->n == 0) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "%s: no bodies", name);
+    }
+    return sim_state_copy(&s->bodies, s->cfg.bodies, err);
+}
+
+sim_status sim_session_prepare(sim_session **out, const sim_session_config *o, sim_error *err) {
+    *out = NULL;
+    sim_session *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the session");
+    }
+    s->cfg = *o;
+    /* config.stop (Ctrl-C) stops the backend's work, also the autotuner's and the initial
+     * forces: resolve_backend starts from the caller's config. */
+    sim_status st = resolve_backend(s, err);
+    if (st == SIM_OK && o->bodies != NULL) {
+        st = take_bodies(s, err);
+    }
+    if (st == SIM_OK) {
+        st = sim_session_load(s, o->scene, err);
+    }
+    if (st == SIM_OK) {
+        choose_maps_source(s);
+    }
+    if (st == SIM_OK && o->autotune != 0) {
+        char report[512];
+        st = sim_autotune(&s->config, o->autotune, &s->params, &s->initial, report, sizeof report,
+                          err);
+        if (st == SIM_OK) {
+            sim_session_notice(s, report);
+        }
+    }
+    if (st == SIM_OK && s->config.multi.world > 1 &&
+        s->config.multi.local < s->config.multi.world) {
+        st = exchange_nccl_id(s, err);
+    }
+    if (st != SIM_OK) {
+        sim_session_close(s);
+        return st;
+    }
+    sim_session_refresh(s);
+    *out = s;
+    return SIM_OK;
+}
+
+sim_status sim_session_start(sim_session *s, sim_error *err) {
+    SIM_ASSERT(s->backend == NULL);
+    const sim_status st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
+    if (s->id_written) { /* every rank has joined (or the run failed): the id is spent */
+        (void)remove(s->cfg.nccl_id_path);
+        s->id_written = 0;
+    }
+    sim_session_refresh(s);
+    return st;
+}
+
+sim_status sim_session_open(sim_session **out, const sim_session_config *o, sim_error *err) {
+    sim_session *s = NULL;
+    SIM_TRY(sim_session_prepare(&s, o, err));
+    const sim_status st = sim_session_start(s, err);
+    if (st != SIM_OK) {
+        sim_session_close(s);
+        return st;
+    }
+    *out = s;
+    return SIM_OK;
+}
+
+void sim_session_close(sim_session *s) {
+    if (s == NULL) {
+        return;
+    }
+    (void)sim_session_dump_stop(s, NULL, NULL);
+    if (s->id_written) { /* prepared, never started */
+        (void)remove(s->cfg.nccl_id_path);
+    }
+    sim_backend_destroy(s->backend);
+    sim_state_free(&s->initial);
+    sim_state_free(&s->bodies);
+    free(s->height_pos);
+    free(s);
+}
+
+/* The pair tile when nobody chose one. CUDA, culled: 32 (the smallest tiles are the tightest
+ * boxes: gas at N = 1,048,576 on an H100 takes 0.28 ms per contact step at 32, 0.38 at 64, 0.65
+ * at 128; a resting pack 1.73 / 1.82 / 2.64 ms: bench/results/nvidia-h100/cull_timing.csv).
+ * CUDA, brute force: 128 (the fastest at every N measured, 14 % ahead of 64 at 262,144 on an
+ * H100). CPU: 32, 64 and 128 are within 5 % of each other on one thread at N = 2,000, and 64
+ * gives OpenMP twice the tile pairs of 128 to share. */
+static uint32_t default_tile(const sim_backend_config *c, uint32_t n) {
+    uint32_t tile = c->kind != SIM_BACKEND_CUDA ? 64u : sim_config_culls(c) ? 32u : 128u;
+    /* The maps cover SIM_MAX_TILES_2D tiles per side, so past that many tiles of `tile` bodies
+     * the next larger tile takes over (body_limit allowed N for the largest). */
+    while (tile < sim_pair_tile_max() && n > sim_pair_max_bodies(tile)) {
+        tile *= 2u;
+    }
+    return tile;
+}
+
+/* Says where the maps and the tile come from and, for the viewer (cached_defaults) when the
+ * command line names neither a pair map nor a tile, takes the autotuner's cached choice for
+ * this GPU and N, else the backend's fastest tile. */
+static void choose_maps_source(sim_session *s) {
+    const sim_session_config *o = &s->cfg;
+    const size_t cap = sizeof s->maps_source;
+    if (o->autotune != 0) {
+        snprintf(s->maps_source, cap, "autotune (--pair-map/--triplet-map auto)");
+        return;
+    }
+    if (!o->tile_set) {
+        s->config.tile = default_tile(&s->config, s->initial.n);
+    }
+    if (o->pair_map_set || o->tile_set || !o->cached_defaults) {
+        snprintf(s->maps_source, cap, "%s (tile %u)",
+                 o->pair_map_set || o->tile_set || o->triplet_map_set ? "command line" : "default",
+                 s->config.tile);
+        return;
+    }
+    sim_autotune_entry hit;
+    sim_backend_config c = s->config;
+    if (sim_autotune_cached(&c, s->params.triplets, 0, s->initial.n, &hit)) {
+        if (o->triplet_map_set) {
+            c.triplet_map = s->config.triplet_map;
+        }
+        s->config = c;
+        snprintf(s->maps_source, cap, "cached autotune%s%s (pair map %s, tile %u)",
+                 hit.date[0] && hit.date[0] != '-' ? " of " : "",
+                 hit.date[0] != '-' ? hit.date : "", hit.pair, hit.tile);
+        return;
+    }
+    const int cuda = s->config.kind == SIM_BACKEND_CUDA;
+    snprintf(s->maps_source, cap, "default (tile %u: the fastest on %s%s; no autotune cached)",
+             s->config.tile, cuda ? "CUDA" : "the CPU",
+             !cuda                   ? ""
+             : s->config.tile == 32u ? " with culling"
+                                     : " without culling");
+}
+
+double sim_session_triples_per_s(sim_backend_kind kind) {
+    return kind == SIM_BACKEND_CUDA ? TRIPLES_PER_S_CUDA : TRIPLES_PER_S_CPU;
+}
