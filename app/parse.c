@@ -91,30 +91,3 @@ int app_copy_string(char *dst, size_t cap, const char *src) {
     memcpy(dst, src, len + 1);
     return 0;
 }
-
-void app_slug(const char *name, char *out, size_t cap) {
-    if (cap == 0) {
-        return;
-    }
-    size_t len = 0;
-    int dash = 0;
-    for (const char *p = name ? name : ""; *p != '\0' && len + 1 < cap; ++p) {
-        char c = *p;
-        if (c >= 'A' && c <= 'Z') {
-            c = (char)(c - 'A' + 'a');
-        }
-        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
-            if (dash && len > 0 && len + 2 < cap) {
-                out[len++] = '-';
-            }
-            out[len++] = c;
-            dash = 0;
-        } else {
-            dash = 1;
-        }
-    }
-    out[len] = '\0';
-    if (len == 0) {
-        snprintf(out, cap, "gpu");
-    }
-}

@@ -17,8 +17,4 @@ int app_parse_vec3(const char *text, double out[3]);
 /* Copies src into dst (size cap); -1 if it does not fit. */
 int app_copy_string(char *dst, size_t cap, const char *src);
 
-/* "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3": lower-case letters and digits, runs of
- * anything else become one '-', no leading/trailing '-'; "gpu" when nothing is left. */
-void app_slug(const char *name, char *out, size_t cap);
-
 #endif /* APP_PARSE_H */

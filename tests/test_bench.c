@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "autotune.h"
+#include "nbsim/autotune.h"
 #include "bench_csv.h"
 #include "bench_options.h"
 #include "bench_stats.h"
@@ -18,16 +18,16 @@
 
 static void test_summarize(void) {
     const double odd[] = {5.0, 1.0, 3.0, 9.0, 2.0};
-    app_stats s = app_stats_of(odd, 5);
+    sim_stats s = sim_stats_of(odd, 5);
     ENSURE(s.median == 3.0 && s.min == 1.0 && s.max == 9.0);
     ENSURE(odd[0] == 5.0 && odd[1] == 1.0); /* input untouched */
     const double even[] = {4.0, 1.0, 2.0, 3.0};
-    s = app_stats_of(even, 4);
+    s = sim_stats_of(even, 4);
     ENSURE(s.median == 2.5 && s.min == 1.0 && s.max == 4.0);
     const double one = 7.0;
-    s = app_stats_of(&one, 1);
+    s = sim_stats_of(&one, 1);
     ENSURE(s.median == 7.0 && s.min == 7.0 && s.max == 7.0);
-    s = app_stats_of(NULL, 0);
+    s = sim_stats_of(NULL, 0);
     ENSURE(s.median == 0.0 && s.min == 0.0 && s.max == 0.0);
     ENSURE_NEAR(app_bench_improvement(2.0, 1.0), 2.0, 0.0);
     ENSURE(app_bench_improvement(0.0, 1.0) == 0.0);
@@ -66,15 +66,15 @@ static void test_lists(void) {
 
 static void test_slug(void) {
     char out[64];
-    app_slug("NVIDIA H100 80GB HBM3", out, sizeof out);
+    sim_device_slug("NVIDIA H100 80GB HBM3", out, sizeof out);
     ENSURE(strcmp(out, "nvidia-h100-80gb-hbm3") == 0);
-    app_slug("  NVIDIA  H200 (SXM)-- ", out, sizeof out);
+    sim_device_slug("  NVIDIA  H200 (SXM)-- ", out, sizeof out);
     ENSURE(strcmp(out, "nvidia-h200-sxm") == 0);
-    app_slug("", out, sizeof out);
+    sim_device_slug("", out, sizeof out);
     ENSURE(strcmp(out, "gpu") == 0);
-    app_slug("../../etc", out, sizeof out);
+    sim_device_slug("../../etc", out, sizeof out);
     ENSURE(strcmp(out, "etc") == 0); /* never a path */
-    app_slug("abcdefgh", out, 4);
+    sim_device_slug("abcdefgh", out, 4);
     ENSURE(strcmp(out, "abc") == 0);
 }
 
@@ -214,42 +214,42 @@ static void test_autotune_cache(void) {
     char dir[64], path[160];
     make_temp_dir(dir, sizeof dir);
     setenv("XDG_CACHE_HOME", dir, 1);
-    app_autotune_cache_path(path, sizeof path);
+    sim_autotune_cache_path(path, sizeof path);
     char want[160];
     snprintf(want, sizeof want, "%s/nbsim/autotune.txt", dir);
     ENSURE(strcmp(path, want) == 0);
 
-    app_autotune_entry e, found;
+    sim_autotune_entry e, found;
     memset(&e, 0, sizeof e);
     snprintf(e.gpu, sizeof e.gpu, "nvidia-h100-80gb-hbm3");
     e.bucket = 14;
-    e.what = APP_AUTOTUNE_PAIR | APP_AUTOTUNE_TILE;
+    e.what = SIM_AUTOTUNE_PAIR | SIM_AUTOTUNE_TILE;
     e.tile = 64;
     snprintf(e.pair, sizeof e.pair, "rb");
     snprintf(e.triplet, sizeof e.triplet, "-");
     e.pair_ms = 0.5;
-    ENSURE(app_autotune_cache_find(path, &e, &found) == 0); /* no file yet */
+    ENSURE(sim_autotune_cache_find(path, &e, &found) == 0); /* no file yet */
     sim_error err = {0};
-    ENSURE(app_autotune_cache_store(path, &e, &err) == SIM_OK); /* creates nbsim/ */
-    ENSURE(app_autotune_cache_find(path, &e, &found) == 1);
+    ENSURE(sim_autotune_cache_store(path, &e, &err) == SIM_OK); /* creates nbsim/ */
+    ENSURE(sim_autotune_cache_find(path, &e, &found) == 1);
     ENSURE(found.tile == 64 && strcmp(found.pair, "rb") == 0 && found.pair_ms == 0.5);
 
-    app_autotune_entry other = e;
+    sim_autotune_entry other = e;
     other.bucket = 15;
     snprintf(other.pair, sizeof other.pair, "ltm");
-    ENSURE(app_autotune_cache_store(path, &other, &err) == SIM_OK);
+    ENSURE(sim_autotune_cache_store(path, &other, &err) == SIM_OK);
     e.tile = 128; /* same key: replaced, not duplicated */
-    ENSURE(app_autotune_cache_store(path, &e, &err) == SIM_OK);
-    ENSURE(app_autotune_cache_find(path, &e, &found) == 1 && found.tile == 128);
-    ENSURE(app_autotune_cache_find(path, &other, &found) == 1 && strcmp(found.pair, "ltm") == 0);
+    ENSURE(sim_autotune_cache_store(path, &e, &err) == SIM_OK);
+    ENSURE(sim_autotune_cache_find(path, &e, &found) == 1 && found.tile == 128);
+    ENSURE(sim_autotune_cache_find(path, &other, &found) == 1 && strcmp(found.pair, "ltm") == 0);
     int lines = 0;
     for (const char *p = read_all(path); p && *p; ++p) {
         lines += *p == '\n';
     }
     ENSURE(lines == 2);
-    app_autotune_entry key = e;
+    sim_autotune_entry key = e;
     key.tile_in = 64; /* a fixed tile is another key */
-    ENSURE(app_autotune_cache_find(path, &key, &found) == 0);
+    ENSURE(sim_autotune_cache_find(path, &key, &found) == 0);
 
     /* Without CUDA the calibration keeps the configuration and says why. */
     sim_backend_config cfg = sim_backend_config_default();
@@ -259,7 +259,7 @@ static void test_autotune_cache(void) {
     ENSURE(sim_state_alloc(&state, 8, &err) == SIM_OK);
     char report[512];
     const sim_pair_map before = cfg.pair_map;
-    ENSURE(app_autotune(&cfg, APP_AUTOTUNE_PAIR, &params, &state, report, sizeof report, &err) ==
+    ENSURE(sim_autotune(&cfg, SIM_AUTOTUNE_PAIR, &params, &state, report, sizeof report, &err) ==
            SIM_OK);
     ENSURE(cfg.pair_map == (sim_pair_choice)before && strstr(report, "CUDA") != NULL);
     sim_state_free(&state);

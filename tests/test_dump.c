@@ -6,7 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "nbsim/backend.h"
-#include "dump.h"
+#include "session/recorder.h"
 #include "nbsim/scene.h"
 #include "nbsim/trajectory.h"
 
@@ -38,17 +38,17 @@ static sim_backend *cpu_gas(uint32_t n, int steps, sim_params *params) {
 }
 
 /* Runs `frames` frames with the recorder; returns the status of the first failing call. */
-static sim_status run(sim_backend *b, app_dump *d, int frames, const sim_params *p,
+static sim_status run(sim_backend *b, sim_dump *d, int frames, const sim_params *p,
                       sim_error *err) {
     uint64_t steps = 0;
-    sim_status st = app_dump_frame(d, b, 0, 0, 0.0, NULL, err);
+    sim_status st = sim_dump_frame(d, b, 0, 0, 0.0, NULL, err);
     for (int f = 1; f <= frames && st == SIM_OK; ++f) {
         sim_frame_timing t;
         st = sim_backend_run_frame(b, &t, err);
         steps += (uint64_t)t.steps;
         double ms = -1.0;
         if (st == SIM_OK) {
-            st = app_dump_frame(d, b, (uint64_t)f, steps, (double)steps * p->dt, &ms, err);
+            st = sim_dump_frame(d, b, (uint64_t)f, steps, (double)steps * p->dt, &ms, err);
             ENSURE(ms >= 0.0);
         }
     }
@@ -63,22 +63,22 @@ static void test_recorder_matches_state(void) {
         }
         sim_params p;
         sim_backend *b = cpu_gas(400, 3, &p);
-        app_dump *d = NULL;
+        sim_dump *d = NULL;
         sim_error err = {SIM_OK, ""};
         const char *path = test_tmp_path(names[k]);
-        ENSURE(app_dump_open(&d, path, 4, b, &err) == SIM_OK);
+        ENSURE(sim_dump_open(&d, path, 4, b, &err) == SIM_OK);
         if (d == NULL) {
             fprintf(stderr, "%s\n", err.message);
             sim_backend_destroy(b);
             continue;
         }
         ENSURE(run(b, d, 12, &p, &err) == SIM_OK);
-        app_dump_stats stats;
-        ENSURE(app_dump_close(d, &stats, &err) == SIM_OK);
+        sim_dump_stats stats;
+        ENSURE(sim_dump_close(d, &stats, &err) == SIM_OK);
         ENSURE(stats.frames == 4 && stats.dumped == 4 && stats.bytes > 0); /* frames 0, 4, 8, 12 */
         ENSURE(stats.sim_ms_max >= 0.0 && stats.write_ms_total > 0.0);
         char line[1024];
-        app_dump_summary(path, 4, &stats, line, sizeof line);
+        sim_dump_summary(path, 4, &stats, line, sizeof line);
         ENSURE(strstr(line, "4 frames") != NULL && strstr(line, names[k]) != NULL);
 
         sim_state now = {0, NULL, NULL}, back = {0, NULL, NULL};
@@ -143,9 +143,9 @@ static void test_write_failure_mid_run(void) {
     sim_params p;
     sim_backend *b = cpu_gas(3000, 1, &p);
     const char *path = test_tmp_path("full.lammpstrj");
-    app_dump *d = NULL;
+    sim_dump *d = NULL;
     sim_error err = {SIM_OK, ""};
-    ENSURE(app_dump_open(&d, path, 1, b, &err) == SIM_OK);
+    ENSURE(sim_dump_open(&d, path, 1, b, &err) == SIM_OK);
     if (d == NULL) {
         sim_backend_destroy(b);
         return;
@@ -162,9 +162,9 @@ static void test_write_failure_mid_run(void) {
     ENSURE_MSG(st == SIM_IO, "status %d: %s", (int)st, err.message);
     ENSURE(strstr(err.message, path) != NULL && strstr(err.message, "complete frames") != NULL);
     ENSURE(strchr(err.message, '\n') == NULL);
-    app_dump_stats stats;
+    sim_dump_stats stats;
     sim_error cerr = {SIM_OK, ""};
-    ENSURE(app_dump_close(d, &stats, &cerr) == SIM_IO);
+    ENSURE(sim_dump_close(d, &stats, &cerr) == SIM_IO);
     ENSURE(strcmp(cerr.message, err.message) == 0);
     sim_params q = sim_params_default();
     sim_state s = {0, NULL, NULL};
@@ -179,25 +179,25 @@ static void test_write_failure_mid_run(void) {
 static void test_open_refusals(void) {
     sim_params p;
     sim_backend *b = cpu_gas(100, 1, &p);
-    app_dump *d = NULL;
+    sim_dump *d = NULL;
     sim_error err = {SIM_OK, ""};
-    ENSURE(app_dump_open(&d, test_tmp_path("a.xyz"), 0, b, &err) == SIM_BAD_ARGUMENT && d == NULL);
+    ENSURE(sim_dump_open(&d, test_tmp_path("a.xyz"), 0, b, &err) == SIM_BAD_ARGUMENT && d == NULL);
     ENSURE(strstr(err.message, "--dump-every") != NULL);
-    ENSURE(app_dump_open(&d, "/no/such/dir/a.xyz", 5, b, &err) == SIM_IO && d == NULL);
+    ENSURE(sim_dump_open(&d, "/no/such/dir/a.xyz", 5, b, &err) == SIM_IO && d == NULL);
     ENSURE(strstr(err.message, "/no/such/dir/a.xyz") != NULL);
-    ENSURE(app_dump_open(&d, test_tmp_path("a.txt"), 5, b, &err) == SIM_BAD_ARGUMENT && d == NULL);
+    ENSURE(sim_dump_open(&d, test_tmp_path("a.txt"), 5, b, &err) == SIM_BAD_ARGUMENT && d == NULL);
     ENSURE(access(test_tmp_path("a.txt"), F_OK) != 0);
     /* N changed (the viewer switched scenes): the dump ends with one line. */
-    ENSURE(app_dump_open(&d, test_tmp_path("b.xyz"), 1, b, &err) == SIM_OK);
+    ENSURE(sim_dump_open(&d, test_tmp_path("b.xyz"), 1, b, &err) == SIM_OK);
     sim_params p2;
     sim_backend *b2 = cpu_gas(200, 1, &p2);
     if (d != NULL) {
-        ENSURE(app_dump_frame(d, b, 0, 0, 0.0, NULL, &err) == SIM_OK);
-        ENSURE(app_dump_frame(d, b2, 1, 1, 0.1, NULL, &err) == SIM_BAD_ARGUMENT);
+        ENSURE(sim_dump_frame(d, b, 0, 0, 0.0, NULL, &err) == SIM_OK);
+        ENSURE(sim_dump_frame(d, b2, 1, 1, 0.1, NULL, &err) == SIM_BAD_ARGUMENT);
         ENSURE(strstr(err.message, "200 bodies") != NULL);
-        ENSURE(app_dump_close(d, NULL, &err) == SIM_OK);
+        ENSURE(sim_dump_close(d, NULL, &err) == SIM_OK);
     }
-    ENSURE(app_dump_close(NULL, NULL, &err) == SIM_OK);
+    ENSURE(sim_dump_close(NULL, NULL, &err) == SIM_OK);
     sim_backend_destroy(b2);
     sim_backend_destroy(b);
 }

@@ -5,7 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "nbsim/backend.h"
-#include "dump.h"
+#include "session/recorder.h"
 #include "nbsim/trajectory.h"
 
 #include "ensure.h"
@@ -115,22 +115,22 @@ static void test_recorder_cuda(void) {
         }
         char path[512];
         snprintf(path, sizeof path, "%s/run.%s", dir, ext[k]);
-        app_dump *d = NULL;
-        ENSURE(app_dump_open(&d, path, 2, b, &err) == SIM_OK);
+        sim_dump *d = NULL;
+        ENSURE(sim_dump_open(&d, path, 2, b, &err) == SIM_OK);
         if (d == NULL) {
             continue;
         }
         uint64_t steps = 0;
-        ENSURE(app_dump_frame(d, b, 0, 0, 0.0, NULL, &err) == SIM_OK);
+        ENSURE(sim_dump_frame(d, b, 0, 0, 0.0, NULL, &err) == SIM_OK);
         for (int f = 1; f <= 6; ++f) {
             sim_frame_timing t;
             ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
             steps += (uint64_t)t.steps;
-            ENSURE(app_dump_frame(d, b, (uint64_t)f, steps, 1e-5 * (double)steps, NULL, &err) ==
+            ENSURE(sim_dump_frame(d, b, (uint64_t)f, steps, 1e-5 * (double)steps, NULL, &err) ==
                    SIM_OK);
         }
-        app_dump_stats s;
-        ENSURE(app_dump_close(d, &s, &err) == SIM_OK && s.frames == 4);
+        sim_dump_stats s;
+        ENSURE(sim_dump_close(d, &s, &err) == SIM_OK && s.frames == 4);
         gpu_snapshot snap;
         ENSURE(gpu_snapshot_take(b, n, &snap, &err) == SIM_OK);
         sim_params q = sim_params_default();

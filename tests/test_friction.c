@@ -113,7 +113,7 @@ static void test_params(void) {
            p.stiffness_ratio == 0.8);
     ENSURE(sim_param_set(&p, SIM_PARAM_STIFFNESS_RATIO, "11", &err) == SIM_BAD_ARGUMENT);
     ENSURE(sim_param_set(&p, SIM_PARAM_TANGENTIAL_DAMPING, "0", &err) == SIM_OK &&
-           p.tangential_damping == 0.0 && p.tangential_damping_set == 1);
+           p.tangential_damping.value == 0.0 && p.tangential_damping.set == 1);
     ENSURE(sim_param_set(&p, SIM_PARAM_TANGENTIAL_DAMPING, "nan", &err) == SIM_BAD_ARGUMENT);
     ENSURE(sim_param_set(&p, SIM_PARAM_TANGENTIAL_DAMPING, "10.01", &err) == SIM_BAD_ARGUMENT);
     ENSURE(strstr(err.message, "must be a factor in [0, 10] or auto") != NULL);
@@ -122,7 +122,7 @@ static void test_params(void) {
     ENSURE(sim_physics_has_friction(&ph) && ph.tangential_damping == 0.0);
     ENSURE_NEAR(ph.tangential_stiffness, 0.8 * p.stiffness, 1e-9);
     ENSURE(sim_param_set(&p, SIM_PARAM_TANGENTIAL_DAMPING, "auto", &err) == SIM_OK &&
-           p.tangential_damping_set == 0);
+           p.tangential_damping.set == 0);
     ph = sim_physics_from_params(&p);
     ENSURE_NEAR(ph.tangential_damping, sqrt(0.8), 1e-15);
     p.hertz = 1; /* Hertz: the ratio is to dF/dd = 3/2 k d^(1/2) */
@@ -136,7 +136,7 @@ static void test_params(void) {
     q.stiffness_ratio = -1.0;
     ENSURE(sim_params_check(&q, &err) == SIM_BAD_ARGUMENT);
     q = sim_params_default();
-    q.tangential_damping_set = 2;
+    q.tangential_damping.set = 2;
     ENSURE(sim_params_check(&q, &err) == SIM_BAD_ARGUMENT);
     /* Floats carry the same constants. */
     const sim_physics_f f = sim_physics_to_float(&ph);
@@ -336,8 +336,8 @@ static void test_dissipation_constant_drive(void) {
     for (int hertz = 0; hertz <= 1; ++hertz) {
         for (int variant = 0; variant < 3; ++variant) {
             sim_params p = friction_params(hertz, variant == 2 ? 0.05 : 0.4, 0.1);
-            p.tangential_damping = variant == 0 ? 0.0 : 3.0;
-            p.tangential_damping_set = variant != 1; /* 1: auto */
+            p.tangential_damping.value = variant == 0 ? 0.0 : 3.0;
+            p.tangential_damping.set = variant != 1; /* 1: auto */
             const sim_physics ph = sim_physics_from_params(&p);
             const sim_vec4d pi = v4(0.3, 0.5, 0.2, 0.3), pj = v4(0.1, 0.0, -0.2, 0.4);
             const sim_vec4d vi = v4(0.3, -0.2, 0.1, 1.0), vj = v4(-0.1, 0.0, 0.4, 3.0);
@@ -374,8 +374,8 @@ static void test_dissipation_varying_drive(void) {
     for (int hertz = 0; hertz <= 1; ++hertz) {
         for (int variant = 0; variant < 2; ++variant) {
             sim_params p = friction_params(hertz, 0.4, 0.1);
-            p.tangential_damping = variant == 0 ? 0.3 : 0.0; /* 0: a pure spring-slider */
-            p.tangential_damping_set = 1;
+            p.tangential_damping.value = variant == 0 ? 0.3 : 0.0; /* 0: a pure spring-slider */
+            p.tangential_damping.set = 1;
             const sim_physics ph = sim_physics_from_params(&p);
             const double ri = 0.3, rj = 0.4, gap = 0.69, dt = 1e-4;
             const double mi = 1.0, mj = 3.0;
@@ -433,8 +433,8 @@ static void test_dissipation_varying_drive(void) {
  * the truncation stored, given back. Pinned here (docs/friction.md, "Departures"). */
 static void test_dashpot_above_limit(void) {
     sim_params p = friction_params(0, 0.1, 0.0);
-    p.tangential_damping = 5.0;
-    p.tangential_damping_set = 1;
+    p.tangential_damping.value = 5.0;
+    p.tangential_damping.set = 1;
     p.box_half = 1.0;
     const sim_physics ph = sim_physics_from_params(&p);
     const double r = 0.25, m = 2.0, d = 1e-3;
@@ -1021,8 +1021,8 @@ static void test_lammps_static(void) {
     lammps_case(&k, 1e-12, NULL, NULL);
     k = lcase_static("hooke static, mu 0.05", 0, 0.05, 0.02);
     k.p.stiffness_ratio = 0.8;
-    k.p.tangential_damping = 1.0;
-    k.p.tangential_damping_set = 1;
+    k.p.tangential_damping.value = 1.0;
+    k.p.tangential_damping.set = 1;
     lammps_case(&k, 1e-12, NULL, NULL);
     k = lcase_static("hertz static", 1, 0.15, 0.1);
     lammps_case(&k, 1e-12, NULL, NULL);

@@ -12,7 +12,8 @@
 
 #include "app.h"
 #include "ensure.h"
-#include "map_cover.h"
+#include "map_palette.h"
+#include "nbsim/map_cover.h"
 
 static char out_text[1 << 16], err_text[1 << 12];
 
@@ -181,23 +182,48 @@ static void test_png(void) {
     ENSURE(rmdir(dir) == 0); /* empty: nothing else was written */
 }
 
-static int lum(const app_map_cover *c, uint32_t row, uint32_t col) {
-    const uint8_t *px = &c->rgba[(row * c->side + col) * 4u];
+/* The cover as the viewer paints it (render/map_palette.c). */
+static uint8_t painted[SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE * 4];
+
+static sim_status build(sim_map_cover *c, const sim_map_plan *plan, sim_error *err) {
+    const sim_status st = sim_map_cover_build(c, plan, err);
+    render_map_cover_rgba(c, painted);
+    return st;
+}
+
+static sim_status build_grouped(sim_map_cover *c, const sim_map_plan *plan, uint32_t tiles,
+                                uint32_t span, sim_error *err) {
+    const sim_status st = sim_map_cover_build_grouped(c, plan, tiles, span, err);
+    render_map_cover_rgba(c, painted);
+    return st;
+}
+
+/* The listed tile pairs lit over the cover, as the viewer paints them. */
+static uint32_t light(const sim_map_cover *c, const sim_tile2 *pairs, uint64_t count,
+                      uint8_t *rgba) {
+    static double share[SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE];
+    const uint32_t lit = sim_map_cover_light(c, pairs, count, share);
+    render_map_lit_rgba(c, share, rgba);
+    return lit;
+}
+
+static int lum(const sim_map_cover *c, uint32_t row, uint32_t col) {
+    const uint8_t *px = &painted[(row * c->side + col) * 4u];
     return 299 * px[0] + 587 * px[1] + 114 * px[2];
 }
 
-static uint8_t alpha(const app_map_cover *c, uint32_t row, uint32_t col) {
-    return c->rgba[(row * c->side + col) * 4u + 3u];
+static uint8_t alpha(const sim_map_cover *c, uint32_t row, uint32_t col) {
+    return painted[(row * c->side + col) * 4u + 3u];
 }
 
 /* The viewer's map inset: every tile pair drawn, waste only for bb, large n downsampled with
  * the walk's order visible, lit cells for listed tile pairs. */
 static void test_cover(void) {
-    static app_map_cover c;
+    static sim_map_cover c;
     sim_map_plan plan;
     sim_error err;
     ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_LTM, 8, &plan, &err) == SIM_OK);
-    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(build(&c, &plan, &err) == SIM_OK);
     ENSURE(c.exact && c.per_block && c.side == 8 && c.per_cell == 1 && !c.waste);
     int covered = 1, clear = 1;
     for (uint32_t r = 0; r < 8; ++r) {
@@ -208,13 +234,13 @@ static void test_cover(void) {
     }
     ENSURE(covered && clear);
     ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_BB, 8, &plan, &err) == SIM_OK);
-    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(build(&c, &plan, &err) == SIM_OK);
     ENSURE(c.waste && alpha(&c, 0, 7) == 255 && alpha(&c, 7, 0) == 255);
 
     /* n = 4096: sampled, 128 x 128 cells of 32 x 32 tile pairs; ltm walks rows top down, so the
      * first rows are dark and the last light. */
     ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_LTM, 4096, &plan, &err) == SIM_OK);
-    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(build(&c, &plan, &err) == SIM_OK);
     ENSURE(!c.exact && c.side == 128 && c.per_cell == 32);
     uint32_t lower = 0, drawn = 0;
     for (uint32_t r = 0; r < 128; ++r) {
@@ -228,21 +254,21 @@ static void test_cover(void) {
 
     /* rec: one launch per level, so more than one hue. */
     ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_REC, 64, &plan, &err) == SIM_OK);
-    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(build(&c, &plan, &err) == SIM_OK);
     ENSURE(c.launches > 2 && c.exact && !c.per_block);
 
-    static uint8_t lit[APP_MAP_COVER_SIDE * APP_MAP_COVER_SIDE * 4];
+    static uint8_t lit[SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE * 4];
     ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_RM, 4096, &plan, &err) == SIM_OK);
-    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(build(&c, &plan, &err) == SIM_OK);
     const sim_tile2 pairs[4] = {{0, 0}, {1, 0}, {4095, 0}, {4095, 4095}};
-    ENSURE(app_map_cover_light(&c, pairs, 4, lit) == 3);
+    ENSURE(light(&c, pairs, 4, lit) == 3);
     ENSURE(lit[3] > 0 && lit[(127 * 128 + 0) * 4 + 3] > 0 && lit[(127 * 128 + 127) * 4 + 3] > 0);
     ENSURE(lit[(64 * 128 + 3) * 4 + 3] == 0);
 
     /* A culling pass: ltm over 8 x 8 groups of 16 x 16 tiles, drawn over 120 tiles: every tile
      * pair covered, the groups' blocks in order (top rows dark, bottom rows light). */
     ENSURE(sim_pair_map_plan(SIM_PAIR_MAP_LTM, 8, &plan, &err) == SIM_OK);
-    ENSURE(app_map_cover_build_grouped(&c, &plan, 120, 16, &err) == SIM_OK);
+    ENSURE(build_grouped(&c, &plan, 120, 16, &err) == SIM_OK);
     ENSURE(c.side == 120 && c.per_cell == 1 && c.span == 16 && c.exact);
     drawn = lower = 0;
     for (uint32_t r = 0; r < 120; ++r) {
@@ -256,7 +282,7 @@ static void test_cover(void) {
 
     /* 3-D: the largest layer of the tetrahedron, every (J, K) drawn. */
     ENSURE(sim_triplet_map_plan(SIM_TRIPLET_MAP_TETRA, 8, &plan, &err) == SIM_OK);
-    ENSURE(app_map_cover_build(&c, &plan, &err) == SIM_OK);
+    ENSURE(build(&c, &plan, &err) == SIM_OK);
     ENSURE(c.dim == 3 && c.layer == 7 && c.side == 8 && alpha(&c, 7, 7) == 255 &&
            alpha(&c, 3, 5) == 0);
 }

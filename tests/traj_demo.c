@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "nbsim/backend.h"
-#include "dump.h"
+#include "session/recorder.h"
 #include "physics/physics.h"
 #include "nbsim/scene.h"
 #include "nbsim/trajectory.h"
@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     params = *sim_backend_get_params(b);
-    app_dump *dumps[MAX_FORMATS] = {NULL, NULL, NULL};
+    sim_dump *dumps[MAX_FORMATS] = {NULL, NULL, NULL};
     char paths[MAX_FORMATS][4200];
     int count = 0;
     char list[256];
@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
             continue;
         }
         snprintf(paths[count], sizeof paths[count], "%s/run.%s", out, f);
-        if (app_dump_open(&dumps[count], paths[count], (int)every, b, &err) != SIM_OK) {
+        if (sim_dump_open(&dumps[count], paths[count], (int)every, b, &err) != SIM_OK) {
             fprintf(stderr, "traj_demo: %s\n", err.message);
             return 1;
         }
@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
         double ms_all = 0.0;
         for (int k = 0; k < count && st == SIM_OK; ++k) {
             double ms = 0.0;
-            st = app_dump_frame(dumps[k], b, (uint64_t)f, step_count, time, &ms, &err);
+            st = sim_dump_frame(dumps[k], b, (uint64_t)f, step_count, time, &ms, &err);
             ms_all += ms;
         }
         /* The GPU runs a dump's copies in stream order before the next frame's kernels, so their
@@ -212,15 +212,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "traj_demo: %s\n", err.message);
     }
     for (int k = 0; k < count; ++k) {
-        app_dump_stats s;
+        sim_dump_stats s;
         sim_error cerr;
         sim_error_clear(&cerr);
-        if (app_dump_close(dumps[k], &s, &cerr) != SIM_OK) {
+        if (sim_dump_close(dumps[k], &s, &cerr) != SIM_OK) {
             fprintf(stderr, "traj_demo: %s\n", cerr.message);
             st = st == SIM_OK ? cerr.status : st;
         }
         char line[1024];
-        app_dump_summary(paths[k], (int)every, &s, line, sizeof line);
+        sim_dump_summary(paths[k], (int)every, &s, line, sizeof line);
         printf("%s\n", line);
         printf("writer_ms %s %.3f\n", paths[k], s.frames ? s.write_ms_total / (double)s.frames : 0);
     }

@@ -9,10 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
 #include "colormap.h"
 #include "nbsim/scene.h"
-#include "signals.h"
 #include "text.h"
 #include "viewer_internal.h"
 
@@ -22,8 +20,8 @@ double viewer_now(void) {
     return glfwGetTime();
 }
 
-const app_run_info *viewer_info(const app_viewer *v) {
-    return app_session_info(v->run.session);
+const sim_run_info *viewer_info(const viewer_state *v) {
+    return sim_session_info(v->run.session);
 }
 
 /* The run pipeline's notices, on screen and on stderr. */
@@ -31,7 +29,7 @@ static void show_notice(void *ctx, const char *line) {
     viewer_message(ctx, "%s", line);
 }
 
-void viewer_message(app_viewer *v, const char *fmt, ...) {
+void viewer_message(viewer_state *v, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(v->message, sizeof v->message, fmt, ap);
@@ -40,7 +38,7 @@ void viewer_message(app_viewer *v, const char *fmt, ...) {
     fprintf(stderr, "nbsim: %s\n", v->message);
 }
 
-static void tick_clock(app_viewer *v, double now) {
+static void tick_clock(viewer_state *v, double now) {
     v->fps_window_frames++;
     if (now - v->fps_window_s >= 0.5) {
         v->fps = (double)v->fps_window_frames / (now - v->fps_window_s);
@@ -53,7 +51,7 @@ static void tick_clock(app_viewer *v, double now) {
     }
 }
 
-static sim_status create_renderers(app_viewer *v, sim_error *err) {
+static sim_status create_renderers(viewer_state *v, sim_error *err) {
     sim_status st = render_spheres_create(&v->spheres, err);
     if (st == SIM_OK) {
         st = render_box_lines_create(&v->box, err);
@@ -84,7 +82,7 @@ static sim_status create_renderers(app_viewer *v, sim_error *err) {
     return viewer_rebuild_bodies(v, err);
 }
 
-static void destroy_all(app_viewer *v) {
+static void destroy_all(viewer_state *v) {
     if (v->window.handle != NULL) {
         render_bodies_destroy(&v->bodies);
         render_spheres_destroy(&v->spheres);
@@ -99,12 +97,12 @@ static void destroy_all(app_viewer *v) {
         render_window_close(&v->window);
     }
     render_text_release();
-    app_run_stats_free(&v->run.stats);
-    app_session_close(v->run.session);
+    sim_run_stats_free(&v->run.stats);
+    sim_session_close(v->run.session);
     v->run.session = NULL;
 }
 
-static void print_summary(app_viewer *v) {
+static void print_summary(viewer_state *v) {
     double seconds = v->last_frame_s - v->started_s;
     printf("nbsim viewer: %ld frame%s drawn in %.2f s (%.1f frames/s), %ld simulated; N = %u; "
            "positions: %s; render %.3f ms/frame (%s); GL: %s\n",
@@ -118,63 +116,61 @@ static void print_summary(app_viewer *v) {
                (double)v->render_only_frames / v->render_only_s);
     }
     if (v->run.stats.count > 0) {
-        app_run_stats_print(&v->run.stats, viewer_info(v), stdout);
+        sim_run_stats_print(&v->run.stats, viewer_info(v), stdout);
     }
     viewer_compare_print(v, stdout);
     fflush(stdout);
 }
 
-static int finish(app_viewer *v) {
+static void finish(viewer_state *v, viewer_outcome *outcome) {
+    const viewer_settings *o = v->settings;
     sim_error err;
     sim_error_clear(&err);
     if (v->run.log.file != NULL && viewer_log_stop(v, &err) != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
-        v->exit_code = APP_EXIT_FAILURE;
+        v->failed = 1;
     }
-    if (v->frames_drawn > 0 && !v->opt->quiet) {
+    if (v->frames_drawn > 0 && !o->quiet) {
         print_summary(v);
     }
-    if (v->run.stats.count > 0 && v->opt->summary_path[0]) {
-        const int stop_signal = app_stop_signal();
-        const app_run_end end = {0,
-                                 v->opt->seed,
+    if (v->run.stats.count > 0 && o->summary_path[0]) {
+        const int stop_signal = o->stop_signal();
+        const sim_run_end end = {0,
+                                 v->session.seed,
                                  sim_scene_is_builtin(viewer_info(v)->scene),
                                  stop_signal     ? "interrupted"
                                  : v->sim_failed ? "unstable"
                                                  : "done",
                                  0,
-                                 stop_signal ? app_signal_name(stop_signal) : "",
+                                 stop_signal ? o->signal_name(stop_signal) : "",
                                  v->last_frame_s - v->started_s};
-        if (app_run_stats_write_json_maps(&v->run.stats, viewer_info(v), &end,
-                                          viewer_compare_table(v), v->opt->summary_path,
+        if (sim_run_stats_write_json_maps(&v->run.stats, viewer_info(v), &end,
+                                          viewer_compare_table(v), o->summary_path,
                                           &err) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", err.message);
-            v->exit_code = APP_EXIT_FAILURE;
+            v->failed = 1;
         }
     }
     /* --save-state: the state the window showed last, unless it had blown up. */
-    if (v->opt->save_state_path[0] && v->sim_failed) {
+    if (o->save_state_path[0] && v->sim_failed) {
         fprintf(stderr, "nbsim: --save-state %s not written: the simulation had stopped (%s)\n",
-                v->opt->save_state_path, "a blow-up is not worth resuming");
-    } else if (v->opt->save_state_path[0]) {
-        if (app_session_save_state(v->run.session, v->opt->save_state_path, &err) != SIM_OK) {
+                o->save_state_path, "a blow-up is not worth resuming");
+    } else if (o->save_state_path[0]) {
+        if (sim_session_save_state(v->run.session, o->save_state_path, &err) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", err.message);
-            v->exit_code = APP_EXIT_FAILURE;
-        } else if (!v->opt->quiet) {
-            fprintf(stderr, "nbsim: state written to %s\n", v->opt->save_state_path);
+            v->failed = 1;
+        } else if (!o->quiet) {
+            fprintf(stderr, "nbsim: state written to %s\n", o->save_state_path);
         }
     }
-    int code = v->exit_code;
-    if (app_stop_signal() && code == APP_EXIT_OK) {
-        code = 128 + app_stop_signal();
-    }
+    outcome->failed = v->failed;
+    outcome->signal = o->stop_signal();
     destroy_all(v);
-    return code;
 }
 
 /* Writes the screenshots due this frame (after drawing, before the swap). */
-static void take_screenshots(app_viewer *v, int last) {
-    const app_options *o = v->opt;
+static void take_screenshots(viewer_state *v, int last) {
+    const viewer_settings *o = v->settings;
     sim_error err;
     sim_error_clear(&err);
     if (v->screenshot_requested) {
@@ -186,20 +182,20 @@ static void take_screenshots(app_viewer *v, int last) {
     if (last && o->screenshot_path[0]) {
         if (viewer_screenshot(v, o->screenshot_path, &err) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", err.message);
-            v->exit_code = APP_EXIT_FAILURE; /* a scripted run depends on it */
+            v->failed = 1; /* a scripted run depends on it */
         } else if (!o->quiet) {
             fprintf(stderr, "nbsim: screenshot written to %s\n", o->screenshot_path);
         }
     }
 }
 
-static void run_loop(app_viewer *v) {
-    const app_options *o = v->opt;
+static void run_loop(viewer_state *v) {
+    const viewer_settings *o = v->settings;
     v->started_s = v->last_frame_s = v->fps_window_s = viewer_now();
     int stepped = 1; /* whether the previous frame advanced the simulation */
     for (;;) {
         glfwPollEvents();
-        if (glfwWindowShouldClose(v->window.handle) || app_stop_signal()) {
+        if (glfwWindowShouldClose(v->window.handle) || o->stop_signal()) {
             v->quit = 1;
         }
         if (v->quit) {
@@ -223,7 +219,7 @@ static void run_loop(app_viewer *v) {
              * scripted run still ends. */
             if (last && o->screenshot_path[0]) {
                 fprintf(stderr, "nbsim: no screenshot: the window is minimised\n");
-                v->exit_code = APP_EXIT_FAILURE;
+                v->failed = 1;
             }
             v->frames_drawn++;
             if (last) {
@@ -257,71 +253,80 @@ static void run_loop(app_viewer *v) {
     }
 }
 
-APP_VIEWER_EXPORT int app_viewer_run(const app_options *opt) {
-    static app_viewer viewer; /* large (graph history); one viewer per process */
-    app_viewer *v = &viewer;
+VIEWER_EXPORT void viewer_run(const viewer_settings *settings, viewer_outcome *outcome) {
+    static viewer_state viewer; /* large (graph history); one viewer per process */
+    viewer_state *v = &viewer;
     memset(v, 0, sizeof *v);
+    outcome->open_status = SIM_OK;
+    outcome->failed = 0;
+    outcome->signal = 0;
+    const viewer_settings *o = v->settings = settings;
     /* The viewer's own defaults: without --pair-map / --tile, the autotuner's cached choice for
      * this GPU and N, else the backend's fastest tile (the session says which it took). */
-    v->opt_copy = *opt;
-    v->opt_copy.cached_defaults = 1;
-    v->opt = opt = &v->opt_copy;
-    v->vsync = opt->vsync;
+    v->session = *settings->session;
+    v->session.cached_defaults = 1;
+    v->session.interactive = 1;
+    v->vsync = o->vsync;
     v->show_overlay = 1;
     v->show_graph = 1;
     v->color_mode = VIEWER_COLOR_SPEED;
-    v->run.energy_every = app_energy_every(opt, 1);
-    v->run.notice = opt->quiet ? NULL : show_notice;
+    v->run.energy_every = v->session.energy_every;
+    v->run.notice = o->quiet ? NULL : show_notice;
     v->run.notice_ctx = v;
 
     sim_error err;
     sim_error_clear(&err);
     /* The window first: a missing display should fail at once, not after building a scene. */
-    render_window_desc desc = {"nbsim", opt->width, opt->height, opt->vsync};
+    render_window_desc desc = {"nbsim", o->width, o->height, o->vsync};
     if (render_window_open(&v->window, &desc, &err) != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
-        return APP_EXIT_FAILURE;
+        outcome->failed = 1;
+        return;
     }
-    sim_status st = app_session_open(&v->run.session, opt, &err);
+    sim_status st = sim_session_open(&v->run.session, &v->session, &err);
     if (st != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         destroy_all(v);
-        return app_setup_exit_code(st);
+        outcome->open_status = st;
+        return;
     }
-    app_run_notices(&v->run);
+    sim_run_notices(&v->run);
     if ((st = create_renderers(v, &err)) != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         destroy_all(v);
-        return APP_EXIT_FAILURE;
+        outcome->failed = 1;
+        return;
     }
-    if (opt->log_path[0]) {
-        if (viewer_log_start(v, opt->log_path, &err) != SIM_OK) {
+    if (o->log_path[0]) {
+        if (viewer_log_start(v, o->log_path, &err) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", err.message);
             destroy_all(v);
-            return APP_EXIT_FAILURE;
+            outcome->failed = 1;
+            return;
         }
         v->log_path_used = 1;
     }
-    if (opt->dump_path[0]) {
+    if (o->dump_path[0]) {
         viewer_dump_toggle(v);
         if (viewer_info(v)->dump_path[0] == '\0') { /* could not start: said why */
             destroy_all(v);
-            return APP_EXIT_FAILURE;
+            outcome->failed = 1;
+            return;
         }
     }
     viewer_fit_camera(v, 1);
     viewer_install_input(v);
     viewer_pace_init(v);
     viewer_compare_init(v);
-    if (opt->sweep != APP_SWEEP_NONE) {
-        v->compare.exit_when_done = opt->sweep == APP_SWEEP_EXIT;
+    if (o->sweep != VIEWER_SWEEP_NONE) {
+        v->compare.exit_when_done = o->sweep == VIEWER_SWEEP_EXIT;
         viewer_sweep_start(v);
     }
     v->dirty = 1;
 
     /* SIGINT, SIGTERM and SIGHUP close the window like Esc: log and summary complete. */
-    app_stop_signals_begin();
+    o->signals_begin();
     run_loop(v);
-    app_stop_signals_end();
-    return finish(v);
+    o->signals_end();
+    finish(v, outcome);
 }

@@ -8,24 +8,22 @@
 #include "viewer_internal.h"
 
 /* Above this estimated cost per step, A refuses to switch triplets on: at N = 10^6 one step
- * would hold the GPU for days. Rates are rough: ATM triples/s of a current GPU / CPU. */
+ * would hold the GPU for days. The rate is the session's rough one (sim_session_triples_per_s). */
 #define TRIPLET_SECONDS_MAX 2.0
-#define TRIPLES_PER_S_CUDA 2e11
-#define TRIPLES_PER_S_CPU 2e7
 
-static const sim_backend_config *config(const app_viewer *v) {
+static const sim_backend_config *config(const viewer_state *v) {
     return &viewer_info(v)->config;
 }
 
 /* M cycles through the pair maps and, on the CUDA backend, `full` (the nbody-style sweep). */
-void viewer_cycle_pair_map(app_viewer *v, int dir) {
+void viewer_cycle_pair_map(viewer_state *v, int dir) {
     const sim_backend_config *c = config(v);
     const int slots = c->kind == SIM_BACKEND_CUDA ? SIM_PAIR_CHOICE_COUNT : SIM_PAIR_MAP_COUNT;
     const sim_pair_choice next = (c->pair_map + dir + slots) % slots;
     const char *name = sim_pair_choice_name(next);
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_maps(v->run.session, next, c->triplet_map, &err) != SIM_OK) {
+    if (sim_session_set_maps(v->run.session, next, c->triplet_map, &err) != SIM_OK) {
         viewer_message(v, "pair map %s: %s", name, err.message);
         return;
     }
@@ -35,12 +33,12 @@ void viewer_cycle_pair_map(app_viewer *v, int dir) {
     viewer_compare_open(v);
 }
 
-void viewer_cycle_triplet_map(app_viewer *v, int dir) {
+void viewer_cycle_triplet_map(viewer_state *v, int dir) {
     const sim_backend_config *c = config(v);
     int tm = ((int)c->triplet_map + dir + SIM_TRIPLET_MAP_COUNT) % SIM_TRIPLET_MAP_COUNT;
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_maps(v->run.session, c->pair_map, (sim_triplet_map)tm, &err) != SIM_OK) {
+    if (sim_session_set_maps(v->run.session, c->pair_map, (sim_triplet_map)tm, &err) != SIM_OK) {
         viewer_message(v, "triplet map %s: %s", sim_triplet_map_name((sim_triplet_map)tm),
                        err.message);
         return;
@@ -55,10 +53,10 @@ void viewer_cycle_triplet_map(app_viewer *v, int dir) {
     }
 }
 
-void viewer_toggle_triplets(app_viewer *v) {
+void viewer_toggle_triplets(viewer_state *v) {
     int on = !viewer_info(v)->params.triplets;
     if (on) {
-        double rate = config(v)->kind == SIM_BACKEND_CUDA ? TRIPLES_PER_S_CUDA : TRIPLES_PER_S_CPU;
+        const double rate = sim_session_triples_per_s(config(v)->kind);
         double seconds = (double)viewer_info(v)->unique_triples / rate;
         if (seconds > TRIPLET_SECONDS_MAX) {
             viewer_message(v,
@@ -70,7 +68,7 @@ void viewer_toggle_triplets(app_viewer *v) {
     }
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_triplets(v->run.session, on, &err) != SIM_OK) {
+    if (sim_session_set_triplets(v->run.session, on, &err) != SIM_OK) {
         viewer_message(v, "triplets %s: %s", on ? "on" : "off", err.message);
         return;
     }
@@ -81,7 +79,7 @@ void viewer_toggle_triplets(app_viewer *v) {
 }
 
 /* After the session's scene changed: buffers for its N, camera, colour ranges, messages. */
-static void scene_changed(app_viewer *v, const char *what, uint32_t old_n) {
+static void scene_changed(viewer_state *v, const char *what, uint32_t old_n) {
     sim_error err;
     sim_error_clear(&err);
     if (viewer_info(v)->n != old_n && viewer_rebuild_bodies(v, &err) != SIM_OK) {
@@ -97,16 +95,16 @@ static void scene_changed(app_viewer *v, const char *what, uint32_t old_n) {
     }
     render_graph_mark(&v->graph, what);
     viewer_pace_restart(v);
-    app_run_notices(&v->run);
+    sim_run_notices(&v->run);
 }
 
-void viewer_set_scene(app_viewer *v, const char *scene) {
+void viewer_set_scene(viewer_state *v, const char *scene) {
     viewer_sweep_cancel(v, "the scene changed");
     uint32_t old_n = viewer_info(v)->n;
     float old_box = (float)viewer_info(v)->params.box_half;
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_scene(v->run.session, scene, &err) != SIM_OK) {
+    if (sim_session_set_scene(v->run.session, scene, &err) != SIM_OK) {
         viewer_message(v, "scene %s: %s", scene, err.message);
         return;
     }
@@ -120,55 +118,55 @@ void viewer_set_scene(app_viewer *v, const char *scene) {
     }
 }
 
-void viewer_reset(app_viewer *v) {
+void viewer_reset(viewer_state *v) {
     uint32_t old_n = viewer_info(v)->n;
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_reset(v->run.session, &err) != SIM_OK) {
+    if (sim_session_reset(v->run.session, &err) != SIM_OK) {
         viewer_message(v, "reset: %s", err.message);
         return;
     }
     scene_changed(v, "reset", old_n);
 }
 
-void viewer_cycle_color(app_viewer *v) {
+void viewer_cycle_color(viewer_state *v) {
     v->color_mode = (viewer_color_mode)((v->color_mode + 1) % VIEWER_COLOR_COUNT);
     v->dirty = 1; /* re-sample the new quantity's range */
 }
 
-void viewer_toggle_vsync(app_viewer *v) {
+void viewer_toggle_vsync(viewer_state *v) {
     v->vsync = !v->vsync;
     render_window_set_vsync(&v->window, v->vsync);
     viewer_message(v, "vsync %s", v->vsync ? "on" : "off");
 }
 
-void viewer_aim_up(app_viewer *v) {
+void viewer_aim_up(viewer_state *v) {
     const sim_vec3d g = viewer_info(v)->params.gravity;
     float up[3] = {(float)-g.x, (float)-g.y, (float)-g.z}; /* zero gravity: the camera's +y */
     render_camera_set_up(&v->camera, up);
 }
 
-void viewer_fit_camera(app_viewer *v, int immediate) {
+void viewer_fit_camera(viewer_state *v, int immediate) {
     viewer_aim_up(v);
     render_camera_fit(&v->camera, (float)viewer_info(v)->params.box_half, immediate);
 }
 
-void viewer_toggle_graph_log(app_viewer *v) {
+void viewer_toggle_graph_log(viewer_state *v) {
     v->graph_log = !v->graph_log;
     render_graph_set_log(&v->graph, v->graph_log);
     viewer_message(v, "timing graph: %s axis",
                    v->graph_log ? "log (one line per kernel)" : "linear (stacked)");
 }
 
-int viewer_cull(const app_viewer *v) {
+int viewer_cull(const viewer_state *v) {
     return viewer_info(v)->config.cull;
 }
 
-void viewer_toggle_cull(app_viewer *v) {
+void viewer_toggle_cull(viewer_state *v) {
     const int on = !viewer_cull(v);
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_cull(v->run.session, on, &err) != SIM_OK) {
+    if (sim_session_set_cull(v->run.session, on, &err) != SIM_OK) {
         viewer_message(v, "culling %s: %s", on ? "on" : "off", err.message);
         return;
     }

@@ -9,7 +9,7 @@
 
 #define RANGE_SAMPLE_PERIOD_S 0.1 /* colour range refresh: a strided copy of a few KB */
 
-static void sample_range(app_viewer *v, double now) {
+static void sample_range(viewer_state *v, double now) {
     int component = v->color_mode == VIEWER_COLOR_SPEED    ? 4
                     : v->color_mode == VIEWER_COLOR_RADIUS ? 3
                                                            : -1;
@@ -27,12 +27,12 @@ static void sample_range(app_viewer *v, double now) {
     v->range_sampled_s = now;
 }
 
-static sim_status export_host(app_viewer *v, sim_error *err) {
+static sim_status export_host(viewer_state *v, sim_error *err) {
     sim_vec4f *pos;
     float *speed;
     sim_status st = render_bodies_host_arrays(&v->bodies, &pos, &speed, err);
     if (st == SIM_OK) {
-        st = app_session_export_positions(v->run.session, pos, speed, 0, err);
+        st = sim_session_export_positions(v->run.session, pos, speed, 0, err);
     }
     if (st == SIM_OK) {
         sample_range(v, viewer_now());
@@ -42,12 +42,12 @@ static sim_status export_host(app_viewer *v, sim_error *err) {
 }
 
 /* Interop: the backend writes straight into the mapped GL buffers; no per-body host work. */
-static sim_status export_interop(app_viewer *v, sim_error *err) {
+static sim_status export_interop(viewer_state *v, sim_error *err) {
     sim_status st = render_bodies_map(&v->bodies, err);
     if (st != SIM_OK) {
         return st;
     }
-    st = app_session_export_positions(v->run.session, v->bodies.d_pos, v->bodies.d_scalar, 1, err);
+    st = sim_session_export_positions(v->run.session, v->bodies.d_pos, v->bodies.d_scalar, 1, err);
     if (st == SIM_OK) {
         sample_range(v, viewer_now());
     }
@@ -55,7 +55,7 @@ static sim_status export_interop(app_viewer *v, sim_error *err) {
     return st;
 }
 
-void viewer_export_bodies(app_viewer *v) {
+void viewer_export_bodies(viewer_state *v) {
     int need_range = v->color_mode != VIEWER_COLOR_INDEX && !v->range[v->color_mode].valid;
     if (!v->dirty && !need_range) {
         return;
@@ -80,7 +80,7 @@ void viewer_export_bodies(app_viewer *v) {
     v->dirty = 0;
 }
 
-sim_status viewer_rebuild_bodies(app_viewer *v, sim_error *err) {
+sim_status viewer_rebuild_bodies(viewer_state *v, sim_error *err) {
     if (v->bodies_ready) {
         render_bodies_destroy(&v->bodies);
         v->bodies_ready = 0;
@@ -95,7 +95,7 @@ sim_status viewer_rebuild_bodies(app_viewer *v, sim_error *err) {
     }
     if (cuda && !v->bodies.interop && v->interop_off[0] == '\0') {
         snprintf(v->interop_off, sizeof v->interop_off, "%s", v->bodies.reason);
-        if (!v->opt->quiet) {
+        if (!v->settings->quiet) {
             fprintf(stderr, "nbsim: positions go through the host: %s\n", v->bodies.mode);
         }
     }

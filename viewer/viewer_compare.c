@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the live map comparison: every frame's kernel times go to the map that ran them
- * (app_map_compare, under the key N, tile, culling), the panel (B) shows each map's median, I =
+ * (sim_map_compare, under the key N, tile, culling), the panel (B) shows each map's median, I =
  * t_bb / t_map and a bar, and the sweep (S) runs every map in turn, three rounds of a few
  * frames each, then gives the user's maps back. Keys keep working during a sweep; Esc cancels
  * it, M / T end it and switch from the user's maps. */
 #include <stdio.h>
 #include <string.h>
 
-#include "cull/cull.h"
 #include "nbsim/maps_check.h"
+#include "nbsim/size_limits.h"
 #include "text.h"
 #include "viewer_internal.h"
 #include "viewer_panel.h"
@@ -34,9 +34,9 @@ static const float bar_color[4] = {0.42f, 0.62f, 0.95f, 0.95f};
 static const float track_color[4] = {1.0f, 1.0f, 1.0f, 0.07f};
 static const float whisker_color[4] = {1.0f, 1.0f, 1.0f, 0.85f};
 
-static app_compare_key key_now(const app_viewer *v) {
-    const app_run_info *s = viewer_info(v);
-    app_compare_key k = {s->n, s->config.tile, viewer_cull(v)};
+static sim_compare_key key_now(const viewer_state *v) {
+    const sim_run_info *s = viewer_info(v);
+    sim_compare_key k = {s->n, s->config.tile, viewer_cull(v)};
     return k;
 }
 
@@ -48,27 +48,27 @@ static void forget_checks(viewer_compare *c) {
     }
 }
 
-void viewer_compare_init(app_viewer *v) {
+void viewer_compare_init(viewer_state *v) {
     viewer_compare *c = &v->compare;
-    const app_compare_key key = key_now(v);
-    app_map_compare_init(&c->table, &key);
+    const sim_compare_key key = key_now(v);
+    sim_map_compare_init(&c->table, &key);
     c->last_pair = c->last_triplet = c->last_triplets_on = -1;
     forget_checks(c);
 }
 
-const app_map_compare *viewer_compare_table(const app_viewer *v) {
-    const app_map_compare *t = &v->compare.table;
-    return app_map_compare_frames(t, 2) + app_map_compare_frames(t, 3) > 0 ? t : NULL;
+const sim_map_compare *viewer_compare_table(const viewer_state *v) {
+    const sim_map_compare *t = &v->compare.table;
+    return sim_map_compare_frames(t, 2) + sim_map_compare_frames(t, 3) > 0 ? t : NULL;
 }
 
-void viewer_compare_open(app_viewer *v) {
+void viewer_compare_open(viewer_state *v) {
     if (!v->compare.opened_once) {
         v->compare.opened_once = 1;
         v->compare.show = 1;
     }
 }
 
-void viewer_compare_toggle(app_viewer *v) {
+void viewer_compare_toggle(viewer_state *v) {
     v->compare.opened_once = 1;
     v->compare.show = !v->compare.show;
 }
@@ -80,14 +80,14 @@ static const char *map_name(int dim, int map) {
 /* ---- the sweep ---- */
 
 /* Switches to the sweep's current map; 0 when the session refused it. */
-static int sweep_switch(app_viewer *v) {
+static int sweep_switch(viewer_state *v) {
     viewer_compare *c = &v->compare;
     const int dim = c->list_dim[c->list_pos], map = c->list_map[c->list_pos];
     sim_error err;
     sim_error_clear(&err);
     const sim_status st =
-        dim == 2 ? app_session_set_maps(v->run.session, map, c->saved_triplet, &err)
-                 : app_session_set_maps(v->run.session, c->saved_pair, (sim_triplet_map)map, &err);
+        dim == 2 ? sim_session_set_maps(v->run.session, map, c->saved_triplet, &err)
+                 : sim_session_set_maps(v->run.session, c->saved_pair, (sim_triplet_map)map, &err);
     if (st != SIM_OK) {
         viewer_message(v, "sweep: %s map %s: %s", dim == 2 ? "pair" : "triplet", map_name(dim, map),
                        err.message);
@@ -102,11 +102,11 @@ static int sweep_switch(app_viewer *v) {
     return 1;
 }
 
-static void restore_maps(app_viewer *v) {
+static void restore_maps(viewer_state *v) {
     viewer_compare *c = &v->compare;
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_maps(v->run.session, c->saved_pair, c->saved_triplet, &err) != SIM_OK) {
+    if (sim_session_set_maps(v->run.session, c->saved_pair, c->saved_triplet, &err) != SIM_OK) {
         viewer_message(v, "cannot restore the maps: %s", err.message);
     }
     char mark[RENDER_GRAPH_LABEL];
@@ -117,7 +117,7 @@ static void restore_maps(app_viewer *v) {
 /* Moves on from position pos (inclusive) of the current round to the first map the session
  * accepts, into the next round past the end of the list; list_pos == list_count when the last
  * round is done. */
-static void sweep_goto(app_viewer *v, int pos) {
+static void sweep_goto(viewer_state *v, int pos) {
     viewer_compare *c = &v->compare;
     for (;;) {
         for (c->list_pos = pos; c->list_pos < c->list_count; ++c->list_pos) {
@@ -133,7 +133,7 @@ static void sweep_goto(app_viewer *v, int pos) {
 }
 
 /* The fastest measured map of dim (index into rows), or -1. */
-static int fastest(const app_compare_row *rows, int count) {
+static int fastest(const sim_compare_row *rows, int count) {
     int best = -1;
     for (int i = 0; i < count; ++i) {
         if (rows[i].samples > 0 && (best < 0 || rows[i].median_ms < rows[best].median_ms)) {
@@ -143,14 +143,14 @@ static int fastest(const app_compare_row *rows, int count) {
     return best;
 }
 
-static void sweep_finish(app_viewer *v) {
+static void sweep_finish(viewer_state *v) {
     viewer_compare *c = &v->compare;
     c->sweeping = 0;
     c->done_once = 1;
     restore_maps(v);
-    app_compare_row rows[SIM_PAIR_CHOICE_COUNT];
+    sim_compare_row rows[SIM_PAIR_CHOICE_COUNT];
     const int cuda = viewer_info(v)->config.kind == SIM_BACKEND_CUDA;
-    const int count = app_map_compare_rows(&c->table, 2, cuda, rows, SIM_PAIR_CHOICE_COUNT);
+    const int count = sim_map_compare_rows(&c->table, 2, cuda, rows, SIM_PAIR_CHOICE_COUNT);
     const int best = fastest(rows, count);
     if (best >= 0 && rows[best].ratio > 0.0) {
         viewer_message(v,
@@ -164,13 +164,13 @@ static void sweep_finish(app_viewer *v) {
     }
 }
 
-void viewer_sweep_start(app_viewer *v) {
+void viewer_sweep_start(viewer_state *v) {
     viewer_compare *c = &v->compare;
     if (c->sweeping) {
         viewer_message(v, "a sweep is running (Esc cancels it)");
         return;
     }
-    const app_run_info *s = viewer_info(v);
+    const sim_run_info *s = viewer_info(v);
     c->list_count = 0;
     const int pairs =
         s->config.kind == SIM_BACKEND_CUDA ? SIM_PAIR_CHOICE_COUNT : SIM_PAIR_MAP_COUNT;
@@ -200,7 +200,7 @@ void viewer_sweep_start(app_viewer *v) {
     }
 }
 
-int viewer_sweep_cancel(app_viewer *v, const char *why) {
+int viewer_sweep_cancel(viewer_state *v, const char *why) {
     viewer_compare *c = &v->compare;
     if (!c->sweeping) {
         return 0;
@@ -214,7 +214,7 @@ int viewer_sweep_cancel(app_viewer *v, const char *why) {
     return 1;
 }
 
-static void sweep_advance(app_viewer *v) {
+static void sweep_advance(viewer_state *v) {
     viewer_compare *c = &v->compare;
     const double on_map = viewer_now() - c->map_started_s;
     const int enough = c->measured_on_map >= SWEEP_FRAMES ||
@@ -237,13 +237,13 @@ static double pair_phase_ms(const sim_frame_timing *t) {
     return t->pair_ms + (t->culled ? t->cull_ms : 0.0);
 }
 
-void viewer_compare_frame(app_viewer *v, const sim_frame_timing *t) {
+void viewer_compare_frame(viewer_state *v, const sim_frame_timing *t) {
     viewer_compare *c = &v->compare;
-    const app_run_info *s = viewer_info(v);
-    const app_compare_key key = key_now(v);
-    if (app_map_compare_set_key(&c->table, &key)) {
+    const sim_run_info *s = viewer_info(v);
+    const sim_compare_key key = key_now(v);
+    if (sim_map_compare_set_key(&c->table, &key)) {
         forget_checks(c);
-        if (app_map_compare_frames(&c->table, 2) == 0 && c->show) {
+        if (sim_map_compare_frames(&c->table, 2) == 0 && c->show) {
             viewer_message(v, "map comparison cleared: N, tile or culling changed");
         }
     }
@@ -257,9 +257,9 @@ void viewer_compare_frame(app_viewer *v, const sim_frame_timing *t) {
     }
     const double steps = t->steps > 0 ? (double)t->steps : 1.0;
     if (c->warm >= WARMUP_FRAMES) {
-        app_map_compare_add(&c->table, 2, pair, pair_phase_ms(t) / steps);
+        sim_map_compare_add(&c->table, 2, pair, pair_phase_ms(t) / steps);
         if (on) {
-            app_map_compare_add(&c->table, 3, triplet, t->triplet_ms / steps);
+            sim_map_compare_add(&c->table, 3, triplet, t->triplet_ms / steps);
         }
         if (c->sweeping) {
             const int dim = c->list_dim[c->list_pos];
@@ -279,24 +279,24 @@ void viewer_compare_frame(app_viewer *v, const sim_frame_timing *t) {
  * key (a full coverage check up to PAPER_CHECK_FULL blocks, else the sampled one). */
 /* The side of the domain a pair map places blocks on: tiles, or with culling the groups of the
  * culling pass (items / 16 per side); what the paper float maps' exactness depends on. */
-static uint32_t pair_domain(const app_viewer *v, const char **unit) {
-    const app_run_info *s = viewer_info(v);
+static uint32_t pair_domain(const viewer_state *v, const char **unit) {
+    const sim_run_info *s = viewer_info(v);
     sim_cull_info cull;
-    app_session_cull_info(v->run.session, &cull);
+    sim_session_cull_info(v->run.session, &cull);
     if (cull.active) {
         *unit = cull.levels == 1 ? "culling groups of 16 tiles" : "culling groups of super-tiles";
-        return viewer_tiles(cull.items, SIM_CULL_GROUP);
+        return viewer_tiles(cull.items, sim_cull_group_size());
     }
     *unit = "tiles";
     return viewer_tiles(s->n, s->config.tile);
 }
 
-static int paper_exact(app_viewer *v, int dim, int map) {
+static int paper_exact(viewer_state *v, int dim, int map) {
     int *known = &v->compare.paper_exact[dim - 2][map];
     if (*known >= 0) {
         return *known;
     }
-    const app_run_info *s = viewer_info(v);
+    const sim_run_info *s = viewer_info(v);
     const char *unit;
     sim_map_plan plan;
     sim_error err;
@@ -332,11 +332,11 @@ typedef struct {
 } panel_layout;
 
 /* One dimension's table: header, a row per map, bars scaled to the slowest. */
-static void table(app_viewer *v, panel_layout *p, int dim, int active, int *any_paper,
+static void table(viewer_state *v, panel_layout *p, int dim, int active, int *any_paper,
                   int *any_wrong) {
     const int cuda = viewer_info(v)->config.kind == SIM_BACKEND_CUDA;
-    app_compare_row rows[SIM_PAIR_CHOICE_COUNT + SIM_TRIPLET_MAP_COUNT];
-    const int count = app_map_compare_rows(&v->compare.table, dim, dim == 2 && cuda, rows,
+    sim_compare_row rows[SIM_PAIR_CHOICE_COUNT + SIM_TRIPLET_MAP_COUNT];
+    const int count = sim_map_compare_rows(&v->compare.table, dim, dim == 2 && cuda, rows,
                                            (int)(sizeof rows / sizeof rows[0]));
     double slowest = 0.0;
     for (int i = 0; i < count; ++i) {
@@ -351,7 +351,7 @@ static void table(app_viewer *v, panel_layout *p, int dim, int active, int *any_
     }
     p->t.y += p->t.line;
     for (int i = 0; i < count; ++i) {
-        const app_compare_row *r = &rows[i];
+        const sim_compare_row *r = &rows[i];
         const int wrong = r->paper_float && !paper_exact(v, dim, r->map);
         *any_paper |= r->paper_float;
         *any_wrong |= wrong;
@@ -422,8 +422,8 @@ static void table(app_viewer *v, panel_layout *p, int dim, int active, int *any_
     }
 }
 
-static void layout(app_viewer *v, panel_layout *p) {
-    const app_run_info *s = viewer_info(v);
+static void layout(viewer_state *v, panel_layout *p) {
+    const sim_run_info *s = viewer_info(v);
     viewer_compare *c = &v->compare;
     char text[256];
     const float sc = p->t.scale;
@@ -447,7 +447,7 @@ static void layout(app_viewer *v, panel_layout *p) {
                       c->table.key.cull ? "pair phase: culling pass (placed by the map) + contacts"
                                         : "pair kernel: contacts over every tile pair");
     table(v, p, 2, s->config.pair_map, &any_paper, &any_wrong);
-    if (s->params.triplets || app_map_compare_frames(&c->table, 3) > 0) {
+    if (s->params.triplets || sim_map_compare_frames(&c->table, 3) > 0) {
         p->t.y += 0.3f * p->t.line;
         viewer_panel_line(&p->t, viewer_panel_head,
                           s->params.triplets ? "triplet kernel (ATM)"
@@ -481,7 +481,7 @@ static void layout(app_viewer *v, panel_layout *p) {
     }
 }
 
-void viewer_compare_measure(app_viewer *v, float scale, float *w, float *h) {
+void viewer_compare_measure(viewer_state *v, float scale, float *w, float *h) {
     panel_layout p;
     memset(&p, 0, sizeof p);
     viewer_panel_begin(&p.t, NULL, 0.0f, 0.0f, scale);
@@ -489,7 +489,7 @@ void viewer_compare_measure(app_viewer *v, float scale, float *w, float *h) {
     viewer_panel_size(&p.t, w, h);
 }
 
-void viewer_compare_draw(app_viewer *v, float x, float y, float scale) {
+void viewer_compare_draw(viewer_state *v, float x, float y, float scale) {
     float w, h;
     viewer_compare_measure(v, scale, &w, &h);
     viewer_panel_background(&v->d2, x, y, w, h);
@@ -499,8 +499,8 @@ void viewer_compare_draw(app_viewer *v, float x, float y, float scale) {
     layout(v, &p);
 }
 
-void viewer_compare_print(const app_viewer *v, FILE *out) {
-    const app_map_compare *t = viewer_compare_table(v);
+void viewer_compare_print(const viewer_state *v, FILE *out) {
+    const sim_map_compare *t = viewer_compare_table(v);
     if (t == NULL) {
         return;
     }
@@ -510,8 +510,8 @@ void viewer_compare_print(const app_viewer *v, FILE *out) {
             "frames\n",
             t->key.n, t->key.tile, t->key.cull ? "on" : "off");
     for (int dim = 2; dim <= 3; ++dim) {
-        app_compare_row rows[SIM_PAIR_CHOICE_COUNT + SIM_TRIPLET_MAP_COUNT];
-        const int count = app_map_compare_rows(t, dim, dim == 2 && cuda, rows,
+        sim_compare_row rows[SIM_PAIR_CHOICE_COUNT + SIM_TRIPLET_MAP_COUNT];
+        const int count = sim_map_compare_rows(t, dim, dim == 2 && cuda, rows,
                                                (int)(sizeof rows / sizeof rows[0]));
         for (int i = 0; i < count; ++i) {
             if (rows[i].samples == 0) {

@@ -3,7 +3,7 @@
 #include "colormap.h"
 #include "viewer_internal.h"
 
-void viewer_draw_scene(app_viewer *v) {
+void viewer_draw_scene(viewer_state *v) {
     static const float top[3] = {0.30f, 0.34f, 0.40f};
     static const float bottom[3] = {0.10f, 0.11f, 0.14f};
     static const float box_color[4] = {0.85f, 0.88f, 0.95f, 0.55f};

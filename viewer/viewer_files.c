@@ -26,21 +26,21 @@ static void timestamped(char *out, size_t cap, const char *prefix, const char *e
     }
 }
 
-sim_status viewer_log_start(app_viewer *v, const char *path, sim_error *err) {
+sim_status viewer_log_start(viewer_state *v, const char *path, sim_error *err) {
     char name[SIM_PATH_MAX];
     if (path == NULL || path[0] == '\0') {
         timestamped(name, sizeof name, "nbsim-log", ".csv");
         path = name;
     }
     sim_error_clear(&v->run.log_error);
-    return app_timing_log_open(&v->run.log, path, err);
+    return sim_timing_log_open(&v->run.log, path, err);
 }
 
-sim_status viewer_log_stop(app_viewer *v, sim_error *err) {
-    return app_timing_log_close(&v->run.log, err);
+sim_status viewer_log_stop(viewer_state *v, sim_error *err) {
+    return sim_timing_log_close(&v->run.log, err);
 }
 
-void viewer_log_toggle(app_viewer *v) {
+void viewer_log_toggle(viewer_state *v) {
     sim_error err;
     sim_error_clear(&err);
     if (v->run.log.file != NULL) {
@@ -56,7 +56,7 @@ void viewer_log_toggle(app_viewer *v) {
         return;
     }
     /* --log names the first recording; later ones get fresh names so none is overwritten. */
-    const char *path = v->log_path_used ? NULL : v->opt->log_path;
+    const char *path = v->log_path_used ? NULL : v->settings->log_path;
     if (viewer_log_start(v, path, &err) != SIM_OK) {
         viewer_message(v, "%s", err.message);
         return;
@@ -67,7 +67,7 @@ void viewer_log_toggle(app_viewer *v) {
     viewer_message(v, "recording the timing log to %s (L stops)", v->run.log.out.path);
 }
 
-sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err) {
+sim_status viewer_screenshot(viewer_state *v, const char *path, sim_error *err) {
     char name[SIM_PATH_MAX];
     int interactive = path == NULL;
     if (interactive) {
@@ -81,16 +81,16 @@ sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err) {
     return st;
 }
 
-void viewer_dump_toggle(app_viewer *v) {
+void viewer_dump_toggle(viewer_state *v) {
     sim_error err;
     sim_error_clear(&err);
-    const app_run_info *info = viewer_info(v);
+    const sim_run_info *info = viewer_info(v);
     if (info->dump_path[0] != '\0') {
         char path[SIM_PATH_MAX];
         snprintf(path, sizeof path, "%s", info->dump_path);
-        app_dump_stats ds;
+        sim_dump_stats ds;
         memset(&ds, 0, sizeof ds);
-        if (app_session_dump_stop(v->run.session, &ds, &err) != SIM_OK) {
+        if (sim_session_dump_stop(v->run.session, &ds, &err) != SIM_OK) {
             viewer_message(v, "%s", err.message);
         } else {
             viewer_message(v, "trajectory written: %s (%llu frame%s)", path,
@@ -99,16 +99,16 @@ void viewer_dump_toggle(app_viewer *v) {
         return;
     }
     char name[SIM_PATH_MAX];
-    const char *path = v->dump_path_used ? "" : v->opt->dump_path;
+    const char *path = v->dump_path_used ? "" : v->settings->dump_path;
     if (path[0] == '\0') {
         timestamped(name, sizeof name, "nbsim", ".xyz");
         path = name;
     }
-    if (app_session_dump_start(v->run.session, path, v->opt->dump_every, &err) != SIM_OK) {
+    if (sim_session_dump_start(v->run.session, path, v->settings->dump_every, &err) != SIM_OK) {
         viewer_message(v, "%s", err.message);
         return;
     }
     v->dump_path_used = 1;
     viewer_message(v, "recording a trajectory to %s, every %d frame%s (D stops)", path,
-                   v->opt->dump_every, v->opt->dump_every == 1 ? "" : "s");
+                   v->settings->dump_every, v->settings->dump_every == 1 ? "" : "s");
 }

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — keyboard and mouse: GLFW callbacks mapped onto viewer actions. The key list is
- * APP_VIEWER_KEYS_HELP (viewer_keys.h), shared with --help and the help panel. */
+ * VIEWER_KEYS_HELP (viewer_keys.h), shared with --help and the help panel. */
 #include "viewer_internal.h"
 
 /* Built-in scenes on keys 1-4, in the order the help text lists them. */
 static const char *const scene_keys[4] = {"gas", "pile", "collide", "triplets"};
 
-static app_viewer *viewer_of(GLFWwindow *w) {
+static viewer_state *viewer_of(GLFWwindow *w) {
     return glfwGetWindowUserPointer(w);
 }
 
 /* Keys that act once per press; auto-repeat is ignored so a held key does not flicker. */
-static void on_press(app_viewer *v, int key, int shift) {
+static void on_press(viewer_state *v, int key, int shift) {
     switch (key) {
     case GLFW_KEY_ESCAPE: /* first ends a sweep, then quits */
         if (!viewer_sweep_cancel(v, "Esc")) {
@@ -99,7 +99,7 @@ static void on_press(app_viewer *v, int key, int shift) {
 }
 
 /* Keys that may repeat while held: stepping and steps per frame. */
-static int on_repeatable(app_viewer *v, int key) {
+static int on_repeatable(viewer_state *v, int key) {
     switch (key) {
     case GLFW_KEY_N:
     case GLFW_KEY_RIGHT:
@@ -122,7 +122,7 @@ static int on_repeatable(app_viewer *v, int key) {
 
 static void on_key(GLFWwindow *w, int key, int scancode, int action, int mods) {
     (void)scancode;
-    app_viewer *v = viewer_of(w);
+    viewer_state *v = viewer_of(w);
     if (action == GLFW_RELEASE) {
         return;
     }
@@ -134,7 +134,7 @@ static void on_key(GLFWwindow *w, int key, int scancode, int action, int mods) {
 
 static void on_mouse_button(GLFWwindow *w, int button, int action, int mods) {
     (void)mods;
-    app_viewer *v = viewer_of(w);
+    viewer_state *v = viewer_of(w);
     int down = action == GLFW_PRESS;
     if (button == GLFW_MOUSE_BUTTON_LEFT) {
         v->orbiting = down;
@@ -145,7 +145,7 @@ static void on_mouse_button(GLFWwindow *w, int button, int action, int mods) {
 }
 
 static void on_cursor(GLFWwindow *w, double x, double y) {
-    app_viewer *v = viewer_of(w);
+    viewer_state *v = viewer_of(w);
     float dx = (float)(x - v->cursor_x), dy = (float)(y - v->cursor_y);
     v->cursor_x = x;
     v->cursor_y = y;
@@ -161,7 +161,7 @@ static void on_scroll(GLFWwindow *w, double dx, double dy) {
     render_camera_zoom(&viewer_of(w)->camera, (float)dy);
 }
 
-void viewer_install_input(app_viewer *v) {
+void viewer_install_input(viewer_state *v) {
     GLFWwindow *w = v->window.handle;
     glfwSetWindowUserPointer(w, v);
     glfwSetKeyCallback(w, on_key);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the map at work (I): the active pair map's tile-pair triangle, each cell coloured by
- * the launch and block that cover it (as `nbsim maps --png` draws it; app/maps/map_cover.c),
+ * the launch and block that cover it (sim/maps/map_cover.c, painted as `nbsim maps --png` paints
+ * it: render/map_palette.c),
  * the bounding box's idle blocks in grey, and with culling on the interacting tile pairs of
  * the current frame lit; while triplets run, the triplet map's largest layer beside it.
  * The pictures are textures, rebuilt when the map or n changes; the lit cells every frame. */
@@ -8,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cull/cull.h"
 #include "map_palette.h"
+#include "nbsim/size_limits.h"
 #include "text.h"
 #include "viewer_internal.h"
 #include "viewer_panel.h"
@@ -19,7 +20,7 @@ static const float frame_color[4] = {1.0f, 1.0f, 1.0f, 0.30f};
 
 #define INSET_SIDE_PX 230.0f /* picture side at text scale 1 [px] */
 
-sim_status viewer_inset_create(app_viewer *v, sim_error *err) {
+sim_status viewer_inset_create(viewer_state *v, sim_error *err) {
     viewer_inset *in = &v->inset;
     SIM_TRY(render_image_create(&in->image[0], err));
     SIM_TRY(render_image_create(&in->image[1], err));
@@ -29,7 +30,7 @@ sim_status viewer_inset_create(app_viewer *v, sim_error *err) {
     return SIM_OK;
 }
 
-void viewer_inset_destroy(app_viewer *v) {
+void viewer_inset_destroy(viewer_state *v) {
     viewer_inset *in = &v->inset;
     if (in->ready) {
         render_image_destroy(&in->image[0]);
@@ -42,26 +43,27 @@ void viewer_inset_destroy(app_viewer *v) {
     in->ready = 0;
 }
 
-void viewer_inset_toggle(app_viewer *v) {
+void viewer_inset_toggle(viewer_state *v) {
     v->inset.show = !v->inset.show;
 }
 
 /* `full` has no map: one block per row of tiles sweeps all n columns, both triangles. */
-static void cover_full(app_map_cover *c, uint32_t n) {
+static void cover_full(sim_map_cover *c, uint8_t *rgba, uint32_t n) {
     memset(c, 0, sizeof *c);
     c->dim = 2;
     c->map = SIM_PAIR_FULL;
     c->n = n;
-    c->per_cell = (n + APP_MAP_COVER_SIDE - 1u) / APP_MAP_COVER_SIDE;
+    c->per_cell = (n + SIM_MAP_COVER_SIDE - 1u) / SIM_MAP_COVER_SIDE;
     c->side = (n + c->per_cell - 1u) / c->per_cell;
     c->exact = 1;
     c->launches = 1;
     c->blocks = n;
     c->useful = n;
     for (uint32_t row = 0; row < c->side; ++row) {
-        const app_rgb col = app_map_order_colour(0, c->side > 1 ? (double)row / (c->side - 1) : 0);
+        const render_rgb col =
+            render_map_order_colour(0, c->side > 1 ? (double)row / (c->side - 1) : 0);
         for (uint32_t q = 0; q < c->side; ++q) {
-            uint8_t *px = &c->rgba[(row * c->side + q) * 4u];
+            uint8_t *px = &rgba[(row * c->side + q) * 4u];
             px[0] = col.r;
             px[1] = col.g;
             px[2] = col.b;
@@ -73,15 +75,15 @@ static void cover_full(app_map_cover *c, uint32_t n) {
 /* Rebuilds picture k (0 pairs, 1 triplets) when its map, tile count or culling changed. With
  * culling the pair map places the culling pass, one block per group of 16 x 16 tile pairs (or of
  * super-tile pairs): that plan is drawn, over the same triangle of tile pairs. */
-static void refresh_cover(app_viewer *v, int k) {
+static void refresh_cover(viewer_state *v, int k) {
     viewer_inset *in = &v->inset;
-    const app_run_info *s = viewer_info(v);
+    const sim_run_info *s = viewer_info(v);
     const int map = k == 0 ? s->config.pair_map : (int)s->config.triplet_map;
     const uint32_t n = viewer_tiles(s->n, k == 0 ? s->config.tile : SIM_TRIPLET_TILE);
     sim_cull_info cull;
     memset(&cull, 0, sizeof cull);
     if (k == 0) {
-        app_session_cull_info(v->run.session, &cull);
+        sim_session_cull_info(v->run.session, &cull);
     }
     const int levels = cull.active && cull.plan != NULL ? cull.levels : 0;
     if (in->cover_valid[k] && in->cover_map[k] == map && in->cover_n[k] == n &&
@@ -92,16 +94,17 @@ static void refresh_cover(app_viewer *v, int k) {
     sim_error_clear(&err);
     sim_status st = SIM_OK;
     if (k == 0 && map == SIM_PAIR_FULL) {
-        cover_full(&in->cover[0], n);
+        cover_full(&in->cover[0], in->rgba[0], n);
     } else if (levels > 0) {
-        const uint32_t span = levels == 1 ? SIM_CULL_GROUP : SIM_CULL_GROUP * SIM_CULL_SUPER;
-        st = app_map_cover_build_grouped(&in->cover[0], cull.plan, cull.tiles, span, &err);
+        const uint32_t group = sim_cull_group_size();
+        const uint32_t span = levels == 1 ? group : group * sim_cull_super_size();
+        st = sim_map_cover_build_grouped(&in->cover[0], cull.plan, cull.tiles, span, &err);
     } else {
         sim_map_plan plan;
         st = k == 0 ? sim_pair_map_plan((sim_pair_map)map, n, &plan, &err)
                     : sim_triplet_map_plan((sim_triplet_map)map, n, &plan, &err);
         if (st == SIM_OK) {
-            st = app_map_cover_build(&in->cover[k], &plan, &err);
+            st = sim_map_cover_build(&in->cover[k], &plan, &err);
         }
     }
     if (st != SIM_OK) {
@@ -109,8 +112,11 @@ static void refresh_cover(app_viewer *v, int k) {
         in->cover_valid[k] = 0;
         return;
     }
-    const app_map_cover *c = &in->cover[k];
-    render_image_upload(&in->image[k], (int)c->side, (int)c->side, c->rgba);
+    const sim_map_cover *c = &in->cover[k];
+    if (!(k == 0 && map == SIM_PAIR_FULL)) { /* full painted itself */
+        render_map_cover_rgba(c, in->rgba[k]);
+    }
+    render_image_upload(&in->image[k], (int)c->side, (int)c->side, in->rgba[k]);
     in->cover_valid[k] = 1;
     in->cover_map[k] = map;
     in->cover_n[k] = n;
@@ -121,7 +127,7 @@ static void refresh_cover(app_viewer *v, int k) {
 /* The interacting tile pairs at the current positions, lit over the pair picture (culling
  * only). Reading them reruns the culling pass and copies its list: ten times a second. */
 #define LIT_PERIOD_S 0.1
-static void refresh_lit(app_viewer *v) {
+static void refresh_lit(viewer_state *v) {
     viewer_inset *in = &v->inset;
     if (in->cover_levels[0] == 0) {
         in->lit_cells = -1;
@@ -138,7 +144,7 @@ static void refresh_lit(app_viewer *v) {
     sim_error err;
     sim_error_clear(&err);
     uint64_t total = 0;
-    sim_status st = app_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
+    sim_status st = sim_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
     if (st == SIM_OK && total > in->pairs_cap) { /* grow, then read again */
         sim_tile2 *grown = realloc(in->pairs, (size_t)total * sizeof *grown);
         if (grown == NULL) {
@@ -149,7 +155,7 @@ static void refresh_lit(app_viewer *v) {
         }
         in->pairs = grown;
         in->pairs_cap = total;
-        st = app_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
+        st = sim_session_tile_pairs(v->run.session, in->pairs, in->pairs_cap, &total, &err);
     }
     if (st != SIM_OK) {
         in->lit_cells = -1;
@@ -157,8 +163,9 @@ static void refresh_lit(app_viewer *v) {
         return;
     }
     in->pairs_count = total < in->pairs_cap ? total : in->pairs_cap;
-    const app_map_cover *c = &in->cover[0];
-    in->lit_cells = (int)app_map_cover_light(c, in->pairs, in->pairs_count, in->lit_rgba);
+    const sim_map_cover *c = &in->cover[0];
+    in->lit_cells = (int)sim_map_cover_light(c, in->pairs, in->pairs_count, in->lit_share);
+    render_map_lit_rgba(c, in->lit_share, in->lit_rgba);
     render_image_upload(&in->lit, (int)c->side, (int)c->side, in->lit_rgba);
     const uint64_t all = (uint64_t)c->n * (c->n + 1u) / 2u;
     snprintf(in->note, sizeof in->note,
@@ -167,7 +174,7 @@ static void refresh_lit(app_viewer *v) {
              (unsigned long long)all);
 }
 
-void viewer_inset_update(app_viewer *v) {
+void viewer_inset_update(viewer_state *v) {
     viewer_inset *in = &v->inset;
     if (!in->show || !in->ready) {
         return;
@@ -191,7 +198,7 @@ typedef struct {
     float side; /* the picture's side */
 } inset_layout;
 
-static const char *waste_text(const app_map_cover *c, char *buf, size_t cap) {
+static const char *waste_text(const sim_map_cover *c, char *buf, size_t cap) {
     const uint64_t idle = c->blocks > c->useful ? c->blocks - c->useful : 0;
     snprintf(buf, cap, "%llu blocks in %d launch%s, %.1f %% idle%s", (unsigned long long)c->blocks,
              c->launches, c->launches == 1 ? "" : "es",
@@ -201,13 +208,13 @@ static const char *waste_text(const app_map_cover *c, char *buf, size_t cap) {
 }
 
 /* Launch hues as swatches, dark to light: how to read a cell's colour. */
-static void swatches(inset_layout *p, const app_map_cover *c) {
+static void swatches(inset_layout *p, const sim_map_cover *c) {
     const float s = p->t.scale, w = 7.0f * s, h = RENDER_TEXT_LINE * s * 0.75f;
     float x = p->t.x;
-    const int shown = c->launches < APP_MAP_HUES ? c->launches : APP_MAP_HUES;
+    const int shown = c->launches < RENDER_MAP_HUES ? c->launches : RENDER_MAP_HUES;
     for (int l = 0; l < shown && p->t.d != NULL; ++l) {
         for (int k = 0; k < 4; ++k) {
-            const app_rgb col = app_map_order_colour(l, k / 3.0);
+            const render_rgb col = render_map_order_colour(l, k / 3.0);
             const float rgba[4] = {col.r / 255.0f, col.g / 255.0f, col.b / 255.0f, 1.0f};
             render_draw2d_rect(p->t.d, x, p->t.y, w, h, rgba);
             x += w;
@@ -224,9 +231,9 @@ static void swatches(inset_layout *p, const app_map_cover *c) {
     p->t.y += p->t.line;
 }
 
-static void layout(app_viewer *v, inset_layout *p) {
+static void layout(viewer_state *v, inset_layout *p) {
     viewer_inset *in = &v->inset;
-    const app_run_info *s = viewer_info(v);
+    const sim_run_info *s = viewer_info(v);
     char text[256], buf[160];
     const int triplets = s->params.triplets && in->cover_valid[1];
     const int pm = s->config.pair_map;
@@ -238,7 +245,7 @@ static void layout(app_viewer *v, inset_layout *p) {
         viewer_panel_line(&p->t, viewer_panel_faint, "no picture for this map (see the message)");
         return;
     }
-    const app_map_cover *c = &in->cover[0];
+    const sim_map_cover *c = &in->cover[0];
     snprintf(text, sizeof text, "tile pairs (I, J): row I, column J; n = %u tiles of %u bodies",
              c->n, s->config.tile);
     viewer_panel_line(&p->t, viewer_panel_faint, text);
@@ -247,11 +254,11 @@ static void layout(app_viewer *v, inset_layout *p) {
         snprintf(cell, sizeof cell, "a cell = %u x %u tile pairs", c->per_cell, c->per_cell);
     }
     if (levels == 1) {
-        snprintf(text, sizeof text, "a block tests %u x %u tile pairs; %s", SIM_CULL_GROUP,
-                 SIM_CULL_GROUP, cell);
+        snprintf(text, sizeof text, "a block tests %u x %u tile pairs; %s", sim_cull_group_size(),
+                 sim_cull_group_size(), cell);
     } else if (levels == 2) {
         snprintf(text, sizeof text, "a block tests %u x %u pairs of %u-tile super-tiles; %s",
-                 SIM_CULL_GROUP, SIM_CULL_GROUP, SIM_CULL_SUPER, cell);
+                 sim_cull_group_size(), sim_cull_group_size(), sim_cull_super_size(), cell);
     } else {
         snprintf(text, sizeof text, "a block owns a tile pair; %s", cell);
     }
@@ -278,7 +285,7 @@ static void layout(app_viewer *v, inset_layout *p) {
     in->image_rect[1][2] = 0.0f;
     if (triplets) {
         const float tx = p->t.x + side + 16.0f * p->t.scale, tside = side * 0.6f;
-        const app_map_cover *t = &in->cover[1];
+        const sim_map_cover *t = &in->cover[1];
         snprintf(text, sizeof text, "triplet map %s", sim_triplet_map_name(s->config.triplet_map));
         const float tw1 = viewer_panel_put(&p->t, tx, top, viewer_panel_head, text);
         snprintf(buf, sizeof buf, "layer I = %u: row J, col K", t->layer);
@@ -322,7 +329,7 @@ static float picture_side(float scale, float max_h) {
     return side < 110.0f * scale ? 110.0f * scale : side;
 }
 
-void viewer_inset_measure(app_viewer *v, float scale, float max_h, float *w, float *h) {
+void viewer_inset_measure(viewer_state *v, float scale, float max_h, float *w, float *h) {
     inset_layout p;
     viewer_panel_begin(&p.t, NULL, 0.0f, 0.0f, scale);
     p.side = picture_side(scale, max_h);
@@ -330,7 +337,7 @@ void viewer_inset_measure(app_viewer *v, float scale, float max_h, float *w, flo
     viewer_panel_size(&p.t, w, h);
 }
 
-void viewer_inset_draw(app_viewer *v, float x, float y, float scale, float max_h) {
+void viewer_inset_draw(viewer_state *v, float x, float y, float scale, float max_h) {
     float w, h;
     viewer_inset_measure(v, scale, max_h, &w, &h);
     viewer_panel_background(&v->d2, x, y, w, h);
@@ -340,7 +347,7 @@ void viewer_inset_draw(app_viewer *v, float x, float y, float scale, float max_h
     layout(v, &p);
 }
 
-void viewer_inset_draw_images(app_viewer *v) {
+void viewer_inset_draw_images(viewer_state *v) {
     viewer_inset *in = &v->inset;
     const int fw = v->window.fb_width, fh = v->window.fb_height;
     for (int k = 0; k < 2; ++k) {

@@ -2,8 +2,8 @@
  * nbsim — private to the viewer module: its state, shared by the loop (viewer.c), the input
  * handlers (viewer_input.c), the actions they trigger (viewer_actions.c), the overlay
  * (viewer_overlay.c) and the files it writes (viewer_files.c). */
-#ifndef APP_VIEWER_INTERNAL_H
-#define APP_VIEWER_INTERNAL_H
+#ifndef VIEWER_INTERNAL_H
+#define VIEWER_INTERNAL_H
 
 #include "autorange.h"
 #include "background.h"
@@ -14,10 +14,12 @@
 #include "gpu_timer.h"
 #include "graph.h"
 #include "image.h"
-#include "map_compare.h"
-#include "map_cover.h"
-#include "run_loop.h"
+#include "nbsim/map_compare.h"
+#include "nbsim/map_cover.h"
+#include "nbsim/run_loop.h"
+#include "nbsim/size_limits.h"
 #include "spheres.h"
+#include "viewer.h"
 #include "window.h"
 
 typedef enum {
@@ -68,7 +70,7 @@ typedef struct {
 /* viewer_compare.c: the live map comparison and the sweep (S). */
 #define VIEWER_SWEEP_MAX (SIM_PAIR_CHOICE_COUNT + SIM_TRIPLET_MAP_COUNT)
 typedef struct {
-    app_map_compare table;
+    sim_map_compare table;
     int show;
     int opened_once; /* the panel opens itself on the first M, T or S */
     int warm;        /* frames since the maps last changed (the first are warm-up) */
@@ -95,23 +97,25 @@ typedef struct {
     int show;
     int ready; /* images created */
     render_image image[2], lit;
-    app_map_cover cover[2];
+    sim_map_cover cover[2];
+    uint8_t rgba[2][SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE * 4]; /* the covers as painted */
     int cover_valid[2], cover_map[2];
     uint32_t cover_n[2];
     int cover_levels[2]; /* the picture is the culling pass (1 or 2 levels), or 0: the map's */
     double lit_s;        /* when the lit tile pairs were last read [s] */
     int lit_cells;       /* cells lit this frame; -1: no list (culling off, or not available) */
-    uint8_t lit_rgba[APP_MAP_COVER_SIDE * APP_MAP_COVER_SIDE * 4];
-    sim_tile2 *pairs; /* this frame's interacting tile pairs (app_session_tile_pairs) */
+    double lit_share[SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE]; /* sim_map_cover_light's */
+    uint8_t lit_rgba[SIM_MAP_COVER_SIDE * SIM_MAP_COVER_SIDE * 4];
+    sim_tile2 *pairs; /* this frame's interacting tile pairs (sim_session_tile_pairs) */
     uint64_t pairs_cap, pairs_count;
     char note[160];         /* what the lit cells mean, or why there are none */
     float image_rect[2][4]; /* where the last draw put each picture [px]; w = 0: not drawn */
 } viewer_inset;
 
-typedef struct app_viewer {
-    const app_options *opt; /* the command line, with the viewer's own defaults (opt_copy) */
-    app_options opt_copy;
-    app_run run; /* the session, the timing log (L), the statistics; the per-frame pipeline */
+typedef struct viewer_state {
+    const viewer_settings *settings; /* what the program asked */
+    sim_session_config session;      /* what was opened: the settings' with the viewer's defaults */
+    sim_run run; /* the session, the timing log (L), the statistics; the per-frame pipeline */
 
     /* rendering */
     render_window window;
@@ -150,8 +154,8 @@ typedef struct app_viewer {
     viewer_inset inset;
 
     /* timing log (L key, or --log from the start): recording while run.log.file != NULL */
-    int log_path_used;  /* opt->log_path was written once: later recordings get new names */
-    int dump_path_used; /* the same for opt->dump_path (D) */
+    int log_path_used;  /* settings->log_path was written once: later recordings get new names */
+    int dump_path_used; /* the same for settings->dump_path (D) */
 
     /* mouse */
     int orbiting, panning;
@@ -169,74 +173,74 @@ typedef struct app_viewer {
     double started_s, last_frame_s, fps, fps_window_s, title_updated_s;
     long fps_window_frames;
 
-    int exit_code;
-} app_viewer;
+    int failed; /* something the run depends on failed: the program exits 1 */
+} viewer_state;
 
 /* viewer_sim.c: one frame (or one step while paused) and where its timings go; returns 1 when
  * the simulation advanced. */
-int viewer_simulate(app_viewer *v);
+int viewer_simulate(viewer_state *v);
 /* Exponential moving average; first: start at x. */
 void viewer_smooth(double *avg, double x, int first);
 void viewer_smooth_weight(double *avg, double x, int first, double weight);
 
 /* viewer_bodies.c: the session's positions into the GL buffers (when they changed). */
-void viewer_export_bodies(app_viewer *v);
+void viewer_export_bodies(viewer_state *v);
 
 /* viewer_draw.c: background, spheres and box, GPU-timed. */
-void viewer_draw_scene(app_viewer *v);
+void viewer_draw_scene(viewer_state *v);
 
 /* viewer_actions.c: what the hotkeys do. */
-void viewer_cycle_pair_map(app_viewer *v, int dir);
-void viewer_cycle_triplet_map(app_viewer *v, int dir);
-void viewer_toggle_triplets(app_viewer *v);
-void viewer_set_scene(app_viewer *v, const char *scene);
-void viewer_reset(app_viewer *v);
-void viewer_cycle_color(app_viewer *v);
-void viewer_toggle_vsync(app_viewer *v);
-void viewer_toggle_graph_log(app_viewer *v);
-void viewer_toggle_cull(app_viewer *v);
+void viewer_cycle_pair_map(viewer_state *v, int dir);
+void viewer_cycle_triplet_map(viewer_state *v, int dir);
+void viewer_toggle_triplets(viewer_state *v);
+void viewer_set_scene(viewer_state *v, const char *scene);
+void viewer_reset(viewer_state *v);
+void viewer_cycle_color(viewer_state *v);
+void viewer_toggle_vsync(viewer_state *v);
+void viewer_toggle_graph_log(viewer_state *v);
+void viewer_toggle_cull(viewer_state *v);
 /* (Re)creates the GL body buffers for the session's N; interop when the backend is CUDA. */
-sim_status viewer_rebuild_bodies(app_viewer *v, sim_error *err);
+sim_status viewer_rebuild_bodies(viewer_state *v, sim_error *err);
 /* Points the camera's up axis against gravity; fit also frames the box (immediate: no easing). */
-void viewer_aim_up(app_viewer *v);
-void viewer_fit_camera(app_viewer *v, int immediate);
+void viewer_aim_up(viewer_state *v);
+void viewer_fit_camera(viewer_state *v, int immediate);
 
 /* viewer_pace.c: automatic steps per frame. */
-void viewer_pace_init(app_viewer *v);
+void viewer_pace_init(viewer_state *v);
 /* Forget the costs (a new scene or triplets on: the step costs something else now); in
  * automatic mode, start again from one step per frame. */
-void viewer_pace_restart(app_viewer *v);
-void viewer_pace_frame(app_viewer *v, const viewer_frame_clock *c);
-void viewer_pace_manual(app_viewer *v, int up); /* + / -: by hand, doubling or halving */
-void viewer_pace_auto(app_viewer *v);           /* 0: automatic again */
-void viewer_pace_describe(const app_viewer *v, char *out, size_t cap);
+void viewer_pace_restart(viewer_state *v);
+void viewer_pace_frame(viewer_state *v, const viewer_frame_clock *c);
+void viewer_pace_manual(viewer_state *v, int up); /* + / -: by hand, doubling or halving */
+void viewer_pace_auto(viewer_state *v);           /* 0: automatic again */
+void viewer_pace_describe(const viewer_state *v, char *out, size_t cap);
 
 /* viewer_compare.c: the map comparison panel (B) and the sweep (S). */
-void viewer_compare_init(app_viewer *v);
+void viewer_compare_init(viewer_state *v);
 /* A simulated frame's kernel times, for the map that ran it; advances a sweep. */
-void viewer_compare_frame(app_viewer *v, const sim_frame_timing *t);
-void viewer_compare_toggle(app_viewer *v);
-void viewer_compare_open(app_viewer *v); /* shows the panel the first time maps are switched */
-void viewer_sweep_start(app_viewer *v);
+void viewer_compare_frame(viewer_state *v, const sim_frame_timing *t);
+void viewer_compare_toggle(viewer_state *v);
+void viewer_compare_open(viewer_state *v); /* shows the panel the first time maps are switched */
+void viewer_sweep_start(viewer_state *v);
 /* Stops a running sweep and restores the user's maps; returns 0 when none was running. */
-int viewer_sweep_cancel(app_viewer *v, const char *why);
+int viewer_sweep_cancel(viewer_state *v, const char *why);
 /* The panel's size at text scale `scale` (measure) and drawing it at (x, y). */
-void viewer_compare_measure(app_viewer *v, float scale, float *w, float *h);
-void viewer_compare_draw(app_viewer *v, float x, float y, float scale);
+void viewer_compare_measure(viewer_state *v, float scale, float *w, float *h);
+void viewer_compare_draw(viewer_state *v, float x, float y, float scale);
 /* The table for the summary JSON, or NULL when nothing was measured; and as text. */
-const app_map_compare *viewer_compare_table(const app_viewer *v);
-void viewer_compare_print(const app_viewer *v, FILE *out);
+const sim_map_compare *viewer_compare_table(const viewer_state *v);
+void viewer_compare_print(const viewer_state *v, FILE *out);
 
 /* viewer_inset.c: the map inset (I). */
-sim_status viewer_inset_create(app_viewer *v, sim_error *err);
-void viewer_inset_destroy(app_viewer *v);
-void viewer_inset_toggle(app_viewer *v);
+sim_status viewer_inset_create(viewer_state *v, sim_error *err);
+void viewer_inset_destroy(viewer_state *v);
+void viewer_inset_toggle(viewer_state *v);
 /* Rebuilds the picture when the map or n changed, and this frame's lit tile pairs. */
-void viewer_inset_update(app_viewer *v);
-void viewer_inset_measure(app_viewer *v, float scale, float max_h, float *w, float *h);
+void viewer_inset_update(viewer_state *v);
+void viewer_inset_measure(viewer_state *v, float scale, float max_h, float *w, float *h);
 /* The panel and captions (draw2d), then, after the batch is flushed, the images. */
-void viewer_inset_draw(app_viewer *v, float x, float y, float scale, float max_h);
-void viewer_inset_draw_images(app_viewer *v);
+void viewer_inset_draw(viewer_state *v, float x, float y, float scale, float max_h);
+void viewer_inset_draw_images(viewer_state *v);
 
 /* Tiles of rho bodies that hold n bodies (the last one may be partial). */
 static inline uint32_t viewer_tiles(uint32_t n, uint32_t rho) {
@@ -245,31 +249,31 @@ static inline uint32_t viewer_tiles(uint32_t n, uint32_t rho) {
 
 /* The culling mode of the contact kernel, for the comparison key and the inset: 0 until the
  * backend culls (issue 10). */
-int viewer_cull(const app_viewer *v);
+int viewer_cull(const viewer_state *v);
 
 /* viewer_input.c */
-void viewer_install_input(app_viewer *v);
+void viewer_install_input(viewer_state *v);
 
 /* viewer_overlay.c */
-void viewer_draw_overlay(app_viewer *v);
-void viewer_update_title(app_viewer *v);
+void viewer_draw_overlay(viewer_state *v);
+void viewer_update_title(viewer_state *v);
 
 /* viewer_files.c */
-void viewer_log_toggle(app_viewer *v);
+void viewer_log_toggle(viewer_state *v);
 /* D: starts recording a trajectory (--dump the first time, else a timestamped .xyz), or stops
  * and says how many frames the file holds. */
-void viewer_dump_toggle(app_viewer *v);
+void viewer_dump_toggle(viewer_state *v);
 /* Starts recording to path, or to a fresh timestamped name when path is NULL or "". */
-sim_status viewer_log_start(app_viewer *v, const char *path, sim_error *err);
+sim_status viewer_log_start(viewer_state *v, const char *path, sim_error *err);
 /* Closes the log (renamed into place); returns its status. */
-sim_status viewer_log_stop(app_viewer *v, sim_error *err);
+sim_status viewer_log_stop(viewer_state *v, sim_error *err);
 /* Screenshot of the frame just drawn: to path, or a timestamped name when NULL. */
-sim_status viewer_screenshot(app_viewer *v, const char *path, sim_error *err);
+sim_status viewer_screenshot(viewer_state *v, const char *path, sim_error *err);
 
 /* viewer.c: a message on screen for a few seconds, also printed on stderr. */
-void viewer_message(app_viewer *v, const char *fmt, ...) SIM_PRINTF(2, 3);
-/* What the session runs now (see app_run_info). */
-const app_run_info *viewer_info(const app_viewer *v);
+void viewer_message(viewer_state *v, const char *fmt, ...) SIM_PRINTF(2, 3);
+/* What the session runs now (see sim_run_info). */
+const sim_run_info *viewer_info(const viewer_state *v);
 double viewer_now(void);
 
-#endif /* APP_VIEWER_INTERNAL_H */
+#endif /* VIEWER_INTERNAL_H */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the viewer's hotkeys, one text shared by --help and the on-screen help panel. */
-#ifndef APP_VIEWER_KEYS_H
-#define APP_VIEWER_KEYS_H
+#ifndef VIEWER_KEYS_H
+#define VIEWER_KEYS_H
 
-#define APP_VIEWER_KEYS_HELP                                                                       \
+#define VIEWER_KEYS_HELP                                                                           \
     "Viewer keys:\n"                                                                               \
     "  M / Shift+M   next / previous pair map      T / Shift+T   next / previous triplet map\n"    \
     "  S             sweep: time every map in turn  B             map comparison panel\n"          \
@@ -20,4 +20,4 @@
     "  Esc           end a sweep, else quit         Q             quit\n"                          \
     "Mouse: left drag orbit, right/middle drag pan, scroll zoom, Home or F fit the box.\n"
 
-#endif /* APP_VIEWER_KEYS_H */
+#endif /* VIEWER_KEYS_H */

@@ -73,7 +73,7 @@ static const char *grouped(uint64_t x) {
 }
 
 /* Glyphs twice as large from 1080 lines up (projectors, full-HD screens). */
-static float text_scale(const app_viewer *v) {
+static float text_scale(const viewer_state *v) {
     return v->window.fb_height >= 1000 ? 2.0f : 1.0f;
 }
 
@@ -88,8 +88,8 @@ static void block_row(overlay_lines *l, const char *what, const char *name, cons
             grouped(wasted), pct);
 }
 
-static void build_lines(app_viewer *v, overlay_lines *l) {
-    const app_run_info *s = viewer_info(v);
+static void build_lines(viewer_state *v, overlay_lines *l) {
+    const sim_run_info *s = viewer_info(v);
     const sim_backend_config *c = &s->config;
     const sim_frame_timing *t = &v->timing;
     const viewer_smoothed *m = &v->smooth;
@@ -170,7 +170,7 @@ static void build_lines(app_viewer *v, overlay_lines *l) {
 }
 
 /* The colour legend: a bar through the active colormap with its range. */
-static float draw_legend(app_viewer *v, float x, float y, float scale) {
+static float draw_legend(viewer_state *v, float x, float y, float scale) {
     char text[128];
     const render_autorange *r = &v->range[v->color_mode];
     if (v->color_mode == VIEWER_COLOR_INDEX) {
@@ -232,7 +232,7 @@ static int group_end(const overlay_lines *l, int from) {
 }
 
 /* Draws the status panel at the top left (draw == 0: only measures); returns its width [px]. */
-static float draw_panel(app_viewer *v, float scale, int draw) {
+static float draw_panel(viewer_state *v, float scale, int draw) {
     overlay_lines lines;
     lines.count = 0;
     build_lines(v, &lines);
@@ -256,8 +256,8 @@ static float draw_panel(app_viewer *v, float scale, int draw) {
     return width + 2.0f * pad;
 }
 
-static void draw_help(app_viewer *v, float scale) {
-    const char *text = APP_VIEWER_KEYS_HELP;
+static void draw_help(viewer_state *v, float scale) {
+    const char *text = VIEWER_KEYS_HELP;
     float pad = 10.0f * scale, w = 0.0f, h = 0.0f;
     render_text_columns(NULL, 0.0f, 0.0f, scale, head_color, text, &w, &h);
     float x = ((float)v->window.fb_width - w) * 0.5f - pad;
@@ -268,7 +268,7 @@ static void draw_help(app_viewer *v, float scale) {
 }
 
 /* A one-line message above the graph (or the bottom edge) while it is fresh. */
-static void draw_message(app_viewer *v, float scale, float bottom) {
+static void draw_message(viewer_state *v, float scale, float bottom) {
     if (v->message[0] == '\0' || viewer_now() > v->message_until) {
         return;
     }
@@ -287,7 +287,7 @@ typedef struct {
     float room;           /* height left to the inset */
 } column_fit;
 
-static int fit_column(app_viewer *v, float scale, float max_w, float max_h, column_fit *f) {
+static int fit_column(viewer_state *v, float scale, float max_w, float max_h, column_fit *f) {
     memset(f, 0, sizeof *f);
     f->scale = scale;
     if (v->compare.show) {
@@ -301,7 +301,7 @@ static int fit_column(app_viewer *v, float scale, float max_w, float max_h, colu
     return w <= max_w && f->ih <= f->room;
 }
 
-static float draw_right_column(app_viewer *v, float left_w) {
+static float draw_right_column(viewer_state *v, float left_w) {
     const float fb_w = (float)v->window.fb_width, fb_h = (float)v->window.fb_height;
     if (!v->compare.show && !v->inset.show) {
         return 0.0f;
@@ -326,7 +326,7 @@ static float draw_right_column(app_viewer *v, float left_w) {
     return f.cw > f.iw ? f.cw : f.iw;
 }
 
-void viewer_draw_overlay(app_viewer *v) {
+void viewer_draw_overlay(viewer_state *v) {
     float scale = text_scale(v);
     float fb_w = (float)v->window.fb_width, fb_h = (float)v->window.fb_height;
     float bottom = fb_h;
@@ -359,8 +359,8 @@ void viewer_draw_overlay(app_viewer *v) {
     render_draw2d_flush(&v->d2, v->window.fb_width, v->window.fb_height);
 }
 
-void viewer_update_title(app_viewer *v) {
-    const app_run_info *s = viewer_info(v);
+void viewer_update_title(viewer_state *v) {
+    const sim_run_info *s = viewer_info(v);
     const sim_backend_config *c = &s->config;
     char title[256];
     snprintf(title, sizeof title, "nbsim | %.1f fps | N %u | %s / %s | pair %.3f ms%s", v->fps,

@@ -27,10 +27,9 @@
 #define PACE_GROW_MAX 4.0    /* at most x4 per change upwards; downwards at once */
 #define PACE_STEPS_MAX 4096  /* also the most + reaches */
 
-void viewer_pace_init(app_viewer *v) {
+void viewer_pace_init(viewer_state *v) {
     viewer_pace *p = &v->pace;
-    const app_options *o = v->opt;
-    const int by_user = (o->params_set & APP_SET(STEPS)) != 0;
+    const int by_user = (v->session.params_given & SIM_GIVEN(STEPS)) != 0;
     /* A scene file that sets its own steps per frame keeps them, like the command line. */
     const int by_scene = !by_user && viewer_info(v)->params.steps_per_frame != 1;
     p->automatic = !by_user && !by_scene;
@@ -56,10 +55,10 @@ static int clamp_steps(double s) {
     return s < 1.0 ? 1 : s > PACE_STEPS_MAX ? PACE_STEPS_MAX : (int)s;
 }
 
-static void set_steps(app_viewer *v, int steps) {
+static void set_steps(viewer_state *v, int steps) {
     sim_error err;
     sim_error_clear(&err);
-    if (app_session_set_steps_per_frame(v->run.session, steps, &err) != SIM_OK) {
+    if (sim_session_set_steps_per_frame(v->run.session, steps, &err) != SIM_OK) {
         viewer_message(v, "steps per frame %d: %s", steps, err.message);
         v->pace.automatic = 0;
         v->pace.manual_why = "a refused change";
@@ -67,7 +66,7 @@ static void set_steps(app_viewer *v, int steps) {
     v->pace.frames_since_change = 0;
 }
 
-void viewer_pace_restart(app_viewer *v) {
+void viewer_pace_restart(viewer_state *v) {
     viewer_pace *p = &v->pace;
     p->valid = 0;
     p->frames_since_change = 0;
@@ -77,9 +76,9 @@ void viewer_pace_restart(app_viewer *v) {
     }
 }
 
-void viewer_pace_frame(app_viewer *v, const viewer_frame_clock *c) {
+void viewer_pace_frame(viewer_state *v, const viewer_frame_clock *c) {
     viewer_pace *p = &v->pace;
-    const app_run_info *s = viewer_info(v);
+    const sim_run_info *s = viewer_info(v);
     if (c->steps <= 0 || c->frame_ms <= 0.0) {
         return; /* paused, or a single step: nothing to learn about a frame's steps */
     }
@@ -115,7 +114,7 @@ void viewer_pace_frame(app_viewer *v, const viewer_frame_clock *c) {
     }
 }
 
-void viewer_pace_manual(app_viewer *v, int up) {
+void viewer_pace_manual(viewer_state *v, int up) {
     viewer_pace *p = &v->pace;
     const int steps = viewer_info(v)->params.steps_per_frame;
     const int next = clamp_steps(up ? steps * 2.0 : steps / 2.0);
@@ -130,7 +129,7 @@ void viewer_pace_manual(app_viewer *v, int up) {
     viewer_message(v, "%d steps per frame (by hand; 0 returns to automatic pacing)", next);
 }
 
-void viewer_pace_auto(app_viewer *v) {
+void viewer_pace_auto(viewer_state *v) {
     viewer_pace *p = &v->pace;
     if (p->automatic) {
         viewer_message(v, "steps per frame are already automatic (%.0f frames/s target)",
@@ -144,7 +143,7 @@ void viewer_pace_auto(app_viewer *v) {
     viewer_message(v, "steps per frame: automatic, for %.0f frames/s", p->target_fps);
 }
 
-void viewer_pace_describe(const app_viewer *v, char *out, size_t cap) {
+void viewer_pace_describe(const viewer_state *v, char *out, size_t cap) {
     const viewer_pace *p = &v->pace;
     const int steps = viewer_info(v)->params.steps_per_frame;
     if (p->automatic) {

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
 #include "viewer_internal.h"
 
 #define SMOOTHING 0.08 /* EMA weight of the newest frame in the overlay's numbers */
@@ -17,7 +16,7 @@ void viewer_smooth(double *avg, double x, int first) {
     viewer_smooth_weight(avg, x, first, SMOOTHING);
 }
 
-static void record_timing(app_viewer *v, const sim_frame_timing *t) {
+static void record_timing(viewer_state *v, const sim_frame_timing *t) {
     v->timing = *t;
     v->have_timing = 1;
     double steps = t->steps > 0 ? (double)t->steps : 1.0;
@@ -36,7 +35,7 @@ static void record_timing(app_viewer *v, const sim_frame_timing *t) {
     viewer_compare_frame(v, t);
 }
 
-int viewer_simulate(app_viewer *v) {
+int viewer_simulate(viewer_state *v) {
     v->frame_steps = 0;
     if (v->sim_failed || (v->paused && !v->step_requested)) {
         return 0;
@@ -48,14 +47,14 @@ int viewer_simulate(app_viewer *v) {
     sim_error err;
     sim_error_clear(&err);
     if (single && steps != 1) {
-        app_session_set_steps_per_frame(v->run.session, 1, &err);
+        sim_session_set_steps_per_frame(v->run.session, 1, &err);
     }
     sim_frame_timing t;
     const int had_log = v->run.log.file != NULL;
-    sim_status st = app_run_frame(&v->run, 0, &t, &err);
+    sim_status st = sim_run_frame(&v->run, 0, &t, &err);
     if (single && steps != 1) {
         sim_error restore;
-        app_session_set_steps_per_frame(v->run.session, steps, &restore);
+        sim_session_set_steps_per_frame(v->run.session, steps, &restore);
     }
     if (st == SIM_INTERRUPTED) { /* a signal: the loop ends on it, with the steps kept */
         return 0;
@@ -68,7 +67,7 @@ int viewer_simulate(app_viewer *v) {
         return 0;
     }
     if (had_log && v->run.log.file == NULL) { /* the log failed (the notice said why) */
-        v->exit_code = APP_EXIT_FAILURE;
+        v->failed = 1;
     }
     v->dirty = 1;
     v->frames_simulated++;

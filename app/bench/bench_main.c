@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "app.h"
+#include "nbsim/autotune.h"
 #include "nbsim/backend.h"
 #include "bench_options.h"
 #include "bench_report.h"
 #include "bench_stats.h"
 #include "bench_suites.h"
 #include "nbsim/output_file.h"
-#include "parse.h"
 
 int app_bench_main(int argc, char **argv) {
     app_bench_options o;
@@ -33,7 +33,7 @@ int app_bench_main(int argc, char **argv) {
         snprintf(dir, sizeof dir, "%s", o.out);
     } else {
         char slug[128];
-        app_slug(dev.name, slug, sizeof slug);
+        sim_device_slug(dev.name, slug, sizeof slug);
         snprintf(dir, sizeof dir, "bench/results/%s", slug);
     }
     if (sim_make_folders(dir, &err) != SIM_OK ||

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "bench_map_kernels.h"
-#include "cuda/cuda_check.h"
+#include "nbsim/cuda_check.h"
 
 /* ---- element coordinates of a thread ------------------------------------------------------ */
 

@@ -136,7 +136,7 @@ typedef struct {
     int set_index[MAX_CANDIDATES]; /* index into map_row_set's maps/plans */
     int runs[MAX_CANDIDATES];      /* the plan exists and the case can run at this size */
     uint64_t wrong[MAX_CANDIDATES];
-    app_stats stats[MAX_CANDIDATES];
+    sim_stats stats[MAX_CANDIDATES];
     int count;
 } candidates;
 
@@ -213,7 +213,7 @@ static sim_status measure(const app_bench_options *o, sim_bench_domain *d, const
         }
     }
     for (int k = 0; k < n; ++k) {
-        cand->stats[k] = app_stats_of(&times[k * o->repeats], o->repeats);
+        cand->stats[k] = sim_stats_of(&times[k * o->repeats], o->repeats);
     }
     free(times);
     return st;

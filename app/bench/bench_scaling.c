@@ -28,7 +28,7 @@ static const char *const k_header[] = {
 #define HEADER_COLUMNS ((int)(sizeof k_header / sizeof k_header[0]))
 
 typedef struct {
-    app_stats step, kernel, comm;
+    sim_stats step, kernel, comm;
     int done;
 } scaling_row;
 
@@ -82,9 +82,9 @@ static sim_status time_one(const app_bench_options *o, int triplets, int map, ui
         v[2 * reps + r] = t.comm_ms / steps;
     }
     if (st == SIM_OK) {
-        row->step = app_stats_of(v, reps);
-        row->kernel = app_stats_of(v + reps, reps);
-        row->comm = app_stats_of(v + 2 * reps, reps);
+        row->step = sim_stats_of(v, reps);
+        row->kernel = sim_stats_of(v + reps, reps);
+        row->comm = sim_stats_of(v + 2 * reps, reps);
         row->done = 1;
     }
     free(v);

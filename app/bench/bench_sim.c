@@ -7,9 +7,9 @@
  *
  * The pairs suite then times the culled pipeline (pairs_culled.csv): per map, the culling pass
  * the map places (cull_ms: tile boxes and the pass or passes) and the whole contact step, sort
- * amortised over SIM_CULL_SORT_EVERY steps + cull + the sweep of the interacting tile pairs. A
- * frame is two steps from the initial state with a sort every step, so the second step sorts
- * and its sort is timed too. */
+ * amortised over sim_cull_sort_every_default() steps (50) + cull + the sweep of the interacting
+ * tile pairs. A frame is two steps from the initial state with a sort every step, so the second
+ * step sorts and its sort is timed too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,7 @@
 #include "bench_stats.h"
 #include "bench_suites.h"
 #include "nbsim/scene.h"
+#include "nbsim/size_limits.h"
 
 static const uint32_t k_pairs_n[] = {4096, 16384, 65536, 131072};
 static const uint32_t k_pairs_n_quick[] = {1024, 2048};
@@ -183,9 +184,9 @@ static sim_status run_row(const app_bench_options *o, int triplets, const sim_de
     const uint64_t interactions = sim_choose(n_bodies, triplets ? 3 : 2);
     const double instr = triplets ? APP_BENCH_TRIPLE_INSTR : APP_BENCH_PAIR_INSTR;
     const double ceiling = app_bench_issue_rate(dev) / instr;
-    app_stats stats[MAX_CANDIDATES] = {0};
+    sim_stats stats[MAX_CANDIDATES] = {0};
     for (int k = 0; k < map_count; ++k) {
-        stats[k] = app_stats_of(&times[k * o->repeats], o->repeats);
+        stats[k] = sim_stats_of(&times[k * o->repeats], o->repeats);
     }
     free(times);
     printf("%4u %7u %10.4f", tile, n_bodies, stats[0].median);
@@ -285,7 +286,8 @@ static sim_status one_culled_frame(candidate *c, const sim_state *initial, doubl
     ms[CULL_T_CULL] = t->cull_ms / steps;
     ms[CULL_T_SORT] = t->sorts > 0 ? t->sort_ms / t->sorts : 0.0;
     ms[CULL_T_PAIR] = t->pair_ms / steps;
-    ms[CULL_T_STEP] = ms[CULL_T_SORT] / SIM_CULL_SORT_EVERY + ms[CULL_T_CULL] + ms[CULL_T_PAIR];
+    ms[CULL_T_STEP] =
+        ms[CULL_T_SORT] / sim_cull_sort_every_default() + ms[CULL_T_CULL] + ms[CULL_T_PAIR];
     return SIM_OK;
 }
 
@@ -339,12 +341,12 @@ static sim_status run_cull_row(const app_bench_options *o, const sim_device_info
         sim_state_free(&initial);
         return st;
     }
-    app_stats stats[MAX_CANDIDATES][CULL_T_COUNT];
+    sim_stats stats[MAX_CANDIDATES][CULL_T_COUNT];
     memset(stats, 0, sizeof stats);
     for (int k = 0; k < map_count; ++k) {
         for (int c = 0; c < CULL_T_COUNT; ++c) {
             stats[k][c] =
-                app_stats_of(&times[((size_t)k * CULL_T_COUNT + (size_t)c) * per], o->repeats);
+                sim_stats_of(&times[((size_t)k * CULL_T_COUNT + (size_t)c) * per], o->repeats);
         }
     }
     free(times);
@@ -364,7 +366,7 @@ static sim_status run_cull_row(const app_bench_options *o, const sim_device_info
                    (unsigned long long)cands[0].last.tile_pairs_total);
         } else {
             printf("   sort %.3f ms / %d steps, sweep %.3f ms\n", stats[0][CULL_T_SORT].median,
-                   SIM_CULL_SORT_EVERY, stats[0][CULL_T_PAIR].median);
+                   sim_cull_sort_every_default(), stats[0][CULL_T_PAIR].median);
         }
     }
     fflush(stdout);
@@ -389,7 +391,7 @@ static sim_status run_cull_row(const app_bench_options *o, const sim_device_info
         app_csv_num(
             csv, app_bench_improvement(stats[0][CULL_T_CULL].median, stats[k][CULL_T_CULL].median));
         app_csv_num(csv, stats[k][CULL_T_SORT].median);
-        app_csv_int(csv, SIM_CULL_SORT_EVERY);
+        app_csv_int(csv, sim_cull_sort_every_default());
         app_csv_num(csv, stats[k][CULL_T_PAIR].median);
         app_csv_num(csv, stats[k][CULL_T_STEP].median);
         app_csv_num(csv, stats[k][CULL_T_STEP].min);
@@ -428,7 +430,7 @@ static sim_status cull_suite(const app_bench_options *o, const sim_device_info *
     printf("\n== pairs, culled: only the tile pairs whose bounding boxes overlap are swept; "
            "cull = tile boxes + the culling pass(es) the map places, step = sort / %d + cull + "
            "sweep; ms per step for bb, I = t_bb / t_map for the others\n",
-           SIM_CULL_SORT_EVERY);
+           sim_cull_sort_every_default());
     printf("%4s %8s %2s %-5s %9s", "tile", "N", "lv", "", "bb ms");
     for (int k = 1; k < map_count; ++k) {
         const char *name = candidate_name(0, maps[k]);

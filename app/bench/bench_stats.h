@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "nbsim/base.h"
-#include "stats.h"
+#include "nbsim/stats.h"
 
 /* I = t_BB / t_map; 0 when either time is not positive. */
 double app_bench_improvement(double t_bb, double t_map);

@@ -20,7 +20,7 @@
 #include "bench_stats.h"
 #include "bench_suites.h"
 #include "nbsim/scene.h"
-#include "cull/triplet_cull.h"
+#include "nbsim/size_limits.h"
 
 static const uint32_t k_tcull_n[] = {16384, 65536, 262144};
 static const uint32_t k_tcull_n_quick[] = {2048, 4096};
@@ -54,7 +54,7 @@ enum { T_CULL, T_KERNEL, T_TRIPLET, T_STEP, T_COUNT };
 static uint64_t triples_evaluated(const sim_tile3 *list, uint64_t count) {
     uint64_t sum = 0;
     for (uint64_t k = 0; k < count; ++k) {
-        sum += sim_tcull_body_triples(list[k].i, list[k].j, list[k].k, SIM_TRIPLET_TILE);
+        sum += sim_tile3_body_triples(list[k], SIM_TRIPLET_TILE);
     }
     return sum;
 }
@@ -133,7 +133,7 @@ static sim_status run_one(const app_bench_options *o, uint32_t n_bodies, tcull_r
         row->n = n_bodies;
         row->evaluated = list != NULL ? triples_evaluated(list, count) : 0;
         for (int c = 0; c < T_COUNT; ++c) {
-            const app_stats s = app_stats_of(&ms[c * o->repeats], o->repeats);
+            const sim_stats s = sim_stats_of(&ms[c * o->repeats], o->repeats);
             row->median[c] = s.median;
             if (c == T_TRIPLET) {
                 row->min_triplet = s.min;

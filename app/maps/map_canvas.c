@@ -51,7 +51,7 @@ void app_canvas_free(app_canvas *c) {
     c->px = NULL;
 }
 
-void app_canvas_fill(app_canvas *c, int x, int y, int w, int h, app_rgb col) {
+void app_canvas_fill(app_canvas *c, int x, int y, int w, int h, render_rgb col) {
     int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
     int x1 = x + w > c->w ? c->w : x + w, y1 = y + h > c->h ? c->h : y + h;
     for (int py = y0; py < y1; ++py) {
@@ -70,7 +70,7 @@ typedef struct {
     unsigned char rgba[4];
 } easy_vertex;
 
-int app_canvas_text(app_canvas *c, int x, int y, int scale, app_rgb col, const char *text) {
+int app_canvas_text(app_canvas *c, int x, int y, int scale, render_rgb col, const char *text) {
     size_t len = strlen(text);
     char *copy = malloc(len + 1u);
     size_t bytes = len * 400u + 1024u; /* stb: ~270 bytes per character on average */

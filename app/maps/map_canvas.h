@@ -19,11 +19,11 @@ sim_status app_canvas_init(app_canvas *c, int w, int h, sim_error *err);
 void app_canvas_free(app_canvas *c);
 
 /* Fills [x, x + w) x [y, y + h), clipped to the canvas. */
-void app_canvas_fill(app_canvas *c, int x, int y, int w, int h, app_rgb col);
+void app_canvas_fill(app_canvas *c, int x, int y, int w, int h, render_rgb col);
 
 /* Text with its top-left corner at (x, y), each font pixel scale x scale canvas pixels
  * (glyphs are about 6 x 7 font pixels). Returns the width drawn. */
-int app_canvas_text(app_canvas *c, int x, int y, int scale, app_rgb col, const char *text);
+int app_canvas_text(app_canvas *c, int x, int y, int scale, render_rgb col, const char *text);
 int app_canvas_text_width(const char *text, int scale);
 enum { APP_CANVAS_TEXT_HEIGHT = 7 }; /* font pixels per line, before scaling */
 

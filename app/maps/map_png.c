@@ -22,8 +22,8 @@ enum {
     FLOW_WIDTH = 960                          /* block panels wrap at this width */
 };
 
-static const app_rgb ink = {0x20, 0x20, 0x20}, faint = {0x70, 0x70, 0x70};
-static const app_rgb waste_fill = {0xE4, 0xE4, 0xE4}, waste_mark = {0xA8, 0xA8, 0xA8};
+static const render_rgb ink = {0x20, 0x20, 0x20}, faint = {0x70, 0x70, 0x70};
+static const render_rgb waste_fill = {0xE4, 0xE4, 0xE4}, waste_mark = {0xA8, 0xA8, 0xA8};
 
 typedef struct {
     const sim_map_plan *plan;
@@ -42,7 +42,7 @@ static void extend(picture *p, int x1, int y1) {
 }
 
 /* Caption text at scale TEXT; returns its width (a line is LINE high). */
-static int caption(picture *p, int x, int y, app_rgb col, const char *text) {
+static int caption(picture *p, int x, int y, render_rgb col, const char *text) {
     int w = app_canvas_text_width(text, TEXT);
     if (p->canvas != NULL) {
         app_canvas_text(p->canvas, x, y, TEXT, col, text);
@@ -65,13 +65,13 @@ static void cell(picture *p, int x, int y, int size, int launch, uint64_t global
         }
         return;
     }
-    app_rgb col = app_map_block_colour(launch, global - p->first[launch]);
+    render_rgb col = render_map_block_colour(launch, global - p->first[launch]);
     app_canvas_fill(p->canvas, x, y, inner, inner, col);
     if (p->labels) {
         char num[24];
         snprintf(num, sizeof num, "%" PRIu64, global);
         int lum = (299 * col.r + 587 * col.g + 114 * col.b) / 1000;
-        app_rgb text = lum > 140 ? ink : (app_rgb){0xFF, 0xFF, 0xFF};
+        render_rgb text = lum > 140 ? ink : (render_rgb){0xFF, 0xFF, 0xFF};
         int tw = app_canvas_text_width(num, 1);
         app_canvas_text(p->canvas, x + (inner - tw) / 2 + 1, y + (inner - 7) / 2 + 1, 1, text, num);
     }
@@ -224,7 +224,7 @@ static void legend(picture *p, int y) {
         for (int s = 0; s < 6; ++s, x += 9) {
             extend(p, x + 9, y + 14);
             if (p->canvas != NULL) {
-                app_canvas_fill(p->canvas, x, y, 8, 14, app_map_block_colour(l, (uint64_t)s));
+                app_canvas_fill(p->canvas, x, y, 8, 14, render_map_block_colour(l, (uint64_t)s));
             }
         }
     }

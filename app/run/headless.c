@@ -13,10 +13,16 @@
 
 #include "app.h"
 #include "plot.h"
-#include "run_loop.h"
+#include "nbsim/run_loop.h"
 #include "nbsim/scene.h"
 #include "signals.h"
 #include "watchdog.h"
+
+/* The notices of a terminal program: each line on stderr as "nbsim: LINE". */
+static void print_notice(void *ctx, const char *line) {
+    (void)ctx;
+    fprintf(stderr, "nbsim: %s\n", line);
+}
 
 /* A progress bar with the rate and an ETA on stderr, redrawn at most ten times a second. */
 typedef struct {
@@ -43,13 +49,12 @@ static void progress(progress_bar *p, long done, long total, int final) {
             (int)eta_s % 60, final ? "\n" : "");
 }
 
-static void print_banner(const app_run_info *s) {
+static void print_banner(const sim_run_info *s) {
     fprintf(stderr,
             "nbsim: %u bodies, scene %s, backend %s (%s), %d rank%s, pair map %s, culling %s, "
             "triplet map %s, tile %u, dt %.3g s\n",
             s->n, s->scene, s->backend, s->device, s->gpus, s->gpus == 1 ? "" : "s",
-            sim_pair_choice_name(s->config.pair_map),
-            sim_config_culls(&s->config) ? "on" : "off",
+            sim_pair_choice_name(s->config.pair_map), sim_config_culls(&s->config) ? "on" : "off",
             s->params.triplets ? sim_triplet_map_name(s->config.triplet_map) : "off",
             s->config.tile, s->params.dt);
 }
@@ -68,7 +73,7 @@ static void print_banner(const app_run_info *s) {
  * run: what a frame computes, when that is a lot. Culled contacts and triplets culled by a
  * cut-off grow like N, not N^2 / 2 or N^3 / 6: their counts say nothing of the work, and such
  * runs are announced from the measured initial forces instead (announce_frame_time). */
-static void announce_long_frames(const app_run_info *info) {
+static void announce_long_frames(const sim_run_info *info) {
     const double steps = (double)info->params.steps_per_frame;
     const sim_backend_config *c = &info->config;
     const int culled = sim_config_culls(c);
@@ -109,7 +114,7 @@ static void duration_text(double s, char *out, size_t cap) {
 }
 
 /* After the initial forces: a frame's time from theirs (a step's force work), when long. */
-static void announce_frame_time(const app_run_info *info, double setup_s) {
+static void announce_frame_time(const sim_run_info *info, double setup_s) {
     const int steps = info->params.steps_per_frame;
     const double frame_s = setup_s * (double)steps;
     const int cuda = info->config.kind == SIM_BACKEND_CUDA;
@@ -134,12 +139,12 @@ typedef struct {
 } run_end;
 
 /* The frame loop. err holds the cause of a failure. dog (NULL: none) hears a beat per frame. */
-static run_end run_frames(app_run *r, const app_options *o, app_watchdog *dog, sim_error *err) {
+static run_end run_frames(sim_run *r, const app_options *o, app_watchdog *dog, sim_error *err) {
     progress_bar bar = {!o->quiet && isatty(STDERR_FILENO), sim_now_ms(), 0.0};
     run_end end = {SIM_OK, 0, 0, 0};
-    for (long f = 0; f < o->frames && end.status == SIM_OK; ++f) {
+    for (long f = 0; f < o->session.frames && end.status == SIM_OK; ++f) {
         sim_frame_timing t;
-        end.status = app_run_frame(r, f + 1 == o->frames, &t, err);
+        end.status = sim_run_frame(r, f + 1 == o->session.frames, &t, err);
         if (end.status == SIM_INTERRUPTED) { /* a signal stopped the frame: no failure */
             end.signal = app_stop_signal();
             break;
@@ -148,7 +153,7 @@ static run_end run_frames(app_run *r, const app_options *o, app_watchdog *dog, s
             end.frame = f + 1;
             break;
         }
-        progress(&bar, f + 1, o->frames, f + 1 == o->frames);
+        progress(&bar, f + 1, o->session.frames, f + 1 == o->session.frames);
         app_watchdog_beat(dog);
         /* The processes of a run over several stop after the same frame, for a signal or a full
          * disk on any of them, or the ones still running would wait in the next step's
@@ -156,9 +161,9 @@ static run_end run_frames(app_run *r, const app_options *o, app_watchdog *dog, s
         const int log_failed = r->log_error.status != SIM_OK;
         int failed = log_failed;
         end.signal = app_stop_signal();
-        end.status = app_session_agree_stop(r->session, &end.signal, &failed, err);
+        end.status = sim_session_agree_stop(r->session, &end.signal, &failed, err);
         if (end.status == SIM_OK && log_failed) {
-            /* A full disk: app_run_frame dropped the log and said why (unless --quiet). */
+            /* A full disk: sim_run_frame dropped the log and said why (unless --quiet). */
             *err = r->log_error;
             end.status = r->log_error.status;
             end.told = r->notice != NULL;
@@ -195,7 +200,7 @@ static const char *stop_name(sim_status st) {
 
 /* What the run did of a frame that a signal stopped, for the messages: ", and 3 of the 10
  * steps of frame 5 (kept in the state)", or "". */
-static void partial_text(const app_run_info *info, char *out, size_t cap) {
+static void partial_text(const sim_run_info *info, char *out, size_t cap) {
     out[0] = '\0';
     if (info->partial_steps > 0) {
         snprintf(out, cap, ", and %d of the %d steps of frame %llu (kept in the state)",
@@ -206,11 +211,11 @@ static void partial_text(const app_run_info *info, char *out, size_t cap) {
 
 /* setup_s: how long the initial forces took. *dog (a run over processes) is stopped once the
  * frames are over: what follows waits on no other process. */
-static int run(app_run *r, const app_options *opt, double started_ms, double setup_s,
+static int run(sim_run *r, const app_options *opt, double started_ms, double setup_s,
                app_watchdog **dog) {
     sim_error err;
     sim_error_clear(&err);
-    const app_run_info *info = app_session_info(r->session);
+    const sim_run_info *info = sim_session_info(r->session);
     if (!opt->quiet) {
         print_banner(info);
         announce_frame_time(info, setup_s);
@@ -223,14 +228,14 @@ static int run(app_run *r, const app_options *opt, double started_ms, double set
         snprintf(plot_log, sizeof plot_log, "/tmp/nbsim-plot-%ld.csv", (long)getpid());
         log_path = plot_log;
     }
-    if (log_path[0] && (st = app_timing_log_open(&r->log, log_path, &err)) != SIM_OK) {
+    if (log_path[0] && (st = sim_timing_log_open(&r->log, log_path, &err)) != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         return app_exit_code(st);
     }
-    if (opt->dump_path[0] && (st = app_session_dump_start(r->session, opt->dump_path,
+    if (opt->dump_path[0] && (st = sim_session_dump_start(r->session, opt->dump_path,
                                                           opt->dump_every, &err)) != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
-        app_timing_log_abandon(&r->log);
+        sim_timing_log_abandon(&r->log);
         return app_exit_code(st);
     }
     const run_end end = run_frames(r, opt, *dog, &err);
@@ -252,9 +257,9 @@ static int run(app_run *r, const app_options *opt, double started_ms, double set
     sim_error werr;
     sim_error_clear(&werr);
     if (opt->dump_path[0]) {
-        app_dump_stats ds;
+        sim_dump_stats ds;
         memset(&ds, 0, sizeof ds);
-        if (app_session_dump_stop(r->session, &ds, &werr) != SIM_OK) {
+        if (sim_session_dump_stop(r->session, &ds, &werr) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", werr.message);
             code = code ? code : APP_EXIT_FAILURE;
         }
@@ -262,13 +267,13 @@ static int run(app_run *r, const app_options *opt, double started_ms, double set
             completed(done_list, sizeof done_list, "trajectory", opt->dump_path);
             if (!opt->quiet) {
                 char line[SIM_PATH_MAX + 256];
-                app_dump_summary(opt->dump_path, opt->dump_every, &ds, line, sizeof line);
+                sim_dump_summary(opt->dump_path, opt->dump_every, &ds, line, sizeof line);
                 fprintf(stderr, "nbsim: %s\n", line);
             }
         }
     }
     if (r->log.file != NULL) {
-        if (app_timing_log_close(&r->log, &werr) != SIM_OK) {
+        if (sim_timing_log_close(&r->log, &werr) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", werr.message);
             code = code ? code : APP_EXIT_FAILURE;
         } else if (!plot_log[0]) {
@@ -287,8 +292,8 @@ static int run(app_run *r, const app_options *opt, double started_ms, double set
     }
     const int any_stdout = strcmp(opt->log_path, "-") == 0 || strcmp(opt->summary_path, "-") == 0 ||
                            strcmp(opt->save_state_path, "-") == 0;
-    if (r->stats.count > 0 && app_options_writes_outputs(opt)) {
-        app_run_stats_print(&r->stats, info, any_stdout ? stderr : stdout);
+    if (r->stats.count > 0 && sim_session_config_writes_outputs(&opt->session)) {
+        sim_run_stats_print(&r->stats, info, any_stdout ? stderr : stdout);
     }
     if (opt->summary_path[0]) {
         char detail[SIM_ERROR_MESSAGE_MAX] = "";
@@ -299,14 +304,14 @@ static int run(app_run *r, const app_options *opt, double started_ms, double set
         } else if (end.status != SIM_OK) {
             snprintf(detail, sizeof detail, "%s", err.message);
         }
-        const app_run_end how = {opt->frames,
-                                 opt->seed,
+        const sim_run_end how = {opt->session.frames,
+                                 opt->session.seed,
                                  sim_scene_is_builtin(info->scene),
                                  stop_name(end.status),
                                  (uint64_t)end.frame,
                                  detail,
                                  (sim_now_ms() - started_ms) * 1e-3};
-        if (app_run_stats_write_json(&r->stats, info, &how, opt->summary_path, &werr) != SIM_OK) {
+        if (sim_run_stats_write_json(&r->stats, info, &how, opt->summary_path, &werr) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", werr.message);
             code = code ? code : APP_EXIT_FAILURE;
         } else {
@@ -315,7 +320,7 @@ static int run(app_run *r, const app_options *opt, double started_ms, double set
     }
     /* A blown-up state is not worth resuming; a finished or interrupted one is. */
     if ((end.status == SIM_OK || end.status == SIM_INTERRUPTED) && opt->save_state_path[0]) {
-        if (app_session_save_state(r->session, opt->save_state_path, &werr) != SIM_OK) {
+        if (sim_session_save_state(r->session, opt->save_state_path, &werr) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", werr.message);
             code = code ? code : APP_EXIT_FAILURE;
         } else {
@@ -344,8 +349,8 @@ static void give_up(int sig, void *ctx) {
             "ended or be stuck): exiting without finishing the outputs\n",
             app_signal_name(sig));
     sim_output_remove_unfinished();
-    if (opt->rank == 0 && opt->nccl_id_path[0]) {
-        (void)remove(opt->nccl_id_path); /* never handed out, or spent */
+    if (opt->session.rank == 0 && opt->session.nccl_id_path[0]) {
+        (void)remove(opt->session.nccl_id_path); /* never handed out, or spent */
     }
     _exit(128 + sig);
 }
@@ -357,26 +362,29 @@ static void give_up(int sig, void *ctx) {
 int app_run_headless(const app_options *opt) {
     app_stop_signals_begin();
     app_watchdog *dog =
-        opt->world > 1 ? app_watchdog_start(app_stop_flag(), WATCHDOG_GRACE_S, give_up, (void *)opt)
-                       : NULL;
+        opt->session.world > 1
+            ? app_watchdog_start(app_stop_flag(), WATCHDOG_GRACE_S, give_up, (void *)opt)
+            : NULL;
     const double started_ms = sim_now_ms();
     sim_error err;
     sim_error_clear(&err);
-    app_run r;
+    sim_run r;
     memset(&r, 0, sizeof r);
-    r.energy_every = app_energy_every(opt, 0);
-    r.energy_collective = opt->world > 1;
-    r.notice = opt->quiet ? NULL : app_print_notice;
+    r.energy_every = opt->session.energy_every;
+    r.energy_collective = opt->session.world > 1;
+    r.notice = opt->quiet ? NULL : print_notice;
     int code;
     double setup_s = 0.0;
-    sim_status st = app_session_prepare(&r.session, opt, &err);
+    sim_session_config config = opt->session;
+    config.config.stop = app_stop_flag(); /* signals.h: the backend stops on it */
+    sim_status st = sim_session_prepare(&r.session, &config, &err);
     if (st == SIM_OK) {
-        app_run_notices(&r);
+        sim_run_notices(&r);
         if (!opt->quiet) {
-            announce_long_frames(app_session_info(r.session));
+            announce_long_frames(sim_session_info(r.session));
         }
         const double t0 = sim_now_ms();
-        st = app_session_start(r.session, &err);
+        st = sim_session_start(r.session, &err);
         setup_s = (sim_now_ms() - t0) * 1e-3;
         app_watchdog_beat(dog);
     }
@@ -392,8 +400,8 @@ int app_run_headless(const app_options *opt) {
         code = run(&r, opt, started_ms, setup_s, &dog);
     }
     app_watchdog_stop(dog);
-    app_run_stats_free(&r.stats);
-    app_session_close(r.session);
+    sim_run_stats_free(&r.stats);
+    sim_session_close(r.session);
     app_stop_signals_end();
     return code;
 }

@@ -6,38 +6,36 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "autotune.h"
+#include "nbsim/autotune.h"
 #include "nbsim/dist.h"
-#include "multi/work_split.h"
-#include "option_table.h"
-#include "parse.h"
 #include "nbsim/scene.h"
 #include "nbsim/trajectory.h"
+#include "option_table.h"
+#include "parse.h"
+#include "viewer.h"
 #include "viewer_keys.h"
 
 void app_options_default(app_options *o) {
     memset(o, 0, sizeof *o);
-    strcpy(o->scene, "gas");
-    o->seed = 1;
-    o->params = sim_params_default();
-    o->triplets = APP_TRIPLETS_AUTO;
-    o->backend = APP_BACKEND_AUTO;
-    o->config = sim_backend_config_default();
+    o->session = sim_session_config_default();
     o->energy_every = APP_ENERGY_AUTO;
     o->dump_every = 10;
     o->vsync = 1;
     o->width = 1280;
     o->height = 800;
-    o->local_rank = -1;
-    o->nccl_id_wait = SIM_DIST_ID_WAIT_S;
 }
 
 /* ---- setters: each checks one value and names the rule it breaks ---- */
 
 #define WHY(...) (snprintf(why, cap, __VA_ARGS__), -1)
 
+/* What the session runs: most flags fill the options' session config. */
+static sim_session_config *session_of(void *t) {
+    return &((app_options *)t)->session;
+}
+
 static int set_scene(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     return app_copy_string(o->scene, sizeof o->scene, v) == 0 ? 0 : WHY("is too long");
 }
 
@@ -46,12 +44,12 @@ static int set_n(void *t, int arg, const char *v, char *why, size_t cap) {
     if (app_parse_long(v, 1, 100000000L, &l) != 0) {
         return WHY("must be a body count in 1..100000000");
     }
-    ((app_options *)t)->n = (uint32_t)l;
+    session_of(t)->n = (uint32_t)l;
     return 0;
 }
 
 static int set_seed(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     if (app_parse_u64(v, &o->seed) != 0) {
         return WHY("must be a non-negative integer");
     }
@@ -70,35 +68,35 @@ static int set_path(void *t, int arg, const char *v, char *why, size_t cap) {
 
 /* The physics rows of params.h: arg is the sim_param_id. Same rules as scene files. */
 static int set_param(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     sim_error err;
     if (sim_param_set(&o->params, (sim_param_id)arg, v, &err) != SIM_OK) {
         /* err says "'v' must be ..."; the parser quotes the value itself. */
         const char *rule = strstr(err.message, "' must be ");
         return WHY("%s", rule != NULL ? rule + 2 : err.message);
     }
-    o->params_set |= 1u << arg;
+    o->params_given |= 1u << arg;
     return 0;
 }
 
 static int set_contact(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     if (strcmp(v, "linear") != 0 && strcmp(v, "hertz") != 0) {
         return WHY("must be linear or hertz");
     }
     o->params.hertz = strcmp(v, "hertz") == 0;
-    o->params_set |= APP_SET_HERTZ;
+    o->params_given |= SIM_GIVEN_HERTZ;
     return 0;
 }
 
 static int set_triplets(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     if (strcmp(v, "auto") == 0) {
-        o->triplets = APP_TRIPLETS_AUTO;
+        o->triplets = SIM_TRIPLETS_AUTO;
     } else if (strcmp(v, "on") == 0) {
-        o->triplets = APP_TRIPLETS_ON;
+        o->triplets = SIM_TRIPLETS_ON;
     } else if (strcmp(v, "off") == 0) {
-        o->triplets = APP_TRIPLETS_OFF;
+        o->triplets = SIM_TRIPLETS_OFF;
     } else {
         return WHY("must be on, off or auto");
     }
@@ -106,13 +104,13 @@ static int set_triplets(void *t, int arg, const char *v, char *why, size_t cap) 
 }
 
 static int set_backend(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     if (strcmp(v, "auto") == 0) {
-        o->backend = APP_BACKEND_AUTO;
+        o->backend = SIM_BACKEND_CHOICE_AUTO;
     } else if (strcmp(v, "cpu") == 0) {
-        o->backend = APP_BACKEND_CPU;
+        o->backend = SIM_BACKEND_CHOICE_CPU;
     } else if (strcmp(v, "cuda") == 0) {
-        o->backend = APP_BACKEND_CUDA;
+        o->backend = SIM_BACKEND_CHOICE_CUDA;
     } else {
         return WHY("must be auto, cpu or cuda");
     }
@@ -120,9 +118,9 @@ static int set_backend(void *t, int arg, const char *v, char *why, size_t cap) {
 }
 
 static int set_pair_map(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     if (strcmp(v, "auto") == 0) {
-        o->autotune |= APP_AUTOTUNE_PAIR;
+        o->autotune |= SIM_AUTOTUNE_PAIR;
         return 0;
     }
     const int m = sim_pair_choice_from_name(v);
@@ -131,16 +129,16 @@ static int set_pair_map(void *t, int arg, const char *v, char *why, size_t cap) 
         return WHY("is not a pair map; valid: auto, full, %s",
                    sim_map_names(2, names, sizeof names));
     }
-    o->autotune &= ~(unsigned)APP_AUTOTUNE_PAIR;
+    o->autotune &= ~(unsigned)SIM_AUTOTUNE_PAIR;
     o->config.pair_map = m;
     o->pair_map_set = 1;
     return 0;
 }
 
 static int set_triplet_map(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     if (strcmp(v, "auto") == 0) {
-        o->autotune |= APP_AUTOTUNE_TRIPLET;
+        o->autotune |= SIM_AUTOTUNE_TRIPLET;
         return 0;
     }
     const int m = sim_triplet_map_from_name(v);
@@ -148,14 +146,14 @@ static int set_triplet_map(void *t, int arg, const char *v, char *why, size_t ca
         char names[512];
         return WHY("is not a triplet map; valid: auto, %s", sim_map_names(3, names, sizeof names));
     }
-    o->autotune &= ~(unsigned)APP_AUTOTUNE_TRIPLET;
+    o->autotune &= ~(unsigned)SIM_AUTOTUNE_TRIPLET;
     o->config.triplet_map = (sim_triplet_map)m;
     o->triplet_map_set = 1;
     return 0;
 }
 
 static int set_tile(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     long l = 0;
     if (app_parse_long(v, 1, 1024, &l) != 0 || !sim_pair_tile_valid((uint32_t)l)) {
         return WHY("must be " SIM_PAIR_TILE_NAMES);
@@ -166,7 +164,7 @@ static int set_tile(void *t, int arg, const char *v, char *why, size_t cap) {
 }
 
 static int set_cull(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
         return WHY("must be on or off");
     }
@@ -179,15 +177,15 @@ static int set_threads(void *t, int arg, const char *v, char *why, size_t cap) {
     if (app_parse_long(v, 1, 4096, &l) != 0) {
         return WHY("must be a thread count in 1..4096");
     }
-    ((app_options *)t)->config.cpu_threads = (int)l;
+    session_of(t)->config.cpu_threads = (int)l;
     return 0;
 }
 
 static int set_gpus(void *t, int arg, const char *v, char *why, size_t cap) {
-    app_options *o = t;
+    sim_session_config *o = session_of(t);
     long l = 0;
     if (strcmp(v, "all") == 0) {
-        o->gpus = APP_GPUS_ALL;
+        o->gpus = SIM_GPUS_ALL;
         return 0;
     }
     if (app_parse_long(v, 1, SIM_MAX_LOCAL_RANKS, &l) != 0) {
@@ -200,14 +198,14 @@ static int set_gpus(void *t, int arg, const char *v, char *why, size_t cap) {
 /* --rank and --world: arg is the offset of the int field. */
 static int set_rank_field(void *t, int arg, const char *v, char *why, size_t cap) {
     long l = 0;
-    const int world = arg == (int)offsetof(app_options, world);
+    const int world = arg == (int)offsetof(app_options, session.world);
     if (app_parse_long(v, world ? 1 : 0, SIM_MAX_RANKS - (world ? 0 : 1), &l) != 0) {
         return WHY("must be a %s in %d..%d", world ? "rank count" : "rank", world ? 1 : 0,
                    SIM_MAX_RANKS - (world ? 0 : 1));
     }
     *(int *)(void *)((char *)t + arg) = (int)l;
     if (!world) {
-        ((app_options *)t)->rank_given = 1;
+        session_of(t)->rank_given = 1;
     }
     return 0;
 }
@@ -217,7 +215,7 @@ static int set_nccl_wait(void *t, int arg, const char *v, char *why, size_t cap)
     if (app_parse_long(v, 1, 86400, &l) != 0) {
         return WHY("must be seconds in 1..86400");
     }
-    ((app_options *)t)->nccl_id_wait = (double)l;
+    session_of(t)->nccl_id_wait = (double)l;
     return 0;
 }
 
@@ -276,9 +274,9 @@ static int set_size(void *t, int arg, const char *v, char *why, size_t cap) {
 static int set_sweep(void *t, int arg, const char *v, char *why, size_t cap) {
     app_options *o = t;
     if (strcmp(v, "start") == 0) {
-        o->sweep = APP_SWEEP_START;
+        o->sweep = VIEWER_SWEEP_START;
     } else if (strcmp(v, "exit") == 0) {
-        o->sweep = APP_SWEEP_EXIT;
+        o->sweep = VIEWER_SWEEP_EXIT;
     } else {
         return WHY("must be start or exit");
     }
@@ -337,17 +335,17 @@ static const app_option_row rows[] = {
     {"--rank", "R",
      "this process's rank of a run over processes, one GPU each\n"
      "(default: from mpirun / srun: OMPI_*, PMI_*, SLURM_* variables)",
-     set_rank_field, (int)offsetof(app_options, rank)},
+     set_rank_field, (int)offsetof(app_options, session.rank)},
     {"--world", "W", "processes in that run (default: from mpirun / srun)", set_rank_field,
-     (int)offsetof(app_options, world)},
+     (int)offsetof(app_options, session.world)},
     PATH_ROW("--nccl-id", "FILE",
              "where rank 0 leaves the NCCL id for the others: a new file on a\n"
              "path every host sees (removed once all have joined)",
-             nccl_id_path),
+             session.nccl_id_path),
     {"--nccl-id-wait", "S", "seconds the other ranks wait for it (default 120)", set_nccl_wait, 0},
     {NULL, NULL, "Runs and their outputs:", NULL, 0},
     {"--frames", "F", "run F frames (1..1000000000) without a window, then exit", set_frames,
-     (int)offsetof(app_options, frames)},
+     (int)offsetof(app_options, session.frames)},
     PATH_ROW("--log", "FILE", "per-frame CSV timing log (headless and viewer)", log_path),
     PATH_ROW("--summary", "FILE.json", "medians / p95 per kernel and interactions/s", summary_path),
     {"--energy-every", "K",
@@ -414,7 +412,7 @@ static void print_help(FILE *out) {
     char names[512];
     fprintf(out, "\nPair maps:    %s, full\n", sim_map_names(2, names, sizeof names));
     fprintf(out, "Triplet maps: %s\n\n%s\n", sim_map_names(3, names, sizeof names),
-            APP_VIEWER_KEYS_HELP);
+            VIEWER_KEYS_HELP);
     fprintf(out,
             "Exit status: 0 done; 2 bad input, refused before any work (a flag, a scene file, an "
             "N\ntoo large for the maps or for memory); 1 what this machine lacks or a failure "
@@ -422,105 +420,28 @@ static void print_help(FILE *out) {
             "by\nsignal S with every output complete (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).\n");
 }
 
-int app_energy_every(const app_options *o, int viewer) {
+/* --energy-every for the headless loop (auto: every frame) or the viewer (auto: every
+ * APP_VIEWER_ENERGY_EVERY-th). */
+static int energy_every(const app_options *o, int viewer) {
     if (o->energy_every != APP_ENERGY_AUTO) {
         return o->energy_every;
     }
     return viewer ? APP_VIEWER_ENERGY_EVERY : 1;
 }
 
-int app_options_writes_outputs(const app_options *o) {
-    return o->world <= 1 || o->rank == 0;
-}
-
-/* One line on stderr and 2: the checks of the multi-GPU flags that need no device. */
-static int bad_multi(const char *fmt, const char *detail) {
-    fputs("nbsim: ", stderr);
-    fprintf(stderr, fmt, detail);
-    fputc('\n', stderr);
-    return 2;
-}
-
-/* The multi-GPU flags: a run over processes gets its rank and world (flags first, then the
- * launcher's variables), and every rank but 0 loses its outputs and notices. */
-static int resolve_ranks(app_options *o) {
-    sim_dist_env env;
-    int found = 0;
+/* The session's part beyond the flags: a run or the viewer, its energies, the ranks of a run
+ * over processes; every rank but 0 loses its outputs and notices. 2 (one line printed) when the
+ * multi-GPU flags can never work. */
+static int resolve_session(app_options *o) {
+    sim_session_config *s = &o->session;
+    s->interactive = s->frames == 0;
+    s->energy_every = energy_every(o, s->interactive);
     sim_error err;
-    const sim_status env_status = sim_dist_from_env(&env, &found, &err);
-    /* Started by mpirun (not srun: its MPI start-up depends on how Slurm was built) as one of
-     * several ranks, in a build with MPI and without --nccl-id: the id goes through MPI. */
-    const int mpi_launch = env_status == SIM_OK && found && env.world > 1 &&
-                           strcmp(env.source, "SLURM") != 0 && sim_dist_have_mpi() &&
-                           o->nccl_id_path[0] == '\0';
-    const int multi_process =
-        o->world > 0 || o->rank_given || o->nccl_id_path[0] != '\0' || mpi_launch;
-    const int gpus = o->gpus;
-    if ((gpus > 1 || gpus == APP_GPUS_ALL || multi_process) && o->autotune != 0) {
-        return bad_multi("%s: the maps are timed on one GPU; run --pair-map auto there and name "
-                         "the maps for a multi-GPU run",
-                         "--pair-map/--triplet-map auto");
+    if (sim_session_resolve_launch(s, &err) != SIM_OK) {
+        fprintf(stderr, "nbsim: %s\n", err.message);
+        return 2;
     }
-    if ((gpus > 1 || gpus == APP_GPUS_ALL || multi_process) && o->frames == 0) {
-        return bad_multi("%s: the viewer runs on one GPU; several GPUs are for headless runs "
-                         "(--frames F)",
-                         multi_process ? "--rank/--world/--nccl-id" : "--gpus");
-    }
-    if (!multi_process) {
-        if (gpus > 1 && o->backend != APP_BACKEND_CPU && !sim_multi_have_nccl()) {
-            return bad_multi("%s: this build has no NCCL, so it runs on one GPU only (rebuild "
-                             "with NCCL: NCCL_ROOT=... or pip install nvidia-nccl-cu13)",
-                             "--gpus");
-        }
-        return 0;
-    }
-    if (gpus > 1 || gpus == APP_GPUS_ALL) {
-        return bad_multi("%s: a run over processes has one GPU per process (start one process "
-                         "per GPU)",
-                         "--gpus");
-    }
-    if (o->backend == APP_BACKEND_CPU) {
-        return bad_multi("%s: the CPU reference splits over threads of one process (--gpus N "
-                         "--backend cpu)",
-                         "--world");
-    }
-    if (!sim_multi_have_nccl()) {
-        return bad_multi("%s: this build has no NCCL, so it runs on one GPU only (rebuild with "
-                         "NCCL: NCCL_ROOT=... or pip install nvidia-nccl-cu13)",
-                         "--world");
-    }
-    if (env_status != SIM_OK) {
-        return bad_multi("%s", err.message);
-    }
-    if (o->world == 0) {
-        if (!found) {
-            return bad_multi("%s: cannot tell this process's rank: give --rank R --world W, or "
-                             "start it with mpirun or srun",
-                             "--nccl-id");
-        }
-        o->world = env.world;
-    }
-    if (!o->rank_given) {
-        if (!found) {
-            return bad_multi("%s: give --rank R too (or start with mpirun or srun)", "--world");
-        }
-        o->rank = env.rank;
-    }
-    o->local_rank = found ? env.local_rank : -1;
-    if (o->rank >= o->world) {
-        char text[64];
-        snprintf(text, sizeof text, "%d is not below --world %d", o->rank, o->world);
-        return bad_multi("--rank: %s", text);
-    }
-    o->nccl_id_mpi = mpi_launch && o->world > 1;
-    if (o->nccl_id_path[0] == '\0' && o->world > 1 && !o->nccl_id_mpi) {
-        return bad_multi(sim_dist_have_mpi() ? "%s: a run over processes needs --nccl-id FILE, a "
-                                               "new file on a path every rank sees, or mpirun"
-                                             : "%s: a run over processes needs --nccl-id FILE, a "
-                                               "new file on a path every rank sees",
-                         "--world");
-    }
-    if (!app_options_writes_outputs(o)) { /* rank 0 writes the run's outputs, the others run */
+    if (!sim_session_config_writes_outputs(s)) { /* rank 0 writes the run's outputs */
         o->log_path[0] = '\0';
         o->summary_path[0] = '\0';
         o->save_state_path[0] = '\0';
@@ -538,24 +459,25 @@ int app_options_parse(int argc, char **argv, app_options *o) {
     int r = app_option_parse(&t, argc, argv);
     /* Flags that can never work together, on any machine. */
     const char *clash = NULL;
-    if (r == 0 && o->backend == APP_BACKEND_CPU &&
-        sim_pair_choice_needs_cuda(o->config.pair_map)) {
+    const sim_session_config *c = &o->session;
+    if (r == 0 && c->backend == SIM_BACKEND_CHOICE_CPU &&
+        sim_pair_choice_needs_cuda(c->config.pair_map)) {
         clash = "--pair-map full is a CUDA kernel; --backend cpu runs the symmetric tiled sweep "
                 "only";
-    } else if (r == 0 && o->frames > 0 && o->screenshot_path[0]) {
+    } else if (r == 0 && c->frames > 0 && o->screenshot_path[0]) {
         clash = "--screenshot is taken by the viewer; a headless run (--frames) draws nothing";
-    } else if (r == 0 && o->frames > 0 && o->exit_after > 0) {
+    } else if (r == 0 && c->frames > 0 && o->exit_after > 0) {
         clash = "--exit-after ends the viewer; a headless run ends after --frames";
     }
     if (clash != NULL) {
         fprintf(stderr, "nbsim: %s (see nbsim --help)\n", clash);
         return 2;
     }
-    if (r == 0 && o->autotune != 0 && !o->tile_set) {
-        o->autotune |= APP_AUTOTUNE_TILE;
+    if (r == 0 && c->autotune != 0 && !c->tile_set) {
+        o->session.autotune |= SIM_AUTOTUNE_TILE;
     }
     if (r == 0) {
-        r = resolve_ranks(o);
+        r = resolve_session(o);
     }
     return r;
 }

@@ -21,7 +21,7 @@ int app_sim_main(int argc, char **argv) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         return APP_EXIT_USAGE;
     }
-    if (opt.frames > 0) {
+    if (opt.session.frames > 0) {
         return app_run_headless(&opt);
     }
     return app_run_viewer(&opt);

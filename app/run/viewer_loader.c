@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "signals.h"
 #include "viewer.h"
 
 int app_run_viewer(const app_options *opt) {
@@ -22,10 +23,10 @@ int app_run_viewer(const app_options *opt) {
     }
     char dir[4096], path[4200];
     if (app_program_dir(dir, sizeof dir) != 0) {
-        fprintf(stderr, "nbsim: cannot locate the viewer module %s\n", APP_VIEWER_MODULE);
+        fprintf(stderr, "nbsim: cannot locate the viewer module %s\n", VIEWER_MODULE);
         return APP_EXIT_FAILURE;
     }
-    snprintf(path, sizeof path, "%s/%s", dir, APP_VIEWER_MODULE);
+    snprintf(path, sizeof path, "%s/%s", dir, VIEWER_MODULE);
     void *module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (module == NULL) {
         fprintf(stderr,
@@ -34,13 +35,39 @@ int app_run_viewer(const app_options *opt) {
                 dlerror());
         return APP_EXIT_FAILURE;
     }
-    app_viewer_run_fn run = (app_viewer_run_fn)dlsym(module, APP_VIEWER_ENTRY);
+    viewer_run_fn run = (viewer_run_fn)dlsym(module, VIEWER_ENTRY);
     if (run == NULL) {
-        fprintf(stderr, "nbsim: %s has no entry point %s\n", path, APP_VIEWER_ENTRY);
+        fprintf(stderr, "nbsim: %s has no entry point %s\n", path, VIEWER_ENTRY);
         dlclose(module);
         return APP_EXIT_FAILURE;
     }
-    int code = run(opt);
+    sim_session_config session = opt->session;
+    session.config.stop = app_stop_flag(); /* signals.h: the backend stops on it */
+    const viewer_settings settings = {&session,
+                                      opt->width,
+                                      opt->height,
+                                      opt->vsync,
+                                      opt->exit_after,
+                                      opt->sweep,
+                                      opt->log_path,
+                                      opt->summary_path,
+                                      opt->save_state_path,
+                                      opt->dump_path,
+                                      opt->dump_every,
+                                      opt->screenshot_path,
+                                      opt->quiet,
+                                      app_stop_signals_begin,
+                                      app_stop_signals_end,
+                                      app_stop_signal,
+                                      app_signal_name};
+    viewer_outcome outcome = {SIM_OK, 0, 0};
+    run(&settings, &outcome);
     /* The module stays loaded: GL drivers may keep threads and atexit hooks in it. */
-    return code;
+    if (outcome.open_status != SIM_OK) {
+        return app_setup_exit_code(outcome.open_status);
+    }
+    if (outcome.failed) {
+        return APP_EXIT_FAILURE;
+    }
+    return outcome.signal != 0 ? 128 + outcome.signal : APP_EXIT_OK;
 }

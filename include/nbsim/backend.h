@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the simulation backends behind one interface: the double-precision CPU reference and
- * the CUDA backend. app/ drives a backend frame by frame; render/ only asks it for positions. */
+ * the CUDA backend. The session (nbsim/session.h) drives a backend frame by frame for the
+ * programs; `nbsim bench` times backends directly. */
 #ifndef SIM_BACKEND_H
 #define SIM_BACKEND_H
 
 #include <signal.h>
 
 #include "nbsim/capture.h"
-#include "cull/cull.h"
 #include "nbsim/maps.h"
 #include "nbsim/multi.h"
 #include "nbsim/state.h"
@@ -63,7 +63,7 @@ typedef struct {
     int cpu_threads;             /* CPU backend: OpenMP threads, 0 = default */
     int cull;                    /* 1 (default): cull tile pairs by their boxes; 0: full sweep */
     int cull_levels;        /* 0 auto (two above SIM_CULL_FLAT_MAX_TILES tiles), 1 or 2 passes */
-    int sort_every;         /* re-sort every this many steps; 0 = SIM_CULL_SORT_EVERY */
+    int sort_every;         /* re-sort every this many steps; 0: sim_cull_sort_every_default() */
     uint32_t cull_capacity; /* initial tile-pair list capacity; 0 = from N (tests set it small) */
     sim_multi_config multi; /* several GPUs or processes (multi.h); zeros: alone */
     /* A flag another party raises to stop the work under way (a signal handler's), read with a
@@ -201,7 +201,9 @@ sim_status sim_backend_export_positions(sim_backend *backend, sim_vec4f *dst_pos
  * (G_I, G_J) of 16 x 16 items, one thread each (sim_cull_thread_pair). levels 1: items are
  * tiles, so tile pair (I, J) was tested by the block of group (I / 16, J / 16); levels 2: items
  * are super-tiles of SIM_CULL_SUPER tiles, so (I, J) was tested as part of super pair
- * (I / 16, J / 16), itself tested by the block of group (I / 256, J / 256). */
+ * (I / 16, J / 16), itself tested by the block of group (I / 256, J / 256). SIM_CULL_GROUP and
+ * SIM_CULL_SUPER are private: programs ask sim_cull_group_size() and sim_cull_super_size()
+ * (size_limits.h). */
 typedef struct {
     int active;               /* the next step culls (config.cull and a pair map, not full) */
     int levels;               /* 1 or 2 */

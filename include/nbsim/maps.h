@@ -25,18 +25,25 @@
 extern "C" {
 #endif
 
-/* 2-simplex maps: tile pairs (I, J), 0 <= J <= I < n.
- *  id          name          label                                         paper float variant */
-#define SIM_PAIR_MAP_LIST(X)                                                                       \
-    X(BB, "bb", "bounding box", 0)                                                                 \
-    X(LTM, "ltm", "lower-triangular g(lambda), exact", 0)                                          \
-    X(LTM_SQRT, "ltm-sqrt", "g(lambda), float sqrtf (paper LTM-X)", 1)                             \
-    X(LTM_RSQRT, "ltm-rsqrt", "g(lambda), x*rsqrtf(x) (paper LTM-R)", 1)                           \
-    X(LTM_NEWTON, "ltm-newton", "g(lambda), Newton 0x5f3759df (paper LTM-N)", 1)                   \
-    X(RB, "rb", "rectangular box", 0)                                                              \
-    X(UTM, "utm", "upper-triangular map", 0)                                                       \
-    X(REC, "rec", "recursive partition", 0)                                                        \
-    X(RM, "rm", "recursive O(1) map", 0)
+/* 2-simplex maps: tile pairs (I, J), 0 <= J <= I < n. One row per map: id, block function
+ * (sim_pair_map_<fn> in maps_pair.h), name, label, paper float variant. SIM_PAIR_MAP_LIST(X)
+ * gives the rows without the function, X(id, name, label, paper); SIM_PAIR_MAP_FUNCS(X) the ids
+ * with their functions, X(id, fn), for the dispatch (sim_pair_map_block). */
+#define SIM_PAIR_MAP_TABLE(X, R)                                                                   \
+    R(X, BB, bb, "bb", "bounding box", 0)                                                          \
+    R(X, LTM, ltm, "ltm", "lower-triangular g(lambda), exact", 0)                                  \
+    R(X, LTM_SQRT, ltm_sqrt, "ltm-sqrt", "g(lambda), float sqrtf (paper LTM-X)", 1)                \
+    R(X, LTM_RSQRT, ltm_rsqrt, "ltm-rsqrt", "g(lambda), x*rsqrtf(x) (paper LTM-R)", 1)             \
+    R(X, LTM_NEWTON, ltm_newton, "ltm-newton", "g(lambda), Newton 0x5f3759df (paper LTM-N)", 1)    \
+    R(X, RB, rb, "rb", "rectangular box", 0)                                                       \
+    R(X, UTM, utm, "utm", "upper-triangular map", 0)                                               \
+    R(X, REC, rec, "rec", "recursive partition", 0)                                                \
+    R(X, RM, rm, "rm", "recursive O(1) map", 0)
+#define SIM_PAIR_MAP_LIST(X) SIM_PAIR_MAP_TABLE(X, SIM_MAP_ROW)
+#define SIM_PAIR_MAP_FUNCS(X) SIM_PAIR_MAP_TABLE(X, SIM_MAP_ROW_FN)
+/* A row of either table as the lists give it: without its block function, or only the id and it. */
+#define SIM_MAP_ROW(X, id, fn, name, label, paper) X(id, name, label, paper)
+#define SIM_MAP_ROW_FN(X, id, fn, name, label, paper) X(id, fn)
 
 typedef enum {
 #define SIM_PAIR_MAP_ENUM(id, name, label, paper) SIM_PAIR_MAP_##id,
@@ -45,12 +52,15 @@ typedef enum {
         SIM_PAIR_MAP_COUNT
 } sim_pair_map;
 
-/* 3-simplex maps: tile triples (I, J, K), 0 <= K <= J <= I < n. */
-#define SIM_TRIPLET_MAP_LIST(X)                                                                    \
-    X(BB, "bb", "bounding box", 0)                                                                 \
-    X(TETRA, "tetra", "tetrahedral g(lambda), exact", 0)                                           \
-    X(TETRA_FLOAT, "tetra-float", "tetrahedral g(lambda), float (paper)", 1)                       \
-    X(RM, "rm", "recursive O(1) map", 0)
+/* 3-simplex maps: tile triples (I, J, K), 0 <= K <= J <= I < n; rows as the pair maps' (the
+ * block function is sim_triplet_map_<fn> in maps_triplet.h). */
+#define SIM_TRIPLET_MAP_TABLE(X, R)                                                                \
+    R(X, BB, bb, "bb", "bounding box", 0)                                                          \
+    R(X, TETRA, tetra, "tetra", "tetrahedral g(lambda), exact", 0)                                 \
+    R(X, TETRA_FLOAT, tetra_float, "tetra-float", "tetrahedral g(lambda), float (paper)", 1)       \
+    R(X, RM, rm, "rm", "recursive O(1) map", 0)
+#define SIM_TRIPLET_MAP_LIST(X) SIM_TRIPLET_MAP_TABLE(X, SIM_MAP_ROW)
+#define SIM_TRIPLET_MAP_FUNCS(X) SIM_TRIPLET_MAP_TABLE(X, SIM_MAP_ROW_FN)
 
 typedef enum {
 #define SIM_TRIPLET_MAP_ENUM(id, name, label, paper) SIM_TRIPLET_MAP_##id,

@@ -2,7 +2,8 @@
  * nbsim — 2-simplex thread maps: block coordinates -> tile pair (I, J), 0 <= J <= I < n.
  *
  * Host + device (SIM_HD), C11 and CUDA. One function per map; sim_pair_map_block() switches on
- * the map, which kernels make a compile-time constant so the switch folds away. Every function
+ * the map (one case per row of SIM_PAIR_MAP_TABLE, maps.h), which kernels make a compile-time
+ * constant so the switch folds away. Every function
  * returns 1 and fills *tile when the block owns a tile pair, 0 when the block is wasted. The
  * launch parameters (grid, p[]) come from sim_pair_map_plan() in maps.c; the comment above each
  * map says what its grid and p[] are. Formulas and sources: docs/maps.md. */
@@ -332,24 +333,11 @@ SIM_HD int sim_pair_map_rm(const sim_map_launch *launch, uint32_t bx, uint32_t b
 SIM_HD int sim_pair_map_block(sim_pair_map map, const sim_map_launch *launch, uint32_t bx,
                               uint32_t by, uint32_t bz, sim_tile2 *tile) {
     switch (map) {
-    case SIM_PAIR_MAP_BB:
-        return sim_pair_map_bb(launch, bx, by, bz, tile);
-    case SIM_PAIR_MAP_LTM:
-        return sim_pair_map_ltm(launch, bx, by, bz, tile);
-    case SIM_PAIR_MAP_LTM_SQRT:
-        return sim_pair_map_ltm_sqrt(launch, bx, by, bz, tile);
-    case SIM_PAIR_MAP_LTM_RSQRT:
-        return sim_pair_map_ltm_rsqrt(launch, bx, by, bz, tile);
-    case SIM_PAIR_MAP_LTM_NEWTON:
-        return sim_pair_map_ltm_newton(launch, bx, by, bz, tile);
-    case SIM_PAIR_MAP_RB:
-        return sim_pair_map_rb(launch, bx, by, bz, tile);
-    case SIM_PAIR_MAP_UTM:
-        return sim_pair_map_utm(launch, bx, by, bz, tile);
-    case SIM_PAIR_MAP_REC:
-        return sim_pair_map_rec(launch, bx, by, bz, tile);
-    case SIM_PAIR_MAP_RM:
-        return sim_pair_map_rm(launch, bx, by, bz, tile);
+#define SIM_PAIR_MAP_CASE(id, fn)                                                                  \
+    case SIM_PAIR_MAP_##id:                                                                        \
+        return sim_pair_map_##fn(launch, bx, by, bz, tile);
+        SIM_PAIR_MAP_FUNCS(SIM_PAIR_MAP_CASE)
+#undef SIM_PAIR_MAP_CASE
     default:
         return 0;
     }

@@ -247,14 +247,11 @@ SIM_HD int sim_triplet_map_rm(const sim_map_launch *launch, uint32_t bx, uint32_
 SIM_HD int sim_triplet_map_block(sim_triplet_map map, const sim_map_launch *launch, uint32_t bx,
                                  uint32_t by, uint32_t bz, sim_tile3 *tile) {
     switch (map) {
-    case SIM_TRIPLET_MAP_BB:
-        return sim_triplet_map_bb(launch, bx, by, bz, tile);
-    case SIM_TRIPLET_MAP_TETRA:
-        return sim_triplet_map_tetra(launch, bx, by, bz, tile);
-    case SIM_TRIPLET_MAP_TETRA_FLOAT:
-        return sim_triplet_map_tetra_float(launch, bx, by, bz, tile);
-    case SIM_TRIPLET_MAP_RM:
-        return sim_triplet_map_rm(launch, bx, by, bz, tile);
+#define SIM_TRIPLET_MAP_CASE(id, fn)                                                               \
+    case SIM_TRIPLET_MAP_##id:                                                                     \
+        return sim_triplet_map_##fn(launch, bx, by, bz, tile);
+        SIM_TRIPLET_MAP_FUNCS(SIM_TRIPLET_MAP_CASE)
+#undef SIM_TRIPLET_MAP_CASE
     default:
         return 0;
     }

@@ -19,6 +19,8 @@ extern "C" {
 
 /* Ranks a process runs on its own: worker threads, one device each. */
 #define SIM_MAX_LOCAL_RANKS 64
+/* Ranks a run may have (GPUs over all processes). */
+#define SIM_MAX_RANKS 1024
 
 typedef struct {
     int world;  /* ranks in the whole run; 0 or 1: alone, one device (the default) */

@@ -14,34 +14,45 @@
 extern "C" {
 #endif
 
-/* id, scene key, flag, value name, rule (what an error says the value must be), help line.
+/* id, field of sim_params, scene key, flag, value name, rule (what an error says the value must
+ * be), help line. SIM_PARAM_LIST(X) gives the rows without the field, X(id, key, flag, value,
+ * rule, help), for the names and rules; SIM_PARAM_FIELDS(X) the ids with their fields, X(id,
+ * field), for code that copies a parameter by id (the session's overrides).
  * The bounds are wide but finite: the GPU computes in float (~3.4e38), so a parameter that
  * overflows there, or a step so long that nothing can be resolved, is refused up front. */
-#define SIM_PARAM_LIST(X)                                                                          \
-    X(DT, "dt", "--dt", "S", "a time step in [0, 1000] s (0: the default step)",                   \
+#define SIM_PARAM_TABLE(X, R)                                                                      \
+    R(X, DT, dt, "dt", "--dt", "S", "a time step in [0, 1000] s (0: the default step)",            \
       "time step [s] (default: contact time / 50, finer for strong damping)")                      \
-    X(STIFFNESS, "stiffness", "--stiffness", "K", "a stiffness in (0, 1e20]",                      \
+    R(X, STIFFNESS, stiffness, "stiffness", "--stiffness", "K", "a stiffness in (0, 1e20]",        \
       "contact stiffness [N/m, or N/m^1.5 for hertz]")                                             \
-    X(RESTITUTION, "restitution", "--restitution", "E", "a restitution coefficient in (0, 1]",     \
-      "normal restitution coefficient, 0 < E <= 1")                                                \
-    X(GRAVITY, "gravity", "--gravity", "GX,GY,GZ", "three numbers gx,gy,gz, each in [-1e6, 1e6]",  \
-      "gravity [m/s^2]")                                                                           \
-    X(BOX, "box_half", "--box", "L", "a half-width in (0, 1e9] m", "half-width of the box [m]")    \
-    X(ATM_NU, "atm_nu", "--atm-nu", "NU", "a number in [-1e30, 1e30]", "ATM strength [J m^9]")     \
-    X(ATM_CUTOFF, "atm_cutoff", "--atm-cutoff", "R", "a distance in [0, 1e9] m (0: none)",         \
+    R(X, RESTITUTION, restitution, "restitution", "--restitution", "E",                            \
+      "a restitution coefficient in (0, 1]", "normal restitution coefficient, 0 < E <= 1")         \
+    R(X, GRAVITY, gravity, "gravity", "--gravity", "GX,GY,GZ",                                     \
+      "three numbers gx,gy,gz, each in [-1e6, 1e6]", "gravity [m/s^2]")                            \
+    R(X, BOX, box_half, "box_half", "--box", "L", "a half-width in (0, 1e9] m",                    \
+      "half-width of the box [m]")                                                                 \
+    R(X, ATM_NU, atm_nu, "atm_nu", "--atm-nu", "NU", "a number in [-1e30, 1e30]",                  \
+      "ATM strength [J m^9]")                                                                      \
+    R(X, ATM_CUTOFF, atm_cutoff, "atm_cutoff", "--atm-cutoff", "R",                                \
+      "a distance in [0, 1e9] m (0: none)",                                                        \
       "ATM cut-off on each of the three distances [m] (0: none)")                                  \
-    X(STEPS, "steps_per_frame", "--steps-per-frame", "K", "a whole number in 1..100000",           \
-      "integration steps per frame / log row (default 1)")                                         \
-    X(FRICTION, "friction", "--friction", "MU", "a friction coefficient in [0, 10]",               \
+    R(X, STEPS, steps_per_frame, "steps_per_frame", "--steps-per-frame", "K",                      \
+      "a whole number in 1..100000", "integration steps per frame / log row (default 1)")         \
+    R(X, FRICTION, friction, "friction", "--friction", "MU", "a friction coefficient in [0, 10]",  \
       "sliding friction coefficient (default 0: none, and no rotation)")                           \
-    X(ROLLING_FRICTION, "rolling_friction", "--rolling-friction", "MU_R",                          \
+    R(X, ROLLING_FRICTION, rolling_friction, "rolling_friction", "--rolling-friction", "MU_R",      \
       "a rolling friction coefficient in [0, 10]",                                                 \
       "rolling resistance: torque up to MU_R R_eff F_n (default 0)")                               \
-    X(STIFFNESS_RATIO, "stiffness_ratio", "--stiffness-ratio", "R", "a ratio in (0, 10]",          \
-      "tangential / normal contact stiffness (default 2/7)")                                       \
-    X(TANGENTIAL_DAMPING, "tangential_damping", "--tangential-damping", "X|auto",                  \
-      "a factor in [0, 10] or auto",                                                               \
+    R(X, STIFFNESS_RATIO, stiffness_ratio, "stiffness_ratio", "--stiffness-ratio", "R",            \
+      "a ratio in (0, 10]", "tangential / normal contact stiffness (default 2/7)")                 \
+    R(X, TANGENTIAL_DAMPING, tangential_damping, "tangential_damping", "--tangential-damping",     \
+      "X|auto", "a factor in [0, 10] or auto",                                                     \
       "tangential / normal dashpot (auto: the normal damping ratio)")
+#define SIM_PARAM_LIST(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW)
+#define SIM_PARAM_FIELDS(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW_FIELD)
+#define SIM_PARAM_ROW(X, id, field, key, flag, value, rule, help)                                  \
+    X(id, key, flag, value, rule, help)
+#define SIM_PARAM_ROW_FIELD(X, id, field, key, flag, value, rule, help) X(id, field)
 
 /* The tangential stiffness of the friction model when none is given: k_t = 2/7 k_n, the ratio at
  * which a solid sphere's tangential contact oscillation has the period of the normal one. */

@@ -2,7 +2,8 @@
  * nbsim — the largest N a configuration can run, known before anything is allocated: the pair
  * maps cover at most SIM_MAX_TILES_2D tiles per side and the triplet maps SIM_MAX_TILES_3D
  * (maps.h), so N is at most tiles x bodies per tile. Callers check N against it before building a
- * scene or reading a scene file, so a size that cannot run costs neither time nor memory. */
+ * scene or reading a scene file, so a size that cannot run costs neither time nor memory. Also
+ * the other sizes programs count the work in: the culling's, the body triples of a tile triple. */
 #ifndef SIM_SIZE_LIMITS_H
 #define SIM_SIZE_LIMITS_H
 
@@ -30,6 +31,19 @@ uint32_t sim_triplet_max_bodies(void);
 #define SIM_TCULL_MAX_TILES 65535u
 /* Their bodies: SIM_TCULL_MAX_TILES x SIM_TRIPLET_TILE = 2,097,120. */
 uint32_t sim_triplet_culled_max_bodies(void);
+
+/* The culling's fixed sizes, for programs that show or count its work (the viewer's map inset,
+ * the benchmarks); sim/cull/cull.h says why they are what they are. Items (tiles, or super-tiles
+ * in a top pass) per side of a culling block: 16. Tiles per side of a super-tile of the two-level
+ * cull: 16. Steps between re-sorts when sim_backend_config.sort_every is 0 (the default): 50. */
+uint32_t sim_cull_group_size(void);
+uint32_t sim_cull_super_size(void);
+int sim_cull_sort_every_default(void);
+
+/* Body triples that tile triple t (I >= J >= K) of tiles of rho bodies holds, each counted once:
+ * rho^3 for distinct tiles, where tiles coincide only the strictly ordered bodies (design notes
+ * §1). A partly filled last tile is counted full (an upper bound there). */
+uint64_t sim_tile3_body_triples(sim_tile3 t, uint32_t rho);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,12 @@ sim_status sim_state_check_bodies(const sim_state *state, sim_error *err);
 uint64_t sim_state_coincident_pairs(const sim_state *state, uint32_t *i, uint32_t *j);
 
 /* Model and integration parameters. Units are SI-like but arbitrary as long as consistent. */
+/* A number that may be left to a default ("auto"): value counts only when set is 1. */
+typedef struct {
+    double value;
+    int set;
+} sim_optional_value;
+
 typedef struct sim_params {
     double dt;            /* time step [s]; 0 = derive from the contact time (t_c / 50) */
     double stiffness;     /* contact stiffness k [N/m] (linear) or [N/m^1.5] (Hertz) */
@@ -50,8 +56,9 @@ typedef struct sim_params {
     double friction;            /* sliding friction coefficient mu; 0 = none (no rotation) */
     double rolling_friction;    /* rolling resistance coefficient mu_r; 0 = none */
     double stiffness_ratio;     /* tangential / normal stiffness; 0 = SIM_DEFAULT_STIFFNESS_RATIO */
-    double tangential_damping;  /* tangential / normal dashpot, when tangential_damping_set */
-    int tangential_damping_set; /* 0: auto, sqrt(stiffness ratio) (the normal damping ratio) */
+    /* tangential / normal dashpot factor when .set; .set 0: auto, sqrt(stiffness ratio) (the
+     * normal damping ratio). One field, so that copying the parameter copies whether it is set. */
+    sim_optional_value tangential_damping;
 } sim_params;
 
 sim_params sim_params_default(void);

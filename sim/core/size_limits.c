@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the largest N a configuration can run. */
+ * nbsim — the largest N a configuration can run, and the sizes the culling works in. */
 #include "nbsim/size_limits.h"
+
+#include "cull/cull.h"
+#include "cull/triplet_cull.h"
 
 uint32_t sim_pair_tile_max(void) {
     uint32_t best = 0;
@@ -32,4 +35,20 @@ uint32_t sim_backend_max_bodies(const sim_backend_config *config, int triplets) 
     const uint32_t pairs = sim_pair_max_bodies(config->tile);
     const uint32_t triples = sim_triplet_max_bodies();
     return triplets && triples < pairs ? triples : pairs;
+}
+
+uint32_t sim_cull_group_size(void) {
+    return SIM_CULL_GROUP;
+}
+
+uint32_t sim_cull_super_size(void) {
+    return SIM_CULL_SUPER;
+}
+
+int sim_cull_sort_every_default(void) {
+    return SIM_CULL_SORT_EVERY;
+}
+
+uint64_t sim_tile3_body_triples(sim_tile3 t, uint32_t rho) {
+    return sim_tcull_body_triples(t.i, t.j, t.k, rho); /* the culled sweep's own count */
 }

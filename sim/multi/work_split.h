@@ -27,13 +27,11 @@
 #define SIM_WORK_SPLIT_H
 
 #include "nbsim/maps.h"
+#include "nbsim/multi.h" /* SIM_MAX_RANKS */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Ranks a run may have (GPUs over all processes). */
-#define SIM_MAX_RANKS 1024
 
 /* A rectangular part of one launch of a plan: blocks origin + [0, grid) per axis. */
 typedef struct {

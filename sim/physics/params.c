@@ -163,8 +163,8 @@ static void put(sim_params *p, sim_param_id id, double v) {
         p->stiffness_ratio = v;
         break;
     case SIM_PARAM_TANGENTIAL_DAMPING:
-        p->tangential_damping = v;
-        p->tangential_damping_set = 1;
+        p->tangential_damping.value = v;
+        p->tangential_damping.set = 1;
         break;
     default:
         SIM_ASSERT(!"not a scalar parameter");
@@ -182,8 +182,8 @@ sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_e
         return SIM_OK;
     }
     if (id == SIM_PARAM_TANGENTIAL_DAMPING && strcmp(text, "auto") == 0) {
-        p->tangential_damping = 0.0;
-        p->tangential_damping_set = 0;
+        p->tangential_damping.value = 0.0;
+        p->tangential_damping.set = 0;
         return SIM_OK;
     }
     double v = 0.0;
@@ -207,7 +207,7 @@ sim_status sim_params_check(const sim_params *p, sim_error *err) {
         [SIM_PARAM_ROLLING_FRICTION] = p->rolling_friction,
         /* 0 is the zero-initialised field (the default ratio); a text "0" is refused. */
         [SIM_PARAM_STIFFNESS_RATIO] = p->stiffness_ratio == 0.0 ? 1.0 : p->stiffness_ratio,
-        [SIM_PARAM_TANGENTIAL_DAMPING] = p->tangential_damping,
+        [SIM_PARAM_TANGENTIAL_DAMPING] = p->tangential_damping.value,
     };
     for (int id = 0; id < SIM_PARAM_COUNT; ++id) {
         if (id == SIM_PARAM_GRAVITY) {
@@ -227,9 +227,9 @@ sim_status sim_params_check(const sim_params *p, sim_error *err) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "hertz = %d and triplets = %d must be 0 or 1",
                         p->hertz, p->triplets);
     }
-    if (p->tangential_damping_set != 0 && p->tangential_damping_set != 1) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "tangential_damping_set = %d must be 0 or 1",
-                        p->tangential_damping_set);
+    if (p->tangential_damping.set != 0 && p->tangential_damping.set != 1) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "tangential_damping.set = %d must be 0 or 1",
+                        p->tangential_damping.set);
     }
     return SIM_OK;
 }

@@ -163,7 +163,7 @@ sim_physics sim_physics_from_params(const sim_params *p) {
      * k_t = ratio 3/2 k d^(1/2), Mindlin's 8 G_eff a for ratio = 2 (1 - nu) / (2 - nu). */
     ph.tangential_stiffness = p->hertz ? 1.5 * ratio * p->stiffness : ratio * p->stiffness;
     /* auto: gamma_t = 2 zeta sqrt(k_t m_eff), the normal damping ratio on the tangential spring. */
-    ph.tangential_damping = p->tangential_damping_set ? p->tangential_damping : sqrt(ratio);
+    ph.tangential_damping = p->tangential_damping.set ? p->tangential_damping.value : sqrt(ratio);
     return ph;
 }
 

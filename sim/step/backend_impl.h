@@ -3,6 +3,7 @@
 #ifndef SIM_BACKEND_IMPL_H
 #define SIM_BACKEND_IMPL_H
 
+#include "cull/cull.h" /* the culling's sizes (before, through nbsim/backend.h) */
 #include "nbsim/backend.h"
 #include "multi/comm.h"
 #include "multi/work_split.h"

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     sim_error err;
-    if (sim_params_check(&options.params, &err) != SIM_OK) {
+    if (sim_params_check(&options.session.params, &err) != SIM_OK) {
         abort(); /* the command line accepted what a backend refuses */
     }
     (void)app_options_check_outputs(&options, &err);

@@ -2,20 +2,24 @@
  * nbsim — what happens around every frame of a run, written once for the headless loop and the
  * viewer: the step, the energies when due, a row of the timing log, the statistics for the
  * summary, and the notices the session has for the user. */
-#ifndef APP_RUN_LOOP_H
-#define APP_RUN_LOOP_H
+#ifndef SIM_RUN_LOOP_H
+#define SIM_RUN_LOOP_H
 
-#include "run_stats.h"
-#include "session.h"
-#include "timing_log.h"
+#include "nbsim/run_stats.h"
+#include "nbsim/session.h"
+#include "nbsim/timing_log.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Receives one notice line (without the "nbsim: " prefix). */
-typedef void (*app_notice_fn)(void *ctx, const char *line);
+typedef void (*sim_notice_fn)(void *ctx, const char *line);
 
 typedef struct {
-    app_session *session;
-    app_timing_log log;  /* rows are written while log.file != NULL */
-    app_run_stats stats; /* per-step times of every frame run */
+    sim_session *session;
+    sim_timing_log log;  /* rows are written while log.file != NULL */
+    sim_run_stats stats; /* per-step times of every frame run */
     int energy_every;    /* energies on frames 1, 1 + K, 1 + 2K, ... (and a run's last); 0 never */
     /* A run over processes: the energies are an all-reduce over the ranks, so every rank
      * computes them on the schedule, with or without a log of its own (rank 0 too, after a full
@@ -24,19 +28,21 @@ typedef struct {
      * others would wait for its energies in the next all-reduce anyway); --energy-every 0 turns
      * them off everywhere. */
     int energy_collective;
-    app_notice_fn notice; /* where notices go; NULL drops them (--quiet) */
+    sim_notice_fn notice; /* where notices go; NULL drops them (--quiet) */
     void *notice_ctx;
     sim_error log_error; /* status != SIM_OK: a log row failed and the log was dropped */
-} app_run;
+} sim_run;
 
 /* One frame. `last`: the run's final frame (energies are logged for it). A failed step returns
  * its error. A failed log row (a full disk) drops the log, records why in r->log_error, passes
  * it on as a notice, and the frame still counts: the headless loop then stops, the viewer
  * keeps running without recording. */
-sim_status app_run_frame(app_run *r, int last, sim_frame_timing *t, sim_error *err);
+sim_status sim_run_frame(sim_run *r, int last, sim_frame_timing *t, sim_error *err);
 /* Hands the session's pending notices to r->notice, one line each. */
-void app_run_notices(app_run *r);
-/* The notice function of a terminal program: each line on stderr as "nbsim: LINE". */
-void app_print_notice(void *ctx, const char *line);
+void sim_run_notices(sim_run *r);
 
-#endif /* APP_RUN_LOOP_H */
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIM_RUN_LOOP_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — per-step kernel statistics and the run summary. */
-#include "run_stats.h"
+#include "nbsim/run_stats.h"
 
 #include "nbsim/output_file.h"
 
@@ -9,16 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kernel_names[APP_KERNEL_COUNT] = {
-#define APP_KERNEL_NAME(id, name, ms) name,
-    APP_KERNEL_LIST(APP_KERNEL_NAME)
-#undef APP_KERNEL_NAME
+static const char *const kernel_names[SIM_RUN_KERNEL_COUNT] = {
+#define SIM_RUN_KERNEL_NAME(id, name, ms) name,
+    SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_NAME)
+#undef SIM_RUN_KERNEL_NAME
 };
 
-sim_status app_run_stats_add(app_run_stats *rs, const sim_frame_timing *t, sim_error *err) {
+sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_error *err) {
     if (rs->count == rs->capacity) {
         size_t cap = rs->capacity ? rs->capacity * 2 : 1024;
-        for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
+        for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
             double *grown = realloc(rs->ms[k], cap * sizeof *grown);
             if (grown == NULL) {
                 return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot grow timing statistics");
@@ -28,21 +28,22 @@ sim_status app_run_stats_add(app_run_stats *rs, const sim_frame_timing *t, sim_e
         rs->capacity = cap;
     }
     double steps = t->steps > 0 ? (double)t->steps : 1.0;
-#define APP_KERNEL_STORE(id, name, expr) rs->ms[APP_KERNEL_##id][rs->count] = (expr) / steps;
-    APP_KERNEL_LIST(APP_KERNEL_STORE)
-#undef APP_KERNEL_STORE
+#define SIM_RUN_KERNEL_STORE(id, name, expr)                                                       \
+    rs->ms[SIM_RUN_KERNEL_##id][rs->count] = (expr) / steps;
+    SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_STORE)
+#undef SIM_RUN_KERNEL_STORE
     rs->culled |= t->culled;
     rs->triplet_culled |= t->triplet_culled;
     rs->count++;
     return SIM_OK;
 }
 
-app_stats app_run_stats_get(const app_run_stats *rs, app_kernel k) {
-    return app_stats_of(rs->ms[k], rs->count);
+sim_stats sim_run_stats_get(const sim_run_stats *rs, sim_run_kernel k) {
+    return sim_stats_of(rs->ms[k], rs->count);
 }
 
-void app_run_stats_free(app_run_stats *rs) {
-    for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
+void sim_run_stats_free(sim_run_stats *rs) {
+    for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
         free(rs->ms[k]);
         rs->ms[k] = NULL;
     }
@@ -53,30 +54,32 @@ static double rate(uint64_t count, double ms) {
     return ms > 0.0 ? (double)count / (ms * 1e-3) : 0.0;
 }
 
-void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *out) {
+void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *out) {
     fprintf(out, "%llu frame%s, per step: median / p95 / min / max [ms]%s\n",
             (unsigned long long)rs->count, rs->count == 1 ? "" : "s",
             s->gpus > 1 ? " (slowest rank; comm: the all-reduce)" : "");
-    for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
-        if ((k == APP_KERNEL_TRIPLET && !s->params.triplets) ||
-            (k == APP_KERNEL_COMM && s->gpus <= 1) ||
-            (k == APP_KERNEL_TRIPLET_CULL && !rs->triplet_culled) ||
-            ((k == APP_KERNEL_SORT || k == APP_KERNEL_CULL || k == APP_KERNEL_CONTACT) &&
+    for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
+        if ((k == SIM_RUN_KERNEL_TRIPLET && !s->params.triplets) ||
+            (k == SIM_RUN_KERNEL_COMM && s->gpus <= 1) ||
+            (k == SIM_RUN_KERNEL_TRIPLET_CULL && !rs->triplet_culled) ||
+            ((k == SIM_RUN_KERNEL_SORT || k == SIM_RUN_KERNEL_CULL ||
+              k == SIM_RUN_KERNEL_CONTACT) &&
              !rs->culled)) {
             continue;
         }
-        app_stats st = app_run_stats_get(rs, (app_kernel)k);
+        sim_stats st = sim_run_stats_get(rs, (sim_run_kernel)k);
         fprintf(out, "  %-10s %10.4f %10.4f %10.4f %10.4f\n", kernel_names[k], st.median, st.p95,
                 st.min, st.max);
     }
     /* Culled, the contact phase does not test every pair: its rate is what a brute-force sweep
      * would need to match it. */
-    app_stats pair = app_run_stats_get(rs, rs->culled ? APP_KERNEL_CONTACT : APP_KERNEL_PAIR);
+    sim_stats pair =
+        sim_run_stats_get(rs, rs->culled ? SIM_RUN_KERNEL_CONTACT : SIM_RUN_KERNEL_PAIR);
     fprintf(out, "  unique pairs/s   %.4g  (%llu unique pairs per step, at the median%s)\n",
             rate(s->unique_pairs, pair.median), (unsigned long long)s->unique_pairs,
             rs->culled ? "; culled: effective, over the whole contact phase" : "");
     if (s->params.triplets) {
-        app_stats tri = app_run_stats_get(rs, APP_KERNEL_TRIPLET);
+        sim_stats tri = sim_run_stats_get(rs, SIM_RUN_KERNEL_TRIPLET);
         fprintf(out, "  unique triples/s %.4g  (%llu unique triples per step, at the median%s)\n",
                 rate(s->unique_triples, tri.median), (unsigned long long)s->unique_triples,
                 rs->triplet_culled ? "; culled by the cut-off: effective, the ATM kernel alone"
@@ -99,13 +102,13 @@ static void put_json_string(FILE *f, const char *text) {
     fputc('"', f);
 }
 
-sim_status app_run_stats_write_json(const app_run_stats *rs, const app_run_info *s,
-                                    const app_run_end *end, const char *path, sim_error *err) {
-    return app_run_stats_write_json_maps(rs, s, end, NULL, path, err);
+sim_status sim_run_stats_write_json(const sim_run_stats *rs, const sim_run_info *s,
+                                    const sim_run_end *end, const char *path, sim_error *err) {
+    return sim_run_stats_write_json_maps(rs, s, end, NULL, path, err);
 }
 
-sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_info *s,
-                                         const app_run_end *end, const app_map_compare *maps,
+sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_info *s,
+                                         const sim_run_end *end, const sim_map_compare *maps,
                                          const char *path, sim_error *err) {
     sim_output out;
     SIM_TRY(sim_output_open(&out, path, err));
@@ -153,15 +156,16 @@ sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_
         return sim_output_commit(&out, err);
     }
     fprintf(f, "  \"ms_per_step\": {\n");
-    for (int k = 0; k < APP_KERNEL_COUNT; ++k) {
-        app_stats st = app_run_stats_get(rs, (app_kernel)k);
+    for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
+        sim_stats st = sim_run_stats_get(rs, (sim_run_kernel)k);
         fprintf(f,
                 "    \"%s\": {\"median\": %.6g, \"p95\": %.6g, \"min\": %.6g, \"max\": %.6g}%s\n",
                 kernel_names[k], st.median, st.p95, st.min, st.max,
-                k + 1 < APP_KERNEL_COUNT ? "," : "");
+                k + 1 < SIM_RUN_KERNEL_COUNT ? "," : "");
     }
-    app_stats pair = app_run_stats_get(rs, rs->culled ? APP_KERNEL_CONTACT : APP_KERNEL_PAIR);
-    app_stats tri = app_run_stats_get(rs, APP_KERNEL_TRIPLET);
+    sim_stats pair =
+        sim_run_stats_get(rs, rs->culled ? SIM_RUN_KERNEL_CONTACT : SIM_RUN_KERNEL_PAIR);
+    sim_stats tri = sim_run_stats_get(rs, SIM_RUN_KERNEL_TRIPLET);
     fprintf(f,
             "  },\n  \"culled\": %s,\n  \"triplet_culled\": %s,\n  \"pairs_per_s\": %.6g,\n"
             "  \"triples_per_s\": %.6g",
@@ -170,7 +174,7 @@ sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_
             s->params.triplets ? rate(s->unique_triples, tri.median) : 0.0);
     if (maps != NULL) {
         fputs(",\n  \"map_comparison\": ", f);
-        app_map_compare_write_json(maps, c->kind == SIM_BACKEND_CUDA, f, 2);
+        sim_map_compare_write_json(maps, c->kind == SIM_BACKEND_CUDA, f, 2);
     }
     fputs("\n}\n", f);
     return sim_output_commit(&out, err);

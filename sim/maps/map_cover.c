@@ -1,17 +1,11 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — map coverage pictures for the viewer's inset. */
-#include "map_cover.h"
+ * nbsim — which launch and block covers each part of a map's domain (the viewer's map inset). */
+#include "nbsim/map_cover.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "nbsim/maps_check.h"
-#include "map_palette.h"
-
-/* Grey for the bounding box's idle blocks, in two tones so the stripes read as "not work". */
-static const app_rgb waste_dark = {0x58, 0x5C, 0x64}, waste_light = {0x74, 0x78, 0x80};
-/* A tile of the domain no sampled block produced: only a broken map leaves one when exact. */
-static const app_rgb hole = {0x10, 0x10, 0x10};
 
 typedef struct {
     float order_sum; /* sum of the blocks' positions in their launch's order, 0..1 */
@@ -22,7 +16,7 @@ typedef struct {
 } cell_acc;
 
 typedef struct {
-    app_map_cover *c;
+    sim_map_cover *c;
     const sim_map_plan *plan;
     uint32_t span; /* tiles per side of one of the plan's items */
     cell_acc *acc;
@@ -51,7 +45,7 @@ static void visit(builder *b, int launch, uint32_t bx, uint32_t by, uint32_t bz,
     if (!sim_map_run_block(b->plan, launch, bx, by, bz, t)) {
         return;
     }
-    const app_map_cover *c = b->c;
+    const sim_map_cover *c = b->c;
     uint32_t row = t[0], col = t[1];
     if (c->dim == 3) { /* the layer's triangle: rows J, columns K */
         if (t[0] != c->layer) {
@@ -97,7 +91,7 @@ static void run_sample(builder *b) {
     const double phi = 0.6180339887498949;
     const sim_map_plan *plan = b->plan;
     double x = 0.0;
-    for (uint32_t k = 0; k < APP_MAP_COVER_SAMPLES; ++k) {
+    for (uint32_t k = 0; k < SIM_MAP_COVER_SAMPLES; ++k) {
         x += phi;
         x -= (double)(uint64_t)x;
         const uint64_t g = (uint64_t)(x * (double)plan->blocks);
@@ -109,18 +103,11 @@ static void run_sample(builder *b) {
     }
 }
 
-static void put(uint8_t *px, app_rgb c, uint8_t alpha) {
-    px[0] = c.r;
-    px[1] = c.g;
-    px[2] = c.b;
-    px[3] = alpha;
+sim_status sim_map_cover_build(sim_map_cover *c, const sim_map_plan *plan, sim_error *err) {
+    return sim_map_cover_build_grouped(c, plan, plan->n, 1u, err);
 }
 
-sim_status app_map_cover_build(app_map_cover *c, const sim_map_plan *plan, sim_error *err) {
-    return app_map_cover_build_grouped(c, plan, plan->n, 1u, err);
-}
-
-sim_status app_map_cover_build_grouped(app_map_cover *c, const sim_map_plan *plan, uint32_t tiles,
+sim_status sim_map_cover_build_grouped(sim_map_cover *c, const sim_map_plan *plan, uint32_t tiles,
                                        uint32_t span, sim_error *err) {
     SIM_ASSERT(span >= 1u && (plan->dim == 2 || span == 1u));
     memset(c, 0, sizeof *c);
@@ -129,7 +116,7 @@ sim_status app_map_cover_build_grouped(app_map_cover *c, const sim_map_plan *pla
     c->n = tiles;
     c->span = span;
     c->layer = plan->n > 0 ? plan->n - 1u : 0u;
-    c->per_cell = (tiles + APP_MAP_COVER_SIDE - 1u) / APP_MAP_COVER_SIDE;
+    c->per_cell = (tiles + SIM_MAP_COVER_SIDE - 1u) / SIM_MAP_COVER_SIDE;
     c->per_cell = c->per_cell > 0u ? c->per_cell : 1u;
     c->side = (tiles + c->per_cell - 1u) / c->per_cell;
     c->launches = plan->launch_count;
@@ -137,8 +124,8 @@ sim_status app_map_cover_build_grouped(app_map_cover *c, const sim_map_plan *pla
     c->useful = plan->useful;
     c->waste = plan->dim == 2 ? plan->map == SIM_PAIR_MAP_BB : plan->map == SIM_TRIPLET_MAP_BB;
     /* 3-D keeps only one layer's blocks: sampling would leave it nearly empty. */
-    c->exact = plan->blocks <= (plan->dim == 3 ? 64ull * APP_MAP_COVER_EXACT : APP_MAP_COVER_EXACT);
-    c->per_block = c->exact && tiles <= APP_MAP_COVER_BLOCK_TILES;
+    c->exact = plan->blocks <= (plan->dim == 3 ? 64ull * SIM_MAP_COVER_EXACT : SIM_MAP_COVER_EXACT);
+    c->per_block = c->exact && tiles <= SIM_MAP_COVER_BLOCK_TILES;
     if (c->side == 0u) {
         return SIM_OK;
     }
@@ -163,31 +150,22 @@ sim_status app_map_cover_build_grouped(app_map_cover *c, const sim_map_plan *pla
     } else {
         run_sample(&b);
     }
-    for (uint32_t row = 0; row < c->side; ++row) {
-        for (uint32_t col = 0; col < c->side; ++col) {
-            const cell_acc *a = &b.acc[row * c->side + col];
-            uint8_t *px = &c->rgba[(row * c->side + col) * 4u];
-            if (col > row) {
-                const app_rgb w = (row + col) % 4u < 2u ? waste_dark : waste_light;
-                put(px, w, c->waste ? 255 : 0);
-            } else if (a->hits == 0) {
-                put(px, hole, c->exact ? 255 : 0); /* sampled: a cell the sample missed */
-            } else if (c->per_block) {
-                const uint64_t block = a->first - 1u;
-                put(px, app_map_block_colour(a->vote, block - b.first[a->vote]), 255);
-            } else {
-                put(px, app_map_order_colour(a->vote, a->order_sum / (float)a->hits), 255);
-            }
-        }
+    for (uint32_t k = 0; k < c->side * c->side; ++k) {
+        const cell_acc *a = &b.acc[k];
+        sim_map_cover_cell *cell = &c->cell[k];
+        cell->launch = a->hits > 0 ? a->vote : -1;
+        cell->hits = a->hits;
+        cell->order = a->hits > 0 ? a->order_sum / (float)a->hits : 0.0f;
+        cell->block = a->hits > 0 ? (a->first - 1u) - b.first[a->vote] : 0u;
     }
     free(b.acc);
     return SIM_OK;
 }
 
-uint32_t app_map_cover_light(const app_map_cover *c, const sim_tile2 *pairs, uint64_t count,
-                             uint8_t *rgba) {
+uint32_t sim_map_cover_light(const sim_map_cover *c, const sim_tile2 *pairs, uint64_t count,
+                             double *share) {
     const uint32_t cells = c->side * c->side;
-    memset(rgba, 0, (size_t)cells * 4u);
+    memset(share, 0, (size_t)cells * sizeof *share);
     if (c->dim != 2 || cells == 0u) {
         return 0;
     }
@@ -198,7 +176,7 @@ uint32_t app_map_cover_light(const app_map_cover *c, const sim_tile2 *pairs, uin
     }
     for (uint64_t p = 0; p < count; ++p) {
         if (pairs[p].i < c->n && pairs[p].j <= pairs[p].i) {
-            hits[app_map_cover_cell(c, pairs[p].i, pairs[p].j)]++;
+            hits[sim_map_cover_index(c, pairs[p].i, pairs[p].j)]++;
         }
     }
     uint32_t lit = 0;
@@ -214,10 +192,7 @@ uint32_t app_map_cover_light(const app_map_cover *c, const sim_tile2 *pairs, uin
             const uint64_t cols =
                 c->n - col * c->per_cell < c->per_cell ? c->n - col * c->per_cell : c->per_cell;
             const uint64_t in_cell = row == col ? rows * (rows + 1u) / 2u : rows * cols;
-            const double share = in_cell > 0u ? (double)h / (double)in_cell : 1.0;
-            const app_rgb white = {0xFF, 0xFF, 0xF0};
-            put(&rgba[(row * c->side + col) * 4u], white,
-                (uint8_t)(90.0 + 165.0 * (share > 1.0 ? 1.0 : share)));
+            share[row * c->side + col] = in_cell > 0u ? (double)h / (double)in_cell : 1.0;
             ++lit;
         }
     }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — opening a simulation (scene, resolved settings, backend) and everything that reaches
- * the backend afterwards. */
-#include "session.h"
+ * nbsim — opening a session: the scene (built-in, a file, or the caller's arrays) checked against
+ * what the run can take, and the settings resolved for it from the config and the machine (the
+ * backend and the ranks' devices, triplets for auto, the step, the tile and where the maps come
+ * from, the settings check of a run over processes); then the backend, and closing. */
+#include "session/session_impl.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,97 +12,48 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "autotune.h"
+#include "nbsim/autotune.h"
 #include "nbsim/dist.h"
-#include "physics/physics.h"
 #include "nbsim/scene.h"
-#include "signals.h"
 #include "nbsim/size_limits.h"
+#include "physics/physics.h"
 
-/* Triplets (auto) stay on while a step's unique triples fit this budget: about 10 ms per step
- * on a current GPU at ~2e11 triples/s, and well under a second per frame on a CPU core. A scene
- * built around triplets keeps them in the viewer up to this factor more (seconds per frame). */
-#define APP_AUTO_TRIPLES_CUDA 2.0e9
-#define APP_AUTO_TRIPLES_CPU 2.0e6
-#define APP_AUTO_TRIPLES_VIEWER_FACTOR 100.0
-/* With an ATM cut-off and culling the triplet work grows like N (sim/cull/triplet_cull.h): they stay
- * on up to this many bodies (the `triplets` scene at a 3 m cut-off: ~20 ms per step expected at
- * 131,072 on an H100, bench/README.md; ~1 s per step at 4,096 on two CPU cores). */
-#define APP_AUTO_CULLED_TRIPLETS_N_CUDA 131072u
-#define APP_AUTO_CULLED_TRIPLETS_N_CPU 4096u
+/* Rough ATM triples per second (sim_session_triples_per_s): a current GPU, one CPU core. */
+#define TRIPLES_PER_S_CUDA 2e11
+#define TRIPLES_PER_S_CPU 2e7
+/* Triplets (auto) stay on while a step's unique triples fit a budget: about 10 ms per step on a
+ * GPU (2e9 triples), 0.1 s on a CPU core (2e6), well under a second per frame. A scene built
+ * around triplets keeps them in the viewer up to this factor more (seconds per frame). */
+#define AUTO_TRIPLES_CUDA (TRIPLES_PER_S_CUDA / 100.0)
+#define AUTO_TRIPLES_CPU (TRIPLES_PER_S_CPU / 10.0)
+#define AUTO_TRIPLES_VIEWER_FACTOR 100.0
+/* With an ATM cut-off and culling the triplet work grows like N (sim/cull/triplet_cull.h): they
+ * stay on up to this many bodies (the `triplets` scene at a 3 m cut-off: ~20 ms per step
+ * expected at 131,072 on an H100, bench/README.md; ~1 s per step at 4,096 on two CPU cores). */
+#define AUTO_CULLED_TRIPLETS_N_CUDA 131072u
+#define AUTO_CULLED_TRIPLETS_N_CPU 4096u
 
 /* A user's dt beyond this multiple of the default step (t_c / 50 or finer) gets a warning. */
-#define APP_DT_WARN_FACTOR 2.5
+#define DT_WARN_FACTOR 2.5
 
-#define NOTICES_MAX 2048
+/* The caller's "given" bits are what the scene loader keeps fixed. */
+_Static_assert(SIM_GIVEN_HERTZ == SIM_SCENE_FIXED_HERTZ, "one set of fixed bits");
 
-/* The command line's "given" bits are what the scene loader keeps fixed. */
-_Static_assert(APP_SET_HERTZ == SIM_SCENE_FIXED_HERTZ, "one set of fixed bits");
+static void choose_maps_source(sim_session *s);
 
-struct app_session {
-    app_options opt;           /* the command line, as parsed (never changed) */
-    sim_backend_config config; /* resolved: kind, autotuned maps */
-    char scene[SIM_PATH_MAX];  /* active scene */
-    sim_state initial;         /* the scene as loaded, for reset */
-    sim_params params;         /* effective parameters */
-    sim_backend *backend;
-    app_run_info info; /* what app_session_info returns, refreshed on every change */
-    app_dump *dump;    /* the trajectory being recorded, or NULL */
-    char dump_path[SIM_PATH_MAX];
-    uint64_t dump_frame0;      /* info.frame when the recording started */
-    int id_written;            /* rank 0 of a run over processes wrote the --nccl-id file */
-    char notices[NOTICES_MAX]; /* pending, one per line */
-    char taken[NOTICES_MAX];   /* what the last app_session_take_notices returned */
-    sim_vec4f *height_pos;     /* scratch of app_session_mean_height, n bodies, or NULL */
-    uint32_t height_cap;
-    char maps_source[192]; /* where the maps and tile came from (app_run_info.maps_source) */
-};
-
-static void choose_maps_source(app_session *s);
-
-static void add_notice(app_session *s, const char *text) {
-    const size_t len = strlen(s->notices);
-    snprintf(s->notices + len, sizeof s->notices - len, "%s%s", len ? "\n" : "", text);
-}
-
-/* The info a reader sees, from the session's own fields and the backend's. */
-static void refresh_info(app_session *s) {
-    app_run_info *i = &s->info;
-    i->scene = s->scene;
-    i->n = s->initial.n;
-    i->config = s->backend != NULL ? *sim_backend_get_config(s->backend) : s->config;
-    i->backend = i->config.kind == SIM_BACKEND_CUDA ? "cuda" : "cpu";
-    i->device = s->backend != NULL ? sim_backend_device_name(s->backend) : "";
-    i->gpus = i->config.multi.world > 1 ? i->config.multi.world : 1;
-    i->params = s->params;
-    i->unique_pairs = sim_choose(s->initial.n, 2);
-    i->unique_triples = sim_choose(s->initial.n, 3);
-    i->dump_path = s->dump != NULL ? s->dump_path : "";
-    i->maps_source = s->maps_source;
-}
-
-/* The command line's values where given: the same setter rules as the file's. */
-static void apply_overrides(const app_options *o, sim_params *params) {
+/* The caller's values where given: the same setter rules as the file's. */
+static void apply_overrides(const sim_session_config *o, sim_params *params) {
     const sim_params *u = &o->params;
-    const unsigned set = o->params_set;
-    if (set & APP_SET(DT))
-        params->dt = u->dt;
-    if (set & APP_SET(STIFFNESS))
-        params->stiffness = u->stiffness;
-    if (set & APP_SET(RESTITUTION))
-        params->restitution = u->restitution;
-    if (set & APP_SET(GRAVITY))
-        params->gravity = u->gravity;
-    if (set & APP_SET(BOX))
-        params->box_half = u->box_half;
-    if (set & APP_SET(ATM_NU))
-        params->atm_nu = u->atm_nu;
-    if (set & APP_SET(ATM_CUTOFF))
-        params->atm_cutoff = u->atm_cutoff;
-    if (set & APP_SET(STEPS))
-        params->steps_per_frame = u->steps_per_frame;
-    if (set & APP_SET_HERTZ)
+    const unsigned set = o->params_given;
+#define OVERRIDE(id, field)                                                                        \
+    if (set & SIM_GIVEN(id)) {                                                                     \
+        params->field = u->field;                                                                  \
+    }
+    SIM_PARAM_FIELDS(OVERRIDE)
+#undef OVERRIDE
+    if (set & SIM_GIVEN_HERTZ) {
         params->hertz = u->hertz;
+    }
 }
 
 /* v with thousands separators: "4,194,240". */
@@ -122,19 +75,19 @@ static const char *grouped(uint64_t v, char *buf, size_t cap) {
  * and what would allow more: for the refusals of --n and of scene files, before anything is
  * built. The autotuner tries every tile size, so it is held to the smallest (32); with no --tile
  * the default grows with N (default_tile), so the largest tile sets the limit. */
-static uint32_t body_limit(const app_session *s, char *why, size_t cap) {
+static uint32_t body_limit(const sim_session *s, char *why, size_t cap) {
     sim_backend_config c = s->config;
-    if (s->opt.autotune & APP_AUTOTUNE_TILE) {
+    if (s->cfg.autotune & SIM_AUTOTUNE_TILE) {
         c.tile = 32;
-    } else if (!s->opt.tile_set) {
+    } else if (!s->cfg.tile_set) {
         c.tile = sim_pair_tile_max();
     }
-    const int triplets = s->opt.triplets == APP_TRIPLETS_ON;
+    const int triplets = s->cfg.triplets == SIM_TRIPLETS_ON;
     /* Triplets culled by the command line's cut-off need no triplet map (sim/step/backend.c). */
-    sim_params asked = s->opt.params; /* the command line's cut-off, with its triplets */
+    sim_params asked = s->cfg.params; /* the command line's cut-off, with its triplets */
     asked.triplets = triplets;
     const int cutoff_culled =
-        (s->opt.params_set & APP_SET(ATM_CUTOFF)) && sim_config_culls_triplets(&c, &asked);
+        (s->cfg.params_given & SIM_GIVEN(ATM_CUTOFF)) && sim_config_culls_triplets(&c, &asked);
     uint32_t max = sim_backend_max_bodies(&c, triplets && !cutoff_culled);
     const uint32_t tile_max = sim_pair_tile_max();
     char a[32], b[32];
@@ -175,10 +128,10 @@ static uint32_t builtin_default_n(const char *scene) {
 
 /* A user's --box must hold the built-in scene: the scenes are laid out for their own box, and
  * spheres outside the walls would be thrown back at once (and blamed on the step). */
-static sim_status check_builtin_box(const app_options *o, const char *scene,
+static sim_status check_builtin_box(const sim_session_config *o, const char *scene,
                                     const sim_params *params, const sim_state *state,
                                     sim_error *err) {
-    if (!(o->params_set & APP_SET(BOX))) {
+    if (!(o->params_given & SIM_GIVEN(BOX))) {
         return SIM_OK;
     }
     double reach = 0.0; /* how far the spheres reach from the centre along an axis [m] */
@@ -195,40 +148,67 @@ static sim_status check_builtin_box(const app_options *o, const char *scene,
                     params->box_half, scene, state->n, reach, ceil(reach * 10.0) / 10.0);
 }
 
+/* A warning for spheres that share a centre (such a pair feels no contact force). */
+static void coincident_notice(sim_session *s, const char *scene, const sim_state *state) {
+    uint32_t i = 0, j = 0;
+    const uint64_t pairs = sim_state_coincident_pairs(state, &i, &j);
+    if (pairs > 0) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "%s: warning: %llu pair%s of spheres share a centre (first: bodies %u and %u), "
+                 "and such a pair feels no contact force",
+                 scene, (unsigned long long)pairs, pairs == 1 ? "" : "s", i + 1, j + 1);
+        sim_session_notice(s, text);
+    }
+}
+
 /* Notices for a scene file: the parser's warnings, coincident spheres, an unused --seed. */
-static void scene_file_notices(app_session *s, const char *scene, const char *warnings,
+static void scene_file_notices(sim_session *s, const char *scene, const char *warnings,
                                const sim_state *state) {
     char text[512];
     for (const char *w = warnings; *w != '\0';) {
         const size_t len = strcspn(w, "\n");
         snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), w);
-        add_notice(s, text);
+        sim_session_notice(s, text);
         w += len + (w[len] == '\n');
     }
-    uint32_t i = 0, j = 0;
-    const uint64_t pairs = sim_state_coincident_pairs(state, &i, &j);
-    if (pairs > 0) {
-        snprintf(text, sizeof text,
-                 "%s: warning: %llu pair%s of spheres share a centre (first: bodies %u and %u), "
-                 "and such a pair feels no contact force",
-                 scene, (unsigned long long)pairs, pairs == 1 ? "" : "s", i + 1, j + 1);
-        add_notice(s, text);
-    }
-    if (s->opt.seed_set) {
+    coincident_notice(s, scene, state);
+    if (s->cfg.seed_set) {
         snprintf(text, sizeof text,
                  "--seed applies to built-in scenes; the scene file %s does not use it", scene);
-        add_notice(s, text);
+        sim_session_notice(s, text);
     }
+}
+
+/* The caller's arrays as the scene: their parameters whole (there is no scene to override), a
+ * copy of their bodies, checked against what this run can take. */
+static sim_status load_bodies(sim_session *s, const char *scene, uint32_t max, const char *why,
+                              sim_params *params, sim_state *state, sim_error *err) {
+    char max_text[32];
+    if (s->bodies.n > max) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s: %u bodies are above %s, the most bodies this run can take (%s)", scene,
+                        s->bodies.n, grouped(max, max_text, sizeof max_text), why);
+    }
+    *params = s->cfg.params;
+    SIM_TRY(sim_params_check(params, err));
+    SIM_TRY(sim_state_check_bodies(&s->bodies, err));
+    SIM_TRY(sim_state_copy(state, &s->bodies, err));
+    coincident_notice(s, scene, state);
+    return SIM_OK;
 }
 
 /* Loads the scene into *state with its parameters and the command line's overrides, after
  * checking that its size can run. */
-static sim_status load_scene(app_session *s, const char *scene, sim_params *params,
+static sim_status load_scene(sim_session *s, const char *scene, sim_params *params,
                              sim_state *state, sim_error *err) {
-    const app_options *o = &s->opt;
+    const sim_session_config *o = &s->cfg;
     *params = sim_params_default();
     char why[256], max_text[32];
     const uint32_t max = body_limit(s, why, sizeof why);
+    if (s->bodies.n > 0 && strcmp(scene, s->cfg.scene) == 0) {
+        return load_bodies(s, scene, max, why, params, state, err);
+    }
     if (sim_scene_is_builtin(scene)) {
         const uint32_t n = o->n ? o->n : builtin_default_n(scene);
         if (n > max) {
@@ -258,17 +238,18 @@ static sim_status load_scene(app_session *s, const char *scene, sim_params *para
      * against the box they will run in. */
     apply_overrides(o, params);
     char warnings[1024] = "";
-    const sim_scene_load_options load = {max, why, o->params_set, warnings, sizeof warnings};
+    const sim_scene_load_options load = {max, why, o->params_given, warnings, sizeof warnings};
     SIM_TRY(sim_scene_load_with(scene, &load, params, state, err));
     scene_file_notices(s, scene, warnings, state);
     return SIM_OK;
 }
 
-/* --gpus N: N ranks in this process (CUDA: devices 0..N-1; CPU: threads). A run over
- * processes (options.c resolved rank and world): this process is one rank on one device, and
- * the ranks agree on an NCCL id through the --nccl-id file (rank 0 writes it). */
-static sim_status resolve_ranks(app_session *s, sim_error *err) {
-    const app_options *o = &s->opt;
+/* The ranks' devices. --gpus N: N ranks in this process (CUDA: devices 0..N-1; CPU: threads). A
+ * run over processes (sim_session_resolve_launch found rank and world): this process is one rank
+ * on one device, and the ranks agree on an NCCL id through the --nccl-id file (rank 0 writes it)
+ * or MPI. */
+static sim_status resolve_devices(sim_session *s, sim_error *err) {
+    const sim_session_config *o = &s->cfg;
     sim_multi_config *m = &s->config.multi;
     memset(m, 0, sizeof *m);
     const int cuda = s->config.kind == SIM_BACKEND_CUDA;
@@ -283,15 +264,15 @@ static sim_status resolve_ranks(app_session *s, sim_error *err) {
         return SIM_OK; /* the NCCL id: exchange_nccl_id, once the run's settings are known */
     }
     int gpus = o->gpus;
-    if (gpus == APP_GPUS_ALL) {
+    if (gpus == SIM_GPUS_ALL) {
         gpus = cuda ? devices : 1;
         if (gpus > 1 && !sim_multi_have_nccl()) {
-            add_notice(s, "--gpus all: this build has no NCCL, so it runs on one GPU");
+            sim_session_notice(s, "--gpus all: this build has no NCCL, so it runs on one GPU");
             gpus = 1;
         }
     }
     if (gpus > 1) {
-        if (!cuda && o->backend != APP_BACKEND_CPU) { /* asked for GPUs, would get threads */
+        if (!cuda && o->backend != SIM_BACKEND_CHOICE_CPU) { /* asked for GPUs, would get threads */
             return sim_fail(err, SIM_NO_DEVICE,
                             "--gpus %d: no CUDA device found (--backend cpu splits the step over "
                             "CPU threads instead)",
@@ -307,52 +288,51 @@ static sim_status resolve_ranks(app_session *s, sim_error *err) {
     return SIM_OK;
 }
 
-static sim_status resolve_backend(app_session *s, sim_error *err) {
-    const app_options *o = &s->opt;
+static sim_status resolve_backend(sim_session *s, sim_error *err) {
+    const sim_session_config *o = &s->cfg;
     s->config = o->config;
-    if (o->backend == APP_BACKEND_CPU) {
+    if (o->backend == SIM_BACKEND_CHOICE_CPU) {
         s->config.kind = SIM_BACKEND_CPU;
     } else if (sim_cuda_device_count() > 0) {
         s->config.kind = SIM_BACKEND_CUDA;
-    } else if (o->backend == APP_BACKEND_CUDA) {
+    } else if (o->backend == SIM_BACKEND_CHOICE_CUDA) {
         return sim_fail(err, SIM_NO_DEVICE,
                         "--backend cuda: no CUDA device found; "
                         "use --backend cpu");
     } else {
         s->config.kind = SIM_BACKEND_CPU;
-        add_notice(s, "no CUDA device found: using the CPU reference backend");
+        sim_session_notice(s, "no CUDA device found: using the CPU reference backend");
     }
     if (s->config.kind == SIM_BACKEND_CPU && sim_pair_choice_needs_cuda(s->config.pair_map)) {
         return sim_fail(err, SIM_UNSUPPORTED,
                         "--pair-map full needs the CUDA backend, and no CUDA device was found");
     }
-    return resolve_ranks(s, err);
+    return resolve_devices(s, err);
 }
 
 /* Triplets for --triplets auto. A scene built around them (the triplets scene, a file with
  * `triplets = 1`) keeps them, since without them it shows nothing: always in a headless run
- * (speed is not the point there), and in the viewer up to APP_AUTO_TRIPLES_VIEWER_MAX per step;
- * above that the viewer asks for --triplets on or off instead of guessing. A scene that only
- * sets an ATM strength gets them where they stay interactive. Every choice that is not the
+ * (speed is not the point there), and in the viewer up to AUTO_TRIPLES_VIEWER_FACTOR x the budget
+ * per step; above that the viewer asks for --triplets on or off instead of guessing. A scene that
+ * only sets an ATM strength gets them where they stay interactive. Every choice that is not the
  * obvious one is said, with why. */
-static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n, sim_params *p,
+static sim_status choose_triplets(sim_session *s, const char *scene, uint32_t n, sim_params *p,
                                   sim_error *err) {
-    const app_options *o = &s->opt;
-    if (o->triplets != APP_TRIPLETS_AUTO) {
-        p->triplets = o->triplets == APP_TRIPLETS_ON;
+    const sim_session_config *o = &s->cfg;
+    if (o->triplets != SIM_TRIPLETS_AUTO) {
+        p->triplets = o->triplets == SIM_TRIPLETS_ON;
         return SIM_OK;
     }
     const int built_around = p->triplets, mild = !p->triplets && p->atm_nu != 0.0;
-    const int headless = o->frames > 0, cuda = s->config.kind == SIM_BACKEND_CUDA;
+    const int headless = !o->interactive, cuda = s->config.kind == SIM_BACKEND_CUDA;
     const double triples = (double)sim_choose(n, 3);
-    const double budget = cuda ? APP_AUTO_TRIPLES_CUDA : APP_AUTO_TRIPLES_CPU;
+    const double budget = cuda ? AUTO_TRIPLES_CUDA : AUTO_TRIPLES_CPU;
     /* Culled by a cut-off, the work grows like N (sim/cull/triplet_cull.h), and no triplet map's
      * grid limits N. */
     sim_params on = *p; /* as they would run with triplets on */
     on.triplets = 1;
     const int culled = sim_config_culls_triplets(&s->config, &on);
-    const uint32_t culled_n =
-        cuda ? APP_AUTO_CULLED_TRIPLETS_N_CUDA : APP_AUTO_CULLED_TRIPLETS_N_CPU;
+    const uint32_t culled_n = cuda ? AUTO_CULLED_TRIPLETS_N_CUDA : AUTO_CULLED_TRIPLETS_N_CPU;
     const uint32_t max_n = culled ? sim_triplet_culled_max_bodies() : sim_triplet_max_bodies();
     const int cheap = culled ? n <= culled_n : triples <= budget;
     const char *where = cuda ? "on this GPU" : "on the CPU";
@@ -365,7 +345,7 @@ static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n,
         snprintf(text, sizeof text,
                  "triplet forces off: N = %u is above %u, the most bodies the triplet %s take", n,
                  max_n, culled ? "tiles" : "maps");
-        add_notice(s, text);
+        sim_session_notice(s, text);
         return SIM_OK;
     }
     if (cheap) {
@@ -378,10 +358,10 @@ static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n,
                  "gives %.3g triples per step, more than the %.3g that run at interactive speed %s "
                  "(--triplets on runs them)",
                  scene, n, triples, budget, where);
-        add_notice(s, text);
+        sim_session_notice(s, text);
         return SIM_OK;
     }
-    if (!headless && !culled && triples > APP_AUTO_TRIPLES_VIEWER_FACTOR * budget) {
+    if (!headless && !culled && triples > AUTO_TRIPLES_VIEWER_FACTOR * budget) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         "%s is built around triplet forces, and N = %u gives %.3g triples per "
                         "step, far too many to watch %s: pass --triplets on to run them anyway, "
@@ -393,18 +373,18 @@ static sim_status choose_triplets(app_session *s, const char *scene, uint32_t n,
              "triplet forces on, as %s is built around them: N = %u gives %.3g triples per step, "
              "slow %s (--triplets off runs without them)",
              scene, n, triples, where);
-    add_notice(s, text);
+    sim_session_notice(s, text);
     return SIM_OK;
 }
 
 /* The step: the default one, or the user's with a warning when it is too long. */
-static void choose_dt(app_session *s, const char *scene, const sim_state *state, sim_params *p) {
+static void choose_dt(sim_session *s, const char *scene, const sim_state *state, sim_params *p) {
     const double safe = sim_default_dt(p, state);
     if (p->dt <= 0.0) {
         p->dt = safe;
-    } else if (p->dt > APP_DT_WARN_FACTOR * safe) {
+    } else if (p->dt > DT_WARN_FACTOR * safe) {
         char from[SIM_PATH_MAX + 32], text[SIM_PATH_MAX + 512];
-        if (s->opt.params_set & APP_SET(DT)) {
+        if (s->cfg.params_given & SIM_GIVEN(DT)) {
             snprintf(from, sizeof from, "--dt %g", p->dt);
         } else {
             snprintf(from, sizeof from, "dt = %g in %s", p->dt, scene);
@@ -412,14 +392,12 @@ static void choose_dt(app_session *s, const char *scene, const sim_state *state,
         snprintf(text, sizeof text,
                  "warning: %s is more than %.1f times the default step %g (resolving a contact "
                  "in enough steps): contacts may be unstable or lose energy wrongly",
-                 from, APP_DT_WARN_FACTOR, safe);
-        add_notice(s, text);
+                 from, DT_WARN_FACTOR, safe);
+        sim_session_notice(s, text);
     }
 }
 
-/* Loads a scene and makes it the session's (the backend is the caller's business); on failure
- * the session keeps what it had. */
-static sim_status load_into(app_session *s, const char *scene, sim_error *err) {
+sim_status sim_session_load(sim_session *s, const char *scene, sim_error *err) {
     sim_state state = {0};
     sim_params params;
     sim_status st = load_scene(s, scene, &params, &state, err);
@@ -451,7 +429,7 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t bytes) {
     return h;
 }
 
-static void run_settings(const app_session *s, char *buf, size_t cap) {
+static void run_settings(const sim_session *s, char *buf, size_t cap) {
     const size_t state_bytes = (size_t)s->initial.n * sizeof(sim_vec4d);
     uint64_t h = fnv1a(1469598103934665603ull, s->initial.pos, state_bytes);
     h = fnv1a(h, s->initial.vel, state_bytes);
@@ -465,20 +443,20 @@ static void run_settings(const app_session *s, char *buf, size_t cap) {
     snprintf(buf, cap,
              "N %u, %ld frames of %d steps, energies every %d, pair map %s tile %u cull %d, "
              "triplets %s, bodies and physics %016llx",
-             s->initial.n, s->opt.frames, p->steps_per_frame, app_energy_every(&s->opt, 0),
+             s->initial.n, s->cfg.frames, p->steps_per_frame, s->cfg.energy_every,
              sim_pair_choice_label(c->pair_map), c->tile, c->cull,
              p->triplets ? sim_triplet_map_label(c->triplet_map) : "off", (unsigned long long)h);
 }
 
 /* A run over processes: the ranks agree on one NCCL id through the --nccl-id file, and rank 0
  * hands it out only when every rank's settings equal its own (so none waits in NCCL for ever). */
-static sim_status exchange_nccl_id(app_session *s, sim_error *err) {
-    const app_options *o = &s->opt;
+static sim_status exchange_nccl_id(sim_session *s, sim_error *err) {
+    const sim_session_config *o = &s->cfg;
     sim_multi_config *m = &s->config.multi;
     char run[SIM_DIST_RUN_MAX];
     run_settings(s, run, sizeof run);
-    const sim_dist_exchange x = {o->nccl_id_path, o->rank,        o->world, run,
-                                 o->nccl_id_wait, app_stop_flag()};
+    const sim_dist_exchange x = {o->nccl_id_path, o->rank,       o->world, run,
+                                 o->nccl_id_wait, o->config.stop};
     if (o->nccl_id_mpi) {
         if (o->rank == 0) {
             SIM_TRY(sim_multi_nccl_id(m->nccl_id, err));
@@ -495,28 +473,46 @@ static sim_status exchange_nccl_id(app_session *s, sim_error *err) {
     return SIM_OK;
 }
 
-sim_status app_session_prepare(app_session **out, const app_options *o, sim_error *err) {
+/* config.bodies: a copy, under a name that is no built-in scene (which it would hide). */
+static sim_status take_bodies(sim_session *s, sim_error *err) {
+    const char *name = s->cfg.scene;
+    if (name[0] == '\0' || sim_scene_is_builtin(name)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "bodies given as arrays need a name of their own in config.scene, not "
+                        "'%s'",
+                        name);
+    }
+    if (s->cfg.bodies->n == 0) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "%s: no bodies", name);
+    }
+    return sim_state_copy(&s->bodies, s->cfg.bodies, err);
+}
+
+sim_status sim_session_prepare(sim_session **out, const sim_session_config *o, sim_error *err) {
     *out = NULL;
-    app_session *s = calloc(1, sizeof *s);
+    sim_session *s = calloc(1, sizeof *s);
     if (s == NULL) {
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the session");
     }
-    s->opt = *o;
+    s->cfg = *o;
+    /* config.stop (Ctrl-C) stops the backend's work, also the autotuner's and the initial
+     * forces: resolve_backend starts from the caller's config. */
     sim_status st = resolve_backend(s, err);
-    /* Ctrl-C stops the backend's work, also the autotuner's and the initial forces. */
-    s->config.stop = app_stop_flag();
+    if (st == SIM_OK && o->bodies != NULL) {
+        st = take_bodies(s, err);
+    }
     if (st == SIM_OK) {
-        st = load_into(s, o->scene, err);
+        st = sim_session_load(s, o->scene, err);
     }
     if (st == SIM_OK) {
         choose_maps_source(s);
     }
     if (st == SIM_OK && o->autotune != 0) {
         char report[512];
-        st = app_autotune(&s->config, o->autotune, &s->params, &s->initial, report, sizeof report,
+        st = sim_autotune(&s->config, o->autotune, &s->params, &s->initial, report, sizeof report,
                           err);
         if (st == SIM_OK) {
-            add_notice(s, report);
+            sim_session_notice(s, report);
         }
     }
     if (st == SIM_OK && s->config.multi.world > 1 &&
@@ -524,237 +520,50 @@ sim_status app_session_prepare(app_session **out, const app_options *o, sim_erro
         st = exchange_nccl_id(s, err);
     }
     if (st != SIM_OK) {
-        app_session_close(s);
+        sim_session_close(s);
         return st;
     }
-    refresh_info(s);
+    sim_session_refresh(s);
     *out = s;
     return SIM_OK;
 }
 
-sim_status app_session_start(app_session *s, sim_error *err) {
+sim_status sim_session_start(sim_session *s, sim_error *err) {
     SIM_ASSERT(s->backend == NULL);
     const sim_status st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
     if (s->id_written) { /* every rank has joined (or the run failed): the id is spent */
-        (void)remove(s->opt.nccl_id_path);
+        (void)remove(s->cfg.nccl_id_path);
         s->id_written = 0;
     }
-    refresh_info(s);
+    sim_session_refresh(s);
     return st;
 }
 
-sim_status app_session_open(app_session **out, const app_options *o, sim_error *err) {
-    app_session *s = NULL;
-    SIM_TRY(app_session_prepare(&s, o, err));
-    const sim_status st = app_session_start(s, err);
+sim_status sim_session_open(sim_session **out, const sim_session_config *o, sim_error *err) {
+    sim_session *s = NULL;
+    SIM_TRY(sim_session_prepare(&s, o, err));
+    const sim_status st = sim_session_start(s, err);
     if (st != SIM_OK) {
-        app_session_close(s);
+        sim_session_close(s);
         return st;
     }
     *out = s;
     return SIM_OK;
 }
 
-void app_session_close(app_session *s) {
+void sim_session_close(sim_session *s) {
     if (s == NULL) {
         return;
     }
-    (void)app_session_dump_stop(s, NULL, NULL);
+    (void)sim_session_dump_stop(s, NULL, NULL);
     if (s->id_written) { /* prepared, never started */
-        (void)remove(s->opt.nccl_id_path);
+        (void)remove(s->cfg.nccl_id_path);
     }
     sim_backend_destroy(s->backend);
     sim_state_free(&s->initial);
+    sim_state_free(&s->bodies);
     free(s->height_pos);
     free(s);
-}
-
-const app_run_info *app_session_info(const app_session *s) {
-    return &s->info;
-}
-
-const char *app_session_take_notices(app_session *s) {
-    snprintf(s->taken, sizeof s->taken, "%s", s->notices);
-    s->notices[0] = '\0';
-    return s->taken;
-}
-
-sim_status app_session_frame(app_session *s, sim_frame_timing *t, sim_error *err) {
-    const sim_status st = sim_backend_run_frame(s->backend, t, err);
-    s->info.partial_steps = 0;
-    if (st == SIM_OK || st == SIM_INTERRUPTED) { /* the steps it completed are in the state */
-        s->info.steps += (uint64_t)t->steps;
-        s->info.sim_time += s->params.dt * (double)t->steps;
-    }
-    if (st == SIM_INTERRUPTED) {
-        s->info.partial_steps = t->steps;
-    }
-    SIM_TRY(st);
-    s->info.frame++;
-    s->info.dump_ms = 0.0;
-    if (s->dump != NULL) {
-        SIM_TRY(app_dump_frame(s->dump, s->backend, s->info.frame - s->dump_frame0, s->info.steps,
-                               s->info.sim_time, &s->info.dump_ms, err));
-    }
-    return SIM_OK;
-}
-
-sim_status app_session_dump_start(app_session *s, const char *path, int every, sim_error *err) {
-    SIM_ASSERT(s->dump == NULL);
-    SIM_TRY(app_dump_open(&s->dump, path, every, s->backend, err));
-    snprintf(s->dump_path, sizeof s->dump_path, "%s", path);
-    s->dump_frame0 = s->info.frame;
-    refresh_info(s);
-    /* Frame 0 is the state the recording starts from, as LAMMPS and HOOMD write it. */
-    return app_dump_frame(s->dump, s->backend, 0, s->info.steps, s->info.sim_time, &s->info.dump_ms,
-                          err);
-}
-
-sim_status app_session_dump_stop(app_session *s, app_dump_stats *stats, sim_error *err) {
-    if (s->dump == NULL) {
-        return SIM_OK;
-    }
-    const sim_status st = app_dump_close(s->dump, stats, err);
-    s->dump = NULL;
-    refresh_info(s);
-    return st;
-}
-
-sim_status app_session_energy(app_session *s, sim_energy *e, sim_error *err) {
-    return sim_backend_energy(s->backend, e, err);
-}
-
-/* The processes' votes, summed: slot 0 counts failed outputs, slot k > 0 signal k (one-hot;
- * SIM_COMM_HOST_MAX is 64 and POSIX signal numbers are below 32). */
-enum { kVoteSlots = 32 };
-
-sim_status app_session_agree_stop(app_session *s, int *signal, int *failed, sim_error *err) {
-    double votes[kVoteSlots] = {0};
-    votes[0] = *failed ? 1.0 : 0.0;
-    if (*signal > 0 && *signal < kVoteSlots) {
-        votes[*signal] = 1.0;
-    }
-    SIM_TRY(sim_backend_sum_over_processes(s->backend, votes, kVoteSlots, err));
-    *failed = votes[0] > 0.0;
-    for (int k = 1; k < kVoteSlots && *signal == 0; ++k) {
-        if (votes[k] > 0.0) {
-            *signal = k;
-        }
-    }
-    return SIM_OK;
-}
-
-sim_status app_session_save_state(app_session *s, const char *path, sim_error *err) {
-    sim_state state = {0};
-    sim_status st = sim_state_alloc(&state, s->initial.n, err);
-    sim_vec3d *forces = NULL;
-    if (st == SIM_OK) {
-        forces = calloc(s->initial.n, sizeof *forces);
-        st = forces ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "no memory for forces");
-    }
-    if (st == SIM_OK) {
-        st = sim_backend_read_state(s->backend, &state, forces, err);
-    }
-    if (st == SIM_OK) {
-        st = sim_state_save(path, &s->params, &state, forces, err);
-    }
-    free(forces);
-    sim_state_free(&state);
-    return st;
-}
-
-sim_status app_session_export_positions(app_session *s, sim_vec4f *pos, float *speed, int on_device,
-                                        sim_error *err) {
-    return sim_backend_export_positions(s->backend, pos, speed, on_device, err);
-}
-
-sim_status app_session_reset(app_session *s, sim_error *err) {
-    return app_session_set_scene(s, s->scene, err);
-}
-
-sim_status app_session_set_scene(app_session *s, const char *scene, sim_error *err) {
-    char name[SIM_PATH_MAX];
-    snprintf(name, sizeof name, "%s", scene);
-    const uint32_t old_n = s->initial.n;
-    SIM_TRY(load_into(s, name, err));
-    sim_status st = SIM_OK;
-    if (s->initial.n == old_n) {
-        st = sim_backend_set_params(s->backend, &s->params, err);
-        st = st == SIM_OK ? sim_backend_set_state(s->backend, &s->initial, err) : st;
-    } else {
-        /* A different N: a new backend sized for it, with the maps the user has active now. A
-         * trajectory file holds one N: its recording ends here. */
-        if (s->dump != NULL) {
-            char text[SIM_PATH_MAX + 96];
-            snprintf(text, sizeof text, "trajectory %s ended: the new scene has %u bodies",
-                     s->dump_path, s->initial.n);
-            (void)app_session_dump_stop(s, NULL, NULL);
-            add_notice(s, text);
-        }
-        sim_backend_config config = *sim_backend_get_config(s->backend);
-        sim_backend *fresh = NULL;
-        st = sim_backend_create(&config, &s->params, &s->initial, &fresh, err);
-        if (st == SIM_OK) {
-            sim_backend_destroy(s->backend);
-            s->backend = fresh;
-        }
-    }
-    refresh_info(s);
-    return st;
-}
-
-sim_status app_session_set_maps(app_session *s, sim_pair_choice pm, sim_triplet_map tm,
-                                sim_error *err) {
-    const sim_status st = sim_backend_set_maps(s->backend, pm, tm, err);
-    refresh_info(s);
-    return st;
-}
-
-/* Applies a changed copy of the effective parameters to the backend, keeping it on success. */
-static sim_status update_params(app_session *s, const sim_params *p, sim_error *err) {
-    const sim_status st = sim_backend_set_params(s->backend, p, err);
-    if (st == SIM_OK) {
-        s->params = *p;
-    }
-    refresh_info(s);
-    return st;
-}
-
-sim_status app_session_set_triplets(app_session *s, int on, sim_error *err) {
-    sim_params p = s->params;
-    p.triplets = on;
-    return update_params(s, &p, err);
-}
-
-sim_status app_session_set_steps_per_frame(app_session *s, int steps, sim_error *err) {
-    sim_params p = s->params;
-    p.steps_per_frame = steps;
-    return update_params(s, &p, err);
-}
-
-sim_status app_session_mean_height(app_session *s, double *height, sim_error *err) {
-    const uint32_t n = s->initial.n;
-    if (s->height_cap < n) {
-        sim_vec4f *grown = realloc(s->height_pos, (size_t)n * sizeof *grown);
-        if (grown == NULL) {
-            return sim_fail(err, SIM_OUT_OF_MEMORY, "no memory to read %u positions", n);
-        }
-        s->height_pos = grown;
-        s->height_cap = n;
-    }
-    SIM_TRY(sim_backend_export_positions(s->backend, s->height_pos, NULL, 0, err));
-    /* "Up" is against gravity; without gravity the viewer's default up, +y. */
-    const sim_vec3d g = s->params.gravity;
-    const double g_len = sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
-    const double ux = g_len > 0.0 ? -g.x / g_len : 0.0, uy = g_len > 0.0 ? -g.y / g_len : 1.0,
-                 uz = g_len > 0.0 ? -g.z / g_len : 0.0;
-    double sum = 0.0;
-    for (uint32_t i = 0; i < n; ++i) {
-        const sim_vec4f p = s->height_pos[i];
-        sum += ux * p.x + uy * p.y + uz * p.z;
-    }
-    *height = n > 0 ? sum / (double)n : 0.0;
-    return SIM_OK;
 }
 
 /* The pair tile when nobody chose one. CUDA, culled: 32 (the smallest tiles are the tightest
@@ -764,9 +573,7 @@ sim_status app_session_mean_height(app_session *s, double *height, sim_error *er
  * H100). CPU: 32, 64 and 128 are within 5 % of each other on one thread at N = 2,000, and 64
  * gives OpenMP twice the tile pairs of 128 to share. */
 static uint32_t default_tile(const sim_backend_config *c, uint32_t n) {
-    uint32_t tile = c->kind != SIM_BACKEND_CUDA               ? 64u
-                    : sim_config_culls(c)                     ? 32u
-                                                              : 128u;
+    uint32_t tile = c->kind != SIM_BACKEND_CUDA ? 64u : sim_config_culls(c) ? 32u : 128u;
     /* The maps cover SIM_MAX_TILES_2D tiles per side, so past that many tiles of `tile` bodies
      * the next larger tile takes over (body_limit allowed N for the largest). */
     while (tile < sim_pair_tile_max() && n > sim_pair_max_bodies(tile)) {
@@ -778,8 +585,8 @@ static uint32_t default_tile(const sim_backend_config *c, uint32_t n) {
 /* Says where the maps and the tile come from and, for the viewer (cached_defaults) when the
  * command line names neither a pair map nor a tile, takes the autotuner's cached choice for
  * this GPU and N, else the backend's fastest tile. */
-static void choose_maps_source(app_session *s) {
-    const app_options *o = &s->opt;
+static void choose_maps_source(sim_session *s) {
+    const sim_session_config *o = &s->cfg;
     const size_t cap = sizeof s->maps_source;
     if (o->autotune != 0) {
         snprintf(s->maps_source, cap, "autotune (--pair-map/--triplet-map auto)");
@@ -794,9 +601,9 @@ static void choose_maps_source(app_session *s) {
                  s->config.tile);
         return;
     }
-    app_autotune_entry hit;
+    sim_autotune_entry hit;
     sim_backend_config c = s->config;
-    if (app_autotune_cached(&c, s->params.triplets, 0, s->initial.n, &hit)) {
+    if (sim_autotune_cached(&c, s->params.triplets, 0, s->initial.n, &hit)) {
         if (o->triplet_map_set) {
             c.triplet_map = s->config.triplet_map;
         }
@@ -814,17 +621,6 @@ static void choose_maps_source(app_session *s) {
                                      : " without culling");
 }
 
-sim_status app_session_tile_pairs(app_session *s, sim_tile2 *out, uint64_t cap, uint64_t *count,
-                                  sim_error *err) {
-    return sim_backend_tile_pairs(s->backend, out, cap, count, err);
-}
-
-sim_status app_session_set_cull(app_session *s, int on, sim_error *err) {
-    const sim_status st = sim_backend_set_cull(s->backend, on, err);
-    refresh_info(s);
-    return st;
-}
-
-void app_session_cull_info(const app_session *s, sim_cull_info *info) {
-    sim_backend_cull_info(s->backend, info);
+double sim_session_triples_per_s(sim_backend_kind kind) {
+    return kind == SIM_BACKEND_CUDA ? TRIPLES_PER_S_CUDA : TRIPLES_PER_S_CPU;
 }

@@ -1,26 +1,26 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the live map comparison table: per-map samples, medians, quartiles, I, JSON. */
-#include "map_compare.h"
+#include "nbsim/map_compare.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-void app_map_compare_init(app_map_compare *c, const app_compare_key *key) {
+void sim_map_compare_init(sim_map_compare *c, const sim_compare_key *key) {
     memset(c, 0, sizeof *c);
     c->key = *key;
 }
 
-int app_map_compare_set_key(app_map_compare *c, const app_compare_key *key) {
+int sim_map_compare_set_key(sim_map_compare *c, const sim_compare_key *key) {
     if (c->key.n == key->n && c->key.tile == key->tile && c->key.cull == key->cull) {
         return 0;
     }
     const uint64_t generation = c->generation + 1;
-    app_map_compare_init(c, key);
+    sim_map_compare_init(c, key);
     c->generation = generation;
     return 1;
 }
 
-static app_compare_series *series_of(app_map_compare *c, int dim, int map) {
+static sim_compare_series *series_of(sim_map_compare *c, int dim, int map) {
     if (dim == 2 && map >= 0 && map < SIM_PAIR_CHOICE_COUNT) {
         return &c->pair[map];
     }
@@ -30,14 +30,14 @@ static app_compare_series *series_of(app_map_compare *c, int dim, int map) {
     return NULL;
 }
 
-void app_map_compare_add(app_map_compare *c, int dim, int map, double ms_per_step) {
-    app_compare_series *s = series_of(c, dim, map);
+void sim_map_compare_add(sim_map_compare *c, int dim, int map, double ms_per_step) {
+    sim_compare_series *s = series_of(c, dim, map);
     if (s == NULL || !(ms_per_step > 0.0)) {
         return; /* a phase that did not run (0 ms) says nothing about its map */
     }
     s->ms[s->next] = ms_per_step;
-    s->next = (s->next + 1) % APP_COMPARE_SAMPLES;
-    s->count = s->count < APP_COMPARE_SAMPLES ? s->count + 1 : s->count;
+    s->next = (s->next + 1) % SIM_COMPARE_SAMPLES;
+    s->count = s->count < SIM_COMPARE_SAMPLES ? s->count + 1 : s->count;
     s->frames++;
 }
 
@@ -54,13 +54,13 @@ static double quantile(const double *sorted, int count, double q) {
     return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - (double)lo);
 }
 
-static void fill_row(const app_compare_series *s, app_compare_row *r) {
+static void fill_row(const sim_compare_series *s, sim_compare_row *r) {
     r->samples = s->count;
     r->median_ms = r->q1_ms = r->q3_ms = 0.0;
     if (s->count == 0) {
         return;
     }
-    double sorted[APP_COMPARE_SAMPLES];
+    double sorted[SIM_COMPARE_SAMPLES];
     memcpy(sorted, s->ms, (size_t)s->count * sizeof sorted[0]);
     qsort(sorted, (size_t)s->count, sizeof sorted[0], compare_double);
     r->median_ms = quantile(sorted, s->count, 0.5);
@@ -68,12 +68,12 @@ static void fill_row(const app_compare_series *s, app_compare_row *r) {
     r->q3_ms = quantile(sorted, s->count, 0.75);
 }
 
-int app_map_compare_rows(const app_map_compare *c, int dim, int include_full, app_compare_row *rows,
+int sim_map_compare_rows(const sim_map_compare *c, int dim, int include_full, sim_compare_row *rows,
                          int cap) {
     const int maps = dim == 2 ? SIM_PAIR_MAP_COUNT + (include_full ? 1 : 0) : SIM_TRIPLET_MAP_COUNT;
     int count = 0;
     for (int m = 0; m < maps && count < cap; ++m, ++count) {
-        app_compare_row *r = &rows[count];
+        sim_compare_row *r = &rows[count];
         memset(r, 0, sizeof *r);
         r->dim = dim;
         r->map = m;
@@ -95,7 +95,7 @@ int app_map_compare_rows(const app_map_compare *c, int dim, int include_full, ap
     return count;
 }
 
-uint64_t app_map_compare_frames(const app_map_compare *c, int dim) {
+uint64_t sim_map_compare_frames(const sim_map_compare *c, int dim) {
     uint64_t frames = 0;
     const int maps = dim == 2 ? SIM_PAIR_CHOICE_COUNT : SIM_TRIPLET_MAP_COUNT;
     for (int m = 0; m < maps; ++m) {
@@ -112,13 +112,13 @@ static void put_number(FILE *f, double x) {
     }
 }
 
-static void write_rows(const app_map_compare *c, int dim, int include_full, FILE *f, int indent) {
-    app_compare_row rows[SIM_PAIR_CHOICE_COUNT + SIM_TRIPLET_MAP_COUNT];
+static void write_rows(const sim_map_compare *c, int dim, int include_full, FILE *f, int indent) {
+    sim_compare_row rows[SIM_PAIR_CHOICE_COUNT + SIM_TRIPLET_MAP_COUNT];
     const int count =
-        app_map_compare_rows(c, dim, include_full, rows, (int)(sizeof rows / sizeof rows[0]));
+        sim_map_compare_rows(c, dim, include_full, rows, (int)(sizeof rows / sizeof rows[0]));
     fputs("[", f);
     for (int i = 0; i < count; ++i) {
-        const app_compare_row *r = &rows[i];
+        const sim_compare_row *r = &rows[i];
         fprintf(f, "%s\n%*s{\"map\": \"%s\", \"paper_float\": %s, \"frames\": %d, \"median_ms\": ",
                 i ? "," : "", indent + 2, "", r->name, r->paper_float ? "true" : "false",
                 r->samples);
@@ -134,7 +134,7 @@ static void write_rows(const app_map_compare *c, int dim, int include_full, FILE
     fprintf(f, "\n%*s]", indent, "");
 }
 
-void app_map_compare_write_json(const app_map_compare *c, int include_full, FILE *f, int indent) {
+void sim_map_compare_write_json(const sim_map_compare *c, int include_full, FILE *f, int indent) {
     fprintf(f, "{\n%*s\"n\": %u,\n%*s\"tile\": %u,\n%*s\"cull\": %s,\n%*s\"pair\": ", indent + 2,
             "", c->key.n, indent + 2, "", c->key.tile, indent + 2, "",
             c->key.cull ? "true" : "false", indent + 2, "");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — summary statistics of repeated timings. */
-#include "stats.h"
+#include "nbsim/stats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +10,8 @@ static int compare_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-app_stats app_stats_of(const double *values, size_t count) {
-    app_stats s = {0.0, 0.0, 0.0, 0.0};
+sim_stats sim_stats_of(const double *values, size_t count) {
+    sim_stats s = {0.0, 0.0, 0.0, 0.0};
     double *sorted = count > 0 ? malloc(count * sizeof *sorted) : NULL;
     if (sorted == NULL) {
         return s;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the per-frame CSV timing log. */
-#include "timing_log.h"
+#include "nbsim/timing_log.h"
 
 #include <errno.h>
 #include <string.h>
@@ -14,11 +14,11 @@ static const char header[] =
     "dump_ms,culled,sort_ms,cull_ms,tile_pairs,tile_pairs_total,triplet_cull_ms,tile_triples,"
     "tile_triples_total,gpus,comm_ms,mean_height";
 
-const char *app_timing_log_header(void) {
+const char *sim_timing_log_header(void) {
     return header;
 }
 
-sim_status app_timing_log_open(app_timing_log *log, const char *path, sim_error *err) {
+sim_status sim_timing_log_open(sim_timing_log *log, const char *path, sim_error *err) {
     memset(log, 0, sizeof *log);
     SIM_TRY(sim_output_open(&log->out, path, err));
     log->file = log->out.file;
@@ -46,7 +46,7 @@ static double per_second(uint64_t count, int steps, double ms) {
     return ms > 0.0 ? (double)count * steps / (ms * 1e-3) : 0.0;
 }
 
-sim_status app_timing_log_row(app_timing_log *log, const app_run_info *s, const sim_frame_timing *t,
+sim_status sim_timing_log_row(sim_timing_log *log, const sim_run_info *s, const sim_frame_timing *t,
                               const sim_energy *e, const double *mean_height, sim_error *err) {
     const sim_backend_config *c = &s->config;
     FILE *f = log->file;
@@ -84,7 +84,7 @@ sim_status app_timing_log_row(app_timing_log *log, const app_run_info *s, const 
     return SIM_OK;
 }
 
-sim_status app_timing_log_close(app_timing_log *log, sim_error *err) {
+sim_status sim_timing_log_close(sim_timing_log *log, sim_error *err) {
     if (log->file == NULL) {
         return SIM_OK;
     }
@@ -92,7 +92,7 @@ sim_status app_timing_log_close(app_timing_log *log, sim_error *err) {
     return sim_output_commit(&log->out, err);
 }
 
-void app_timing_log_abandon(app_timing_log *log) {
+void sim_timing_log_abandon(sim_timing_log *log) {
     if (log->file != NULL) {
         log->file = NULL;
         sim_output_abort(&log->out);

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — statistics of a run's per-step kernel times: median, p95, min, max; the end-of-run
  * summary on stdout and as JSON. */
-#ifndef APP_RUN_STATS_H
-#define APP_RUN_STATS_H
+#ifndef SIM_RUN_STATS_H
+#define SIM_RUN_STATS_H
 
 #include <stdio.h>
 
-#include "map_compare.h"
-#include "session.h"
-#include "stats.h"
+#include "nbsim/map_compare.h"
+#include "nbsim/session.h"
+#include "nbsim/stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* The per-step times a run keeps statistics of: id, name, and its time in a frame's timing.
  * `contact` is the whole contact phase, sort + cull + pair (what culling is measured by); `comm`
  * the all-reduce of a multi-GPU step (sim_frame_timing.comm_ms); `triplet` the ATM kernel,
  * `triplet_cull` the culling of tile triples by the cut-off. */
-#define APP_KERNEL_LIST(X)                                                                         \
+#define SIM_RUN_KERNEL_LIST(X)                                                                     \
     X(PAIR, "pair", t->pair_ms)                                                                    \
     X(SORT, "sort", t->sort_ms)                                                                    \
     X(CULL, "cull", t->cull_ms)                                                                    \
@@ -26,22 +30,22 @@
     X(STEP, "step", t->step_ms)
 
 typedef enum {
-#define APP_KERNEL_ENUM(id, name, ms) APP_KERNEL_##id,
-    APP_KERNEL_LIST(APP_KERNEL_ENUM)
-#undef APP_KERNEL_ENUM
-        APP_KERNEL_COUNT
-} app_kernel;
+#define SIM_RUN_KERNEL_ENUM(id, name, ms) SIM_RUN_KERNEL_##id,
+    SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_ENUM)
+#undef SIM_RUN_KERNEL_ENUM
+        SIM_RUN_KERNEL_COUNT
+} sim_run_kernel;
 
 typedef struct {
-    double *ms[APP_KERNEL_COUNT]; /* per-step time of each frame [ms] */
+    double *ms[SIM_RUN_KERNEL_COUNT]; /* per-step time of each frame [ms] */
     size_t count, capacity;
     int culled;         /* some frame ran the culled pipeline (sort and cull are worth printing) */
     int triplet_culled; /* some frame culled tile triples by the cut-off */
-} app_run_stats;
+} sim_run_stats;
 
-sim_status app_run_stats_add(app_run_stats *rs, const sim_frame_timing *t, sim_error *err);
-app_stats app_run_stats_get(const app_run_stats *rs, app_kernel k);
-void app_run_stats_free(app_run_stats *rs);
+sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_error *err);
+sim_stats sim_run_stats_get(const sim_run_stats *rs, sim_run_kernel k);
+void sim_run_stats_free(sim_run_stats *rs);
 
 /* How a run ended, for the summary. */
 typedef struct {
@@ -52,19 +56,23 @@ typedef struct {
     uint64_t stop_frame; /* the frame that blew up or failed (1-based); 0 when none did */
     const char *detail;  /* the signal, the cause of a blow-up or failure; "" when done */
     double wall_s;       /* wall-clock seconds of the run */
-} app_run_end;
+} sim_run_end;
 
 /* Prints the summary table. */
-void app_run_stats_print(const app_run_stats *rs, const app_run_info *s, FILE *out);
+void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *out);
 /* The summary as JSON: what ran (scene, seed, N, backend, maps), how it ended (frames requested
  * and done, stop reason, the frame that blew up or failed and why, wall time), and the per-kernel
  * statistics (null when no frame completed). */
-sim_status app_run_stats_write_json(const app_run_stats *rs, const app_run_info *s,
-                                    const app_run_end *end, const char *path, sim_error *err);
-/* The same with the viewer's map comparison as "map_comparison" (app_map_compare_write_json;
- * `full` listed on CUDA); maps == NULL writes exactly app_run_stats_write_json's file. */
-sim_status app_run_stats_write_json_maps(const app_run_stats *rs, const app_run_info *s,
-                                         const app_run_end *end, const app_map_compare *maps,
+sim_status sim_run_stats_write_json(const sim_run_stats *rs, const sim_run_info *s,
+                                    const sim_run_end *end, const char *path, sim_error *err);
+/* The same with the viewer's map comparison as "map_comparison" (sim_map_compare_write_json;
+ * `full` listed on CUDA); maps == NULL writes exactly sim_run_stats_write_json's file. */
+sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_info *s,
+                                         const sim_run_end *end, const sim_map_compare *maps,
                                          const char *path, sim_error *err);
 
-#endif /* APP_RUN_STATS_H */
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIM_RUN_STATS_H */

@@ -6,7 +6,7 @@
  * they were captured (a sequence number), and the mutex is never held across a copy, a wait for
  * the GPU or a write. */
 #define _POSIX_C_SOURCE 200809L
-#include "dump.h"
+#include "session/recorder.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -27,7 +27,7 @@ typedef struct {
     double time, box_half;
 } dump_slot;
 
-struct app_dump {
+struct sim_dump {
     char path[4096];
     int every;
     uint32_t n;
@@ -41,11 +41,11 @@ struct app_dump {
     int closing;
     sim_status failed; /* the writer's first error */
     char failure[SIM_ERROR_MESSAGE_MAX];
-    app_dump_stats stats;
+    sim_dump_stats stats;
 };
 
 /* The writer's frame: wait for the copies, put bodies in user order, write. */
-static sim_status write_slot(app_dump *d, dump_slot *s, sim_error *err) {
+static sim_status write_slot(sim_dump *d, dump_slot *s, sim_error *err) {
     SIM_TRY(sim_capture_wait(&s->cap, err));
     if (s->cap.has_order && d->user_pos == NULL) {
         const size_t bytes = (size_t)d->n * sizeof(sim_vec4f);
@@ -64,7 +64,7 @@ static sim_status write_slot(app_dump *d, dump_slot *s, sim_error *err) {
 }
 
 static void *writer_main(void *arg) {
-    app_dump *d = arg;
+    sim_dump *d = arg;
     pthread_mutex_lock(&d->lock);
     for (;;) {
         dump_slot *next = NULL;
@@ -114,7 +114,7 @@ static void *writer_main(void *arg) {
     return NULL;
 }
 
-static void free_dump(app_dump *d) {
+static void free_dump(sim_dump *d) {
     for (int i = 0; i < DUMP_SLOTS; ++i) {
         sim_capture_free(&d->slot[i].cap);
     }
@@ -124,13 +124,13 @@ static void free_dump(app_dump *d) {
     free(d);
 }
 
-sim_status app_dump_open(app_dump **out, const char *path, int every, const sim_backend *backend,
+sim_status sim_dump_open(sim_dump **out, const char *path, int every, const sim_backend *backend,
                          sim_error *err) {
     *out = NULL;
     if (every < 1) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "--dump-every %d must be >= 1 (frames)", every);
     }
-    app_dump *d = calloc(1, sizeof *d);
+    sim_dump *d = calloc(1, sizeof *d);
     if (d == NULL) {
         return sim_fail(err, SIM_OUT_OF_MEMORY, "dump '%s': no memory", path);
     }
@@ -166,7 +166,7 @@ sim_status app_dump_open(app_dump **out, const char *path, int every, const sim_
     return SIM_OK;
 }
 
-sim_status app_dump_frame(app_dump *d, sim_backend *backend, uint64_t frame, uint64_t steps,
+sim_status sim_dump_frame(sim_dump *d, sim_backend *backend, uint64_t frame, uint64_t steps,
                           double sim_time, double *ms, sim_error *err) {
     if (ms != NULL) {
         *ms = 0.0;
@@ -230,13 +230,13 @@ sim_status app_dump_frame(app_dump *d, sim_backend *backend, uint64_t frame, uin
     return SIM_OK;
 }
 
-void app_dump_get_stats(app_dump *d, app_dump_stats *stats) {
+void sim_dump_get_stats(sim_dump *d, sim_dump_stats *stats) {
     pthread_mutex_lock(&d->lock);
     *stats = d->stats;
     pthread_mutex_unlock(&d->lock);
 }
 
-sim_status app_dump_close(app_dump *d, app_dump_stats *stats, sim_error *err) {
+sim_status sim_dump_close(sim_dump *d, sim_dump_stats *stats, sim_error *err) {
     if (d == NULL) {
         return SIM_OK;
     }
@@ -265,7 +265,7 @@ sim_status app_dump_close(app_dump *d, app_dump_stats *stats, sim_error *err) {
     return st;
 }
 
-void app_dump_summary(const char *path, int every, const app_dump_stats *s, char *out, size_t cap) {
+void sim_dump_summary(const char *path, int every, const sim_dump_stats *s, char *out, size_t cap) {
     const double written = s->frames > 0 ? (double)s->frames : 1.0;
     const double dumped = s->dumped > 0 ? (double)s->dumped : 1.0;
     char stall[96] = "";
