@@ -544,8 +544,9 @@ sim_status grow_lists(cuda_backend *b, sim_error *err) {
         uint64_t all;
         const char *what;
     } lists[2] = {
-        {&c->tile_list, &c->tile_cap, h->tiles_peak, sim_t2_u64(c->n_tiles), "the tile-pair list"},
-        {&c->super_list, &c->super_cap, h->supers_peak, sim_t2_u64(c->n_supers),
+        {&c->tile_list, &c->tile_cap, h->frame.tiles_peak, sim_t2_u64(c->n_tiles),
+         "the tile-pair list"},
+        {&c->super_list, &c->super_cap, h->frame.supers_peak, sim_t2_u64(c->n_supers),
          "the super-pair list"},
     };
     for (int k = 0; k < 2; ++k) {
@@ -640,8 +641,9 @@ sim_status tcull_grow_lists(cuda_backend *b, const sim_gpu_tcull_counts *h, int 
     sim_gpu_tcull *c = &b->tcull;
     const uint32_t n = c->n_tiles, ns = c->n_supers;
     const double at = exact ? 1.0 : kGrowAt;
-    const uint64_t s = exact ? h->supers : h->supers_peak, p = exact ? h->pairs : h->pairs_peak,
-                   t = exact ? h->triples : h->triples_peak;
+    const uint64_t s = exact ? h->supers : h->frame.supers_peak,
+                   p = exact ? h->pairs : h->frame.pairs_peak,
+                   t = exact ? h->triples : h->frame.triples_peak;
     const uint64_t sw = exact ? s + s / 4u + 16u : 2u * s, pw = exact ? p + p / 4u + 16u : 2u * p,
                    tw = exact ? t + t / 4u + 16u : 2u * t;
     SIM_TRY(tcull_grow(b, SIM_TCULL_LIST_SUPERS, &c->super_cap, s, at, sw, sim_t2_u64(ns), err));
@@ -685,8 +687,8 @@ sim_status tcull_frame_begin(cuda_backend *b, int steps, sim_error *err) {
             ++b->tcull_event_count;
         }
     }
-    SIM_CUDA_TRY(
-        cudaMemsetAsync(&b->tcull.counts->supers_peak, 0, 4 * sizeof(uint32_t), b->streams.main));
+    SIM_CUDA_TRY(cudaMemsetAsync(&b->tcull.counts->frame, 0, sizeof b->tcull.counts->frame,
+                                 b->streams.main));
     return SIM_OK;
 }
 
@@ -749,12 +751,12 @@ sim_status tcull_frame_end(cuda_backend *b, sim_frame_timing *t, sim_error *err)
     t->tile_triples = h->triples;
     t->tile_triples_total = sim_t3_u64(b->tcull.n_tiles);
     t->triplet_tile_pairs = h->pairs;
-    t->triplet_fallback_steps = (int)h->fallback_steps;
+    t->triplet_fallback_steps = (int)h->frame.fallback_steps;
     if ((double)h->triples > SIM_CULL_REGROW * (double)h->triples_sorted + 16.0) {
         b->sort_due = 1;
     }
     SIM_TRY(tcull_grow_lists(b, h, 0, err));
-    if (h->fallback_steps > 0) { /* a short pair list undercounts the triples: size them now */
+    if (h->frame.fallback_steps > 0) { /* a short pair list undercounts the triples */
         SIM_TRY(tcull_size(b, err));
     }
     t->triplet_cull_capped = b->tcull_capped;
@@ -770,7 +772,7 @@ sim_status compute_forces(cuda_backend *b, sim_error *err) {
     const int culled = sim_backend_culling(&b->base);
     const unsigned flags = SIM_GPU_CULL_RECORD | (sorted ? SIM_GPU_CULL_SORTED : 0u);
     if (culled) {
-        SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->supers_peak, 0, 3 * sizeof(uint32_t),
+        SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->frame, 0, sizeof b->cull.counts->frame,
                                      b->streams.main));
         SIM_TRY(cull_phase(b, flags, err));
     }
@@ -906,7 +908,7 @@ sim_status finish_cull_frame(cuda_backend *b, sim_frame_timing *t, sim_error *er
     t->tile_pairs = h->tiles;
     t->tile_pairs_total = sim_t2_u64(b->cull.n_tiles);
     t->super_pairs = b->base.cull_levels == 2 ? h->supers : 0u;
-    t->cull_fallback_steps = (int)h->fallback_steps;
+    t->cull_fallback_steps = (int)h->frame.fallback_steps;
     /* Ranks of a multi-GPU run hold different rows of the list and must sort together (their
      * body orders must agree): they sort on the clock alone. */
     if (b->base.rank.world <= 1 &&
@@ -1085,7 +1087,7 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
     }
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_flag, 0xff, sizeof *b->d_flag, s));
     if (culled) { /* the frame's peaks and fallbacks */
-        SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->supers_peak, 0, 3 * sizeof(uint32_t), s));
+        SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->frame, 0, sizeof b->cull.counts->frame, s));
     }
     SIM_TRY(tcull_frame_begin(b, steps, err));
     SIM_CUDA_TRY(cudaEventRecord(b->events[0], s));
