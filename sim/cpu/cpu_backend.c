@@ -546,13 +546,6 @@ static void restore_step(cpu_backend *b, sim_frame_timing *t) {
 
 /* ---- set-up ---- */
 
-static int same_physics(const sim_physics *a, const sim_physics *b) {
-    return a->stiffness == b->stiffness && a->damping_ratio == b->damping_ratio &&
-           a->atm_nu == b->atm_nu && a->atm_cutoff == b->atm_cutoff && a->box_half == b->box_half &&
-           a->hertz == b->hertz && a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
-           a->gravity.z == b->gravity.z;
-}
-
 static void apply_params(cpu_backend *b, const sim_params *p) {
     b->base.params = *p;
     b->ph = sim_physics_from_params(p);
@@ -681,12 +674,11 @@ static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_erro
 
 static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
     cpu_backend *b = as_cpu(base);
-    const sim_physics old = b->ph;
-    const int old_triplets = b->base.params.triplets;
+    const sim_params old = b->base.params;
     apply_params(b, p);
     /* Forces change only with the model (not with dt or steps per frame): recompute then, so
      * the next half kick uses forces of the new model; otherwise keep F_n bit for bit. */
-    if (!same_physics(&old, &b->ph) || old_triplets != p->triplets) {
+    if (!sim_params_same_model(&old, p)) {
         b->last_step_ms = -1.0; /* the work per step may have changed */
         SIM_TRY(compute_forces(b, NULL, err));
     }

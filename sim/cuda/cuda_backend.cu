@@ -1164,12 +1164,6 @@ sim_status cuda_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err
     return SIM_OK;
 }
 
-bool same_physics(const sim_physics_f &a, const sim_physics_f &b) {
-    return a.stiffness == b.stiffness && a.damping_ratio == b.damping_ratio &&
-           a.atm_nu == b.atm_nu && a.atm_cutoff2 == b.atm_cutoff2 && a.box_half == b.box_half &&
-           a.hertz == b.hertz && a.gx == b.gx && a.gy == b.gy && a.gz == b.gz;
-}
-
 sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
     cuda_backend *b = as_cuda(base);
     sim_state tmp = {0, nullptr, nullptr};
@@ -1181,15 +1175,14 @@ sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *er
             return s;
         }
     }
-    const sim_physics_f old = b->ph;
-    const int old_triplets = base->params.triplets;
+    const sim_params old = base->params;
     sim_status s = set_physics(b, p, &tmp, err);
     sim_state_free(&tmp);
     SIM_TRY(s);
     base->params = *p;
     /* As the CPU reference: a new model needs the force the next half kick uses recomputed;
      * a new dt or frame length keeps F_n as it is. */
-    if (!same_physics(old, b->ph) || old_triplets != p->triplets) {
+    if (!sim_params_same_model(&old, p)) {
         return compute_forces(b, err);
     }
     return SIM_OK;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — host-side physics set-up: model constants from the parameters, damping ratios for a
- * restitution coefficient, contact times and the default time step. */
+ * nbsim — host-side physics set-up: model constants from the parameters (and whether two sets of
+ * parameters are one model), damping ratios for a restitution coefficient, contact times and the
+ * default time step. */
 #include "physics/physics.h"
 
 static const double pi_ = 3.14159265358979323846;
@@ -146,6 +147,14 @@ sim_physics sim_physics_from_params(const sim_params *p) {
     ph.gravity = p->gravity;
     ph.inv_dt = p->dt > 0.0 ? 1.0 / p->dt : 0.0; /* backends set it once dt is derived */
     return ph;
+}
+
+int sim_params_same_model(const sim_params *a, const sim_params *b) {
+    return a->stiffness == b->stiffness && a->restitution == b->restitution &&
+           (a->hertz != 0) == (b->hertz != 0) && a->atm_nu == b->atm_nu &&
+           a->atm_cutoff == b->atm_cutoff && a->box_half == b->box_half &&
+           a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
+           a->gravity.z == b->gravity.z && (a->triplets != 0) == (b->triplets != 0);
 }
 
 sim_physics_f sim_physics_to_float(const sim_physics *ph) {
