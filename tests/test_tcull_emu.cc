@@ -131,8 +131,7 @@ struct tcull_state {
         row_count.assign(n_tiles + 1, 12345u); /* the box kernel zeroes it */
         row_start.assign(n_tiles + 1, 0u);
         memset(&counts, 0xff, sizeof counts);
-        counts.supers_peak = counts.pairs_peak = counts.triples_peak = 0;
-        counts.fallback_steps = 0;
+        counts.frame = sim_gpu_tcull_frame{};
         limit = sim_tcull_limit_f(sim_atm_a2_max_f((float)(cutoff * cutoff)));
     }
 
@@ -354,7 +353,7 @@ static void check_kernel(const char *label, const scene &s, uint32_t ref_block, 
         std::vector<sim_vec4f> f(n, sim_vec4f{0.0f, 0.0f, 0.0f, 0.0f});
         const uint32_t parts = mode >= 2 ? 3u : 1u;
         const bool fallback = mode == 1 || mode == 3;
-        const uint32_t fallback_before = c.counts.fallback_steps;
+        const uint32_t fallback_before = c.counts.frame.fallback_steps;
         for (uint32_t part = 0; part < parts; ++part) {
             build(c, s, SIM_PAIR_MAP_LTM, levels, part, parts);
             culled_args a = {c.triple_list.data(),
@@ -377,10 +376,11 @@ static void check_kernel(const char *label, const scene &s, uint32_t ref_block, 
                                             "fallback in 3 parts"};
         snprintf(what, sizeof what, "%s, %s", label, names[mode]);
         compare(what, f, ref);
-        ENSURE(c.counts.fallback_steps == fallback_before + (fallback ? parts : 0u));
+        ENSURE(c.counts.frame.fallback_steps == fallback_before + (fallback ? parts : 0u));
     }
     build(c, s, SIM_PAIR_MAP_LTM, levels); /* the whole list again, for the checks below */
-    ENSURE(c.counts.triples_peak == c.counts.triples && c.counts.pairs_peak == c.counts.pairs);
+    ENSURE(c.counts.frame.triples_peak == c.counts.triples &&
+           c.counts.frame.pairs_peak == c.counts.pairs);
     if (!energy) {
         return;
     }

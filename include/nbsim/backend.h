@@ -149,13 +149,14 @@ void sim_backend_destroy(sim_backend *backend);
  * completed (0 when it was raised before the call) and the timings theirs. The backend then holds
  * exactly the state after the last completed step, as if the frame had been that long: a step
  * cut short is rolled back to its start, so read_state, captures and further frames go on from
- * there. The flag is read between steps, and inside a step expected to take more than ~0.1 s
- * (the first, or one whose predecessor did): the CPU reference between blocks of its pair and
- * triplet sweeps, the CUDA backend between slices of ~0.1 s of GPU time that it launches the
- * sweeps of such a step in (culled steps are never that long, so they are never cut). Those
- * steps save their start first (the CPU: 88 bytes per body in memory; CUDA: 48 on the GPU, or
- * without the memory for it, they are not cut and the flag waits for their end); shorter steps
- * pay nothing. set_params, set_state and energy finish what they start.
+ * there. The flag is read between steps, and inside a step whose sweeps are expected (from their
+ * measured rates) to take more than one slice of ~0.1 s: such a step runs its sweeps in slices
+ * of ~0.1 s of work and reads the flag before each (sim/step/stepper.h, the same for both
+ * backends; a culled list whose length stays on the GPU is one launch, never cut, and culled
+ * steps are short). Those steps save their start first (the CPU: 88 bytes per body in memory;
+ * CUDA: 48 on the GPU, or without the memory for it, they are not cut and the flag waits for
+ * their end); shorter steps pay nothing. set_params, set_state and energy finish what they
+ * start.
  *
  * Several ranks (config.multi.world > 1) do not read the flag: they must stop at the same step,
  * and agreeing on one inside a frame would take a collective per step. The caller agrees

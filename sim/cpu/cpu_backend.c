@@ -5,30 +5,31 @@
  * see it, so a map that loses or repeats a tile changes the CPU forces too and the map tests can
  * compare against a plain O(N^2)/O(N^3) loop. Each unique pair/triple is evaluated once and its
  * force applied to all its bodies (Newton's third law). OpenMP threads (when available) each
- * accumulate into their own force buffer; the buffers are summed afterwards, so no races and
- * the result does not depend on the schedule beyond rounding order.
+ * accumulate into their own force buffer; the buffers are summed when a sweep ends, so no races
+ * and the result does not depend on the schedule beyond rounding order (one thread: on nothing).
+ *
+ * It is stepped by the stepper (step/stepper.h), which decides everything a step does; this
+ * file gives it the primitives (cpu_step_ops): the phases done at once, the host clock as
+ * marks, saving and restoring a step's start. A sweep comes as slices of blocks [begin, end) of
+ * a plan or of a culled list: the first clears the per-thread buffers, the last sums them into
+ * the forces, so a step cut into slices sums exactly as a whole one, and a stop between slices
+ * (read by the stepper) leaves the forces to be restored.
  *
  * SIM_PAIR_FULL (the nbody-style full sweep) is a CUDA kernel variant: sim_backend refuses it
  * for this backend (the symmetric sweep already gives the same forces).
  *
  * Culling (config.cull, cpu_cull.c): the state stays in the user's order; `cull.order` sorts the
- * bodies along the Morton curve (re-sorted every sort_every steps, or when the interacting tile
- * pairs grew by SIM_CULL_REGROW), the pair phase gathers sorted copies, boxes their tiles, culls
- * through the map's blocks like the kernels and sweeps only the surviving tile pairs, with the
- * same pair_tile; the per-thread forces (slot order) are scattered back to the bodies. The same
- * pairs are evaluated, so forces agree with the full sweep up to summation order.
+ * bodies along the Morton curve (when the stepper says), the cull phase gathers sorted copies,
+ * boxes their tiles and culls through the map's blocks like the kernels, and the contact sweep
+ * takes only the surviving tile pairs, with the same pair_tile; the per-thread forces (slot
+ * order) are scattered back to the bodies. The same pairs are evaluated, so forces agree with
+ * the full sweep up to summation order. Its lists grow as they fill: no capacity to manage.
  *
- * The ATM cut-off (config.cull, atm_cutoff > 0, cpu_tcull.c): the triplet phase boxes the
- * triplet tiles of the same sorted copies, finds the tile triples whose three tile pairs have
- * boxes within the cut-off (the kernels' passes, in double) and evaluates only those; the
- * forces go back through the body order like the pairs'. The same triples count, so forces agree
- * with the map's sweep up to summation order.
- *
- * Stopping (config.stop, backend.h): the flag is read before each step, and inside a step that
- * may be long (the first, or after one that took CPU_LONG_STEP_MS) once per block of the pair
- * and triplet sweeps; when it is raised the remaining blocks are skipped, the step is rolled back
- * to the copy taken at its start (step_save), and the frame ends with the steps before it. The
- * initial forces of sim_backend_create stop the same way (nothing to roll back: no backend).
+ * The ATM cut-off (config.cull, atm_cutoff > 0, cpu_tcull.c): the triplet cull phase boxes the
+ * triplet tiles of the same sorted copies and finds the tile triples whose three tile pairs have
+ * boxes within the cut-off (the kernels' passes, in double); the triplet sweep takes only those,
+ * the forces going back through the body order like the pairs'. The same triples count, so
+ * forces agree with the map's sweep up to summation order.
  *
  * Energies: `contact` = pair springs, `atm` = ATM triples (0 while triplets are off), `gravity`
  * = the per-body potential, gravity -m g.x plus the walls' elastic energy (what sim_body_force
@@ -59,23 +60,24 @@
  * cores are oversubscribed, as on a CI runner executing tests in parallel. */
 #define CPU_MIN_PARALLEL_WORK 32768.0
 
-/* A step that took this long [ms] makes the next one stoppable mid-way: then its start is saved
- * (88 bytes per body, copied in ~1 % of such a step's time) and the flag read per block. */
-#define CPU_LONG_STEP_MS 100.0
+/* The rates one thread is assumed to sweep at before a sweep has been timed [interactions / ms]
+ * (the stepper's guess_rate): about a third of what one x86 core of the CI machines does in
+ * double (test_interrupt: ~3e5 pair checks and ~6e4 ATM triples per ms), so that a sweep that
+ * might be long is sliced; the slices are sized from the measured rate after that. */
+#define CPU_GUESS_PAIR_CHECKS_PER_MS 1.0e5
+#define CPU_GUESS_TRIPLES_PER_MS 2.0e4
 
-/* What a step changes, saved at the start of a step that may be cut short, so that the backend
- * can be put back exactly as the last completed step left it. The culled order is not saved: any
- * order is a valid one, and with the sort counters restored the step, run again, re-sorts exactly
- * when the uninterrupted run would, from the same positions, to the same order. The lists are
- * rebuilt by every step. */
+/* What a step changes, saved at the start of a long step so that it can be put back exactly as
+ * the last completed step left it. The culled order is not saved: any order is a valid one, and
+ * with the stepper's sort clock restored the step, run again, re-sorts exactly when the
+ * uninterrupted run would, from the same positions, to the same order. The lists are rebuilt by
+ * every step; their recorded counts come back. */
 typedef struct {
     sim_vec4d *pos, *vel;
     sim_vec3d *force;
     double e_contact, e_atm, e_body;
     uint64_t steps_done;
-    int sort_due, sorted, steps_since_sort, fresh_sort;
-    size_t tiles_after_sort, tiles_built;
-    sim_frame_timing timing;
+    sim_step_counts rec;
     int have; /* 1: buffers allocated; -1: they could not be (steps are then never cut) */
 } step_save;
 
@@ -85,7 +87,7 @@ typedef struct {
     sim_vec3d *force; /* total force per body at the current positions [N] */
     sim_vec3d *tbuf;  /* per-thread partial forces, threads x n */
     int threads;      /* OpenMP threads available */
-    int team;         /* threads the current phase uses (<= threads); buffers 0 .. team-1 */
+    int team;         /* threads the current sweep uses (<= threads); buffers 0 .. team-1 */
     sim_physics ph;
     double dt;                       /* [s] */
     uint32_t tiles;                  /* ceil(n / tile): pair tiles */
@@ -94,16 +96,21 @@ typedef struct {
     uint64_t steps_done;
     sim_cpu_cull cull; /* allocated when culling is first turned on (cull_ready) */
     int cull_ready;
-    int sort_due;        /* sort before the next culled pair phase */
     sim_cpu_tcull tcull; /* the ATM cut-off's culling, allocated on first use (tcull_ready) */
     int tcull_ready;
-    /* stopping (config.stop): the flag while the work under way may stop between blocks, else
-     * NULL; whether a block was skipped since; the last step's time (< 0: none yet) */
-    const volatile sig_atomic_t *watch;
-    int cut;
-    double last_step_ms;
+    sim_step_counts rec; /* the lists' lengths as the steps' builds recorded them */
+    double *mark_ms;     /* the stepper's marks: host clock [ms] */
+    int mark_cap;
     step_save save;
 } cpu_backend;
+
+static cpu_backend *as_cpu(sim_backend *base) {
+    return (cpu_backend *)base;
+}
+
+static const cpu_backend *as_cpu_const(const sim_backend *base) {
+    return (const cpu_backend *)base;
+}
 
 static int thread_id(void) {
 #ifdef _OPENMP
@@ -175,16 +182,10 @@ static void triplet_tile(const cpu_backend *b, sim_tile3 t, const sim_vec4d *pos
     }
 }
 
-/* ---- whole phases ---- */
+/* ---- sweeps, a slice at a time ---- */
 
 static int team_for(const cpu_backend *b, double work) {
     return work >= CPU_MIN_PARALLEL_WORK ? b->threads : 1;
-}
-
-/* Chooses the phase's team and clears its buffers. */
-static void start_phase(cpu_backend *b, double work) {
-    b->team = team_for(b, work);
-    memset(b->tbuf, 0, (size_t)b->team * b->st.n * sizeof *b->tbuf);
 }
 
 /* force[order[i]] (=, or += when add) the sum of the per-thread buffers' entry i; order NULL:
@@ -204,32 +205,26 @@ static void reduce_buffers(cpu_backend *b, int add, const uint32_t *order) {
     }
 }
 
-/* The sweeps read b->watch before each block; once it is raised they skip the blocks left (an
- * OpenMP loop cannot break) and note it in b->cut.
- *
- * The end of a sweep: the buffers summed into force (see reduce_buffers), unless a block was
- * skipped, which leaves the step to be rolled back and force to the save. */
-static void finish_sweep(cpu_backend *b, int cut, int add, const uint32_t *order) {
-    b->cut |= cut;
-    if (!b->cut) {
-        reduce_buffers(b, add, order);
+/* The blocks of a plan this slice covers: [begin, end) alone; a rank of several, its share (it
+ * is never sliced). Pieces in the plan's order, so slices sweep the blocks as one launch would. */
+static void plan_slice(const cpu_backend *b, const sim_map_plan *plan, uint64_t begin, uint64_t end,
+                       sim_map_share *share) {
+    if (b->base.rank.world > 1) {
+        sim_backend_share(&b->base, plan, share);
+    } else {
+        sim_work_range_share(plan, begin, end, share);
     }
 }
 
 /* Blocks whose tile lies outside the domain (only a broken map gives them) are skipped, as a
- * guarded kernel would skip them. The blocks are this rank's share of the plan (all of it when
- * alone), piece by piece in the plan's order. */
-static double pair_phase(cpu_backend *b) {
+ * guarded kernel would skip them. */
+static double pair_plan_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     const sim_pair_map map = (sim_pair_map)b->base.config.pair_map;
     const uint32_t tiles = b->tiles;
-    const double n = b->st.n;
-    const volatile sig_atomic_t *watch = b->watch;
     double energy = 0.0;
-    int cut = 0;
     sim_map_share share;
-    sim_backend_share(&b->base, &b->base.pair_plan, &share);
-    start_phase(b, 0.5 * n * n);
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy) reduction(| : cut)) {
+    plan_slice(b, &b->base.pair_plan, begin, end, &share);
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         for (int p = 0; p < share.piece_count; ++p) {
             const sim_map_piece *pc = &share.piece[p];
@@ -239,105 +234,40 @@ static double pair_phase(cpu_backend *b) {
             SIM_OMP(omp for schedule(dynamic, 8))
             for (int64_t blk = 0; blk < blocks; ++blk) {
                 sim_tile2 t;
-                if (sim_stop_raised(watch)) {
-                    cut = 1;
-                } else if (sim_pair_map_block(map, launch, pc->origin[0] + (uint32_t)(blk % gx),
-                                              pc->origin[1] + (uint32_t)(blk / gx % gy),
-                                              pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
-                           t.i < tiles && t.j < tiles) {
+                if (sim_pair_map_block(map, launch, pc->origin[0] + (uint32_t)(blk % gx),
+                                       pc->origin[1] + (uint32_t)(blk / gx % gy),
+                                       pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
+                    t.i < tiles && t.j < tiles) {
                     pair_tile(b, t, b->st.pos, b->st.vel, f, &energy);
                 }
             }
         }
     }
-    finish_sweep(b, cut, 0, NULL);
     return energy;
 }
 
-/* Culling buffers on first use; the first culled phase sorts. */
-static sim_status cull_prepare(cpu_backend *b, sim_error *err) {
-    if (!b->cull_ready) {
-        SIM_TRY(sim_cpu_cull_init(&b->cull, b->st.n, b->base.config.tile, err));
-        b->cull_ready = 1;
-    }
-    b->sort_due = 1;
-    return SIM_OK;
-}
-
-/* Whether the culled pair phase re-sorts first: never sorted, sort_every steps since the last
- * sort, or the list grew by SIM_CULL_REGROW since then (boxes spread as bodies move). */
-static int cull_sort_due(const cpu_backend *b) {
-    const sim_cpu_cull *c = &b->cull;
-    const int every =
-        b->base.config.sort_every > 0 ? b->base.config.sort_every : SIM_CULL_SORT_EVERY;
-    /* Ranks of a multi-GPU run hold different parts of the list, and must sort together: they
-     * sort on the clock alone. */
-    const int regrown =
-        b->base.rank.world <= 1 &&
-        (double)c->tiles_built > SIM_CULL_REGROW * (double)c->tiles_after_sort + 16.0;
-    return b->sort_due || !c->sorted || c->steps_since_sort >= every || regrown;
-}
-
-/* Sweeps the culled list (sorted copies, slot-order buffers) and scatters the forces back. */
-static double pair_sweep_list(cpu_backend *b) {
+/* Entries [begin, end) of the culled list, over the sorted copies (slot-order buffers). */
+static double pair_list_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     const sim_cpu_cull *c = &b->cull;
     const sim_tile2 *list = c->tiles.v;
-    const int64_t count = (int64_t)c->tiles.count;
-    const double rho = b->base.config.tile;
-    const volatile sig_atomic_t *watch = b->watch;
     double energy = 0.0;
-    int cut = 0;
-    start_phase(b, (double)count * rho * rho);
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy) reduction(| : cut)) {
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         SIM_OMP(omp for schedule(dynamic, 8))
-        for (int64_t k = 0; k < count; ++k) {
-            if (sim_stop_raised(watch)) {
-                cut = 1;
-            } else {
-                pair_tile(b, list[k], c->pos, c->vel, f, &energy);
-            }
+        for (int64_t k = (int64_t)begin; k < (int64_t)end; ++k) {
+            pair_tile(b, list[k], c->pos, c->vel, f, &energy);
         }
     }
-    finish_sweep(b, cut, 0, c->order);
     return energy;
 }
 
-/* The culled pair phase: re-sort if due, build the list, sweep it. Sort and cull times go to
- * t (when given); the caller times the whole phase. */
-static sim_status pair_phase_culled(cpu_backend *b, sim_frame_timing *t, double *energy,
-                                    sim_error *err) {
-    sim_cpu_cull *c = &b->cull;
-    const double t0 = sim_now_ms();
-    if (cull_sort_due(b)) {
-        sim_cpu_cull_sort(c, b->st.pos, b->base.params.box_half);
-        b->sort_due = 0;
-        if (t != NULL) {
-            t->sorts++;
-        }
-    }
-    const double t1 = sim_now_ms();
-    SIM_TRY(sim_cpu_cull_build(c, &b->base, b->st.pos, b->st.vel, err));
-    const double t2 = sim_now_ms();
-    *energy = pair_sweep_list(b);
-    if (t != NULL) {
-        t->sort_ms += t1 - t0;
-        t->cull_ms += t2 - t1;
-    }
-    return SIM_OK;
-}
-
-static double triplet_phase(cpu_backend *b) {
+static double triplet_plan_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     const sim_triplet_map map = b->base.config.triplet_map;
     const uint32_t tiles = b->ttiles;
-    const double n = b->st.n;
-    const volatile sig_atomic_t *watch = b->watch;
     double energy = 0.0;
-    int cut = 0;
     sim_map_share share;
-    sim_backend_share(&b->base, &b->base.triplet_plan, &share);
-    start_phase(b, n * n * n / 6.0);
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy) reduction(| : cut)) {
+    plan_slice(b, &b->base.triplet_plan, begin, end, &share);
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         for (int p = 0; p < share.piece_count; ++p) {
             const sim_map_piece *pc = &share.piece[p];
@@ -347,69 +277,46 @@ static double triplet_phase(cpu_backend *b) {
             SIM_OMP(omp for schedule(dynamic, 4))
             for (int64_t blk = 0; blk < blocks; ++blk) {
                 sim_tile3 t;
-                if (sim_stop_raised(watch)) {
-                    cut = 1;
-                } else if (sim_triplet_map_block(map, launch, pc->origin[0] + (uint32_t)(blk % gx),
-                                                 pc->origin[1] + (uint32_t)(blk / gx % gy),
-                                                 pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
-                           t.i < tiles && t.j < tiles && t.k < tiles) {
+                if (sim_triplet_map_block(map, launch, pc->origin[0] + (uint32_t)(blk % gx),
+                                          pc->origin[1] + (uint32_t)(blk / gx % gy),
+                                          pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
+                    t.i < tiles && t.j < tiles && t.k < tiles) {
                     triplet_tile(b, t, b->st.pos, f, &energy);
                 }
             }
         }
     }
-    finish_sweep(b, cut, 1, NULL);
     return energy;
 }
 
-/* A multi-rank run: every rank holds its share's forces and energies; sums them over the ranks
- * (the host group adds in rank order, so every rank gets the same bits). */
-static sim_status reduce_ranks(cpu_backend *b, sim_error *err) {
-    if (b->base.rank.world <= 1) {
-        return SIM_OK;
-    }
-    double e[2] = {b->e_contact, b->e_atm};
-    SIM_TRY(sim_comm_allreduce_sum(b->base.rank.comm, b->force, 3u * (size_t)b->st.n,
-                                   SIM_COMM_DOUBLE, NULL, err));
-    SIM_TRY(sim_comm_allreduce_sum(b->base.rank.comm, e, 2, SIM_COMM_DOUBLE, NULL, err));
-    b->e_contact = e[0];
-    b->e_atm = e[1];
-    return SIM_OK;
-}
-
-/* The culled triplet phase (the pair phase has just gathered the sorted copies): the surviving
- * tile triples, swept; forces scattered back through the body order. The culling time goes to
- * *cull_ms. */
-static sim_status triplet_phase_culled(cpu_backend *b, double *energy, double *cull_ms,
-                                       sim_error *err) {
-    if (!b->tcull_ready) {
-        SIM_TRY(sim_cpu_tcull_init(&b->tcull, b->st.n, err));
-        b->tcull_ready = 1;
-    }
-    const double t0 = sim_now_ms();
-    SIM_TRY(sim_cpu_tcull_build(&b->tcull, &b->base, b->cull.pos, b->base.params.atm_cutoff, err));
-    *cull_ms = sim_now_ms() - t0;
+/* Entries [begin, end) of the cut-off's tile-triple list (several ranks: each listed its rows'
+ * triples, triplet_cull.h). */
+static double triplet_list_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     const sim_tile3 *list = b->tcull.triples.v;
-    const int64_t count = (int64_t)b->tcull.triples.count;
-    const double rho = SIM_TRIPLET_TILE;
-    const volatile sig_atomic_t *watch = b->watch;
-    double e = 0.0;
-    int cut = 0;
-    start_phase(b, (double)count * rho * rho * rho);
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : e) reduction(| : cut)) {
+    double energy = 0.0;
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         SIM_OMP(omp for schedule(dynamic, 4))
-        for (int64_t k = 0; k < count; ++k) {
-            if (sim_stop_raised(watch)) {
-                cut = 1;
-            } else {
-                triplet_tile(b, list[k], b->cull.pos, f, &e);
-            }
+        for (int64_t k = (int64_t)begin; k < (int64_t)end; ++k) {
+            triplet_tile(b, list[k], b->cull.pos, f, &energy);
         }
     }
-    finish_sweep(b, cut, 1, b->cull.order);
-    *energy = e;
-    return SIM_OK;
+    return energy;
+}
+
+/* A whole sweep's work [pair checks or triples], which decides its team. */
+static double sweep_work(const cpu_backend *b, sim_sweep w) {
+    const double n = b->st.n, rho = b->base.config.tile, t3 = SIM_TRIPLET_TILE;
+    switch (w) {
+    case SIM_SWEEP_PAIR_PLAN:
+        return 0.5 * n * n;
+    case SIM_SWEEP_PAIR_LIST:
+        return (double)b->cull.tiles.count * rho * rho;
+    case SIM_SWEEP_TRIPLET_PLAN:
+        return n * n * n / 6.0;
+    default:
+        return (double)b->tcull.triples.count * t3 * t3 * t3;
+    }
 }
 
 /* Walls + gravity, added to force[]; returns their potential energy. */
@@ -423,162 +330,6 @@ static double body_phase(cpu_backend *b) {
         add3(&b->force[i], sim_body_force_d(b->st.pos[i], b->st.vel[i], &b->ph, &energy));
     }
     return energy;
-}
-
-/* A sweep skipped blocks (b->watch was raised): the forces are incomplete. */
-static sim_status cut_short(const cpu_backend *b, sim_error *err) {
-    return b->cut ? sim_fail(err, SIM_INTERRUPTED, "stopped in the middle of a step") : SIM_OK;
-}
-
-/* F at the current positions (and velocities); accumulates phase times when t != NULL.
- * SIM_INTERRUPTED when b->watch stopped a sweep (force and energies are then incomplete). */
-static sim_status compute_forces(cpu_backend *b, sim_frame_timing *t, sim_error *err) {
-    const double sort0 = t != NULL ? t->sort_ms : 0.0, cull0 = t != NULL ? t->cull_ms : 0.0;
-    double t0 = sim_now_ms();
-    b->cut = 0;
-    if (sim_backend_culling(&b->base)) {
-        if (!b->cull_ready) {
-            SIM_TRY(cull_prepare(b, err));
-        }
-        SIM_TRY(pair_phase_culled(b, t, &b->e_contact, err));
-    } else {
-        b->e_contact = pair_phase(b);
-    }
-    SIM_TRY(cut_short(b, err));
-    double t1 = sim_now_ms(), tcull_ms = 0.0;
-    b->e_atm = 0.0;
-    if (sim_backend_triplet_culling(&b->base)) {
-        /* Several ranks: each lists and sweeps its rows' tile triples (triplet_cull.h) */
-        SIM_TRY(triplet_phase_culled(b, &b->e_atm, &tcull_ms, err));
-    } else if (b->base.params.triplets) {
-        b->e_atm = triplet_phase(b);
-    }
-    SIM_TRY(cut_short(b, err));
-    const double t2 = sim_now_ms();
-    SIM_TRY(reduce_ranks(b, err));
-    const double t3 = sim_now_ms();
-    b->e_body = body_phase(b);
-    const double t4 = sim_now_ms();
-    if (t != NULL) { /* pair_ms: the sweep alone, as on the GPU */
-        t->pair_ms += (t1 - t0) - (t->sort_ms - sort0) - (t->cull_ms - cull0);
-        t->triplet_ms += b->base.params.triplets ? t2 - t1 - tcull_ms : 0.0;
-        t->triplet_cull_ms += tcull_ms;
-        t->comm_ms += t3 - t2;
-        t->integrate_ms += t4 - t3;
-    }
-    return SIM_OK;
-}
-
-/* ---- stopping mid-step (config.stop) ---- */
-
-/* The flag this backend reads: config.stop alone, none as a rank of several (backend.h). */
-static const volatile sig_atomic_t *stop_flag(const cpu_backend *b) {
-    return b->base.rank.world <= 1 ? b->base.config.stop : NULL;
-}
-
-static void step_save_free(step_save *sv) {
-    free(sv->pos);
-    free(sv->vel);
-    free(sv->force);
-    sv->pos = sv->vel = NULL;
-    sv->force = NULL;
-    sv->have = 0;
-}
-
-/* Whether the next step may be cut short: a flag to read, a step that may be long, and the
- * memory to save its start in (allocated on first use; without it, steps run whole). */
-static int step_may_stop(cpu_backend *b) {
-    if (stop_flag(b) == NULL || (b->last_step_ms >= 0.0 && b->last_step_ms < CPU_LONG_STEP_MS)) {
-        return 0;
-    }
-    step_save *sv = &b->save;
-    if (sv->have == 0) {
-        const size_t n = b->st.n;
-        sv->pos = malloc(n * sizeof *sv->pos);
-        sv->vel = malloc(n * sizeof *sv->vel);
-        sv->force = malloc(n * sizeof *sv->force);
-        sv->have = sv->pos != NULL && sv->vel != NULL && sv->force != NULL;
-        if (!sv->have) {
-            step_save_free(sv);
-            sv->have = -1;
-        }
-    }
-    return sv->have == 1;
-}
-
-static void save_step(cpu_backend *b, const sim_frame_timing *t) {
-    step_save *sv = &b->save;
-    const size_t n = b->st.n;
-    memcpy(sv->pos, b->st.pos, n * sizeof *sv->pos);
-    memcpy(sv->vel, b->st.vel, n * sizeof *sv->vel);
-    memcpy(sv->force, b->force, n * sizeof *sv->force);
-    sv->e_contact = b->e_contact;
-    sv->e_atm = b->e_atm;
-    sv->e_body = b->e_body;
-    sv->steps_done = b->steps_done;
-    sv->sort_due = b->sort_due;
-    sv->sorted = b->cull.sorted;
-    sv->steps_since_sort = b->cull.steps_since_sort;
-    sv->fresh_sort = b->cull.fresh_sort;
-    sv->tiles_after_sort = b->cull.tiles_after_sort;
-    sv->tiles_built = b->cull.tiles_built;
-    sv->timing = *t;
-}
-
-static void restore_step(cpu_backend *b, sim_frame_timing *t) {
-    const step_save *sv = &b->save;
-    const size_t n = b->st.n;
-    memcpy(b->st.pos, sv->pos, n * sizeof *sv->pos);
-    memcpy(b->st.vel, sv->vel, n * sizeof *sv->vel);
-    memcpy(b->force, sv->force, n * sizeof *sv->force);
-    b->e_contact = sv->e_contact;
-    b->e_atm = sv->e_atm;
-    b->e_body = sv->e_body;
-    b->steps_done = sv->steps_done;
-    b->sort_due = sv->sort_due;
-    b->cull.sorted = sv->sorted;
-    b->cull.steps_since_sort = sv->steps_since_sort;
-    b->cull.fresh_sort = sv->fresh_sort;
-    b->cull.tiles_after_sort = sv->tiles_after_sort;
-    b->cull.tiles_built = sv->tiles_built;
-    *t = sv->timing;
-}
-
-/* ---- set-up ---- */
-
-static int same_physics(const sim_physics *a, const sim_physics *b) {
-    return a->stiffness == b->stiffness && a->damping_ratio == b->damping_ratio &&
-           a->atm_nu == b->atm_nu && a->atm_cutoff == b->atm_cutoff && a->box_half == b->box_half &&
-           a->hertz == b->hertz && a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
-           a->gravity.z == b->gravity.z;
-}
-
-static void apply_params(cpu_backend *b, const sim_params *p) {
-    b->base.params = *p;
-    b->ph = sim_physics_from_params(p);
-    b->dt = p->dt > 0.0 ? p->dt : sim_default_dt(p, &b->st);
-    b->ph.inv_dt = b->dt > 0.0 ? 1.0 / b->dt : 0.0;
-}
-
-/* ---- the interface ---- */
-
-static cpu_backend *as_cpu(sim_backend *base) {
-    return (cpu_backend *)base;
-}
-
-static void cpu_destroy(sim_backend *base) {
-    cpu_backend *b = as_cpu(base);
-    sim_state_free(&b->st);
-    free(b->force);
-    free(b->tbuf);
-    if (b->cull_ready) {
-        sim_cpu_cull_free(&b->cull);
-    }
-    if (b->tcull_ready) {
-        sim_cpu_tcull_free(&b->tcull);
-    }
-    step_save_free(&b->save);
-    free(b);
 }
 
 /* NaN or escape: the first offending body, named in the message. */
@@ -602,106 +353,332 @@ static sim_status check_blowup(const cpu_backend *b, int frame_step, sim_error *
     return SIM_OK;
 }
 
-/* The culling fields of a frame's timing (the rest of them are counted as the frame runs). */
-static void report_cull(const cpu_backend *b, sim_frame_timing *t) {
-    if (sim_backend_triplet_culling(&b->base) && b->tcull_ready) {
-        t->triplet_culled = 1;
-        t->tile_triples = b->tcull.triples.count;
-        t->tile_triples_total = sim_t3_u64(b->tcull.n_tiles);
-        t->triplet_tile_pairs = b->tcull.pairs.count;
-    }
-    const int culled = sim_backend_culling(&b->base);
-    sim_backend_count_blocks(&b->base, t, culled ? b->cull.tiles.count : 0u);
-    if (!culled) {
-        return;
-    }
-    t->culled = 1;
-    t->cull_levels = b->base.cull_levels;
-    t->tile_pairs = b->cull.tiles.count;
-    t->tile_pairs_total = sim_t2_u64(b->base.tiles);
-    t->super_pairs = b->base.cull_levels == 2 ? b->cull.super_pairs.count : 0u;
-}
-
-/* Step s of the frame (1-based), its times added to t. A step that may be long reads the stop
- * flag between blocks: cut short, it is rolled back and SIM_INTERRUPTED returned. */
-static sim_status cpu_step(cpu_backend *b, int s, sim_frame_timing *t, sim_error *err) {
-    const int64_t n = b->st.n;
-    const int team = team_for(b, (double)n);
-    (void)team; /* unused without OpenMP */
-    const double dt = b->dt;
-    const double t0 = sim_now_ms();
-    const int may_stop = step_may_stop(b);
-    if (may_stop) {
-        save_step(b, t);
-    }
-    SIM_OMP(omp parallel for num_threads(team) schedule(static))
-    for (int64_t i = 0; i < n; ++i) {
-        sim_verlet_first_d(&b->st.pos[i], &b->st.vel[i], b->force[i], dt);
-    }
-    const double t1 = sim_now_ms();
-    b->cull.steps_since_sort++; /* (unused unless culling) */
-    /* at x_{n+1} with the half-step velocities */
-    b->watch = may_stop ? stop_flag(b) : NULL;
-    const sim_status st = compute_forces(b, t, err);
-    b->watch = NULL;
-    if (st == SIM_INTERRUPTED) {
-        restore_step(b, t);
-    }
-    SIM_TRY(st);
-    const double t2 = sim_now_ms();
-    SIM_OMP(omp parallel for num_threads(team) schedule(static))
-    for (int64_t i = 0; i < n; ++i) {
-        sim_verlet_second_d(&b->st.vel[i], b->force[i], dt);
-    }
-    const double t3 = sim_now_ms();
-    t->integrate_ms += (t1 - t0) + (t3 - t2);
-    t->step_ms += t3 - t0;
-    t->steps = s;
-    b->steps_done++;
-    b->last_step_ms = t3 - t0;
-    return check_blowup(b, s, err);
-}
-
-static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    memset(t, 0, sizeof *t);
-    const int steps = b->base.params.steps_per_frame;
-    sim_status st = SIM_OK;
-    for (int s = 1; s <= steps && st == SIM_OK; ++s) {
-        st = sim_stop_raised(stop_flag(b)) ? SIM_INTERRUPTED : cpu_step(b, s, t, err);
-    }
-    if (st == SIM_INTERRUPTED) {
-        (void)sim_fail(err, SIM_INTERRUPTED, "stopped after %d of the frame's %d steps", t->steps,
-                       steps);
-    }
-    report_cull(b, t);
-    t->ranks = b->base.rank.world;
-    return st;
-}
-
-static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    const sim_physics old = b->ph;
-    const int old_triplets = b->base.params.triplets;
-    apply_params(b, p);
-    /* Forces change only with the model (not with dt or steps per frame): recompute then, so
-     * the next half kick uses forces of the new model; otherwise keep F_n bit for bit. */
-    if (!same_physics(&old, &b->ph) || old_triplets != p->triplets) {
-        b->last_step_ms = -1.0; /* the work per step may have changed */
-        SIM_TRY(compute_forces(b, NULL, err));
+/* Culling buffers on first use (the order then is the identity: the stepper sorts first). */
+static sim_status cull_ready(cpu_backend *b, sim_error *err) {
+    if (!b->cull_ready) {
+        SIM_TRY(sim_cpu_cull_init(&b->cull, b->st.n, b->base.config.tile, err));
+        b->cull_ready = 1;
+        sim_step_request_sort(&b->base.stepper);
     }
     return SIM_OK;
 }
 
+/* A list's count as a recorded build found it (flags: SIM_STEP_*). */
+static void record(sim_list_count *x, uint64_t count, uint64_t all, unsigned flags) {
+    if (!(flags & SIM_STEP_RECORD)) {
+        return;
+    }
+    x->count = count;
+    x->peak = count > x->peak ? count : x->peak;
+    x->sorted = flags & SIM_STEP_SORTED ? count : x->sorted;
+    x->cap = x->all = all;
+}
+
+/* ---- the primitives (sim_step_ops) ---- */
+
+static sim_status cpu_begin_frame(sim_backend *base, const sim_step_shape *f, int marks,
+                                  sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    if (marks > b->mark_cap) {
+        double *m = realloc(b->mark_ms, (size_t)marks * sizeof *m);
+        if (m == NULL) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate %d timing marks", marks);
+        }
+        b->mark_ms = m;
+        b->mark_cap = marks;
+    }
+    if (f->culled) {
+        SIM_TRY(cull_ready(b, err));
+    }
+    if (f->tculled && !b->tcull_ready) {
+        SIM_TRY(sim_cpu_tcull_init(&b->tcull, b->st.n, err));
+        b->tcull_ready = 1;
+    }
+    for (int l = 0; l < SIM_LIST_COUNT; ++l) {
+        b->rec.list[l].peak = 0;
+    }
+    return SIM_OK;
+}
+
+static sim_status cpu_mark(sim_backend *base, int id, sim_error *err) {
+    as_cpu(base)->mark_ms[id] = sim_now_ms();
+    return SIM_OK;
+}
+
+static sim_status cpu_wait_mark(sim_backend *base, int id, sim_error *err) {
+    return SIM_OK; /* the work is done when the call returns */
+}
+
+static sim_status cpu_elapsed(sim_backend *base, int from, int to, double *ms, sim_error *err) {
+    const cpu_backend *b = as_cpu(base);
+    *ms = b->mark_ms[to] - b->mark_ms[from];
+    return SIM_OK;
+}
+
+static sim_status cpu_verlet_first(sim_backend *base, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    const int64_t n = b->st.n;
+    const int team = team_for(b, (double)n);
+    (void)team; /* unused without OpenMP */
+    const double dt = b->dt;
+    SIM_OMP(omp parallel for num_threads(team) schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+        sim_verlet_first_d(&b->st.pos[i], &b->st.vel[i], b->force[i], dt);
+    }
+    return SIM_OK;
+}
+
+static sim_status cpu_sort(sim_backend *base, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    sim_cpu_cull_sort(&b->cull, b->st.pos, b->base.params.box_half);
+    return SIM_OK;
+}
+
+/* Sorted copies, tile boxes, the culling passes: the tile-pair list for these positions. */
+static sim_status cpu_cull(sim_backend *base, unsigned flags, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    sim_cpu_cull *c = &b->cull;
+    SIM_TRY(sim_cpu_cull_build(c, &b->base, b->st.pos, b->st.vel, err));
+    record(&b->rec.list[SIM_LIST_TILE_PAIRS], c->tiles.count, sim_t2_u64(b->base.tiles), flags);
+    record(&b->rec.list[SIM_LIST_SUPER_PAIRS], c->super_pairs.count,
+           sim_t2_u64(b->base.super_tiles), flags & ~(unsigned)SIM_STEP_SORTED);
+    return SIM_OK;
+}
+
+/* Slice [begin, end) of a sweep. The first starts it (the team for the whole sweep, cleared
+ * buffers, the energy from 0: a step's forces begin with the contacts, so the ATM energy too),
+ * the last sums the buffers into force: = for contacts, += for triplets, through the body order
+ * for the culled lists. */
+static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t end,
+                            unsigned flags, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    const int pairs = w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST;
+    if (flags & SIM_SLICE_FIRST) {
+        b->team = team_for(b, sweep_work(b, w));
+        memset(b->tbuf, 0, (size_t)b->team * b->st.n * sizeof *b->tbuf);
+        b->e_atm = 0.0;
+        if (pairs) {
+            b->e_contact = 0.0;
+        }
+    }
+    switch (w) {
+    case SIM_SWEEP_PAIR_PLAN:
+        b->e_contact += pair_plan_slice(b, begin, end);
+        break;
+    case SIM_SWEEP_PAIR_LIST:
+        b->e_contact += pair_list_slice(b, begin, end);
+        break;
+    case SIM_SWEEP_TRIPLET_PLAN:
+        b->e_atm += triplet_plan_slice(b, begin, end);
+        break;
+    default:
+        b->e_atm += triplet_list_slice(b, begin, end);
+        break;
+    }
+    if (flags & SIM_SLICE_LAST) {
+        const int list = w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_TRIPLET_LIST;
+        reduce_buffers(b, !pairs, list ? b->cull.order : NULL);
+    }
+    return SIM_OK;
+}
+
+/* The cut-off's tile triples from the sorted copies the cull phase gathered. */
+static sim_status cpu_triplet_cull(sim_backend *base, unsigned flags, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    sim_cpu_tcull *c = &b->tcull;
+    SIM_TRY(sim_cpu_tcull_build(c, &b->base, b->cull.pos, b->base.params.atm_cutoff, err));
+    const unsigned unsorted = flags & ~(unsigned)SIM_STEP_SORTED;
+    record(&b->rec.list[SIM_LIST_TCULL_SUPERS], c->super_pairs.count, sim_t2_u64(c->n_supers),
+           unsorted);
+    record(&b->rec.list[SIM_LIST_TCULL_PAIRS], c->pairs.count, sim_t2_u64(c->n_tiles), unsorted);
+    record(&b->rec.list[SIM_LIST_TCULL_TRIPLES], c->triples.count, sim_t3_u64(c->n_tiles), flags);
+    return SIM_OK;
+}
+
+/* Several ranks: every rank holds its share's forces and energies; sums them over the ranks
+ * (the host group adds in rank order, so every rank gets the same bits). */
+static sim_status cpu_reduce(sim_backend *base, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    double e[2] = {b->e_contact, b->e_atm};
+    SIM_TRY(sim_comm_allreduce_sum(b->base.rank.comm, b->force, 3u * (size_t)b->st.n,
+                                   SIM_COMM_DOUBLE, NULL, err));
+    SIM_TRY(sim_comm_allreduce_sum(b->base.rank.comm, e, 2, SIM_COMM_DOUBLE, NULL, err));
+    b->e_contact = e[0];
+    b->e_atm = e[1];
+    return SIM_OK;
+}
+
+static sim_status cpu_body_forces(sim_backend *base, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    b->e_body = body_phase(b);
+    return SIM_OK;
+}
+
+/* Body forces, the second half kick, and the state checked: SIM_UNSTABLE names the body. */
+static sim_status cpu_verlet_second(sim_backend *base, int step, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    const int64_t n = b->st.n;
+    const int team = team_for(b, (double)n);
+    (void)team; /* unused without OpenMP */
+    const double dt = b->dt;
+    b->e_body = body_phase(b);
+    SIM_OMP(omp parallel for num_threads(team) schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+        sim_verlet_second_d(&b->st.vel[i], b->force[i], dt);
+    }
+    b->steps_done++;
+    return check_blowup(b, step + 1, err);
+}
+
+/* The lists' counts as recorded (no device: nothing to wait for). */
+static sim_status cpu_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_counts *c,
+                                sim_error *err) {
+    const cpu_backend *b = as_cpu(base);
+    *c = b->rec;
+    for (int l = 0; l < SIM_LIST_COUNT; ++l) {
+        c->list[l].active = l <= SIM_LIST_SUPER_PAIRS ? f->culled : f->tculled;
+    }
+    return SIM_OK;
+}
+
+static void step_save_free(step_save *sv) {
+    free(sv->pos);
+    free(sv->vel);
+    free(sv->force);
+    sv->pos = sv->vel = NULL;
+    sv->force = NULL;
+    sv->have = 0;
+}
+
+/* The start of a long step (88 bytes per body, copied in ~1 % of such a step's time), in
+ * memory allocated on first use; without it the step is not saved (*saved 0). */
+static sim_status cpu_save(sim_backend *base, int *saved, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    step_save *sv = &b->save;
+    const size_t n = b->st.n;
+    if (sv->have == 0) {
+        sv->pos = malloc(n * sizeof *sv->pos);
+        sv->vel = malloc(n * sizeof *sv->vel);
+        sv->force = malloc(n * sizeof *sv->force);
+        sv->have = sv->pos != NULL && sv->vel != NULL && sv->force != NULL;
+        if (!sv->have) {
+            step_save_free(sv);
+            sv->have = -1;
+        }
+    }
+    *saved = sv->have == 1;
+    if (!*saved) {
+        return SIM_OK;
+    }
+    memcpy(sv->pos, b->st.pos, n * sizeof *sv->pos);
+    memcpy(sv->vel, b->st.vel, n * sizeof *sv->vel);
+    memcpy(sv->force, b->force, n * sizeof *sv->force);
+    sv->e_contact = b->e_contact;
+    sv->e_atm = b->e_atm;
+    sv->e_body = b->e_body;
+    sv->steps_done = b->steps_done;
+    sv->rec = b->rec;
+    return SIM_OK;
+}
+
+static sim_status cpu_restore(sim_backend *base, sim_error *err) {
+    cpu_backend *b = as_cpu(base);
+    const step_save *sv = &b->save;
+    const size_t n = b->st.n;
+    memcpy(b->st.pos, sv->pos, n * sizeof *sv->pos);
+    memcpy(b->st.vel, sv->vel, n * sizeof *sv->vel);
+    memcpy(b->force, sv->force, n * sizeof *sv->force);
+    b->e_contact = sv->e_contact;
+    b->e_atm = sv->e_atm;
+    b->e_body = sv->e_body;
+    b->steps_done = sv->steps_done;
+    b->rec = sv->rec;
+    return SIM_OK;
+}
+
+/* The culled lists' lengths as last built (the host knows them: they can be sliced). */
+static uint64_t cpu_list_blocks(const sim_backend *base, sim_sweep w) {
+    const cpu_backend *b = as_cpu_const(base);
+    if (w == SIM_SWEEP_PAIR_LIST) {
+        return b->cull_ready ? b->cull.tiles.count : 0u;
+    }
+    return b->tcull_ready ? b->tcull.triples.count : 0u;
+}
+
+static double cpu_guess_rate(const sim_backend *base, sim_sweep w) {
+    const cpu_backend *b = as_cpu_const(base);
+    const int pairs = w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST;
+    return (pairs ? CPU_GUESS_PAIR_CHECKS_PER_MS : CPU_GUESS_TRIPLES_PER_MS) * b->threads;
+}
+
+static int cpu_culls_triplets(const sim_backend *base) {
+    return sim_backend_triplet_culling(base);
+}
+
+static const sim_step_ops cpu_step_ops = {
+    .begin_frame = cpu_begin_frame,
+    .mark = cpu_mark,
+    .wait_mark = cpu_wait_mark,
+    .elapsed = cpu_elapsed,
+    .verlet_first = cpu_verlet_first,
+    .sort = cpu_sort,
+    .cull = cpu_cull,
+    .sweep = cpu_sweep,
+    .triplet_cull = cpu_triplet_cull,
+    .reduce = cpu_reduce,
+    .body_forces = cpu_body_forces,
+    .verlet_second = cpu_verlet_second,
+    .end_frame = cpu_end_frame,
+    .measure = NULL, /* counts are exact: the lists grow as they fill */
+    .grow = NULL,
+    .save = cpu_save,
+    .restore = cpu_restore,
+    .list_blocks = cpu_list_blocks,
+    .guess_rate = cpu_guess_rate,
+    .culls_triplets = cpu_culls_triplets,
+};
+
+/* ---- the interface ---- */
+
+static void apply_params(cpu_backend *b, const sim_params *p) {
+    b->base.params = *p;
+    b->ph = sim_physics_from_params(p);
+    b->dt = p->dt > 0.0 ? p->dt : sim_default_dt(p, &b->st);
+    b->ph.inv_dt = b->dt > 0.0 ? 1.0 / b->dt : 0.0;
+}
+
+static void cpu_destroy(sim_backend *base) {
+    cpu_backend *b = as_cpu(base);
+    sim_state_free(&b->st);
+    free(b->force);
+    free(b->tbuf);
+    if (b->cull_ready) {
+        sim_cpu_cull_free(&b->cull);
+    }
+    if (b->tcull_ready) {
+        sim_cpu_tcull_free(&b->tcull);
+    }
+    step_save_free(&b->save);
+    free(b->mark_ms);
+    sim_stepper_free(&b->base.stepper);
+    free(b);
+}
+
+/* The physics and dt of p (the forces are the stepper's: backend.c asks it). */
+static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
+    apply_params(as_cpu(base), p);
+    return SIM_OK;
+}
+
+/* The bodies of s, in the user's order as always (culling sorts copies); then backend.c has the
+ * stepper sort and compute their forces. */
 static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error *err) {
     cpu_backend *b = as_cpu(base);
     SIM_TRY(sim_state_check_bodies(s, err));
     memcpy(b->st.pos, s->pos, (size_t)s->n * sizeof *s->pos);
     memcpy(b->st.vel, s->vel, (size_t)s->n * sizeof *s->vel);
     apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
-    b->sort_due = 1;                  /* the new bodies' order says nothing about their places */
-    b->last_step_ms = -1.0;           /* and the culled work may differ */
-    return compute_forces(b, NULL, err);
+    return SIM_OK;
 }
 
 static sim_status cpu_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces,
@@ -748,8 +725,7 @@ static sim_status cpu_export_positions(sim_backend *base, sim_vec4f *pos, float 
 
 static sim_status cpu_set_cull(sim_backend *base, sim_error *err) {
     cpu_backend *b = as_cpu(base);
-    b->last_step_ms = -1.0; /* culled and unculled steps differ by orders of magnitude */
-    return b->base.config.cull ? cull_prepare(b, err) : SIM_OK;
+    return b->base.config.cull ? cull_ready(b, err) : SIM_OK;
 }
 
 /* A cull list into the caller's array: its length in *count, at most cap entries copied. */
@@ -858,7 +834,7 @@ static sim_status cpu_capture(sim_backend *base, sim_capture *c, sim_error *err)
 }
 
 static const sim_backend_ops cpu_ops = {
-    cpu_destroy,    cpu_run_frame,  cpu_set_params,       cpu_set_state,
+    cpu_destroy,    sim_step_frame, cpu_set_params,       cpu_set_state,
     cpu_read_state, cpu_energy,     cpu_export_positions, cpu_capture,
     cpu_set_cull,   cpu_tile_pairs, cpu_contacts,         cpu_tile_triples,
 };
@@ -876,6 +852,7 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
     b->base.config = *c;
     b->base.n = s->n;
     b->base.rank = rank != NULL ? *rank : (sim_rank){0, 1, -1, NULL};
+    sim_stepper_init(&b->base.stepper, &cpu_step_ops);
 #ifdef _OPENMP
     b->threads = c->cpu_threads > 0 ? c->cpu_threads : omp_get_max_threads();
 #else
@@ -899,17 +876,13 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
         st = sim_backend_plan_maps(&b->base, c->pair_map, c->triplet_map, p, err);
     }
     if (st == SIM_OK && c->cull) {
-        st = cull_prepare(b, err);
+        st = cull_ready(b, err);
     }
     if (st == SIM_OK) {
-        /* F_0 for the first half kick: a step's work, stoppable like one, and its time tells
-         * whether the first step may be long. */
+        /* F_0 for the first half kick: a step's work, stopped like one, and its times are the
+         * sweeps' first measured rates. */
         apply_params(b, p);
-        const double t0 = sim_now_ms();
-        b->watch = stop_flag(b);
-        st = compute_forces(b, NULL, err);
-        b->watch = NULL;
-        b->last_step_ms = sim_now_ms() - t0;
+        st = sim_step_forces(&b->base, 1, err);
         if (st == SIM_INTERRUPTED) {
             (void)sim_fail(err, SIM_INTERRUPTED, "stopped while computing the initial forces");
         }

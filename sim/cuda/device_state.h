@@ -26,12 +26,16 @@ typedef struct {
  * counts all its survivors, also those past the list's capacity, so a consumer that finds
  * count > capacity knows the list is incomplete and sweeps the whole simplex instead. */
 typedef struct {
+    uint32_t supers_peak, tiles_peak; /* max over the frame */
+    uint32_t fallback_steps;          /* steps whose sweep covered a whole simplex */
+} sim_gpu_cull_frame;
+
+typedef struct {
     /* per step (zeroed by the box kernel) */
     uint32_t supers, tiles;  /* survivors of this step's passes */
     uint32_t super_overflow; /* this step's super-pair list overflowed */
-    /* per frame (zeroed by the backend before a frame's steps; recording sweeps only) */
-    uint32_t supers_peak, tiles_peak; /* max over the frame */
-    uint32_t fallback_steps;          /* steps whose sweep covered a whole simplex */
+    /* per frame: zeroed as a whole before a frame's steps; recording sweeps only */
+    sim_gpu_cull_frame frame;
     /* kept */
     uint32_t tiles_sorted; /* tiles at the first recorded sweep after the last sort */
     uint32_t contacts;     /* the contacts hook's count */

@@ -235,9 +235,9 @@ __global__ void __launch_bounds__(TILE, list_min_blocks(TILE))
     const uint32_t first = sim_map_t2(row0);
     const uint32_t items = overflow ? sim_map_t2(row1) - first : found;
     if ((flags & SIM_GPU_CULL_RECORD) && blockIdx.x == 0 && threadIdx.x == 0) {
-        atomicMax(&counts->tiles_peak, found);
+        atomicMax(&counts->frame.tiles_peak, found);
         if (overflow || counts->super_overflow) {
-            atomicAdd(&counts->fallback_steps, 1u);
+            atomicAdd(&counts->frame.fallback_steps, 1u);
         }
         if (flags & SIM_GPU_CULL_SORTED) {
             counts->tiles_sorted = found;

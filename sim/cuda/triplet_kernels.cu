@@ -484,11 +484,11 @@ static __device__ __forceinline__ void culled_start(const culled_args &a, culled
         prefetch = atomicAdd(&c->cursor, 1u);
     }
     if ((a.flags & SIM_GPU_CULL_RECORD) && blockIdx.x == 0) {
-        atomicMax(&c->supers_peak, c->supers);
-        atomicMax(&c->pairs_peak, pairs);
-        atomicMax(&c->triples_peak, triples);
+        atomicMax(&c->frame.supers_peak, c->supers);
+        atomicMax(&c->frame.pairs_peak, pairs);
+        atomicMax(&c->frame.triples_peak, triples);
         if (fallback) {
-            atomicAdd(&c->fallback_steps, 1u);
+            atomicAdd(&c->frame.fallback_steps, 1u);
         }
         if (a.flags & SIM_GPU_CULL_SORTED) {
             c->triples_sorted = triples;

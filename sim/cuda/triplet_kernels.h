@@ -28,7 +28,7 @@ sim_status sim_gpu_triplet_forces_list(const sim_gpu_bodies *b, const sim_physic
 /* ---- culled by the cut-off (triplet_cull.h; ph->atm_cutoff2 > 0): a persistent grid over the
  * tile triples of sim_gpu_tcull_build, whose lengths stay on the device. When a list overflowed
  * the kernel tests the simplex's tile pairs and triples from the boxes instead (exact, slower;
- * counted in c->counts->fallback_steps). ---- */
+ * counted in c->counts->frame.fallback_steps). ---- */
 
 /* Blocks of the persistent culled kernel for this device (SMs x resident blocks). */
 sim_status sim_gpu_triplet_culled_grid(int sm_count, int *grid, sim_error *err);

@@ -80,9 +80,6 @@ void sim_cpu_cull_sort(sim_cpu_cull *c, const sim_vec4d *pos, double box_half) {
         idx2 = t;
     }
     memcpy(c->order, idx, (size_t)n * sizeof *c->order);
-    c->sorted = 1;
-    c->steps_since_sort = 0;
-    c->fresh_sort = 1;
 }
 
 /* ---- boxes ---- */
@@ -224,11 +221,6 @@ sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_v
     /* Second pass: the tile pairs inside each surviving super-tile pair, one block each. */
     for (size_t k = 0; two && k < c->super_pairs.count; ++k) {
         SIM_TRY(cull_block(c->super_pairs.v[k], b->tiles, c->boxes, row0, row1, &c->tiles, err));
-    }
-    c->tiles_built = c->tiles.count;
-    if (c->fresh_sort) {
-        c->tiles_after_sort = c->tiles.count;
-        c->fresh_sort = 0;
     }
     return SIM_OK;
 }

@@ -27,13 +27,6 @@ typedef struct {
     sim_cull_boxd *boxes;  /* per tile */
     sim_cull_boxd *supers; /* per super-tile (two-level cull) */
     sim_pair_list tiles, super_pairs;
-    int sorted; /* order holds a sort (else identity) */
-    int steps_since_sort;
-    size_t tiles_after_sort; /* list length at the first cull after the last sort */
-    int fresh_sort;          /* the next cull is the first after a sort */
-    /* The last build's list length, which the regrow test compares: a copy, so that a step cut
-     * short (backend.h) can restore it without making the list disagree with its length. */
-    size_t tiles_built;
 } sim_cpu_cull;
 
 /* Appends p; SIM_OUT_OF_MEMORY names the list (`what`: "tile-pair", ...). */
@@ -60,7 +53,8 @@ sim_status sim_cpu_cull_init(sim_cpu_cull *c, uint32_t n, uint32_t tile, sim_err
 void sim_cpu_cull_free(sim_cpu_cull *c);
 
 /* Sorts the bodies along the Morton curve of [-box_half, box_half]^3 (stable LSD radix sort of
- * the 30-bit keys of the float centres, the keys the GPU computes). */
+ * the 30-bit keys of the float centres, the keys the GPU computes). When is the stepper's
+ * decision (sim/step/stepper.h). */
 void sim_cpu_cull_sort(sim_cpu_cull *c, const sim_vec4d *pos, double box_half);
 
 /* Gathers the sorted copies, boxes the tiles and runs the culling pass(es) of b's plan: after it,

@@ -47,9 +47,10 @@ extern "C" {
  * surviving super pair, ~O(N). scripts/gpu_cull.sh measures the crossover. */
 #define SIM_CULL_FLAT_MAX_TILES 1024u
 /* Re-sort every this many steps by default (config sort_every = 0), and earlier when the number
- * of interacting tile pairs has grown by SIM_CULL_REGROW since the last sort (checked once per
- * frame). A gas at 1 m/s moves 0.2 mm per default step, so boxes grow by ~1 cm in 50 steps
- * against tiles ~8 m wide; scripts/gpu_cull.sh measures K = 1, 5, 20, 100. */
+ * of interacting tile pairs (or the cut-off's tile triples) has grown by SIM_CULL_REGROW since
+ * the last sort (checked once per frame; the stepper decides, sim/step/stepper.h). A gas at
+ * 1 m/s moves 0.2 mm per default step, so boxes grow by ~1 cm in 50 steps against tiles ~8 m
+ * wide; scripts/gpu_cull.sh measures K = 1, 5, 20, 100. */
 #define SIM_CULL_SORT_EVERY 50
 #define SIM_CULL_REGROW 1.25
 /* Morton key: 10 bits per axis of the cell of each centre in [-box_half, box_half]^3. */

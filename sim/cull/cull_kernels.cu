@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(kCullThreads)
     const uint32_t items = overflow ? sim_map_t2(n_supers) : found;
     const uint32_t lane = (threadIdx.y * kGroup + threadIdx.x) & 31u;
     if ((flags & SIM_GPU_CULL_RECORD) && blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) {
-        atomicMax(&counts->supers_peak, found);
+        atomicMax(&counts->frame.supers_peak, found);
         if (overflow) {
             counts->super_overflow = 1u; /* the contact sweep counts the step */
         }

@@ -15,6 +15,13 @@
 #include "physics/physics.h"
 #include "cull/triplet_cull.h"
 
+/* The per-frame part of the counters below (zeroed as a whole before a frame's steps; recording
+ * launches only). */
+typedef struct {
+    uint32_t supers_peak, pairs_peak, triples_peak;
+    uint32_t fallback_steps; /* steps whose list was incomplete: swept from the boxes instead */
+} sim_gpu_tcull_frame;
+
 /* Counters on the device; the host reads them once per frame. Every pass counts all its
  * survivors, also those past a list's capacity, so a consumer that finds a count above the
  * capacity knows that list is incomplete. */
@@ -25,9 +32,8 @@ typedef struct {
     uint32_t triples; /* surviving tile triples I >= J >= K */
     /* per launch of the ATM kernel (zeroed by its driver): the next list entry a block takes */
     uint32_t cursor;
-    /* per frame (zeroed by the backend before a frame's steps; recording launches only) */
-    uint32_t supers_peak, pairs_peak, triples_peak;
-    uint32_t fallback_steps; /* steps whose list was incomplete: swept from the boxes instead */
+    /* per frame */
+    sim_gpu_tcull_frame frame;
     /* kept: the triples at the first recorded step after the last sort (the re-sort test) */
     uint32_t triples_sorted;
 } sim_gpu_tcull_counts;

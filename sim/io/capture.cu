@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — capture buffers for trajectory dumps: pinned host memory, the completion event, and
  * the permutation back to the user's order. The copies themselves are enqueued by each backend
- * (cuda_backend.cu, cpu_backend.c). */
+ * (cuda_export.cu, cpu_backend.c). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -8,6 +8,10 @@
  * (state, positions, captures) ask rank 0 alone. A process of a run over several processes has
  * one local rank and no worker thread.
  *
+ * A composite: each member is stepped by its own stepper (step/stepper.h), which knows it is a
+ * rank (it reduces the forces, never reads the stop flag, sorts on the clock alone); this file
+ * takes no step decision, it runs the members' frames at once and merges what they report.
+ *
  * A frame's timing is rank 0's, except: the work phases and the step are the slowest local
  * rank's (the step waits for it at the all-reduce), comm_ms the quickest rank's all-reduce (the
  * rank that arrives last waits least: the transfer itself), and the culled lists' lengths summed

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — host-side physics set-up: model constants from the parameters, damping ratios for a
- * restitution coefficient, contact times and the default time step. */
+ * nbsim — host-side physics set-up: model constants from the parameters (and whether two sets of
+ * parameters are one model), damping ratios for a restitution coefficient, contact times and the
+ * default time step. */
 #include "physics/physics.h"
 
 #include "nbsim/params.h"
@@ -169,6 +170,19 @@ sim_physics sim_physics_from_params(const sim_params *p) {
 
 int sim_physics_has_friction(const sim_physics *ph) {
     return ph->friction > 0.0 || ph->rolling_friction > 0.0;
+}
+
+int sim_params_same_model(const sim_params *a, const sim_params *b) {
+    return a->stiffness == b->stiffness && a->restitution == b->restitution &&
+           (a->hertz != 0) == (b->hertz != 0) && a->atm_nu == b->atm_nu &&
+           a->atm_cutoff == b->atm_cutoff && a->box_half == b->box_half &&
+           a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
+           a->gravity.z == b->gravity.z && (a->triplets != 0) == (b->triplets != 0) &&
+           a->friction == b->friction && a->rolling_friction == b->rolling_friction &&
+           a->stiffness_ratio == b->stiffness_ratio &&
+           a->tangential_damping.set == b->tangential_damping.set &&
+           (!a->tangential_damping.set ||
+            a->tangential_damping.value == b->tangential_damping.value);
 }
 
 sim_physics_f sim_physics_to_float(const sim_physics *ph) {

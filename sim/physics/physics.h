@@ -116,6 +116,11 @@ sim_physics sim_physics_from_params(const sim_params *p);
  * history (sim_friction_contact instead of sim_contact_force). */
 int sim_physics_has_friction(const sim_physics *ph);
 sim_physics_f sim_physics_to_float(const sim_physics *ph);
+/* Whether a and b give the same forces at the same positions: the same contact law, ATM terms
+ * (on or off, strength, cut-off), friction, walls and gravity. dt and steps per frame do not
+ * change them (the contact-onset weight uses 1/dt, but a new dt keeps F_n: the next step
+ * computes its own). */
+int sim_params_same_model(const sim_params *a, const sim_params *b);
 
 /* zeta = -ln e / sqrt(pi^2 + ln^2 e): the linear spring-dashpot with this ratio leaves a head-on
  * contact with exactly e times the approach speed. e = 1 gives 0. */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — sim_backend: validates input once, then dispatches to the CPU or CUDA backend. */
+ * nbsim — sim_backend: validates input once, then dispatches to the CPU, CUDA or multi backend.
+ * What follows a change is decided here once for every stepped backend (the stepper computes
+ * the forces again after a new state or model, and sorts after a new state or culling on). */
 #include "step/backend_impl.h"
 #include "multi/comm.h"
 #include "nbsim/params.h"
+#include "physics/physics.h"
 #include "nbsim/size_limits.h"
 #include "cull/triplet_cull.h"
 
@@ -333,6 +336,9 @@ sim_status sim_backend_set_cull(sim_backend *b, int on, sim_error *err) {
     if (st == SIM_OK) {
         st = b->ops->set_cull(b, err);
     }
+    if (st == SIM_OK && b->config.cull) {
+        sim_step_request_sort(&b->stepper); /* the bodies' order says nothing of their places */
+    }
     if (st != SIM_OK) {
         b->config.cull = old;
         (void)sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, &b->params, NULL);
@@ -384,7 +390,14 @@ sim_status sim_backend_set_params(sim_backend *b, const sim_params *p, sim_error
     if (p->triplets && !b->triplet_planned) {
         SIM_TRY(sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, p, err));
     }
-    return b->ops->set_params(b, p, err);
+    const sim_params old = b->params;
+    SIM_TRY(b->ops->set_params(b, p, err));
+    /* Forces change only with the model (not with dt or steps per frame): computed again then, so
+     * the next half kick uses forces of the new model; otherwise F_n is kept bit for bit. */
+    if (b->stepper.ops != NULL && !sim_params_same_model(&old, p)) {
+        return sim_step_forces(b, 0, err);
+    }
+    return SIM_OK;
 }
 
 sim_status sim_backend_set_state(sim_backend *b, const sim_state *state, sim_error *err) {
@@ -393,7 +406,12 @@ sim_status sim_backend_set_state(sim_backend *b, const sim_state *state, sim_err
         return sim_fail(err, SIM_BAD_ARGUMENT, "state has %u bodies, backend holds %u", state->n,
                         b->n);
     }
-    return b->ops->set_state(b, state, err);
+    SIM_TRY(b->ops->set_state(b, state, err));
+    if (b->stepper.ops == NULL) {
+        return SIM_OK; /* a composite: its members did the rest */
+    }
+    sim_step_request_sort(&b->stepper); /* the new bodies' order says nothing of their places */
+    return sim_step_forces(b, 0, err);
 }
 
 sim_status sim_backend_read_state(sim_backend *b, sim_state *out, sim_vec3d *forces,

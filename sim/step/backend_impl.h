@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — private: what each backend implements behind sim_backend (one table per backend). */
+ * nbsim — private: what each backend implements behind sim_backend (one table per backend), and
+ * the header every backend struct begins with. The CPU and CUDA backends run their frames
+ * through the stepper (step/stepper.h: run_frame = sim_step_frame) and give it their primitives
+ * (sim_step_ops); the multi backend's run_frame runs its members' frames. */
 #ifndef SIM_BACKEND_IMPL_H
 #define SIM_BACKEND_IMPL_H
 
@@ -7,6 +10,7 @@
 #include "nbsim/backend.h"
 #include "multi/comm.h"
 #include "multi/work_split.h"
+#include "step/stepper.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +60,9 @@ struct sim_backend {
     sim_map_plan tcull_plan;
     int tcull_levels;
     uint32_t ttiles, tsuper_tiles, tcull_items;
+    /* The stepper and the primitives it steps this backend with (stepper.ops NULL: a composite,
+     * whose members are stepped). */
+    sim_stepper stepper;
 };
 
 /* Whether a stop flag (config.stop) is raised: one volatile load, cheap enough per block. */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — private to the CUDA backend: its state and what its files share. The backend is four
+ * files, one role each:
+ *   cuda_backend.cu  set-up and tear-down, set_params / set_state / set_cull, the sim_backend ops;
+ *   cuda_step.cu     the stepper's primitives (sim_cuda_step_ops): events as marks, the phases'
+ *                    kernels on the main stream, the frame's one sync, save and restore;
+ *   cuda_lists.cu    the culling buffers and lists (contacts and the ATM cut-off): allocation,
+ *                    the untimed builds, growth, the device counters read as sim_step_counts;
+ *   cuda_export.cu   what leaves the device: state, positions, captures, energies, the lists and
+ *                    contacts of the test hooks, all in the user's order.
+ * What a step does and when is the stepper's (step/stepper.h), never this backend's.
+ *
+ * Culling (cull.h, cull_kernels.h): the device keeps the bodies in sorted slots (slot s holds
+ * user body perm[s]; no perm until culling is first turned on: identity). The sort runs between
+ * the first half kick, which consumed F_n, and the force computation, which rewrites F, so forces
+ * never need moving. Everything leaving the backend is put back in the user's order. */
+#ifndef SIM_CUDA_BACKEND_IMPL_H
+#define SIM_CUDA_BACKEND_IMPL_H
+
+#include "step/backend_impl.h"
+#include "cuda/cuda_check.h"
+#include "cull/cull_kernels.h"
+#include "cuda/device_state.h"
+#include "physics/physics.h"
+#include "cull/triplet_cull_kernels.h"
+
+struct cuda_backend {
+    sim_backend base; /* first: sim_backend * points here */
+    int device;
+    sim_gpu_bodies bodies;
+    sim_gpu_streams streams;
+    int streams_made;
+    cudaEvent_t *events; /* the stepper's marks, created as they are first needed */
+    int event_count;
+    uint64_t *d_flag; /* instability flag, SIM_GPU_STABLE when all is well */
+    uint64_t *h_flag; /* pinned */
+    double *d_energy; /* kinetic, body potential, contact, ATM */
+    float *d_speed;   /* scratch for host exports of speeds */
+    sim_physics_f ph;
+    float dt;
+    int sm_count;
+    /* culling */
+    sim_gpu_cull cull; /* buffers, once cull_ready */
+    int cull_ready;
+    sim_gpu_cull_counts *h_counts; /* pinned: the counters as read at the frame's sync */
+    /* the ATM cut-off, culled */
+    sim_gpu_tcull tcull; /* buffers, once tcull_ready */
+    int tcull_ready;
+    sim_gpu_tcull_counts *h_tcounts; /* pinned: the counters as read at the frame's sync */
+    /* the saved start of a long step (save_ready 1; -1: no memory for it, such steps run whole) */
+    sim_vec4f *save_pos, *save_vel, *save_force;
+    uint32_t *save_perm;              /* once culling has a body order */
+    sim_gpu_cull_counts *save_counts; /* with it */
+    int save_ready;
+};
+
+static inline cuda_backend *sim_cuda_of(sim_backend *b) {
+    return reinterpret_cast<cuda_backend *>(b);
+}
+
+static inline const cuda_backend *sim_cuda_of(const sim_backend *b) {
+    return reinterpret_cast<const cuda_backend *>(b);
+}
+
+/* cuda_backend.cu */
+/* cudaMalloc that names what failed; running out of memory is SIM_OUT_OF_MEMORY, not a CUDA
+ * error (the set-up's memory check can race with other processes). */
+sim_status sim_cuda_alloc(void **p, size_t bytes, const char *what, uint32_t n, sim_error *err);
+
+/* cuda_step.cu */
+extern const sim_step_ops sim_cuda_step_ops;
+void sim_cuda_events_free(cuda_backend *b);
+void sim_cuda_save_free(cuda_backend *b);
+
+/* cuda_lists.cu */
+/* The body order (slot -> user index), or nullptr while it is the identity. */
+const uint32_t *sim_cuda_body_order(const cuda_backend *b);
+/* The culling buffers, once (nothing kept when one cannot be had; a new order asks the stepper
+ * for a sort); freed (the bodies are left in whatever order they are). */
+sim_status sim_cuda_cull_prepare(cuda_backend *b, sim_error *err);
+void sim_cuda_cull_free(cuda_backend *b);
+/* Boxes and the culling passes: after it the tile list (or its overflow count) is current.
+ * flags: SIM_GPU_CULL_* (0 for the untimed builds of energies and hooks). */
+sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err);
+/* Whether this step culls tile triples: the stepper's fact (the float cut-off the kernel compares
+ * with must be > 0 too). */
+int sim_cuda_tculled(const cuda_backend *b);
+sim_status sim_cuda_tcull_prepare(cuda_backend *b, sim_error *err);
+void sim_cuda_tcull_free(cuda_backend *b);
+/* The cut-off's lists for the current (sorted) bodies: this rank's triples (tcull_share). */
+sim_status sim_cuda_tcull_build(cuda_backend *b, sim_error *err);
+sim_gpu_tcull_share sim_cuda_tcull_share(const cuda_backend *b);
+/* The stepper's grow and measure primitives, and the counters read at a sync as its counts. */
+sim_status sim_cuda_grow_list(sim_backend *base, sim_list list, uint64_t cap, int *grown,
+                              sim_error *err);
+sim_status sim_cuda_measure(sim_backend *base, const sim_step_shape *f, sim_step_counts *c,
+                            sim_error *err);
+void sim_cuda_counts(const cuda_backend *b, const sim_step_shape *f, sim_step_counts *c);
+
+/* cuda_export.cu: the sim_backend ops that read */
+sim_status sim_cuda_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces,
+                               sim_error *err);
+sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err);
+sim_status sim_cuda_export_positions(sim_backend *base, sim_vec4f *pos, float *speed, int on_device,
+                                     sim_error *err);
+sim_status sim_cuda_capture(sim_backend *base, sim_capture *c, sim_error *err);
+sim_status sim_cuda_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint64_t *count,
+                               sim_error *err);
+sim_status sim_cuda_tile_triples(sim_backend *base, sim_tile3 *out, uint64_t cap, uint64_t *count,
+                                 sim_error *err);
+sim_status sim_cuda_contacts(sim_backend *base, sim_body_pair *out, uint64_t cap, uint64_t *count,
+                             sim_error *err);
+/* User body `body`'s position now (its slot found through the body order; failure path). */
+sim_status sim_cuda_body_position(cuda_backend *b, uint32_t body, sim_vec4f *p, sim_error *err);
+
+#endif /* SIM_CUDA_BACKEND_IMPL_H */

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the CUDA backend's culled lists (cuda_backend_impl.h): the buffers of the contacts'
+ * culling (cull_kernels.h) and of the ATM cut-off's (triplet_cull_kernels.h), their builds
+ * outside a step (energies, test hooks, the stepper's measure), the stepper's grow primitive, and
+ * the device counters as the stepper reads them (sim_step_counts). List lengths stay on the
+ * device during a frame; the frame's one sync reads the counters, from which the stepper decides
+ * the next frame's re-sort and the lists' growth.
+ *
+ * Several GPUs: each culls the tile rows of its rank (contacts) or builds the whole neighbour
+ * list and lists only its own rows' tile triples (the cut-off: sim_gpu_tcull_share,
+ * triplet_cull.h), so the sweeps, the lists' memory and their growth are shared. */
+#include <string.h>
+
+#include "cuda/cuda_backend_impl.h"
+#include "cuda/pair_kernels.h"
+#include "cuda/triplet_kernels.h"
+
+const uint32_t *sim_cuda_body_order(const cuda_backend *b) {
+    return b->cull_ready ? b->cull.perm : nullptr;
+}
+
+/* ---- contacts ---- */
+
+void sim_cuda_cull_free(cuda_backend *b) {
+    sim_gpu_cull *c = &b->cull;
+    (void)cudaFree(c->perm);
+    (void)cudaFree(c->perm_alt);
+    for (int k = 0; k < 2; ++k) {
+        (void)cudaFree(c->keys[k]);
+        (void)cudaFree(c->vals[k]);
+    }
+    (void)cudaFree(c->sort_temp);
+    (void)cudaFree(c->pos_alt);
+    (void)cudaFree(c->vel_alt);
+    (void)cudaFree(c->boxes);
+    (void)cudaFree(c->supers);
+    (void)cudaFree(c->tile_list);
+    (void)cudaFree(c->super_list);
+    (void)cudaFree(c->counts);
+    (void)cudaFreeHost(b->h_counts);
+    memset(c, 0, sizeof *c);
+    b->h_counts = nullptr;
+    b->cull_ready = 0;
+}
+
+/* (Re)allocates a pair list of cap entries; the old one is freed first (its contents are
+ * rebuilt at every step). */
+static sim_status alloc_list(sim_tile2 **list, uint32_t *have, uint64_t cap, const char *what,
+                             uint32_t n, sim_error *err) {
+    (void)cudaFree(*list);
+    *list = nullptr;
+    *have = 0;
+    cap = cap > 0 ? cap : 1;
+    SIM_TRY(sim_cuda_alloc((void **)list, (size_t)cap * sizeof **list, what, n, err));
+    *have = (uint32_t)cap;
+    return SIM_OK;
+}
+
+static sim_status cull_alloc(cuda_backend *b, sim_error *err) {
+    sim_gpu_cull *c = &b->cull;
+    const uint32_t n = b->base.n;
+    const size_t u4 = (size_t)n * sizeof(uint32_t), v4 = (size_t)n * sizeof(sim_vec4f);
+    c->tile = b->base.config.tile;
+    c->n_tiles = sim_ceil_div(n, c->tile);
+    c->n_supers = sim_ceil_div(c->n_tiles, SIM_CULL_SUPER);
+    sim_backend_cull_rows(&b->base, c->n_tiles, &c->row0, &c->row1);
+    SIM_TRY(sim_cuda_alloc((void **)&c->perm, u4, "the body order", n, err));
+    SIM_TRY(sim_cuda_alloc((void **)&c->perm_alt, u4, "the body order", n, err));
+    for (int k = 0; k < 2; ++k) {
+        SIM_TRY(sim_cuda_alloc((void **)&c->keys[k], u4, "sort keys", n, err));
+        SIM_TRY(sim_cuda_alloc((void **)&c->vals[k], u4, "sort values", n, err));
+    }
+    SIM_TRY(sim_gpu_sort_temp_bytes(n, &c->sort_temp_bytes, err));
+    SIM_TRY(sim_cuda_alloc(&c->sort_temp, c->sort_temp_bytes + 16u, "the sort", n, err));
+    SIM_TRY(sim_cuda_alloc((void **)&c->pos_alt, v4, "sorted positions", n, err));
+    SIM_TRY(sim_cuda_alloc((void **)&c->vel_alt, v4, "sorted velocities", n, err));
+    SIM_TRY(sim_cuda_alloc((void **)&c->boxes, (size_t)c->n_tiles * sizeof *c->boxes, "tile boxes",
+                           n, err));
+    SIM_TRY(sim_cuda_alloc((void **)&c->supers, (size_t)c->n_supers * sizeof *c->supers,
+                           "super-tile boxes", n, err));
+    SIM_TRY(sim_cuda_alloc((void **)&c->counts, sizeof *c->counts, "cull counters", n, err));
+    SIM_TRY(alloc_list(&c->tile_list, &c->tile_cap, sim_cull_initial_capacity(&b->base),
+                       sim_list_name(SIM_LIST_TILE_PAIRS), n, err));
+    SIM_TRY(alloc_list(&c->super_list, &c->super_cap, sim_cull_super_capacity(&b->base),
+                       sim_list_name(SIM_LIST_SUPER_PAIRS), n, err));
+    SIM_CUDA_TRY(cudaMallocHost((void **)&b->h_counts, sizeof *b->h_counts));
+    SIM_CUDA_TRY(cudaMemsetAsync(c->counts, 0, sizeof *c->counts, b->streams.main));
+    SIM_TRY(sim_gpu_iota(c->perm, n, b->streams.main, err));
+    SIM_TRY(sim_gpu_pair_list_grid(c->tile, b->sm_count, &c->list_grid, err));
+    SIM_TRY(sim_gpu_cull_second_grid(b->sm_count, &c->super_grid, err));
+    SIM_CUDA_TRY(cudaStreamSynchronize(b->streams.main));
+    return SIM_OK;
+}
+
+sim_status sim_cuda_cull_prepare(cuda_backend *b, sim_error *err) {
+    if (b->cull_ready) {
+        return SIM_OK;
+    }
+    const sim_status st = cull_alloc(b, err);
+    if (st != SIM_OK) {
+        sim_cuda_cull_free(b);
+        return st;
+    }
+    b->cull_ready = 1;
+    sim_step_request_sort(&b->base.stepper); /* the identity order: no sort yet */
+    return SIM_OK;
+}
+
+sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) {
+    const sim_gpu_cull *c = &b->cull;
+    SIM_TRY(sim_gpu_cull_boxes(&b->bodies, c, b->streams.main, err));
+    SIM_TRY(sim_gpu_cull_top(c, &b->base.cull_plan, b->base.cull_levels, &b->streams, err));
+    if (b->base.cull_levels == 2) {
+        SIM_TRY(sim_gpu_cull_second(c, flags, b->streams.main, err));
+    }
+    return SIM_OK;
+}
+
+/* ---- the ATM cut-off ---- */
+
+int sim_cuda_tculled(const cuda_backend *b) {
+    return sim_backend_triplet_culling(&b->base) && b->ph.atm_cutoff2 > 0.0f;
+}
+
+void sim_cuda_tcull_free(cuda_backend *b) {
+    sim_gpu_tcull_free(&b->tcull);
+    (void)cudaFreeHost(b->h_tcounts);
+    b->h_tcounts = nullptr;
+    b->tcull_ready = 0;
+}
+
+sim_status sim_cuda_tcull_prepare(cuda_backend *b, sim_error *err) {
+    if (b->tcull_ready) {
+        return SIM_OK;
+    }
+    const sim_backend *base = &b->base;
+    sim_status st = sim_gpu_tcull_alloc(
+        &b->tcull, base->n, sim_tcull_super_capacity(base), sim_tcull_pair_capacity(base),
+        sim_tcull_triple_capacity(base), b->sm_count, b->streams.main, err);
+    if (st == SIM_OK) {
+        st = sim_gpu_triplet_culled_grid(b->sm_count, &b->tcull.sweep_grid, err);
+    }
+    if (st == SIM_OK &&
+        cudaMallocHost((void **)&b->h_tcounts, sizeof *b->h_tcounts) != cudaSuccess) {
+        (void)cudaGetLastError();
+        st = sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate pinned triplet culling counters");
+    }
+    if (st != SIM_OK) {
+        sim_cuda_tcull_free(b);
+        return st;
+    }
+    b->tcull_ready = 1;
+    return SIM_OK;
+}
+
+sim_gpu_tcull_share sim_cuda_tcull_share(const cuda_backend *b) {
+    const sim_gpu_tcull_share s = {(uint32_t)b->base.rank.rank,
+                                   (uint32_t)(b->base.rank.world > 1 ? b->base.rank.world : 1)};
+    return s;
+}
+
+sim_status sim_cuda_tcull_build(cuda_backend *b, sim_error *err) {
+    SIM_TRY(sim_cuda_tcull_prepare(b, err));
+    return sim_gpu_tcull_build(&b->bodies, &b->tcull, &b->ph, &b->base.tcull_plan,
+                               b->base.tcull_levels, sim_cuda_tcull_share(b), &b->streams, err);
+}
+
+/* ---- the stepper's view ---- */
+
+sim_status sim_cuda_grow_list(sim_backend *base, sim_list list, uint64_t cap, int *grown,
+                              sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    sim_gpu_cull *c = &b->cull;
+    sim_gpu_tcull *t = &b->tcull;
+    sim_error ignored; /* no memory for the larger list: kept at its size, the frame says so */
+    *grown = 1;
+    if (list == SIM_LIST_TILE_PAIRS || list == SIM_LIST_SUPER_PAIRS) {
+        const int tiles = list == SIM_LIST_TILE_PAIRS;
+        sim_tile2 **l = tiles ? &c->tile_list : &c->super_list;
+        uint32_t *have = tiles ? &c->tile_cap : &c->super_cap;
+        const uint32_t old = *have;
+        if (alloc_list(l, have, cap, sim_list_name(list), base->n, &ignored) != SIM_OK) {
+            *grown = 0;
+            return alloc_list(l, have, old, sim_list_name(list), base->n, err);
+        }
+        return SIM_OK;
+    }
+    const int which = list == SIM_LIST_TCULL_SUPERS  ? SIM_TCULL_LIST_SUPERS
+                      : list == SIM_LIST_TCULL_PAIRS ? SIM_TCULL_LIST_PAIRS
+                                                     : SIM_TCULL_LIST_TRIPLES;
+    const uint32_t old = which == SIM_TCULL_LIST_SUPERS  ? t->super_cap
+                         : which == SIM_TCULL_LIST_PAIRS ? t->pair_cap
+                                                         : t->triple_cap;
+    if (sim_gpu_tcull_realloc(t, which, cap, &ignored) != SIM_OK) {
+        *grown = 0;
+        return sim_gpu_tcull_realloc(t, which, old, err);
+    }
+    return SIM_OK;
+}
+
+static sim_list_count list_count(uint64_t count, uint64_t peak, uint64_t sorted, uint64_t cap,
+                                 uint64_t all) {
+    const sim_list_count x = {count, peak, sorted, cap, all, 1};
+    return x;
+}
+
+void sim_cuda_counts(const cuda_backend *b, const sim_step_shape *f, sim_step_counts *c) {
+    memset(c, 0, sizeof *c);
+    if (f->culled && b->cull_ready) {
+        const sim_gpu_cull_counts *h = b->h_counts;
+        const sim_gpu_cull *g = &b->cull;
+        c->list[SIM_LIST_TILE_PAIRS] = list_count(h->tiles, h->frame.tiles_peak, h->tiles_sorted,
+                                                  g->tile_cap, sim_t2_u64(g->n_tiles));
+        c->list[SIM_LIST_SUPER_PAIRS] =
+            list_count(h->supers, h->frame.supers_peak, 0u, g->super_cap, sim_t2_u64(g->n_supers));
+        c->pair_fallback_steps = (int)h->frame.fallback_steps;
+    }
+    if (f->tculled && b->tcull_ready) {
+        const sim_gpu_tcull_counts *h = b->h_tcounts;
+        const sim_gpu_tcull *g = &b->tcull;
+        c->list[SIM_LIST_TCULL_SUPERS] =
+            list_count(h->supers, h->frame.supers_peak, 0u, g->super_cap, sim_t2_u64(g->n_supers));
+        c->list[SIM_LIST_TCULL_PAIRS] =
+            list_count(h->pairs, h->frame.pairs_peak, 0u, g->pair_cap, sim_t2_u64(g->n_tiles));
+        c->list[SIM_LIST_TCULL_TRIPLES] =
+            list_count(h->triples, h->frame.triples_peak, h->triples_sorted, g->triple_cap,
+                       sim_t3_u64(g->n_tiles));
+        c->triplet_fallback_steps = (int)h->frame.fallback_steps;
+        /* a short pair list undercounts the triples built from it */
+        c->inexact = h->frame.fallback_steps > 0;
+    }
+}
+
+/* The lists for the current positions (untimed, unrecorded), their counts read with a sync. */
+sim_status sim_cuda_measure(sim_backend *base, const sim_step_shape *f, sim_step_counts *c,
+                            sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    cudaStream_t s = b->streams.main;
+    if (f->culled && b->cull_ready) {
+        SIM_TRY(sim_cuda_cull_phase(b, 0u, err));
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_counts, b->cull.counts, sizeof *b->h_counts,
+                                     cudaMemcpyDeviceToHost, s));
+    }
+    if (f->tculled) {
+        SIM_TRY(sim_cuda_tcull_build(b, err));
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_tcounts, b->tcull.counts, sizeof *b->h_tcounts,
+                                     cudaMemcpyDeviceToHost, s));
+    }
+    SIM_CUDA_TRY(cudaStreamSynchronize(s));
+    sim_cuda_counts(b, f, c);
+    for (int l = 0; l < SIM_LIST_COUNT; ++l) {
+        c->list[l].peak = c->list[l].count;
+    }
+    return SIM_OK;
+}

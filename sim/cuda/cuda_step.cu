@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the CUDA backend's primitives for the stepper (step/stepper.h says what a step does
+ * and when; this file only how, on the GPU). Every primitive enqueues on the main stream and
+ * returns at once: the phases' kernels, a CUDA event per mark (a phase's time is the GPU time
+ * between two events, never a host clock around asynchronous launches), and the frame's one
+ * host sync in end_frame, where the instability flag and the lists' counters are read. The host
+ * waits otherwise only where the stepper asks (wait_mark: the stop flag's slices and window) and
+ * in restore. List lengths stay on the device: a culled sweep is one launch over its list (a
+ * persistent grid), never sliced; a list that overflowed makes its sweep cover everything
+ * (exact), and the stepper grows it after the frame.
+ *
+ * Launches per step: the same kernels as ever, one event per phase that runs (3 to 8), nothing
+ * else; per frame: three memsets (flag, the two counters' frame parts), three copies and a sync. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_backend_impl.h"
+#include "cuda/integrate.h"
+#include "cuda/pair_kernels.h"
+#include "cuda/triplet_kernels.h"
+
+namespace {
+
+/* The rates a sweep is assumed to run at before it has been timed, per SM [interactions / ms]:
+ * about a quarter of an H100's (a pair check ~10.5 instructions, a triple ~39, at 128 lanes and
+ * 1.755 GHz: 2.1e7 and 5.8e6), so a sweep is sliced when it might be long and its first slices
+ * are short; slices are sized from the measured rate after that. */
+constexpr double kGuessPairChecksPerMsPerSm = 5.0e6;
+constexpr double kGuessTriplesPerMsPerSm = 1.5e6;
+
+static_assert((unsigned)SIM_STEP_RECORD == (unsigned)SIM_GPU_CULL_RECORD &&
+                  (unsigned)SIM_STEP_SORTED == (unsigned)SIM_GPU_CULL_SORTED,
+              "the stepper's flags are passed to the culling kernels as they are");
+
+unsigned gpu_flags(unsigned flags) {
+    return flags & (SIM_STEP_RECORD | SIM_STEP_SORTED);
+}
+
+sim_status ensure_events(cuda_backend *b, int count, sim_error *err) {
+    if (count <= b->event_count) {
+        return SIM_OK;
+    }
+    cudaEvent_t *ev = (cudaEvent_t *)realloc(b->events, (size_t)count * sizeof *ev);
+    if (ev == nullptr) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate %d timing events", count);
+    }
+    b->events = ev;
+    while (b->event_count < count) {
+        SIM_CUDA_TRY(cudaEventCreate(&b->events[b->event_count]));
+        ++b->event_count;
+    }
+    return SIM_OK;
+}
+
+/* ---- frame, marks ---- */
+
+/* Buffers for what the frame runs, events for its marks, and its counters cleared: the
+ * instability flag and the frame parts of the lists' counters (peaks, fallbacks). */
+sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int marks, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    cudaStream_t s = b->streams.main;
+    SIM_TRY(ensure_events(b, marks, err));
+    if (f->culled) {
+        SIM_TRY(sim_cuda_cull_prepare(b, err));
+    }
+    if (f->tculled) {
+        SIM_TRY(sim_cuda_tcull_prepare(b, err));
+    }
+    SIM_CUDA_TRY(cudaMemsetAsync(b->d_flag, 0xff, sizeof *b->d_flag, s));
+    if (f->culled) {
+        SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->frame, 0, sizeof b->cull.counts->frame, s));
+    }
+    if (f->tculled) {
+        SIM_CUDA_TRY(cudaMemsetAsync(&b->tcull.counts->frame, 0, sizeof b->tcull.counts->frame, s));
+    }
+    return SIM_OK;
+}
+
+sim_status cuda_mark(sim_backend *base, int id, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    SIM_CUDA_TRY(cudaEventRecord(b->events[id], b->streams.main));
+    return SIM_OK;
+}
+
+sim_status cuda_wait_mark(sim_backend *base, int id, sim_error *err) {
+    SIM_CUDA_TRY(cudaEventSynchronize(sim_cuda_of(base)->events[id]));
+    return SIM_OK;
+}
+
+sim_status cuda_elapsed(sim_backend *base, int from, int to, double *ms, sim_error *err) {
+    const cuda_backend *b = sim_cuda_of(base);
+    float f = 0.0f;
+    SIM_CUDA_TRY(cudaEventElapsedTime(&f, b->events[from], b->events[to]));
+    *ms = (double)f;
+    return SIM_OK;
+}
+
+/* ---- the phases ---- */
+
+sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    return sim_gpu_verlet_first(&b->bodies, b->dt, b->streams.main, err);
+}
+
+/* Keys, radix sort and gather (the pointers swap with the gather's buffers). */
+sim_status cuda_sort(sim_backend *base, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    return sim_gpu_sort_bodies(&b->bodies, &b->cull, b->ph.box_half, b->streams.main, err);
+}
+
+sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
+    return sim_cuda_cull_phase(sim_cuda_of(base), gpu_flags(flags), err);
+}
+
+/* The blocks of a plan a launch covers: [begin, end) alone (a slice, or all of them); a rank of
+ * several, its share (ranks do not read the flag: never sliced). */
+void plan_share(const cuda_backend *b, const sim_map_plan *plan, uint64_t begin, uint64_t end,
+                sim_map_share *share) {
+    if (b->base.rank.world > 1) {
+        sim_backend_share(&b->base, plan, share);
+    } else {
+        sim_work_range_share(plan, begin, end, share);
+    }
+}
+
+/* A slice of a sweep. Contacts: the full sweep stores F (nothing to clear; a rank sweeps its
+ * tiles of bodies); otherwise the first slice zeroes F and the kernels add. The culled sweeps
+ * are one persistent launch over their list, whose length stays on the device. */
+sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t end, unsigned flags,
+                      sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    const sim_gpu_bodies *bd = &b->bodies;
+    cudaStream_t s = b->streams.main;
+    const uint32_t tile = base->config.tile;
+    sim_map_share share;
+    if (w == SIM_SWEEP_PAIR_PLAN && base->config.pair_map == SIM_PAIR_FULL) {
+        return base->rank.world <= 1
+                   ? sim_gpu_pair_forces_full_range(bd, &b->ph, tile, begin, end, s, err)
+                   : sim_gpu_pair_forces_full(bd, &b->ph, tile, base->rank.rank, base->rank.world,
+                                              s, err);
+    }
+    if ((flags & SIM_SLICE_FIRST) && (w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST)) {
+        SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
+    }
+    switch (w) {
+    case SIM_SWEEP_PAIR_PLAN:
+        plan_share(b, &base->pair_plan, begin, end, &share);
+        return sim_gpu_pair_forces(bd, &b->ph, &base->pair_plan, &share, tile, &b->streams, err);
+    case SIM_SWEEP_PAIR_LIST:
+        return sim_gpu_pair_forces_list(bd, &b->ph, &b->cull, gpu_flags(flags), s, err);
+    case SIM_SWEEP_TRIPLET_PLAN:
+        plan_share(b, &base->triplet_plan, begin, end, &share);
+        return sim_gpu_triplet_forces(bd, &b->ph, &base->triplet_plan, &share, &b->streams, err);
+    default: /* several GPUs: each listed and sweeps its rows' triples (triplet_cull.h) */
+        return sim_gpu_triplet_forces_culled(bd, &b->ph, &b->tcull, gpu_flags(flags),
+                                             sim_cuda_tcull_share(b), s, err);
+    }
+}
+
+/* Boxes of centres, neighbour pairs, rows, the tile-triple list (after the contacts: the bodies
+ * are sorted and the contact phase does not move them). */
+sim_status cuda_triplet_cull(sim_backend *base, unsigned flags, sim_error *err) {
+    return sim_cuda_tcull_build(sim_cuda_of(base), err);
+}
+
+/* Several GPUs: every rank holds its share's forces; NCCL sums them on the stream (every rank gets
+ * the same bits), before the body forces and the second half kick, which every rank then applies
+ * to all bodies alike. The w components (unused, 0) travel too: 16 B per body. */
+sim_status cuda_reduce(sim_backend *base, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    return sim_comm_allreduce_sum(base->rank.comm, b->bodies.force, 4u * (size_t)base->n,
+                                  SIM_COMM_FLOAT, b->streams.main, err);
+}
+
+sim_status cuda_body_forces(sim_backend *base, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    return sim_gpu_body_forces(&b->bodies, &b->ph, b->streams.main, err);
+}
+
+/* Body force + second half kick, F_{n+1} stored as the last total force; a blow-up is flagged on
+ * the device with its step and body, read at the frame's sync. */
+sim_status cuda_verlet_second(sim_backend *base, int step, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    return sim_gpu_verlet_second(&b->bodies, sim_cuda_body_order(b), &b->ph, b->dt, b->d_flag,
+                                 (uint32_t)step, b->streams.main, err);
+}
+
+/* The frame's one host sync: the instability flag and the lists' counters come back with it. */
+sim_status cuda_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_counts *c,
+                          sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    cudaStream_t s = b->streams.main;
+    SIM_CUDA_TRY(
+        cudaMemcpyAsync(b->h_flag, b->d_flag, sizeof *b->d_flag, cudaMemcpyDeviceToHost, s));
+    if (f->culled) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_counts, b->cull.counts, sizeof *b->h_counts,
+                                     cudaMemcpyDeviceToHost, s));
+    }
+    if (f->tculled) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_tcounts, b->tcull.counts, sizeof *b->h_tcounts,
+                                     cudaMemcpyDeviceToHost, s));
+    }
+    SIM_CUDA_TRY(cudaStreamSynchronize(s));
+    sim_cuda_counts(b, f, c);
+    if (*b->h_flag == SIM_GPU_STABLE) {
+        return SIM_OK;
+    }
+    uint32_t step, body;
+    int cause;
+    sim_gpu_unstable_decode(*b->h_flag, &step, &body, &cause);
+    sim_vec4f p = {0.0f, 0.0f, 0.0f, 0.0f};
+    SIM_TRY(sim_cuda_body_position(b, body, &p, err));
+    const double lim = SIM_ESCAPE_FACTOR * base->params.box_half;
+    if (cause == SIM_GPU_BAD_POSITION || cause == SIM_GPU_BAD_VELOCITY) {
+        return sim_fail(err, SIM_UNSTABLE,
+                        "body %u: %s is NaN or infinite after step %u of the frame (the time "
+                        "step %g s is probably too large)",
+                        body, cause == SIM_GPU_BAD_POSITION ? "position" : "velocity", step + 1,
+                        (double)b->dt);
+    }
+    return sim_fail(err, SIM_UNSTABLE,
+                    "body %u left the box after step %u of the frame: a coordinate is beyond "
+                    "%g m (%g x box_half); at the end of the frame it is at (%g, %g, %g)",
+                    body, step + 1, lim, SIM_ESCAPE_FACTOR, (double)p.x, (double)p.y, (double)p.z);
+}
+
+/* ---- save and restore ---- */
+
+/* The device memory to save a step's start in, once (a failure is remembered: such steps then
+ * run whole, and the flag is read between them); the body order too once culling has one. */
+bool save_ready(cuda_backend *b) {
+    const uint32_t n = b->base.n;
+    const size_t v4 = (size_t)n * sizeof(sim_vec4f);
+    sim_error ignored; /* not worth a word: the flag is then read between steps */
+    if (b->save_ready == 0) {
+        const bool ok = sim_cuda_alloc((void **)&b->save_pos, v4, "", n, &ignored) == SIM_OK &&
+                        sim_cuda_alloc((void **)&b->save_vel, v4, "", n, &ignored) == SIM_OK &&
+                        sim_cuda_alloc((void **)&b->save_force, v4, "", n, &ignored) == SIM_OK;
+        b->save_ready = ok ? 1 : -1;
+    }
+    if (b->save_ready == 1 && b->cull_ready && b->save_perm == nullptr) {
+        const size_t u4 = (size_t)n * sizeof(uint32_t);
+        const bool ok = sim_cuda_alloc((void **)&b->save_perm, u4, "", n, &ignored) == SIM_OK &&
+                        sim_cuda_alloc((void **)&b->save_counts, sizeof *b->save_counts, "", n,
+                                       &ignored) == SIM_OK;
+        b->save_ready = ok ? 1 : -1;
+    }
+    return b->save_ready == 1;
+}
+
+/* Enqueues copies of what a step changes: the bodies and, while culling keeps them sorted, their
+ * order and the culling counters (a step may sort, the pointers then swap with the gather's
+ * buffers: the copies go back into whichever buffer is current). 48 bytes per body D2D (~0.1 ms
+ * per 4M bodies), in the step's first interval. */
+sim_status cuda_save(sim_backend *base, int *saved, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    *saved = save_ready(b);
+    if (!*saved) {
+        return SIM_OK;
+    }
+    cudaStream_t s = b->streams.main;
+    const size_t v4 = (size_t)b->base.n * sizeof(sim_vec4f);
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->save_pos, b->bodies.pos, v4, cudaMemcpyDeviceToDevice, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->save_vel, b->bodies.vel, v4, cudaMemcpyDeviceToDevice, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->save_force, b->bodies.force, v4, cudaMemcpyDeviceToDevice, s));
+    if (b->cull_ready) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->save_perm, b->cull.perm,
+                                     (size_t)b->base.n * sizeof(uint32_t), cudaMemcpyDeviceToDevice,
+                                     s));
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->save_counts, b->cull.counts, sizeof *b->save_counts,
+                                     cudaMemcpyDeviceToDevice, s));
+    }
+    return SIM_OK;
+}
+
+/* After a step cut short: waits for its slices in flight, and puts back what cuda_save saved. */
+sim_status cuda_restore(sim_backend *base, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    cudaStream_t s = b->streams.main;
+    const size_t v4 = (size_t)b->base.n * sizeof(sim_vec4f);
+    SIM_CUDA_TRY(cudaStreamSynchronize(s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.pos, b->save_pos, v4, cudaMemcpyDeviceToDevice, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.vel, b->save_vel, v4, cudaMemcpyDeviceToDevice, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.force, b->save_force, v4, cudaMemcpyDeviceToDevice, s));
+    if (b->cull_ready) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->cull.perm, b->save_perm,
+                                     (size_t)b->base.n * sizeof(uint32_t), cudaMemcpyDeviceToDevice,
+                                     s));
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->cull.counts, b->save_counts, sizeof *b->save_counts,
+                                     cudaMemcpyDeviceToDevice, s));
+    }
+    return SIM_OK;
+}
+
+/* ---- facts ---- */
+
+uint64_t cuda_list_blocks(const sim_backend *base, sim_sweep w) {
+    return SIM_STEP_ON_DEVICE;
+}
+
+double cuda_guess_rate(const sim_backend *base, sim_sweep w) {
+    const cuda_backend *b = sim_cuda_of(base);
+    const int pairs = w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST;
+    return (pairs ? kGuessPairChecksPerMsPerSm : kGuessTriplesPerMsPerSm) *
+           (double)(b->sm_count > 0 ? b->sm_count : 1);
+}
+
+int cuda_culls_triplets(const sim_backend *base) {
+    return sim_cuda_tculled(sim_cuda_of(base));
+}
+
+} // namespace
+
+/* In sim_step_ops' order (no designated initializers before C++20). */
+const sim_step_ops sim_cuda_step_ops = {
+    cuda_begin_frame, cuda_mark,          cuda_wait_mark,   cuda_elapsed,      cuda_verlet_first,
+    cuda_sort,        cuda_cull,          cuda_sweep,       cuda_triplet_cull, cuda_reduce,
+    cuda_body_forces, cuda_verlet_second, cuda_end_frame,   sim_cuda_measure,  sim_cuda_grow_list,
+    cuda_save,        cuda_restore,       cuda_list_blocks, cuda_guess_rate,   cuda_culls_triplets,
+};
+
+void sim_cuda_events_free(cuda_backend *b) {
+    for (int e = 0; e < b->event_count; ++e) {
+        (void)cudaEventDestroy(b->events[e]);
+    }
+    free(b->events);
+    b->events = nullptr;
+    b->event_count = 0;
+}
+
+void sim_cuda_save_free(cuda_backend *b) {
+    (void)cudaFree(b->save_pos);
+    (void)cudaFree(b->save_vel);
+    (void)cudaFree(b->save_force);
+    (void)cudaFree(b->save_perm);
+    (void)cudaFree(b->save_counts);
+    b->save_pos = b->save_vel = b->save_force = nullptr;
+    b->save_perm = nullptr;
+    b->save_counts = nullptr;
+    b->save_ready = 0;
+}

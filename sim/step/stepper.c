@@ -1,0 +1,579 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the stepper (stepper.h): a frame's steps, phase by phase, through a backend's
+ * primitives; the decisions every backend shares, taken here once:
+ *  - sort: a culled step re-sorts when asked (culling turned on, a new state, new buffers), when
+ *    sort_every steps ran since the last sort, or - alone - when a swept list (tile pairs, tile
+ *    triples) grew by SIM_CULL_REGROW since the first step after that sort (the boxes spread as
+ *    bodies move; checked at the frame's end, when the counts are read). Ranks of several hold
+ *    different rows of the lists and must keep one body order: they sort on the clock alone;
+ *  - lists: at a frame's end every list whose peak passed SIM_LIST_GROW_AT of its capacity grows
+ *    to twice the peak; counts that were lower bounds are measured again and grown (settled);
+ *  - stopping: the flag is read before each step; a step whose sweeps are expected to take
+ *    longer than one slice (SIM_STEP_SLICE_MS, from their measured rates, else the backend's
+ *    cautious guess) is saved first and its sweeps run in slices of about that much work, the
+ *    flag read before each; cut short, it is restored and the frame ends with the steps before;
+ *    about one slice of short steps is kept in flight (the host waits for the step that far
+ *    back).
+ * Times come from marks at the end of each phase that runs (no mark, no time: an empty phase
+ * costs nothing) and are read once, after the frame's sync. */
+#include "step/stepper.h"
+#include "step/backend_impl.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const phase_names[SIM_PHASE_COUNT] = {
+#define SIM_PHASE_NAME(id, name, field) name,
+    SIM_PHASE_LIST(SIM_PHASE_NAME)
+#undef SIM_PHASE_NAME
+};
+
+/* Where each phase's time goes in sim_frame_timing. */
+static const size_t phase_field[SIM_PHASE_COUNT] = {
+#define SIM_PHASE_FIELD(id, name, field) offsetof(sim_frame_timing, field),
+    SIM_PHASE_LIST(SIM_PHASE_FIELD)
+#undef SIM_PHASE_FIELD
+};
+
+const char *sim_phase_name(sim_phase phase) {
+    return phase >= 0 && phase < SIM_PHASE_COUNT ? phase_names[phase] : "?";
+}
+
+const char *sim_list_name(sim_list list) {
+    static const char *const names[SIM_LIST_COUNT] = {
+        "the tile-pair list", "the super-pair list", "the cut-off's super-pair list",
+        "the neighbour tile-pair list", "the tile-triple list"};
+    return list >= 0 && list < SIM_LIST_COUNT ? names[list] : "?";
+}
+
+void sim_stepper_init(sim_stepper *s, const sim_step_ops *ops) {
+    memset(s, 0, sizeof *s);
+    s->ops = ops;
+    s->clock.sort_due = 1;
+}
+
+void sim_stepper_free(sim_stepper *s) {
+    free(s->mark_phase);
+    free(s->mark_sweep);
+    free(s->mark_blocks);
+    free(s->step_end);
+    free(s->step_sorted);
+    s->mark_phase = s->mark_sweep = s->step_sorted = NULL;
+    s->mark_blocks = NULL;
+    s->step_end = NULL;
+    s->mark_cap = s->step_cap = s->marks = 0;
+}
+
+void sim_step_request_sort(sim_stepper *s) {
+    s->clock.sort_due = 1;
+}
+
+/* ---- facts ---- */
+
+/* The flag this backend reads: its config's alone, none as a rank of several (backend.h). */
+static const volatile sig_atomic_t *stop_flag(const sim_backend *b) {
+    return b->rank.world <= 1 ? b->config.stop : NULL;
+}
+
+static sim_step_shape shape_of(const sim_backend *b) {
+    sim_step_shape f;
+    f.culled = sim_backend_culling(b);
+    f.tculled = b->stepper.ops->culls_triplets(b);
+    f.triplets = b->params.triplets != 0;
+    f.ranks = b->rank.world > 1;
+    return f;
+}
+
+/* Phases a step of this shape marks. */
+static int phases_of(const sim_step_shape *f) {
+    return 3 + 2 * f->culled + f->tculled + f->triplets + f->ranks;
+}
+
+static sim_sweep pair_sweep(const sim_step_shape *f) {
+    return f->culled ? SIM_SWEEP_PAIR_LIST : SIM_SWEEP_PAIR_PLAN;
+}
+
+static sim_sweep triplet_sweep(const sim_step_shape *f) {
+    return f->tculled ? SIM_SWEEP_TRIPLET_LIST : SIM_SWEEP_TRIPLET_PLAN;
+}
+
+static int sweep_is_pairs(sim_sweep w) {
+    return w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST;
+}
+
+static int sweep_is_list(sim_sweep w) {
+    return w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_TRIPLET_LIST;
+}
+
+/* The blocks a sweep covers, as the host knows them now (a list: the backend says). */
+static uint64_t sweep_blocks(const sim_backend *b, sim_sweep w) {
+    if (w == SIM_SWEEP_PAIR_PLAN) {
+        return b->config.pair_map == SIM_PAIR_FULL ? (uint64_t)sim_ceil_div(b->n, b->config.tile)
+                                                   : b->pair_plan.blocks;
+    }
+    if (w == SIM_SWEEP_TRIPLET_PLAN) {
+        return b->triplet_plan.blocks;
+    }
+    return b->stepper.ops->list_blocks(b, w);
+}
+
+/* Interactions per block: a tile pair's checks (the full sweep: a tile against all N), or a
+ * tile triple's triples. */
+static double work_per_block(const sim_backend *b, sim_sweep w) {
+    const double tile = b->config.tile, t3 = SIM_TRIPLET_TILE;
+    if (w == SIM_SWEEP_PAIR_PLAN && b->config.pair_map == SIM_PAIR_FULL) {
+        return tile * (double)b->n;
+    }
+    return sweep_is_pairs(w) ? tile * tile : t3 * t3 * t3;
+}
+
+/* What a rate was measured on: the map, the tile and (a plan's) blocks. */
+static sim_sweep_rate rate_key(const sim_backend *b, sim_sweep w) {
+    sim_sweep_rate k;
+    k.map = sweep_is_pairs(w) ? b->config.pair_map : (int)b->config.triplet_map;
+    k.tile = sweep_is_pairs(w) ? b->config.tile : SIM_TRIPLET_TILE;
+    k.blocks = sweep_is_list(w) ? 0u : sweep_blocks(b, w);
+    k.blocks_per_ms = 0.0;
+    return k;
+}
+
+/* The sweep's rate [blocks / ms]: as measured on this plan, else the backend's guess (0: none). */
+static double blocks_per_ms(const sim_backend *b, sim_sweep w) {
+    const sim_sweep_rate *r = &b->stepper.rate[w];
+    const sim_sweep_rate k = rate_key(b, w);
+    if (r->blocks_per_ms > 0.0 && r->map == k.map && r->tile == k.tile && r->blocks == k.blocks) {
+        return r->blocks_per_ms;
+    }
+    const double guess = b->stepper.ops->guess_rate(b, w) / work_per_block(b, w);
+    return guess > 0.0 ? guess : 0.0;
+}
+
+static void set_rate(sim_backend *b, sim_sweep w, double per_ms) {
+    sim_sweep_rate k = rate_key(b, w);
+    k.blocks_per_ms = per_ms;
+    b->stepper.rate[w] = k;
+}
+
+/* A sweep may be sliced: its blocks are counted on the host, and the backend is alone (ranks
+ * never read the flag). */
+static int sliceable(const sim_backend *b, sim_sweep w) {
+    return b->rank.world <= 1 && sweep_blocks(b, w) != SIM_STEP_ON_DEVICE;
+}
+
+/* Whether forces of this shape are long: their sliceable sweeps expected to take more than one
+ * slice (a list's length: the last one built). */
+static int forces_are_long(const sim_backend *b, const sim_step_shape *f) {
+    sim_sweep w[2];
+    int count = 0;
+    w[count++] = pair_sweep(f);
+    if (f->triplets) {
+        w[count++] = triplet_sweep(f);
+    }
+    double ms = 0.0;
+    for (int k = 0; k < count; ++k) {
+        if (sliceable(b, w[k])) {
+            const double per_ms = blocks_per_ms(b, w[k]);
+            ms += per_ms > 0.0 ? (double)sweep_blocks(b, w[k]) / per_ms : INFINITY;
+        }
+    }
+    return ms > SIM_STEP_SLICE_MS;
+}
+
+static int sort_due(const sim_backend *b) {
+    const int every = b->config.sort_every > 0 ? b->config.sort_every : SIM_CULL_SORT_EVERY;
+    return b->stepper.clock.sort_due || b->stepper.clock.steps_since_sort >= every;
+}
+
+/* Steps kept in flight while the flag is read: about one slice of them by the last frame's time
+ * per step (one before any was timed). After enqueuing step k the host waits for the end of step
+ * k - window, so the device always has work queued and a raised flag is seen within about a
+ * slice. A frame shorter than that never waits. */
+static int step_window(const sim_stepper *s) {
+    if (s->step_ms_est <= 0.0) {
+        return 1;
+    }
+    const double w = SIM_STEP_SLICE_MS / s->step_ms_est;
+    return w < 1.0 ? 1 : w > 1.0e6 ? 1000000 : (int)w;
+}
+
+/* ---- marks ---- */
+
+static sim_status reserve(sim_stepper *s, int marks, int steps, sim_error *err) {
+    if (marks > s->mark_cap) {
+        unsigned char *ph = realloc(s->mark_phase, (size_t)marks);
+        if (ph != NULL) {
+            s->mark_phase = ph;
+        }
+        unsigned char *sw = realloc(s->mark_sweep, (size_t)marks);
+        if (sw != NULL) {
+            s->mark_sweep = sw;
+        }
+        uint64_t *bl = realloc(s->mark_blocks, (size_t)marks * sizeof *bl);
+        if (bl != NULL) {
+            s->mark_blocks = bl;
+        }
+        if (ph == NULL || sw == NULL || bl == NULL) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate %d timing marks", marks);
+        }
+        s->mark_cap = marks;
+    }
+    if (steps > s->step_cap) {
+        int *end = realloc(s->step_end, (size_t)steps * sizeof *end);
+        if (end != NULL) {
+            s->step_end = end;
+        }
+        unsigned char *sorted = realloc(s->step_sorted, (size_t)steps);
+        if (sorted != NULL) {
+            s->step_sorted = sorted;
+        }
+        if (end == NULL || sorted == NULL) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate %d step records", steps);
+        }
+        s->step_cap = steps;
+    }
+    return SIM_OK;
+}
+
+/* The end of a phase: the next mark of the frame; `sweep` (or -1) swept `blocks` in it. */
+static sim_status mark(sim_backend *b, sim_phase phase, int sweep, uint64_t blocks,
+                       sim_error *err) {
+    sim_stepper *s = &b->stepper;
+    SIM_ASSERT(s->marks < s->mark_cap);
+    const int id = s->marks++;
+    s->mark_phase[id] = (unsigned char)phase;
+    s->mark_sweep[id] = (unsigned char)(sweep + 1);
+    s->mark_blocks[id] = blocks;
+    return s->ops->mark(b, id, err);
+}
+
+/* Marks for `steps` steps of this shape, the backend's frame begun, the frame's first mark. */
+static sim_status begin(sim_backend *b, const sim_step_shape *f, int steps, sim_error *err) {
+    sim_stepper *s = &b->stepper;
+    const int marks = SIM_MARK_FRAME + 1 + steps * phases_of(f);
+    SIM_TRY(reserve(s, marks, steps, err));
+    SIM_TRY(s->ops->begin_frame(b, f, marks, err));
+    s->marks = SIM_MARK_FRAME;
+    return mark(b, SIM_PHASE_COUNT, -1, 0, err);
+}
+
+/* The intervals between marks (from, to] into t (when given) by phase, and the whole sweeps'
+ * blocks and times into the rate sums. */
+static sim_status account(sim_backend *b, int from, int to, sim_frame_timing *t, double *blocks,
+                          double *ms_sum, sim_error *err) {
+    const sim_stepper *s = &b->stepper;
+    for (int m = from + 1; m <= to; ++m) {
+        double ms = 0.0;
+        SIM_TRY(s->ops->elapsed(b, m - 1, m, &ms, err));
+        if (t != NULL) {
+            *(double *)(void *)((char *)t + phase_field[s->mark_phase[m]]) += ms;
+        }
+        const int w = s->mark_sweep[m] - 1;
+        if (w >= 0 && s->mark_blocks[m] != SIM_STEP_ON_DEVICE) {
+            blocks[w] += (double)s->mark_blocks[m];
+            ms_sum[w] += ms;
+        }
+    }
+    return SIM_OK;
+}
+
+/* The rates of the sweeps just timed (alone: a rank sweeps its share, not the plan). */
+static void update_rates(sim_backend *b, const double *blocks, const double *ms) {
+    for (int w = 0; w < SIM_SWEEP_COUNT && b->rank.world <= 1; ++w) {
+        if (ms[w] > 0.0 && blocks[w] > 0.0) {
+            set_rate(b, (sim_sweep)w, blocks[w] / ms[w]);
+        }
+    }
+}
+
+/* ---- phases ---- */
+
+/* A sweep: whole (one call), or - watched, and its blocks known on the host - in slices of
+ * about SIM_STEP_SLICE_MS at the rate measured so far, the flag read before each. Slices
+ * j - 1 and j stay queued while the host waits for j - 2 (a no-op on a synchronous backend)
+ * and sizes the next from the blocks done by then. SIM_INTERRUPTED when the flag rose (slices
+ * may still be running). */
+static sim_status run_sweep(sim_backend *b, sim_sweep w, unsigned flags,
+                            const volatile sig_atomic_t *watch, sim_phase phase, sim_error *err) {
+    const sim_step_ops *o = b->stepper.ops;
+    const uint64_t blocks = sweep_blocks(b, w);
+    if (watch == NULL || !sliceable(b, w)) {
+        SIM_TRY(o->sweep(b, w, 0, blocks, flags | SIM_SLICE_FIRST | SIM_SLICE_LAST, err));
+        return mark(b, phase, (int)w, blocks, err);
+    }
+    double per_ms = blocks_per_ms(b, w);
+    uint64_t ends[3] = {0, 0, 0}; /* blocks done at the end of each slice in the ring */
+    SIM_TRY(o->mark(b, SIM_MARK_SWEEP, err));
+    uint64_t begin = 0;
+    for (int j = 0;; ++j) {
+        if (sim_stop_raised(watch)) {
+            return sim_fail(err, SIM_INTERRUPTED, "stopped in the middle of a step");
+        }
+        const double want = per_ms * SIM_STEP_SLICE_MS, left = (double)(blocks - begin);
+        const uint64_t end = want >= left ? blocks : begin + (want < 1.0 ? 1u : (uint64_t)want);
+        const unsigned slice =
+            (j == 0 ? SIM_SLICE_FIRST : 0u) | (end == blocks ? SIM_SLICE_LAST : 0u);
+        SIM_TRY(o->sweep(b, w, begin, end, flags | slice, err));
+        SIM_TRY(o->mark(b, SIM_MARK_SLICE + j % 3, err));
+        ends[j % 3] = end;
+        begin = end;
+        if (j >= SIM_STEP_SLICES_IN_FLIGHT) {
+            const int q = (j - SIM_STEP_SLICES_IN_FLIGHT) % 3;
+            double ms = 0.0;
+            SIM_TRY(o->wait_mark(b, SIM_MARK_SLICE + q, err));
+            SIM_TRY(o->elapsed(b, SIM_MARK_SWEEP, SIM_MARK_SLICE + q, &ms, err));
+            if (ms > 0.0) {
+                per_ms = (double)ends[q] / ms;
+                set_rate(b, w, per_ms);
+            }
+        }
+        if (begin >= blocks) {
+            break;
+        }
+    }
+    return mark(b, phase, (int)w, blocks, err);
+}
+
+/* The force phases of a step (SORT .. REDUCE); *sorted: whether it sorted. */
+static sim_status force_phases(sim_backend *b, const sim_step_shape *f,
+                               const volatile sig_atomic_t *watch, int *sorted, sim_error *err) {
+    sim_stepper *s = &b->stepper;
+    const sim_step_ops *o = s->ops;
+    *sorted = 0;
+    if (f->culled && sort_due(b)) {
+        SIM_TRY(o->sort(b, err));
+        s->clock.sort_due = 0;
+        s->clock.steps_since_sort = 0;
+        *sorted = 1;
+        SIM_TRY(mark(b, SIM_PHASE_SORT, -1, 0, err));
+    }
+    const unsigned flags = SIM_STEP_RECORD | (*sorted ? SIM_STEP_SORTED : 0u);
+    if (f->culled) {
+        SIM_TRY(o->cull(b, flags, err));
+        SIM_TRY(mark(b, SIM_PHASE_CULL, -1, 0, err));
+    }
+    SIM_TRY(run_sweep(b, pair_sweep(f), flags, watch, SIM_PHASE_CONTACTS, err));
+    if (f->tculled) {
+        SIM_TRY(o->triplet_cull(b, flags, err));
+        SIM_TRY(mark(b, SIM_PHASE_TRIPLET_CULL, -1, 0, err));
+    }
+    if (f->triplets) {
+        if (!f->tculled && !b->triplet_planned) {
+            return sim_fail(err, SIM_BAD_ARGUMENT, "no triplet map plan for N = %u", b->n);
+        }
+        SIM_TRY(run_sweep(b, triplet_sweep(f), flags, watch, SIM_PHASE_TRIPLETS, err));
+    }
+    if (f->ranks) {
+        SIM_TRY(o->reduce(b, err));
+        SIM_TRY(mark(b, SIM_PHASE_REDUCE, -1, 0, err));
+    }
+    return SIM_OK;
+}
+
+/* Step k of the frame; watch: the flag its sweeps read (a long step), or NULL. SIM_UNSTABLE
+ * from the second half kick still completes the step. */
+static sim_status run_step(sim_backend *b, int k, const sim_step_shape *f,
+                           const volatile sig_atomic_t *watch, sim_error *err) {
+    sim_stepper *s = &b->stepper;
+    const sim_step_ops *o = s->ops;
+    s->clock.steps_since_sort++;
+    SIM_TRY(o->verlet_first(b, err));
+    SIM_TRY(mark(b, SIM_PHASE_FIRST, -1, 0, err));
+    int sorted = 0;
+    SIM_TRY(force_phases(b, f, watch, &sorted, err));
+    s->step_sorted[k] = (unsigned char)sorted;
+    const sim_status st = o->verlet_second(b, k, err);
+    if (st != SIM_OK && st != SIM_UNSTABLE) {
+        return st;
+    }
+    SIM_TRY(mark(b, SIM_PHASE_SECOND, -1, 0, err));
+    s->step_end[k] = s->marks - 1;
+    return st;
+}
+
+/* ---- the frame's end: counts, decisions ---- */
+
+/* Lists whose need (the frame's peak, or a measured count) passed SIM_LIST_GROW_AT of their
+ * capacity grow to twice it. No memory: the old size stays, the list is capped. */
+static sim_status grow_lists(sim_backend *b, const sim_step_counts *c, int measured,
+                             sim_error *err) {
+    sim_stepper *s = &b->stepper;
+    if (s->ops->grow == NULL) {
+        return SIM_OK;
+    }
+    for (int l = 0; l < SIM_LIST_COUNT; ++l) {
+        const sim_list_count *x = &c->list[l];
+        const uint64_t need = measured ? x->count : x->peak;
+        if (!x->active || (double)need <= SIM_LIST_GROW_AT * (double)x->cap || x->cap >= x->all) {
+            continue;
+        }
+        uint64_t want = 2u * need;
+        want = want < x->all ? want : x->all;
+        want = want < SIM_LIST_MAX ? want : SIM_LIST_MAX;
+        int grown = 0;
+        SIM_TRY(s->ops->grow(b, (sim_list)l, want, &grown, err));
+        s->capped[l] |= !grown;
+    }
+    return SIM_OK;
+}
+
+/* The decisions a frame's counts lead to: a re-sort when a swept list regrew (alone), lists
+ * grown, and counts that were lower bounds measured again until the lists hold them. */
+static sim_status after_counts(sim_backend *b, const sim_step_shape *f, const sim_step_counts *c,
+                               sim_error *err) {
+    sim_stepper *s = &b->stepper;
+    static const sim_list swept[2] = {SIM_LIST_TILE_PAIRS, SIM_LIST_TCULL_TRIPLES};
+    for (int k = 0; k < 2 && b->rank.world <= 1; ++k) {
+        const sim_list_count *x = &c->list[swept[k]];
+        if (x->active && (double)x->count > SIM_CULL_REGROW * (double)x->sorted + 16.0) {
+            s->clock.sort_due = 1;
+        }
+    }
+    SIM_TRY(grow_lists(b, c, 0, err));
+    if (!c->inexact || s->ops->measure == NULL) {
+        return SIM_OK;
+    }
+    for (int round = 0; round < SIM_LIST_SETTLE_ROUNDS; ++round) {
+        sim_step_counts m;
+        SIM_TRY(s->ops->measure(b, f, &m, err));
+        int short_lists = 0;
+        for (int l = 0; l < SIM_LIST_COUNT; ++l) {
+            short_lists |= m.list[l].active && m.list[l].count > m.list[l].cap;
+        }
+        if (!short_lists) {
+            break;
+        }
+        SIM_TRY(grow_lists(b, &m, 1, err));
+    }
+    return SIM_OK; /* still short (memory): the fallback sweeps cover it, exactly */
+}
+
+/* The lists' part of a frame's report, from its counts (the lists' state after its growth). */
+static void report(const sim_backend *b, const sim_step_shape *f, const sim_step_counts *c,
+                   sim_frame_timing *t) {
+    const sim_stepper *s = &b->stepper;
+    if (f->culled) {
+        t->culled = 1;
+        t->cull_levels = b->cull_levels;
+        t->tile_pairs = c->list[SIM_LIST_TILE_PAIRS].count;
+        t->tile_pairs_total = sim_t2_u64(b->tiles);
+        t->super_pairs = b->cull_levels == 2 ? c->list[SIM_LIST_SUPER_PAIRS].count : 0u;
+        t->cull_fallback_steps = c->pair_fallback_steps;
+        t->cull_capped = s->capped[SIM_LIST_TILE_PAIRS] || s->capped[SIM_LIST_SUPER_PAIRS];
+    }
+    if (f->tculled) {
+        t->triplet_culled = 1;
+        t->tile_triples = c->list[SIM_LIST_TCULL_TRIPLES].count;
+        t->tile_triples_total = sim_t3_u64(b->ttiles);
+        t->triplet_tile_pairs = c->list[SIM_LIST_TCULL_PAIRS].count;
+        t->triplet_fallback_steps = c->triplet_fallback_steps;
+        t->triplet_cull_capped = s->capped[SIM_LIST_TCULL_SUPERS] ||
+                                 s->capped[SIM_LIST_TCULL_PAIRS] ||
+                                 s->capped[SIM_LIST_TCULL_TRIPLES];
+    }
+    sim_backend_count_blocks(b, t, t->tile_pairs);
+    t->ranks = b->rank.world;
+}
+
+/* ---- the entry points ---- */
+
+sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
+    sim_stepper *s = &b->stepper;
+    const sim_step_ops *o = s->ops;
+    memset(t, 0, sizeof *t);
+    const int steps = b->params.steps_per_frame;
+    const sim_step_shape f = shape_of(b);
+    SIM_TRY(begin(b, &f, steps, err));
+    const volatile sig_atomic_t *stop = stop_flag(b);
+    const int window = step_window(s);
+    sim_status st = SIM_OK;
+    int done = 0;
+    for (int k = 0; k < steps; ++k) {
+        if (sim_stop_raised(stop)) {
+            st = SIM_INTERRUPTED;
+            break;
+        }
+        int cut = 0; /* a long step, saved: its sweeps read the flag */
+        if (stop != NULL && forces_are_long(b, &f)) {
+            SIM_TRY(o->save(b, &cut, err));
+        }
+        if (cut) {
+            s->saved_clock = s->clock;
+        }
+        st = run_step(b, k, &f, cut ? stop : NULL, err);
+        if (st == SIM_INTERRUPTED) {
+            SIM_ASSERT(cut);
+            SIM_TRY(o->restore(b, err));
+            s->clock = s->saved_clock;
+            break;
+        }
+        if (st == SIM_UNSTABLE) {
+            done = k + 1;
+            break;
+        }
+        SIM_TRY(st);
+        done = k + 1;
+        if (stop != NULL && k >= window) { /* the end of step k - window */
+            SIM_TRY(o->wait_mark(b, s->step_end[k - window], err));
+        }
+    }
+
+    sim_step_counts c;
+    memset(&c, 0, sizeof c);
+    const sim_status end = o->end_frame(b, &f, &c, err); /* the frame's one sync */
+    if (end != SIM_OK && end != SIM_UNSTABLE) {
+        return end;
+    }
+    double blocks[SIM_SWEEP_COUNT] = {0}, ms[SIM_SWEEP_COUNT] = {0};
+    int prev = SIM_MARK_FRAME;
+    for (int k = 0; k < done; ++k) {
+        double step_ms = 0.0;
+        SIM_TRY(account(b, prev, s->step_end[k], t, blocks, ms, err));
+        SIM_TRY(o->elapsed(b, prev, s->step_end[k], &step_ms, err));
+        t->step_ms += step_ms;
+        t->sorts += s->step_sorted[k];
+        prev = s->step_end[k];
+    }
+    update_rates(b, blocks, ms);
+    t->steps = done;
+    if (done > 0) {
+        s->step_ms_est = t->step_ms / done;
+    }
+    SIM_TRY(after_counts(b, &f, &c, err));
+    report(b, &f, &c, t);
+    if (st == SIM_UNSTABLE || end == SIM_UNSTABLE) {
+        return SIM_UNSTABLE; /* err holds the message */
+    }
+    if (st == SIM_INTERRUPTED) {
+        return sim_fail(err, SIM_INTERRUPTED, "stopped after %d of the frame's %d steps", done,
+                        steps);
+    }
+    return SIM_OK;
+}
+
+sim_status sim_step_forces(sim_backend *b, int watched, sim_error *err) {
+    sim_stepper *s = &b->stepper;
+    const sim_step_ops *o = s->ops;
+    const sim_step_shape f = shape_of(b);
+    const volatile sig_atomic_t *watch = watched ? stop_flag(b) : NULL;
+    SIM_TRY(begin(b, &f, 1, err));
+    if (sim_stop_raised(watch)) {
+        return sim_fail(err, SIM_INTERRUPTED, "stopped before the forces");
+    }
+    int sorted = 0;
+    SIM_TRY(
+        force_phases(b, &f, watch != NULL && forces_are_long(b, &f) ? watch : NULL, &sorted, err));
+    SIM_TRY(o->body_forces(b, err));
+    SIM_TRY(mark(b, SIM_PHASE_SECOND, -1, 0, err));
+    sim_step_counts c;
+    memset(&c, 0, sizeof c);
+    const sim_status end = o->end_frame(b, &f, &c, err);
+    if (end != SIM_OK && end != SIM_UNSTABLE) {
+        return end;
+    }
+    double blocks[SIM_SWEEP_COUNT] = {0}, ms[SIM_SWEEP_COUNT] = {0};
+    SIM_TRY(account(b, SIM_MARK_FRAME, s->marks - 1, NULL, blocks, ms, err));
+    update_rates(b, blocks, ms);
+    return after_counts(b, &f, &c, err);
+}

@@ -1,0 +1,630 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the stepper's policy (sim/step/stepper.h), tested once, on the CPU, with a fake
+ * backend: primitives that record their calls, advance a fake clock by scripted costs (so the
+ * marks' times are known exactly) and answer scripted counters. What every real backend then
+ * does is decided here: the phase order of a step and of a force computation, when a culled
+ * step sorts (every N steps, on demand, when a swept list regrew, never on regrowth for ranks),
+ * when and how much each list grows (and what a list that cannot grow reports), the settling of
+ * counts that were lower bounds, when a step is long (saved, sliced, the slices sized from the
+ * measured rate), rollback when the flag rises in a slice, the flag read between steps, the
+ * window of steps in flight, and where each phase's time goes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ensure.h"
+#include "step/backend_impl.h"
+
+#define MAX_SLICES 4096
+
+typedef struct {
+    uint64_t begin, end;
+    unsigned flags;
+    sim_sweep sweep;
+} slice_rec;
+
+typedef struct {
+    sim_backend base; /* first */
+    char log[1 << 16];
+    /* the fake clock [ms] and what each primitive costs on it */
+    double now;
+    double cost[SIM_PHASE_COUNT]; /* FIRST, SORT, CULL, TRIPLET_CULL, REDUCE, SECOND */
+    double ms_per_block[SIM_SWEEP_COUNT];
+    double mark_ms[1 << 16];
+    /* scripted answers */
+    sim_step_counts counts; /* end_frame's */
+    sim_step_counts measured[8];
+    int measures; /* measure calls so far */
+    uint64_t list_len[SIM_SWEEP_COUNT];
+    int lists_on_device;
+    double guess; /* interactions / ms */
+    int can_save, grow_fails;
+    int has_grow, has_measure;
+    /* the stop flag, raised when the clock passes raise_at */
+    volatile sig_atomic_t flag;
+    double raise_at;
+    /* what was called */
+    int saves, restores, waits, wait_id[1 << 14];
+    int grows;
+    sim_list grow_list[64];
+    uint64_t grow_cap[64];
+    int slices;
+    slice_rec slice[MAX_SLICES];
+} fake;
+
+static fake *as_fake(sim_backend *b) {
+    return (fake *)b;
+}
+
+static void say(fake *f, const char *word) {
+    const size_t len = strlen(f->log);
+    snprintf(f->log + len, sizeof f->log - len, "%s%s", len ? " " : "", word);
+}
+
+static void advance(fake *f, double ms) {
+    f->now += ms;
+    if (f->raise_at > 0.0 && f->now >= f->raise_at) {
+        f->flag = 1;
+    }
+}
+
+static sim_status fake_begin(sim_backend *b, const sim_step_shape *s, int marks, sim_error *e) {
+    ENSURE(marks <= (int)(sizeof as_fake(b)->mark_ms / sizeof(double)));
+    say(as_fake(b), "begin");
+    return SIM_OK;
+}
+
+static sim_status fake_mark(sim_backend *b, int id, sim_error *e) {
+    as_fake(b)->mark_ms[id] = as_fake(b)->now;
+    return SIM_OK;
+}
+
+static sim_status fake_wait(sim_backend *b, int id, sim_error *e) {
+    fake *f = as_fake(b);
+    if (id >= SIM_MARK_FRAME && f->waits < (int)(sizeof f->wait_id / sizeof f->wait_id[0])) {
+        f->wait_id[f->waits++] = id; /* the window's waits (a sweep's slices wait too) */
+    }
+    return SIM_OK;
+}
+
+static sim_status fake_elapsed(sim_backend *b, int from, int to, double *ms, sim_error *e) {
+    *ms = as_fake(b)->mark_ms[to] - as_fake(b)->mark_ms[from];
+    return SIM_OK;
+}
+
+#define FAKE_PHASE(fn, word, phase)                                                                \
+    static sim_status fn(sim_backend *b, sim_error *e) {                                           \
+        say(as_fake(b), word);                                                                     \
+        advance(as_fake(b), as_fake(b)->cost[phase]);                                              \
+        return SIM_OK;                                                                             \
+    }
+FAKE_PHASE(fake_first, "first", SIM_PHASE_FIRST)
+FAKE_PHASE(fake_sort, "sort", SIM_PHASE_SORT)
+FAKE_PHASE(fake_reduce, "reduce", SIM_PHASE_REDUCE)
+FAKE_PHASE(fake_body, "body", SIM_PHASE_SECOND)
+#undef FAKE_PHASE
+
+static sim_status fake_cull(sim_backend *b, unsigned flags, sim_error *e) {
+    say(as_fake(b), flags & SIM_STEP_SORTED ? "cull/sorted" : "cull");
+    advance(as_fake(b), as_fake(b)->cost[SIM_PHASE_CULL]);
+    return SIM_OK;
+}
+
+static sim_status fake_tcull(sim_backend *b, unsigned flags, sim_error *e) {
+    say(as_fake(b), "tcull");
+    advance(as_fake(b), as_fake(b)->cost[SIM_PHASE_TRIPLET_CULL]);
+    return SIM_OK;
+}
+
+static sim_status fake_sweep(sim_backend *b, sim_sweep w, uint64_t begin, uint64_t end,
+                             unsigned flags, sim_error *e) {
+    fake *f = as_fake(b);
+    static const char *const names[SIM_SWEEP_COUNT] = {"pairs", "pair-list", "triplets",
+                                                       "triplet-list"};
+    if (flags & SIM_SLICE_FIRST) {
+        say(f, names[w]);
+    }
+    if (f->slices < MAX_SLICES) {
+        f->slice[f->slices++] = (slice_rec){begin, end, flags, w};
+    }
+    const uint64_t blocks = end == SIM_STEP_ON_DEVICE ? f->list_len[w] : end - begin;
+    advance(f, (double)blocks * f->ms_per_block[w]);
+    return SIM_OK;
+}
+
+static sim_status fake_second(sim_backend *b, int step, sim_error *e) {
+    say(as_fake(b), "second");
+    advance(as_fake(b), as_fake(b)->cost[SIM_PHASE_SECOND]);
+    return SIM_OK;
+}
+
+/* The scripted counts, the lists of the shape active. */
+static void fill_counts(const sim_step_shape *s, sim_step_counts *c) {
+    for (int l = 0; l < SIM_LIST_COUNT; ++l) {
+        c->list[l].active = l <= SIM_LIST_SUPER_PAIRS ? s->culled : s->tculled;
+    }
+}
+
+static sim_status fake_end(sim_backend *b, const sim_step_shape *s, sim_step_counts *c,
+                           sim_error *e) {
+    say(as_fake(b), "end");
+    *c = as_fake(b)->counts;
+    fill_counts(s, c);
+    return SIM_OK;
+}
+
+static sim_status fake_measure(sim_backend *b, const sim_step_shape *s, sim_step_counts *c,
+                               sim_error *e) {
+    fake *f = as_fake(b);
+    say(f, "measure");
+    *c = f->measured[f->measures < 8 ? f->measures : 7];
+    f->measures++;
+    fill_counts(s, c);
+    return SIM_OK;
+}
+
+static sim_status fake_grow(sim_backend *b, sim_list list, uint64_t cap, int *grown, sim_error *e) {
+    fake *f = as_fake(b);
+    say(f, "grow");
+    if (f->grows < 64) {
+        f->grow_list[f->grows] = list;
+        f->grow_cap[f->grows] = cap;
+    }
+    f->grows++;
+    *grown = !f->grow_fails;
+    if (*grown) { /* what a backend's next counts would say */
+        f->counts.list[list].cap = cap;
+        for (int k = 0; k < 8; ++k) {
+            f->measured[k].list[list].cap =
+                cap > f->measured[k].list[list].cap ? cap : f->measured[k].list[list].cap;
+        }
+    }
+    return SIM_OK;
+}
+
+static sim_status fake_save(sim_backend *b, int *saved, sim_error *e) {
+    say(as_fake(b), "save");
+    as_fake(b)->saves++;
+    *saved = as_fake(b)->can_save;
+    return SIM_OK;
+}
+
+static sim_status fake_restore(sim_backend *b, sim_error *e) {
+    say(as_fake(b), "restore");
+    as_fake(b)->restores++;
+    return SIM_OK;
+}
+
+static uint64_t fake_list_blocks(const sim_backend *b, sim_sweep w) {
+    const fake *f = (const fake *)b;
+    return f->lists_on_device ? SIM_STEP_ON_DEVICE : f->list_len[w];
+}
+
+static double fake_guess(const sim_backend *b, sim_sweep w) {
+    return ((const fake *)b)->guess;
+}
+
+static int fake_culls_triplets(const sim_backend *b) {
+    return sim_backend_triplet_culling(b);
+}
+
+static sim_step_ops fake_ops = {
+    fake_begin, fake_mark,    fake_wait,        fake_elapsed, fake_first,
+    fake_sort,  fake_cull,    fake_sweep,       fake_tcull,   fake_reduce,
+    fake_body,  fake_second,  fake_end,         fake_measure, fake_grow,
+    fake_save,  fake_restore, fake_list_blocks, fake_guess,   fake_culls_triplets,
+};
+
+/* A fake of N = 2560 bodies (40 pair tiles of 64, 80 triplet tiles), the ltm and tetra maps. */
+typedef struct {
+    int cull, triplets, ranks, watched, sort_every, steps;
+    double atm_cutoff;
+} setup;
+
+static fake *make(const setup *u) {
+    fake *f = calloc(1, sizeof *f);
+    ENSURE(f != NULL);
+    sim_backend_config c = sim_backend_config_default();
+    c.kind = SIM_BACKEND_CPU;
+    c.tile = 64;
+    c.cull = u->cull;
+    c.sort_every = u->sort_every;
+    c.stop = u->watched ? &f->flag : NULL;
+    sim_params p = sim_params_default();
+    p.triplets = u->triplets;
+    p.atm_cutoff = u->atm_cutoff;
+    p.steps_per_frame = u->steps > 0 ? u->steps : 1;
+    f->base.config = c;
+    f->base.params = p;
+    f->base.n = 2560;
+    f->base.rank = (sim_rank){0, u->ranks > 1 ? u->ranks : 1, -1, NULL};
+    sim_error err;
+    ENSURE(sim_backend_plan_maps(&f->base, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, &p, &err) ==
+           SIM_OK);
+    fake_ops.grow = fake_grow;
+    fake_ops.measure = fake_measure;
+    sim_stepper_init(&f->base.stepper, &fake_ops);
+    for (int k = 0; k < SIM_PHASE_COUNT; ++k) {
+        f->cost[k] = 1.0;
+    }
+    for (int w = 0; w < SIM_SWEEP_COUNT; ++w) {
+        f->ms_per_block[w] = 1e-4;
+        f->list_len[w] = 100;
+    }
+    f->guess = 1e9; /* fast: nothing is long unless a test says so */
+    f->can_save = 1;
+    for (int l = 0; l < SIM_LIST_COUNT; ++l) { /* lists far from full */
+        f->counts.list[l] = (sim_list_count){100, 100, 100, 1000, 1u << 30, 0};
+        for (int k = 0; k < 8; ++k) {
+            f->measured[k].list[l] = f->counts.list[l];
+        }
+    }
+    return f;
+}
+
+static void drop(fake *f) {
+    sim_stepper_free(&f->base.stepper);
+    free(f);
+}
+
+static void clear_log(fake *f) {
+    f->log[0] = '\0';
+    f->slices = 0;
+    f->waits = 0;
+    f->grows = 0;
+}
+
+static sim_status frame(fake *f, sim_frame_timing *t) {
+    sim_error err = {SIM_OK, ""};
+    clear_log(f);
+    return sim_step_frame(&f->base, t, &err);
+}
+
+static int count_words(const char *log, const char *word) {
+    int n = 0;
+    const size_t len = strlen(word);
+    for (const char *p = log; (p = strstr(p, word)) != NULL; p += len) {
+        n += (p == log || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0');
+    }
+    return n;
+}
+
+/* ---- phase order ---- */
+
+static void test_phase_order(void) {
+    sim_frame_timing t;
+    sim_error err;
+    /* unculled, contacts only, alone */
+    setup u = {0, 0, 0, 0, 0, 2, 0.0};
+    fake *f = make(&u);
+    ENSURE(frame(f, &t) == SIM_OK && t.steps == 2);
+    ENSURE_MSG(strcmp(f->log, "begin first pairs second first pairs second end") == 0, "%s",
+               f->log);
+    drop(f);
+    /* everything: culled contacts, the cut-off's list, two ranks; the first step sorts */
+    setup all = {1, 1, 2, 0, 0, 2, 1.0};
+    f = make(&all);
+    ENSURE(frame(f, &t) == SIM_OK && t.steps == 2 && t.sorts == 1 && t.ranks == 2);
+    ENSURE_MSG(strcmp(f->log,
+                      "begin first sort cull/sorted pair-list tcull triplet-list reduce second "
+                      "first cull pair-list tcull triplet-list reduce second end") == 0,
+               "%s", f->log);
+    drop(f);
+    /* the triplet map's plan with culled contacts */
+    setup tri = {1, 1, 0, 0, 0, 1, 0.0};
+    f = make(&tri);
+    ENSURE(frame(f, &t) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin first sort cull/sorted pair-list triplets second end") == 0,
+               "%s", f->log);
+    /* the forces alone: no kick, body forces last */
+    clear_log(f);
+    ENSURE(sim_step_forces(&f->base, 0, &err) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin cull pair-list triplets body end") == 0, "%s", f->log);
+    drop(f);
+}
+
+/* ---- sorting ---- */
+
+static void test_sort_every(void) {
+    setup u = {1, 0, 0, 0, 3, 7, 0.0};
+    fake *f = make(&u);
+    sim_error err;
+    sim_frame_timing t;
+    ENSURE(sim_step_forces(&f->base, 0, &err) == SIM_OK); /* set-up sorts (due at first) */
+    ENSURE(strstr(f->log, "sort") != NULL);
+    ENSURE(frame(f, &t) == SIM_OK && t.sorts == 2); /* steps 3 and 6 */
+    ENSURE_MSG(strcmp(f->log, "begin first cull pair-list second first cull pair-list second "
+                              "first sort cull/sorted pair-list second first cull pair-list "
+                              "second first cull pair-list second first sort cull/sorted "
+                              "pair-list second first cull pair-list second end") == 0,
+               "%s", f->log);
+    /* on demand: the next step */
+    sim_step_request_sort(&f->base.stepper);
+    f->base.params.steps_per_frame = 1;
+    ENSURE(frame(f, &t) == SIM_OK && t.sorts == 1);
+    ENSURE(frame(f, &t) == SIM_OK && t.sorts == 0);
+    /* unculled steps never sort; a request waits for culling */
+    f->base.config.cull = 0;
+    sim_step_request_sort(&f->base.stepper);
+    ENSURE(frame(f, &t) == SIM_OK && t.sorts == 0 && count_words(f->log, "sort") == 0);
+    f->base.config.cull = 1;
+    ENSURE(frame(f, &t) == SIM_OK && t.sorts == 1);
+    drop(f);
+}
+
+/* A swept list that grew by SIM_CULL_REGROW since the first step after the last sort makes the
+ * next step sort (alone); ranks sort on the clock alone. */
+static void test_sort_regrow(void) {
+    const sim_list swept[2] = {SIM_LIST_TILE_PAIRS, SIM_LIST_TCULL_TRIPLES};
+    for (int ranks = 1; ranks <= 2; ++ranks) {
+        for (int k = 0; k < 2; ++k) {
+            setup u = {1, 1, ranks, 0, 1000, 1, 1.0};
+            fake *f = make(&u);
+            sim_frame_timing t;
+            ENSURE(frame(f, &t) == SIM_OK && t.sorts == 1); /* the first */
+            sim_list_count *x = &f->counts.list[swept[k]];
+            x->sorted = 100;
+            x->count = x->peak = 141; /* 1.25 x 100 + 16: not more */
+            ENSURE(frame(f, &t) == SIM_OK && t.sorts == 0);
+            ENSURE(frame(f, &t) == SIM_OK && t.sorts == 0);
+            x->count = x->peak = 142;
+            ENSURE(frame(f, &t) == SIM_OK && t.sorts == 0); /* decided at this frame's end */
+            ENSURE_MSG(frame(f, &t) == SIM_OK && t.sorts == (ranks == 1),
+                       "list %d, %d ranks: %d sorts", k, ranks, t.sorts);
+            drop(f);
+        }
+    }
+}
+
+/* ---- lists ---- */
+
+static void test_growth(void) {
+    for (int l = 0; l < SIM_LIST_COUNT; ++l) {
+        setup u = {1, 1, 0, 0, 0, 1, 1.0};
+        fake *f = make(&u);
+        sim_frame_timing t;
+        sim_list_count *x = &f->counts.list[l];
+        x->cap = 1000;
+        x->peak = 800; /* at SIM_LIST_GROW_AT: not yet */
+        ENSURE(frame(f, &t) == SIM_OK && f->grows == 0);
+        x->peak = 801;
+        ENSURE(frame(f, &t) == SIM_OK && f->grows == 1);
+        ENSURE(f->grow_list[0] == (sim_list)l && f->grow_cap[0] == 1602);
+        ENSURE(x->cap == 1602 && !t.cull_capped && !t.triplet_cull_capped);
+        /* at most the whole simplex; a list that holds it never grows */
+        x->peak = 1500;
+        x->all = 2000;
+        ENSURE(frame(f, &t) == SIM_OK && f->grows == 1 && f->grow_cap[0] == 2000);
+        x->peak = 2000;
+        ENSURE(frame(f, &t) == SIM_OK && f->grows == 0);
+        /* at most SIM_LIST_MAX entries */
+        x->cap = 0x70000000u;
+        x->all = UINT64_C(1) << 40;
+        x->peak = 0x6fffffffu;
+        ENSURE(frame(f, &t) == SIM_OK && f->grows == 1 && f->grow_cap[0] == SIM_LIST_MAX);
+        /* no memory: kept, capped (sticky), reported for the list's pipeline */
+        x->cap = 1000;
+        x->all = 1u << 30;
+        x->peak = 900;
+        f->grow_fails = 1;
+        ENSURE(frame(f, &t) == SIM_OK && f->grows == 1 && x->cap == 1000);
+        const int contacts = l <= SIM_LIST_SUPER_PAIRS;
+        ENSURE_MSG(t.cull_capped == contacts && t.triplet_cull_capped == !contacts, "list %d", l);
+        x->peak = 100;
+        f->grow_fails = 0;
+        ENSURE(frame(f, &t) == SIM_OK && f->grows == 0 &&
+               t.cull_capped + t.triplet_cull_capped == 1);
+        /* an inactive list is left alone */
+        f->base.config.cull = 0;
+        x->peak = 5000;
+        ENSURE(frame(f, &t) == SIM_OK && f->grows == 0);
+        drop(f);
+    }
+    /* lists that grow themselves: no calls */
+    setup u = {1, 0, 0, 0, 0, 1, 0.0};
+    fake *f = make(&u);
+    sim_frame_timing t;
+    sim_step_ops self = fake_ops;
+    self.grow = NULL;
+    self.measure = NULL;
+    f->base.stepper.ops = &self;
+    f->counts.list[SIM_LIST_TILE_PAIRS].peak = 5000;
+    f->counts.inexact = 1;
+    ENSURE(frame(f, &t) == SIM_OK && f->grows == 0 && f->measures == 0);
+    drop(f);
+}
+
+/* Counts that were lower bounds: measured at the current positions and grown until the lists
+ * hold them, at most SIM_LIST_SETTLE_ROUNDS times. */
+static void test_settle(void) {
+    setup u = {1, 1, 0, 0, 0, 1, 1.0};
+    fake *f = make(&u);
+    sim_frame_timing t;
+    ENSURE(frame(f, &t) == SIM_OK && f->measures == 0); /* exact counts: no measure */
+    f->counts.inexact = 1;
+    f->counts.triplet_fallback_steps = 1;
+    f->counts.list[SIM_LIST_TCULL_PAIRS].peak = 1200;         /* overflowed: grows to 2400 */
+    f->measured[0].list[SIM_LIST_TCULL_TRIPLES].count = 3000; /* then the triples show */
+    f->measured[1].list[SIM_LIST_TCULL_TRIPLES].count = 3000;
+    ENSURE(frame(f, &t) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin first cull pair-list tcull triplet-list second end grow "
+                              "measure grow measure") == 0,
+               "%s", f->log);
+    ENSURE(f->measures == 2 && f->grows == 2);
+    ENSURE(f->grow_list[0] == SIM_LIST_TCULL_PAIRS && f->grow_cap[0] == 2400);
+    ENSURE(f->grow_list[1] == SIM_LIST_TCULL_TRIPLES && f->grow_cap[1] == 6000);
+    ENSURE(t.triplet_fallback_steps == 1 && t.tile_triples == 100);
+    /* never enough (no memory): SIM_LIST_SETTLE_ROUNDS measures, then the fallback covers it */
+    f->measures = 0;
+    f->grow_fails = 1;
+    for (int k = 0; k < 8; ++k) {
+        f->measured[k].list[SIM_LIST_TCULL_TRIPLES].count = 1u << 20;
+    }
+    ENSURE(frame(f, &t) == SIM_OK && f->measures == SIM_LIST_SETTLE_ROUNDS);
+    ENSURE(t.triplet_cull_capped);
+    drop(f);
+}
+
+/* ---- stopping ---- */
+
+/* A step whose sweep takes 1 s at the rate measured at set-up: saved, cut into slices of about
+ * SIM_STEP_SLICE_MS, the flag read before each; raised in the 4th slice of the first step, the
+ * frame ends with no step and the step rolled back. */
+static void test_slices_and_rollback(void) {
+    setup u = {0, 0, 0, 1, 0, 3, 0.0};
+    fake *f = make(&u);
+    sim_error err = {SIM_OK, ""};
+    const uint64_t blocks = f->base.pair_plan.blocks;
+    f->ms_per_block[SIM_SWEEP_PAIR_PLAN] = 1000.0 / (double)blocks;
+    f->guess = 64.0 * 64.0 * (double)blocks / 4000.0;     /* four times too slow: 4 s expected */
+    ENSURE(sim_step_forces(&f->base, 1, &err) == SIM_OK); /* sliced: long by the guess */
+    ENSURE(f->slices > 10 && f->saves == 0);
+    /* the first three slices by the guess (25 ms each), then by the measured rate (100 ms) */
+    ENSURE_NEAR((double)(f->slice[0].end - f->slice[0].begin), (double)blocks / 40.0, 2.0);
+    ENSURE_NEAR((double)(f->slice[3].end - f->slice[3].begin), (double)blocks / 10.0, 2.0);
+    uint64_t next = 0;
+    for (int k = 0; k < f->slices; ++k) { /* consecutive, the first starts, the last ends */
+        ENSURE(f->slice[k].begin == next && f->slice[k].end > next);
+        ENSURE(!!(f->slice[k].flags & SIM_SLICE_FIRST) == (k == 0));
+        ENSURE(!!(f->slice[k].flags & SIM_SLICE_LAST) == (k == f->slices - 1));
+        next = f->slice[k].end;
+    }
+    ENSURE(next == blocks);
+
+    f->now = 0.0;
+    f->raise_at = 350.0;
+    const sim_stepper before = f->base.stepper;
+    sim_frame_timing t;
+    ENSURE(frame(f, &t) == SIM_INTERRUPTED && t.steps == 0);
+    ENSURE_MSG(strncmp(f->log, "begin save first pairs restore end", 34) == 0, "%s", f->log);
+    ENSURE(f->slices == 4 && f->restores == 1); /* the flag rose in the 4th: no 5th */
+    ENSURE(f->base.stepper.clock.steps_since_sort == before.clock.steps_since_sort);
+    ENSURE(!(f->slice[3].flags & SIM_SLICE_LAST));
+
+    /* raised in the second step: the first kept */
+    f->flag = 0;
+    f->now = 0.0;
+    f->raise_at = 1000.0 + 3.0 + 350.0;
+    ENSURE(frame(f, &t) == SIM_INTERRUPTED && t.steps == 1 && f->restores == 2);
+    sim_error e2 = {SIM_OK, ""};
+    f->flag = 0;
+    f->now = 0.0;
+    f->raise_at = 2.0 * 1003.0 + 500.0;
+    clear_log(f);
+    ENSURE(sim_step_frame(&f->base, &t, &e2) == SIM_INTERRUPTED && t.steps == 2);
+    ENSURE(strstr(e2.message, "stopped after 2 of the frame's 3 steps") != NULL);
+    ENSURE_NEAR(t.pair_ms, 2000.0, 1e-6); /* the completed steps' time only */
+
+    /* no memory to save: whole steps, the flag read between them */
+    f->flag = 0;
+    f->now = 0.0;
+    f->raise_at = 350.0;
+    f->can_save = 0;
+    ENSURE(frame(f, &t) == SIM_INTERRUPTED && t.steps == 1 && f->restores == 3);
+    ENSURE(f->slices == 1 && (f->slice[0].flags & SIM_SLICE_LAST));
+    drop(f);
+}
+
+/* Short steps are never saved or sliced; lists whose length stays on the device never are; a
+ * raised flag stops between steps; without a flag nothing is ever saved. */
+static void test_short_steps(void) {
+    setup u = {1, 0, 0, 1, 0, 50, 0.0};
+    fake *f = make(&u);
+    sim_frame_timing t;
+    ENSURE(frame(f, &t) == SIM_OK && t.steps == 50 && f->saves == 0);
+    ENSURE(f->slices == 50);     /* one call per sweep */
+    f->raise_at = f->now + 16.0; /* ~3 ms a step */
+    ENSURE(frame(f, &t) == SIM_INTERRUPTED && t.steps >= 4 && t.steps <= 6);
+    ENSURE(f->restores == 0 && f->saves == 0);
+    f->flag = 0;
+    f->raise_at = 0.0;
+    /* a long list the host counts: sliced; on the device: whole */
+    f->list_len[SIM_SWEEP_PAIR_LIST] = 100000;
+    f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.01; /* 1 s */
+    memset(f->base.stepper.rate, 0, sizeof f->base.stepper.rate);
+    f->guess = 64.0 * 64.0 * 100.0; /* 100 entries / ms: as slow as it is */
+    f->base.params.steps_per_frame = 1;
+    ENSURE(frame(f, &t) == SIM_OK && f->saves == 1 && f->slices > 5);
+    f->lists_on_device = 1;
+    ENSURE(frame(f, &t) == SIM_OK && f->saves == 1 && f->slices == 1);
+    f->base.config.stop = NULL;
+    f->lists_on_device = 0;
+    ENSURE(frame(f, &t) == SIM_OK && f->saves == 1 && f->slices == 1);
+    drop(f);
+}
+
+/* About one slice of steps in flight: after step k the host waits for the end of step
+ * k - window (window = SIM_STEP_SLICE_MS / the last frame's time per step; 1 before any). */
+static void test_window(void) {
+    setup u = {0, 0, 0, 1, 0, 5, 0.0};
+    fake *f = make(&u);
+    sim_frame_timing t;
+    /* 2 ms per step (first 1, sweep ~0, second 1) */
+    f->ms_per_block[SIM_SWEEP_PAIR_PLAN] = 0.0;
+    f->base.stepper.step_ms_est = 0.0;
+    ENSURE(frame(f, &t) == SIM_OK && f->waits == 4); /* window 1: after steps 1..4 */
+    const int phases = 3;                            /* first, contacts, second */
+    for (int k = 0; k < 4; ++k) {
+        ENSURE(f->wait_id[k] == SIM_MARK_FRAME + phases * (k + 1)); /* the end of step k */
+    }
+    ENSURE_NEAR(f->base.stepper.step_ms_est, 2.0, 1e-9);
+    f->base.params.steps_per_frame = 120; /* window 50 */
+    ENSURE(frame(f, &t) == SIM_OK && f->waits == 70);
+    ENSURE(f->wait_id[0] == SIM_MARK_FRAME + phases * 1); /* after step 50: step 0's end */
+    f->base.config.stop = NULL;                           /* no flag: no waits */
+    ENSURE(frame(f, &t) == SIM_OK && f->waits == 0);
+    drop(f);
+}
+
+/* ---- timing ---- */
+
+static void test_timing(void) {
+    setup u = {1, 1, 2, 0, 2, 4, 1.0};
+    fake *f = make(&u);
+    const double c[SIM_PHASE_COUNT] = {1.0, 2.0, 3.0, 0.0, 5.0, 0.0, 7.0, 8.0};
+    memcpy(f->cost, c, sizeof c);
+    f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25; /* 100 entries: 25 ms */
+    f->ms_per_block[SIM_SWEEP_TRIPLET_LIST] = 0.5;
+    sim_frame_timing t;
+    /* sorts: due at first (step 1), then 2 steps after it (step 3) */
+    ENSURE(frame(f, &t) == SIM_OK && t.steps == 4 && t.sorts == 2);
+    ENSURE_NEAR(t.integrate_ms, 4.0 * (1.0 + 8.0), 1e-9);
+    ENSURE_NEAR(t.sort_ms, 2.0 * t.sorts, 1e-9);
+    ENSURE_NEAR(t.cull_ms, 4.0 * 3.0, 1e-9);
+    ENSURE_NEAR(t.pair_ms, 4.0 * 25.0, 1e-9);
+    ENSURE_NEAR(t.triplet_cull_ms, 4.0 * 5.0, 1e-9);
+    ENSURE_NEAR(t.triplet_ms, 4.0 * 50.0, 1e-9);
+    ENSURE_NEAR(t.comm_ms, 4.0 * 7.0, 1e-9);
+    ENSURE_NEAR(t.step_ms, 4.0 * (1 + 3 + 25 + 5 + 50 + 7 + 8) + 2.0 * t.sorts, 1e-9);
+    ENSURE(t.culled && t.triplet_culled && t.tile_pairs == 100 && t.tile_triples == 100);
+    ENSURE(t.pair_blocks == 100 && t.triplet_blocks == 100 && t.ranks == 2);
+    /* a rank sweeps its share, not the plan: no rate is measured */
+    ENSURE(f->base.stepper.rate[SIM_SWEEP_PAIR_LIST].blocks_per_ms == 0.0);
+    drop(f);
+    /* alone: whole sweeps give their plan's rate, the reduce phase neither runs nor counts */
+    setup a = {0, 1, 0, 0, 0, 2, 0.0};
+    f = make(&a);
+    f->ms_per_block[SIM_SWEEP_PAIR_PLAN] = 0.5;
+    ENSURE(frame(f, &t) == SIM_OK && t.comm_ms == 0.0 && t.sort_ms == 0.0 && t.cull_ms == 0.0);
+    ENSURE_NEAR(f->base.stepper.rate[SIM_SWEEP_PAIR_PLAN].blocks_per_ms, 2.0, 1e-12);
+    ENSURE(f->base.stepper.rate[SIM_SWEEP_PAIR_PLAN].blocks == f->base.pair_plan.blocks);
+    ENSURE(!t.culled && t.pair_blocks == f->base.pair_plan.blocks);
+    drop(f);
+    /* a list's rate is per entry, whatever its length */
+    setup l = {1, 0, 0, 0, 0, 2, 0.0};
+    f = make(&l);
+    f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25;
+    ENSURE(frame(f, &t) == SIM_OK);
+    ENSURE_NEAR(f->base.stepper.rate[SIM_SWEEP_PAIR_LIST].blocks_per_ms, 4.0, 1e-12);
+    ENSURE(f->base.stepper.rate[SIM_SWEEP_PAIR_LIST].blocks == 0);
+    drop(f);
+}
+
+static const ensure_test tests[] = {
+    {"phase_order", test_phase_order}, {"sort_every", test_sort_every},
+    {"sort_regrow", test_sort_regrow}, {"growth", test_growth},
+    {"settle", test_settle},           {"slices_and_rollback", test_slices_and_rollback},
+    {"short_steps", test_short_steps}, {"window", test_window},
+    {"timing", test_timing},
+};
+
+ENSURE_MAIN(tests)
