@@ -38,11 +38,15 @@ extern "C" {
  *   pile     a loose lattice dropped under gravity onto the floor (y = -box_half), e = 0.5,
  *   collide  two dense blocks colliding off-centre at 2 x 5 m/s, no gravity,
  *   triplets a compact cluster at rest with strong ATM (nu > 0): with triplets on it blows
- *            apart (compact triangles repel); with triplets off nothing moves.
+ *            apart (compact triangles repel); with triplets off nothing moves,
+ *   lattice  NVIDIA's `particles` sample's benchmark configuration scaled x32: touching spheres
+ *            (r = 0.5 m, 1 kg, +-1 % jitter) from a corner of a 64 m box, gravity along -y.
  * Each sets in *params_inout the fields it is designed for: box_half, gravity, restitution,
- * atm_nu, atm_cutoff (and triplets = 1 for "triplets"); dt, stiffness, hertz and
- * steps_per_frame are left as given. Bodies never overlap each other or the walls initially;
- * the same (name, n, seed) gives the same state bit for bit; O(n) time (lattice + jitter). */
+ * atm_nu, atm_cutoff (and triplets = 1 for "triplets"; "lattice" also sets the sample's linear
+ * spring and step: stiffness, hertz = 0 and dt); the others are left as given. Bodies never
+ * overlap each other or the walls initially, except in "lattice", whose neighbours touch and
+ * overlap by up to its jitter; the same (name, n, seed) gives the same state bit for bit; O(n)
+ * time (lattice + jitter). */
 int sim_scene_builtin_count(void);
 const char *sim_scene_builtin_name(int i);
 /* 1 when name is one of the built-in scenes. */
