@@ -362,9 +362,13 @@ sim_status sim_scene_load_with(const char *path, const sim_scene_load_options *o
     if (sim_traj_format_from_path(path) != SIM_TRAJ_NONE) {
         return sim_traj_read_last(path, params_inout, out, NULL, err); /* a dump's last frame */
     }
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen(path, "r"); /* a FIFO waits for its writer; a stop signal ends the wait */
     if (f == NULL) {
         const int e = errno;
+        if (e == EINTR) {
+            return sim_fail(err, SIM_INTERRUPTED,
+                            "scene '%s': stopped while waiting for a writer to open it", path);
+        }
         return sim_fail(err, e == ENOENT ? SIM_BAD_ARGUMENT : SIM_IO, "cannot open scene '%s': %s",
                         path, e == ENOENT ? "no such file" : strerror(e));
     }
