@@ -103,6 +103,30 @@ for flag in --n --seed --tile --threads --frames --energy-every --steps-per-fram
 done
 expect_error 2 "${cpu[@]}" --frames 1 --gravity 0,0x1,0
 
+# A cut-off or corrupt NetCDF dump as a scene (built with NetCDF): the complete frames load, as
+# from the text formats (never zeros read past the end); a file with no complete frame and bytes
+# that are no NetCDF are bad input, exit 2 like a bad text scene.
+if "$nbsim" --version | grep -q "NetCDF (.nc) yes"; then
+  "$nbsim" "${cpu[@]}" --scene pile --n 300 --frames 30 --dump whole.nc --dump-every 10 >/dev/null 2>err.txt \
+    && ok || fail "dump for the cut: $(cat err.txt)"
+  head -c 40000 whole.nc >cut.nc
+  "$nbsim" --backend cpu --scene cut.nc --frames 1 --save-state cut.state >/dev/null 2>err.txt \
+    && ! grep -q "share a centre" err.txt && ok || fail "a cut .nc: $(cat err.txt)"
+  python3 -c "
+import sys
+rows = [l.split() for l in open('cut.state') if l[0] in '-0123456789']
+sys.exit(0 if len(rows) == 300 and sum(float(r[1]) == 0.0 for r in rows) < 3 else 1)" \
+    && ok || fail "a cut .nc loaded zeros"
+  head -c 3000 whole.nc >early.nc
+  expect_error 2 "${cpu[@]}" --frames 1 --scene early.nc
+  grep -q "early.nc: truncated" err.txt && ok || fail "cut before a frame: $(cat err.txt)"
+  printf 'CDF\001 and then garbage' >junk.nc
+  expect_error 2 "${cpu[@]}" --frames 1 --scene junk.nc
+  printf 'plain text, not NetCDF\n' >text.nc
+  expect_error 2 "${cpu[@]}" --frames 1 --scene text.nc
+  grep -q "not a readable NetCDF trajectory 'text.nc'" err.txt && ok || fail "text as .nc: $(cat err.txt)"
+fi
+
 # Warnings: one "nbsim:" line each; the run goes on.
 printf 'box_half = 5\nbox = 6\n%s\n1 0 0 0 0 0 0.5 1\n1 0 0 0 0 0 0.4 1\n-2 0 0 0 0 0 0.5 1\n' "$header" >warn.scene
 "$nbsim" --backend cpu --frames 1 --scene warn.scene --seed 7 >/dev/null 2>err.txt && ok || fail "warnings stopped the run"

@@ -355,6 +355,92 @@ static void test_truncated_last_frame(void) {
     sim_state_free(&s);
 }
 
+/* Copies the first `bytes` bytes of src to dst. */
+static void copy_head(const char *src, const char *dst, uint64_t bytes) {
+    FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+    ENSURE(in != NULL && out != NULL);
+    if (in == NULL || out == NULL) {
+        return;
+    }
+    char buf[4096];
+    for (uint64_t left = bytes; left > 0;) {
+        const size_t want = left < sizeof buf ? (size_t)left : sizeof buf;
+        const size_t got = fread(buf, 1, want, in);
+        if (got == 0) {
+            break;
+        }
+        fwrite(buf, 1, got, out);
+        left -= got;
+    }
+    fclose(in);
+    fclose(out);
+}
+
+/* A NetCDF dump cut off (head -c): libnetcdf trusts the header's frame count and reads the
+ * missing bytes as zeros, so the reader must see the cut itself: the complete frames load (the
+ * last of them, flagged truncated, as the text formats do); a file cut before its first frame
+ * or inside its header, and bytes that are no NetCDF at all, are bad input (SIM_PARSE), not an
+ * I/O failure. */
+static void test_truncated_netcdf(void) {
+    if (!sim_traj_netcdf_available()) {
+        return;
+    }
+    const uint32_t n = 200;
+    const char *path = test_tmp_path("whole.nc");
+    sim_traj_writer *w = NULL;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_traj_writer_open(&w, path, n, &err) == SIM_OK);
+    frame_data d[3] = {make_frame(n, 5.0, 1), make_frame(n, 5.0, 2), make_frame(n, 5.0, 3)};
+    uint64_t ends[3] = {0, 0, 0};
+    for (int k = 0; k < 3 && w != NULL; ++k) {
+        const sim_traj_frame f = as_traj(&d[k], 10u * (uint64_t)k, 0.5 * k, 5.0);
+        ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
+        ends[k] = sim_traj_writer_bytes(w);
+    }
+    ENSURE(sim_traj_writer_close(w, &err) == SIM_OK);
+    const char *cut = test_tmp_path("cut.nc");
+    /* in the middle of the third frame: the second is the last complete one */
+    copy_head(path, cut, (ends[1] + ends[2]) / 2);
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_traj_info info;
+    ENSURE_MSG(sim_traj_read_last(cut, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    ENSURE_MSG(info.frames == 2 && info.frame == 1 && info.step == 10 && info.truncated,
+               "%llu frames, step %llu, truncated %d", (unsigned long long)info.frames,
+               (unsigned long long)info.step, info.truncated);
+    for (uint32_t i = 0; i < s.n && s.n == n; ++i) {
+        ENSURE(s.pos[i].x == (double)d[1].pos[i].x && s.vel[i].z == (double)d[1].vel[i].z);
+    }
+    sim_state_free(&s);
+    /* exactly at a frame's end: the header still announces three */
+    copy_head(path, cut, ends[1]);
+    ENSURE(sim_traj_read_last(cut, &p, &s, &info, &err) == SIM_OK);
+    ENSURE(info.frames == 2 && info.truncated);
+    sim_state_free(&s);
+    ENSURE(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK); /* the whole file */
+    ENSURE(info.frames == 3 && info.step == 20 && !info.truncated);
+    sim_state_free(&s);
+    /* before the first frame is whole, inside the header, and not NetCDF at all */
+    const uint64_t bad[3] = {ends[0] - 100, 40, 0};
+    const char *const why[3] = {"truncated", "truncated", "not a readable NetCDF"};
+    for (int k = 0; k < 3; ++k) {
+        if (k < 2) {
+            copy_head(path, cut, bad[k]);
+        } else {
+            test_write_file(cut, "CDX this is not a NetCDF file\n");
+        }
+        sim_params q = sim_params_default();
+        ENSURE_MSG(sim_traj_read_last(cut, &q, &s, NULL, &err) == SIM_PARSE, "cut at %llu: %s",
+                   (unsigned long long)bad[k], err.message);
+        ENSURE_MSG(strstr(err.message, "cut.nc") && strstr(err.message, why[k]), "%s",
+                   err.message);
+        ENSURE(s.pos == NULL && q.box_half == sim_params_default().box_half);
+    }
+    for (int k = 0; k < 3; ++k) {
+        free_frame(&d[k]);
+    }
+}
+
 static void test_open_errors(void) {
     sim_traj_writer *w = NULL;
     sim_error err = {SIM_OK, ""};
@@ -436,6 +522,7 @@ static const ensure_test tests[] = {
     {"read_ase_xyz", test_read_ase_xyz},
     {"read_errors", test_read_errors},
     {"truncated_last_frame", test_truncated_last_frame},
+    {"truncated_netcdf", test_truncated_netcdf},
     {"open_errors", test_open_errors},
     {"write_failure_keeps_frames", test_write_failure_keeps_frames},
 };

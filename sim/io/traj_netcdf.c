@@ -286,6 +286,141 @@ fail:
 
 /* ---- reading ---- */
 
+/* The record section of a classic (CDF-1) or 64-bit offset (CDF-2) file, from its header (the
+ * NetCDF classic format specification, netcdf-c's docs/file_format_specifications.md): libnetcdf
+ * believes the header's record count and reads a record cut off by a truncated file as zeros,
+ * without an error, so the reader checks the file's length against the layout itself. */
+typedef struct {
+    uint64_t numrecs;   /* records the header announces */
+    uint64_t rec_begin; /* offset of the first record */
+    uint64_t rec_size;  /* bytes per record (all record variables) */
+    uint64_t fixed_end; /* end of the last non-record variable */
+} nc_layout;
+
+typedef struct {
+    FILE *f;
+    int ok;
+} be_reader;
+
+static uint64_t be_read(be_reader *r, int bytes) {
+    unsigned char b[8] = {0};
+    if (!r->ok || fread(b, 1, (size_t)bytes, r->f) != (size_t)bytes) {
+        r->ok = 0;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) {
+        v = v << 8 | b[i];
+    }
+    return v;
+}
+
+static void be_skip(be_reader *r, uint64_t bytes) {
+    if (r->ok && (bytes > (uint64_t)INT64_MAX || fseeko(r->f, (off_t)bytes, SEEK_CUR) != 0)) {
+        r->ok = 0;
+    }
+}
+
+static void skip_name(be_reader *r) {
+    const uint64_t len = be_read(r, 4);
+    be_skip(r, (len + 3) / 4 * 4);
+}
+
+/* nc_type sizes: byte, char, short, int, float, double (1..6). */
+static uint64_t type_size(uint64_t type) {
+    static const uint64_t sizes[7] = {0, 1, 1, 2, 4, 4, 8};
+    return type >= 1 && type <= 6 ? sizes[type] : 0;
+}
+
+static void skip_atts(be_reader *r) {
+    const uint64_t tag = be_read(r, 4), count = be_read(r, 4);
+    if (tag != 0 && tag != 0x0C) {
+        r->ok = 0;
+    }
+    for (uint64_t i = 0; r->ok && i < count; ++i) {
+        skip_name(r);
+        const uint64_t size = type_size(be_read(r, 4));
+        const uint64_t n = be_read(r, 4);
+        if (size == 0) {
+            r->ok = 0;
+        }
+        be_skip(r, (n * size + 3) / 4 * 4);
+    }
+}
+
+/* 1 and *l filled for a classic or 64-bit offset file; 0 for any other (netCDF-4, CDF-5, a
+ * streamed file: nothing is checked here); -1 for a classic header that ends or goes wrong
+ * before its last variable (a file cut off inside its header). */
+static int classic_layout(const char *path, nc_layout *l) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return 0;
+    }
+    be_reader r = {f, 1};
+    unsigned char magic[4] = {0};
+    if (fread(magic, 1, 4, f) != 4 || memcmp(magic, "CDF", 3) != 0 ||
+        (magic[3] != 1 && magic[3] != 2)) {
+        fclose(f);
+        return 0;
+    }
+    const int offset_bytes = magic[3] == 2 ? 8 : 4;
+    memset(l, 0, sizeof *l);
+    l->numrecs = be_read(&r, 4);
+    if (l->numrecs == 0xFFFFFFFFu) { /* streaming: the count is not in the header */
+        fclose(f);
+        return 0;
+    }
+    int64_t record_dim = -1;
+    const uint64_t dim_tag = be_read(&r, 4), dims = be_read(&r, 4);
+    r.ok = r.ok && (dim_tag == 0 || dim_tag == 0x0A);
+    for (uint64_t d = 0; r.ok && d < dims; ++d) {
+        skip_name(&r);
+        if (be_read(&r, 4) == 0 && record_dim < 0) {
+            record_dim = (int64_t)d;
+        }
+    }
+    skip_atts(&r);
+    const uint64_t var_tag = be_read(&r, 4), vars = be_read(&r, 4);
+    r.ok = r.ok && (var_tag == 0 || var_tag == 0x0B);
+    l->rec_begin = UINT64_MAX;
+    for (uint64_t v = 0; r.ok && v < vars; ++v) {
+        skip_name(&r);
+        const uint64_t ndims = be_read(&r, 4);
+        int record = 0;
+        for (uint64_t k = 0; r.ok && k < ndims; ++k) {
+            const uint64_t id = be_read(&r, 4);
+            record |= k == 0 && record_dim >= 0 && id == (uint64_t)record_dim;
+        }
+        skip_atts(&r);
+        (void)be_read(&r, 4); /* nc_type */
+        const uint64_t vsize = be_read(&r, 4);
+        const uint64_t begin = be_read(&r, offset_bytes);
+        if (record) {
+            l->rec_size += vsize;
+            l->rec_begin = begin < l->rec_begin ? begin : l->rec_begin;
+        } else if (begin + vsize > l->fixed_end) {
+            l->fixed_end = begin + vsize;
+        }
+    }
+    fclose(f);
+    return !r.ok ? -1 : l->rec_size > 0;
+}
+
+/* Whether the file holds all the records its header announces; else *complete is how many it
+ * holds whole, and *size its length [bytes]. */
+static int records_complete(const char *path, const nc_layout *l, uint64_t *complete,
+                            uint64_t *size) {
+    struct stat st;
+    *size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    *complete = l->numrecs;
+    if (*size < l->fixed_end || *size < l->rec_begin) {
+        *complete = 0;
+    } else if ((*size - l->rec_begin) / l->rec_size < l->numrecs) {
+        *complete = (*size - l->rec_begin) / l->rec_size;
+    }
+    return *complete == l->numrecs && *size >= l->fixed_end;
+}
+
 /* A per-body variable of the last frame (dims (frame, atom[, spatial])) or of the file (dims
  * (atom[, spatial])), as doubles; 0 when the file has no such variable. */
 static int read_body_var(int ncid, const char *name, size_t frame, uint32_t n, int width,
@@ -310,13 +445,28 @@ static int read_body_var(int ncid, const char *name, size_t frame, uint32_t n, i
 sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *err) {
     int ncid, rc = nc_open(path, NC_NOWRITE, &ncid);
     if (rc != NC_NOERR) {
-        return sim_fail(err, SIM_IO, "cannot open trajectory '%s': %s", path, nc_why(rc));
+        /* A file that cannot be opened (no such file, no permission) is I/O; whatever libnetcdf
+         * finds wrong with bytes it could read (also as EINVAL) is a bad file, refused as a bad
+         * text scene is. */
+        FILE *f = fopen(path, "rb");
+        const int e = errno;
+        if (f == NULL) {
+            return sim_fail(err, SIM_IO, "cannot open trajectory '%s': %s", path, strerror(e));
+        }
+        fclose(f);
+        return sim_fail(err, SIM_PARSE, "not a readable NetCDF trajectory '%s': %s", path,
+                        nc_why(rc));
     }
     int d_atom, d_frame;
     size_t n = 0, frames = 0;
     sim_status st = SIM_OK;
-    if (nc_inq_dimid(ncid, "atom", &d_atom) != NC_NOERR ||
-        nc_inq_dimid(ncid, "frame", &d_frame) != NC_NOERR ||
+    nc_layout layout;
+    uint64_t whole = 0, size = 0;
+    int truncated = 0, classic = 0;
+    if ((classic = classic_layout(path, &layout)) < 0) {
+        st = sim_fail(err, SIM_PARSE, "%s: truncated or damaged: its header ends too early", path);
+    } else if (nc_inq_dimid(ncid, "atom", &d_atom) != NC_NOERR ||
+               nc_inq_dimid(ncid, "frame", &d_frame) != NC_NOERR ||
         nc_inq_dimlen(ncid, d_atom, &n) != NC_NOERR ||
         nc_inq_dimlen(ncid, d_frame, &frames) != NC_NOERR) {
         st = sim_fail(err, SIM_PARSE,
@@ -327,6 +477,22 @@ sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *er
         st = sim_fail(err, SIM_PARSE, "%s: no complete frame", path);
     } else if (n < 1 || n > UINT32_MAX) {
         st = sim_fail(err, SIM_PARSE, "%s: %zu atoms", path, n);
+    } else if (classic && layout.numrecs == frames &&
+               !records_complete(path, &layout, &whole, &size)) {
+        /* Cut off (a copy that stopped, a full disk outside nbsim): the complete frames stay
+         * readable, as in the text formats; without one, or without the per-body variables
+         * before the frames, the file is refused. */
+        if (whole == 0 || size < layout.fixed_end) {
+            st = sim_fail(err, SIM_PARSE,
+                          "%s: truncated: the file ends at byte %llu, before its first complete "
+                          "frame (its header announces %zu frames of %llu bytes from byte %llu)",
+                          path, (unsigned long long)size, frames,
+                          (unsigned long long)layout.rec_size,
+                          (unsigned long long)layout.rec_begin);
+        } else {
+            frames = (size_t)whole;
+            truncated = 1;
+        }
     }
     const size_t frame = frames - 1;
     int var;
@@ -377,6 +543,7 @@ sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *er
         b->info.format = SIM_TRAJ_NETCDF;
         b->info.frames = frames;
         b->info.frame = frame;
+        b->info.truncated = truncated;
     }
     free(tmp);
     nc_close(ncid);
