@@ -188,14 +188,40 @@ static void round_trip(const char *name, uint32_t n) {
     free_frame(&last);
 }
 
+/* The first `cap - 1` bytes of a file, NUL-terminated. */
+static const char *file_head(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t got = f != NULL ? fread(buf, 1, cap - 1, f) : 0;
+    if (f != NULL) {
+        fclose(f);
+    }
+    buf[got] = '\0';
+    return buf;
+}
+
 static void test_round_trip_xyz(void) {
     round_trip("rt.xyz", 1000);
     round_trip("rt_big.xyz", 70001); /* more than one formatting chunk */
+    /* ASE's names beside OVITO's: a species column, momenta and masses (ASE reads velocities and
+     * masses only under those names), velo and mass */
+    char head[2048];
+    file_head(test_tmp_path("rt.xyz"), head, sizeof head);
+    ENSURE_MSG(strstr(head, "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:momenta:R:3:radius:R:1:"
+                            "mass:R:1:masses:R:1:forces:R:3 ") != NULL,
+               "%.300s", head);
+    const char *body = strchr(strchr(head, '\n') + 1, '\n') + 1;
+    ENSURE_MSG(strncmp(body, "X 1 ", 4) == 0, "%.80s", body);
 }
 
 static void test_round_trip_lammps(void) {
     round_trip("rt.lammpstrj", 1000);
     round_trip("rt_big.lammpstrj", 70001);
+    /* a type column: ASE refuses a dump without one ("Cannot determine atom types") */
+    char head[2048];
+    file_head(test_tmp_path("rt.lammpstrj"), head, sizeof head);
+    const char *atoms = strstr(head, "ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz\n");
+    ENSURE_MSG(atoms != NULL, "%.400s", head);
+    ENSURE(atoms != NULL && strncmp(strchr(atoms, '\n') + 1, "1 1 ", 4) == 0);
 }
 
 static void test_round_trip_netcdf(void) {
@@ -277,6 +303,18 @@ static void test_read_ase_xyz(void) {
     if (s.n == 2) {
         ENSURE(s.pos[1].x == -0.5 && s.pos[1].w == 0.25);
         ENSURE_NEAR(s.vel[0].w, sim_sphere_mass(0.25, 1.0), 1e-15); /* density 1 without mass */
+    }
+    sim_state_free(&s);
+    /* Atoms with velocities: ASE writes momenta and masses, no velocity column. */
+    read_text("ase_momenta.xyz",
+              "2\nLattice=\"4.0 0.0 0.0 0.0 4.0 0.0 0.0 0.0 4.0\" "
+              "Properties=species:S:1:pos:R:3:masses:R:1:momenta:R:3:radius:R:1 pbc=\"F F F\"\n"
+              "X 0.5 0.0 0.0 2.0 1.0 -4.0 0.5 0.25\nX -0.5 0.0 0.0 0.5 0.0 0.0 0.25 0.25\n",
+              &p, &s, NULL);
+    ENSURE(s.n == 2);
+    if (s.n == 2) {
+        ENSURE(s.vel[0].w == 2.0 && s.vel[0].x == 0.5 && s.vel[0].y == -2.0 && s.vel[0].z == 0.25);
+        ENSURE(s.vel[1].w == 0.5 && s.vel[1].x == 0.0 && s.vel[1].z == 0.5);
     }
     sim_state_free(&s);
 }
@@ -470,7 +508,7 @@ static void write_until_full(const char *name, uint32_t n) {
     sim_traj_frame f = as_traj(&d, 0, 0.0, 5.0);
     ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
     const uint64_t frame_bytes = sim_traj_writer_format(w) == SIM_TRAJ_NETCDF
-                                     ? (uint64_t)n * 36 + 16 /* 3 float vectors, time, step */
+                                     ? (uint64_t)n * 36 + 96 /* 3 float vectors, time, step, box, cell */
                                      : sim_traj_writer_bytes(w);
     struct rlimit old, lim;
     getrlimit(RLIMIT_FSIZE, &old);

@@ -4,7 +4,8 @@
 # on the CPU backend) dumps every 10th frame to .xyz, .lammpstrj and .nc (when built with NetCDF)
 # and saves its final state; then
 #   ncdump -h (netcdf-bin)        the .nc header follows the AMBER convention,
-#   ASE (Debian python3-ase)       reads every .xyz frame,
+#   ASE (Debian python3-ase)       reads every .xyz frame (velocities and masses through its own
+#                                  accessors) and the .lammpstrj (which needs a type column),
 #   OVITO (pip install ovito)      reads all three formats with radii,
 #   MDAnalysis                     reads the .nc in AMBER units,
 # each comparing the last frame with the saved state. A reader that is not installed is one
@@ -39,7 +40,9 @@ if [ -e "$work/run.nc" ]; then
     missing=""
     for want_text in ':Conventions = "AMBER"' ':ConventionVersion = "1.0"' 'frame = UNLIMITED' \
                      'float coordinates(frame, atom, spatial)' 'float radius(atom)' \
-                     'double time(frame)' 'coordinates:scale_factor = 10000000000.'; do
+                     'double time(frame)' 'coordinates:scale_factor = 10000000000.' \
+                     'double cell_lengths(frame, cell_spatial)' 'cell_angles:units = "degree"' \
+                     'double cell_origin(frame, cell_spatial)'; do
       grep -qF "$want_text" <<<"$header" || missing="$missing [$want_text]"
     done
     [ "$(ncdump -k "$work/run.nc")" = "64-bit offset" ] || missing="$missing [64-bit offset]"

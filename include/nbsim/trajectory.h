@@ -4,10 +4,13 @@
  * as a state (so a run can be continued from its dump).
  *
  *   .xyz        extended XYZ: per frame a count line, a comment line with
- *               Lattice="..." Origin="..." Properties=id:I:1:pos:R:3:velo:R:3:radius:R:1:
- *               mass:R:1:forces:R:3 Time=... Step=... pbc="F F F", then one line per body.
+ *               Lattice="..." Origin="..." Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:
+ *               momenta:R:3:radius:R:1:mass:R:1:masses:R:1:forces:R:3 Time=... Step=...
+ *               pbc="F F F", then one line per body (velocity and mass under OVITO's names and
+ *               ASE's: traj_xyz.c).
  *   .lammpstrj  LAMMPS text dump (dump custom): ITEM: TIME, ITEM: TIMESTEP, ITEM: NUMBER OF ATOMS,
- *               ITEM: BOX BOUNDS ff ff ff, ITEM: ATOMS id x y z vx vy vz radius mass fx fy fz.
+ *               ITEM: BOX BOUNDS ff ff ff, ITEM: ATOMS id type x y z vx vy vz radius mass fx fy
+ *               fz (type 1 for every sphere).
  *   .nc         AMBER NetCDF trajectory convention 1.0 (64-bit offset NetCDF, the flavour AMBER,
  *               MDAnalysis and VMD require), through libnetcdf when the build found it; extra
  *               per-atom variables radius, mass and id (OVITO maps `radius` to its Radius
@@ -104,7 +107,8 @@ typedef struct sim_traj_info {
 /* Reads the last complete frame of a trajectory into *out (allocated here) in body order (by
  * the id column when the file has one: ids must be distinct; bodies are sorted by id). Required
  * columns: position and radius; a frame without radii is a one-line SIM_PARSE error naming the
- * file and the frame. Velocity: zero when absent. Mass: the mass column, else
+ * file and the frame. Velocity: the velocity column, else momenta / mass (what ASE writes), else
+ * zero. Mass: the mass column, else
  * density * 4/3 pi r^3 from a density column, else density 1 kg/m^3 (the built-in scenes').
  * The box: Lattice= (xyz; plus Origin=, else the cell is taken as centred) or BOX BOUNDS
  * (lammpstrj) must be a cube centred on the origin and sets params_inout->box_half; without one

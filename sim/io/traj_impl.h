@@ -51,9 +51,9 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err);
 
 /* ---- text formatting (traj_text.c) ---- */
 
-/* Longest body line: id (10 digits) + 11 numbers of at most 15 characters
- * ("-1.23456789e-38") + 11 blanks + newline. */
-#define TRAJ_TEXT_LINE_MAX 192
+/* Longest body line (extended XYZ's): species "X", id (10 digits), 15 numbers of at most 15
+ * characters ("-1.23456789e-38"), 16 blanks and a newline: 252 bytes. */
+#define TRAJ_TEXT_LINE_MAX 256
 
 /* Writes v like printf("%.9g") (9 significant digits: enough to give every float back exactly),
  * about five times faster. Returns the characters written (at most 15, no terminator). */
@@ -62,9 +62,14 @@ size_t traj_fmt_float(char *out, float v);
 const char *traj_fmt_double(char *out, size_t cap, double v);
 /* Decimal digits of v; returns the count (no terminator). */
 size_t traj_fmt_u64(char *out, uint64_t v);
-/* One body line of both text formats: "id x y z vx vy vz radius mass fx fy fz\n". */
-size_t traj_text_body(char *out, uint32_t id, const sim_vec4f *p, const sim_vec4f *v,
-                      const sim_vec4f *f);
+/* One body line of a text format:
+ *   .lammpstrj  "id type x y z vx vy vz radius mass fx fy fz\n" (type 1: LAMMPS readers need a
+ *               type column: ASE refuses a dump without one, VMD and scripts expect it),
+ *   .xyz        "X id x y z vx vy vz px py pz radius mass mass fx fy fz\n": species X (ASE's
+ *               dummy element), the velocity under OVITO's name (velo) and as ASE's momenta, the
+ *               mass under OVITO's name (mass) and ASE's (masses): each reader finds its own. */
+size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const sim_vec4f *p,
+                      const sim_vec4f *v, const sim_vec4f *f);
 
 sim_status traj_text_open(sim_traj_writer *w, sim_error *err);
 /* Writes header (len bytes) and then one body line per body of f; on success the frame is
@@ -101,7 +106,9 @@ int traj_parse_double(const char *tok, double *out);
 typedef struct traj_bodies {
     uint32_t n;
     double *pos;     /* 3 per body [m] */
-    double *vel;     /* 3 per body [m/s], zero when the file has none */
+    double *vel;     /* 3 per body [m/s], zero when the file has none; momenta [kg m/s] when
+                        vel_is_momentum (divided by the mass when the state is made) */
+    int vel_is_momentum;
     double *radius;  /* [m] */
     double *mass;    /* [kg], or NULL */
     double *density; /* [kg/m^3], or NULL (used when mass is NULL) */
@@ -122,6 +129,7 @@ void traj_bodies_free(traj_bodies *b);
 typedef struct traj_columns {
     int total; /* columns per line */
     int id, pos, vel, radius, mass, density;
+    int momenta; /* read into vel when there is no velocity column (ASE's extended XYZ) */
 } traj_columns;
 
 /* Allocates b for n bodies with what cols holds (mass; density only without mass; id) and reads

@@ -11,11 +11,13 @@
  *   -8 8
  *   -8 8
  *   -8 8
- *   ITEM: ATOMS id x y z vx vy vz radius mass fx fy fz
- *   1 0.5 -1.25 3 0 0 0 0.5 0.523598776 0 0 0
+ *   ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz
+ *   1 1 0.5 -1.25 3 0 0 0 0.5 0.523598776 0 0 0
  *
  * "ff" marks fixed (non-periodic) boundaries: nbsim's walls. TIMESTEP is the step count, TIME
- * the simulated time [s] (LAMMPS's `units si`). OVITO and ASE read these columns by name.
+ * the simulated time [s] (LAMMPS's `units si`). OVITO and ASE read these columns by name; every
+ * sphere has type 1 (ASE refuses a dump without a type or element column, and VMD and most
+ * scripts expect one).
  *
  * Reading accepts what LAMMPS writes for granular runs: positions as x y z, xu yu zu (unwrapped)
  * or xs ys zs (scaled to the box); `radius` or `diameter`; `mass`, else `density`; atoms in any
@@ -39,7 +41,7 @@ static sim_status lammps_write(sim_traj_writer *w, const sim_traj_frame *f, sim_
     const int len = snprintf(header, sizeof header,
                              "ITEM: TIME\n%s\nITEM: TIMESTEP\n%llu\nITEM: NUMBER OF ATOMS\n%u\n"
                              "ITEM: BOX BOUNDS ff ff ff\n%s %s\n%s %s\n%s %s\n"
-                             "ITEM: ATOMS id x y z vx vy vz radius mass fx fy fz\n",
+                             "ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz\n",
                              t, (unsigned long long)f->step, f->n, lo, hi, lo, hi, lo, hi);
     return traj_text_frame(w, header, (size_t)len, f, err);
 }
@@ -256,7 +258,8 @@ sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *er
     if (st == SIM_OK) {
         /* a diameter column is read as the radius, halved below */
         const traj_columns cols = {
-            c.total, c.id, c.pos, c.vel, c.radius >= 0 ? c.radius : c.diameter, c.mass, c.density};
+            c.total, c.id, c.pos, c.vel, c.radius >= 0 ? c.radius : c.diameter, c.mass, c.density,
+            -1};
         st = traj_text_read_bodies(&map, fr.body, (uint32_t)fr.n, &cols, path, frame, "atom line",
                                    b, err);
     }

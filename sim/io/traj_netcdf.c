@@ -5,8 +5,9 @@
  * Layout (`ncdump -h run.nc`): 64-bit offset NetCDF (the AMBER convention requires it, and
  * MDAnalysis refuses anything else); dimensions frame (unlimited), spatial = 3, atom = N,
  * cell_spatial = 3, cell_angular = 3, label = 5; labels spatial = "xyz", cell_spatial = "abc",
- * cell_angular = "alpha", "beta", "gamma"; per frame time, coordinates, velocities, forces and
- * nbsim's step and box_half; per body (once) radius, mass, id.
+ * cell_angular = "alpha", "beta", "gamma"; per frame time, cell_origin, cell_lengths,
+ * cell_angles, coordinates, velocities, forces and nbsim's step and box_half; per body (once)
+ * radius, mass, id.
  *
  * Units. The stored numbers are nbsim's SI values, so every reader that takes numbers as they are
  * (OVITO, and nbsim reading it back) sees metres, seconds and kilograms, with radii that match
@@ -22,10 +23,13 @@
  * Precision: float32 coordinates, velocities and forces (the convention's type; what the GPU
  * computes in), double time.
  *
- * The box: the convention's cell_lengths / cell_angles describe a periodic cell, and readers
- * treat any cell as periodic (OVITO, VMD) or fail on a zero one (MDAnalysis 2.x, for the zero
- * lengths LAMMPS's dump netcdf writes on non-periodic axes). nbsim's walls are not periodic, so
- * there is no cell variable; box_half [m] carries the walls (OVITO shows it as an attribute).
+ * The box: per frame the convention's cell_lengths (2 box_half on each axis, metres with the
+ * angstrom scale_factor, as the coordinates) and cell_angles (90 degrees), and cell_origin
+ * (-box_half on each axis [m]; LAMMPS's dump netcdf and OVITO's extension of the convention), so
+ * OVITO, VMD and MDAnalysis show the box where the walls are. The convention knows no walls:
+ * readers take a cell of non-zero lengths as periodic (a zero one, as LAMMPS writes for
+ * non-periodic axes, makes MDAnalysis 2.x fail), so analyses across the box's faces see periodic
+ * images nbsim never has; box_half [m] says what the walls are, and nbsim reads the box from it.
  *
  * Frames are whole or absent: numrecs (the frame count in the header) reaches the disk only by
  * nc_sync after all of a frame's variables are written. When a write fails, the file is closed,
@@ -53,7 +57,7 @@
 
 typedef struct {
     int ncid, open;
-    int v_time, v_step, v_box;
+    int v_time, v_step, v_box, v_cell_origin, v_cell_lengths, v_cell_angles;
     int v_coordinates, v_velocities, v_forces, v_radius, v_mass, v_id;
     float *buf;           /* 3n floats: one vector variable of one frame */
     float *radius, *mass; /* as stored (frame 0), to refuse frames where they changed */
@@ -165,6 +169,13 @@ static sim_status nc_write(sim_traj_writer *w, const sim_traj_frame *f, sim_erro
     NC_TRY(nc_put_var1_double(nc->ncid, nc->v_time, start2, &f->time));
     NC_TRY(nc_put_var1_double(nc->ncid, nc->v_step, start2, &step));
     NC_TRY(nc_put_var1_double(nc->ncid, nc->v_box, start2, &f->box_half));
+    what = "the cell";
+    const size_t cell_start[2] = {k, 0}, cell_count[2] = {1, 3};
+    const double h = f->box_half, origin[3] = {-h, -h, -h}, lengths[3] = {2 * h, 2 * h, 2 * h};
+    const double angles[3] = {90.0, 90.0, 90.0};
+    NC_TRY(nc_put_vara_double(nc->ncid, nc->v_cell_origin, cell_start, cell_count, origin));
+    NC_TRY(nc_put_vara_double(nc->ncid, nc->v_cell_lengths, cell_start, cell_count, lengths));
+    NC_TRY(nc_put_vara_double(nc->ncid, nc->v_cell_angles, cell_start, cell_count, angles));
     what = "the frame count";
     NC_TRY(nc_sync(nc->ncid)); /* numrecs reaches the disk only now */
     nc->good_size = file_size(w->path);
@@ -266,6 +277,13 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     NC_TRY(nc_def_var(id, "step", NC_DOUBLE, 1, &d_frame, &nc->v_step));
     NC_TRY(nc_def_var(id, "box_half", NC_DOUBLE, 1, &d_frame, &nc->v_box));
     NC_TRY(put_units(id, nc->v_box, "meter", 0.0));
+    const int d_cell[2] = {d_frame, d_cell_spatial}, d_angles[2] = {d_frame, d_cell_angular};
+    NC_TRY(nc_def_var(id, "cell_origin", NC_DOUBLE, 2, d_cell, &nc->v_cell_origin));
+    NC_TRY(put_units(id, nc->v_cell_origin, "meter", 0.0));
+    NC_TRY(nc_def_var(id, "cell_lengths", NC_DOUBLE, 2, d_cell, &nc->v_cell_lengths));
+    NC_TRY(put_units(id, nc->v_cell_lengths, "angstrom", 1e10));
+    NC_TRY(nc_def_var(id, "cell_angles", NC_DOUBLE, 2, d_angles, &nc->v_cell_angles));
+    NC_TRY(put_units(id, nc->v_cell_angles, "degree", 0.0));
     const int d_vec[3] = {d_frame, d_atom, d_spatial};
     NC_TRY(nc_def_var(id, "coordinates", NC_FLOAT, 3, d_vec, &nc->v_coordinates));
     NC_TRY(put_units(id, nc->v_coordinates, "angstrom", 1e10));

@@ -260,8 +260,9 @@ static sim_status to_state(const char *path, const traj_bodies *b, double box_ha
                           "at +-%g (box_half)",
                           path, frame, id, x[0], x[1], x[2], box_half);
         } else {
+            const double per = b->vel_is_momentum ? 1.0 / m : 1.0; /* momenta: p / m */
             s.pos[k] = (sim_vec4d){x[0], x[1], x[2], r};
-            s.vel[k] = (sim_vec4d){v[0], v[1], v[2], m};
+            s.vel[k] = (sim_vec4d){per * v[0], per * v[1], per * v[2], m};
         }
     }
     free(order);
