@@ -103,6 +103,22 @@ for flag in --n --seed --tile --threads --frames --energy-every --steps-per-fram
 done
 expect_error 2 "${cpu[@]}" --frames 1 --gravity 0,0x1,0
 
+# Resuming a pile from its dump keeps its physics (gravity, restitution ...), or one notice says
+# which parameters were not restored: never gravity 0 and restitution 0.9 without a word.
+for fmt in xyz lammpstrj nc; do
+  if [ "$fmt" = nc ] && ! "$nbsim" --version | grep -q "NetCDF (.nc) yes"; then continue; fi
+  "$nbsim" "${cpu[@]}" --scene pile --n 200 --frames 3 --dump "pile.$fmt" >/dev/null 2>err.txt \
+    && "$nbsim" --backend cpu --scene "pile.$fmt" --frames 1 --save-state resumed.state >/dev/null 2>err.txt \
+    && ok || fail "resume from pile.$fmt: $(cat err.txt)"
+  if grep -Eq "^gravity = 0, -9.81(0*5)?, 0$" resumed.state && grep -q "^restitution = 0.5$" resumed.state; then
+    ok # restored
+  else
+    [ "$(grep -c "not restored" err.txt)" -eq 1 ] && grep -q "pile.$fmt: warning: .*gravity.*not restored" err.txt \
+      && grep "not restored" err.txt | grep -q restitution && ok \
+      || fail "resume from pile.$fmt: physics dropped without a word: $(grep -E 'gravity|restitution' resumed.state) $(cat err.txt)"
+  fi
+done
+
 # A cut-off or corrupt NetCDF dump as a scene (built with NetCDF): the complete frames load, as
 # from the text formats (never zeros read past the end); a file with no complete frame and bytes
 # that are no NetCDF are bad input, exit 2 like a bad text scene.

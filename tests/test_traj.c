@@ -319,6 +319,125 @@ static void test_read_ase_xyz(void) {
     sim_state_free(&s);
 }
 
+/* ---- the run's parameters in a dump ---- */
+
+static sim_params unusual_params(void) {
+    sim_params p = sim_params_default();
+    p.dt = 3.0000000000000001e-4;
+    p.stiffness = 25000.5;
+    p.restitution = 0.55;
+    p.gravity = (sim_vec3d){0.5, -9.81, 1e-3};
+    p.box_half = 6.0;
+    p.atm_nu = -0.25;
+    p.atm_cutoff = 2.5;
+    p.steps_per_frame = 7;
+    p.hertz = 1;
+    p.triplets = 1;
+    return p;
+}
+
+static int same_params(const sim_params *a, const sim_params *b) {
+    return a->dt == b->dt && a->stiffness == b->stiffness && a->restitution == b->restitution &&
+           a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
+           a->gravity.z == b->gravity.z && a->box_half == b->box_half && a->atm_nu == b->atm_nu &&
+           a->atm_cutoff == b->atm_cutoff && a->steps_per_frame == b->steps_per_frame &&
+           a->hertz == b->hertz && a->triplets == b->triplets;
+}
+
+/* Writes two frames of 40 bodies inside walls at +-box, with params (NULL: none). */
+static void write_dump(const char *path, const sim_params *params, double box) {
+    sim_traj_writer *w = NULL;
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_traj_writer_open_params(&w, path, 40, params, &err) == SIM_OK, "%s",
+               err.message);
+    frame_data d = make_frame(40, box, 5);
+    for (uint64_t k = 0; k < 2 && w != NULL; ++k) {
+        const sim_traj_frame f = as_traj(&d, 10 * k, 0.1 * (double)k, box);
+        ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
+    }
+    ENSURE(sim_traj_writer_close(w, &err) == SIM_OK);
+    free_frame(&d);
+}
+
+/* Resuming from a dump keeps the physics: every parameter comes back bit for bit in each format
+ * (before, only the box did, and gravity 0 / restitution 0.9 went on silently); as a scene the
+ * command line's values win, and bodies must fit a --box; a dump without parameters names, in
+ * one warning, what was not restored; a carried value that breaks its rule is refused. */
+static void test_params_in_dumps(void) {
+    const char *names[3] = {"params.xyz", "params.lammpstrj", "params.nc"};
+    const sim_params want = unusual_params();
+    for (int k = 0; k < 3; ++k) {
+        if (k == 2 && !sim_traj_netcdf_available()) {
+            continue;
+        }
+        const char *path = test_tmp_path(names[k]);
+        write_dump(path, &want, want.box_half);
+        sim_params p = sim_params_default();
+        sim_state s = {0, NULL, NULL};
+        sim_traj_info info;
+        sim_error err = {SIM_OK, ""};
+        ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+        ENSURE_MSG(same_params(&p, &want), "%s: the parameters did not come back", names[k]);
+        ENSURE_MSG(info.params_found == SIM_PARAM_BITS_ALL, "%s: found %#x", names[k],
+                   info.params_found);
+        sim_state_free(&s);
+
+        /* as a scene: the command line's gravity and box win; no warning */
+        sim_params q = sim_params_default();
+        q.gravity = (sim_vec3d){0.0, 0.0, -1.0};
+        q.box_half = 7.0;
+        char warnings[512] = "";
+        sim_scene_load_options opt = {0, NULL, (1u << SIM_PARAM_GRAVITY) | (1u << SIM_PARAM_BOX),
+                                      warnings, sizeof warnings};
+        ENSURE_MSG(sim_scene_load_with(path, &opt, &q, &s, &err) == SIM_OK, "%s", err.message);
+        ENSURE(q.gravity.z == -1.0 && q.gravity.y == 0.0 && q.box_half == 7.0);
+        ENSURE(q.restitution == want.restitution && q.hertz == 1 && q.triplets == 1 &&
+               q.steps_per_frame == 7 && q.dt == want.dt);
+        ENSURE_MSG(warnings[0] == '\0', "%s", warnings);
+        sim_state_free(&s);
+        /* a --box too small for the dump's bodies */
+        q.box_half = 1.0;
+        ENSURE(sim_scene_load_with(path, &opt, &q, &s, &err) == SIM_PARSE);
+        ENSURE_MSG(strstr(err.message, "beyond the walls at +-1 (--box)") != NULL, "%s",
+                   err.message);
+        ENSURE(s.pos == NULL && q.box_half == 1.0);
+
+        /* the same dump without parameters: one warning names what was not restored */
+        write_dump(path, NULL, want.box_half);
+        sim_params r = sim_params_default();
+        warnings[0] = '\0';
+        opt.fixed = 1u << SIM_PARAM_STIFFNESS;
+        ENSURE(sim_scene_load_with(path, &opt, &r, &s, &err) == SIM_OK);
+        ENSURE(r.box_half == want.box_half && r.gravity.y == sim_params_default().gravity.y);
+        ENSURE_MSG(strstr(warnings, names[k]) && strstr(warnings, "does not carry dt, restitution, "
+                                                                 "gravity, atm_nu, atm_cutoff, "
+                                                                 "steps_per_frame, hertz, triplets") &&
+                       strstr(warnings, "not restored") && !strchr(warnings, '\n'),
+                   "%s", warnings);
+        sim_state_free(&s);
+    }
+    /* values are checked by the rules of scene files */
+    test_write_file(test_tmp_path("badparam.lammpstrj"),
+                    "ITEM: TIMESTEP\n3\nITEM: NUMBER OF ATOMS\n1\nITEM: BOX BOUNDS ff ff ff\n"
+                    "-1 1\n-1 1\n-1 1\nITEM: NBSIM PARAMETERS\ndt=0 restitution=2\n"
+                    "ITEM: ATOMS id type x y z radius\n1 1 0 0 0 0.1\n");
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_traj_read_last(test_tmp_path("badparam.lammpstrj"), &p, &s, NULL, &err) ==
+           SIM_PARSE);
+    ENSURE_MSG(strstr(err.message, "badparam.lammpstrj: frame 0: restitution: '2' must be") != NULL,
+               "%s", err.message);
+    ENSURE(s.pos == NULL && p.restitution == sim_params_default().restitution);
+    /* another program's keys in an extended XYZ comment are not nbsim's */
+    read_text("otherkeys.xyz",
+              "1\nProperties=pos:R:3:radius:R:1 dt=5 gravity=\"1 2 3\" nbsim_stiffness=123\n"
+              "0 0 0 0.1\n",
+              &p, &s, NULL);
+    ENSURE(p.dt == sim_params_default().dt && p.gravity.x == 0.0 && p.stiffness == 123.0);
+    sim_state_free(&s);
+}
+
 /* ---- errors ---- */
 
 static void expect_error(const char *name, const char *text, sim_status want, const char *must1,
@@ -556,6 +675,7 @@ static const ensure_test tests[] = {
     {"round_trip_xyz", test_round_trip_xyz},
     {"round_trip_lammps", test_round_trip_lammps},
     {"round_trip_netcdf", test_round_trip_netcdf},
+    {"params_in_dumps", test_params_in_dumps},
     {"read_lammps_variants", test_read_lammps_variants},
     {"read_ase_xyz", test_read_ase_xyz},
     {"read_errors", test_read_errors},

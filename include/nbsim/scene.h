@@ -61,14 +61,15 @@ sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_pa
 /* Reads a scene file into *out (allocated here) and the parameters it sets into *params_inout.
  * On error neither is touched; the message names file, line and problem (the file's own bytes
  * in it are printable: control characters and non-ASCII bytes show as '?'). A UTF-8 byte order
- * mark at the start is skipped. A trajectory
- * (.xyz, .lammpstrj, .nc: trajectory.h) gives its last complete frame and sets only box_half,
- * so a run can be continued from its dump. */
+ * mark at the start is skipped. A trajectory (.xyz, .lammpstrj, .nc: trajectory.h) gives its
+ * last complete frame, its box and the parameters it carries (sim_traj_writer_open_params), so a
+ * run can be continued from its dump; with options, what it does not carry is named in one
+ * warning ("not restored"), and a cut-off last frame in another. */
 sim_status sim_scene_load(const char *path, sim_params *params_inout, sim_state *out,
                           sim_error *err);
 
 /* Fixed bit of the contact law (hertz), after the 1 << sim_param_id bits. */
-#define SIM_SCENE_FIXED_HERTZ (1u << SIM_PARAM_COUNT)
+#define SIM_SCENE_FIXED_HERTZ SIM_PARAM_BIT_HERTZ
 
 /* What a caller asks of a scene file beyond its text. Zero-initialised: no limit, nothing fixed,
  * warnings dropped. */

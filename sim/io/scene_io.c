@@ -352,6 +352,80 @@ sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_option
     return s;
 }
 
+/* Appends "PATH: warning: TEXT" as one line of the caller's warnings. */
+static void warn_file(const sim_scene_load_options *opt, const char *path, const char *text) {
+    char *out = opt->warnings;
+    if (out == NULL || opt->warnings_cap == 0) {
+        return;
+    }
+    char clean[SIM_ERROR_MESSAGE_MAX];
+    snprintf(clean, sizeof clean, "%s: warning: %s", path, text);
+    printable(clean);
+    const size_t len = strnlen(out, opt->warnings_cap);
+    if (len + 1 < opt->warnings_cap) {
+        snprintf(out + len, opt->warnings_cap - len, "%s%s", len ? "\n" : "", clean);
+    }
+}
+
+/* The last frame of a dump (trajectory.h) and the parameters it carries, under the rules of
+ * scene files: the caller's fixed parameters win (and the bodies must fit the caller's box);
+ * one warning names what the dump did not restore, one that its last frame was cut off. */
+static sim_status load_dump(const char *path, const sim_scene_load_options *opt,
+                            sim_params *params_inout, sim_state *out, sim_error *err) {
+    sim_params from = *params_inout;
+    sim_traj_info info;
+    sim_state st = {0, NULL, NULL};
+    SIM_TRY(sim_traj_read_last(path, &from, &st, &info, err));
+    const unsigned fixed = opt->fixed & ~SIM_PARAM_BIT_TRIPLETS; /* the session decides those */
+    const sim_params p = *params_inout;
+    sim_params take = p;
+    sim_params_take(&take, &from, info.params_found & ~fixed);
+    if (fixed & (1u << SIM_PARAM_BOX)) { /* the caller's walls: every centre inside them */
+        const double L = p.box_half;
+        for (uint32_t i = 0; i < st.n; ++i) {
+            const sim_vec4d x = st.pos[i];
+            if (!(fabs(x.x) <= L && fabs(x.y) <= L && fabs(x.z) <= L)) {
+                sim_state_free(&st);
+                return sim_fail(err, SIM_PARSE,
+                                "%s: frame %llu, body %u: centre (%g, %g, %g) is beyond the walls "
+                                "at +-%g (%s)",
+                                path, (unsigned long long)info.frame, i + 1, x.x, x.y, x.z, L,
+                                sim_param_info_of(SIM_PARAM_BOX)->flag);
+            }
+        }
+    }
+    const unsigned missing = SIM_PARAM_BITS_ALL & ~info.params_found & ~fixed;
+    if (missing != 0) {
+        char names[256] = "";
+        for (int k = 0; k < SIM_PARAM_COUNT + 2; ++k) {
+            if (missing & (1u << k)) {
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         names[0] ? ", " : "",
+                         k < SIM_PARAM_COUNT ? sim_param_info_of((sim_param_id)k)->key
+                         : k == SIM_PARAM_COUNT ? "hertz"
+                                                : "triplets");
+            }
+        }
+        char text[512];
+        snprintf(text, sizeof text,
+                 "the dump does not carry %s (an older nbsim's or another program's): not "
+                 "restored, they are nbsim's defaults",
+                 names);
+        warn_file(opt, path, text);
+    }
+    if (info.truncated) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "its last frame is cut off; continuing from the last complete one (frame %llu, "
+                 "step %llu)",
+                 (unsigned long long)info.frame, (unsigned long long)info.step);
+        warn_file(opt, path, text);
+    }
+    *params_inout = take;
+    *out = st;
+    return SIM_OK;
+}
+
 sim_status sim_scene_load_with(const char *path, const sim_scene_load_options *options,
                                sim_params *params_inout, sim_state *out, sim_error *err) {
     SIM_ASSERT(path != NULL && params_inout != NULL && out != NULL);
@@ -360,7 +434,8 @@ sim_status sim_scene_load_with(const char *path, const sim_scene_load_options *o
         return sim_fail(err, SIM_BAD_ARGUMENT, "scene '%s' is a directory, not a scene file", path);
     }
     if (sim_traj_format_from_path(path) != SIM_TRAJ_NONE) {
-        return sim_traj_read_last(path, params_inout, out, NULL, err); /* a dump's last frame */
+        static const sim_scene_load_options none;
+        return load_dump(path, options != NULL ? options : &none, params_inout, out, err);
     }
     FILE *f = fopen(path, "r"); /* a FIFO waits for its writer; a stop signal ends the wait */
     if (f == NULL) {

@@ -41,6 +41,8 @@ struct sim_traj_writer {
     uint64_t bytes;  /* their size */
     sim_status failed;
     char failure[SIM_ERROR_MESSAGE_MAX];
+    int has_params;
+    sim_params params;   /* carried by every frame when has_params (traj_params.c) */
     traj_text_sink text; /* .xyz, .lammpstrj */
     void *nc;            /* .nc: traj_netcdf.c's state */
 };
@@ -114,7 +116,9 @@ typedef struct traj_bodies {
     double *density; /* [kg/m^3], or NULL (used when mass is NULL) */
     int64_t *id;     /* or NULL */
     int has_box;
-    double box_half; /* [m] when has_box */
+    double box_half;       /* [m] when has_box */
+    sim_params params;     /* what the file carries of them ... */
+    unsigned params_found; /* ... (bits as sim_traj_info.params_found) */
     sim_traj_info info;
 } traj_bodies;
 
@@ -138,6 +142,23 @@ typedef struct traj_columns {
 sim_status traj_text_read_bodies(const traj_map *m, size_t pos, uint32_t n,
                                  const traj_columns *cols, const char *path, uint64_t frame,
                                  const char *what, traj_bodies *b, sim_error *err);
+
+/* ---- parameters in dumps (traj_params.c) ---- */
+
+/* The parameters as `PREFIXKEY=VALUE` pairs, blank-separated (every SIM_PARAM_LIST row but
+ * box_half, then hertz and triplets), gravity as "gx gy gz" when quoted_vectors, else gx,gy,gz;
+ * full double precision. Returns the length (cut short, never overflowing, if cap is small). */
+size_t traj_params_text(char *out, size_t cap, const sim_params *p, const char *prefix,
+                        int quoted_vectors);
+/* One KEY (prefix removed) and VALUE of such text into b->params and b->params_found: 1 when
+ * KEY is a parameter, 0 when not (the box, other programs' keys: ignored), -1 with err set
+ * (SIM_PARSE naming path and frame) when its value breaks the parameter's rule. */
+int traj_params_read(traj_bodies *b, const char *key, const char *value, const char *path,
+                     uint64_t frame, sim_error *err);
+/* The value of parameter id (any but gravity) in p. */
+double traj_param_scalar(const sim_params *p, sim_param_id id);
+/* The parameters b carries, into *p (the others stay). */
+void traj_params_apply(const traj_bodies *b, sim_params *p);
 
 sim_status traj_xyz_read_last(const char *path, traj_bodies *b, sim_error *err);
 sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *err);

@@ -86,6 +86,65 @@ static int put_units(int ncid, int var, const char *units, double scale) {
     return rc;
 }
 
+/* The run's parameters as global attributes nbsim_KEY (scene-file keys): doubles, gravity three
+ * of them, hertz and triplets ints; the box is box_half. */
+static int put_params(int ncid, const sim_params *p) {
+    int rc = NC_NOERR;
+    for (int k = 0; k < SIM_PARAM_COUNT && rc == NC_NOERR; ++k) {
+        if (k == SIM_PARAM_BOX) {
+            continue;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "nbsim_%s", sim_param_info_of((sim_param_id)k)->key);
+        const double g[3] = {p->gravity.x, p->gravity.y, p->gravity.z};
+        const double v = k == SIM_PARAM_GRAVITY ? 0.0 : traj_param_scalar(p, (sim_param_id)k);
+        rc = k == SIM_PARAM_GRAVITY ? nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 3, g)
+                                    : nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 1, &v);
+    }
+    const int flags[2] = {p->hertz ? 1 : 0, p->triplets ? 1 : 0};
+    if (rc == NC_NOERR) {
+        rc = nc_put_att_int(ncid, NC_GLOBAL, "nbsim_hertz", NC_INT, 1, &flags[0]);
+    }
+    if (rc == NC_NOERR) {
+        rc = nc_put_att_int(ncid, NC_GLOBAL, "nbsim_triplets", NC_INT, 1, &flags[1]);
+    }
+    return rc;
+}
+
+/* The nbsim_KEY attributes back, through the rules of scene files (traj_params_read). */
+static sim_status get_params(int ncid, const char *path, size_t frame, traj_bodies *b,
+                             sim_error *err) {
+    int natts = 0;
+    if (nc_inq_natts(ncid, &natts) != NC_NOERR) {
+        return SIM_OK;
+    }
+    for (int a = 0; a < natts; ++a) {
+        char name[NC_MAX_NAME + 1];
+        nc_type type;
+        size_t len = 0;
+        if (nc_inq_attname(ncid, NC_GLOBAL, a, name) != NC_NOERR || strncmp(name, "nbsim_", 6) != 0 ||
+            nc_inq_att(ncid, NC_GLOBAL, name, &type, &len) != NC_NOERR || len < 1 || len > 3 ||
+            type == NC_CHAR) {
+            continue;
+        }
+        double v[3] = {0.0, 0.0, 0.0};
+        if (nc_get_att_double(ncid, NC_GLOBAL, name, v) != NC_NOERR) {
+            continue;
+        }
+        char text[128], x[32], y[32], z[32];
+        if (len == 3) {
+            snprintf(text, sizeof text, "%s,%s,%s", traj_fmt_double(x, sizeof x, v[0]),
+                     traj_fmt_double(y, sizeof y, v[1]), traj_fmt_double(z, sizeof z, v[2]));
+        } else {
+            snprintf(text, sizeof text, "%s", traj_fmt_double(x, sizeof x, v[0]));
+        }
+        if (traj_params_read(b, name + 6, text, path, frame, err) < 0) {
+            return SIM_PARSE;
+        }
+    }
+    return SIM_OK;
+}
+
 #define NC_TRY(call)                                                                               \
     do {                                                                                           \
         if ((rc = (call)) != NC_NOERR) {                                                           \
@@ -255,6 +314,9 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     NC_TRY(put_text_att(id, NC_GLOBAL, "nbsim_units",
                         "stored values are SI (m, s, m/s, N, kg); scale_factor converts the AMBER "
                         "variables to their units attribute"));
+    if (w->has_params) {
+        NC_TRY(put_params(id, &w->params));
+    }
     NC_TRY(nc_def_dim(id, "frame", NC_UNLIMITED, &d_frame));
     NC_TRY(nc_def_dim(id, "spatial", 3, &d_spatial));
     NC_TRY(nc_def_dim(id, "atom", n, &d_atom));
@@ -562,6 +624,7 @@ sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *er
         b->info.frames = frames;
         b->info.frame = frame;
         b->info.truncated = truncated;
+        st = get_params(ncid, path, frame, b, err);
     }
     free(tmp);
     nc_close(ncid);

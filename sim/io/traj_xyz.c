@@ -31,16 +31,21 @@
 /* ---- writing ---- */
 
 static sim_status xyz_write(sim_traj_writer *w, const sim_traj_frame *f, sim_error *err) {
-    char header[768], L[32], h[32], t[32];
+    char header[2048], params[1024] = "", L[32], h[32], t[32];
     traj_fmt_double(L, sizeof L, 2.0 * f->box_half);
     traj_fmt_double(h, sizeof h, -f->box_half);
     traj_fmt_double(t, sizeof t, f->time);
+    if (w->has_params) {
+        params[0] = ' ';
+        traj_params_text(params + 1, sizeof params - 1, &w->params, "nbsim_", 1);
+    }
     const int len =
         snprintf(header, sizeof header,
                  "%u\nLattice=\"%s 0 0 0 %s 0 0 0 %s\" Origin=\"%s %s %s\" "
                  "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:momenta:R:3:radius:R:1:mass:R:1:"
-                 "masses:R:1:forces:R:3 Time=%s Step=%llu pbc=\"F F F\"\n",
-                 f->n, L, L, L, h, h, h, t, (unsigned long long)f->step);
+                 "masses:R:1:forces:R:3 Time=%s Step=%llu pbc=\"F F F\"%s\n",
+                 f->n, L, L, L, h, h, h, t, (unsigned long long)f->step, params);
+    SIM_ASSERT(len > 0 && (size_t)len < sizeof header);
     return traj_text_frame(w, header, (size_t)len, f, err);
 }
 
@@ -61,7 +66,10 @@ typedef struct {
     int has_lattice, has_origin, has_properties;
 } xyz_comment;
 
-static void parse_comment(const char *line, size_t len, xyz_comment *c) {
+/* Reads the comment line into *c, and nbsim's parameters (nbsim_KEY=VALUE) into b; a parameter
+ * whose value breaks its rule is an error naming the file and the frame. */
+static sim_status parse_comment(const char *line, size_t len, xyz_comment *c, traj_bodies *b,
+                                const char *path, uint64_t frame, sim_error *err) {
     memset(c, 0, sizeof *c);
     size_t i = 0;
     while (i < len) {
@@ -110,9 +118,16 @@ static void parse_comment(const char *line, size_t len, xyz_comment *c) {
             c->time = traj_parse_double(value, &t) ? t : 0.0;
         } else if (KEY_IS("Step") || KEY_IS("Timestep")) {
             c->step = strtoull(value, NULL, 10);
+        } else if (key_len > 6 && key_len < 64 && strncmp(line + key, "nbsim_", 6) == 0) {
+            char name[64];
+            traj_line_copy(name, sizeof name, line + key + 6, key_len - 6);
+            if (traj_params_read(b, name, value, path, frame, err) < 0) {
+                return SIM_PARSE;
+            }
         }
 #undef KEY_IS
     }
+    return SIM_OK;
 }
 
 static int name_is(const char *name, const char *const *aliases) {
@@ -288,7 +303,9 @@ sim_status traj_xyz_read_last(const char *path, traj_bodies *b, sim_error *err) 
         int complete;
         traj_next_line(&map, &pos, &line, &len, &complete); /* count */
         traj_next_line(&map, &pos, &line, &len, &complete); /* comment */
-        parse_comment(line, len, &c);
+        st = parse_comment(line, len, &c, b, path, frame, err);
+    }
+    if (st == SIM_OK) {
         char spec[1024];
         snprintf(spec, sizeof spec, "%s", c.has_properties ? c.properties : "species:S:1:pos:R:3");
         if (!parse_properties(spec, &cols)) {

@@ -170,6 +170,48 @@ sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_e
     return SIM_OK;
 }
 
+void sim_params_take(sim_params *to, const sim_params *from, unsigned bits) {
+    for (int id = 0; id < SIM_PARAM_COUNT; ++id) {
+        if ((bits & (1u << id)) == 0) {
+            continue;
+        }
+        switch ((sim_param_id)id) {
+        case SIM_PARAM_DT:
+            to->dt = from->dt;
+            break;
+        case SIM_PARAM_STIFFNESS:
+            to->stiffness = from->stiffness;
+            break;
+        case SIM_PARAM_RESTITUTION:
+            to->restitution = from->restitution;
+            break;
+        case SIM_PARAM_GRAVITY:
+            to->gravity = from->gravity;
+            break;
+        case SIM_PARAM_BOX:
+            to->box_half = from->box_half;
+            break;
+        case SIM_PARAM_ATM_NU:
+            to->atm_nu = from->atm_nu;
+            break;
+        case SIM_PARAM_ATM_CUTOFF:
+            to->atm_cutoff = from->atm_cutoff;
+            break;
+        case SIM_PARAM_STEPS:
+            to->steps_per_frame = from->steps_per_frame;
+            break;
+        default:
+            SIM_ASSERT(!"a parameter sim_params_take does not know");
+        }
+    }
+    if (bits & SIM_PARAM_BIT_HERTZ) {
+        to->hertz = from->hertz;
+    }
+    if (bits & SIM_PARAM_BIT_TRIPLETS) {
+        to->triplets = from->triplets;
+    }
+}
+
 sim_status sim_params_check(const sim_params *p, sim_error *err) {
     const double scalars[SIM_PARAM_COUNT] = {
         [SIM_PARAM_DT] = p->dt,
