@@ -96,6 +96,15 @@ expect_error 2 "${cpu[@]}" --frames 1 --scene ctl.scene
 expect_error 2 "${cpu[@]}" --frames 1 --scene <(printf 'dt = 1e308\n%s\n0 0 0 0 0 0 0.5 1\n' "$header")
 grep -q "bad value: dt: '1e308' must be a time step" err.txt && ok || fail "dt 1e308 in a file: $(cat err.txt)"
 expect_error 2 "${cpu[@]}" --frames 1 --dt 1e308
+# A body so heavy that the default step would be beyond any step: the file, the line, the values.
+printf '%s\n0 0 0 0 0 0 0.5 1e300\n' "$header" >heavy.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene heavy.scene
+grep -q "heavy.scene:2: body 1, the lightest: radius 0.5 m and density 1e+300 kg/m^3 give a mass" err.txt \
+  && ok || fail "density 1e300: $(cat err.txt)"
+printf 'box_half = 1e9\n%s\n0 0 0 0 0 0 1e30 1\n' "$header" >huge.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene huge.scene
+grep -q "huge.scene:3: sphere wider than the box: body 1: radius 1e+30 m" err.txt \
+  && ok || fail "radius 1e30: $(cat err.txt)"
 # Decimal numbers only, for every numeric flag as in files.
 for flag in --n --seed --tile --threads --frames --energy-every --steps-per-frame --dt --stiffness \
             --box --atm-nu --atm-cutoff --restitution; do

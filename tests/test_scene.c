@@ -365,6 +365,15 @@ static void test_parse_errors(void) {
     expect_error(HEADER "0 0 0 0 0 0 0.5 0\n", SIM_PARSE, ":2: density must be > 0", NULL);
     expect_error("box_half = 2\n" HEADER "1 0 0 0 0 0 0.5 1\n0 2.5 0 0 0 0 0.5 1\n", SIM_PARSE,
                  ":4: body outside the box", "+-2");
+    /* A body that makes the default step impossible (a step beyond 1000 s): the file, the line
+     * and the lightest body's values, not "dt = 4.5e+146 must be ..." from the backend later. */
+    expect_error(HEADER "1 0 0 0 0 0 0.5 1e300\n0 0 0 0 0 0 0.5 2e300\n", SIM_PARSE,
+                 ":2: body 1, the lightest: radius 0.5 m and density 1e+300 kg/m^3",
+                 "the default step (the contact time / 50) would be");
+    expect_error("box_half = 1e9\n" HEADER "0 0 0 0 0 0 1e8 1\n", SIM_PARSE, ":3: body 1",
+                 "beyond the 1000 s a step may be");
+    expect_error("box_half = 1e9\n" HEADER "0 0 0 0 0 0 0.5 1\n3 0 0 0 0 0 1e30 1\n", SIM_PARSE,
+                 ":4: sphere wider than the box", "radius 1e+30 m is larger than the box");
     expect_error(HEADER, SIM_PARSE, ":1: no bodies", NULL);
     expect_error("# only a comment\n", SIM_PARSE, "no bodies", NULL);
     expect_error("", SIM_PARSE, "no bodies", NULL);
