@@ -196,7 +196,8 @@ int main(int argc, char **argv) {
     for (int q = 0; q < kColumns; ++q) {
         med[q] = median(col[q], o.frames);
     }
-    const double mean_step = event_ms / (double)timed_steps, wall_step = wall_ms / (double)timed_steps;
+    const double mean_step = event_ms / (double)timed_steps,
+                 wall_step = wall_ms / (double)timed_steps;
     const char *map = sim_pair_choice_name(o.map);
     printf("%-10s %-4s %-7s N=%-8u tile=%-3u %-10s cull=%d levels=%d K=%-3d | sort %.4f cull %.4f "
            "pair %.4f integrate %.4f step %.4f contact-step %.4f ms | mean over %ld steps: step "

@@ -193,8 +193,8 @@ static void test_png(void) {
         struct rlimit lim = {2000, 2000};
         setrlimit(RLIMIT_FSIZE, &lim);
         const int rc = run_maps(args);
-        _exit(rc == 1 && strstr(err_text, strerror(EFBIG)) != NULL && strchr(err_text, '\n') ==
-                                                                           strrchr(err_text, '\n')
+        _exit(rc == 1 && strstr(err_text, strerror(EFBIG)) != NULL &&
+                      strchr(err_text, '\n') == strrchr(err_text, '\n')
                   ? 0
                   : 10 + rc);
     }

@@ -194,7 +194,8 @@ static void test_builtin_large(void) {
         ENSURE_MSG(sim_scene_builtin(name, 1000000, 7, &p, &s, &err) == SIM_OK, "%s", err.message);
         const double t1 = now_s();
         uint64_t outside = 0;
-        const uint64_t overlaps = count_overlaps_beyond(&s, p.box_half, scene_slack(name), &outside);
+        const uint64_t overlaps =
+            count_overlaps_beyond(&s, p.box_half, scene_slack(name), &outside);
         printf("  %-8s 1e6 bodies in %.2f s, box_half %.1f m, %llu overlaps, %llu outside\n", name,
                t1 - t0, p.box_half, (unsigned long long)overlaps, (unsigned long long)outside);
         ENSURE(overlaps == 0 && outside == 0);
@@ -225,7 +226,8 @@ static void test_lattice(void) {
         ENSURE_MSG(p.box_half == half, "n=%u: box_half %g, want %g", n, p.box_half, half);
         double worst = 0.0, moved = 0.0;
         for (uint32_t i = 0; i < n; ++i) {
-            const double site[3] = {-half + 0.5 + (double)(i % m), -half + 0.5 + (double)(i / m % m),
+            const double site[3] = {-half + 0.5 + (double)(i % m),
+                                    -half + 0.5 + (double)(i / m % m),
                                     -half + 0.5 + (double)(i / m / m)};
             const double at[3] = {s.pos[i].x, s.pos[i].y, s.pos[i].z};
             for (int a = 0; a < 3; ++a) {
@@ -233,7 +235,8 @@ static void test_lattice(void) {
                 moved += fabs(at[a] - site[a]);
             }
             ENSURE(s.pos[i].w == 0.5);
-            ENSURE(s.vel[i].x == 0.0 && s.vel[i].y == 0.0 && s.vel[i].z == 0.0 && s.vel[i].w == 1.0);
+            ENSURE(s.vel[i].x == 0.0 && s.vel[i].y == 0.0 && s.vel[i].z == 0.0 &&
+                   s.vel[i].w == 1.0);
         }
         ENSURE_MSG(worst <= kLatticeJitter, "n=%u: a centre %g m from its site", n, worst);
         ENSURE_MSG(moved > 0.25 * kLatticeJitter * 3.0 * n, "n=%u: no jitter (%g)", n, moved);
@@ -246,7 +249,8 @@ static void test_lattice(void) {
             ENSURE_NEAR(s.pos[m * m].z - s.pos[0].z, 1.0, 2.0 * kLatticeJitter);
         }
         uint64_t outside = 0;
-        const uint64_t overlaps = count_overlaps_beyond(&s, p.box_half, scene_slack("lattice"), &outside);
+        const uint64_t overlaps =
+            count_overlaps_beyond(&s, p.box_half, scene_slack("lattice"), &outside);
         ENSURE_MSG(overlaps == 0 && outside == 0, "n=%u: %llu overlaps, %llu outside", n,
                    (unsigned long long)overlaps, (unsigned long long)outside);
         /* the sample's physics, scaled: gravity along -y, its spring, damping and step */

@@ -409,9 +409,10 @@ static void test_params_in_dumps(void) {
         opt.fixed = 1u << SIM_PARAM_STIFFNESS;
         ENSURE(sim_scene_load_with(path, &opt, &r, &s, &err) == SIM_OK);
         ENSURE(r.box_half == want.box_half && r.gravity.y == sim_params_default().gravity.y);
-        ENSURE_MSG(strstr(warnings, names[k]) && strstr(warnings, "does not carry dt, restitution, "
-                                                                 "gravity, atm_nu, atm_cutoff, "
-                                                                 "steps_per_frame, hertz, triplets") &&
+        ENSURE_MSG(strstr(warnings, names[k]) &&
+                       strstr(warnings, "does not carry dt, restitution, "
+                                        "gravity, atm_nu, atm_cutoff, "
+                                        "steps_per_frame, hertz, triplets") &&
                        strstr(warnings, "not restored") && !strchr(warnings, '\n'),
                    "%s", warnings);
         sim_state_free(&s);
@@ -589,8 +590,7 @@ static void test_truncated_netcdf(void) {
         sim_params q = sim_params_default();
         ENSURE_MSG(sim_traj_read_last(cut, &q, &s, NULL, &err) == SIM_PARSE, "cut at %llu: %s",
                    (unsigned long long)bad[k], err.message);
-        ENSURE_MSG(strstr(err.message, "cut.nc") && strstr(err.message, why[k]), "%s",
-                   err.message);
+        ENSURE_MSG(strstr(err.message, "cut.nc") && strstr(err.message, why[k]), "%s", err.message);
         ENSURE(s.pos == NULL && q.box_half == sim_params_default().box_half);
     }
     for (int k = 0; k < 3; ++k) {
@@ -626,9 +626,10 @@ static void write_until_full(const char *name, uint32_t n) {
     /* Room for two and a half frames. */
     sim_traj_frame f = as_traj(&d, 0, 0.0, 5.0);
     ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
-    const uint64_t frame_bytes = sim_traj_writer_format(w) == SIM_TRAJ_NETCDF
-                                     ? (uint64_t)n * 36 + 96 /* 3 float vectors, time, step, box, cell */
-                                     : sim_traj_writer_bytes(w);
+    const uint64_t frame_bytes =
+        sim_traj_writer_format(w) == SIM_TRAJ_NETCDF
+            ? (uint64_t)n * 36 + 96 /* 3 float vectors, time, step, box, cell */
+            : sim_traj_writer_bytes(w);
     struct rlimit old, lim;
     getrlimit(RLIMIT_FSIZE, &old);
     lim = old;

@@ -245,9 +245,9 @@ static sim_status parse_body(const where *w, char *line, int columns, const sim_
     }
     if (!(c[6] <= p->box_half)) { /* a sphere wider than the box cannot be between its walls */
         const int fixed = (w->opt->fixed & (1u << SIM_PARAM_BOX)) != 0;
-        snprintf(text, sizeof text, "body %u: radius %g m is larger than the box (half-width %g m, %s)",
-                 bodies->n + 1, c[6], p->box_half,
-                 fixed ? sim_param_info_of(SIM_PARAM_BOX)->flag : "box_half");
+        snprintf(text, sizeof text,
+                 "body %u: radius %g m is larger than the box (half-width %g m, %s)", bodies->n + 1,
+                 c[6], p->box_half, fixed ? sim_param_info_of(SIM_PARAM_BOX)->flag : "box_half");
         return fail_at(w, "sphere wider than the box: ", text);
     }
     /* A saved state (force columns) may hold what a run reached without blowing up. */
@@ -450,7 +450,7 @@ static sim_status load_dump(const char *path, const sim_scene_load_options *opt,
             if (missing & (1u << k)) {
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                          names[0] ? ", " : "",
-                         k < SIM_PARAM_COUNT ? sim_param_info_of((sim_param_id)k)->key
+                         k < SIM_PARAM_COUNT    ? sim_param_info_of((sim_param_id)k)->key
                          : k == SIM_PARAM_COUNT ? "hertz"
                                                 : "triplets");
             }

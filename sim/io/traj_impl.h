@@ -107,9 +107,9 @@ int traj_parse_double(const char *tok, double *out);
 /* The last frame as a reader found it, before checks; trajectory.c turns it into a state. */
 typedef struct traj_bodies {
     uint32_t n;
-    double *pos;     /* 3 per body [m] */
-    double *vel;     /* 3 per body [m/s], zero when the file has none; momenta [kg m/s] when
-                        vel_is_momentum (divided by the mass when the state is made) */
+    double *pos; /* 3 per body [m] */
+    double *vel; /* 3 per body [m/s], zero when the file has none; momenta [kg m/s] when
+                    vel_is_momentum (divided by the mass when the state is made) */
     int vel_is_momentum;
     double *radius;  /* [m] */
     double *mass;    /* [kg], or NULL */

@@ -287,9 +287,14 @@ sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *er
     }
     if (st == SIM_OK) {
         /* a diameter column is read as the radius, halved below */
-        const traj_columns cols = {
-            c.total, c.id, c.pos, c.vel, c.radius >= 0 ? c.radius : c.diameter, c.mass, c.density,
-            -1};
+        const traj_columns cols = {.total = c.total,
+                                   .id = c.id,
+                                   .pos = c.pos,
+                                   .vel = c.vel,
+                                   .radius = c.radius >= 0 ? c.radius : c.diameter,
+                                   .mass = c.mass,
+                                   .density = c.density,
+                                   .momenta = -1};
         st = traj_text_read_bodies(&map, fr.body, (uint32_t)fr.n, &cols, path, frame, "atom line",
                                    b, err);
     }

@@ -122,7 +122,8 @@ static sim_status get_params(int ncid, const char *path, size_t frame, traj_bodi
         char name[NC_MAX_NAME + 1];
         nc_type type;
         size_t len = 0;
-        if (nc_inq_attname(ncid, NC_GLOBAL, a, name) != NC_NOERR || strncmp(name, "nbsim_", 6) != 0 ||
+        if (nc_inq_attname(ncid, NC_GLOBAL, a, name) != NC_NOERR ||
+            strncmp(name, "nbsim_", 6) != 0 ||
             nc_inq_att(ncid, NC_GLOBAL, name, &type, &len) != NC_NOERR || len < 1 || len > 3 ||
             type == NC_CHAR) {
             continue;
@@ -547,8 +548,8 @@ sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *er
         st = sim_fail(err, SIM_PARSE, "%s: truncated or damaged: its header ends too early", path);
     } else if (nc_inq_dimid(ncid, "atom", &d_atom) != NC_NOERR ||
                nc_inq_dimid(ncid, "frame", &d_frame) != NC_NOERR ||
-        nc_inq_dimlen(ncid, d_atom, &n) != NC_NOERR ||
-        nc_inq_dimlen(ncid, d_frame, &frames) != NC_NOERR) {
+               nc_inq_dimlen(ncid, d_atom, &n) != NC_NOERR ||
+               nc_inq_dimlen(ncid, d_frame, &frames) != NC_NOERR) {
         st = sim_fail(err, SIM_PARSE,
                       "%s: not an AMBER NetCDF trajectory (no atom or frame "
                       "dimension)",
@@ -563,12 +564,12 @@ sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *er
          * readable, as in the text formats; without one, or without the per-body variables
          * before the frames, the file is refused. */
         if (whole == 0 || size < layout.fixed_end) {
-            st = sim_fail(err, SIM_PARSE,
-                          "%s: truncated: the file ends at byte %llu, before its first complete "
-                          "frame (its header announces %zu frames of %llu bytes from byte %llu)",
-                          path, (unsigned long long)size, frames,
-                          (unsigned long long)layout.rec_size,
-                          (unsigned long long)layout.rec_begin);
+            st =
+                sim_fail(err, SIM_PARSE,
+                         "%s: truncated: the file ends at byte %llu, before its first complete "
+                         "frame (its header announces %zu frames of %llu bytes from byte %llu)",
+                         path, (unsigned long long)size, frames,
+                         (unsigned long long)layout.rec_size, (unsigned long long)layout.rec_begin);
         } else {
             frames = (size_t)whole;
             truncated = 1;

@@ -164,7 +164,8 @@ size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const sim_
         /* momenta rounded once, from the exact double product */
         const float m = v->w, px = (float)((double)m * v->x), py = (float)((double)m * v->y),
                     pz = (float)((double)m * v->z);
-        const float xyz[15] = {p->x, p->y, p->z, v->x, v->y, v->z, px, py, pz, p->w, m, m, fx, fy, fz};
+        const float xyz[15] = {p->x, p->y, p->z, v->x, v->y, v->z, px, py,
+                               pz,   p->w, m,    m,    fx,   fy,   fz};
         memcpy(cols, xyz, sizeof xyz);
         count = 15;
         *o++ = 'X';
