@@ -511,6 +511,15 @@ static void test_truncated_last_frame(void) {
               &p, &s, &info);
     ENSURE(info.frames == 1 && info.step == 4 && info.truncated && s.n == 1);
     sim_state_free(&s);
+    /* as a scene: one warning says the cut-off frame was skipped */
+    char warnings[1024] = "";
+    const sim_scene_load_options opt = {0, NULL, 0, warnings, sizeof warnings};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_scene_load_with(test_tmp_path("cut.xyz"), &opt, &p, &s, &err) == SIM_OK);
+    ENSURE_MSG(strstr(warnings, "cut.xyz: warning: its last frame is cut off; continuing from the "
+                                "last complete one (frame 0, step 4)") != NULL,
+               "%s", warnings);
+    sim_state_free(&s);
 }
 
 /* Copies the first `bytes` bytes of src to dst. */
