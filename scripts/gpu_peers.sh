@@ -51,8 +51,10 @@
 #   gravity        0.0003 along -y                     0.0096 m/s^2 along -y
 #   normal spring  dv = 0.5 overlap per step (k/m = 1) stiffness 1 N/m on 1 kg
 #   normal damping dv = 0.02 v_rel per step (damping ratio 0.028)   restitution 0.915 (the same ratio)
-#   tangential     shear 0.1 and damping 0.02 on the tangential velocity    none: nbsim's contacts
-#                  are normal forces only
+#   tangential     shear 0.1 and damping 0.02 on the tangential velocity (viscous, no Coulomb
+#                  limit, no rotation)             none: the step has normal forces only (the
+#                                                  friction model of docs/friction.md is not in
+#                                                  the backends yet)
 #   walls          position clamped at 1 - r, velocity x -0.5       the contact law against a plane
 #                                                                   (spring 1 N/m, e = 0.915)
 #   collider       a static sphere r = 0.2 at (-1.2, -0.8, 0.8), touching the box at one point

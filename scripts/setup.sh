@@ -9,9 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# lammps: the reference the friction model is checked against (tests/lammps, test_friction_lammps).
 packages=(cmake gcc make pkg-config libglfw3-dev libglew-dev libcglm-dev libstb-dev
           libgl-dev xvfb xauth xdotool python3-matplotlib
-          libnetcdf-dev netcdf-bin python3-ase libopenmpi-dev openmpi-bin)
+          libnetcdf-dev netcdf-bin python3-ase libopenmpi-dev openmpi-bin lammps)
 for arg in "$@"; do
   case "$arg" in
     --fuzz) packages+=(clang) ;;

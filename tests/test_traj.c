@@ -333,6 +333,11 @@ static sim_params unusual_params(void) {
     p.steps_per_frame = 7;
     p.hertz = 1;
     p.triplets = 1;
+    p.friction = 0.4;
+    p.rolling_friction = 0.01;
+    p.stiffness_ratio = 0.5;
+    p.tangential_damping = 0.25;
+    p.tangential_damping_set = 1;
     return p;
 }
 
@@ -341,7 +346,10 @@ static int same_params(const sim_params *a, const sim_params *b) {
            a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
            a->gravity.z == b->gravity.z && a->box_half == b->box_half && a->atm_nu == b->atm_nu &&
            a->atm_cutoff == b->atm_cutoff && a->steps_per_frame == b->steps_per_frame &&
-           a->hertz == b->hertz && a->triplets == b->triplets;
+           a->hertz == b->hertz && a->triplets == b->triplets && a->friction == b->friction &&
+           a->rolling_friction == b->rolling_friction && a->stiffness_ratio == b->stiffness_ratio &&
+           a->tangential_damping == b->tangential_damping &&
+           a->tangential_damping_set == b->tangential_damping_set;
 }
 
 /* Writes two frames of 40 bodies inside walls at +-box, with params (NULL: none). */
@@ -410,11 +418,21 @@ static void test_params_in_dumps(void) {
         ENSURE(sim_scene_load_with(path, &opt, &r, &s, &err) == SIM_OK);
         ENSURE(r.box_half == want.box_half && r.gravity.y == sim_params_default().gravity.y);
         ENSURE_MSG(strstr(warnings, names[k]) &&
-                       strstr(warnings, "does not carry dt, restitution, "
-                                        "gravity, atm_nu, atm_cutoff, "
-                                        "steps_per_frame, hertz, triplets") &&
+                       strstr(warnings, "does not carry dt, restitution, gravity, atm_nu, "
+                                        "atm_cutoff, steps_per_frame, friction, rolling_friction, "
+                                        "stiffness_ratio, tangential_damping, hertz, triplets") &&
                        strstr(warnings, "not restored") && !strchr(warnings, '\n'),
                    "%s", warnings);
+        sim_state_free(&s);
+
+        /* defaults that are no number: tangential damping "auto", the default stiffness ratio */
+        sim_params dflt = sim_params_default();
+        write_dump(path, &dflt, want.box_half);
+        sim_params d = want;
+        ENSURE(sim_traj_read_last(path, &d, &s, &info, &err) == SIM_OK);
+        ENSURE_MSG(d.tangential_damping_set == 0 && d.friction == 0.0 &&
+                       d.stiffness_ratio == SIM_DEFAULT_STIFFNESS_RATIO,
+                   "%s: set %d, ratio %g", names[k], d.tangential_damping_set, d.stiffness_ratio);
         sim_state_free(&s);
     }
     /* values are checked by the rules of scene files */

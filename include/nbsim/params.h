@@ -31,7 +31,21 @@ extern "C" {
     X(ATM_CUTOFF, "atm_cutoff", "--atm-cutoff", "R", "a distance in [0, 1e9] m (0: none)",         \
       "ATM cut-off on each of the three distances [m] (0: none)")                                  \
     X(STEPS, "steps_per_frame", "--steps-per-frame", "K", "a whole number in 1..100000",           \
-      "integration steps per frame / log row (default 1)")
+      "integration steps per frame / log row (default 1)")                                         \
+    X(FRICTION, "friction", "--friction", "MU", "a friction coefficient in [0, 10]",               \
+      "sliding friction coefficient (default 0: none, and no rotation)")                           \
+    X(ROLLING_FRICTION, "rolling_friction", "--rolling-friction", "MU_R",                          \
+      "a rolling friction coefficient in [0, 10]",                                                 \
+      "rolling resistance: torque up to MU_R R_eff F_n (default 0)")                               \
+    X(STIFFNESS_RATIO, "stiffness_ratio", "--stiffness-ratio", "R", "a ratio in (0, 10]",          \
+      "tangential / normal contact stiffness (default 2/7)")                                       \
+    X(TANGENTIAL_DAMPING, "tangential_damping", "--tangential-damping", "X|auto",                  \
+      "a factor in [0, 10] or auto",                                                               \
+      "tangential / normal dashpot (auto: the normal damping ratio)")
+
+/* The tangential stiffness of the friction model when none is given: k_t = 2/7 k_n, the ratio at
+ * which a solid sphere's tangential contact oscillation has the period of the normal one. */
+#define SIM_DEFAULT_STIFFNESS_RATIO (2.0 / 7.0)
 
 typedef enum {
 #define SIM_PARAM_ENUM(id, key, flag, value, rule, help) SIM_PARAM_##id,
@@ -64,7 +78,8 @@ int sim_param_from_flag(const char *flag);
 sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_error *err);
 /* Copies into *to the parameters of *from whose bits are set in `bits` (the others stay). */
 void sim_params_take(sim_params *to, const sim_params *from, unsigned bits);
-/* Every parameter of p, and hertz / triplets (0 or 1), against its rule. */
+/* Every parameter of p, and hertz / triplets (0 or 1), against its rule. stiffness_ratio 0 (the
+ * zero-initialised field: the default ratio) and tangential_damping_set 0 (auto) pass. */
 sim_status sim_params_check(const sim_params *p, sim_error *err);
 
 /* A finite decimal number filling the whole text (no blanks, no hexadecimal, no inf/nan):

@@ -45,6 +45,13 @@ typedef struct sim_params {
     double atm_cutoff;    /* ATM cut-off on each of the three distances [m]; 0 = none */
     int triplets;         /* evaluate ATM triplet forces */
     int steps_per_frame;  /* integration steps per frame (per log row) */
+
+    /* Friction (docs/friction.md); zero-initialised, the frictionless model. */
+    double friction;            /* sliding friction coefficient mu; 0 = none (no rotation) */
+    double rolling_friction;    /* rolling resistance coefficient mu_r; 0 = none */
+    double stiffness_ratio;     /* tangential / normal stiffness; 0 = SIM_DEFAULT_STIFFNESS_RATIO */
+    double tangential_damping;  /* tangential / normal dashpot, when tangential_damping_set */
+    int tangential_damping_set; /* 0: auto, sqrt(stiffness ratio) (the normal damping ratio) */
 } sim_params;
 
 sim_params sim_params_default(void);

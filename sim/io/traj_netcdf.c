@@ -97,9 +97,14 @@ static int put_params(int ncid, const sim_params *p) {
         char name[64];
         snprintf(name, sizeof name, "nbsim_%s", sim_param_info_of((sim_param_id)k)->key);
         const double g[3] = {p->gravity.x, p->gravity.y, p->gravity.z};
-        const double v = k == SIM_PARAM_GRAVITY ? 0.0 : traj_param_scalar(p, (sim_param_id)k);
-        rc = k == SIM_PARAM_GRAVITY ? nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 3, g)
-                                    : nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 1, &v);
+        if (k == SIM_PARAM_GRAVITY) {
+            rc = nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 3, g);
+        } else if (k == SIM_PARAM_TANGENTIAL_DAMPING && !p->tangential_damping_set) {
+            rc = put_text_att(ncid, NC_GLOBAL, name, "auto");
+        } else {
+            const double v = traj_param_scalar(p, (sim_param_id)k);
+            rc = nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 1, &v);
+        }
     }
     const int flags[2] = {p->hertz ? 1 : 0, p->triplets ? 1 : 0};
     if (rc == NC_NOERR) {
@@ -124,16 +129,20 @@ static sim_status get_params(int ncid, const char *path, size_t frame, traj_bodi
         size_t len = 0;
         if (nc_inq_attname(ncid, NC_GLOBAL, a, name) != NC_NOERR ||
             strncmp(name, "nbsim_", 6) != 0 ||
-            nc_inq_att(ncid, NC_GLOBAL, name, &type, &len) != NC_NOERR || len < 1 || len > 3 ||
-            type == NC_CHAR) {
-            continue;
-        }
-        double v[3] = {0.0, 0.0, 0.0};
-        if (nc_get_att_double(ncid, NC_GLOBAL, name, v) != NC_NOERR) {
+            nc_inq_att(ncid, NC_GLOBAL, name, &type, &len) != NC_NOERR || len < 1 ||
+            (type != NC_CHAR && len > 3)) {
             continue;
         }
         char text[128], x[32], y[32], z[32];
-        if (len == 3) {
+        double v[3] = {0.0, 0.0, 0.0};
+        if (type == NC_CHAR) { /* a word ("auto"); nbsim_units and other text are not parameters */
+            if (len >= sizeof text || nc_get_att_text(ncid, NC_GLOBAL, name, text) != NC_NOERR) {
+                continue;
+            }
+            text[len] = '\0';
+        } else if (nc_get_att_double(ncid, NC_GLOBAL, name, v) != NC_NOERR) {
+            continue;
+        } else if (len == 3) {
             snprintf(text, sizeof text, "%s,%s,%s", traj_fmt_double(x, sizeof x, v[0]),
                      traj_fmt_double(y, sizeof y, v[1]), traj_fmt_double(z, sizeof z, v[2]));
         } else {

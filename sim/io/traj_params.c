@@ -27,6 +27,14 @@ double traj_param_scalar(const sim_params *p, sim_param_id id) {
         return p->atm_cutoff;
     case SIM_PARAM_STEPS:
         return (double)p->steps_per_frame;
+    case SIM_PARAM_FRICTION:
+        return p->friction;
+    case SIM_PARAM_ROLLING_FRICTION:
+        return p->rolling_friction;
+    case SIM_PARAM_STIFFNESS_RATIO: /* 0: the default ratio, which is what a reader must get */
+        return p->stiffness_ratio > 0.0 ? p->stiffness_ratio : SIM_DEFAULT_STIFFNESS_RATIO;
+    case SIM_PARAM_TANGENTIAL_DAMPING: /* meaningful when set (else "auto": traj_params_text) */
+        return p->tangential_damping;
     default:
         SIM_ASSERT(!"a parameter traj_params.c does not know: add it to traj_param_scalar");
         return 0.0;
@@ -58,6 +66,8 @@ size_t traj_params_text(char *out, size_t cap, const sim_params *p, const char *
             } else {
                 APPEND("%s%s%s=%s,%s,%s", len ? " " : "", prefix, key, a, b, c);
             }
+        } else if (id == SIM_PARAM_TANGENTIAL_DAMPING && !p->tangential_damping_set) {
+            APPEND("%s%s%s=auto", len ? " " : "", prefix, key);
         } else {
             APPEND("%s%s%s=%s", len ? " " : "", prefix, key,
                    traj_fmt_double(a, sizeof a, traj_param_scalar(p, (sim_param_id)id)));

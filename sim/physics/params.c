@@ -84,6 +84,12 @@ static int in_range(sim_param_id id, double v) {
         return v >= 0.0 && v <= 1e9;
     case SIM_PARAM_STEPS:
         return v >= 1.0 && v <= 100000.0 && v == floor(v);
+    case SIM_PARAM_FRICTION:
+    case SIM_PARAM_ROLLING_FRICTION:
+    case SIM_PARAM_TANGENTIAL_DAMPING:
+        return v >= 0.0 && v <= 10.0;
+    case SIM_PARAM_STIFFNESS_RATIO:
+        return v > 0.0 && v <= 10.0;
     default:
         return 0;
     }
@@ -147,6 +153,19 @@ static void put(sim_params *p, sim_param_id id, double v) {
     case SIM_PARAM_STEPS:
         p->steps_per_frame = (int)v;
         break;
+    case SIM_PARAM_FRICTION:
+        p->friction = v;
+        break;
+    case SIM_PARAM_ROLLING_FRICTION:
+        p->rolling_friction = v;
+        break;
+    case SIM_PARAM_STIFFNESS_RATIO:
+        p->stiffness_ratio = v;
+        break;
+    case SIM_PARAM_TANGENTIAL_DAMPING:
+        p->tangential_damping = v;
+        p->tangential_damping_set = 1;
+        break;
     default:
         SIM_ASSERT(!"not a scalar parameter");
     }
@@ -160,6 +179,11 @@ sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_e
             return bad_value(id, text, err);
         }
         p->gravity = (sim_vec3d){g[0], g[1], g[2]};
+        return SIM_OK;
+    }
+    if (id == SIM_PARAM_TANGENTIAL_DAMPING && strcmp(text, "auto") == 0) {
+        p->tangential_damping = 0.0;
+        p->tangential_damping_set = 0;
         return SIM_OK;
     }
     double v = 0.0;
@@ -200,6 +224,19 @@ void sim_params_take(sim_params *to, const sim_params *from, unsigned bits) {
         case SIM_PARAM_STEPS:
             to->steps_per_frame = from->steps_per_frame;
             break;
+        case SIM_PARAM_FRICTION:
+            to->friction = from->friction;
+            break;
+        case SIM_PARAM_ROLLING_FRICTION:
+            to->rolling_friction = from->rolling_friction;
+            break;
+        case SIM_PARAM_STIFFNESS_RATIO:
+            to->stiffness_ratio = from->stiffness_ratio;
+            break;
+        case SIM_PARAM_TANGENTIAL_DAMPING:
+            to->tangential_damping = from->tangential_damping;
+            to->tangential_damping_set = from->tangential_damping_set;
+            break;
         default:
             SIM_ASSERT(!"a parameter sim_params_take does not know");
         }
@@ -221,6 +258,11 @@ sim_status sim_params_check(const sim_params *p, sim_error *err) {
         [SIM_PARAM_ATM_NU] = p->atm_nu,
         [SIM_PARAM_ATM_CUTOFF] = p->atm_cutoff,
         [SIM_PARAM_STEPS] = (double)p->steps_per_frame,
+        [SIM_PARAM_FRICTION] = p->friction,
+        [SIM_PARAM_ROLLING_FRICTION] = p->rolling_friction,
+        /* 0 is the zero-initialised field (the default ratio); a text "0" is refused. */
+        [SIM_PARAM_STIFFNESS_RATIO] = p->stiffness_ratio == 0.0 ? 1.0 : p->stiffness_ratio,
+        [SIM_PARAM_TANGENTIAL_DAMPING] = p->tangential_damping,
     };
     for (int id = 0; id < SIM_PARAM_COUNT; ++id) {
         if (id == SIM_PARAM_GRAVITY) {
@@ -239,6 +281,10 @@ sim_status sim_params_check(const sim_params *p, sim_error *err) {
     if ((p->hertz != 0 && p->hertz != 1) || (p->triplets != 0 && p->triplets != 1)) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "hertz = %d and triplets = %d must be 0 or 1",
                         p->hertz, p->triplets);
+    }
+    if (p->tangential_damping_set != 0 && p->tangential_damping_set != 1) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "tangential_damping_set = %d must be 0 or 1",
+                        p->tangential_damping_set);
     }
     return SIM_OK;
 }

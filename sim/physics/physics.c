@@ -3,6 +3,8 @@
  * restitution coefficient, contact times and the default time step. */
 #include "physics/physics.h"
 
+#include "nbsim/params.h"
+
 static const double pi_ = 3.14159265358979323846;
 
 /* Undamped Hertz contact time in the units of sim_hertz_restitution below (t_c v^(1/5)
@@ -131,6 +133,14 @@ double sim_default_dt(const sim_params *p, const sim_state *s) {
     const double zeta =
         p->hertz ? sim_hertz_damping_ratio(p->restitution) : sim_damping_ratio(p->restitution);
     const double damped = SIM_DAMPED_STEPS_PER_ZETA2 * zeta * zeta;
+    if (p->friction > 0.0 || p->rolling_friction > 0.0) {
+        /* The tangential oscillation of two solid spheres: spring ratio k, mass 2/7 m_eff, so its
+         * period is t_c sqrt(2 / (7 ratio)); the rolling spring (the same) is slower still. */
+        const double ratio =
+            p->stiffness_ratio > 0.0 ? p->stiffness_ratio : SIM_DEFAULT_STIFFNESS_RATIO;
+        const double speedup = sqrt(3.5 * ratio);
+        tc = speedup > 1.0 ? tc / speedup : tc;
+    }
     return tc / (damped > SIM_STEPS_PER_CONTACT ? damped : SIM_STEPS_PER_CONTACT);
 }
 
@@ -145,7 +155,20 @@ sim_physics sim_physics_from_params(const sim_params *p) {
     ph.hertz = p->hertz ? 1 : 0;
     ph.gravity = p->gravity;
     ph.inv_dt = p->dt > 0.0 ? 1.0 / p->dt : 0.0; /* backends set it once dt is derived */
+    ph.friction = p->friction;
+    ph.rolling_friction = p->rolling_friction;
+    const double ratio =
+        p->stiffness_ratio > 0.0 ? p->stiffness_ratio : SIM_DEFAULT_STIFFNESS_RATIO;
+    /* Hertz: the ratio is to the normal law's tangent stiffness dF/dd = 3/2 k d^(1/2), so
+     * k_t = ratio 3/2 k d^(1/2), Mindlin's 8 G_eff a for ratio = 2 (1 - nu) / (2 - nu). */
+    ph.tangential_stiffness = p->hertz ? 1.5 * ratio * p->stiffness : ratio * p->stiffness;
+    /* auto: gamma_t = 2 zeta sqrt(k_t m_eff), the normal damping ratio on the tangential spring. */
+    ph.tangential_damping = p->tangential_damping_set ? p->tangential_damping : sqrt(ratio);
     return ph;
+}
+
+int sim_physics_has_friction(const sim_physics *ph) {
+    return ph->friction > 0.0 || ph->rolling_friction > 0.0;
 }
 
 sim_physics_f sim_physics_to_float(const sim_physics *ph) {
@@ -160,5 +183,9 @@ sim_physics_f sim_physics_to_float(const sim_physics *ph) {
     f.gx = (float)ph->gravity.x;
     f.gy = (float)ph->gravity.y;
     f.gz = (float)ph->gravity.z;
+    f.friction = (float)ph->friction;
+    f.rolling_friction = (float)ph->rolling_friction;
+    f.tangential_stiffness = (float)ph->tangential_stiffness;
+    f.tangential_damping = (float)ph->tangential_damping;
     return f;
 }

@@ -25,6 +25,12 @@
  *    off). Strongly damped contacts also need a finer step (sim_default_dt): together the
  *    measured restitution stays within 1 % of e for every e and impact speed (test_physics).
  *  - Walls: the six planes +-box_half, same law with the wall as an infinite mass (m_eff = m).
+ *  - Friction (friction or rolling_friction > 0; docs/friction.md): bodies are solid spheres
+ *    that spin (I = 2/5 m r^2); a contact adds a tangential spring-dashpot with a Coulomb limit
+ *    mu |F_n| (linear history for the linear law, Mindlin's k_t ~ d^(1/2) for Hertz) and a
+ *    rolling spring-dashpot-slider with the limit mu_r |F_n| (LAMMPS's rolling sds), each with
+ *    a displacement kept per contact (sim_contact_history). LAMMPS's pair_style granular and fix
+ *    wall/gran, operation for operation; a wall is a sphere of infinite mass and radius.
  *  - Coincident centres (|x_i - x_j| = 0) have no normal: no contact force (never NaN).
  *  - ATM: E = nu (1 + 3 cos g1 cos g2 cos g3) / (r12^3 r23^3 r31^3), forces its exact negative
  *    gradient. With atm_cutoff > 0 a triple counts only if all three distances are <= cutoff
@@ -63,6 +69,12 @@ typedef struct {
     int hertz;            /* 0 linear, 1 Hertz */
     sim_vec3d gravity;    /* [m/s^2] */
     double inv_dt;        /* 1/dt [1/s] for the contact-onset correction (see above); 0 = off */
+    /* Friction (sim_friction_contact below); friction = rolling_friction = 0: none. */
+    double friction;             /* sliding friction coefficient mu */
+    double rolling_friction;     /* rolling resistance coefficient mu_r */
+    double tangential_stiffness; /* k_t = this [N/m] (linear) or this sqrt(d) (Hertz-Mindlin,
+                                  * [N/m^1.5]): ratio k (linear), ratio 3/2 k (Hertz) */
+    double tangential_damping;   /* gamma_t = this eta_n: eta_n the normal dashpot's coefficient */
 } sim_physics;
 
 /* The same in float for the GPU (cut-off squared so the hot loop compares squares). */
@@ -73,7 +85,18 @@ typedef struct {
     int hertz;
     float gx, gy, gz;
     float inv_dt; /* 1/dt [1/s]; 0 = no contact-onset correction */
+    float friction, rolling_friction, tangential_stiffness, tangential_damping;
 } sim_physics_f;
+
+/* What one contact remembers from step to step (friction only): the tangential spring's
+ * displacement xi and the rolling spring's roll [m], both in the contact's tangent plane, zero
+ * when the contact begins. A sphere-wall contact has one too. */
+typedef struct {
+    sim_vec3f xi, roll;
+} sim_contact_history_f;
+typedef struct {
+    sim_vec3d xi, roll;
+} sim_contact_history_d;
 
 /* Contacts are resolved with at least this many steps per contact time (default dt = t_c / 50),
  * and with SIM_DAMPED_STEPS_PER_ZETA2 * zeta^2 steps when that is more: the dashpot's
@@ -85,7 +108,13 @@ typedef struct {
  * escaped the walls (the step was too large): backends report SIM_UNSTABLE. */
 #define SIM_ESCAPE_FACTOR 1.5
 
+/* Moment of inertia of a body: solid sphere, I = SIM_INERTIA_FACTOR m r^2. */
+#define SIM_INERTIA_FACTOR 0.4
+
 sim_physics sim_physics_from_params(const sim_params *p);
+/* Whether the model has friction (sliding or rolling): bodies then rotate, and contacts keep a
+ * history (sim_friction_contact instead of sim_contact_force). */
+int sim_physics_has_friction(const sim_physics *ph);
 sim_physics_f sim_physics_to_float(const sim_physics *ph);
 
 /* zeta = -ln e / sqrt(pi^2 + ln^2 e): the linear spring-dashpot with this ratio leaves a head-on
@@ -100,7 +129,9 @@ double sim_contact_time(double stiffness, double m_eff);
 double sim_contact_time_hertz(double stiffness, double m_eff, double speed);
 /* Safe step [s]: t_c / max(SIM_STEPS_PER_CONTACT, SIM_DAMPED_STEPS_PER_ZETA2 zeta^2) at the
  * smallest pair m_eff (the two lightest bodies). Hertz uses a reference impact speed: max(2 max|v|,
- * sqrt(4 |g| box_half), 1 m/s). Ignores ATM stiffness. Returns 0 for an empty state. */
+ * sqrt(4 |g| box_half), 1 m/s). With friction and a stiffness ratio above 2/7 the tangential
+ * spring is the faster one (its effective mass is 2/7 m_eff): t_c shrinks by sqrt(7 ratio / 2).
+ * Ignores ATM stiffness. Returns 0 for an empty state. */
 double sim_default_dt(const sim_params *p, const sim_state *s);
 
 #ifdef __cplusplus
@@ -118,6 +149,11 @@ double sim_default_dt(const sim_params *p, const sim_state *s);
  * SIM_HD sim_vec3f sim_wall_force_f(pos, vel, ph, energy)           the six walls only
  * SIM_HD sim_vec3f sim_body_force_f(pos, vel, ph, energy)           walls + m g
  * SIM_HD float     sim_normal_force_f(d, v_n, m_eff, ph, energy)    scalar contact law
+ * SIM_HD int       sim_friction_contact_f(pi, vi, wi, pj, vj, wj, hist, ph, dt, force, ti, tj,
+ *                                         energy)                 contact with friction, torques
+ * SIM_HD int       sim_friction_wall_f(pos, vel, w, wall, hist, ph, dt, force, torque, energy)
+ * SIM_HD void      sim_friction_walls_f(pos, vel, w, hist[6], ph, dt, force, torque, energy)
+ * SIM_HD void      sim_verlet_spin_f(w, torque, pos, mass, dt)       half kick of the spin
  * SIM_HD void      sim_verlet_first_f(pos, vel, force, dt)          half kick + drift
  * SIM_HD void      sim_verlet_second_f(vel, force, dt)              half kick
  * and the _d twins on sim_vec3d / sim_vec4d / sim_physics. energy pointers may be NULL; when
@@ -147,6 +183,7 @@ static __device__ __forceinline__ float sim_rsqrt_ftz_f(float x) {
 #define SIM_V3 sim_vec3f
 #define SIM_V4 sim_vec4f
 #define SIM_PH sim_physics_f
+#define SIM_HIST sim_contact_history_f
 #define SIM_FN(name) name##_f
 #define SIM_K(c) ((float)(c))
 #define SIM_SQRT(x) sqrtf(x)
@@ -168,6 +205,7 @@ static __device__ __forceinline__ float sim_rsqrt_ftz_f(float x) {
 #define SIM_V3 sim_vec3d
 #define SIM_V4 sim_vec4d
 #define SIM_PH sim_physics
+#define SIM_HIST sim_contact_history_d
 #define SIM_FN(name) name##_d
 #define SIM_K(c) ((double)(c))
 #define SIM_SQRT(x) sqrt(x)

@@ -102,6 +102,253 @@ SIM_HD SIM_V3 SIM_FN(sim_body_force)(SIM_V4 pos, SIM_V4 vel, const SIM_PH *ph, S
     return f;
 }
 
+/* ---- Friction: tangential spring-dashpot-slider, rolling resistance, rotation ----
+ * The sequence of LAMMPS's pair_style granular and fix wall/gran granular (stable 29Sep2021,
+ * docs/friction.md), operation for operation, so that forces and torques agree to rounding
+ * (tests/test_friction.c runs LAMMPS). Per contact, with n from j to i, overlap d, the normal
+ * force F_n from sim_normal_force (positive = repulsive, not clamped) and dt the step:
+ *   v_t  = (v_i - v_j) - ((v_i - v_j).n) n - (r_i w_i + r_j w_j) x n   slip velocity
+ *   k_t  = ratio k (linear) or ratio 3/2 k d^(1/2) (Hertz-Mindlin)
+ *   g_t  = x eta_n, eta_n = 2 zeta sqrt(k m_eff) (Hertz: times d^(1/4)): the normal dashpot
+ *   xi   : rotated into the tangent plane keeping its length, then xi += v_t dt
+ *   F_t  = -k_t xi - g_t v_t, and where |F_t| > mu |F_n|: F_t scaled to mu |F_n| and
+ *          xi = -(F_t + g_t v_t) / k_t (the spring that gives the limit force)
+ *   roll : the same with v_r = R_eff (w_i - w_j) x n, the same spring and dashpot, the limit
+ *          mu_r |F_n|, torque R_eff n x F_r
+ *   F_i  = F_n n + F_t,  T_i = -(r_i - d/2) n x F_t + R_eff n x F_r,
+ *   T_j  = -(r_j - d/2) n x F_t - R_eff n x F_r,   F_j = -F_i.
+ * A wall is a sphere of infinite mass and radius: m_eff = m, R_eff = r, lever r. */
+
+/* One spring-dashpot-slider step on history s (in place) for the relative velocity u at a
+ * contact with normal n: rotate s into the plane normal to n keeping its length (LAMMPS skips
+ * it while |s.n| k <= 1e-10 limit), add u dt, F = -k s - g u, and where |F| > limit: F scaled
+ * to the limit and s the spring length that gives it. Returns F [N]. */
+SIM_HD SIM_V3 SIM_FN(sim_sds_step)(SIM_V3 *s, SIM_V3 n, SIM_V3 u, SIM_R k, SIM_R g, SIM_R limit,
+                                   SIM_R dt) {
+    const SIM_R sn = s->x * n.x + s->y * n.y + s->z * n.z;
+    if (SIM_FABS(sn) * k > SIM_K(1e-10) * limit) {
+        const SIM_R mag = SIM_SQRT(s->x * s->x + s->y * s->y + s->z * s->z);
+        s->x -= sn * n.x;
+        s->y -= sn * n.y;
+        s->z -= sn * n.z;
+        const SIM_R prj = SIM_SQRT(s->x * s->x + s->y * s->y + s->z * s->z);
+        const SIM_R scale = prj > SIM_K(0.0) ? mag / prj : SIM_K(0.0);
+        s->x *= scale;
+        s->y *= scale;
+        s->z *= scale;
+    }
+    s->x += u.x * dt;
+    s->y += u.y * dt;
+    s->z += u.z * dt;
+    SIM_V3 f;
+    f.x = -k * s->x - g * u.x;
+    f.y = -k * s->y - g * u.y;
+    f.z = -k * s->z - g * u.z;
+    const SIM_R fm = SIM_SQRT(f.x * f.x + f.y * f.y + f.z * f.z);
+    if (fm > limit) {
+        const SIM_R sm = SIM_SQRT(s->x * s->x + s->y * s->y + s->z * s->z);
+        if (sm != SIM_K(0.0)) { /* LAMMPS: no spring, no force (a dashpot above the limit) */
+            const SIM_R lk = -SIM_K(1.0) / k;
+            s->x = lk * (limit * f.x / fm + g * u.x);
+            s->y = lk * (limit * f.y / fm + g * u.y);
+            s->z = lk * (limit * f.z / fm + g * u.z);
+            f.x *= limit / fm;
+            f.y *= limit / fm;
+            f.z *= limit / fm;
+        } else {
+            f.x = f.y = f.z = SIM_K(0.0);
+        }
+    }
+    return f;
+}
+
+/* The friction part of one contact, given its geometry: unit normal n (from j to i), overlap
+ * d > 0, the normal force fn (sim_normal_force) and dashpot coefficient eta_n, the relative
+ * velocity vr = v_i - v_j, the contact-point rotation wr = r_i w_i + r_j w_j, the relative spin
+ * dw = w_i - w_j, R_eff and the levers li, lj (r - d/2; walls: r). Updates h; adds the tangential
+ * force to *f and the torques to *ti, *tj (tj may be NULL: a wall); energy gets the springs'. */
+SIM_HD void SIM_FN(sim_friction_apply)(SIM_V3 n, SIM_R d, SIM_R fn, SIM_R eta_n, SIM_V3 vr,
+                                       SIM_V3 wr, SIM_V3 dw, SIM_R r_eff, SIM_R li, SIM_R lj,
+                                       SIM_HIST *h, const SIM_PH *ph, SIM_R dt, SIM_V3 *f,
+                                       SIM_V3 *ti, SIM_V3 *tj, SIM_R *energy) {
+    const SIM_R vn = vr.x * n.x + vr.y * n.y + vr.z * n.z;
+    SIM_V3 vt; /* slip velocity of the contact points */
+    vt.x = vr.x - n.x * vn - (n.z * wr.y - n.y * wr.z);
+    vt.y = vr.y - n.y * vn - (n.x * wr.z - n.z * wr.x);
+    vt.z = vr.z - n.z * vn - (n.y * wr.x - n.x * wr.y);
+    const SIM_R fncrit = SIM_FABS(fn);
+    const SIM_R kt = ph->hertz ? ph->tangential_stiffness * SIM_SQRT(d) : ph->tangential_stiffness;
+    const SIM_R gt = ph->tangential_damping * eta_n;
+    const SIM_V3 fs = SIM_FN(sim_sds_step)(&h->xi, n, vt, kt, gt, ph->friction * fncrit, dt);
+    f->x += fs.x;
+    f->y += fs.y;
+    f->z += fs.z;
+    const SIM_R tx = n.y * fs.z - n.z * fs.y, ty = n.z * fs.x - n.x * fs.z,
+                tz = n.x * fs.y - n.y * fs.x; /* n x F_t */
+    ti->x -= li * tx;
+    ti->y -= li * ty;
+    ti->z -= li * tz;
+    if (tj != NULL) {
+        tj->x -= lj * tx;
+        tj->y -= lj * ty;
+        tj->z -= lj * tz;
+    }
+    SIM_R rolled = SIM_K(0.0);
+    if (ph->rolling_friction > SIM_K(0.0)) {
+        SIM_V3 vl; /* rolling velocity R_eff (w_i - w_j) x n (Wang et al. 2015, eq. 31) */
+        vl.x = r_eff * (dw.y * n.z - dw.z * n.y);
+        vl.y = r_eff * (dw.z * n.x - dw.x * n.z);
+        vl.z = r_eff * (dw.x * n.y - dw.y * n.x);
+        const SIM_V3 fr =
+            SIM_FN(sim_sds_step)(&h->roll, n, vl, kt, gt, ph->rolling_friction * fncrit, dt);
+        const SIM_R rx = r_eff * (n.y * fr.z - n.z * fr.y), ry = r_eff * (n.z * fr.x - n.x * fr.z),
+                    rz = r_eff * (n.x * fr.y - n.y * fr.x); /* R_eff n x F_r */
+        ti->x += rx;
+        ti->y += ry;
+        ti->z += rz;
+        if (tj != NULL) {
+            tj->x -= rx;
+            tj->y -= ry;
+            tj->z -= rz;
+        }
+        rolled = h->roll.x * h->roll.x + h->roll.y * h->roll.y + h->roll.z * h->roll.z;
+    }
+    if (energy != NULL) {
+        const SIM_R xi2 = h->xi.x * h->xi.x + h->xi.y * h->xi.y + h->xi.z * h->xi.z;
+        *energy += SIM_K(0.5) * kt * (xi2 + rolled);
+    }
+}
+
+/* Zeroes a contact's history: the contact has ended (or never began). */
+SIM_HD void SIM_FN(sim_contact_history_clear)(SIM_HIST *h) {
+    h->xi.x = h->xi.y = h->xi.z = SIM_K(0.0);
+    h->roll.x = h->roll.y = h->roll.z = SIM_K(0.0);
+}
+
+/* Contact of bodies i and j with friction: positions (x, y, z, r), velocities (vx, vy, vz, m),
+ * angular velocities w [rad/s], the contact's history h (updated in place: zeroed when they do
+ * not touch) and the step dt [s]. Writes the force on i (j gets the negative) and the torques on
+ * i and j [N m]; returns 1 when they touch. The normal force is sim_contact_force's, with its
+ * geometry; an overlap that rounds to <= 0 is no contact. With friction = rolling_friction = 0
+ * the force is sim_contact_force's bit for bit (positive overlaps) and the torques are zero, but
+ * sim_contact_force stays the path to take then: no history, no spin. */
+SIM_HD int SIM_FN(sim_friction_contact)(SIM_V4 pi, SIM_V4 vi, SIM_V3 wi, SIM_V4 pj, SIM_V4 vj,
+                                        SIM_V3 wj, SIM_HIST *h, const SIM_PH *ph, SIM_R dt,
+                                        SIM_V3 *force, SIM_V3 *torque_i, SIM_V3 *torque_j,
+                                        SIM_R *energy) {
+    force->x = force->y = force->z = SIM_K(0.0);
+    torque_i->x = torque_i->y = torque_i->z = SIM_K(0.0);
+    torque_j->x = torque_j->y = torque_j->z = SIM_K(0.0);
+    const SIM_R dx = pi.x - pj.x;
+    const SIM_R dy = pi.y - pj.y;
+    const SIM_R dz = pi.z - pj.z;
+    const SIM_R d2 = dx * dx + dy * dy + dz * dz;
+    const SIM_R reach = pi.w + pj.w;
+    if (d2 >= reach * reach || !(d2 > SIM_K(0.0))) {
+        SIM_FN(sim_contact_history_clear)(h);
+        return 0;
+    }
+    const SIM_R inv = SIM_RSQRT(d2);
+    const SIM_R overlap = reach - d2 * inv;
+    if (!(overlap > SIM_K(0.0))) { /* rounding at the edge of contact: not touching */
+        SIM_FN(sim_contact_history_clear)(h);
+        return 0;
+    }
+    SIM_V3 n, vr, wr, dw;
+    n.x = dx * inv;
+    n.y = dy * inv;
+    n.z = dz * inv;
+    vr.x = vi.x - vj.x;
+    vr.y = vi.y - vj.y;
+    vr.z = vi.z - vj.z;
+    const SIM_R vn = vr.x * n.x + vr.y * n.y + vr.z * n.z;
+    const SIM_R m_eff = vi.w * vj.w / (vi.w + vj.w);
+    const SIM_R fn = SIM_FN(sim_normal_force)(overlap, vn, m_eff, ph, energy);
+    force->x = fn * n.x;
+    force->y = fn * n.y;
+    force->z = fn * n.z;
+    if (!(ph->friction > SIM_K(0.0)) && !(ph->rolling_friction > SIM_K(0.0))) {
+        return 1;
+    }
+    SIM_R eta_n = SIM_K(2.0) * ph->damping_ratio * SIM_SQRT(ph->stiffness * m_eff);
+    if (ph->hertz) {
+        eta_n *= SIM_SQRT(SIM_SQRT(overlap));
+    }
+    wr.x = pi.w * wi.x + pj.w * wj.x;
+    wr.y = pi.w * wi.y + pj.w * wj.y;
+    wr.z = pi.w * wi.z + pj.w * wj.z;
+    dw.x = wi.x - wj.x;
+    dw.y = wi.y - wj.y;
+    dw.z = wi.z - wj.z;
+    const SIM_R r_eff = pi.w * pj.w / reach;
+    const SIM_R half = SIM_K(0.5) * overlap;
+    SIM_FN(sim_friction_apply)
+    (n, overlap, fn, eta_n, vr, wr, dw, r_eff, pi.w - half, pj.w - half, h, ph, dt, force, torque_i,
+     torque_j, energy);
+    return 1;
+}
+
+/* Wall w of the six (w = 2 axis + side; side 0: the wall at -box_half, normal +axis; side 1: at
+ * +box_half, normal -axis) on a body with friction, with that wall's history h (zeroed when the
+ * body does not touch it). Adds the force and torque on the body; returns 1 when it touches. */
+SIM_HD int SIM_FN(sim_friction_wall)(SIM_V4 pos, SIM_V4 vel, SIM_V3 w, int wall, SIM_HIST *h,
+                                     const SIM_PH *ph, SIM_R dt, SIM_V3 *force, SIM_V3 *torque,
+                                     SIM_R *energy) {
+    const int axis = wall >> 1;
+    const SIM_R sign = (wall & 1) ? SIM_K(-1.0) : SIM_K(1.0); /* the normal along the axis */
+    const SIM_R x = axis == 0 ? pos.x : axis == 1 ? pos.y : pos.z;
+    const SIM_R v = axis == 0 ? vel.x : axis == 1 ? vel.y : vel.z;
+    /* Overlap as sim_wall_axis writes it, so that the normal force is the frictionless one. */
+    const SIM_R overlap = (wall & 1) ? x + pos.w - ph->box_half : pos.w - ph->box_half - x;
+    if (!(overlap > SIM_K(0.0))) {
+        SIM_FN(sim_contact_history_clear)(h);
+        return 0;
+    }
+    const SIM_R fn = SIM_FN(sim_normal_force)(overlap, sign * v, vel.w, ph, energy);
+    SIM_V3 n, vr, wr;
+    n.x = axis == 0 ? sign : SIM_K(0.0);
+    n.y = axis == 1 ? sign : SIM_K(0.0);
+    n.z = axis == 2 ? sign : SIM_K(0.0);
+    force->x += fn * n.x;
+    force->y += fn * n.y;
+    force->z += fn * n.z;
+    if (!(ph->friction > SIM_K(0.0)) && !(ph->rolling_friction > SIM_K(0.0))) {
+        return 1;
+    }
+    SIM_R eta_n = SIM_K(2.0) * ph->damping_ratio * SIM_SQRT(ph->stiffness * vel.w);
+    if (ph->hertz) {
+        eta_n *= SIM_SQRT(SIM_SQRT(overlap));
+    }
+    vr.x = vel.x;
+    vr.y = vel.y;
+    vr.z = vel.z;
+    wr.x = pos.w * w.x;
+    wr.y = pos.w * w.y;
+    wr.z = pos.w * w.z;
+    SIM_FN(sim_friction_apply)
+    (n, overlap, fn, eta_n, vr, wr, w, pos.w, pos.w, pos.w, h, ph, dt, force, torque, NULL, energy);
+    return 1;
+}
+
+/* The six walls with friction (walls[6]: their histories, as sim_friction_wall numbers them):
+ * adds their forces and torques on the body. */
+SIM_HD void SIM_FN(sim_friction_walls)(SIM_V4 pos, SIM_V4 vel, SIM_V3 w, SIM_HIST *walls,
+                                       const SIM_PH *ph, SIM_R dt, SIM_V3 *force, SIM_V3 *torque,
+                                       SIM_R *energy) {
+    for (int k = 0; k < 6; ++k) {
+        SIM_FN(sim_friction_wall)(pos, vel, w, k, &walls[k], ph, dt, force, torque, energy);
+    }
+}
+
+/* Rotation in the velocity-Verlet halves (with sim_verlet_first / _second): w += dt/2 T / I,
+ * I = SIM_INERTIA_FACTOR m r^2, as LAMMPS's fix nve/sphere. No orientation is kept. */
+SIM_HD void SIM_FN(sim_verlet_spin)(SIM_V3 *w, SIM_V3 torque, SIM_V4 pos, SIM_R mass, SIM_R dt) {
+    const SIM_R h = SIM_K(0.5) * dt / SIM_K(SIM_INERTIA_FACTOR) / (pos.w * pos.w * mass);
+    w->x += h * torque.x;
+    w->y += h * torque.y;
+    w->z += h * torque.z;
+}
+
 /* Axilrod-Teller-Muto forces on bodies 1, 2, 3 [N] (written, not added). Derivation, with edge
  * vectors a = x2 - x1, b = x3 - x2, c = x1 - x3 (a + b + c = 0), A = a.a, B = b.b, C = c.c,
  * S = ABC, P = (a.b)(b.c)(c.a): the product of the three cosines is -P/S, so
@@ -316,6 +563,7 @@ SIM_HD void SIM_FN(sim_verlet_second)(SIM_V4 *vel, SIM_V3 force, SIM_R dt) {
 #undef SIM_V3
 #undef SIM_V4
 #undef SIM_PH
+#undef SIM_HIST
 #undef SIM_FN
 #undef SIM_K
 #undef SIM_SQRT
