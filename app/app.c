@@ -2,6 +2,7 @@
  * nbsim — the program's exit codes for a status, and where the program is. */
 #define _POSIX_C_SOURCE 200809L /* readlink */
 #include "app.h"
+#include "signals.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -29,8 +30,10 @@ int app_exit_code(sim_status status) {
     case SIM_BAD_ARGUMENT:
     case SIM_PARSE:
         return APP_EXIT_USAGE;
-    case SIM_INTERRUPTED:
-        return APP_EXIT_INTERRUPT;
+    case SIM_INTERRUPTED: { /* 128 + the signal that stopped it (a wait on a FIFO, a run) */
+        const int sig = app_stop_signal();
+        return sig > 0 ? 128 + sig : APP_EXIT_INTERRUPT;
+    }
     default:
         return APP_EXIT_FAILURE;
     }

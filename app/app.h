@@ -19,7 +19,8 @@ enum {
  * -1 when it cannot be told. */
 int app_program_dir(char *out, size_t cap);
 
-/* Exit code for a sim_status: 2 for bad input, 1 for runtime failures, 130 interrupted. */
+/* Exit code for a sim_status: 2 for bad input, 1 for runtime failures, 128 + S interrupted by
+ * the stop signal S (app_stop_signal; 130 when none was recorded). */
 int app_exit_code(sim_status status);
 /* The same for a failure before the first frame (building the scene, creating the backend):
  * there, running out of memory means the N asked for does not fit this machine, which the user

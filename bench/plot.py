@@ -37,6 +37,31 @@ except ImportError:
 DPI = 72
 
 
+def no_matplotlib_message():
+    """One line: which interpreter ran this without matplotlib, and one that has it (a pyenv or
+    venv python3 first on PATH lacks Debian's python3-matplotlib, which /usr/bin/python3 has)."""
+    import shutil
+    import subprocess
+    here = sys.executable or "python3"
+    candidates = []
+    for name in (os.environ.get("NBSIM_PYTHON"), "/usr/bin/python3", shutil.which("python3")):
+        if name and name not in candidates and shutil.which(name):
+            candidates.append(name)
+    for name in candidates:
+        try:
+            found = subprocess.run([name, "-c", "import matplotlib"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, timeout=60).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            found = False
+        if found:
+            return (f"plot.py: matplotlib cannot be imported by {here}, the python3 that ran this; "
+                    f"{name} has it: run {name} {' '.join(sys.argv)}; no plot written")
+    return (f"plot.py: matplotlib cannot be imported by {here}, the python3 that ran this, nor by "
+            f"{', '.join(candidates) or 'another python3'}: install it (Debian: apt-get install "
+            f"python3-matplotlib, for /usr/bin/python3; else {here} -m pip install matplotlib); "
+            f"no plot written")
+
+
 def read_rows(path):
     if not os.path.exists(path):
         return []
@@ -336,8 +361,7 @@ def main(argv):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     if plt is None:
-        print("plot.py: matplotlib is not installed (Debian: apt-get install python3-matplotlib); "
-              "no plot written", file=sys.stderr)
+        print(no_matplotlib_message(), file=sys.stderr)
         return 1
     if os.path.isfile(args[0]):
         return plot_timing_log(args[0], out or os.path.splitext(args[0])[0] + ".png")

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs what nbsim needs from Debian's packages (only what is missing), configures and builds
 # into build/, and installs nbsim into a user prefix so that `nbsim ...` works as the README types
-# it: ~/.local by default (Debian's ~/.profile puts ~/.local/bin on PATH when it exists),
+# it: ~/.local by default (Debian's ~/.profile puts ~/.local/bin on PATH when it exists, root's
+# does not: scripts/path_advice.sh says what to do),
 # NBSIM_PREFIX=/some/prefix for another, NBSIM_PREFIX= (empty) for none. Used by ./run.sh and
 # ./test.sh; safe to run again. `--fuzz` also installs clang (tests/fuzz/run.sh; CI).
 set -euo pipefail
@@ -43,11 +44,5 @@ cmake --build build -j "$(nproc)"
 prefix=${NBSIM_PREFIX-$HOME/.local}
 if [ -n "$prefix" ]; then
   cmake --install build --prefix "$prefix" >/dev/null
-  case ":$PATH:" in
-    *":$prefix/bin:"*) ;;
-    *) login=""
-       [ "$prefix" = "$HOME/.local" ] && login="log in again (Debian's ~/.profile adds it) or "
-       echo "nbsim setup: installed $prefix/bin/nbsim; that folder is not on your PATH yet:" \
-            "${login}run: export PATH=\"$prefix/bin:\$PATH\"" >&2 ;;
-  esac
+  scripts/path_advice.sh "$prefix" >&2 # what to do when $prefix/bin is not on PATH
 fi

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — times the contact pipeline through the backend API (the headless program does not
  * have --cull yet): per-step medians of sort, cull, pair (contact sweep), integrate and the
- * whole step, the interacting tile pairs, re-sorts and fallbacks. One line to stdout, and one
- * CSV row appended to --csv (header written when the file is new). scripts/gpu_cull.sh drives
- * it; ctest runs it once, tiny, on the CPU (label cpu) so it keeps building and working.
+ * whole step, the interacting tile pairs, re-sorts and fallbacks; and, as the peers time
+ * themselves (NVIDIA's particles sample: a host clock around its loop, synchronised at both
+ * ends), the whole step's mean over every timed step, re-sorts included: from the events
+ * (mean_step_ms) and from a host clock around the timed frames (wall_step_ms; each frame ends in
+ * one host sync, so --frames 1 --steps 300 --warmup 0 is the sample's -i=300). One line to
+ * stdout, and one CSV row appended to --csv (header written when the file is new).
+ * scripts/gpu_cull.sh and scripts/gpu_peers.sh drive it; ctest runs it once, tiny, on the CPU
+ * (label cpu) so it keeps building and working.
  *
- *   cull_timing [--backend cpu|cuda] [--scene gas|pile|collide|dense] [--n N] [--tile T]
+ *   cull_timing [--backend cpu|cuda] [--scene gas|pile|collide|lattice|dense] [--n N] [--tile T]
  *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
  *
@@ -156,11 +161,19 @@ int main(int argc, char **argv) {
     sim_frame_timing t;
     memset(&t, 0, sizeof t);
     int sorts = 0, fallbacks = 0;
+    double event_ms = 0.0, wall0 = 0.0, wall_ms = 0.0;
+    long timed_steps = 0;
     for (int f = 0; st == SIM_OK && f < o.warmup + o.frames; ++f) {
+        if (f == o.warmup) {
+            wall0 = sim_now_ms();
+        }
         st = sim_backend_run_frame(b, &t, &err);
+        wall_ms = sim_now_ms() - wall0;
         if (st != SIM_OK || f < o.warmup) {
             continue;
         }
+        event_ms += t.step_ms;
+        timed_steps += t.steps;
         const int k = f - o.warmup;
         const double steps = t.steps;
         col[kSort][k] = t.sort_ms / steps;
@@ -183,14 +196,18 @@ int main(int argc, char **argv) {
     for (int q = 0; q < kColumns; ++q) {
         med[q] = median(col[q], o.frames);
     }
+    const double mean_step = event_ms / (double)timed_steps,
+                 wall_step = wall_ms / (double)timed_steps;
     const char *map = sim_pair_choice_name(o.map);
     printf("%-10s %-4s %-7s N=%-8u tile=%-3u %-10s cull=%d levels=%d K=%-3d | sort %.4f cull %.4f "
-           "pair %.4f integrate %.4f step %.4f contact-step %.4f ms | tile pairs %llu of %llu, "
-           "sorts %d, fallbacks %d\n",
+           "pair %.4f integrate %.4f step %.4f contact-step %.4f ms | mean over %ld steps: step "
+           "%.4f ms (events), %.4f ms (host clock) | tile pairs %llu of %llu, sorts %d, fallbacks "
+           "%d\n",
            o.label, o.kind == SIM_BACKEND_CPU ? "cpu" : "cuda", o.scene, o.n, o.tile, map, t.culled,
            t.cull_levels, o.sort_every, med[kSort], med[kCull], med[kPair], med[kIntegrate],
-           med[kStep], med[kContact], (unsigned long long)t.tile_pairs,
-           (unsigned long long)t.tile_pairs_total, sorts, fallbacks);
+           med[kStep], med[kContact], timed_steps, mean_step, wall_step,
+           (unsigned long long)t.tile_pairs, (unsigned long long)t.tile_pairs_total, sorts,
+           fallbacks);
     if (o.csv != NULL) {
         FILE *probe = fopen(o.csv, "r");
         const int fresh = probe == NULL;
@@ -205,17 +222,18 @@ int main(int argc, char **argv) {
                 fprintf(out, "label,backend,device,scene,n,tile,map,culled,levels,sort_every,"
                              "steps_per_frame,frames,sort_ms,cull_ms,pair_ms,integrate_ms,"
                              "triplet_ms,step_ms,contact_step_ms,tile_pairs,tile_pairs_total,"
-                             "super_pairs,sorts,fallback_steps\n");
+                             "super_pairs,sorts,fallback_steps,timed_steps,mean_step_ms,"
+                             "wall_step_ms\n");
             }
             fprintf(out,
                     "%s,%s,%s,%s,%u,%u,%s,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,"
-                    "%llu,%llu,%llu,%d,%d\n",
+                    "%llu,%llu,%llu,%d,%d,%ld,%.6f,%.6f\n",
                     o.label, o.kind == SIM_BACKEND_CPU ? "cpu" : "cuda", sim_backend_device_name(b),
                     o.scene, o.n, o.tile, map, t.culled, t.cull_levels, o.sort_every, o.steps,
                     o.frames, med[kSort], med[kCull], med[kPair], med[kIntegrate], med[kTriplet],
                     med[kStep], med[kContact], (unsigned long long)t.tile_pairs,
                     (unsigned long long)t.tile_pairs_total, (unsigned long long)t.super_pairs,
-                    sorts, fallbacks);
+                    sorts, fallbacks, timed_steps, mean_step, wall_step);
             fclose(out);
         }
     }

@@ -85,7 +85,7 @@ done
 
 # ---- scene files ----
 expect_error 2 "${cpu[@]}" --frames 1 --scene no-such.scene
-grep -q "'no-such.scene': no such file, and not a built-in scene (gas, pile, collide, triplets)" err.txt \
+grep -q "'no-such.scene': no such file, and not a built-in scene (gas, pile, collide, triplets, lattice)" err.txt \
   && ok || fail "missing scene: $(cat err.txt)"
 printf '\xef\xbb\xbfbox = 4\n%s\n0 0 0 0 0 0 0.5 1\n' "$header" >bom.scene
 "$nbsim" "${cpu[@]}" --frames 1 --scene bom.scene >/dev/null 2>err.txt && ok || fail "byte order mark: $(cat err.txt)"
@@ -96,12 +96,61 @@ expect_error 2 "${cpu[@]}" --frames 1 --scene ctl.scene
 expect_error 2 "${cpu[@]}" --frames 1 --scene <(printf 'dt = 1e308\n%s\n0 0 0 0 0 0 0.5 1\n' "$header")
 grep -q "bad value: dt: '1e308' must be a time step" err.txt && ok || fail "dt 1e308 in a file: $(cat err.txt)"
 expect_error 2 "${cpu[@]}" --frames 1 --dt 1e308
+# A body so heavy that the default step would be beyond any step: the file, the line, the values.
+printf '%s\n0 0 0 0 0 0 0.5 1e300\n' "$header" >heavy.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene heavy.scene
+grep -q "heavy.scene:2: body 1, the lightest: radius 0.5 m and density 1e+300 kg/m^3 give a mass" err.txt \
+  && ok || fail "density 1e300: $(cat err.txt)"
+printf 'box_half = 1e9\n%s\n0 0 0 0 0 0 1e30 1\n' "$header" >huge.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene huge.scene
+grep -q "huge.scene:3: sphere wider than the box: body 1: radius 1e+30 m" err.txt \
+  && ok || fail "radius 1e30: $(cat err.txt)"
 # Decimal numbers only, for every numeric flag as in files.
 for flag in --n --seed --tile --threads --frames --energy-every --steps-per-frame --dt --stiffness \
             --box --atm-nu --atm-cutoff --restitution; do
   expect_error 2 "${cpu[@]}" --frames 1 "$flag" 0x10
 done
 expect_error 2 "${cpu[@]}" --frames 1 --gravity 0,0x1,0
+
+# Resuming a pile from its dump keeps its physics (gravity, restitution ...), or one notice says
+# which parameters were not restored: never gravity 0 and restitution 0.9 without a word.
+for fmt in xyz lammpstrj nc; do
+  if [ "$fmt" = nc ] && ! "$nbsim" --version | grep -q "NetCDF (.nc) yes"; then continue; fi
+  "$nbsim" "${cpu[@]}" --scene pile --n 200 --frames 3 --dump "pile.$fmt" >/dev/null 2>err.txt \
+    && "$nbsim" --backend cpu --scene "pile.$fmt" --frames 1 --save-state resumed.state >/dev/null 2>err.txt \
+    && ok || fail "resume from pile.$fmt: $(cat err.txt)"
+  if grep -Eq "^gravity = 0, -9.81(0*5)?, 0$" resumed.state && grep -q "^restitution = 0.5$" resumed.state; then
+    ok # restored
+  else
+    [ "$(grep -c "not restored" err.txt)" -eq 1 ] && grep -q "pile.$fmt: warning: .*gravity.*not restored" err.txt \
+      && grep "not restored" err.txt | grep -q restitution && ok \
+      || fail "resume from pile.$fmt: physics dropped without a word: $(grep -E 'gravity|restitution' resumed.state) $(cat err.txt)"
+  fi
+done
+
+# A cut-off or corrupt NetCDF dump as a scene (built with NetCDF): the complete frames load, as
+# from the text formats (never zeros read past the end); a file with no complete frame and bytes
+# that are no NetCDF are bad input, exit 2 like a bad text scene.
+if "$nbsim" --version | grep -q "NetCDF (.nc) yes"; then
+  "$nbsim" "${cpu[@]}" --scene pile --n 300 --frames 30 --dump whole.nc --dump-every 10 >/dev/null 2>err.txt \
+    && ok || fail "dump for the cut: $(cat err.txt)"
+  head -c 40000 whole.nc >cut.nc
+  "$nbsim" --backend cpu --scene cut.nc --frames 1 --save-state cut.state >/dev/null 2>err.txt \
+    && ! grep -q "share a centre" err.txt && ok || fail "a cut .nc: $(cat err.txt)"
+  python3 -c "
+import sys
+rows = [l.split() for l in open('cut.state') if l[0] in '-0123456789']
+sys.exit(0 if len(rows) == 300 and sum(float(r[1]) == 0.0 for r in rows) < 3 else 1)" \
+    && ok || fail "a cut .nc loaded zeros"
+  head -c 3000 whole.nc >early.nc
+  expect_error 2 "${cpu[@]}" --frames 1 --scene early.nc
+  grep -q "early.nc: truncated" err.txt && ok || fail "cut before a frame: $(cat err.txt)"
+  printf 'CDF\001 and then garbage' >junk.nc
+  expect_error 2 "${cpu[@]}" --frames 1 --scene junk.nc
+  printf 'plain text, not NetCDF\n' >text.nc
+  expect_error 2 "${cpu[@]}" --frames 1 --scene text.nc
+  grep -q "not a readable NetCDF trajectory 'text.nc'" err.txt && ok || fail "text as .nc: $(cat err.txt)"
+fi
 
 # Warnings: one "nbsim:" line each; the run goes on.
 printf 'box_half = 5\nbox = 6\n%s\n1 0 0 0 0 0 0.5 1\n1 0 0 0 0 0 0.4 1\n-2 0 0 0 0 0 0.5 1\n' "$header" >warn.scene

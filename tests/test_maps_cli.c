@@ -4,10 +4,14 @@
 #define _POSIX_C_SOURCE 200809L /* dup, dup2, mkdtemp, fileno */
 
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -179,6 +183,27 @@ static void test_png(void) {
     rmdir(path);
     snprintf(path, sizeof path, "%s/rm.png", dir);
     unlink(path);
+
+    /* A write that fails (a file size limit standing in for a full disk) is a failure of the run
+     * (1), not bad input (2), and its message gives the cause; the old picture stays. */
+    snprintf(path, sizeof path, "%s/big.png", dir);
+    snprintf(args, sizeof args, "--map ltm --tiles 64 --png %s", path);
+    const pid_t child = fork();
+    if (child == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit lim = {2000, 2000};
+        setrlimit(RLIMIT_FSIZE, &lim);
+        const int rc = run_maps(args);
+        _exit(rc == 1 && strstr(err_text, strerror(EFBIG)) != NULL &&
+                      strchr(err_text, '\n') == strrchr(err_text, '\n')
+                  ? 0
+                  : 10 + rc);
+    }
+    int status = 1;
+    ENSURE(waitpid(child, &status, 0) == child && WIFEXITED(status));
+    ENSURE_MSG(WEXITSTATUS(status) == 0, "--png on a full disk: child exit %d (10 + nbsim's)",
+               WEXITSTATUS(status));
+    ENSURE(stat(path, &st) != 0 && leftovers(dir) == 0);
     ENSURE(rmdir(dir) == 0); /* empty: nothing else was written */
 }
 

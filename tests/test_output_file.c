@@ -202,11 +202,46 @@ static void test_write_error_keeps_old_file(void) {
             fputs("0123456789\n", out.file);
         }
         const sim_status st = sim_output_commit(&out, &err);
-        _exit(st == SIM_IO && strstr(err.message, "big.csv") != NULL ? 0 : 3);
+        if (st != SIM_IO || strstr(err.message, "big.csv") == NULL) {
+            _exit(3);
+        }
+        /* the cause of the write that failed long before the commit, not "Input/output error" */
+        _exit(strstr(err.message, strerror(EFBIG)) != NULL ? 0 : 4);
+    }
+    int status = 1;
+    ENSURE(waitpid(child, &status, 0) == child && WIFEXITED(status));
+    ENSURE_MSG(WEXITSTATUS(status) == 0, "child exit %d (4: the message lost the cause)",
+               WEXITSTATUS(status));
+    ENSURE(holds(path, "complete\n") && entries() == 1);
+    cleanup();
+}
+
+static void on_alarm(int sig) {
+    (void)sig;
+}
+
+/* A FIFO nobody reads: the open waits, and a signal whose handler does not restart system calls
+ * (nbsim's stop signals) ends the wait with SIM_INTERRUPTED, not an I/O error. */
+static void test_fifo_wait_interrupted(void) {
+    make_dir();
+    char path[128];
+    join(path, sizeof path, "nobody.csv");
+    ENSURE(mkfifo(path, 0600) == 0);
+    const pid_t child = fork();
+    if (child == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm; /* no SA_RESTART */
+        sigaction(SIGALRM, &sa, NULL);
+        alarm(1);
+        sim_output out;
+        sim_error err;
+        const sim_status st = sim_output_open(&out, path, &err);
+        _exit(st == SIM_INTERRUPTED && strstr(err.message, "nobody.csv") != NULL ? 0 : 3);
     }
     int status = 1;
     ENSURE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ENSURE(holds(path, "complete\n") && entries() == 1);
+    unlink(path);
     cleanup();
 }
 
@@ -240,6 +275,7 @@ static const ensure_test tests[] = {
     {"output_fifo", test_fifo_is_written_directly},
     {"output_refusals", test_refusals},
     {"output_write_error", test_write_error_keeps_old_file},
+    {"output_fifo_wait_interrupted", test_fifo_wait_interrupted},
     {"output_same_target", test_same_target},
     {"output_make_folders", test_make_folders},
 };

@@ -96,6 +96,22 @@ for sig in TERM HUP INT; do
   [ -z "$(leftovers)" ] && ok || fail "SIG$sig: left $(leftovers)"
 done
 
+# SIGTERM while nbsim waits on a FIFO (a log nobody reads, a scene nobody writes): 143 like any
+# stop by SIGTERM, one line, no "Interrupted system call" and no exit 1.
+mkfifo unread.csv unwritten.scene
+for what in "--log unread.csv" "--scene unwritten.scene"; do
+  # shellcheck disable=SC2086 # two words on purpose
+  start_run out.txt err.txt --backend cpu --frames 3 --quiet $what
+  sleep 1
+  kill -TERM "$run_pid"
+  wait "$run_pid"
+  code=$?
+  [ "$code" -eq 143 ] && [ "$(wc -l <err.txt)" -eq 1 ] && ! grep -q "Interrupted system call" err.txt \
+    && ok || fail "SIGTERM waiting on a FIFO ($what): exit $code, $(cat err.txt)"
+done
+[ -p unread.csv ] && [ -p unwritten.scene ] && ok || fail "a FIFO was replaced"
+rm -f unread.csv unwritten.scene
+
 # Ctrl-C in the middle of a long frame (20 steps of ~0.3 s at N = 20,000 on two threads, no
 # culling): out within a second or two, not at the frame's end; exit 130; the steps done are
 # said and kept in the state (the frame gets no log row: the log holds its header alone); every

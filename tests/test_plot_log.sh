@@ -22,6 +22,15 @@ python3 -S "$plot" t.csv --out none.png >out.txt 2>err.txt
 code=$?
 [ $code -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q matplotlib err.txt && [ ! -e none.png ] \
   && ok || fail "no matplotlib: exit $code, $(cat err.txt)"
+# It names the interpreter that ran it and, where one has matplotlib (a pyenv python3 first on
+# PATH, Debian's /usr/bin/python3 with python3-matplotlib), that one, instead of telling the user
+# to install a package that is installed.
+ran=$(python3 -S -c 'import sys; print(sys.executable)')
+grep -qF "by $ran, the python3 that ran this" err.txt && ok || fail "no matplotlib: which python? $(cat err.txt)"
+if [ -n "$py" ]; then
+  grep -q "has it: run .*plot.py t.csv --out none.png" err.txt && ! grep -q "install" err.txt && ok \
+    || fail "no matplotlib here, but $py has it: $(cat err.txt)"
+fi
 
 if [ -z "$py" ]; then
   echo "skip: no python3 with matplotlib (Debian: python3-matplotlib)"

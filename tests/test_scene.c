@@ -28,16 +28,18 @@ static double now_s(void) {
 
 /* ---- geometry checks, O(n) with a cell grid (cell = largest diameter) ---- */
 
-/* Returns the number of overlapping pairs (0 expected); also checks every sphere lies inside
- * the walls (|x| + r <= box_half on each axis), counting violations in *outside. */
-static uint64_t count_overlaps(const sim_state *s, double box_half, uint64_t *outside) {
+/* Returns the number of pairs that overlap by more than `slack` [m] (0 expected); also checks
+ * every sphere lies inside the walls (|x| + r <= box_half + slack on each axis), counting
+ * violations in *outside. */
+static uint64_t count_overlaps_beyond(const sim_state *s, double box_half, double slack,
+                                      uint64_t *outside) {
     double rmax = 0.0;
     *outside = 0;
     for (uint32_t i = 0; i < s->n; ++i) {
         const sim_vec4d p = s->pos[i];
         rmax = fmax(rmax, p.w);
-        if (!(fabs(p.x) + p.w <= box_half && fabs(p.y) + p.w <= box_half &&
-              fabs(p.z) + p.w <= box_half)) {
+        const double wall = box_half + slack;
+        if (!(fabs(p.x) + p.w <= wall && fabs(p.y) + p.w <= wall && fabs(p.z) + p.w <= wall)) {
             ++*outside;
         }
     }
@@ -69,7 +71,7 @@ static uint64_t count_overlaps(const sim_state *s, double box_half, uint64_t *ou
                     for (int32_t j = head[(z * m + y) * m + x]; j >= 0; j = next[j]) {
                         const sim_vec4d q = s->pos[j];
                         const double dx = p.x - q.x, dy = p.y - q.y, dz = p.z - q.z;
-                        const double r = p.w + q.w;
+                        const double r = p.w + q.w - slack;
                         overlaps += (uint32_t)j < i && dx * dx + dy * dy + dz * dz < r * r;
                     }
                 }
@@ -80,6 +82,16 @@ static uint64_t count_overlaps(const sim_state *s, double box_half, uint64_t *ou
     free(head);
     free(next);
     return overlaps;
+}
+
+static uint64_t count_overlaps(const sim_state *s, double box_half, uint64_t *outside) {
+    return count_overlaps_beyond(s, box_half, 0.0, outside);
+}
+
+/* The lattice scene's spheres touch: overlaps up to its jitter are its design. */
+static const double kLatticeJitter = 0.005; /* [m]: 1 % of r = 0.5 m */
+static double scene_slack(const char *name) {
+    return strcmp(name, "lattice") == 0 ? 2.0 * sqrt(3.0) * kLatticeJitter + 1e-12 : 0.0;
 }
 
 static const double kPi = 3.14159265358979323846;
@@ -95,19 +107,21 @@ static int params_equal(const sim_params *a, const sim_params *b) {
 /* ---- built-in scenes ---- */
 
 static void test_builtin_list(void) {
-    ENSURE(sim_scene_builtin_count() == 4);
-    const char *want[] = {"gas", "pile", "collide", "triplets"};
-    for (int i = 0; i < 4; ++i) {
+    ENSURE(sim_scene_builtin_count() == 5);
+    const char *want[] = {"gas", "pile", "collide", "triplets", "lattice"};
+    for (int i = 0; i < 5; ++i) {
         ENSURE(strcmp(sim_scene_builtin_name(i), want[i]) == 0);
         ENSURE(strlen(sim_scene_builtin_description(i)) > 10);
         ENSURE(sim_scene_builtin_default_n(i) > 0);
     }
-    ENSURE(sim_scene_builtin_name(4) == NULL && sim_scene_builtin_name(-1) == NULL);
+    ENSURE(sim_scene_builtin_name(5) == NULL && sim_scene_builtin_name(-1) == NULL);
     sim_params p = sim_params_default();
     sim_state s = {0, NULL, NULL};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_scene_builtin("nope", 10, 1, &p, &s, &err) == SIM_BAD_ARGUMENT);
     ENSURE(strstr(err.message, "'nope'") != NULL && s.pos == NULL);
+    ENSURE_MSG(strstr(err.message, "gas, pile, collide, triplets, lattice") != NULL, "%s",
+               err.message);
 }
 
 static void test_builtin_scenes(void) {
@@ -133,18 +147,24 @@ static void test_builtin_scenes(void) {
             ENSURE(sim_scene_builtin(name, n, 43, &q, &c, &err) == SIM_OK);
             ENSURE(memcmp(a.pos, c.pos, a.n * sizeof *a.pos) != 0);
             /* geometry and masses */
+            const int lattice = strcmp(name, "lattice") == 0;
             uint64_t outside = 0;
-            const uint64_t overlaps = count_overlaps(&a, p.box_half, &outside);
+            const uint64_t overlaps =
+                count_overlaps_beyond(&a, p.box_half, scene_slack(name), &outside);
             ENSURE_MSG(overlaps == 0 && outside == 0, "%s n=%u: %llu overlaps, %llu outside", name,
                        a.n, (unsigned long long)overlaps, (unsigned long long)outside);
             for (uint32_t i = 0; i < a.n; ++i) {
                 const double r = a.pos[i].w;
-                ENSURE_NEAR(a.vel[i].w, 4.0 / 3.0 * kPi * r * r * r, 1e-15);
+                ENSURE_NEAR(a.vel[i].w, lattice ? 1.0 : 4.0 / 3.0 * kPi * r * r * r, 1e-15);
             }
-            /* the scene sets what it is designed for and leaves the rest */
-            ENSURE(p.dt == 1.5e-4 && p.stiffness == 3e4 && p.steps_per_frame == 9);
+            /* the scene sets what it is designed for and leaves the rest (the lattice also sets
+             * the sample's spring and step) */
+            ENSURE(p.steps_per_frame == 9);
+            ENSURE(lattice ? p.dt == 0.5 && p.stiffness == 1.0 && p.hertz == 0
+                           : p.dt == 1.5e-4 && p.stiffness == 3e4);
             ENSURE(p.box_half > 0.0 && p.restitution > 0.0 && p.restitution <= 1.0);
-            ENSURE((p.gravity.y != 0.0) == (strcmp(name, "pile") == 0));
+            ENSURE((p.gravity.y != 0.0) == (strcmp(name, "pile") == 0 || lattice));
+            ENSURE(p.gravity.x == 0.0 && p.gravity.z == 0.0 && p.gravity.y <= 0.0);
             ENSURE(p.triplets == (strcmp(name, "triplets") == 0));
             const int has_atm = strcmp(name, "gas") == 0 || strcmp(name, "triplets") == 0;
             ENSURE((p.atm_nu != 0.0) == has_atm);
@@ -174,11 +194,69 @@ static void test_builtin_large(void) {
         ENSURE_MSG(sim_scene_builtin(name, 1000000, 7, &p, &s, &err) == SIM_OK, "%s", err.message);
         const double t1 = now_s();
         uint64_t outside = 0;
-        const uint64_t overlaps = count_overlaps(&s, p.box_half, &outside);
+        const uint64_t overlaps =
+            count_overlaps_beyond(&s, p.box_half, scene_slack(name), &outside);
         printf("  %-8s 1e6 bodies in %.2f s, box_half %.1f m, %llu overlaps, %llu outside\n", name,
                t1 - t0, p.box_half, (unsigned long long)overlaps, (unsigned long long)outside);
         ENSURE(overlaps == 0 && outside == 0);
         ENSURE(t1 - t0 < 10.0); /* ~0.1 s on one core; generous for loaded CI machines */
+        sim_state_free(&s);
+    }
+}
+
+/* The lattice reproduces the particles sample's benchmark configuration, scaled x32: centres
+ * on a cubic lattice of spacing 2r = 1 m from the corner (-31.5, -31.5, -31.5) m, x fastest,
+ * then y, then z, each within +-1 % of r of its site (and not all on it), neighbours 1 m apart,
+ * no overlap beyond the jitter, a box of half-width 32 m (or what the lattice needs), at rest,
+ * 1 kg each, and the sample's physics. */
+static void test_lattice(void) {
+    const uint32_t sizes[] = {1, 7, 1000, 4096, 65536, 262144, 262145};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+        const uint32_t n = sizes[k];
+        sim_params p = sim_params_default();
+        sim_state s = {0, NULL, NULL};
+        sim_error err = {SIM_OK, ""};
+        ENSURE_MSG(sim_scene_builtin("lattice", n, 11, &p, &s, &err) == SIM_OK, "%s", err.message);
+        ENSURE(s.n == n);
+        uint32_t m = 1;
+        while ((uint64_t)m * m * m < n) {
+            ++m;
+        }
+        const double half = m > 64 ? 0.5 * m : 32.0;
+        ENSURE_MSG(p.box_half == half, "n=%u: box_half %g, want %g", n, p.box_half, half);
+        double worst = 0.0, moved = 0.0;
+        for (uint32_t i = 0; i < n; ++i) {
+            const double site[3] = {-half + 0.5 + (double)(i % m),
+                                    -half + 0.5 + (double)(i / m % m),
+                                    -half + 0.5 + (double)(i / m / m)};
+            const double at[3] = {s.pos[i].x, s.pos[i].y, s.pos[i].z};
+            for (int a = 0; a < 3; ++a) {
+                worst = fmax(worst, fabs(at[a] - site[a]));
+                moved += fabs(at[a] - site[a]);
+            }
+            ENSURE(s.pos[i].w == 0.5);
+            ENSURE(s.vel[i].x == 0.0 && s.vel[i].y == 0.0 && s.vel[i].z == 0.0 &&
+                   s.vel[i].w == 1.0);
+        }
+        ENSURE_MSG(worst <= kLatticeJitter, "n=%u: a centre %g m from its site", n, worst);
+        ENSURE_MSG(moved > 0.25 * kLatticeJitter * 3.0 * n, "n=%u: no jitter (%g)", n, moved);
+        /* neighbours along each axis are one spacing apart, give or take twice the jitter */
+        if (n >= m + 1) {
+            ENSURE_NEAR(s.pos[1].x - s.pos[0].x, 1.0, 2.0 * kLatticeJitter);
+            ENSURE_NEAR(s.pos[m].y - s.pos[0].y, 1.0, 2.0 * kLatticeJitter);
+        }
+        if (n > m * m) {
+            ENSURE_NEAR(s.pos[m * m].z - s.pos[0].z, 1.0, 2.0 * kLatticeJitter);
+        }
+        uint64_t outside = 0;
+        const uint64_t overlaps =
+            count_overlaps_beyond(&s, p.box_half, scene_slack("lattice"), &outside);
+        ENSURE_MSG(overlaps == 0 && outside == 0, "n=%u: %llu overlaps, %llu outside", n,
+                   (unsigned long long)overlaps, (unsigned long long)outside);
+        /* the sample's physics, scaled: gravity along -y, its spring, damping and step */
+        ENSURE(p.gravity.x == 0.0 && p.gravity.z == 0.0 && fabs(p.gravity.y + 0.0096) < 1e-15);
+        ENSURE(p.stiffness == 1.0 && p.hertz == 0 && p.dt == 0.5 && p.restitution == 0.915);
+        ENSURE(p.atm_nu == 0.0 && p.triplets == 0);
         sim_state_free(&s);
     }
 }
@@ -291,6 +369,15 @@ static void test_parse_errors(void) {
     expect_error(HEADER "0 0 0 0 0 0 0.5 0\n", SIM_PARSE, ":2: density must be > 0", NULL);
     expect_error("box_half = 2\n" HEADER "1 0 0 0 0 0 0.5 1\n0 2.5 0 0 0 0 0.5 1\n", SIM_PARSE,
                  ":4: body outside the box", "+-2");
+    /* A body that makes the default step impossible (a step beyond 1000 s): the file, the line
+     * and the lightest body's values, not "dt = 4.5e+146 must be ..." from the backend later. */
+    expect_error(HEADER "1 0 0 0 0 0 0.5 1e300\n0 0 0 0 0 0 0.5 2e300\n", SIM_PARSE,
+                 ":2: body 1, the lightest: radius 0.5 m and density 1e+300 kg/m^3",
+                 "the default step (the contact time / 50) would be");
+    expect_error("box_half = 1e9\n" HEADER "0 0 0 0 0 0 1e8 1\n", SIM_PARSE, ":3: body 1",
+                 "beyond the 1000 s a step may be");
+    expect_error("box_half = 1e9\n" HEADER "0 0 0 0 0 0 0.5 1\n3 0 0 0 0 0 1e30 1\n", SIM_PARSE,
+                 ":4: sphere wider than the box", "radius 1e+30 m is larger than the box");
     expect_error(HEADER, SIM_PARSE, ":1: no bodies", NULL);
     expect_error("# only a comment\n", SIM_PARSE, "no bodies", NULL);
     expect_error("", SIM_PARSE, "no bodies", NULL);
@@ -541,6 +628,7 @@ static const ensure_test tests[] = {
     {"builtin_list", test_builtin_list},
     {"builtin_scenes", test_builtin_scenes},
     {"builtin_large", test_builtin_large},
+    {"lattice", test_lattice},
     {"round_trip", test_round_trip},
     {"save_atomic", test_save_atomic},
     {"parse_errors", test_parse_errors},

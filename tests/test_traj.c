@@ -188,14 +188,40 @@ static void round_trip(const char *name, uint32_t n) {
     free_frame(&last);
 }
 
+/* The first `cap - 1` bytes of a file, NUL-terminated. */
+static const char *file_head(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t got = f != NULL ? fread(buf, 1, cap - 1, f) : 0;
+    if (f != NULL) {
+        fclose(f);
+    }
+    buf[got] = '\0';
+    return buf;
+}
+
 static void test_round_trip_xyz(void) {
     round_trip("rt.xyz", 1000);
     round_trip("rt_big.xyz", 70001); /* more than one formatting chunk */
+    /* ASE's names beside OVITO's: a species column, momenta and masses (ASE reads velocities and
+     * masses only under those names), velo and mass */
+    char head[2048];
+    file_head(test_tmp_path("rt.xyz"), head, sizeof head);
+    ENSURE_MSG(strstr(head, "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:momenta:R:3:radius:R:1:"
+                            "mass:R:1:masses:R:1:forces:R:3 ") != NULL,
+               "%.300s", head);
+    const char *body = strchr(strchr(head, '\n') + 1, '\n') + 1;
+    ENSURE_MSG(strncmp(body, "X 1 ", 4) == 0, "%.80s", body);
 }
 
 static void test_round_trip_lammps(void) {
     round_trip("rt.lammpstrj", 1000);
     round_trip("rt_big.lammpstrj", 70001);
+    /* a type column: ASE refuses a dump without one ("Cannot determine atom types") */
+    char head[2048];
+    file_head(test_tmp_path("rt.lammpstrj"), head, sizeof head);
+    const char *atoms = strstr(head, "ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz\n");
+    ENSURE_MSG(atoms != NULL, "%.400s", head);
+    ENSURE(atoms != NULL && strncmp(strchr(atoms, '\n') + 1, "1 1 ", 4) == 0);
 }
 
 static void test_round_trip_netcdf(void) {
@@ -279,6 +305,156 @@ static void test_read_ase_xyz(void) {
         ENSURE_NEAR(s.vel[0].w, sim_sphere_mass(0.25, 1.0), 1e-15); /* density 1 without mass */
     }
     sim_state_free(&s);
+    /* Atoms with velocities: ASE writes momenta and masses, no velocity column. */
+    read_text("ase_momenta.xyz",
+              "2\nLattice=\"4.0 0.0 0.0 0.0 4.0 0.0 0.0 0.0 4.0\" "
+              "Properties=species:S:1:pos:R:3:masses:R:1:momenta:R:3:radius:R:1 pbc=\"F F F\"\n"
+              "X 0.5 0.0 0.0 2.0 1.0 -4.0 0.5 0.25\nX -0.5 0.0 0.0 0.5 0.0 0.0 0.25 0.25\n",
+              &p, &s, NULL);
+    ENSURE(s.n == 2);
+    if (s.n == 2) {
+        ENSURE(s.vel[0].w == 2.0 && s.vel[0].x == 0.5 && s.vel[0].y == -2.0 && s.vel[0].z == 0.25);
+        ENSURE(s.vel[1].w == 0.5 && s.vel[1].x == 0.0 && s.vel[1].z == 0.5);
+    }
+    sim_state_free(&s);
+}
+
+/* ---- the run's parameters in a dump ---- */
+
+static sim_params unusual_params(void) {
+    sim_params p = sim_params_default();
+    p.dt = 3.0000000000000001e-4;
+    p.stiffness = 25000.5;
+    p.restitution = 0.55;
+    p.gravity = (sim_vec3d){0.5, -9.81, 1e-3};
+    p.box_half = 6.0;
+    p.atm_nu = -0.25;
+    p.atm_cutoff = 2.5;
+    p.steps_per_frame = 7;
+    p.hertz = 1;
+    p.triplets = 1;
+    p.friction = 0.4;
+    p.rolling_friction = 0.01;
+    p.stiffness_ratio = 0.5;
+    p.tangential_damping.value = 0.25;
+    p.tangential_damping.set = 1;
+    return p;
+}
+
+static int same_params(const sim_params *a, const sim_params *b) {
+    return a->dt == b->dt && a->stiffness == b->stiffness && a->restitution == b->restitution &&
+           a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
+           a->gravity.z == b->gravity.z && a->box_half == b->box_half && a->atm_nu == b->atm_nu &&
+           a->atm_cutoff == b->atm_cutoff && a->steps_per_frame == b->steps_per_frame &&
+           a->hertz == b->hertz && a->triplets == b->triplets && a->friction == b->friction &&
+           a->rolling_friction == b->rolling_friction && a->stiffness_ratio == b->stiffness_ratio &&
+           a->tangential_damping.value == b->tangential_damping.value &&
+           a->tangential_damping.set == b->tangential_damping.set;
+}
+
+/* Writes two frames of 40 bodies inside walls at +-box, with params (NULL: none). */
+static void write_dump(const char *path, const sim_params *params, double box) {
+    sim_traj_writer *w = NULL;
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_traj_writer_open_params(&w, path, 40, params, &err) == SIM_OK, "%s",
+               err.message);
+    frame_data d = make_frame(40, box, 5);
+    for (uint64_t k = 0; k < 2 && w != NULL; ++k) {
+        const sim_traj_frame f = as_traj(&d, 10 * k, 0.1 * (double)k, box);
+        ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
+    }
+    ENSURE(sim_traj_writer_close(w, &err) == SIM_OK);
+    free_frame(&d);
+}
+
+/* Resuming from a dump keeps the physics: every parameter comes back bit for bit in each format
+ * (before, only the box did, and gravity 0 / restitution 0.9 went on silently); as a scene the
+ * command line's values win, and bodies must fit a --box; a dump without parameters names, in
+ * one warning, what was not restored; a carried value that breaks its rule is refused. */
+static void test_params_in_dumps(void) {
+    const char *names[3] = {"params.xyz", "params.lammpstrj", "params.nc"};
+    const sim_params want = unusual_params();
+    for (int k = 0; k < 3; ++k) {
+        if (k == 2 && !sim_traj_netcdf_available()) {
+            continue;
+        }
+        const char *path = test_tmp_path(names[k]);
+        write_dump(path, &want, want.box_half);
+        sim_params p = sim_params_default();
+        sim_state s = {0, NULL, NULL};
+        sim_traj_info info;
+        sim_error err = {SIM_OK, ""};
+        ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+        ENSURE_MSG(same_params(&p, &want), "%s: the parameters did not come back", names[k]);
+        ENSURE_MSG(info.params_found == SIM_PARAM_BITS_ALL, "%s: found %#x", names[k],
+                   info.params_found);
+        sim_state_free(&s);
+
+        /* as a scene: the command line's gravity and box win; no warning */
+        sim_params q = sim_params_default();
+        q.gravity = (sim_vec3d){0.0, 0.0, -1.0};
+        q.box_half = 7.0;
+        char warnings[512] = "";
+        sim_scene_load_options opt = {0, NULL, (1u << SIM_PARAM_GRAVITY) | (1u << SIM_PARAM_BOX),
+                                      warnings, sizeof warnings};
+        ENSURE_MSG(sim_scene_load_with(path, &opt, &q, &s, &err) == SIM_OK, "%s", err.message);
+        ENSURE(q.gravity.z == -1.0 && q.gravity.y == 0.0 && q.box_half == 7.0);
+        ENSURE(q.restitution == want.restitution && q.hertz == 1 && q.triplets == 1 &&
+               q.steps_per_frame == 7 && q.dt == want.dt);
+        ENSURE_MSG(warnings[0] == '\0', "%s", warnings);
+        sim_state_free(&s);
+        /* a --box too small for the dump's bodies */
+        q.box_half = 1.0;
+        ENSURE(sim_scene_load_with(path, &opt, &q, &s, &err) == SIM_PARSE);
+        ENSURE_MSG(strstr(err.message, "beyond the walls at +-1 (--box)") != NULL, "%s",
+                   err.message);
+        ENSURE(s.pos == NULL && q.box_half == 1.0);
+
+        /* the same dump without parameters: one warning names what was not restored */
+        write_dump(path, NULL, want.box_half);
+        sim_params r = sim_params_default();
+        warnings[0] = '\0';
+        opt.fixed = 1u << SIM_PARAM_STIFFNESS;
+        ENSURE(sim_scene_load_with(path, &opt, &r, &s, &err) == SIM_OK);
+        ENSURE(r.box_half == want.box_half && r.gravity.y == sim_params_default().gravity.y);
+        ENSURE_MSG(strstr(warnings, names[k]) &&
+                       strstr(warnings, "does not carry dt, restitution, gravity, atm_nu, "
+                                        "atm_cutoff, steps_per_frame, friction, rolling_friction, "
+                                        "stiffness_ratio, tangential_damping, hertz, triplets") &&
+                       strstr(warnings, "not restored") && !strchr(warnings, '\n'),
+                   "%s", warnings);
+        sim_state_free(&s);
+
+        /* defaults that are no number: tangential damping "auto", the default stiffness ratio */
+        sim_params dflt = sim_params_default();
+        write_dump(path, &dflt, want.box_half);
+        sim_params d = want;
+        ENSURE(sim_traj_read_last(path, &d, &s, &info, &err) == SIM_OK);
+        ENSURE_MSG(d.tangential_damping.set == 0 && d.friction == 0.0 &&
+                       d.stiffness_ratio == SIM_DEFAULT_STIFFNESS_RATIO,
+                   "%s: set %d, ratio %g", names[k], d.tangential_damping.set, d.stiffness_ratio);
+        sim_state_free(&s);
+    }
+    /* values are checked by the rules of scene files */
+    test_write_file(test_tmp_path("badparam.lammpstrj"),
+                    "ITEM: TIMESTEP\n3\nITEM: NUMBER OF ATOMS\n1\nITEM: BOX BOUNDS ff ff ff\n"
+                    "-1 1\n-1 1\n-1 1\nITEM: NBSIM PARAMETERS\ndt=0 restitution=2\n"
+                    "ITEM: ATOMS id type x y z radius\n1 1 0 0 0 0.1\n");
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_traj_read_last(test_tmp_path("badparam.lammpstrj"), &p, &s, NULL, &err) ==
+           SIM_PARSE);
+    ENSURE_MSG(strstr(err.message, "badparam.lammpstrj: frame 0: restitution: '2' must be") != NULL,
+               "%s", err.message);
+    ENSURE(s.pos == NULL && p.restitution == sim_params_default().restitution);
+    /* another program's keys in an extended XYZ comment are not nbsim's */
+    read_text("otherkeys.xyz",
+              "1\nProperties=pos:R:3:radius:R:1 dt=5 gravity=\"1 2 3\" nbsim_stiffness=123\n"
+              "0 0 0 0.1\n",
+              &p, &s, NULL);
+    ENSURE(p.dt == sim_params_default().dt && p.gravity.x == 0.0 && p.stiffness == 123.0);
+    sim_state_free(&s);
 }
 
 /* ---- errors ---- */
@@ -353,6 +529,100 @@ static void test_truncated_last_frame(void) {
               &p, &s, &info);
     ENSURE(info.frames == 1 && info.step == 4 && info.truncated && s.n == 1);
     sim_state_free(&s);
+    /* as a scene: one warning says the cut-off frame was skipped */
+    char warnings[1024] = "";
+    const sim_scene_load_options opt = {0, NULL, 0, warnings, sizeof warnings};
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_scene_load_with(test_tmp_path("cut.xyz"), &opt, &p, &s, &err) == SIM_OK);
+    ENSURE_MSG(strstr(warnings, "cut.xyz: warning: its last frame is cut off; continuing from the "
+                                "last complete one (frame 0, step 4)") != NULL,
+               "%s", warnings);
+    sim_state_free(&s);
+}
+
+/* Copies the first `bytes` bytes of src to dst. */
+static void copy_head(const char *src, const char *dst, uint64_t bytes) {
+    FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+    ENSURE(in != NULL && out != NULL);
+    if (in == NULL || out == NULL) {
+        return;
+    }
+    char buf[4096];
+    for (uint64_t left = bytes; left > 0;) {
+        const size_t want = left < sizeof buf ? (size_t)left : sizeof buf;
+        const size_t got = fread(buf, 1, want, in);
+        if (got == 0) {
+            break;
+        }
+        fwrite(buf, 1, got, out);
+        left -= got;
+    }
+    fclose(in);
+    fclose(out);
+}
+
+/* A NetCDF dump cut off (head -c): libnetcdf trusts the header's frame count and reads the
+ * missing bytes as zeros, so the reader must see the cut itself: the complete frames load (the
+ * last of them, flagged truncated, as the text formats do); a file cut before its first frame
+ * or inside its header, and bytes that are no NetCDF at all, are bad input (SIM_PARSE), not an
+ * I/O failure. */
+static void test_truncated_netcdf(void) {
+    if (!sim_traj_netcdf_available()) {
+        return;
+    }
+    const uint32_t n = 200;
+    const char *path = test_tmp_path("whole.nc");
+    sim_traj_writer *w = NULL;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_traj_writer_open(&w, path, n, &err) == SIM_OK);
+    frame_data d[3] = {make_frame(n, 5.0, 1), make_frame(n, 5.0, 2), make_frame(n, 5.0, 3)};
+    uint64_t ends[3] = {0, 0, 0};
+    for (int k = 0; k < 3 && w != NULL; ++k) {
+        const sim_traj_frame f = as_traj(&d[k], 10u * (uint64_t)k, 0.5 * k, 5.0);
+        ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
+        ends[k] = sim_traj_writer_bytes(w);
+    }
+    ENSURE(sim_traj_writer_close(w, &err) == SIM_OK);
+    const char *cut = test_tmp_path("cut.nc");
+    /* in the middle of the third frame: the second is the last complete one */
+    copy_head(path, cut, (ends[1] + ends[2]) / 2);
+    sim_params p = sim_params_default();
+    sim_state s = {0, NULL, NULL};
+    sim_traj_info info;
+    ENSURE_MSG(sim_traj_read_last(cut, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+    ENSURE_MSG(info.frames == 2 && info.frame == 1 && info.step == 10 && info.truncated,
+               "%llu frames, step %llu, truncated %d", (unsigned long long)info.frames,
+               (unsigned long long)info.step, info.truncated);
+    for (uint32_t i = 0; i < s.n && s.n == n; ++i) {
+        ENSURE(s.pos[i].x == (double)d[1].pos[i].x && s.vel[i].z == (double)d[1].vel[i].z);
+    }
+    sim_state_free(&s);
+    /* exactly at a frame's end: the header still announces three */
+    copy_head(path, cut, ends[1]);
+    ENSURE(sim_traj_read_last(cut, &p, &s, &info, &err) == SIM_OK);
+    ENSURE(info.frames == 2 && info.truncated);
+    sim_state_free(&s);
+    ENSURE(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK); /* the whole file */
+    ENSURE(info.frames == 3 && info.step == 20 && !info.truncated);
+    sim_state_free(&s);
+    /* before the first frame is whole, inside the header, and not NetCDF at all */
+    const uint64_t bad[3] = {ends[0] - 100, 40, 0};
+    const char *const why[3] = {"truncated", "truncated", "not a readable NetCDF"};
+    for (int k = 0; k < 3; ++k) {
+        if (k < 2) {
+            copy_head(path, cut, bad[k]);
+        } else {
+            test_write_file(cut, "CDX this is not a NetCDF file\n");
+        }
+        sim_params q = sim_params_default();
+        ENSURE_MSG(sim_traj_read_last(cut, &q, &s, NULL, &err) == SIM_PARSE, "cut at %llu: %s",
+                   (unsigned long long)bad[k], err.message);
+        ENSURE_MSG(strstr(err.message, "cut.nc") && strstr(err.message, why[k]), "%s", err.message);
+        ENSURE(s.pos == NULL && q.box_half == sim_params_default().box_half);
+    }
+    for (int k = 0; k < 3; ++k) {
+        free_frame(&d[k]);
+    }
 }
 
 static void test_open_errors(void) {
@@ -383,9 +653,10 @@ static void write_until_full(const char *name, uint32_t n) {
     /* Room for two and a half frames. */
     sim_traj_frame f = as_traj(&d, 0, 0.0, 5.0);
     ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
-    const uint64_t frame_bytes = sim_traj_writer_format(w) == SIM_TRAJ_NETCDF
-                                     ? (uint64_t)n * 36 + 16 /* 3 float vectors, time, step */
-                                     : sim_traj_writer_bytes(w);
+    const uint64_t frame_bytes =
+        sim_traj_writer_format(w) == SIM_TRAJ_NETCDF
+            ? (uint64_t)n * 36 + 96 /* 3 float vectors, time, step, box, cell */
+            : sim_traj_writer_bytes(w);
     struct rlimit old, lim;
     getrlimit(RLIMIT_FSIZE, &old);
     lim = old;
@@ -432,10 +703,12 @@ static const ensure_test tests[] = {
     {"round_trip_xyz", test_round_trip_xyz},
     {"round_trip_lammps", test_round_trip_lammps},
     {"round_trip_netcdf", test_round_trip_netcdf},
+    {"params_in_dumps", test_params_in_dumps},
     {"read_lammps_variants", test_read_lammps_variants},
     {"read_ase_xyz", test_read_ase_xyz},
     {"read_errors", test_read_errors},
     {"truncated_last_frame", test_truncated_last_frame},
+    {"truncated_netcdf", test_truncated_netcdf},
     {"open_errors", test_open_errors},
     {"write_failure_keeps_frames", test_write_failure_keeps_frames},
 };

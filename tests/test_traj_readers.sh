@@ -4,7 +4,8 @@
 # on the CPU backend) dumps every 10th frame to .xyz, .lammpstrj and .nc (when built with NetCDF)
 # and saves its final state; then
 #   ncdump -h (netcdf-bin)        the .nc header follows the AMBER convention,
-#   ASE (Debian python3-ase)       reads every .xyz frame,
+#   ASE (Debian python3-ase)       reads every .xyz frame (velocities and masses through its own
+#                                  accessors) and the .lammpstrj (which needs a type column),
 #   OVITO (pip install ovito)      reads all three formats with radii,
 #   MDAnalysis                     reads the .nc in AMBER units,
 # each comparing the last frame with the saved state. A reader that is not installed is one
@@ -39,7 +40,9 @@ if [ -e "$work/run.nc" ]; then
     missing=""
     for want_text in ':Conventions = "AMBER"' ':ConventionVersion = "1.0"' 'frame = UNLIMITED' \
                      'float coordinates(frame, atom, spatial)' 'float radius(atom)' \
-                     'double time(frame)' 'coordinates:scale_factor = 10000000000.'; do
+                     'double time(frame)' 'coordinates:scale_factor = 10000000000.' \
+                     'double cell_lengths(frame, cell_spatial)' 'cell_angles:units = "degree"' \
+                     'double cell_origin(frame, cell_spatial)'; do
       grep -qF "$want_text" <<<"$header" || missing="$missing [$want_text]"
     done
     [ "$(ncdump -k "$work/run.nc")" = "64-bit offset" ] || missing="$missing [64-bit offset]"
@@ -72,6 +75,49 @@ for reader in ase:ase ovito:ovito mdanalysis:MDAnalysis; do
   if [ $rc -eq 0 ]; then ran=$((ran + 1))
   elif [ $rc -ne 77 ]; then fails=$((fails + 1)); fi
 done
+
+# Dumps that carry the run's parameters (traj_demo writes them as sim_traj_writer_open_params
+# does for the recorder): the readers still read them, and nbsim continues the run with its
+# physics (the pile's gravity and restitution, no "not restored" notice).
+demo="$(dirname "$nbsim")/traj_demo"
+if [ -x "$demo" ]; then
+  mkdir "$work/params"
+  "$demo" --write-only --keep --scene pile --n 300 --frames 3 --out "$work/params" >/dev/null \
+    || { echo "FAIL: traj_demo --write-only --keep"; fails=$((fails + 1)); }
+  for f in "$work"/params/write_only.*; do
+    "$nbsim" --backend cpu --scene "$f" --frames 1 --save-state "$work/params/resumed" >/dev/null 2>"$work/params/err" \
+      && grep -Eq "^gravity = 0, -9.81(0*5)?, 0$" "$work/params/resumed" && grep -q "^restitution = 0.5$" "$work/params/resumed" \
+      && ! grep -q "not restored" "$work/params/err" && ran=$((ran + 1)) \
+      || { echo "FAIL: resuming from $(basename "$f"): $(cat "$work/params/err")"; fails=$((fails + 1)); }
+  done
+  if py=$(python_with ase); then
+    if "$py" - "$work/params" <<'PY'
+import sys
+import ase.io
+d = sys.argv[1]
+xyz = ase.io.read(d + "/write_only.xyz", index=":")
+assert len(xyz) == 3, len(xyz)
+assert list(xyz[-1].info["nbsim_gravity"]) == [0.0, -9.81, 0.0], xyz[-1].info
+assert xyz[-1].info["nbsim_restitution"] == 0.5
+lmp = ase.io.read(d + "/write_only.lammpstrj", index=":", format="lammps-dump-text")
+assert len(lmp) == 3 and len(lmp[-1]) == 300, len(lmp)
+print(f"ase ({sys.executable}): dumps with nbsim's parameters read")
+PY
+    then ran=$((ran + 1)); else echo "FAIL: ASE on dumps with parameters"; fails=$((fails + 1)); fi
+  fi
+  if py=$(python_with ovito); then
+    if "$py" - "$work/params" <<'PY'
+import sys
+from ovito.io import import_file
+for ext in ("xyz", "lammpstrj"):
+    pipeline = import_file(f"{sys.argv[1]}/write_only.{ext}")
+    assert pipeline.num_frames == 3, (ext, pipeline.num_frames)
+    assert pipeline.compute(2).particles.count == 300
+print("ovito: dumps with nbsim's parameters read")
+PY
+    then ran=$((ran + 1)); else echo "FAIL: OVITO on dumps with parameters"; fails=$((fails + 1)); fi
+  fi
+fi
 
 echo "$ran reader checks passed, $fails failed"
 [ $fails -eq 0 ]

@@ -68,15 +68,33 @@ def check_ase(d, frames, ref, c):
     last = traj[-1]
     pos, vel, radius, mass, params = ref
     c.near(last.get_positions(), pos, "run.xyz positions")
-    c.near(last.arrays["velo"], vel, "run.xyz velocities")
+    # ASE's own accessors: velocities are momenta / masses to it (a velo column alone read as 0)
+    c.near(last.get_velocities(), vel, "run.xyz velocities (ASE get_velocities)")
+    c.near(last.get_masses(), mass, "run.xyz masses (ASE get_masses)")
+    c.near(last.arrays["velo"], vel, "run.xyz velo column")
     c.near(last.arrays["radius"], radius, "run.xyz radii")
-    c.near(last.arrays["mass"], mass, "run.xyz masses")
+    c.ensure(list(last.get_chemical_symbols()[:2]) == ["X", "X"], "run.xyz species X")
     c.ensure(list(last.arrays["id"][:3]) == [1, 2, 3], "run.xyz ids 1..N")
     box = 2.0 * float(params["box_half"])
     c.near(last.cell.lengths(), [box, box, box], "run.xyz Lattice")
     c.ensure(not any(last.pbc), "run.xyz pbc is F F F")
     c.ensure(int(last.info["Step"]) > 0, "run.xyz Step")
-    return ["run.xyz"]
+    seen = ["run.xyz"]
+    # The LAMMPS dump, as ASE reads one (it needs a type column); ASE takes LAMMPS's metal units.
+    path = os.path.join(d, "run.lammpstrj")
+    if os.path.exists(path):
+        from ase.calculators.lammps import convert
+        traj = ase.io.read(path, index=":", format="lammps-dump-text")
+        c.ensure(len(traj) == frames, f"run.lammpstrj: {len(traj)} frames, want {frames}")
+        last = traj[-1]
+        c.near(last.get_positions(), pos, "run.lammpstrj positions (ASE)",
+               scale=convert(1.0, "distance", "metal", "ASE"))
+        c.near(last.get_velocities(), vel, "run.lammpstrj velocities (ASE)",
+               scale=convert(1.0, "velocity", "metal", "ASE"))
+        c.near(last.cell.lengths(), [box, box, box], "run.lammpstrj box (ASE)")
+        c.ensure(not any(last.pbc), "run.lammpstrj boundaries ff ff ff")
+        seen.append("run.lammpstrj")
+    return seen
 
 
 def check_ovito(d, frames, ref, c):

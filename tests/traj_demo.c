@@ -7,9 +7,11 @@
  *
  *   traj_demo [--backend cpu|cuda] [--scene NAME] [--n N] [--frames F] [--every K]
  *             [--steps S] [--formats xyz,lammpstrj,nc] [--out DIR] [--no-state] [--write-only]
+ *             [--keep]
  *
  * --write-only times the writers alone on the scene's initial state (no backend): F frames per
- * format, one line `write_only FORMAT N ms_per_frame MB_per_frame` each.
+ * format, one line `write_only FORMAT N ms_per_frame MB_per_frame` each; the files
+ * (DIR/write_only.FORMAT) carry the scene's parameters and are removed unless --keep.
  *
  * Prints one line per format (the recorder's summary), `writer_ms PATH MS` and `frame_ms plain X
  * after_dump Y sim_thread_dump_ms Z`: the mean frame time of frames that follow no dump and of
@@ -32,7 +34,7 @@
 
 /* The writers alone: the host cost of a frame in each format (formatting + writing). */
 static int time_writers(const sim_state *s, const sim_params *p, const char *formats,
-                        const char *out, long frames) {
+                        const char *out, long frames, int keep) {
     const uint32_t n = s->n;
     sim_vec4f *pos = malloc(n * sizeof *pos), *vel = malloc(n * sizeof *vel),
               *force = calloc(n, sizeof *force);
@@ -56,7 +58,7 @@ static int time_writers(const sim_state *s, const sim_params *p, const char *for
         sim_error err;
         sim_error_clear(&err);
         sim_traj_writer *w = NULL;
-        if (sim_traj_writer_open(&w, path, n, &err) != SIM_OK) {
+        if (sim_traj_writer_open_params(&w, path, n, p, &err) != SIM_OK) {
             printf("skip: %s\n", err.message);
             continue;
         }
@@ -74,7 +76,9 @@ static int time_writers(const sim_state *s, const sim_params *p, const char *for
             rc = 1;
         }
         printf("write_only %s %u %.1f %.1f\n", f, n, ms, mb);
-        remove(path);
+        if (!keep) {
+            remove(path);
+        }
     }
     free(pos);
     free(vel);
@@ -90,12 +94,14 @@ static int usage(const char *why) {
 int main(int argc, char **argv) {
     const char *backend_name = "cpu", *scene = "pile", *formats = "xyz,lammpstrj,nc", *out = ".";
     long n = 300, frames = 40, every = 10, steps = 0;
-    int save = 1, write_only = 0;
+    int save = 1, write_only = 0, keep = 0;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--no-state") == 0 || strcmp(a, "--write-only") == 0) {
+        if (strcmp(a, "--no-state") == 0 || strcmp(a, "--write-only") == 0 ||
+            strcmp(a, "--keep") == 0) {
             save = save && strcmp(a, "--no-state") != 0;
             write_only = write_only || strcmp(a, "--write-only") == 0;
+            keep = keep || strcmp(a, "--keep") == 0;
             continue;
         }
         if (v == NULL) {
@@ -145,7 +151,7 @@ int main(int argc, char **argv) {
     }
     params.dt = sim_default_dt(&params, &state); /* as the session does: time = steps * dt */
     if (write_only) {
-        return time_writers(&state, &params, formats, out, frames > 0 ? frames : 1);
+        return time_writers(&state, &params, formats, out, frames > 0 ? frames : 1, keep);
     }
     if (sim_backend_create(&config, &params, &state, &b, &err) != SIM_OK) {
         fprintf(stderr, "traj_demo: %s\n", err.message);

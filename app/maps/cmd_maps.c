@@ -327,12 +327,12 @@ static int run_png(const maps_options *o, const sim_map_plan *plan) {
     }
     const char *lines[] = {title, stats, check};
     sim_status st = app_map_png_write(plan, lines, 3, o->png, &err);
-    if (st == SIM_OUT_OF_MEMORY) {
+    if (st == SIM_BAD_ARGUMENT) {
+        return usage_error("%s", err.message);
+    }
+    if (st != SIM_OK) { /* a write that failed (a full disk), no memory: 1, as for any run */
         fprintf(stderr, "nbsim maps: %s\n", err.message);
         return APP_EXIT_FAILURE;
-    }
-    if (st != SIM_OK) {
-        return usage_error("%s", err.message);
     }
     printf("wrote %s\n", o->png);
     return APP_EXIT_OK;

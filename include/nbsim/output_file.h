@@ -32,14 +32,18 @@ typedef struct {
     char target[SIM_PATH_MAX]; /* where the data lands: path, or a link's final target */
     char temp[SIM_PATH_MAX];   /* renamed onto target at commit; "" when written directly */
     int direct;                /* 1: stdout, a FIFO or a device */
+    void *sink;                /* private: the descriptor under file and its first write error */
 } sim_output;
 
 /* Whether sim_output_open(path) can work, without creating anything: the reason in err. */
 sim_status sim_output_check(const char *path, sim_error *err);
-/* Opens for writing ("wb" semantics). On failure nothing is left behind. */
+/* Opens for writing ("wb" semantics). On failure nothing is left behind. Opening a FIFO waits
+ * for its reader; a signal that interrupts the wait (a handler installed without SA_RESTART, as
+ * nbsim's stop signals are) gives SIM_INTERRUPTED. */
 sim_status sim_output_open(sim_output *out, const char *path, sim_error *err);
 /* Flushes, checks for write errors, syncs and renames into place (direct outputs: flushes and
- * closes). On failure the temporary is removed and err names the cause. */
+ * closes). On failure the temporary is removed and err names the cause: the errno of the first
+ * write that failed (a full disk is "No space left on device" however long ago it happened). */
 sim_status sim_output_commit(sim_output *out, sim_error *err);
 /* Closes and removes the temporary: the path keeps what it had (a direct output keeps what was
  * written to it). Safe to call on a committed or never-opened output. */

@@ -73,6 +73,12 @@ typedef struct {
     const char *help;  /* one help line */
 } sim_param_info;
 
+/* Parameters as bits: 1 << sim_param_id for the rows above, and these for the two fields of
+ * sim_params without a row (the contact law and the triplet switch). */
+#define SIM_PARAM_BIT_HERTZ (1u << SIM_PARAM_COUNT)
+#define SIM_PARAM_BIT_TRIPLETS (1u << (SIM_PARAM_COUNT + 1))
+#define SIM_PARAM_BITS_ALL (SIM_PARAM_BIT_TRIPLETS | (SIM_PARAM_BIT_TRIPLETS - 1u))
+
 const sim_param_info *sim_param_info_of(sim_param_id id);
 /* By scene key (also the alias `box` of box_half) or by flag; -1 when unknown. */
 int sim_param_from_key(const char *key);
@@ -81,6 +87,8 @@ int sim_param_from_flag(const char *flag);
 /* Parses text and sets the parameter. On a bad value returns SIM_BAD_ARGUMENT with the message
  * "'TEXT' must be RULE" (callers prefix the flag or the file and line). */
 sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_error *err);
+/* Copies into *to the parameters of *from whose bits are set in `bits` (the others stay). */
+void sim_params_take(sim_params *to, const sim_params *from, unsigned bits);
 /* Every parameter of p, and hertz / triplets (0 or 1), against its rule. stiffness_ratio 0 (the
  * zero-initialised field: the default ratio) and tangential_damping_set 0 (auto) pass. */
 sim_status sim_params_check(const sim_params *p, sim_error *err);

@@ -38,11 +38,15 @@ extern "C" {
  *   pile     a loose lattice dropped under gravity onto the floor (y = -box_half), e = 0.5,
  *   collide  two dense blocks colliding off-centre at 2 x 5 m/s, no gravity,
  *   triplets a compact cluster at rest with strong ATM (nu > 0): with triplets on it blows
- *            apart (compact triangles repel); with triplets off nothing moves.
+ *            apart (compact triangles repel); with triplets off nothing moves,
+ *   lattice  NVIDIA's `particles` sample's benchmark configuration scaled x32: touching spheres
+ *            (r = 0.5 m, 1 kg, +-1 % jitter) from a corner of a 64 m box, gravity along -y.
  * Each sets in *params_inout the fields it is designed for: box_half, gravity, restitution,
- * atm_nu, atm_cutoff (and triplets = 1 for "triplets"); dt, stiffness, hertz and
- * steps_per_frame are left as given. Bodies never overlap each other or the walls initially;
- * the same (name, n, seed) gives the same state bit for bit; O(n) time (lattice + jitter). */
+ * atm_nu, atm_cutoff (and triplets = 1 for "triplets"; "lattice" also sets the sample's linear
+ * spring and step: stiffness, hertz = 0 and dt); the others are left as given. Bodies never
+ * overlap each other or the walls initially, except in "lattice", whose neighbours touch and
+ * overlap by up to its jitter; the same (name, n, seed) gives the same state bit for bit; O(n)
+ * time (lattice + jitter). */
 int sim_scene_builtin_count(void);
 const char *sim_scene_builtin_name(int i);
 /* 1 when name is one of the built-in scenes. */
@@ -57,14 +61,15 @@ sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_pa
 /* Reads a scene file into *out (allocated here) and the parameters it sets into *params_inout.
  * On error neither is touched; the message names file, line and problem (the file's own bytes
  * in it are printable: control characters and non-ASCII bytes show as '?'). A UTF-8 byte order
- * mark at the start is skipped. A trajectory
- * (.xyz, .lammpstrj, .nc: trajectory.h) gives its last complete frame and sets only box_half,
- * so a run can be continued from its dump. */
+ * mark at the start is skipped. A trajectory (.xyz, .lammpstrj, .nc: trajectory.h) gives its
+ * last complete frame, its box and the parameters it carries (sim_traj_writer_open_params), so a
+ * run can be continued from its dump; with options, what it does not carry is named in one
+ * warning ("not restored"), and a cut-off last frame in another. */
 sim_status sim_scene_load(const char *path, sim_params *params_inout, sim_state *out,
                           sim_error *err);
 
 /* Fixed bit of the contact law (hertz), after the 1 << sim_param_id bits. */
-#define SIM_SCENE_FIXED_HERTZ (1u << SIM_PARAM_COUNT)
+#define SIM_SCENE_FIXED_HERTZ SIM_PARAM_BIT_HERTZ
 
 /* What a caller asks of a scene file beyond its text. Zero-initialised: no limit, nothing fixed,
  * warnings dropped. */

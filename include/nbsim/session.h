@@ -20,7 +20,7 @@ extern "C" {
  * 1 << sim_param_id per parameter, plus the contact law. They override the scene's, and a
  * scene file cannot change them (scene.h's fixed bits are the same). */
 #define SIM_GIVEN(id) (1u << SIM_PARAM_##id)
-#define SIM_GIVEN_HERTZ (1u << SIM_PARAM_COUNT)
+#define SIM_GIVEN_HERTZ SIM_PARAM_BIT_HERTZ
 
 /* sim_session_config.gpus: every visible GPU. */
 #define SIM_GPUS_ALL (-1)

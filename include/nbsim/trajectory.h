@@ -4,10 +4,13 @@
  * as a state (so a run can be continued from its dump).
  *
  *   .xyz        extended XYZ: per frame a count line, a comment line with
- *               Lattice="..." Origin="..." Properties=id:I:1:pos:R:3:velo:R:3:radius:R:1:
- *               mass:R:1:forces:R:3 Time=... Step=... pbc="F F F", then one line per body.
+ *               Lattice="..." Origin="..." Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:
+ *               momenta:R:3:radius:R:1:mass:R:1:masses:R:1:forces:R:3 Time=... Step=...
+ *               pbc="F F F", then one line per body (velocity and mass under OVITO's names and
+ *               ASE's: traj_xyz.c).
  *   .lammpstrj  LAMMPS text dump (dump custom): ITEM: TIME, ITEM: TIMESTEP, ITEM: NUMBER OF ATOMS,
- *               ITEM: BOX BOUNDS ff ff ff, ITEM: ATOMS id x y z vx vy vz radius mass fx fy fz.
+ *               ITEM: BOX BOUNDS ff ff ff, ITEM: ATOMS id type x y z vx vy vz radius mass fx fy
+ *               fz (type 1 for every sphere).
  *   .nc         AMBER NetCDF trajectory convention 1.0 (64-bit offset NetCDF, the flavour AMBER,
  *               MDAnalysis and VMD require), through libnetcdf when the build found it; extra
  *               per-atom variables radius, mass and id (OVITO maps `radius` to its Radius
@@ -31,7 +34,7 @@
 #ifndef SIM_TRAJECTORY_H
 #define SIM_TRAJECTORY_H
 
-#include "nbsim/state.h"
+#include "nbsim/params.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,6 +81,15 @@ typedef struct sim_traj_writer sim_traj_writer;
  * NetCDF: SIM_UNSUPPORTED; an unwritable path: SIM_IO. Nothing is created on error. */
 sim_status sim_traj_writer_open(sim_traj_writer **out, const char *path, uint32_t n,
                                 sim_error *err);
+/* The same, and every frame carries the run's parameters (params; NULL: none), so that a run
+ * continued from the file (sim_traj_read_last, --scene FILE) gets its physics back: every
+ * SIM_PARAM_LIST parameter but the box (which each format carries as its cell), hertz and
+ * triplets, under their scene-file keys at full double precision. Where: .xyz the comment line's
+ * nbsim_KEY=VALUE pairs (gravity as nbsim_gravity="gx gy gz", an array to ASE); .lammpstrj an
+ * item ITEM: NBSIM PARAMETERS before ITEM: ATOMS, its line KEY=VALUE ... (gravity=gx,gy,gz;
+ * OVITO, ASE and VMD skip items they do not know); .nc global attributes nbsim_KEY. */
+sim_status sim_traj_writer_open_params(sim_traj_writer **out, const char *path, uint32_t n,
+                                       const sim_params *params, sim_error *err);
 /* Appends one frame (f->n must be the writer's n). Radii and masses may differ between frames in
  * the text formats; NetCDF stores them once and refuses a frame where they changed. After a
  * failure the writer refuses further frames; the file keeps the frames before the failed one. */
@@ -99,17 +111,24 @@ typedef struct sim_traj_info {
     double time;     /* its simulated time [s] (0 when the file has none) */
     int has_box;     /* the file gave the box; params_inout->box_half was set from it */
     int truncated;   /* the file ends in an incomplete frame, which was skipped */
+    /* The parameters the file carried and params_inout took (bits as in params.h; the box's
+     * when has_box): only the box's for a dump that carries no parameters (an older nbsim's,
+     * another program's). */
+    unsigned params_found;
 } sim_traj_info;
 
 /* Reads the last complete frame of a trajectory into *out (allocated here) in body order (by
  * the id column when the file has one: ids must be distinct; bodies are sorted by id). Required
  * columns: position and radius; a frame without radii is a one-line SIM_PARSE error naming the
- * file and the frame. Velocity: zero when absent. Mass: the mass column, else
+ * file and the frame. Velocity: the velocity column, else momenta / mass (what ASE writes), else
+ * zero. Mass: the mass column, else
  * density * 4/3 pi r^3 from a density column, else density 1 kg/m^3 (the built-in scenes').
  * The box: Lattice= (xyz; plus Origin=, else the cell is taken as centred) or BOX BOUNDS
  * (lammpstrj) must be a cube centred on the origin and sets params_inout->box_half; without one
- * the caller's box_half stays. Every body must have radius > 0, mass > 0 and its centre inside
- * the walls. On error neither *out nor *params_inout is touched. info may be NULL. */
+ * the caller's box_half stays. The parameters the file carries (sim_traj_writer_open_params) are
+ * checked against the rules of params.h and set in *params_inout; the others stay. Every body
+ * must have radius > 0, mass > 0 and its centre inside the walls. On error neither *out nor
+ * *params_inout is touched. info may be NULL. */
 sim_status sim_traj_read_last(const char *path, sim_params *params_inout, sim_state *out,
                               sim_traj_info *info, sim_error *err);
 

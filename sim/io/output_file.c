@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — outputs written through a temporary and renamed, or directly where a rename would
  * destroy what the path is (see output_file.h). */
-#define _XOPEN_SOURCE 700 /* realpath, fsync, mkstemp, readlink, fchmod */
+#define _GNU_SOURCE /* fopencookie; realpath, fsync, mkstemp, readlink, fchmod */
 #include "nbsim/output_file.h"
 
 #include <errno.h>
@@ -147,6 +147,64 @@ void sim_output_remove_unfinished(void) {
     pthread_mutex_unlock(&unfinished_lock);
 }
 
+/* The stream under sim_output's FILE: stdio's buffering over the descriptor, with the errno of
+ * the first write that failed kept. stdio only keeps an error flag, and by the time the output is
+ * committed errno says nothing (a write that failed inside an fputs long before leaves a flag and
+ * no cause), so a full disk would be reported as "Input/output error". */
+typedef struct {
+    int fd;
+    int error; /* errno of the first failed write; 0 while none failed */
+} out_sink;
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t size) {
+    out_sink *k = cookie;
+    size_t done = 0;
+    while (done < size) {
+        const ssize_t wrote = write(k->fd, buf + done, size - done);
+        if (wrote < 0 && errno == EINTR) {
+            continue;
+        }
+        if (wrote <= 0) {
+            if (k->error == 0) {
+                k->error = wrote < 0 ? errno : EIO;
+            }
+            errno = k->error;
+            return (ssize_t)done; /* short: stdio sets the stream's error flag */
+        }
+        done += (size_t)wrote;
+    }
+    return (ssize_t)done;
+}
+
+static int sink_close(void *cookie) {
+    out_sink *k = cookie;
+    const int rc = close(k->fd);
+    free(k);
+    return rc;
+}
+
+/* A FILE writing to fd (closed with it); NULL with errno set (fd closed) on failure. */
+static FILE *sink_open(int fd, sim_output *out) {
+    out_sink *k = malloc(sizeof *k);
+    if (k == NULL) {
+        close(fd);
+        errno = ENOMEM;
+        return NULL;
+    }
+    k->fd = fd;
+    k->error = 0;
+    const cookie_io_functions_t io = {NULL, sink_write, NULL, sink_close};
+    FILE *f = fopencookie(k, "w", io);
+    if (f == NULL) {
+        const int e = errno;
+        sink_close(k);
+        errno = e;
+        return NULL;
+    }
+    out->sink = k;
+    return f;
+}
+
 sim_status sim_output_check(const char *path, sim_error *err) {
     sim_output probe;
     return resolve(path, &probe, err);
@@ -159,8 +217,14 @@ sim_status sim_output_open(sim_output *out, const char *path, sim_error *err) {
         return SIM_OK;
     }
     if (out->direct) {
-        /* O_NONBLOCK never: a FIFO without a reader should wait, as any writer would. */
-        out->file = fopen(out->target, "wb");
+        /* O_NONBLOCK never: a FIFO without a reader should wait, as any writer would; a signal
+         * that stops the run ends the wait (its handler interrupts open: no SA_RESTART). */
+        const int fd = open(out->target, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 && errno == EINTR) {
+            return sim_fail(err, SIM_INTERRUPTED,
+                            "'%s': stopped while waiting for a reader to open it", path);
+        }
+        out->file = fd >= 0 ? sink_open(fd, out) : NULL;
         if (out->file == NULL) {
             return sim_fail(err, SIM_IO, "cannot write '%s': %s", path, strerror(errno));
         }
@@ -190,10 +254,9 @@ sim_status sim_output_open(sim_output *out, const char *path, sim_error *err) {
         mode = 0666 & ~mask;
     }
     (void)fchmod(fd, mode);
-    out->file = fdopen(fd, "wb");
+    out->file = sink_open(fd, out);
     if (out->file == NULL) {
         const int e = errno;
-        close(fd);
         unlink(out->temp);
         out->temp[0] = '\0';
         return sim_fail(err, SIM_IO, "cannot write '%s': %s", path, strerror(e));
@@ -207,20 +270,22 @@ sim_status sim_output_commit(sim_output *out, sim_error *err) {
         return sim_fail(err, SIM_IO, "cannot write '%s': not open", out->path);
     }
     FILE *f = out->file;
+    out_sink *k = out->sink; /* NULL for standard output */
     out->file = NULL;
+    out->sink = NULL;
     errno = 0;
     int e = 0;
     if (fflush(f) != 0 || ferror(f)) {
-        e = errno ? errno : EIO;
+        e = k != NULL && k->error != 0 ? k->error : errno ? errno : EIO;
     }
-    if (e == 0 && !out->direct && fsync(fileno(f)) != 0) {
+    if (e == 0 && !out->direct && fsync(k->fd) != 0) {
         e = errno;
     }
     if (f == stdout) {
         return e ? sim_fail(err, SIM_IO, "cannot write to standard output: %s", strerror(e))
                  : SIM_OK;
     }
-    if (fclose(f) != 0 && e == 0) {
+    if (fclose(f) != 0 && e == 0) { /* frees k */
         e = errno ? errno : EIO;
     }
     if (!out->direct) {
@@ -245,6 +310,7 @@ void sim_output_abort(sim_output *out) {
         fclose(out->file);
     }
     out->file = NULL;
+    out->sink = NULL;
     if (out->temp[0] != '\0') {
         track_temp(out->temp, 0);
         unlink(out->temp);

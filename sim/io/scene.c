@@ -6,6 +6,7 @@
 #include "nbsim/scene.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const double pi_ = 3.14159265358979323846;
@@ -184,6 +185,50 @@ static void scene_triplets(sim_state *st, rng *r, sim_params *p) {
     p->triplets = 1;
 }
 
+/* Lattice: NVIDIA's CUDA sample `particles` in its benchmark configuration (-benchmark -n=N),
+ * scaled by 32 in length. The sample puts spheres of radius r = 1/64 on a touching cubic lattice
+ * (spacing 2r), ceil(cbrt(N)) per side, from the corner (-1, -1, -1) of its box [-1, 1]^3, x
+ * fastest, then y, then z, with a uniform jitter of +-1 % of r per axis, at rest. Here r = 0.5 m,
+ * spacing 1 m, jitter +-5 mm, the first centre at -31.5 m on each axis, the box half-width 32 m
+ * (wider when the lattice needs it: above 262,144 bodies, the most the sample's 64^3 grid holds).
+ * The block stands on the floor against three walls; gravity makes it slump into the empty part
+ * of the box, as in the sample. Time is not scaled, so the sample's per-step dynamics carry over:
+ * every sphere weighs 1 kg (the sample's unit masses), the spring 1 N/m is its k/m = spring /
+ * timestep = 0.5 / 0.5 s^-2, the step is its 0.5 s (~4.4 steps per contact, far coarser than
+ * nbsim's default t_c/50: the session warns), the restitution 0.915 is its normal damping (0.02
+ * per step of the relative velocity: damping ratio 0.028), gravity 0.0003 x 32 = 0.0096 m/s^2
+ * along -y. What nbsim's model lacks (the sample's tangential shear, walls that clamp and reflect
+ * at e = 0.5, its static collider sphere) is listed in scripts/gpu_peers.sh. Neighbours touch:
+ * overlaps up to the jitter (2 sqrt(3) x 5 mm), also with the walls. */
+#define LATTICE_RADIUS 0.5
+#define LATTICE_BOX_HALF 32.0
+#define LATTICE_JITTER (0.01 * LATTICE_RADIUS)
+
+static void scene_lattice(sim_state *st, rng *r, sim_params *p) {
+    const double s = 2.0 * LATTICE_RADIUS;
+    const uint32_t m = cube_side(st->n);
+    const double half = 0.5 * m * s > LATTICE_BOX_HALF ? 0.5 * m * s : LATTICE_BOX_HALF;
+    const double first = -half + LATTICE_RADIUS;
+    for (uint32_t i = 0; i < st->n; ++i) {
+        const uint32_t ix = i % m, iy = i / m % m, iz = i / m / m;
+        sim_vec4d pos;
+        pos.x = first + ix * s + rng_uniform(r, -LATTICE_JITTER, LATTICE_JITTER);
+        pos.y = first + iy * s + rng_uniform(r, -LATTICE_JITTER, LATTICE_JITTER);
+        pos.z = first + iz * s + rng_uniform(r, -LATTICE_JITTER, LATTICE_JITTER);
+        pos.w = LATTICE_RADIUS;
+        st->pos[i] = pos;
+        st->vel[i] = (sim_vec4d){0.0, 0.0, 0.0, 1.0}; /* 1 kg */
+    }
+    p->box_half = half;
+    p->gravity = (sim_vec3d){0.0, -0.0003 * 32.0, 0.0};
+    p->restitution = 0.915;
+    p->atm_nu = 0.0;
+    p->atm_cutoff = 0.0;
+    p->stiffness = 1.0;
+    p->hertz = 0;
+    p->dt = 0.5;
+}
+
 typedef struct {
     const char *name;
     const char *description;
@@ -197,6 +242,10 @@ static const scene_entry scenes[] = {
     {"collide", "two dense blocks colliding off-centre at 2 x 5 m/s", 4096, scene_collide},
     {"triplets", "compact cluster at rest blown apart by ATM forces (triplets on)", 216,
      scene_triplets},
+    {"lattice",
+     "NVIDIA's particles sample's benchmark configuration scaled x32: a touching lattice "
+     "(r = 0.5 m, +-1 % jitter) filled from a corner of a 64 m box, gravity along -y",
+     4096, scene_lattice},
 };
 
 #define SCENE_COUNT ((int)(sizeof scenes / sizeof scenes[0]))
@@ -227,9 +276,13 @@ sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_pa
         }
     }
     if (e == NULL) {
-        return sim_fail(err, SIM_BAD_ARGUMENT,
-                        "unknown built-in scene '%s' (choose gas, pile, collide or triplets)",
-                        name);
+        char names[256] = "";
+        for (int i = 0; i < SCENE_COUNT; ++i) {
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     scenes[i].name);
+        }
+        return sim_fail(err, SIM_BAD_ARGUMENT, "unknown built-in scene '%s' (choose %s)", name,
+                        names);
     }
     sim_state st;
     sim_status s = sim_state_alloc(&st, n ? n : e->default_n, err);

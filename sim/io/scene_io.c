@@ -179,6 +179,10 @@ static int parse_header(char *line) {
 typedef struct {
     sim_vec4d *pos, *vel;
     uint32_t n, cap;
+    /* the lightest body and where it was, for a default step it makes impossible */
+    uint32_t lightest;
+    long lightest_line;
+    double lightest_density;
 } body_list;
 
 static int push_body(body_list *l, sim_vec4d pos, sim_vec4d vel) {
@@ -239,6 +243,13 @@ static sim_status parse_body(const where *w, char *line, int columns, const sim_
         snprintf(text, sizeof text, "%g", c[7]);
         return fail_at(w, "density must be > 0, got ", text);
     }
+    if (!(c[6] <= p->box_half)) { /* a sphere wider than the box cannot be between its walls */
+        const int fixed = (w->opt->fixed & (1u << SIM_PARAM_BOX)) != 0;
+        snprintf(text, sizeof text,
+                 "body %u: radius %g m is larger than the box (half-width %g m, %s)", bodies->n + 1,
+                 c[6], p->box_half, fixed ? sim_param_info_of(SIM_PARAM_BOX)->flag : "box_half");
+        return fail_at(w, "sphere wider than the box: ", text);
+    }
     /* A saved state (force columns) may hold what a run reached without blowing up. */
     const double L = p->box_half, limit = columns == MAX_COLUMNS ? SIM_ESCAPE_FACTOR * L : L;
     if (!(fabs(c[0]) <= limit && fabs(c[1]) <= limit && fabs(c[2]) <= limit)) {
@@ -256,6 +267,11 @@ static sim_status parse_body(const where *w, char *line, int columns, const sim_
     }
     const sim_vec4d pos = {c[0], c[1], c[2], c[6]};
     const sim_vec4d vel = {c[3], c[4], c[5], mass};
+    if (bodies->n == 0 || mass < bodies->vel[bodies->lightest].w) {
+        bodies->lightest = bodies->n;
+        bodies->lightest_line = w->line;
+        bodies->lightest_density = c[7];
+    }
     if (!push_body(bodies, pos, vel)) {
         const double bytes = 2.0 * (double)(bodies->cap ? 2.0 * bodies->cap : 1024) * sizeof pos;
         return sim_fail(w->err, SIM_OUT_OF_MEMORY,
@@ -327,6 +343,36 @@ static sim_status parse_file(FILE *f, where *w, sim_params *p, body_list *bodies
     return s;
 }
 
+/* Without a dt (file or caller), the step is derived from the lightest bodies' contact time: a
+ * body heavy beyond anything a step can resolve (density 1e300, radius 1e30) would make it a
+ * step the rules refuse, reported later with no file or line. Said here, at the lightest body
+ * (every body is at least that heavy), with the values that made it so. */
+static sim_status check_default_dt(where *w, const sim_params *p, const body_list *bodies) {
+    if (p->dt > 0.0 || bodies->n == 0) {
+        return SIM_OK;
+    }
+    const sim_state st = {bodies->n, bodies->pos, bodies->vel};
+    const double dt = sim_default_dt(p, &st);
+    sim_params probe = *p;
+    probe.dt = dt;
+    sim_error ignored;
+    if (isfinite(dt) && sim_params_check(&probe, &ignored) == SIM_OK) {
+        return SIM_OK;
+    }
+    const sim_vec4d x = bodies->pos[bodies->lightest], v = bodies->vel[bodies->lightest];
+    char text[SIM_ERROR_MESSAGE_MAX];
+    snprintf(text, sizeof text,
+             "body %u, the lightest: radius %g m and density %g kg/m^3 give a mass of %g kg, "
+             "and the default step (the contact time / %d) would be %g s, beyond the 1000 s a "
+             "step may be (lighter bodies, a stiffer contact, or a dt in the file)",
+             bodies->lightest + 1, x.w, bodies->lightest_density, v.w, SIM_STEPS_PER_CONTACT, dt);
+    const long line = w->line;
+    w->line = bodies->lightest_line;
+    const sim_status s = fail_at(w, "", text);
+    w->line = line;
+    return s;
+}
+
 sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_options *options,
                           sim_params *params_inout, sim_state *out, sim_error *err) {
     SIM_ASSERT(f != NULL && name != NULL && params_inout != NULL && out != NULL);
@@ -337,8 +383,11 @@ sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_option
     w.opt = options != NULL ? options : &none;
     w.err = err;
     sim_params p = *params_inout;
-    body_list bodies = {NULL, NULL, 0, 0};
+    body_list bodies = {NULL, NULL, 0, 0, 0, 0, 0.0};
     sim_status s = parse_file(f, &w, &p, &bodies);
+    if (s == SIM_OK) {
+        s = check_default_dt(&w, &p, &bodies);
+    }
     if (s == SIM_OK) {
         s = sim_state_alloc(out, bodies.n, err);
     }
@@ -352,6 +401,80 @@ sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_option
     return s;
 }
 
+/* Appends "PATH: warning: TEXT" as one line of the caller's warnings. */
+static void warn_file(const sim_scene_load_options *opt, const char *path, const char *text) {
+    char *out = opt->warnings;
+    if (out == NULL || opt->warnings_cap == 0) {
+        return;
+    }
+    char clean[SIM_ERROR_MESSAGE_MAX];
+    snprintf(clean, sizeof clean, "%s: warning: %s", path, text);
+    printable(clean);
+    const size_t len = strnlen(out, opt->warnings_cap);
+    if (len + 1 < opt->warnings_cap) {
+        snprintf(out + len, opt->warnings_cap - len, "%s%s", len ? "\n" : "", clean);
+    }
+}
+
+/* The last frame of a dump (trajectory.h) and the parameters it carries, under the rules of
+ * scene files: the caller's fixed parameters win (and the bodies must fit the caller's box);
+ * one warning names what the dump did not restore, one that its last frame was cut off. */
+static sim_status load_dump(const char *path, const sim_scene_load_options *opt,
+                            sim_params *params_inout, sim_state *out, sim_error *err) {
+    sim_params from = *params_inout;
+    sim_traj_info info;
+    sim_state st = {0, NULL, NULL};
+    SIM_TRY(sim_traj_read_last(path, &from, &st, &info, err));
+    const unsigned fixed = opt->fixed & ~SIM_PARAM_BIT_TRIPLETS; /* the session decides those */
+    const sim_params p = *params_inout;
+    sim_params take = p;
+    sim_params_take(&take, &from, info.params_found & ~fixed);
+    if (fixed & (1u << SIM_PARAM_BOX)) { /* the caller's walls: every centre inside them */
+        const double L = p.box_half;
+        for (uint32_t i = 0; i < st.n; ++i) {
+            const sim_vec4d x = st.pos[i];
+            if (!(fabs(x.x) <= L && fabs(x.y) <= L && fabs(x.z) <= L)) {
+                sim_state_free(&st);
+                return sim_fail(err, SIM_PARSE,
+                                "%s: frame %llu, body %u: centre (%g, %g, %g) is beyond the walls "
+                                "at +-%g (%s)",
+                                path, (unsigned long long)info.frame, i + 1, x.x, x.y, x.z, L,
+                                sim_param_info_of(SIM_PARAM_BOX)->flag);
+            }
+        }
+    }
+    const unsigned missing = SIM_PARAM_BITS_ALL & ~info.params_found & ~fixed;
+    if (missing != 0) {
+        char names[256] = "";
+        for (int k = 0; k < SIM_PARAM_COUNT + 2; ++k) {
+            if (missing & (1u << k)) {
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         names[0] ? ", " : "",
+                         k < SIM_PARAM_COUNT    ? sim_param_info_of((sim_param_id)k)->key
+                         : k == SIM_PARAM_COUNT ? "hertz"
+                                                : "triplets");
+            }
+        }
+        char text[512];
+        snprintf(text, sizeof text,
+                 "the dump does not carry %s (an older nbsim's or another program's): not "
+                 "restored, they are nbsim's defaults",
+                 names);
+        warn_file(opt, path, text);
+    }
+    if (info.truncated) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "its last frame is cut off; continuing from the last complete one (frame %llu, "
+                 "step %llu)",
+                 (unsigned long long)info.frame, (unsigned long long)info.step);
+        warn_file(opt, path, text);
+    }
+    *params_inout = take;
+    *out = st;
+    return SIM_OK;
+}
+
 sim_status sim_scene_load_with(const char *path, const sim_scene_load_options *options,
                                sim_params *params_inout, sim_state *out, sim_error *err) {
     SIM_ASSERT(path != NULL && params_inout != NULL && out != NULL);
@@ -360,11 +483,16 @@ sim_status sim_scene_load_with(const char *path, const sim_scene_load_options *o
         return sim_fail(err, SIM_BAD_ARGUMENT, "scene '%s' is a directory, not a scene file", path);
     }
     if (sim_traj_format_from_path(path) != SIM_TRAJ_NONE) {
-        return sim_traj_read_last(path, params_inout, out, NULL, err); /* a dump's last frame */
+        static const sim_scene_load_options none;
+        return load_dump(path, options != NULL ? options : &none, params_inout, out, err);
     }
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen(path, "r"); /* a FIFO waits for its writer; a stop signal ends the wait */
     if (f == NULL) {
         const int e = errno;
+        if (e == EINTR) {
+            return sim_fail(err, SIM_INTERRUPTED,
+                            "scene '%s': stopped while waiting for a writer to open it", path);
+        }
         return sim_fail(err, e == ENOENT ? SIM_BAD_ARGUMENT : SIM_IO, "cannot open scene '%s': %s",
                         path, e == ENOENT ? "no such file" : strerror(e));
     }

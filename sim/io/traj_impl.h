@@ -41,6 +41,8 @@ struct sim_traj_writer {
     uint64_t bytes;  /* their size */
     sim_status failed;
     char failure[SIM_ERROR_MESSAGE_MAX];
+    int has_params;
+    sim_params params;   /* carried by every frame when has_params (traj_params.c) */
     traj_text_sink text; /* .xyz, .lammpstrj */
     void *nc;            /* .nc: traj_netcdf.c's state */
 };
@@ -51,9 +53,9 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err);
 
 /* ---- text formatting (traj_text.c) ---- */
 
-/* Longest body line: id (10 digits) + 11 numbers of at most 15 characters
- * ("-1.23456789e-38") + 11 blanks + newline. */
-#define TRAJ_TEXT_LINE_MAX 192
+/* Longest body line (extended XYZ's): species "X", id (10 digits), 15 numbers of at most 15
+ * characters ("-1.23456789e-38"), 16 blanks and a newline: 252 bytes. */
+#define TRAJ_TEXT_LINE_MAX 256
 
 /* Writes v like printf("%.9g") (9 significant digits: enough to give every float back exactly),
  * about five times faster. Returns the characters written (at most 15, no terminator). */
@@ -62,9 +64,14 @@ size_t traj_fmt_float(char *out, float v);
 const char *traj_fmt_double(char *out, size_t cap, double v);
 /* Decimal digits of v; returns the count (no terminator). */
 size_t traj_fmt_u64(char *out, uint64_t v);
-/* One body line of both text formats: "id x y z vx vy vz radius mass fx fy fz\n". */
-size_t traj_text_body(char *out, uint32_t id, const sim_vec4f *p, const sim_vec4f *v,
-                      const sim_vec4f *f);
+/* One body line of a text format:
+ *   .lammpstrj  "id type x y z vx vy vz radius mass fx fy fz\n" (type 1: LAMMPS readers need a
+ *               type column: ASE refuses a dump without one, VMD and scripts expect it),
+ *   .xyz        "X id x y z vx vy vz px py pz radius mass mass fx fy fz\n": species X (ASE's
+ *               dummy element), the velocity under OVITO's name (velo) and as ASE's momenta, the
+ *               mass under OVITO's name (mass) and ASE's (masses): each reader finds its own. */
+size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const sim_vec4f *p,
+                      const sim_vec4f *v, const sim_vec4f *f);
 
 sim_status traj_text_open(sim_traj_writer *w, sim_error *err);
 /* Writes header (len bytes) and then one body line per body of f; on success the frame is
@@ -100,14 +107,18 @@ int traj_parse_double(const char *tok, double *out);
 /* The last frame as a reader found it, before checks; trajectory.c turns it into a state. */
 typedef struct traj_bodies {
     uint32_t n;
-    double *pos;     /* 3 per body [m] */
-    double *vel;     /* 3 per body [m/s], zero when the file has none */
+    double *pos; /* 3 per body [m] */
+    double *vel; /* 3 per body [m/s], zero when the file has none; momenta [kg m/s] when
+                    vel_is_momentum (divided by the mass when the state is made) */
+    int vel_is_momentum;
     double *radius;  /* [m] */
     double *mass;    /* [kg], or NULL */
     double *density; /* [kg/m^3], or NULL (used when mass is NULL) */
     int64_t *id;     /* or NULL */
     int has_box;
-    double box_half; /* [m] when has_box */
+    double box_half;       /* [m] when has_box */
+    sim_params params;     /* what the file carries of them ... */
+    unsigned params_found; /* ... (bits as sim_traj_info.params_found) */
     sim_traj_info info;
 } traj_bodies;
 
@@ -122,6 +133,7 @@ void traj_bodies_free(traj_bodies *b);
 typedef struct traj_columns {
     int total; /* columns per line */
     int id, pos, vel, radius, mass, density;
+    int momenta; /* read into vel when there is no velocity column (ASE's extended XYZ) */
 } traj_columns;
 
 /* Allocates b for n bodies with what cols holds (mass; density only without mass; id) and reads
@@ -130,6 +142,24 @@ typedef struct traj_columns {
 sim_status traj_text_read_bodies(const traj_map *m, size_t pos, uint32_t n,
                                  const traj_columns *cols, const char *path, uint64_t frame,
                                  const char *what, traj_bodies *b, sim_error *err);
+
+/* ---- parameters in dumps (traj_params.c) ---- */
+
+/* The parameters as `PREFIXKEY=VALUE` pairs, blank-separated (every SIM_PARAM_LIST row but
+ * box_half, then hertz and triplets), gravity as "gx gy gz" when quoted_vectors, else gx,gy,gz;
+ * full double precision. Returns the length (cut short, never overflowing, if cap is small). */
+size_t traj_params_text(char *out, size_t cap, const sim_params *p, const char *prefix,
+                        int quoted_vectors);
+/* One KEY (prefix removed) and VALUE of such text into b->params and b->params_found: 1 when
+ * KEY is a parameter, 0 when not (the box, other programs' keys: ignored), -1 with err set
+ * (SIM_PARSE naming path and frame) when its value breaks the parameter's rule. */
+int traj_params_read(traj_bodies *b, const char *key, const char *value, const char *path,
+                     uint64_t frame, sim_error *err);
+/* The value of parameter id (any but gravity) in p: stiffness_ratio's default when 0;
+ * tangential_damping's factor (the caller says "auto" when it is not set). */
+double traj_param_scalar(const sim_params *p, sim_param_id id);
+/* The parameters b carries, into *p (the others stay). */
+void traj_params_apply(const traj_bodies *b, sim_params *p);
 
 sim_status traj_xyz_read_last(const char *path, traj_bodies *b, sim_error *err);
 sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *err);

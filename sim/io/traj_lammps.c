@@ -11,11 +11,16 @@
  *   -8 8
  *   -8 8
  *   -8 8
- *   ITEM: ATOMS id x y z vx vy vz radius mass fx fy fz
- *   1 0.5 -1.25 3 0 0 0 0.5 0.523598776 0 0 0
+ *   ITEM: NBSIM PARAMETERS
+ *   dt=0.0002 stiffness=10000 restitution=0.5 gravity=0,-9.81,0 atm_nu=0 ... hertz=0 triplets=0
+ *   ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz
+ *   1 1 0.5 -1.25 3 0 0 0 0.5 0.523598776 0 0 0
  *
  * "ff" marks fixed (non-periodic) boundaries: nbsim's walls. TIMESTEP is the step count, TIME
- * the simulated time [s] (LAMMPS's `units si`). OVITO and ASE read these columns by name.
+ * the simulated time [s] (LAMMPS's `units si`). OVITO and ASE read these columns by name; every
+ * sphere has type 1 (ASE refuses a dump without a type or element column, and VMD and most
+ * scripts expect one). ITEM: NBSIM PARAMETERS (sim_traj_writer_open_params: the run's physics,
+ * for continuing it) is nbsim's own item; OVITO, ASE and VMD skip items they do not know.
  *
  * Reading accepts what LAMMPS writes for granular runs: positions as x y z, xu yu zu (unwrapped)
  * or xs ys zs (scaled to the box); `radius` or `diameter`; `mass`, else `density`; atoms in any
@@ -32,15 +37,22 @@
 /* ---- writing ---- */
 
 static sim_status lammps_write(sim_traj_writer *w, const sim_traj_frame *f, sim_error *err) {
-    char header[512], lo[32], hi[32], t[32];
+    char header[2048], params[1100] = "", lo[32], hi[32], t[32];
     traj_fmt_double(lo, sizeof lo, -f->box_half);
     traj_fmt_double(hi, sizeof hi, f->box_half);
     traj_fmt_double(t, sizeof t, f->time);
+    if (w->has_params) {
+        const size_t n = snprintf(params, sizeof params, "ITEM: NBSIM PARAMETERS\n");
+        const size_t k = traj_params_text(params + n, sizeof params - n - 1, &w->params, "", 0);
+        params[n + k] = '\n';
+        params[n + k + 1] = '\0';
+    }
     const int len = snprintf(header, sizeof header,
                              "ITEM: TIME\n%s\nITEM: TIMESTEP\n%llu\nITEM: NUMBER OF ATOMS\n%u\n"
-                             "ITEM: BOX BOUNDS ff ff ff\n%s %s\n%s %s\n%s %s\n"
-                             "ITEM: ATOMS id x y z vx vy vz radius mass fx fy fz\n",
-                             t, (unsigned long long)f->step, f->n, lo, hi, lo, hi, lo, hi);
+                             "ITEM: BOX BOUNDS ff ff ff\n%s %s\n%s %s\n%s %s\n%s"
+                             "ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz\n",
+                             t, (unsigned long long)f->step, f->n, lo, hi, lo, hi, lo, hi, params);
+    SIM_ASSERT(len > 0 && (size_t)len < sizeof header);
     return traj_text_frame(w, header, (size_t)len, f, err);
 }
 
@@ -59,8 +71,9 @@ typedef struct {
     double time;
     int has_n, has_box, triclinic;
     double lo[3], hi[3];
-    char atoms[1024]; /* the ITEM: ATOMS line's column names */
-    size_t body;      /* offset of the first atom line */
+    char atoms[1024];  /* the ITEM: ATOMS line's column names */
+    char params[1024]; /* the ITEM: NBSIM PARAMETERS line ("" when none) */
+    size_t body;       /* offset of the first atom line */
 } lammps_frame;
 
 static int starts_with(const char *line, size_t len, const char *prefix) {
@@ -174,6 +187,10 @@ static sim_status scan(const char *path, const traj_map *m, lammps_frame *last, 
                               traj_parse_double(f[0], &cur.lo[a]) &&
                               traj_parse_double(f[1], &cur.hi[a]);
             }
+        } else if (starts_with(line, len, "ITEM: NBSIM PARAMETERS")) {
+            if (!value_line(m, &pos, cur.params, sizeof cur.params)) {
+                break;
+            }
         } else if (starts_with(line, len, "ITEM: ATOMS")) {
             if (!cur.has_n) {
                 return sim_fail(err, SIM_PARSE,
@@ -190,6 +207,7 @@ static sim_status scan(const char *path, const traj_map *m, lammps_frame *last, 
             *last = cur;
             ++*frames;
             cur.has_n = 0;
+            cur.params[0] = '\0';
         }
     }
     *truncated = *truncated || cur.has_n; /* a header without its atoms */
@@ -236,6 +254,20 @@ sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *er
                           path, (unsigned long long)frame);
         }
     }
+    if (st == SIM_OK && fr.params[0] != '\0') { /* KEY=VALUE ..., nbsim's own item */
+        char *f[64];
+        const int count = traj_split(fr.params, f, 64);
+        for (int i = 0; st == SIM_OK && i < count && i < 64; ++i) {
+            char *eq = strchr(f[i], '=');
+            if (eq == NULL) {
+                continue;
+            }
+            *eq = '\0';
+            if (traj_params_read(b, f[i], eq + 1, path, frame, err) < 0) {
+                st = SIM_PARSE;
+            }
+        }
+    }
     if (st == SIM_OK && fr.has_box) {
         const double h = fr.hi[0], tol = 1e-6 * fabs(h);
         int cube = h > 0.0;
@@ -255,8 +287,14 @@ sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *er
     }
     if (st == SIM_OK) {
         /* a diameter column is read as the radius, halved below */
-        const traj_columns cols = {
-            c.total, c.id, c.pos, c.vel, c.radius >= 0 ? c.radius : c.diameter, c.mass, c.density};
+        const traj_columns cols = {.total = c.total,
+                                   .id = c.id,
+                                   .pos = c.pos,
+                                   .vel = c.vel,
+                                   .radius = c.radius >= 0 ? c.radius : c.diameter,
+                                   .mass = c.mass,
+                                   .density = c.density,
+                                   .momenta = -1};
         st = traj_text_read_bodies(&map, fr.body, (uint32_t)fr.n, &cols, path, frame, "atom line",
                                    b, err);
     }

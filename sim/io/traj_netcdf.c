@@ -5,8 +5,9 @@
  * Layout (`ncdump -h run.nc`): 64-bit offset NetCDF (the AMBER convention requires it, and
  * MDAnalysis refuses anything else); dimensions frame (unlimited), spatial = 3, atom = N,
  * cell_spatial = 3, cell_angular = 3, label = 5; labels spatial = "xyz", cell_spatial = "abc",
- * cell_angular = "alpha", "beta", "gamma"; per frame time, coordinates, velocities, forces and
- * nbsim's step and box_half; per body (once) radius, mass, id.
+ * cell_angular = "alpha", "beta", "gamma"; per frame time, cell_origin, cell_lengths,
+ * cell_angles, coordinates, velocities, forces and nbsim's step and box_half; per body (once)
+ * radius, mass, id.
  *
  * Units. The stored numbers are nbsim's SI values, so every reader that takes numbers as they are
  * (OVITO, and nbsim reading it back) sees metres, seconds and kilograms, with radii that match
@@ -22,10 +23,13 @@
  * Precision: float32 coordinates, velocities and forces (the convention's type; what the GPU
  * computes in), double time.
  *
- * The box: the convention's cell_lengths / cell_angles describe a periodic cell, and readers
- * treat any cell as periodic (OVITO, VMD) or fail on a zero one (MDAnalysis 2.x, for the zero
- * lengths LAMMPS's dump netcdf writes on non-periodic axes). nbsim's walls are not periodic, so
- * there is no cell variable; box_half [m] carries the walls (OVITO shows it as an attribute).
+ * The box: per frame the convention's cell_lengths (2 box_half on each axis, metres with the
+ * angstrom scale_factor, as the coordinates) and cell_angles (90 degrees), and cell_origin
+ * (-box_half on each axis [m]; LAMMPS's dump netcdf and OVITO's extension of the convention), so
+ * OVITO, VMD and MDAnalysis show the box where the walls are. The convention knows no walls:
+ * readers take a cell of non-zero lengths as periodic (a zero one, as LAMMPS writes for
+ * non-periodic axes, makes MDAnalysis 2.x fail), so analyses across the box's faces see periodic
+ * images nbsim never has; box_half [m] says what the walls are, and nbsim reads the box from it.
  *
  * Frames are whole or absent: numrecs (the frame count in the header) reaches the disk only by
  * nc_sync after all of a frame's variables are written. When a write fails, the file is closed,
@@ -53,7 +57,7 @@
 
 typedef struct {
     int ncid, open;
-    int v_time, v_step, v_box;
+    int v_time, v_step, v_box, v_cell_origin, v_cell_lengths, v_cell_angles;
     int v_coordinates, v_velocities, v_forces, v_radius, v_mass, v_id;
     float *buf;           /* 3n floats: one vector variable of one frame */
     float *radius, *mass; /* as stored (frame 0), to refuse frames where they changed */
@@ -80,6 +84,75 @@ static int put_units(int ncid, int var, const char *units, double scale) {
         rc = nc_put_att_double(ncid, var, "scale_factor", NC_DOUBLE, 1, &scale);
     }
     return rc;
+}
+
+/* The run's parameters as global attributes nbsim_KEY (scene-file keys): doubles, gravity three
+ * of them, hertz and triplets ints; the box is box_half. */
+static int put_params(int ncid, const sim_params *p) {
+    int rc = NC_NOERR;
+    for (int k = 0; k < SIM_PARAM_COUNT && rc == NC_NOERR; ++k) {
+        if (k == SIM_PARAM_BOX) {
+            continue;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "nbsim_%s", sim_param_info_of((sim_param_id)k)->key);
+        const double g[3] = {p->gravity.x, p->gravity.y, p->gravity.z};
+        if (k == SIM_PARAM_GRAVITY) {
+            rc = nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 3, g);
+        } else if (k == SIM_PARAM_TANGENTIAL_DAMPING && !p->tangential_damping.set) {
+            rc = put_text_att(ncid, NC_GLOBAL, name, "auto");
+        } else {
+            const double v = traj_param_scalar(p, (sim_param_id)k);
+            rc = nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 1, &v);
+        }
+    }
+    const int flags[2] = {p->hertz ? 1 : 0, p->triplets ? 1 : 0};
+    if (rc == NC_NOERR) {
+        rc = nc_put_att_int(ncid, NC_GLOBAL, "nbsim_hertz", NC_INT, 1, &flags[0]);
+    }
+    if (rc == NC_NOERR) {
+        rc = nc_put_att_int(ncid, NC_GLOBAL, "nbsim_triplets", NC_INT, 1, &flags[1]);
+    }
+    return rc;
+}
+
+/* The nbsim_KEY attributes back, through the rules of scene files (traj_params_read). */
+static sim_status get_params(int ncid, const char *path, size_t frame, traj_bodies *b,
+                             sim_error *err) {
+    int natts = 0;
+    if (nc_inq_natts(ncid, &natts) != NC_NOERR) {
+        return SIM_OK;
+    }
+    for (int a = 0; a < natts; ++a) {
+        char name[NC_MAX_NAME + 1];
+        nc_type type;
+        size_t len = 0;
+        if (nc_inq_attname(ncid, NC_GLOBAL, a, name) != NC_NOERR ||
+            strncmp(name, "nbsim_", 6) != 0 ||
+            nc_inq_att(ncid, NC_GLOBAL, name, &type, &len) != NC_NOERR || len < 1 ||
+            (type != NC_CHAR && len > 3)) {
+            continue;
+        }
+        char text[128], x[32], y[32], z[32];
+        double v[3] = {0.0, 0.0, 0.0};
+        if (type == NC_CHAR) { /* a word ("auto"); nbsim_units and other text are not parameters */
+            if (len >= sizeof text || nc_get_att_text(ncid, NC_GLOBAL, name, text) != NC_NOERR) {
+                continue;
+            }
+            text[len] = '\0';
+        } else if (nc_get_att_double(ncid, NC_GLOBAL, name, v) != NC_NOERR) {
+            continue;
+        } else if (len == 3) {
+            snprintf(text, sizeof text, "%s,%s,%s", traj_fmt_double(x, sizeof x, v[0]),
+                     traj_fmt_double(y, sizeof y, v[1]), traj_fmt_double(z, sizeof z, v[2]));
+        } else {
+            snprintf(text, sizeof text, "%s", traj_fmt_double(x, sizeof x, v[0]));
+        }
+        if (traj_params_read(b, name + 6, text, path, frame, err) < 0) {
+            return SIM_PARSE;
+        }
+    }
+    return SIM_OK;
 }
 
 #define NC_TRY(call)                                                                               \
@@ -165,6 +238,13 @@ static sim_status nc_write(sim_traj_writer *w, const sim_traj_frame *f, sim_erro
     NC_TRY(nc_put_var1_double(nc->ncid, nc->v_time, start2, &f->time));
     NC_TRY(nc_put_var1_double(nc->ncid, nc->v_step, start2, &step));
     NC_TRY(nc_put_var1_double(nc->ncid, nc->v_box, start2, &f->box_half));
+    what = "the cell";
+    const size_t cell_start[2] = {k, 0}, cell_count[2] = {1, 3};
+    const double h = f->box_half, origin[3] = {-h, -h, -h}, lengths[3] = {2 * h, 2 * h, 2 * h};
+    const double angles[3] = {90.0, 90.0, 90.0};
+    NC_TRY(nc_put_vara_double(nc->ncid, nc->v_cell_origin, cell_start, cell_count, origin));
+    NC_TRY(nc_put_vara_double(nc->ncid, nc->v_cell_lengths, cell_start, cell_count, lengths));
+    NC_TRY(nc_put_vara_double(nc->ncid, nc->v_cell_angles, cell_start, cell_count, angles));
     what = "the frame count";
     NC_TRY(nc_sync(nc->ncid)); /* numrecs reaches the disk only now */
     nc->good_size = file_size(w->path);
@@ -244,6 +324,9 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     NC_TRY(put_text_att(id, NC_GLOBAL, "nbsim_units",
                         "stored values are SI (m, s, m/s, N, kg); scale_factor converts the AMBER "
                         "variables to their units attribute"));
+    if (w->has_params) {
+        NC_TRY(put_params(id, &w->params));
+    }
     NC_TRY(nc_def_dim(id, "frame", NC_UNLIMITED, &d_frame));
     NC_TRY(nc_def_dim(id, "spatial", 3, &d_spatial));
     NC_TRY(nc_def_dim(id, "atom", n, &d_atom));
@@ -266,6 +349,13 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     NC_TRY(nc_def_var(id, "step", NC_DOUBLE, 1, &d_frame, &nc->v_step));
     NC_TRY(nc_def_var(id, "box_half", NC_DOUBLE, 1, &d_frame, &nc->v_box));
     NC_TRY(put_units(id, nc->v_box, "meter", 0.0));
+    const int d_cell[2] = {d_frame, d_cell_spatial}, d_angles[2] = {d_frame, d_cell_angular};
+    NC_TRY(nc_def_var(id, "cell_origin", NC_DOUBLE, 2, d_cell, &nc->v_cell_origin));
+    NC_TRY(put_units(id, nc->v_cell_origin, "meter", 0.0));
+    NC_TRY(nc_def_var(id, "cell_lengths", NC_DOUBLE, 2, d_cell, &nc->v_cell_lengths));
+    NC_TRY(put_units(id, nc->v_cell_lengths, "angstrom", 1e10));
+    NC_TRY(nc_def_var(id, "cell_angles", NC_DOUBLE, 2, d_angles, &nc->v_cell_angles));
+    NC_TRY(put_units(id, nc->v_cell_angles, "degree", 0.0));
     const int d_vec[3] = {d_frame, d_atom, d_spatial};
     NC_TRY(nc_def_var(id, "coordinates", NC_FLOAT, 3, d_vec, &nc->v_coordinates));
     NC_TRY(put_units(id, nc->v_coordinates, "angstrom", 1e10));
@@ -285,6 +375,141 @@ fail:
 }
 
 /* ---- reading ---- */
+
+/* The record section of a classic (CDF-1) or 64-bit offset (CDF-2) file, from its header (the
+ * NetCDF classic format specification, netcdf-c's docs/file_format_specifications.md): libnetcdf
+ * believes the header's record count and reads a record cut off by a truncated file as zeros,
+ * without an error, so the reader checks the file's length against the layout itself. */
+typedef struct {
+    uint64_t numrecs;   /* records the header announces */
+    uint64_t rec_begin; /* offset of the first record */
+    uint64_t rec_size;  /* bytes per record (all record variables) */
+    uint64_t fixed_end; /* end of the last non-record variable */
+} nc_layout;
+
+typedef struct {
+    FILE *f;
+    int ok;
+} be_reader;
+
+static uint64_t be_read(be_reader *r, int bytes) {
+    unsigned char b[8] = {0};
+    if (!r->ok || fread(b, 1, (size_t)bytes, r->f) != (size_t)bytes) {
+        r->ok = 0;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) {
+        v = v << 8 | b[i];
+    }
+    return v;
+}
+
+static void be_skip(be_reader *r, uint64_t bytes) {
+    if (r->ok && (bytes > (uint64_t)INT64_MAX || fseeko(r->f, (off_t)bytes, SEEK_CUR) != 0)) {
+        r->ok = 0;
+    }
+}
+
+static void skip_name(be_reader *r) {
+    const uint64_t len = be_read(r, 4);
+    be_skip(r, (len + 3) / 4 * 4);
+}
+
+/* nc_type sizes: byte, char, short, int, float, double (1..6). */
+static uint64_t type_size(uint64_t type) {
+    static const uint64_t sizes[7] = {0, 1, 1, 2, 4, 4, 8};
+    return type >= 1 && type <= 6 ? sizes[type] : 0;
+}
+
+static void skip_atts(be_reader *r) {
+    const uint64_t tag = be_read(r, 4), count = be_read(r, 4);
+    if (tag != 0 && tag != 0x0C) {
+        r->ok = 0;
+    }
+    for (uint64_t i = 0; r->ok && i < count; ++i) {
+        skip_name(r);
+        const uint64_t size = type_size(be_read(r, 4));
+        const uint64_t n = be_read(r, 4);
+        if (size == 0) {
+            r->ok = 0;
+        }
+        be_skip(r, (n * size + 3) / 4 * 4);
+    }
+}
+
+/* 1 and *l filled for a classic or 64-bit offset file; 0 for any other (netCDF-4, CDF-5, a
+ * streamed file: nothing is checked here); -1 for a classic header that ends or goes wrong
+ * before its last variable (a file cut off inside its header). */
+static int classic_layout(const char *path, nc_layout *l) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return 0;
+    }
+    be_reader r = {f, 1};
+    unsigned char magic[4] = {0};
+    if (fread(magic, 1, 4, f) != 4 || memcmp(magic, "CDF", 3) != 0 ||
+        (magic[3] != 1 && magic[3] != 2)) {
+        fclose(f);
+        return 0;
+    }
+    const int offset_bytes = magic[3] == 2 ? 8 : 4;
+    memset(l, 0, sizeof *l);
+    l->numrecs = be_read(&r, 4);
+    if (l->numrecs == 0xFFFFFFFFu) { /* streaming: the count is not in the header */
+        fclose(f);
+        return 0;
+    }
+    int64_t record_dim = -1;
+    const uint64_t dim_tag = be_read(&r, 4), dims = be_read(&r, 4);
+    r.ok = r.ok && (dim_tag == 0 || dim_tag == 0x0A);
+    for (uint64_t d = 0; r.ok && d < dims; ++d) {
+        skip_name(&r);
+        if (be_read(&r, 4) == 0 && record_dim < 0) {
+            record_dim = (int64_t)d;
+        }
+    }
+    skip_atts(&r);
+    const uint64_t var_tag = be_read(&r, 4), vars = be_read(&r, 4);
+    r.ok = r.ok && (var_tag == 0 || var_tag == 0x0B);
+    l->rec_begin = UINT64_MAX;
+    for (uint64_t v = 0; r.ok && v < vars; ++v) {
+        skip_name(&r);
+        const uint64_t ndims = be_read(&r, 4);
+        int record = 0;
+        for (uint64_t k = 0; r.ok && k < ndims; ++k) {
+            const uint64_t id = be_read(&r, 4);
+            record |= k == 0 && record_dim >= 0 && id == (uint64_t)record_dim;
+        }
+        skip_atts(&r);
+        (void)be_read(&r, 4); /* nc_type */
+        const uint64_t vsize = be_read(&r, 4);
+        const uint64_t begin = be_read(&r, offset_bytes);
+        if (record) {
+            l->rec_size += vsize;
+            l->rec_begin = begin < l->rec_begin ? begin : l->rec_begin;
+        } else if (begin + vsize > l->fixed_end) {
+            l->fixed_end = begin + vsize;
+        }
+    }
+    fclose(f);
+    return !r.ok ? -1 : l->rec_size > 0;
+}
+
+/* Whether the file holds all the records its header announces; else *complete is how many it
+ * holds whole, and *size its length [bytes]. */
+static int records_complete(const char *path, const nc_layout *l, uint64_t *complete,
+                            uint64_t *size) {
+    struct stat st;
+    *size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    *complete = l->numrecs;
+    if (*size < l->fixed_end || *size < l->rec_begin) {
+        *complete = 0;
+    } else if ((*size - l->rec_begin) / l->rec_size < l->numrecs) {
+        *complete = (*size - l->rec_begin) / l->rec_size;
+    }
+    return *complete == l->numrecs && *size >= l->fixed_end;
+}
 
 /* A per-body variable of the last frame (dims (frame, atom[, spatial])) or of the file (dims
  * (atom[, spatial])), as doubles; 0 when the file has no such variable. */
@@ -310,15 +535,30 @@ static int read_body_var(int ncid, const char *name, size_t frame, uint32_t n, i
 sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *err) {
     int ncid, rc = nc_open(path, NC_NOWRITE, &ncid);
     if (rc != NC_NOERR) {
-        return sim_fail(err, SIM_IO, "cannot open trajectory '%s': %s", path, nc_why(rc));
+        /* A file that cannot be opened (no such file, no permission) is I/O; whatever libnetcdf
+         * finds wrong with bytes it could read (also as EINVAL) is a bad file, refused as a bad
+         * text scene is. */
+        FILE *f = fopen(path, "rb");
+        const int e = errno;
+        if (f == NULL) {
+            return sim_fail(err, SIM_IO, "cannot open trajectory '%s': %s", path, strerror(e));
+        }
+        fclose(f);
+        return sim_fail(err, SIM_PARSE, "not a readable NetCDF trajectory '%s': %s", path,
+                        nc_why(rc));
     }
     int d_atom, d_frame;
     size_t n = 0, frames = 0;
     sim_status st = SIM_OK;
-    if (nc_inq_dimid(ncid, "atom", &d_atom) != NC_NOERR ||
-        nc_inq_dimid(ncid, "frame", &d_frame) != NC_NOERR ||
-        nc_inq_dimlen(ncid, d_atom, &n) != NC_NOERR ||
-        nc_inq_dimlen(ncid, d_frame, &frames) != NC_NOERR) {
+    nc_layout layout;
+    uint64_t whole = 0, size = 0;
+    int truncated = 0, classic = 0;
+    if ((classic = classic_layout(path, &layout)) < 0) {
+        st = sim_fail(err, SIM_PARSE, "%s: truncated or damaged: its header ends too early", path);
+    } else if (nc_inq_dimid(ncid, "atom", &d_atom) != NC_NOERR ||
+               nc_inq_dimid(ncid, "frame", &d_frame) != NC_NOERR ||
+               nc_inq_dimlen(ncid, d_atom, &n) != NC_NOERR ||
+               nc_inq_dimlen(ncid, d_frame, &frames) != NC_NOERR) {
         st = sim_fail(err, SIM_PARSE,
                       "%s: not an AMBER NetCDF trajectory (no atom or frame "
                       "dimension)",
@@ -327,6 +567,22 @@ sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *er
         st = sim_fail(err, SIM_PARSE, "%s: no complete frame", path);
     } else if (n < 1 || n > UINT32_MAX) {
         st = sim_fail(err, SIM_PARSE, "%s: %zu atoms", path, n);
+    } else if (classic && layout.numrecs == frames &&
+               !records_complete(path, &layout, &whole, &size)) {
+        /* Cut off (a copy that stopped, a full disk outside nbsim): the complete frames stay
+         * readable, as in the text formats; without one, or without the per-body variables
+         * before the frames, the file is refused. */
+        if (whole == 0 || size < layout.fixed_end) {
+            st =
+                sim_fail(err, SIM_PARSE,
+                         "%s: truncated: the file ends at byte %llu, before its first complete "
+                         "frame (its header announces %zu frames of %llu bytes from byte %llu)",
+                         path, (unsigned long long)size, frames,
+                         (unsigned long long)layout.rec_size, (unsigned long long)layout.rec_begin);
+        } else {
+            frames = (size_t)whole;
+            truncated = 1;
+        }
     }
     const size_t frame = frames - 1;
     int var;
@@ -377,6 +633,8 @@ sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *er
         b->info.format = SIM_TRAJ_NETCDF;
         b->info.frames = frames;
         b->info.frame = frame;
+        b->info.truncated = truncated;
+        st = get_params(ncid, path, frame, b, err);
     }
     free(tmp);
     nc_close(ncid);

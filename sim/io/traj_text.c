@@ -154,13 +154,32 @@ size_t traj_fmt_float(char *out, float value) {
     return (size_t)(p - out);
 }
 
-size_t traj_text_body(char *out, uint32_t id, const sim_vec4f *p, const sim_vec4f *v,
-                      const sim_vec4f *f) {
-    const float cols[11] = {
-        p->x,           p->y, p->z, v->x, v->y, v->z, p->w, v->w, f ? f->x : 0.0f, f ? f->y : 0.0f,
-        f ? f->z : 0.0f};
-    char *o = out + traj_fmt_u64(out, id);
-    for (int c = 0; c < 11; ++c) {
+size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const sim_vec4f *p,
+                      const sim_vec4f *v, const sim_vec4f *f) {
+    const float fx = f ? f->x : 0.0f, fy = f ? f->y : 0.0f, fz = f ? f->z : 0.0f;
+    char *o = out;
+    float cols[15];
+    int count;
+    if (format == SIM_TRAJ_XYZ) {
+        /* momenta rounded once, from the exact double product */
+        const float m = v->w, px = (float)((double)m * v->x), py = (float)((double)m * v->y),
+                    pz = (float)((double)m * v->z);
+        const float xyz[15] = {p->x, p->y, p->z, v->x, v->y, v->z, px, py,
+                               pz,   p->w, m,    m,    fx,   fy,   fz};
+        memcpy(cols, xyz, sizeof xyz);
+        count = 15;
+        *o++ = 'X';
+        *o++ = ' ';
+        o += traj_fmt_u64(o, id);
+    } else {
+        const float lmp[11] = {p->x, p->y, p->z, v->x, v->y, v->z, p->w, v->w, fx, fy, fz};
+        memcpy(cols, lmp, sizeof lmp);
+        count = 11;
+        o += traj_fmt_u64(o, id);
+        *o++ = ' ';
+        *o++ = '1'; /* type */
+    }
+    for (int c = 0; c < count; ++c) {
         *o++ = ' ';
         o += traj_fmt_float(o, cols[c]);
     }
@@ -216,8 +235,8 @@ static void roll_back(traj_text_sink *s) {
 }
 
 /* Formats bodies [first, first + count) of f into the chunk buffer, block by block. */
-static void format_chunk(traj_text_sink *s, const sim_traj_frame *f, uint32_t first,
-                         uint32_t count) {
+static void format_chunk(traj_text_sink *s, sim_traj_format format, const sim_traj_frame *f,
+                         uint32_t first, uint32_t count) {
     const int blocks = (int)((count + TRAJ_TEXT_BLOCK - 1) / TRAJ_TEXT_BLOCK);
     (void)blocks;
 #ifdef _OPENMP
@@ -230,7 +249,7 @@ static void format_chunk(traj_text_sink *s, const sim_traj_frame *f, uint32_t fi
         char *out = s->buf + (size_t)b * TRAJ_TEXT_BLOCK * TRAJ_TEXT_LINE_MAX;
         size_t len = 0;
         for (uint32_t i = lo; i < hi; ++i) {
-            len += traj_text_body(out + len, i + 1, &f->pos[i], &f->vel[i],
+            len += traj_text_body(out + len, format, i + 1, &f->pos[i], &f->vel[i],
                                   f->force ? &f->force[i] : NULL);
         }
         s->lens[b] = len;
@@ -244,7 +263,7 @@ sim_status traj_text_frame(sim_traj_writer *w, const char *header, size_t len,
     int ok = write_all(s->fd, header, len);
     for (uint32_t first = 0; ok && first < f->n; first += TRAJ_TEXT_CHUNK) {
         const uint32_t count = f->n - first < TRAJ_TEXT_CHUNK ? f->n - first : TRAJ_TEXT_CHUNK;
-        format_chunk(s, f, first, count);
+        format_chunk(s, w->format, f, first, count);
         const uint32_t blocks = (count + TRAJ_TEXT_BLOCK - 1) / TRAJ_TEXT_BLOCK;
         for (uint32_t b = 0; ok && b < blocks; ++b) {
             ok = write_all(s->fd, s->buf + (size_t)b * TRAJ_TEXT_BLOCK * TRAJ_TEXT_LINE_MAX,
@@ -397,6 +416,7 @@ sim_status traj_text_read_bodies(const traj_map *m, size_t pos, uint32_t n,
                                  const char *what, traj_bodies *b, sim_error *err) {
     SIM_TRY(traj_bodies_alloc(b, n, cols->mass >= 0, cols->mass < 0 && cols->density >= 0,
                               cols->id >= 0, path, err));
+    b->vel_is_momentum = cols->vel < 0 && cols->momenta >= 0;
     char *buf = malloc(65536);
     char **f = malloc(((size_t)cols->total + 1) * sizeof *f);
     sim_status st = SIM_OK;
@@ -416,10 +436,11 @@ sim_status traj_text_read_bodies(const traj_map *m, size_t pos, uint32_t n,
             break;
         }
         int ok = 1;
+        const int vel = cols->vel >= 0 ? cols->vel : cols->momenta;
         for (int a = 0; a < 3; ++a) {
             ok = ok && traj_parse_double(f[cols->pos + a], &b->pos[3 * (size_t)i + a]);
-            if (cols->vel >= 0) {
-                ok = ok && traj_parse_double(f[cols->vel + a], &b->vel[3 * (size_t)i + a]);
+            if (vel >= 0) {
+                ok = ok && traj_parse_double(f[vel + a], &b->vel[3 * (size_t)i + a]);
             }
         }
         ok = ok && traj_parse_double(f[cols->radius], &b->radius[i]);

@@ -4,14 +4,19 @@
  * A frame is a count line, a comment line of key=value pairs, then one line per body:
  *
  *   3
- *   Lattice="16 0 0 0 16 0 0 0 16" Origin="-8 -8 -8" Properties=id:I:1:pos:R:3:velo:R:3:
- *   radius:R:1:mass:R:1:forces:R:3 Time=0.5 Step=2500 pbc="F F F"        (one line)
- *   1 0.5 -1.25 3 0 0 0 0.5 0.523598776 0 0 0
+ *   Lattice="16 0 0 0 16 0 0 0 16" Origin="-8 -8 -8" Properties=species:S:1:id:I:1:pos:R:3:
+ *   velo:R:3:momenta:R:3:radius:R:1:mass:R:1:masses:R:1:forces:R:3 Time=0.5 Step=2500
+ *   pbc="F F F"                                                             (one line)
+ *   X 1 0.5 -1.25 3 2 0 0 1.04719755 0 0 0.5 0.523598776 0.523598776 0 0 0
  *
  * The lattice is the box (walls, so pbc is false on every axis); Origin is OVITO's key for the
- * cell's corner (ASE keeps it in atoms.info). Property names are ASE's and OVITO's: OVITO maps
- * pos, velo, radius, mass, forces and id to its Position, Velocity, Radius, Mass, Force and
- * Particle Identifier properties; ASE to positions and arrays['velo'], ['radius'], ... */
+ * cell's corner (ASE keeps it in atoms.info). Property names are the readers' own, and where
+ * OVITO and ASE name a quantity differently both columns are written: OVITO maps species, id,
+ * pos, velo, radius, mass and forces to its Particle Type, Particle Identifier, Position,
+ * Velocity, Radius, Mass and Force; ASE takes species as the symbols (X: its dummy element),
+ * pos as positions, and reads velocities only as momenta / masses (its get_velocities and
+ * get_masses; a `velo` or `mass` column is an opaque array to it, so velocities came back 0
+ * and masses 1). nbsim reads velo, else momenta / masses. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/traj_impl.h"
@@ -26,16 +31,21 @@
 /* ---- writing ---- */
 
 static sim_status xyz_write(sim_traj_writer *w, const sim_traj_frame *f, sim_error *err) {
-    char header[768], L[32], h[32], t[32];
+    char header[2048], params[1024] = "", L[32], h[32], t[32];
     traj_fmt_double(L, sizeof L, 2.0 * f->box_half);
     traj_fmt_double(h, sizeof h, -f->box_half);
     traj_fmt_double(t, sizeof t, f->time);
+    if (w->has_params) {
+        params[0] = ' ';
+        traj_params_text(params + 1, sizeof params - 1, &w->params, "nbsim_", 1);
+    }
     const int len =
         snprintf(header, sizeof header,
                  "%u\nLattice=\"%s 0 0 0 %s 0 0 0 %s\" Origin=\"%s %s %s\" "
-                 "Properties=id:I:1:pos:R:3:velo:R:3:radius:R:1:mass:R:1:forces:R:3 Time=%s "
-                 "Step=%llu pbc=\"F F F\"\n",
-                 f->n, L, L, L, h, h, h, t, (unsigned long long)f->step);
+                 "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:momenta:R:3:radius:R:1:mass:R:1:"
+                 "masses:R:1:forces:R:3 Time=%s Step=%llu pbc=\"F F F\"%s\n",
+                 f->n, L, L, L, h, h, h, t, (unsigned long long)f->step, params);
+    SIM_ASSERT(len > 0 && (size_t)len < sizeof header);
     return traj_text_frame(w, header, (size_t)len, f, err);
 }
 
@@ -56,7 +66,10 @@ typedef struct {
     int has_lattice, has_origin, has_properties;
 } xyz_comment;
 
-static void parse_comment(const char *line, size_t len, xyz_comment *c) {
+/* Reads the comment line into *c, and nbsim's parameters (nbsim_KEY=VALUE) into b; a parameter
+ * whose value breaks its rule is an error naming the file and the frame. */
+static sim_status parse_comment(const char *line, size_t len, xyz_comment *c, traj_bodies *b,
+                                const char *path, uint64_t frame, sim_error *err) {
     memset(c, 0, sizeof *c);
     size_t i = 0;
     while (i < len) {
@@ -105,9 +118,16 @@ static void parse_comment(const char *line, size_t len, xyz_comment *c) {
             c->time = traj_parse_double(value, &t) ? t : 0.0;
         } else if (KEY_IS("Step") || KEY_IS("Timestep")) {
             c->step = strtoull(value, NULL, 10);
+        } else if (key_len > 6 && key_len < 64 && strncmp(line + key, "nbsim_", 6) == 0) {
+            char name[64];
+            traj_line_copy(name, sizeof name, line + key + 6, key_len - 6);
+            if (traj_params_read(b, name, value, path, frame, err) < 0) {
+                return SIM_PARSE;
+            }
         }
 #undef KEY_IS
     }
+    return SIM_OK;
 }
 
 static int name_is(const char *name, const char *const *aliases) {
@@ -127,7 +147,8 @@ static int parse_properties(char *spec, traj_columns *c) {
     static const char *const mass_names[] = {"mass", "masses", NULL};
     static const char *const density_names[] = {"density", NULL};
     static const char *const id_names[] = {"id", "ids", NULL};
-    *c = (traj_columns){0, -1, -1, -1, -1, -1, -1};
+    static const char *const momenta_names[] = {"momenta", NULL};
+    *c = (traj_columns){0, -1, -1, -1, -1, -1, -1, -1};
     char *save = NULL;
     for (char *name = strtok_r(spec, ":", &save); name != NULL; name = strtok_r(NULL, ":", &save)) {
         const char *type = strtok_r(NULL, ":", &save);
@@ -145,9 +166,11 @@ static int parse_properties(char *spec, traj_columns *c) {
             c->pos = c->total;
         } else if (name_is(name, vel_names) && real && count == 3) {
             c->vel = c->total;
+        } else if (name_is(name, momenta_names) && real && count == 3) {
+            c->momenta = c->total;
         } else if (name_is(name, radius_names) && real && count == 1) {
             c->radius = c->total;
-        } else if (name_is(name, mass_names) && real && count == 1) {
+        } else if (name_is(name, mass_names) && real && count == 1 && c->mass < 0) {
             c->mass = c->total;
         } else if (name_is(name, density_names) && real && count == 1) {
             c->density = c->total;
@@ -272,7 +295,7 @@ sim_status traj_xyz_read_last(const char *path, traj_bodies *b, sim_error *err) 
     }
     const uint64_t frame = frames - 1;
     xyz_comment c;
-    traj_columns cols = {0, -1, -1, -1, -1, -1, -1};
+    traj_columns cols = {0, -1, -1, -1, -1, -1, -1, -1};
     if (st == SIM_OK) {
         pos = last;
         const char *line;
@@ -280,7 +303,9 @@ sim_status traj_xyz_read_last(const char *path, traj_bodies *b, sim_error *err) 
         int complete;
         traj_next_line(&map, &pos, &line, &len, &complete); /* count */
         traj_next_line(&map, &pos, &line, &len, &complete); /* comment */
-        parse_comment(line, len, &c);
+        st = parse_comment(line, len, &c, b, path, frame, err);
+    }
+    if (st == SIM_OK) {
         char spec[1024];
         snprintf(spec, sizeof spec, "%s", c.has_properties ? c.properties : "species:S:1:pos:R:3");
         if (!parse_properties(spec, &cols)) {

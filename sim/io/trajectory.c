@@ -59,6 +59,11 @@ const char *sim_traj_format_list(void) {
 
 sim_status sim_traj_writer_open(sim_traj_writer **out, const char *path, uint32_t n,
                                 sim_error *err) {
+    return sim_traj_writer_open_params(out, path, n, NULL, err);
+}
+
+sim_status sim_traj_writer_open_params(sim_traj_writer **out, const char *path, uint32_t n,
+                                       const sim_params *params, sim_error *err) {
     SIM_ASSERT(out != NULL && path != NULL);
     *out = NULL;
     const sim_traj_format format = sim_traj_format_from_path(path);
@@ -87,6 +92,10 @@ sim_status sim_traj_writer_open(sim_traj_writer **out, const char *path, uint32_
     w->format = format;
     w->n = n;
     w->text.fd = -1;
+    w->has_params = params != NULL;
+    if (params != NULL) {
+        w->params = *params;
+    }
     sim_status st = format == SIM_TRAJ_XYZ      ? traj_xyz_open(w, err)
                     : format == SIM_TRAJ_LAMMPS ? traj_lammps_open(w, err)
                                                 : traj_netcdf_open(w, err);
@@ -260,8 +269,9 @@ static sim_status to_state(const char *path, const traj_bodies *b, double box_ha
                           "at +-%g (box_half)",
                           path, frame, id, x[0], x[1], x[2], box_half);
         } else {
+            const double per = b->vel_is_momentum ? 1.0 / m : 1.0; /* momenta: p / m */
             s.pos[k] = (sim_vec4d){x[0], x[1], x[2], r};
-            s.vel[k] = (sim_vec4d){v[0], v[1], v[2], m};
+            s.vel[k] = (sim_vec4d){per * v[0], per * v[1], per * v[2], m};
         }
     }
     free(order);
@@ -302,8 +312,10 @@ sim_status sim_traj_read_last(const char *path, sim_params *params_inout, sim_st
         st = to_state(path, &b, box_half, out, err);
     }
     if (st == SIM_OK) {
+        traj_params_apply(&b, params_inout);
         params_inout->box_half = box_half;
         b.info.has_box = b.has_box;
+        b.info.params_found = b.params_found | (b.has_box ? 1u << SIM_PARAM_BOX : 0u);
         if (info != NULL) {
             *info = b.info;
         }

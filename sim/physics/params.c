@@ -194,6 +194,21 @@ sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_e
     return SIM_OK;
 }
 
+void sim_params_take(sim_params *to, const sim_params *from, unsigned bits) {
+#define SIM_TAKE(id, field)                                                                        \
+    if (bits & (1u << SIM_PARAM_##id)) {                                                           \
+        to->field = from->field;                                                                   \
+    }
+    SIM_PARAM_FIELDS(SIM_TAKE)
+#undef SIM_TAKE
+    if (bits & SIM_PARAM_BIT_HERTZ) {
+        to->hertz = from->hertz;
+    }
+    if (bits & SIM_PARAM_BIT_TRIPLETS) {
+        to->triplets = from->triplets;
+    }
+}
+
 sim_status sim_params_check(const sim_params *p, sim_error *err) {
     const double scalars[SIM_PARAM_COUNT] = {
         [SIM_PARAM_DT] = p->dt,

@@ -41,19 +41,10 @@ _Static_assert(SIM_GIVEN_HERTZ == SIM_SCENE_FIXED_HERTZ, "one set of fixed bits"
 
 static void choose_maps_source(sim_session *s);
 
-/* The caller's values where given: the same setter rules as the file's. */
+/* The caller's values where given: the same setter rules as the file's (triplets are the
+ * session's to choose, from o->triplets). */
 static void apply_overrides(const sim_session_config *o, sim_params *params) {
-    const sim_params *u = &o->params;
-    const unsigned set = o->params_given;
-#define OVERRIDE(id, field)                                                                        \
-    if (set & SIM_GIVEN(id)) {                                                                     \
-        params->field = u->field;                                                                  \
-    }
-    SIM_PARAM_FIELDS(OVERRIDE)
-#undef OVERRIDE
-    if (set & SIM_GIVEN_HERTZ) {
-        params->hertz = u->hertz;
-    }
+    sim_params_take(params, &o->params, o->params_given & ~SIM_PARAM_BIT_TRIPLETS);
 }
 
 /* v with thousands separators: "4,194,240". */
