@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
     sim_error err = {SIM_OK, ""};
     sim_params p = sim_params_default();
     p.steps_per_frame = o.steps;
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_status st = strcmp(o.scene, "dense") == 0
                         ? dense_scene(o.n, o.seed, &p, &s, &err)
                         : sim_scene_builtin(o.scene, o.n, o.seed, &p, &s, &err);

@@ -33,7 +33,7 @@ static inline void scale_scene(scene *sc, double f) {
  * each other; `walls` is the squeezed gas with a tenth of its bodies moved onto the walls, past
  * them (up to 1.2 box_half) and into the corners. Every value is rounded to float. */
 static inline scene make_scene(const char *kind, uint32_t n, uint64_t seed) {
-    scene sc = {kind, {0, NULL, NULL}, sim_params_default()};
+    scene sc = {kind, {0}, sim_params_default()};
     sim_error err;
     const int walls = strcmp(kind, "walls") == 0;
     const char *base = walls ? "gas" : kind;

@@ -22,7 +22,7 @@ static sim_backend *cpu_gas(uint32_t n, int steps, sim_params *params) {
     sim_params p = sim_params_default();
     p.steps_per_frame = steps;
     p.dt = 2e-4;
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     sim_backend_config c = sim_backend_config_default();
     c.kind = SIM_BACKEND_CPU;
@@ -81,7 +81,7 @@ static void test_recorder_matches_state(void) {
         sim_dump_summary(path, 4, &stats, line, sizeof line);
         ENSURE(strstr(line, "4 frames") != NULL && strstr(line, names[k]) != NULL);
 
-        sim_state now = {0, NULL, NULL}, back = {0, NULL, NULL};
+        sim_state now = {0}, back = {0};
         sim_vec3d *force = calloc(400, sizeof *force);
         ENSURE(sim_state_alloc(&now, 400, &err) == SIM_OK);
         ENSURE(sim_backend_read_state(b, &now, force, &err) == SIM_OK);
@@ -167,7 +167,7 @@ static void test_write_failure_mid_run(void) {
     ENSURE(sim_dump_close(d, &stats, &cerr) == SIM_IO);
     ENSURE(strcmp(cerr.message, err.message) == 0);
     sim_params q = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_traj_info info;
     ENSURE_MSG(sim_traj_read_last(path, &q, &s, &info, &err) == SIM_OK, "%s", err.message);
     ENSURE(info.frames == stats.frames && info.frames >= 1 && !info.truncated);

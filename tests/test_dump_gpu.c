@@ -36,7 +36,7 @@ static sim_backend *cuda_backend(uint32_t n, sim_state *initial) {
 
 static void test_capture_equals_read_state(void) {
     const uint32_t n = 30000;
-    sim_state init = {0, NULL, NULL};
+    sim_state init = {0};
     sim_backend *b = cuda_backend(n, &init);
     sim_error err = {SIM_OK, ""};
     sim_frame_timing t;
@@ -76,7 +76,7 @@ static void test_capture_equals_read_state(void) {
 static void test_capture_is_asynchronous(void) {
     /* 2^20 bodies: 48 MiB of copies, milliseconds of DMA; the call itself only enqueues. */
     const uint32_t n = 1u << 20;
-    sim_state init = {0, NULL, NULL};
+    sim_state init = {0};
     sim_backend *b = cuda_backend(n, &init);
     sim_error err = {SIM_OK, ""};
     sim_capture c;
@@ -103,7 +103,7 @@ static void test_capture_is_asynchronous(void) {
 
 static void test_recorder_cuda(void) {
     const uint32_t n = 20000;
-    sim_state init = {0, NULL, NULL};
+    sim_state init = {0};
     sim_backend *b = cuda_backend(n, &init);
     sim_error err = {SIM_OK, ""};
     char dir[] = "/tmp/nbsim_test_dump_gpu_XXXXXX";
@@ -134,7 +134,7 @@ static void test_recorder_cuda(void) {
         gpu_snapshot snap;
         ENSURE(gpu_snapshot_take(b, n, &snap, &err) == SIM_OK);
         sim_params q = sim_params_default();
-        sim_state back = {0, NULL, NULL};
+        sim_state back = {0};
         ENSURE_MSG(sim_traj_read_last(path, &q, &back, NULL, &err) == SIM_OK, "%s", err.message);
         int same = back.n == n;
         for (uint32_t i = 0; same && i < n; ++i) {

@@ -150,7 +150,7 @@ static void test_params(void) {
 static void test_default_dt(void) {
     sim_vec4d x[2] = {v4(-1, 0, 0, 0.5), v4(1, 0, 0, 0.5)};
     sim_vec4d v[2] = {v4(0, 0, 0, 1.0), v4(0, 0, 0, 1.0)};
-    const sim_state s = {2, x, v};
+    const sim_state s = {.n = 2, .pos = x, .vel = v};
     sim_params p = friction_params(0, 0.0, 0.0);
     const double plain = sim_default_dt(&p, &s);
     p.friction = 0.5;
@@ -503,7 +503,7 @@ static double ball_on_floor(int hertz, double mu, double mu_r, double *spin_rati
     const double sink = hertz ? pow(m * 9.81 / p.stiffness, 2.0 / 3.0) : m * 9.81 / p.stiffness;
     sim_vec4d pos = v4(-0.9, 0.0, -1.0 + r - sink, r); /* resting on the floor */
     sim_vec4d vel = v4(v0, 0.0, 0.0, m);
-    const sim_state s = {1, &pos, &vel};
+    const sim_state s = {.n = 1, .pos = &pos, .vel = &vel};
     p.dt = sim_default_dt(&p, &s);
     const sim_physics ph = sim_physics_from_params(&p);
     sim_vec3d w = v3(0, 0, 0), f = v3(0, 0, 0), tq = v3(0, 0, 0);

@@ -560,7 +560,7 @@ static void test_out_of_memory(void) {
     /* 4e9 bodies need ~208 GB. The backend must refuse before it reads the state, so the
      * state's arrays can be tiny: the refusal is about n alone. */
     sim_vec4d pos[1] = {{0.0, 0.0, 0.0, 0.5}}, vel[1] = {{0.0, 0.0, 0.0, 1.0}};
-    sim_state huge = {4000000000u, pos, vel};
+    sim_state huge = {.n = 4000000000u, .pos = pos, .vel = vel};
     sim_params p = sim_params_default();
     p.dt = 1e-3;
     sim_backend_config c =

@@ -11,7 +11,7 @@
 static void test_no_device(void) {
     sim_vec4d pos[2] = {{0.0, 0.0, 0.0, 0.5}, {2.0, 0.0, 0.0, 0.5}};
     sim_vec4d vel[2] = {{0.0, 0.0, 0.0, 1.0}, {0.0, 0.0, 0.0, 1.0}};
-    sim_state s = {2, pos, vel};
+    sim_state s = {.n = 2, .pos = pos, .vel = vel};
     sim_params p = sim_params_default();
     p.dt = 1e-3;
     sim_backend_config c = sim_backend_config_default();

@@ -167,7 +167,7 @@ static double measure_restitution(double e, int hertz, double m1, double m2, dou
         const double tc = hertz ? sim_contact_time_hertz(k, m_eff, v) : sim_contact_time(k, m_eff);
         dt = tc / steps_per_contact;
     } else { /* the program's default step for these bodies */
-        const sim_state st = {m2 > 0.0 ? 2u : 1u, x, w};
+        const sim_state st = {.n = m2 > 0.0 ? 2u : 1u, .pos = x, .vel = w};
         dt = sim_default_dt(&p, &st);
     }
     x[0].x -= phase * v * dt;
@@ -656,7 +656,7 @@ static void test_verlet_constant_force(void) {
 static void test_default_dt(void) {
     sim_vec4d pos[3] = {v4(0, 0, 0, 0.5), v4(2, 0, 0, 0.5), v4(4, 0, 0, 0.5)};
     sim_vec4d vel[3] = {v4(0, 0, 0, 4.0), v4(3, 0, 0, 1.0), v4(0, 4, 0, 2.0)};
-    sim_state s = {3, pos, vel};
+    sim_state s = {.n = 3, .pos = pos, .vel = vel};
     sim_params p = sim_params_default();
     p.stiffness = 1e4;
     const double m_eff = 1.0 * 2.0 / 3.0; /* the two lightest */
@@ -666,7 +666,7 @@ static void test_default_dt(void) {
                 sim_contact_time_hertz(1e4, m_eff, 2.0 * 4.0) / SIM_STEPS_PER_CONTACT, 1e-15);
     /* Undamped Hertz contact lasts 3.2181 (m/k)^(2/5) v^(-1/5). */
     ENSURE_NEAR(sim_contact_time_hertz(1.0, 1.0, 1.0), 3.2180654597, 1e-9);
-    sim_state empty = {0, NULL, NULL};
+    sim_state empty = {0};
     ENSURE(sim_default_dt(&p, &empty) == 0.0);
 }
 

@@ -116,7 +116,7 @@ static void test_builtin_list(void) {
     }
     ENSURE(sim_scene_builtin_name(5) == NULL && sim_scene_builtin_name(-1) == NULL);
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_scene_builtin("nope", 10, 1, &p, &s, &err) == SIM_BAD_ARGUMENT);
     ENSURE(strstr(err.message, "'nope'") != NULL && s.pos == NULL);
@@ -135,7 +135,7 @@ static void test_builtin_scenes(void) {
             p.stiffness = 3e4;
             p.steps_per_frame = 9;
             q = p;
-            sim_state a = {0, NULL, NULL}, b = {0, NULL, NULL}, c = {0, NULL, NULL};
+            sim_state a = {0}, b = {0}, c = {0};
             sim_error err = {SIM_OK, ""};
             ENSURE(sim_scene_builtin(name, n, 42, &p, &a, &err) == SIM_OK);
             ENSURE(sim_scene_builtin(name, n, 42, &q, &b, &err) == SIM_OK);
@@ -188,7 +188,7 @@ static void test_builtin_large(void) {
     for (int sc = 0; sc < sim_scene_builtin_count(); ++sc) {
         const char *name = sim_scene_builtin_name(sc);
         sim_params p = sim_params_default();
-        sim_state s = {0, NULL, NULL};
+        sim_state s = {0};
         sim_error err = {SIM_OK, ""};
         const double t0 = now_s();
         ENSURE_MSG(sim_scene_builtin(name, 1000000, 7, &p, &s, &err) == SIM_OK, "%s", err.message);
@@ -214,7 +214,7 @@ static void test_lattice(void) {
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
         const uint32_t n = sizes[k];
         sim_params p = sim_params_default();
-        sim_state s = {0, NULL, NULL};
+        sim_state s = {0};
         sim_error err = {SIM_OK, ""};
         ENSURE_MSG(sim_scene_builtin("lattice", n, 11, &p, &s, &err) == SIM_OK, "%s", err.message);
         ENSURE(s.n == n);
@@ -277,7 +277,7 @@ static int has_temp_files(void) {
 
 static void test_round_trip(void) {
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_scene_builtin("collide", 61, 5, &p, &s, &err) == SIM_OK);
     p.dt = 1.0 / 3.0 * 1e-4;
@@ -298,7 +298,7 @@ static void test_round_trip(void) {
         ENSURE_MSG(sim_state_save(path, &p, &s, with_forces ? f : NULL, &err) == SIM_OK, "%s",
                    err.message);
         sim_params q = sim_params_default();
-        sim_state t = {0, NULL, NULL};
+        sim_state t = {0};
         ENSURE_MSG(sim_scene_load(path, &q, &t, &err) == SIM_OK, "%s", err.message);
         ENSURE(params_equal(&p, &q)); /* %.17g: every double comes back exactly */
         ENSURE(t.n == s.n);
@@ -317,7 +317,7 @@ static void test_round_trip(void) {
 
 static void test_save_atomic(void) {
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_scene_builtin("gas", 10, 1, &p, &s, &err) == SIM_OK);
     /* An unwritable place: error naming the path, nothing left behind. */
@@ -328,7 +328,7 @@ static void test_save_atomic(void) {
     test_write_file(path, "old content\n");
     ENSURE(sim_state_save(path, &p, &s, NULL, &err) == SIM_OK);
     sim_params q = sim_params_default();
-    sim_state t = {0, NULL, NULL};
+    sim_state t = {0};
     ENSURE(sim_scene_load(path, &q, &t, &err) == SIM_OK && t.n == 10);
     ENSURE(!has_temp_files());
     sim_state_free(&t);
@@ -342,7 +342,7 @@ static void expect_error(const char *text, sim_status status, const char *needle
     test_write_file(path, text);
     sim_params p = sim_params_default();
     const sim_params before = p;
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     const sim_status st = sim_scene_load(path, &p, &s, &err);
     ENSURE_MSG(st == status, "status %d for:\n%s", (int)st, text);
@@ -403,7 +403,7 @@ static void test_parse_errors(void) {
     /* a missing file */
     const char *path = test_tmp_path("missing.scene");
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_scene_load(path, &p, &s, &err) == SIM_BAD_ARGUMENT);
     ENSURE_MSG(strstr(err.message, "no such file") != NULL && strstr(err.message, path) != NULL,
@@ -420,7 +420,7 @@ static void test_parse_tolerant(void) {
                           "# between\n"
                           "-1 -2 1 0 0 0 0.5 1 0 0 0\n");
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE_MSG(sim_scene_load(path, &p, &s, &err) == SIM_OK, "%s", err.message);
     ENSURE(s.n == 2 && p.box_half == 3.0 && p.gravity.y == -1.0 && p.triplets == 1);
@@ -441,7 +441,7 @@ static sim_status load_text(const char *text, const sim_scene_load_options *o, s
 /* A size limit stops the parser at the first body too many, with the caller's reason. */
 static void test_load_max_bodies(void) {
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     sim_scene_load_options o = {0};
     o.max_bodies = 2;
@@ -462,7 +462,7 @@ static void test_load_fixed_and_warnings(void) {
     const char *text = "box_half = 10\nstiffness = 5\nbox = 12\n" HEADER "4 0 0 0 0 0 0.5 1\n";
     sim_params p = sim_params_default();
     p.box_half = 2.0;
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     char warnings[512] = "";
     sim_scene_load_options o = {0};
@@ -489,7 +489,7 @@ static void test_load_fixed_and_warnings(void) {
  * printable; subnormal numbers are numbers; the parser reads from memory too. */
 static void test_load_bytes(void) {
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE_MSG(load_text("\xEF\xBB\xBFgravity = 0, -1, 0\n" HEADER "0 0 0 0 0 4e-320 0.5 1\n", NULL,
                          &p, &s, &err) == SIM_OK,
@@ -523,7 +523,7 @@ static void test_load_bytes(void) {
 static void test_saved_state_beyond_wall_loads(void) {
     sim_params p = sim_params_default();
     p.box_half = 2.0;
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_state_alloc(&s, 1, &err) == SIM_OK);
     s.pos[0] = (sim_vec4d){2.4, 0.0, -1.0, 0.5};
@@ -532,7 +532,7 @@ static void test_saved_state_beyond_wall_loads(void) {
     const char *path = test_tmp_path("pushed.scene");
     ENSURE(sim_state_save(path, &p, &s, &force, &err) == SIM_OK);
     sim_params q = sim_params_default();
-    sim_state t = {0, NULL, NULL};
+    sim_state t = {0};
     ENSURE_MSG(sim_scene_load(path, &q, &t, &err) == SIM_OK, "%s", err.message);
     ENSURE(t.n == 1 && t.pos[0].x == 2.4);
     sim_state_free(&t);
@@ -544,7 +544,7 @@ static void test_saved_state_beyond_wall_loads(void) {
 
 static void test_coincident_pairs(void) {
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_scene_builtin("gas", 1000, 3, &p, &s, &err) == SIM_OK);
     uint32_t i = 7, j = 7;
@@ -575,7 +575,7 @@ static void test_assets(void) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", NBSIM_ASSETS_DIR, e->d_name);
         sim_params p = sim_params_default();
-        sim_state s = {0, NULL, NULL};
+        sim_state s = {0};
         sim_error err = {SIM_OK, ""};
         ENSURE_MSG(sim_scene_load(path, &p, &s, &err) == SIM_OK, "%s", err.message);
         uint64_t outside = 0;
@@ -593,7 +593,7 @@ static void test_assets(void) {
 /* assets/two_balls.scene through the CPU backend: leaves with e times the approach speed. */
 static void test_two_balls_asset(void) {
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE_MSG(sim_scene_load(NBSIM_ASSETS_DIR "/two_balls.scene", &p, &s, &err) == SIM_OK, "%s",
                err.message);

@@ -61,7 +61,7 @@ static void free_frame(frame_data *f) {
 }
 
 static sim_traj_frame as_traj(const frame_data *d, uint64_t step, double time, double box) {
-    return (sim_traj_frame){d->n, step, time, box, d->pos, d->vel, d->force};
+    return (sim_traj_frame){d->n, step, time, box, d->pos, d->vel, d->force, NULL};
 }
 
 /* ---- formats and numbers ---- */
@@ -160,7 +160,7 @@ static void round_trip(const char *name, uint32_t n) {
 
     sim_params p = sim_params_default();
     p.box_half = 99.0;
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_traj_info info;
     ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
     ENSURE(s.n == n && info.frames == 3 && info.frame == 2 && !info.truncated);
@@ -179,7 +179,7 @@ static void round_trip(const char *name, uint32_t n) {
 #undef F
     ENSURE_MSG(exact, "%s: the last frame does not read back bit for bit", name);
     /* A trajectory is a scene too: the last frame, for continuing a run. */
-    sim_state t = {0, NULL, NULL};
+    sim_state t = {0};
     sim_params q = sim_params_default();
     ENSURE(sim_scene_load(path, &q, &t, &err) == SIM_OK && t.n == n && q.box_half == box);
     ENSURE(t.n == n && memcmp(t.pos, s.pos, n * sizeof *s.pos) == 0);
@@ -247,7 +247,7 @@ static void test_round_trip_netcdf(void) {
     ENSURE(strstr(err.message, "body 8") != NULL);
     ENSURE(sim_traj_writer_close(w, &err) != SIM_OK);
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_traj_info info;
     ENSURE(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK && info.frames == 1);
     sim_state_free(&s);
@@ -270,7 +270,7 @@ static void test_read_lammps_variants(void) {
     /* Unsorted ids (a parallel LAMMPS run), diameter instead of radius, scaled positions,
      * density instead of mass, an ITEM: UNITS block and no TIME. */
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_traj_info info;
     read_text("lmp.lammpstrj",
               "ITEM: UNITS\nsi\nITEM: TIMESTEP\n10\nITEM: NUMBER OF ATOMS\n3\n"
@@ -293,7 +293,7 @@ static void test_read_lammps_variants(void) {
 static void test_read_ase_xyz(void) {
     /* What ase.io.write(format='extxyz') writes for spheres with a radius array, no Origin. */
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     read_text("ase.xyz",
               "2\nLattice=\"4.0 0.0 0.0 0.0 4.0 0.0 0.0 0.0 4.0\" "
               "Properties=species:S:1:pos:R:3:radius:R:1 pbc=\"F F F\"\n"
@@ -381,7 +381,7 @@ static void test_params_in_dumps(void) {
         const char *path = test_tmp_path(names[k]);
         write_dump(path, &want, want.box_half);
         sim_params p = sim_params_default();
-        sim_state s = {0, NULL, NULL};
+        sim_state s = {0};
         sim_traj_info info;
         sim_error err = {SIM_OK, ""};
         ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
@@ -441,7 +441,7 @@ static void test_params_in_dumps(void) {
                     "-1 1\n-1 1\n-1 1\nITEM: NBSIM PARAMETERS\ndt=0 restitution=2\n"
                     "ITEM: ATOMS id type x y z radius\n1 1 0 0 0 0.1\n");
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_traj_read_last(test_tmp_path("badparam.lammpstrj"), &p, &s, NULL, &err) ==
            SIM_PARSE);
@@ -464,7 +464,7 @@ static void expect_error(const char *name, const char *text, sim_status want, co
     const char *path = test_tmp_path(name);
     test_write_file(path, text);
     sim_params p = sim_params_default(), before = p;
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE_MSG(sim_traj_read_last(path, &p, &s, NULL, &err) == want, "%s: %s", name, err.message);
     ENSURE_MSG(strstr(err.message, name) != NULL, "'%s' does not name the file", err.message);
@@ -503,7 +503,7 @@ static void test_read_errors(void) {
     expect_error("zero.xyz", "1\nProperties=pos:R:3:radius:R:1\n0 0 0 0\n", SIM_PARSE,
                  "radius 0 must be > 0", NULL);
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_traj_read_last(test_tmp_path("missing.xyz"), &p, &s, NULL, &err) == SIM_IO);
     ENSURE(strstr(err.message, "missing.xyz") != NULL);
@@ -512,7 +512,7 @@ static void test_read_errors(void) {
 static void test_truncated_last_frame(void) {
     /* A run killed while writing: the frame being written is incomplete and skipped. */
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_traj_info info;
     read_text("cut.lammpstrj",
               "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff ff ff\n"
@@ -587,7 +587,7 @@ static void test_truncated_netcdf(void) {
     /* in the middle of the third frame: the second is the last complete one */
     copy_head(path, cut, (ends[1] + ends[2]) / 2);
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_traj_info info;
     ENSURE_MSG(sim_traj_read_last(cut, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
     ENSURE_MSG(info.frames == 2 && info.frame == 1 && info.step == 10 && info.truncated,
@@ -679,7 +679,7 @@ static void write_until_full(const char *name, uint32_t n) {
     ENSURE_MSG(file_size(path) <= (uint64_t)lim.rlim_cur, "%s: %llu bytes", name,
                (unsigned long long)file_size(path));
     sim_params p = sim_params_default();
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_traj_info info;
     ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
     ENSURE_MSG(info.frames == 2 && info.step == 1 && !info.truncated,

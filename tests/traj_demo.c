@@ -66,7 +66,7 @@ static int time_writers(const sim_state *s, const sim_params *p, const char *for
         sim_status st = SIM_OK;
         for (long k = 0; k < frames && st == SIM_OK; ++k) {
             const sim_traj_frame fr = {n,   (uint64_t)k, 0.1 * (double)k, p->box_half, pos,
-                                       vel, force};
+                                       vel, force, NULL};
             st = sim_traj_writer_write(w, &fr, &err);
         }
         const double ms = (sim_now_ms() - t0) / (double)frames;
@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
     if (steps > 0) {
         params.steps_per_frame = (int)steps;
     }
-    sim_state state = {0, NULL, NULL};
+    sim_state state = {0};
     sim_backend *b = NULL;
     if (sim_scene_builtin(scene, (uint32_t)n, 1, &params, &state, &err) != SIM_OK) {
         fprintf(stderr, "traj_demo: %s\n", err.message);
@@ -236,7 +236,7 @@ int main(int argc, char **argv) {
     if (st == SIM_OK && save) {
         char path[4200];
         snprintf(path, sizeof path, "%s/final.scene", out);
-        sim_state final = {0, NULL, NULL};
+        sim_state final = {0};
         sim_vec3d *force = calloc((size_t)n, sizeof *force);
         st = force ? sim_state_alloc(&final, (uint32_t)n, &err) : SIM_OUT_OF_MEMORY;
         if (st == SIM_OK) {

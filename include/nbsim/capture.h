@@ -30,6 +30,9 @@ typedef struct sim_capture {
     sim_vec4f *pos;   /* (x, y, z, radius) [m], in device slot order */
     sim_vec4f *vel;   /* (vx, vy, vz, mass) [m/s, kg] */
     sim_vec4f *force; /* (fx, fy, fz, unused) [N]: the last total force */
+    sim_vec4f *spin;  /* (wx, wy, wz, unused) [rad/s]: slot order too, unless spin_user_order */
+    int spin_user_order; /* spin is in the user's order already (a backend that keeps the spin
+                            on the host: backend.c writes it) */
     uint32_t *order;  /* slot -> user index (n entries) when has_order */
     int has_order;
     int pinned;  /* buffers from cudaHostAlloc (else malloc) */
@@ -52,6 +55,10 @@ sim_status sim_capture_wait(sim_capture *c, sim_error *err);
 void sim_capture_user_order(const sim_capture *c, sim_vec4f *pos, sim_vec4f *vel, sim_vec4f *force,
                             const sim_vec4f **out_pos, const sim_vec4f **out_vel,
                             const sim_vec4f **out_force);
+
+/* After sim_capture_wait: the spins in the user's order: the capture's own buffer when it is in
+ * that order already, else scattered into spin (n entries, caller's), which is returned. */
+const sim_vec4f *sim_capture_user_spin(const sim_capture *c, sim_vec4f *spin);
 
 #ifdef __cplusplus
 }

@@ -19,8 +19,10 @@
  * What a frame holds, as LAMMPS and HOOMD users expect it: every body in the user's order (the
  * order of the scene), ids 1..N, the step count since the run started (steps, not frames), the
  * simulated time, the box (walls at +-box_half on every axis: fixed, non-periodic boundaries),
- * position, velocity, radius, mass and the last total force. Units are nbsim's, SI: m, s, m/s,
- * kg, N.
+ * position, velocity, radius, mass and the last total force, and with friction (a writer opened
+ * with parameters that have it) the angular velocity: extended XYZ's omega:R:3, LAMMPS's
+ * omegax omegay omegaz (the names its dump custom writes, which OVITO maps to Angular Velocity),
+ * NetCDF's variable omega. Units are nbsim's, SI: m, s, m/s, kg, N, rad/s.
  *
  * Precision: frames are written from float values (the CUDA backend's state is float; the CPU
  * reference's double state is rounded to float when captured). Text formats carry 9 significant
@@ -72,6 +74,8 @@ typedef struct sim_traj_frame {
     const sim_vec4f *pos;   /* (x, y, z, radius) [m] */
     const sim_vec4f *vel;   /* (vx, vy, vz, mass) [m/s, kg] */
     const sim_vec4f *force; /* (fx, fy, fz, unused) [N]; NULL writes zeros */
+    const sim_vec4f *spin;  /* (wx, wy, wz, unused) [rad/s]; NULL writes zeros where the file
+                               carries spin */
 } sim_traj_frame;
 
 typedef struct sim_traj_writer sim_traj_writer;
@@ -84,7 +88,8 @@ sim_status sim_traj_writer_open(sim_traj_writer **out, const char *path, uint32_
 /* The same, and every frame carries the run's parameters (params; NULL: none), so that a run
  * continued from the file (sim_traj_read_last, --scene FILE) gets its physics back: every
  * SIM_PARAM_LIST parameter but the box (which each format carries as its cell), hertz and
- * triplets, under their scene-file keys at full double precision. Where: .xyz the comment line's
+ * triplets, under their scene-file keys at full double precision; and when they have friction,
+ * every frame carries the spin (above). Where: .xyz the comment line's
  * nbsim_KEY=VALUE pairs (gravity as nbsim_gravity="gx gy gz", an array to ASE); .lammpstrj an
  * item ITEM: NBSIM PARAMETERS before ITEM: ATOMS, its line KEY=VALUE ... (gravity=gx,gy,gz;
  * OVITO, ASE and VMD skip items they do not know); .nc global attributes nbsim_KEY. */
@@ -121,7 +126,8 @@ typedef struct sim_traj_info {
  * the id column when the file has one: ids must be distinct; bodies are sorted by id). Required
  * columns: position and radius; a frame without radii is a one-line SIM_PARSE error naming the
  * file and the frame. Velocity: the velocity column, else momenta / mass (what ASE writes), else
- * zero. Mass: the mass column, else
+ * zero. Spin: omega (xyz: also angular_velocities), omegax omegay omegaz (lammpstrj), the
+ * variable omega (nc), else zero. Mass: the mass column, else
  * density * 4/3 pi r^3 from a density column, else density 1 kg/m^3 (the built-in scenes').
  * The box: Lattice= (xyz; plus Origin=, else the cell is taken as centred) or BOX BOUNDS
  * (lammpstrj) must be a cube centred on the origin and sets params_inout->box_half; without one

@@ -19,6 +19,7 @@ sim_status sim_capture_alloc(sim_capture *c, uint32_t n, int pinned, sim_error *
         cudaError_t e = cudaHostAlloc((void **)&c->pos, v4, flags);
         e = e == cudaSuccess ? cudaHostAlloc((void **)&c->vel, v4, flags) : e;
         e = e == cudaSuccess ? cudaHostAlloc((void **)&c->force, v4, flags) : e;
+        e = e == cudaSuccess ? cudaHostAlloc((void **)&c->spin, v4, flags) : e;
         e = e == cudaSuccess ? cudaHostAlloc((void **)&c->order, idx, flags) : e;
         cudaEvent_t ev = nullptr;
         e = e == cudaSuccess ? cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) : e;
@@ -29,15 +30,17 @@ sim_status sim_capture_alloc(sim_capture *c, uint32_t n, int pinned, sim_error *
             return sim_fail(err, e == cudaErrorMemoryAllocation ? SIM_OUT_OF_MEMORY : SIM_CUDA,
                             "cannot allocate %.1f MiB of pinned host memory for trajectory "
                             "frames of %u bodies: %s",
-                            (3.0 * (double)v4 + (double)idx) / 1048576.0, n, cudaGetErrorString(e));
+                            (4.0 * (double)v4 + (double)idx) / 1048576.0, n, cudaGetErrorString(e));
         }
         return SIM_OK;
     }
     c->pos = (sim_vec4f *)malloc(v4);
     c->vel = (sim_vec4f *)malloc(v4);
     c->force = (sim_vec4f *)malloc(v4);
+    c->spin = (sim_vec4f *)calloc(n ? n : 1, sizeof(sim_vec4f));
     c->order = (uint32_t *)malloc(idx);
-    if (c->pos == nullptr || c->vel == nullptr || c->force == nullptr || c->order == nullptr) {
+    if (c->pos == nullptr || c->vel == nullptr || c->force == nullptr || c->spin == nullptr ||
+        c->order == nullptr) {
         sim_capture_free(c);
         return sim_fail(err, SIM_OUT_OF_MEMORY,
                         "cannot allocate host memory for trajectory frames of %u bodies", n);
@@ -58,11 +61,13 @@ void sim_capture_free(sim_capture *c) {
         (void)cudaFreeHost(c->pos);
         (void)cudaFreeHost(c->vel);
         (void)cudaFreeHost(c->force);
+        (void)cudaFreeHost(c->spin);
         (void)cudaFreeHost(c->order);
     } else {
         free(c->pos);
         free(c->vel);
         free(c->force);
+        free(c->spin);
         free(c->order);
     }
     memset(c, 0, sizeof *c);
@@ -96,4 +101,14 @@ void sim_capture_user_order(const sim_capture *c, sim_vec4f *pos, sim_vec4f *vel
     *out_pos = pos;
     *out_vel = vel;
     *out_force = force;
+}
+
+const sim_vec4f *sim_capture_user_spin(const sim_capture *c, sim_vec4f *spin) {
+    if (!c->has_order || c->spin_user_order) {
+        return c->spin;
+    }
+    for (uint32_t slot = 0; slot < c->n; ++slot) {
+        spin[c->order[slot]] = c->spin[slot];
+    }
+    return spin;
 }

@@ -19,11 +19,25 @@
 #include <unistd.h>
 
 #define BODY_COLUMNS 8
-#define FORCE_COLUMNS 3
-#define MAX_COLUMNS (BODY_COLUMNS + FORCE_COLUMNS)
+#define MAX_COLUMNS (BODY_COLUMNS + 6)
 
-static const char *const column_names[MAX_COLUMNS] = {"x",      "y",       "z",  "vx", "vy", "vz",
-                                                      "radius", "density", "fx", "fy", "fz"};
+static const char *const column_names[BODY_COLUMNS] = {"x",  "y",  "z",      "vx",
+                                                       "vy", "vz", "radius", "density"};
+
+/* The columns a header declares: the eight of every body, then, in either order, optional
+ * groups of three: the spin `wx wy wz` [rad/s] and the force `fx fy fz` [N] of a saved state
+ * (read and ignored). */
+typedef struct {
+    int count;       /* 0: not a header */
+    int spin, force; /* first column of each group, -1 when absent */
+    char names[160];
+} body_columns;
+
+/* The contact section of a saved state (friction's histories, after the bodies): this header,
+ * then one contact per line, i j and the two springs; j is a body number below i, or a wall. */
+static const char contact_header[] = "contacts i j xi_x xi_y xi_z roll_x roll_y roll_z";
+#define CONTACT_COLUMNS 8
+static const char *const wall_names[6] = {"-x", "+x", "-y", "+y", "-z", "+z"};
 
 /* ---- small string helpers ---- */
 
@@ -159,33 +173,52 @@ static sim_status parse_param(where *w, char *key, char *value, sim_params *p) {
     return SIM_OK;
 }
 
-/* ---- the column header and body lines ---- */
+/* ---- the column header, body lines and contact lines ---- */
 
-/* Returns the number of columns (8 or 11) the header declares, 0 if the line is not a header. */
-static int parse_header(char *line) {
+/* The columns the header declares (count 0 if the line is not a header). */
+static body_columns parse_header(char *line) {
+    body_columns c = {0, -1, -1, ""};
     char *f[MAX_COLUMNS + 1];
     const int count = split(line, f, MAX_COLUMNS + 1, 0);
-    if (count != BODY_COLUMNS && count != MAX_COLUMNS) {
-        return 0;
+    if (count != BODY_COLUMNS && count != BODY_COLUMNS + 3 && count != MAX_COLUMNS) {
+        return c;
     }
-    for (int i = 0; i < count; ++i) {
+    for (int i = 0; i < BODY_COLUMNS; ++i) {
         if (strcmp(f[i], column_names[i]) != 0) {
-            return 0;
+            return c;
         }
     }
-    return count;
+    for (int g = BODY_COLUMNS; g < count; g += 3) {
+        const int spin = strcmp(f[g], "wx") == 0 && strcmp(f[g + 1], "wy") == 0 &&
+                         strcmp(f[g + 2], "wz") == 0 && c.spin < 0;
+        const int force = strcmp(f[g], "fx") == 0 && strcmp(f[g + 1], "fy") == 0 &&
+                          strcmp(f[g + 2], "fz") == 0 && c.force < 0;
+        if (!spin && !force) {
+            return c;
+        }
+        *(spin ? &c.spin : &c.force) = g;
+    }
+    c.count = count;
+    for (int i = 0; i < count; ++i) {
+        snprintf(c.names + strlen(c.names), sizeof c.names - strlen(c.names), "%s%s",
+                 i ? " " : "", f[i]);
+    }
+    return c;
 }
 
 typedef struct {
-    sim_vec4d *pos, *vel;
+    sim_vec4d *pos, *vel, *spin;
     uint32_t n, cap;
     /* the lightest body and where it was, for a default step it makes impossible */
     uint32_t lightest;
     long lightest_line;
     double lightest_density;
+    sim_state_contact *contacts;
+    uint64_t contact_count, contact_cap;
+    int in_contacts; /* past the contact header */
 } body_list;
 
-static int push_body(body_list *l, sim_vec4d pos, sim_vec4d vel) {
+static int push_body(body_list *l, sim_vec4d pos, sim_vec4d vel, sim_vec4d spin) {
     if (l->n == l->cap) {
         if (l->cap >= UINT32_MAX / 2) {
             return 0;
@@ -201,16 +234,22 @@ static int push_body(body_list *l, sim_vec4d pos, sim_vec4d vel) {
             return 0;
         }
         l->vel = v;
+        sim_vec4d *w = realloc(l->spin, (size_t)cap * sizeof *w);
+        if (w == NULL) {
+            return 0;
+        }
+        l->spin = w;
         l->cap = cap;
     }
     l->pos[l->n] = pos;
     l->vel[l->n] = vel;
+    l->spin[l->n] = spin;
     l->n++;
     return 1;
 }
 
-static sim_status parse_body(const where *w, char *line, int columns, const sim_params *p,
-                             body_list *bodies) {
+static sim_status parse_body(const where *w, char *line, const body_columns *cols,
+                             const sim_params *p, body_list *bodies) {
     char *f[MAX_COLUMNS + 1];
     double c[MAX_COLUMNS];
     char text[SIM_ERROR_MESSAGE_MAX];
@@ -221,17 +260,21 @@ static sim_status parse_body(const where *w, char *line, int columns, const sim_
                  w->opt->max_reason ? ")" : "");
         return sim_fail(w->err, SIM_BAD_ARGUMENT, "%s:%ld: %s", w->path, w->line, text);
     }
+    const int columns = cols->count;
     const int count = split(line, f, MAX_COLUMNS + 1, 0);
     if (count != columns) {
-        snprintf(text, sizeof text, "expected %d (%s), got %d", columns,
-                 columns == BODY_COLUMNS ? "x y z vx vy vz radius density"
-                                         : "x y z vx vy vz radius density fx fy fz",
-                 count);
+        snprintf(text, sizeof text, "expected %d (%s), got %d", columns, cols->names, count);
         return fail_at(w, "wrong column count: ", text);
     }
     for (int i = 0; i < count; ++i) {
         if (!sim_parse_number(f[i], &c[i])) {
-            snprintf(text, sizeof text, "'%.60s' in column %d (%s)", f[i], i + 1, column_names[i]);
+            static const char *const spin_names[3] = {"wx", "wy", "wz"};
+            static const char *const force_names[3] = {"fx", "fy", "fz"};
+            const int spin = cols->spin >= 0 && i >= cols->spin && i < cols->spin + 3;
+            snprintf(text, sizeof text, "'%.60s' in column %d (%s)", f[i], i + 1,
+                     i < BODY_COLUMNS ? column_names[i]
+                     : spin           ? spin_names[i - cols->spin]
+                                      : force_names[i - cols->force]);
             return fail_at(w, "bad number ", text);
         }
     }
@@ -251,7 +294,7 @@ static sim_status parse_body(const where *w, char *line, int columns, const sim_
         return fail_at(w, "sphere wider than the box: ", text);
     }
     /* A saved state (force columns) may hold what a run reached without blowing up. */
-    const double L = p->box_half, limit = columns == MAX_COLUMNS ? SIM_ESCAPE_FACTOR * L : L;
+    const double L = p->box_half, limit = cols->force >= 0 ? SIM_ESCAPE_FACTOR * L : L;
     if (!(fabs(c[0]) <= limit && fabs(c[1]) <= limit && fabs(c[2]) <= limit)) {
         const int fixed = (w->opt->fixed & (1u << SIM_PARAM_BOX)) != 0;
         snprintf(text, sizeof text,
@@ -267,17 +310,84 @@ static sim_status parse_body(const where *w, char *line, int columns, const sim_
     }
     const sim_vec4d pos = {c[0], c[1], c[2], c[6]};
     const sim_vec4d vel = {c[3], c[4], c[5], mass};
+    const int k = cols->spin;
+    const sim_vec4d spin = k >= 0 ? (sim_vec4d){c[k], c[k + 1], c[k + 2], 0.0}
+                                  : (sim_vec4d){0.0, 0.0, 0.0, 0.0};
     if (bodies->n == 0 || mass < bodies->vel[bodies->lightest].w) {
         bodies->lightest = bodies->n;
         bodies->lightest_line = w->line;
         bodies->lightest_density = c[7];
     }
-    if (!push_body(bodies, pos, vel)) {
-        const double bytes = 2.0 * (double)(bodies->cap ? 2.0 * bodies->cap : 1024) * sizeof pos;
+    if (!push_body(bodies, pos, vel, spin)) {
+        const double bytes = 3.0 * (double)(bodies->cap ? 2.0 * bodies->cap : 1024) * sizeof pos;
         return sim_fail(w->err, SIM_OUT_OF_MEMORY,
                         "%s:%ld: out of memory after %u bodies (%.0f bytes needed to go on)",
                         w->path, w->line, bodies->n, bytes);
     }
+    return SIM_OK;
+}
+
+/* Whether the line is the contact section's header (blanks between its words as they come). */
+static int is_contact_header(const char *line) {
+    char copy[128], *f[CONTACT_COLUMNS + 2];
+    snprintf(copy, sizeof copy, "%s", line);
+    const int count = split(copy, f, CONTACT_COLUMNS + 2, 0);
+    if (count != CONTACT_COLUMNS + 1) {
+        return 0;
+    }
+    char joined[128] = "";
+    for (int i = 0; i < count; ++i) {
+        snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", i ? " " : "",
+                 f[i]);
+    }
+    return strcmp(joined, contact_header) == 0;
+}
+
+/* A contact line: body i (from 1), body j < i or a wall (-x +x -y +y -z +z), xi, roll [m]. */
+static sim_status parse_contact(const where *w, char *line, body_list *bodies) {
+    char *f[CONTACT_COLUMNS + 1];
+    char text[SIM_ERROR_MESSAGE_MAX];
+    const int count = split(line, f, CONTACT_COLUMNS + 1, 0);
+    if (count != CONTACT_COLUMNS) {
+        snprintf(text, sizeof text, "expected %d (i j xi_x xi_y xi_z roll_x roll_y roll_z), got %d",
+                 CONTACT_COLUMNS, count);
+        return fail_at(w, "wrong column count in a contact: ", text);
+    }
+    double c[CONTACT_COLUMNS];
+    uint32_t j = 0;
+    int wall = -1;
+    for (int k = 0; k < 6; ++k) {
+        wall = strcmp(f[1], wall_names[k]) == 0 ? k : wall;
+    }
+    for (int i = 0; i < count; ++i) {
+        if (!(i == 1 && wall >= 0) && !sim_parse_number(f[i], &c[i])) {
+            snprintf(text, sizeof text, "'%.60s' in column %d of a contact", f[i], i + 1);
+            return fail_at(w, "bad number ", text);
+        }
+    }
+    const int body_i = c[0] == floor(c[0]) && c[0] >= 1.0 && c[0] <= (double)bodies->n;
+    const int body_j = wall >= 0 || (c[1] == floor(c[1]) && c[1] >= 1.0 && c[1] < c[0]);
+    if (!body_i || !body_j) {
+        snprintf(text, sizeof text,
+                 "'%.20s %.20s': i must be one of the %u bodies and j a body below i or a wall "
+                 "(-x +x -y +y -z +z)",
+                 f[0], f[1], bodies->n);
+        return fail_at(w, "bad contact: ", text);
+    }
+    j = wall >= 0 ? SIM_CONTACT_WALL(wall) : (uint32_t)c[1] - 1u;
+    if (bodies->contact_count == bodies->contact_cap) {
+        const uint64_t cap = bodies->contact_cap ? 2 * bodies->contact_cap : 1024;
+        sim_state_contact *grown = realloc(bodies->contacts, (size_t)cap * sizeof *grown);
+        if (grown == NULL) {
+            return sim_fail(w->err, SIM_OUT_OF_MEMORY, "%s:%ld: out of memory after %llu contacts",
+                            w->path, w->line, (unsigned long long)bodies->contact_count);
+        }
+        bodies->contacts = grown;
+        bodies->contact_cap = cap;
+    }
+    const sim_state_contact contact = {(uint32_t)c[0] - 1u, j, {c[2], c[3], c[4]},
+                                       {c[5], c[6], c[7]}};
+    bodies->contacts[bodies->contact_count++] = contact;
     return SIM_OK;
 }
 
@@ -286,7 +396,7 @@ static sim_status parse_body(const where *w, char *line, int columns, const sim_
 static sim_status parse_file(FILE *f, where *w, sim_params *p, body_list *bodies) {
     char *buf = NULL;
     size_t cap = 0;
-    int columns = 0; /* 0 until the header is read */
+    body_columns cols = {0, -1, -1, ""}; /* count 0 until the header is read */
     sim_status s = SIM_OK;
     ssize_t got;
     while (s == SIM_OK && (got = getline(&buf, &cap, f)) != -1) {
@@ -307,8 +417,16 @@ static sim_status parse_file(FILE *f, where *w, sim_params *p, body_list *bodies
         if (*line == '\0') {
             continue;
         }
-        if (columns > 0) {
-            s = parse_body(w, line, columns, p, bodies);
+        if (bodies->in_contacts) {
+            s = parse_contact(w, line, bodies);
+            continue;
+        }
+        if (cols.count > 0 && bodies->n > 0 && is_contact_header(line)) {
+            bodies->in_contacts = 1;
+            continue;
+        }
+        if (cols.count > 0) {
+            s = parse_body(w, line, &cols, p, bodies);
             continue;
         }
         char *eq = strchr(line, '=');
@@ -320,11 +438,11 @@ static sim_status parse_file(FILE *f, where *w, sim_params *p, body_list *bodies
         }
         char copy[64];
         snprintf(copy, sizeof copy, "%s", line);
-        columns = parse_header(line);
-        if (columns == 0) {
-            char detail[160];
+        cols = parse_header(line);
+        if (cols.count == 0) {
+            char detail[256];
             snprintf(detail, sizeof detail,
-                     "'x y z vx vy vz radius density' (optionally + 'fx fy fz')"
+                     "'x y z vx vy vz radius density' (optionally + 'wx wy wz', 'fx fy fz')"
                      " or 'key = value', got '%s'",
                      copy);
             s = fail_at(w, "expected the column header ", detail);
@@ -336,7 +454,7 @@ static sim_status parse_file(FILE *f, where *w, sim_params *p, body_list *bodies
     free(buf);
     if (s == SIM_OK && bodies->n == 0) {
         s = sim_fail(w->err, SIM_PARSE, "%s:%ld: no bodies (%s)", w->path, w->line,
-                     columns ? "nothing after the column header"
+                     cols.count ? "nothing after the column header"
                              : "expected the column header 'x y z vx vy vz radius density' and "
                                "one sphere per line");
     }
@@ -351,7 +469,7 @@ static sim_status check_default_dt(where *w, const sim_params *p, const body_lis
     if (p->dt > 0.0 || bodies->n == 0) {
         return SIM_OK;
     }
-    const sim_state st = {bodies->n, bodies->pos, bodies->vel};
+    const sim_state st = {.n = bodies->n, .pos = bodies->pos, .vel = bodies->vel};
     const double dt = sim_default_dt(p, &st);
     sim_params probe = *p;
     probe.dt = dt;
@@ -383,7 +501,8 @@ sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_option
     w.opt = options != NULL ? options : &none;
     w.err = err;
     sim_params p = *params_inout;
-    body_list bodies = {NULL, NULL, 0, 0, 0, 0, 0.0};
+    body_list bodies;
+    memset(&bodies, 0, sizeof bodies);
     sim_status s = parse_file(f, &w, &p, &bodies);
     if (s == SIM_OK) {
         s = check_default_dt(&w, &p, &bodies);
@@ -394,10 +513,16 @@ sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_option
     if (s == SIM_OK) {
         memcpy(out->pos, bodies.pos, (size_t)bodies.n * sizeof *out->pos);
         memcpy(out->vel, bodies.vel, (size_t)bodies.n * sizeof *out->vel);
+        memcpy(out->spin, bodies.spin, (size_t)bodies.n * sizeof *out->spin);
+        out->contacts = bodies.contacts; /* the state owns them now */
+        out->contact_count = bodies.contact_count;
+        bodies.contacts = NULL;
         *params_inout = p;
     }
     free(bodies.pos);
     free(bodies.vel);
+    free(bodies.spin);
+    free(bodies.contacts);
     return s;
 }
 
@@ -423,7 +548,7 @@ static sim_status load_dump(const char *path, const sim_scene_load_options *opt,
                             sim_params *params_inout, sim_state *out, sim_error *err) {
     sim_params from = *params_inout;
     sim_traj_info info;
-    sim_state st = {0, NULL, NULL};
+    sim_state st = {0};
     SIM_TRY(sim_traj_read_last(path, &from, &st, &info, err));
     const unsigned fixed = opt->fixed & ~SIM_PARAM_BIT_TRIPLETS; /* the session decides those */
     const sim_params p = *params_inout;
@@ -525,16 +650,46 @@ static void write_all(FILE *f, const sim_params *p, const sim_state *st, const s
     fprintf(f, "atm_cutoff = %.17g\n", p->atm_cutoff);
     fprintf(f, "triplets = %d\n", p->triplets ? 1 : 0);
     fprintf(f, "steps_per_frame = %d\n", p->steps_per_frame);
-    fprintf(f, "x y z vx vy vz radius density%s\n", forces ? " fx fy fz" : "");
+    fprintf(f, "friction = %.17g\n", p->friction);
+    fprintf(f, "rolling_friction = %.17g\n", p->rolling_friction);
+    fprintf(f, "stiffness_ratio = %.17g\n",
+            p->stiffness_ratio > 0.0 ? p->stiffness_ratio : SIM_DEFAULT_STIFFNESS_RATIO);
+    if (p->tangential_damping.set) {
+        fprintf(f, "tangential_damping = %.17g\n", p->tangential_damping.value);
+    } else {
+        fprintf(f, "tangential_damping = auto\n");
+    }
+    fprintf(f, "x y z vx vy vz radius density wx wy wz%s\n", forces ? " fx fy fz" : "");
     for (uint32_t i = 0; i < st->n; ++i) {
         const sim_vec4d x = st->pos[i], v = st->vel[i];
+        const sim_vec3d w = sim_state_spin(st, i);
         const double density = v.w / sim_sphere_mass(x.w, 1.0);
-        fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g", x.x, x.y, x.z, v.x, v.y, v.z,
-                x.w, density);
+        fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g", x.x, x.y,
+                x.z, v.x, v.y, v.z, x.w, density, w.x, w.y, w.z);
         if (forces != NULL) {
             fprintf(f, " %.17g %.17g %.17g", forces[i].x, forces[i].y, forces[i].z);
         }
         if (fputc('\n', f) == EOF) {
+            return;
+        }
+    }
+    if (st->contact_count == 0) {
+        return;
+    }
+    /* Friction's histories: what a resumed run needs to go on with the same springs. */
+    fprintf(f, "# %llu contacts' springs [m] (friction): body i, body j < i or a wall, as seen "
+               "from i\n%s\n",
+            (unsigned long long)st->contact_count, contact_header);
+    for (uint64_t k = 0; k < st->contact_count; ++k) {
+        const sim_state_contact *c = &st->contacts[k];
+        char j[16];
+        if (SIM_CONTACT_IS_WALL(c->j)) {
+            snprintf(j, sizeof j, "%s", wall_names[SIM_CONTACT_WALL_INDEX(c->j)]);
+        } else {
+            snprintf(j, sizeof j, "%u", c->j + 1u);
+        }
+        if (fprintf(f, "%u %s %.17g %.17g %.17g %.17g %.17g %.17g\n", c->i + 1u, j, c->xi.x,
+                    c->xi.y, c->xi.z, c->roll.x, c->roll.y, c->roll.z) < 0) {
             return;
         }
     }

@@ -43,6 +43,7 @@ struct sim_traj_writer {
     char failure[SIM_ERROR_MESSAGE_MAX];
     int has_params;
     sim_params params;   /* carried by every frame when has_params (traj_params.c) */
+    int spin;            /* frames carry the spin (the params have friction) */
     traj_text_sink text; /* .xyz, .lammpstrj */
     void *nc;            /* .nc: traj_netcdf.c's state */
 };
@@ -53,9 +54,9 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err);
 
 /* ---- text formatting (traj_text.c) ---- */
 
-/* Longest body line (extended XYZ's): species "X", id (10 digits), 15 numbers of at most 15
- * characters ("-1.23456789e-38"), 16 blanks and a newline: 252 bytes. */
-#define TRAJ_TEXT_LINE_MAX 256
+/* Longest body line (extended XYZ's with spin): species "X", id (10 digits), 18 numbers of at
+ * most 15 characters ("-1.23456789e-38"), 19 blanks and a newline: 301 bytes. */
+#define TRAJ_TEXT_LINE_MAX 320
 
 /* Writes v like printf("%.9g") (9 significant digits: enough to give every float back exactly),
  * about five times faster. Returns the characters written (at most 15, no terminator). */
@@ -69,9 +70,10 @@ size_t traj_fmt_u64(char *out, uint64_t v);
  *               type column: ASE refuses a dump without one, VMD and scripts expect it),
  *   .xyz        "X id x y z vx vy vz px py pz radius mass mass fx fy fz\n": species X (ASE's
  *               dummy element), the velocity under OVITO's name (velo) and as ASE's momenta, the
- *               mass under OVITO's name (mass) and ASE's (masses): each reader finds its own. */
+ *               mass under OVITO's name (mass) and ASE's (masses): each reader finds its own;
+ * and the spin's three columns after the force when `spin` (w NULL: zeros). */
 size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const sim_vec4f *p,
-                      const sim_vec4f *v, const sim_vec4f *f);
+                      const sim_vec4f *v, const sim_vec4f *f, int spin, const sim_vec4f *w);
 
 sim_status traj_text_open(sim_traj_writer *w, sim_error *err);
 /* Writes header (len bytes) and then one body line per body of f; on success the frame is
@@ -114,6 +116,7 @@ typedef struct traj_bodies {
     double *radius;  /* [m] */
     double *mass;    /* [kg], or NULL */
     double *density; /* [kg/m^3], or NULL (used when mass is NULL) */
+    double *spin;    /* 3 per body [rad/s], or NULL (no spin in the file: zero) */
     int64_t *id;     /* or NULL */
     int has_box;
     double box_half;       /* [m] when has_box */
@@ -122,9 +125,9 @@ typedef struct traj_bodies {
     sim_traj_info info;
 } traj_bodies;
 
-/* Allocates the arrays a reader fills (pos, vel zeroed, radius; mass, density and id when
+/* Allocates the arrays a reader fills (pos, vel zeroed, radius; mass, density, id and spin when
  * asked); SIM_OUT_OF_MEMORY names the file. */
-sim_status traj_bodies_alloc(traj_bodies *b, uint32_t n, int mass, int density, int id,
+sim_status traj_bodies_alloc(traj_bodies *b, uint32_t n, int mass, int density, int id, int spin,
                              const char *path, sim_error *err);
 void traj_bodies_free(traj_bodies *b);
 
@@ -134,6 +137,7 @@ typedef struct traj_columns {
     int total; /* columns per line */
     int id, pos, vel, radius, mass, density;
     int momenta; /* read into vel when there is no velocity column (ASE's extended XYZ) */
+    int spin;    /* angular velocity, 3 columns */
 } traj_columns;
 
 /* Allocates b for n bodies with what cols holds (mass; density only without mass; id) and reads

@@ -50,8 +50,9 @@ static sim_status lammps_write(sim_traj_writer *w, const sim_traj_frame *f, sim_
     const int len = snprintf(header, sizeof header,
                              "ITEM: TIME\n%s\nITEM: TIMESTEP\n%llu\nITEM: NUMBER OF ATOMS\n%u\n"
                              "ITEM: BOX BOUNDS ff ff ff\n%s %s\n%s %s\n%s %s\n%s"
-                             "ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz\n",
-                             t, (unsigned long long)f->step, f->n, lo, hi, lo, hi, lo, hi, params);
+                             "ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz%s\n",
+                             t, (unsigned long long)f->step, f->n, lo, hi, lo, hi, lo, hi, params,
+                             w->spin ? " omegax omegay omegaz" : "");
     SIM_ASSERT(len > 0 && (size_t)len < sizeof header);
     return traj_text_frame(w, header, (size_t)len, f, err);
 }
@@ -91,7 +92,7 @@ static int value_line(const traj_map *m, size_t *pos, char *out, size_t cap) {
 }
 
 typedef struct {
-    int total, id, pos, pos_kind, vel, radius, diameter, mass, density;
+    int total, id, pos, pos_kind, vel, radius, diameter, mass, density, spin;
 } lammps_columns;
 
 enum { POS_PLAIN, POS_UNWRAPPED, POS_SCALED };
@@ -99,7 +100,7 @@ enum { POS_PLAIN, POS_UNWRAPPED, POS_SCALED };
 static void parse_columns(char *names, lammps_columns *c) {
     char *f[256];
     const int count = traj_split(names, f, 256);
-    *c = (lammps_columns){count, -1, -1, POS_PLAIN, -1, -1, -1, -1, -1};
+    *c = (lammps_columns){count, -1, -1, POS_PLAIN, -1, -1, -1, -1, -1, -1};
     for (int i = 0; i + 2 < count && i < 256 - 2; ++i) {
         const char *a = f[i], *bb = f[i + 1], *cc = f[i + 2];
         if (c->pos < 0 && strcmp(a, "x") == 0 && strcmp(bb, "y") == 0 && strcmp(cc, "z") == 0) {
@@ -115,6 +116,9 @@ static void parse_columns(char *names, lammps_columns *c) {
             c->pos_kind = POS_SCALED;
         } else if (strcmp(a, "vx") == 0 && strcmp(bb, "vy") == 0 && strcmp(cc, "vz") == 0) {
             c->vel = i;
+        } else if (strcmp(a, "omegax") == 0 && strcmp(bb, "omegay") == 0 &&
+                   strcmp(cc, "omegaz") == 0) {
+            c->spin = i;
         }
     }
     for (int i = 0; i < count && i < 256; ++i) {
@@ -229,7 +233,7 @@ sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *er
                       path);
     }
     const uint64_t frame = frames - 1;
-    lammps_columns c = {0, -1, -1, 0, -1, -1, -1, -1, -1};
+    lammps_columns c = {0, -1, -1, 0, -1, -1, -1, -1, -1, -1};
     char names[1024];
     if (st == SIM_OK) {
         snprintf(names, sizeof names, "%s", fr.atoms);
@@ -294,7 +298,8 @@ sim_status traj_lammps_read_last(const char *path, traj_bodies *b, sim_error *er
                                    .radius = c.radius >= 0 ? c.radius : c.diameter,
                                    .mass = c.mass,
                                    .density = c.density,
-                                   .momenta = -1};
+                                   .momenta = -1,
+                                   .spin = c.spin};
         st = traj_text_read_bodies(&map, fr.body, (uint32_t)fr.n, &cols, path, frame, "atom line",
                                    b, err);
     }

@@ -6,8 +6,9 @@
  * MDAnalysis refuses anything else); dimensions frame (unlimited), spatial = 3, atom = N,
  * cell_spatial = 3, cell_angular = 3, label = 5; labels spatial = "xyz", cell_spatial = "abc",
  * cell_angular = "alpha", "beta", "gamma"; per frame time, cell_origin, cell_lengths,
- * cell_angles, coordinates, velocities, forces and nbsim's step and box_half; per body (once)
- * radius, mass, id.
+ * cell_angles, coordinates, velocities, forces and nbsim's step and box_half (with friction also
+ * omega, the angular velocity [rad/s], float32, no scale_factor); per body (once) radius, mass,
+ * id.
  *
  * Units. The stored numbers are nbsim's SI values, so every reader that takes numbers as they are
  * (OVITO, and nbsim reading it back) sees metres, seconds and kilograms, with radii that match
@@ -58,7 +59,7 @@
 typedef struct {
     int ncid, open;
     int v_time, v_step, v_box, v_cell_origin, v_cell_lengths, v_cell_angles;
-    int v_coordinates, v_velocities, v_forces, v_radius, v_mass, v_id;
+    int v_coordinates, v_velocities, v_forces, v_radius, v_mass, v_id, v_omega;
     float *buf;           /* 3n floats: one vector variable of one frame */
     float *radius, *mass; /* as stored (frame 0), to refuse frames where they changed */
     uint64_t good_size;   /* file size after the last complete frame [bytes] */
@@ -220,10 +221,10 @@ static sim_status nc_write(sim_traj_writer *w, const sim_traj_frame *f, sim_erro
         }
     }
     const size_t start3[3] = {k, 0, 0}, count3[3] = {1, n, 3};
-    const sim_vec4f *src[3] = {f->pos, f->vel, f->force};
-    const int vars[3] = {nc->v_coordinates, nc->v_velocities, nc->v_forces};
-    static const char *const names[3] = {"coordinates", "velocities", "forces"};
-    for (int v = 0; v < 3; ++v) {
+    const sim_vec4f *src[4] = {f->pos, f->vel, f->force, f->spin};
+    const int vars[4] = {nc->v_coordinates, nc->v_velocities, nc->v_forces, nc->v_omega};
+    static const char *const names[4] = {"coordinates", "velocities", "forces", "omega"};
+    for (int v = 0; v < (w->spin ? 4 : 3); ++v) {
         for (uint32_t i = 0; i < n; ++i) {
             nc->buf[3 * (size_t)i + 0] = src[v] ? src[v][i].x : 0.0f;
             nc->buf[3 * (size_t)i + 1] = src[v] ? src[v][i].y : 0.0f;
@@ -363,6 +364,10 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     NC_TRY(put_units(id, nc->v_velocities, "angstrom/picosecond", 1e-2));
     NC_TRY(nc_def_var(id, "forces", NC_FLOAT, 3, d_vec, &nc->v_forces));
     NC_TRY(put_units(id, nc->v_forces, "kilocalorie/mole/angstrom", NC_NEWTON_IN_KCAL_MOL_A));
+    if (w->spin) {
+        NC_TRY(nc_def_var(id, "omega", NC_FLOAT, 3, d_vec, &nc->v_omega));
+        NC_TRY(put_units(id, nc->v_omega, "radian/second", 0.0));
+    }
     NC_TRY(nc_enddef(id));
     NC_TRY(nc_put_var_text(id, v_spatial, "xyz"));
     NC_TRY(nc_put_var_text(id, v_cell_spatial, "abc"));
@@ -588,8 +593,9 @@ sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *er
     int var;
     const int has_mass = st == SIM_OK && nc_inq_varid(ncid, "mass", &var) == NC_NOERR;
     const int has_id = st == SIM_OK && nc_inq_varid(ncid, "id", &var) == NC_NOERR;
+    const int has_spin = st == SIM_OK && nc_inq_varid(ncid, "omega", &var) == NC_NOERR;
     if (st == SIM_OK) {
-        st = traj_bodies_alloc(b, (uint32_t)n, has_mass, 0, has_id, path, err);
+        st = traj_bodies_alloc(b, (uint32_t)n, has_mass, 0, has_id, has_spin, path, err);
     }
     double *tmp = st == SIM_OK ? malloc(n * sizeof *tmp) : NULL;
     if (st == SIM_OK && tmp == NULL) {
@@ -607,6 +613,9 @@ sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *er
     }
     if (st == SIM_OK) {
         (void)read_body_var(ncid, "velocities", frame, (uint32_t)n, 3, b->vel, &rc);
+        if (has_spin) {
+            (void)read_body_var(ncid, "omega", frame, (uint32_t)n, 3, b->spin, &rc);
+        }
         if (has_mass) {
             (void)read_body_var(ncid, "mass", frame, (uint32_t)n, 1, b->mass, &rc);
         }

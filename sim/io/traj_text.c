@@ -155,10 +155,10 @@ size_t traj_fmt_float(char *out, float value) {
 }
 
 size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const sim_vec4f *p,
-                      const sim_vec4f *v, const sim_vec4f *f) {
+                      const sim_vec4f *v, const sim_vec4f *f, int spin, const sim_vec4f *w) {
     const float fx = f ? f->x : 0.0f, fy = f ? f->y : 0.0f, fz = f ? f->z : 0.0f;
     char *o = out;
-    float cols[15];
+    float cols[18];
     int count;
     if (format == SIM_TRAJ_XYZ) {
         /* momenta rounded once, from the exact double product */
@@ -178,6 +178,11 @@ size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const sim_
         o += traj_fmt_u64(o, id);
         *o++ = ' ';
         *o++ = '1'; /* type */
+    }
+    if (spin) {
+        cols[count++] = w ? w->x : 0.0f;
+        cols[count++] = w ? w->y : 0.0f;
+        cols[count++] = w ? w->z : 0.0f;
     }
     for (int c = 0; c < count; ++c) {
         *o++ = ' ';
@@ -235,8 +240,8 @@ static void roll_back(traj_text_sink *s) {
 }
 
 /* Formats bodies [first, first + count) of f into the chunk buffer, block by block. */
-static void format_chunk(traj_text_sink *s, sim_traj_format format, const sim_traj_frame *f,
-                         uint32_t first, uint32_t count) {
+static void format_chunk(traj_text_sink *s, sim_traj_format format, int spin,
+                         const sim_traj_frame *f, uint32_t first, uint32_t count) {
     const int blocks = (int)((count + TRAJ_TEXT_BLOCK - 1) / TRAJ_TEXT_BLOCK);
     (void)blocks;
 #ifdef _OPENMP
@@ -250,7 +255,8 @@ static void format_chunk(traj_text_sink *s, sim_traj_format format, const sim_tr
         size_t len = 0;
         for (uint32_t i = lo; i < hi; ++i) {
             len += traj_text_body(out + len, format, i + 1, &f->pos[i], &f->vel[i],
-                                  f->force ? &f->force[i] : NULL);
+                                  f->force ? &f->force[i] : NULL, spin,
+                                  f->spin ? &f->spin[i] : NULL);
         }
         s->lens[b] = len;
     }
@@ -263,7 +269,7 @@ sim_status traj_text_frame(sim_traj_writer *w, const char *header, size_t len,
     int ok = write_all(s->fd, header, len);
     for (uint32_t first = 0; ok && first < f->n; first += TRAJ_TEXT_CHUNK) {
         const uint32_t count = f->n - first < TRAJ_TEXT_CHUNK ? f->n - first : TRAJ_TEXT_CHUNK;
-        format_chunk(s, w->format, f, first, count);
+        format_chunk(s, w->format, w->spin, f, first, count);
         const uint32_t blocks = (count + TRAJ_TEXT_BLOCK - 1) / TRAJ_TEXT_BLOCK;
         for (uint32_t b = 0; ok && b < blocks; ++b) {
             ok = write_all(s->fd, s->buf + (size_t)b * TRAJ_TEXT_BLOCK * TRAJ_TEXT_LINE_MAX,
@@ -415,7 +421,7 @@ sim_status traj_text_read_bodies(const traj_map *m, size_t pos, uint32_t n,
                                  const traj_columns *cols, const char *path, uint64_t frame,
                                  const char *what, traj_bodies *b, sim_error *err) {
     SIM_TRY(traj_bodies_alloc(b, n, cols->mass >= 0, cols->mass < 0 && cols->density >= 0,
-                              cols->id >= 0, path, err));
+                              cols->id >= 0, cols->spin >= 0, path, err));
     b->vel_is_momentum = cols->vel < 0 && cols->momenta >= 0;
     char *buf = malloc(65536);
     char **f = malloc(((size_t)cols->total + 1) * sizeof *f);
@@ -441,6 +447,9 @@ sim_status traj_text_read_bodies(const traj_map *m, size_t pos, uint32_t n,
             ok = ok && traj_parse_double(f[cols->pos + a], &b->pos[3 * (size_t)i + a]);
             if (vel >= 0) {
                 ok = ok && traj_parse_double(f[vel + a], &b->vel[3 * (size_t)i + a]);
+            }
+            if (b->spin != NULL) {
+                ok = ok && traj_parse_double(f[cols->spin + a], &b->spin[3 * (size_t)i + a]);
             }
         }
         ok = ok && traj_parse_double(f[cols->radius], &b->radius[i]);

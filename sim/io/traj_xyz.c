@@ -43,8 +43,9 @@ static sim_status xyz_write(sim_traj_writer *w, const sim_traj_frame *f, sim_err
         snprintf(header, sizeof header,
                  "%u\nLattice=\"%s 0 0 0 %s 0 0 0 %s\" Origin=\"%s %s %s\" "
                  "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:momenta:R:3:radius:R:1:mass:R:1:"
-                 "masses:R:1:forces:R:3 Time=%s Step=%llu pbc=\"F F F\"%s\n",
-                 f->n, L, L, L, h, h, h, t, (unsigned long long)f->step, params);
+                 "masses:R:1:forces:R:3%s Time=%s Step=%llu pbc=\"F F F\"%s\n",
+                 f->n, L, L, L, h, h, h, w->spin ? ":omega:R:3" : "", t,
+                 (unsigned long long)f->step, params);
     SIM_ASSERT(len > 0 && (size_t)len < sizeof header);
     return traj_text_frame(w, header, (size_t)len, f, err);
 }
@@ -148,7 +149,9 @@ static int parse_properties(char *spec, traj_columns *c) {
     static const char *const density_names[] = {"density", NULL};
     static const char *const id_names[] = {"id", "ids", NULL};
     static const char *const momenta_names[] = {"momenta", NULL};
-    *c = (traj_columns){0, -1, -1, -1, -1, -1, -1, -1};
+    static const char *const spin_names[] = {"omega", "angular_velocities", "angular_velocity",
+                                             NULL};
+    *c = (traj_columns){0, -1, -1, -1, -1, -1, -1, -1, -1};
     char *save = NULL;
     for (char *name = strtok_r(spec, ":", &save); name != NULL; name = strtok_r(NULL, ":", &save)) {
         const char *type = strtok_r(NULL, ":", &save);
@@ -168,6 +171,8 @@ static int parse_properties(char *spec, traj_columns *c) {
             c->vel = c->total;
         } else if (name_is(name, momenta_names) && real && count == 3) {
             c->momenta = c->total;
+        } else if (name_is(name, spin_names) && real && count == 3) {
+            c->spin = c->total;
         } else if (name_is(name, radius_names) && real && count == 1) {
             c->radius = c->total;
         } else if (name_is(name, mass_names) && real && count == 1 && c->mass < 0) {
@@ -295,7 +300,7 @@ sim_status traj_xyz_read_last(const char *path, traj_bodies *b, sim_error *err) 
     }
     const uint64_t frame = frames - 1;
     xyz_comment c;
-    traj_columns cols = {0, -1, -1, -1, -1, -1, -1, -1};
+    traj_columns cols = {0, -1, -1, -1, -1, -1, -1, -1, -1};
     if (st == SIM_OK) {
         pos = last;
         const char *line;

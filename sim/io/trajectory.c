@@ -95,6 +95,7 @@ sim_status sim_traj_writer_open_params(sim_traj_writer **out, const char *path, 
     w->has_params = params != NULL;
     if (params != NULL) {
         w->params = *params;
+        w->spin = params->friction > 0.0 || params->rolling_friction > 0.0;
     }
     sim_status st = format == SIM_TRAJ_XYZ      ? traj_xyz_open(w, err)
                     : format == SIM_TRAJ_LAMMPS ? traj_lammps_open(w, err)
@@ -168,7 +169,7 @@ sim_traj_format sim_traj_writer_format(const sim_traj_writer *w) {
 
 /* ---- reading ---- */
 
-sim_status traj_bodies_alloc(traj_bodies *b, uint32_t n, int mass, int density, int id,
+sim_status traj_bodies_alloc(traj_bodies *b, uint32_t n, int mass, int density, int id, int spin,
                              const char *path, sim_error *err) {
     b->n = n;
     b->pos = calloc((size_t)n * 3, sizeof *b->pos);
@@ -177,8 +178,9 @@ sim_status traj_bodies_alloc(traj_bodies *b, uint32_t n, int mass, int density, 
     b->mass = mass ? calloc(n, sizeof *b->mass) : NULL;
     b->density = density ? calloc(n, sizeof *b->density) : NULL;
     b->id = id ? calloc(n, sizeof *b->id) : NULL;
+    b->spin = spin ? calloc((size_t)n * 3, sizeof *b->spin) : NULL;
     if (b->pos == NULL || b->vel == NULL || b->radius == NULL || (mass && b->mass == NULL) ||
-        (density && b->density == NULL) || (id && b->id == NULL)) {
+        (density && b->density == NULL) || (id && b->id == NULL) || (spin && b->spin == NULL)) {
         traj_bodies_free(b);
         return sim_fail(err, SIM_OUT_OF_MEMORY, "%s: no memory for %u bodies", path, n);
     }
@@ -192,7 +194,8 @@ void traj_bodies_free(traj_bodies *b) {
     free(b->mass);
     free(b->density);
     free(b->id);
-    b->pos = b->vel = b->radius = b->mass = b->density = NULL;
+    free(b->spin);
+    b->pos = b->vel = b->radius = b->mass = b->density = b->spin = NULL;
     b->id = NULL;
 }
 
@@ -242,7 +245,7 @@ static sim_status to_state(const char *path, const traj_bodies *b, double box_ha
     if (order == NULL) {
         return sim_fail(err, SIM_OUT_OF_MEMORY, "%s: no memory for %u bodies", path, b->n);
     }
-    sim_state s = {0, NULL, NULL};
+    sim_state s = {0};
     sim_status st = body_order(path, b, order, err);
     if (st == SIM_OK) {
         st = sim_state_alloc(&s, b->n, err);
@@ -272,6 +275,10 @@ static sim_status to_state(const char *path, const traj_bodies *b, double box_ha
             const double per = b->vel_is_momentum ? 1.0 / m : 1.0; /* momenta: p / m */
             s.pos[k] = (sim_vec4d){x[0], x[1], x[2], r};
             s.vel[k] = (sim_vec4d){per * v[0], per * v[1], per * v[2], m};
+            if (b->spin != NULL) {
+                const double *w = b->spin + 3 * (size_t)i;
+                s.spin[k] = (sim_vec4d){w[0], w[1], w[2], 0.0};
+            }
         }
     }
     free(order);

@@ -33,7 +33,8 @@ struct sim_dump {
     uint32_t n;
     sim_traj_writer *writer;
     dump_slot slot[DUMP_SLOTS];
-    sim_vec4f *user_pos, *user_vel, *user_force; /* reordering targets, when a backend needs them */
+    sim_vec4f *user_pos, *user_vel, *user_force, *user_spin; /* reordering targets, when a
+                                                                backend needs them */
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t queued, freed;
@@ -52,14 +53,17 @@ static sim_status write_slot(sim_dump *d, dump_slot *s, sim_error *err) {
         d->user_pos = malloc(bytes);
         d->user_vel = malloc(bytes);
         d->user_force = malloc(bytes);
-        if (d->user_pos == NULL || d->user_vel == NULL || d->user_force == NULL) {
+        d->user_spin = malloc(bytes);
+        if (d->user_pos == NULL || d->user_vel == NULL || d->user_force == NULL ||
+            d->user_spin == NULL) {
             return sim_fail(err, SIM_OUT_OF_MEMORY, "dump '%s': no memory to reorder %u bodies",
                             d->path, d->n);
         }
     }
-    sim_traj_frame f = {d->n, s->step, s->time, s->box_half, NULL, NULL, NULL};
+    sim_traj_frame f = {d->n, s->step, s->time, s->box_half, NULL, NULL, NULL, NULL};
     sim_capture_user_order(&s->cap, d->user_pos, d->user_vel, d->user_force, &f.pos, &f.vel,
                            &f.force);
+    f.spin = sim_capture_user_spin(&s->cap, d->user_spin);
     return sim_traj_writer_write(d->writer, &f, err);
 }
 
@@ -121,6 +125,7 @@ static void free_dump(sim_dump *d) {
     free(d->user_pos);
     free(d->user_vel);
     free(d->user_force);
+    free(d->user_spin);
     free(d);
 }
 
@@ -141,8 +146,9 @@ sim_status sim_dump_open(sim_dump **out, const char *path, int every, const sim_
     for (int i = 0; i < DUMP_SLOTS && st == SIM_OK; ++i) {
         st = sim_backend_capture_alloc(backend, &d->slot[i].cap, err);
     }
-    if (st == SIM_OK) {
-        st = sim_traj_writer_open(&d->writer, path, d->n, err);
+    if (st == SIM_OK) { /* the run's physics, so that it can be continued from the file */
+        st = sim_traj_writer_open_params(&d->writer, path, d->n, sim_backend_get_params(backend),
+                                         err);
     }
     if (st == SIM_OK) {
         pthread_mutex_init(&d->lock, NULL);

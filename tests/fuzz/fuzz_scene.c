@@ -20,7 +20,7 @@ static void parse(const uint8_t *data, size_t size, const sim_scene_load_options
     if (f == NULL) {
         return;
     }
-    sim_state state = {0, NULL, NULL};
+    sim_state state = {0};
     sim_error err;
     const sim_status st = sim_scene_read(f, "fuzz.scene", options, &params, &state, &err);
     fclose(f);
