@@ -212,6 +212,7 @@ static sim_step_ops fake_ops = {
     fake_sort,  fake_cull,    fake_sweep,       fake_tcull,   fake_reduce,
     fake_body,  fake_second,  fake_end,         fake_measure, fake_grow,
     fake_save,  fake_restore, fake_list_blocks, fake_guess,   fake_culls_triplets,
+    NULL, /* no friction */
 };
 
 /* A fake of N = 2560 bodies (40 pair tiles of 64, 80 triplet tiles), the ltm and tetra maps. */

@@ -130,14 +130,23 @@ typedef struct {
     int triplet_cull_capped; /* a triplet list could not grow (GPU memory) */
 } sim_frame_timing;
 
+/* [J]: kinetic = translation, rotational = spin (I = 2/5 m r^2), contact = the contacts' springs
+ * (normal, and with friction the tangential and rolling ones), atm, gravity = gravity's
+ * potential and the walls' springs; total = their sum. */
 typedef struct {
-    double kinetic, contact, atm, gravity, total; /* [J] */
+    double kinetic, contact, atm, gravity, total;
+    double rotational;
 } sim_energy;
 
 typedef struct sim_backend sim_backend;
 
 /* Builds a backend and computes the forces of the initial state (a step's work). config->stop
- * raised meanwhile: SIM_INTERRUPTED within a fraction of a second, and no backend. */
+ * raised meanwhile: SIM_INTERRUPTED within a fraction of a second, and no backend.
+ *
+ * Friction (params friction or rolling_friction > 0, docs/friction.md) runs on the CPU reference
+ * of one rank: the CUDA backend and several ranks refuse it (SIM_UNSUPPORTED, here and in
+ * set_params) until the kernels and the histories' owner ranks exist. Without friction bodies
+ * keep their spin unchanged, in every backend. */
 sim_status sim_backend_create(const sim_backend_config *config, const sim_params *params,
                               const sim_state *initial, sim_backend **out, sim_error *err);
 void sim_backend_destroy(sim_backend *backend);
@@ -175,9 +184,13 @@ sim_status sim_backend_set_cull(sim_backend *backend, int on, sim_error *err);
 sim_status sim_backend_set_params(sim_backend *backend, const sim_params *params, sim_error *err);
 sim_status sim_backend_set_state(sim_backend *backend, const sim_state *state, sim_error *err);
 
-/* Copies the state (and, if forces != NULL, the last total force per body, n entries) to host. */
+/* Copies the state (and, if forces != NULL, the last total force per body, n entries) to host:
+ * positions, velocities, spin (when out has room for it) and the contacts' histories
+ * (out->contacts reallocated; none without friction). */
 sim_status sim_backend_read_state(sim_backend *backend, sim_state *out, sim_vec3d *forces,
                                   sim_error *err);
+/* The bodies' angular velocities (wx, wy, wz, unused) [rad/s], n entries, into host memory. */
+sim_status sim_backend_read_spin(sim_backend *backend, sim_vec4d *out, sim_error *err);
 sim_status sim_backend_energy(sim_backend *backend, sim_energy *energy, sim_error *err);
 /* For agreements between the processes of a run over several (multi.h): v (count <= 64 host
  * values) becomes its sum over the processes, each counted once. Collective: every process

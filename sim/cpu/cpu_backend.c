@@ -38,6 +38,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "step/backend_impl.h"
+#include "cpu/cpu_friction.h"
 #include "cull/cpu_cull.h"
 #include "cull/cpu_tcull.h"
 #include "physics/physics.h"
@@ -102,6 +103,7 @@ typedef struct {
     double *mark_ms;     /* the stepper's marks: host clock [ms] */
     int mark_cap;
     step_save save;
+    sim_cpu_friction *fric; /* friction on: histories, torques, spin (cpu_friction.c); else NULL */
 } cpu_backend;
 
 static cpu_backend *as_cpu(sim_backend *base) {
@@ -140,13 +142,19 @@ static void tile_range(const cpu_backend *b, uint32_t t, uint32_t rho, uint32_t 
 }
 
 /* Tile pair (I, J) of the bodies in pos/vel (the state, or the culled phase's sorted copies; f
- * indexed alike): all i in I, j in J; on the diagonal only j < i. */
+ * indexed alike; order: their user indices, NULL when they are the same): all i in I, j in J; on
+ * the diagonal only j < i. */
 static void pair_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *pos, const sim_vec4d *vel,
-                      sim_vec3d *f, double *energy) {
+                      const uint32_t *order, sim_vec3d *f, double *energy) {
     uint32_t i0, i1, j0, j1;
     const uint32_t rho = b->base.config.tile;
     tile_range(b, t.i, rho, &i0, &i1);
     tile_range(b, t.j, rho, &j0, &j1);
+    if (b->fric != NULL) { /* friction: its pair visit, the one every enumeration calls */
+        sim_cpu_friction_tile(b->fric, &b->ph, i0, i1, j0, j1, t.i == t.j, pos, vel, order, f,
+                              energy);
+        return;
+    }
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = t.i == t.j ? i : j1;
         for (uint32_t j = j0; j < j_end; ++j) {
@@ -238,7 +246,7 @@ static double pair_plan_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
                                        pc->origin[1] + (uint32_t)(blk / gx % gy),
                                        pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
                     t.i < tiles && t.j < tiles) {
-                    pair_tile(b, t, b->st.pos, b->st.vel, f, &energy);
+                    pair_tile(b, t, b->st.pos, b->st.vel, NULL, f, &energy);
                 }
             }
         }
@@ -255,7 +263,7 @@ static double pair_list_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         SIM_OMP(omp for schedule(dynamic, 8))
         for (int64_t k = (int64_t)begin; k < (int64_t)end; ++k) {
-            pair_tile(b, list[k], c->pos, c->vel, f, &energy);
+            pair_tile(b, list[k], c->pos, c->vel, c->order, f, &energy);
         }
     }
     return energy;
@@ -319,7 +327,8 @@ static double sweep_work(const cpu_backend *b, sim_sweep w) {
     }
 }
 
-/* Walls + gravity, added to force[]; returns their potential energy. */
+/* Walls + gravity, added to force[] (with friction: the walls' too, and torques); returns their
+ * potential energy. */
 static double body_phase(cpu_backend *b) {
     const int64_t n = b->st.n;
     double energy = 0.0;
@@ -327,7 +336,9 @@ static double body_phase(cpu_backend *b) {
     (void)team; /* unused without OpenMP */
     SIM_OMP(omp parallel for num_threads(team) schedule(static) reduction(+ : energy))
     for (int64_t i = 0; i < n; ++i) {
-        add3(&b->force[i], sim_body_force_d(b->st.pos[i], b->st.vel[i], &b->ph, &energy));
+        const sim_vec4d x = b->st.pos[i], v = b->st.vel[i];
+        add3(&b->force[i], b->fric ? sim_cpu_friction_body(b->fric, &b->ph, (uint32_t)i, x, v, &energy)
+                                   : sim_body_force_d(x, v, &b->ph, &energy));
     }
     return energy;
 }
@@ -425,6 +436,9 @@ static sim_status cpu_verlet_first(sim_backend *base, sim_error *err) {
     for (int64_t i = 0; i < n; ++i) {
         sim_verlet_first_d(&b->st.pos[i], &b->st.vel[i], b->force[i], dt);
     }
+    if (b->fric != NULL) {
+        sim_cpu_friction_kick(b->fric, b->st.pos, b->st.vel, dt, team);
+    }
     return SIM_OK;
 }
 
@@ -460,6 +474,9 @@ static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint
         if (pairs) {
             b->e_contact = 0.0;
         }
+        if (pairs && b->fric != NULL) {
+            sim_cpu_friction_begin(b->fric, b->team, flags & SIM_STEP_ADVANCE ? b->dt : 0.0);
+        }
     }
     switch (w) {
     case SIM_SWEEP_PAIR_PLAN:
@@ -478,6 +495,9 @@ static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint
     if (flags & SIM_SLICE_LAST) {
         const int list = w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_TRIPLET_LIST;
         reduce_buffers(b, !pairs, list ? b->cull.order : NULL);
+        if (pairs && b->fric != NULL) {
+            sim_cpu_friction_end(b->fric, b->team);
+        }
     }
     return SIM_OK;
 }
@@ -511,7 +531,7 @@ static sim_status cpu_reduce(sim_backend *base, sim_error *err) {
 static sim_status cpu_body_forces(sim_backend *base, sim_error *err) {
     cpu_backend *b = as_cpu(base);
     b->e_body = body_phase(b);
-    return SIM_OK;
+    return b->fric != NULL ? sim_cpu_friction_check(b->fric, err) : SIM_OK;
 }
 
 /* Body forces, the second half kick, and the state checked: SIM_UNSTABLE names the body. */
@@ -527,7 +547,16 @@ static sim_status cpu_verlet_second(sim_backend *base, int step, sim_error *err)
         sim_verlet_second_d(&b->st.vel[i], b->force[i], dt);
     }
     b->steps_done++;
+    if (b->fric != NULL) { /* SIM_UNSTABLE from the check: the step is done all the same */
+        sim_cpu_friction_kick(b->fric, b->st.pos, b->st.vel, dt, team);
+        SIM_TRY(sim_cpu_friction_check(b->fric, err));
+    }
     return check_blowup(b, step + 1, err);
+}
+
+static sim_status cpu_commit_history(sim_backend *base, sim_error *err) {
+    sim_cpu_friction_commit(as_cpu(base)->fric);
+    return SIM_OK;
 }
 
 /* The lists' counts as recorded (no device: nothing to wait for). */
@@ -567,6 +596,9 @@ static sim_status cpu_save(sim_backend *base, int *saved, sim_error *err) {
         }
     }
     *saved = sv->have == 1;
+    if (*saved && b->fric != NULL) {
+        sim_cpu_friction_save(b->fric, saved);
+    }
     if (!*saved) {
         return SIM_OK;
     }
@@ -593,6 +625,9 @@ static sim_status cpu_restore(sim_backend *base, sim_error *err) {
     b->e_body = sv->e_body;
     b->steps_done = sv->steps_done;
     b->rec = sv->rec;
+    if (b->fric != NULL) {
+        sim_cpu_friction_restore(b->fric);
+    }
     return SIM_OK;
 }
 
@@ -636,6 +671,7 @@ static const sim_step_ops cpu_step_ops = {
     .list_blocks = cpu_list_blocks,
     .guess_rate = cpu_guess_rate,
     .culls_triplets = cpu_culls_triplets,
+    .commit_history = cpu_commit_history,
 };
 
 /* ---- the interface ---- */
@@ -649,6 +685,7 @@ static void apply_params(cpu_backend *b, const sim_params *p) {
 
 static void cpu_destroy(sim_backend *base) {
     cpu_backend *b = as_cpu(base);
+    sim_cpu_friction_destroy(&b->fric);
     sim_state_free(&b->st);
     free(b->force);
     free(b->tbuf);
@@ -664,10 +701,17 @@ static void cpu_destroy(sim_backend *base) {
     free(b);
 }
 
-/* The physics and dt of p (the forces are the stepper's: backend.c asks it). */
+/* The physics and dt of p (the forces are the stepper's: backend.c asks it); friction turned on
+ * starts with no histories, turned off drops them. */
 static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
-    apply_params(as_cpu(base), p);
-    return SIM_OK;
+    cpu_backend *b = as_cpu(base);
+    const sim_params old = b->base.params;
+    apply_params(b, p);
+    const sim_status st = sim_cpu_friction_ready(&b->fric, p, NULL, &b->st, b->threads, err);
+    if (st != SIM_OK) {
+        apply_params(b, &old);
+    }
+    return st;
 }
 
 /* The bodies of s, in the user's order as always (culling sorts copies); then backend.c has the
@@ -675,8 +719,8 @@ static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_err
 static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error *err) {
     cpu_backend *b = as_cpu(base);
     SIM_TRY(sim_state_check_bodies(s, err));
-    memcpy(b->st.pos, s->pos, (size_t)s->n * sizeof *s->pos);
-    memcpy(b->st.vel, s->vel, (size_t)s->n * sizeof *s->vel);
+    SIM_TRY(sim_cpu_friction_ready(&b->fric, &b->base.params, s, &b->st, b->threads, err));
+    sim_state_copy_bodies(&b->st, s);
     apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
     return SIM_OK;
 }
@@ -684,42 +728,28 @@ static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error
 static sim_status cpu_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces,
                                  sim_error *err) {
     cpu_backend *b = as_cpu(base);
-    memcpy(out->pos, b->st.pos, (size_t)b->st.n * sizeof *out->pos);
-    memcpy(out->vel, b->st.vel, (size_t)b->st.n * sizeof *out->vel);
+    sim_state_copy_bodies(out, &b->st);
     if (forces != NULL) {
         memcpy(forces, b->force, (size_t)b->st.n * sizeof *forces);
     }
-    return SIM_OK;
+    return sim_cpu_friction_read(b->fric, out, err);
 }
 
 static sim_status cpu_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     cpu_backend *b = as_cpu(base);
-    double kinetic = 0.0;
-    for (uint32_t i = 0; i < b->st.n; ++i) {
-        const sim_vec4d v = b->st.vel[i];
-        kinetic += 0.5 * v.w * (v.x * v.x + v.y * v.y + v.z * v.z);
-    }
+    const double kinetic = sim_state_kinetic_energy(&b->st);
     e->kinetic = kinetic;
+    e->rotational = sim_state_rotational_energy(&b->st);
     e->contact = b->e_contact;
     e->atm = b->e_atm;
     e->gravity = b->e_body;
-    e->total = kinetic + b->e_contact + b->e_atm + b->e_body;
+    e->total = kinetic + e->rotational + b->e_contact + b->e_atm + b->e_body;
     return SIM_OK;
 }
 
 static sim_status cpu_export_positions(sim_backend *base, sim_vec4f *pos, float *speed,
                                        int on_device, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    for (uint32_t i = 0; i < b->st.n; ++i) {
-        const sim_vec4d p = b->st.pos[i], v = b->st.vel[i];
-        pos[i].x = (float)p.x;
-        pos[i].y = (float)p.y;
-        pos[i].z = (float)p.z;
-        pos[i].w = (float)p.w;
-        if (speed != NULL) {
-            speed[i] = (float)sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
-        }
-    }
+    sim_state_to_floats(&as_cpu(base)->st, NULL, pos, NULL, NULL, NULL, speed);
     return SIM_OK;
 }
 
@@ -821,13 +851,7 @@ static sim_status cpu_contacts(sim_backend *base, sim_body_pair *out, uint64_t c
  * (culling sorts a copy), so no order travels. */
 static sim_status cpu_capture(sim_backend *base, sim_capture *c, sim_error *err) {
     cpu_backend *b = as_cpu(base);
-    for (uint32_t i = 0; i < b->st.n; ++i) {
-        const sim_vec4d p = b->st.pos[i], v = b->st.vel[i];
-        const sim_vec3d f = b->force[i];
-        c->pos[i] = (sim_vec4f){(float)p.x, (float)p.y, (float)p.z, (float)p.w};
-        c->vel[i] = (sim_vec4f){(float)v.x, (float)v.y, (float)v.z, (float)v.w};
-        c->force[i] = (sim_vec4f){(float)f.x, (float)f.y, (float)f.z, 0.0f};
-    }
+    sim_state_to_floats(&b->st, b->force, c->pos, c->vel, c->force, c->spin, NULL);
     c->has_order = 0;
     c->pending = 0;
     return SIM_OK;
@@ -879,9 +903,12 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
         st = cull_ready(b, err);
     }
     if (st == SIM_OK) {
+        apply_params(b, p);
+        st = sim_cpu_friction_ready(&b->fric, p, s, &b->st, b->threads, err);
+    }
+    if (st == SIM_OK) {
         /* F_0 for the first half kick: a step's work, stopped like one, and its times are the
          * sweeps' first measured rates. */
-        apply_params(b, p);
         st = sim_step_forces(&b->base, 1, err);
         if (st == SIM_INTERRUPTED) {
             (void)sim_fail(err, SIM_INTERRUPTED, "stopped while computing the initial forces");

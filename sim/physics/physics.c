@@ -172,6 +172,10 @@ int sim_physics_has_friction(const sim_physics *ph) {
     return ph->friction > 0.0 || ph->rolling_friction > 0.0;
 }
 
+int sim_params_have_friction(const sim_params *p) {
+    return p->friction > 0.0 || p->rolling_friction > 0.0;
+}
+
 int sim_params_same_model(const sim_params *a, const sim_params *b) {
     return a->stiffness == b->stiffness && a->restitution == b->restitution &&
            (a->hertz != 0) == (b->hertz != 0) && a->atm_nu == b->atm_nu &&

@@ -115,6 +115,8 @@ sim_physics sim_physics_from_params(const sim_params *p);
 /* Whether the model has friction (sliding or rolling): bodies then rotate, and contacts keep a
  * history (sim_friction_contact instead of sim_contact_force). */
 int sim_physics_has_friction(const sim_physics *ph);
+/* The same of parameters: friction or rolling_friction above 0. */
+int sim_params_have_friction(const sim_params *p);
 sim_physics_f sim_physics_to_float(const sim_physics *ph);
 /* Whether a and b give the same forces at the same positions: the same contact law, ATM terms
  * (on or off, strength, cut-off), friction, walls and gravity. dt and steps per frame do not

@@ -122,11 +122,13 @@ SIM_HD SIM_V3 SIM_FN(sim_body_force)(SIM_V4 pos, SIM_V4 vel, const SIM_PH *ph, S
 /* One spring-dashpot-slider step on history s (in place) for the relative velocity u at a
  * contact with normal n: rotate s into the plane normal to n keeping its length (LAMMPS skips
  * it while |s.n| k <= 1e-10 limit), add u dt, F = -k s - g u, and where |F| > limit: F scaled
- * to the limit and s the spring length that gives it. Returns F [N]. */
+ * to the limit and s the spring length that gives it. Returns F [N]. dt = 0: the force of the
+ * history as it is, neither rotated nor stretched (LAMMPS's set-up pass, historyupdate 0; the
+ * limit still applies): what the backends evaluate for the forces alone. */
 SIM_HD SIM_V3 SIM_FN(sim_sds_step)(SIM_V3 *s, SIM_V3 n, SIM_V3 u, SIM_R k, SIM_R g, SIM_R limit,
                                    SIM_R dt) {
     const SIM_R sn = s->x * n.x + s->y * n.y + s->z * n.z;
-    if (SIM_FABS(sn) * k > SIM_K(1e-10) * limit) {
+    if (dt > SIM_K(0.0) && SIM_FABS(sn) * k > SIM_K(1e-10) * limit) {
         const SIM_R mag = SIM_SQRT(s->x * s->x + s->y * s->y + s->z * s->z);
         s->x -= sn * n.x;
         s->y -= sn * n.y;

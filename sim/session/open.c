@@ -464,6 +464,58 @@ static sim_status exchange_nccl_id(sim_session *s, sim_error *err) {
     return SIM_OK;
 }
 
+/* Friction (docs/friction.md) runs on the CPU reference of one rank for now: backend auto takes
+ * the CPU for it (with a notice, and the scene loaded again for that backend: triplets auto
+ * depends on it); the CUDA backend asked for, or several GPUs or ranks, are refused in one line
+ * naming where the friction came from, before anything is built (exit 2). */
+static sim_status settle_friction(sim_session *s, sim_error *err) {
+    const sim_params *p = &s->params;
+    if (!sim_params_have_friction(p)) {
+        return SIM_OK;
+    }
+    const sim_session_config *o = &s->cfg;
+    char from[SIM_PATH_MAX + 96];
+    const unsigned flags = SIM_GIVEN(FRICTION) | SIM_GIVEN(ROLLING_FRICTION);
+    if (o->params_given & flags) {
+        char mu[48] = "", mu_r[48] = "";
+        if (p->friction > 0.0) {
+            snprintf(mu, sizeof mu, "--friction %g", p->friction);
+        }
+        if (p->rolling_friction > 0.0) {
+            snprintf(mu_r, sizeof mu_r, "--rolling-friction %g", p->rolling_friction);
+        }
+        snprintf(from, sizeof from, "%s%s%s", mu, mu[0] && mu_r[0] ? " " : "", mu_r);
+    } else {
+        snprintf(from, sizeof from, "friction %g, rolling friction %g in %s", p->friction,
+                 p->rolling_friction, s->scene[0] ? s->scene : o->scene);
+    }
+    if (s->config.multi.world > 1) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s: friction runs on one rank (its contact histories live in one "
+                        "process); drop --gpus / --rank / --world",
+                        from);
+    }
+    if (s->config.kind != SIM_BACKEND_CUDA) {
+        return SIM_OK;
+    }
+    if (o->backend == SIM_BACKEND_CHOICE_CUDA) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s: friction runs on the CPU reference only (no CUDA kernels for it "
+                        "yet): use --backend cpu",
+                        from);
+    }
+    char text[SIM_PATH_MAX + 192];
+    snprintf(text, sizeof text,
+             "%s: friction runs on the CPU reference only (no CUDA kernels for it yet): using "
+             "the CPU backend",
+             from);
+    sim_session_notice(s, text);
+    s->config.kind = SIM_BACKEND_CPU;
+    char scene[SIM_PATH_MAX];
+    snprintf(scene, sizeof scene, "%s", s->scene);
+    return sim_session_load(s, scene, err); /* triplets auto, again for the CPU */
+}
+
 /* config.bodies: a copy, under a name that is no built-in scene (which it would hide). */
 static sim_status take_bodies(sim_session *s, sim_error *err) {
     const char *name = s->cfg.scene;
@@ -494,6 +546,9 @@ sim_status sim_session_prepare(sim_session **out, const sim_session_config *o, s
     }
     if (st == SIM_OK) {
         st = sim_session_load(s, o->scene, err);
+    }
+    if (st == SIM_OK) {
+        st = settle_friction(s, err);
     }
     if (st == SIM_OK) {
         choose_maps_source(s);
@@ -554,6 +609,7 @@ void sim_session_close(sim_session *s) {
     sim_state_free(&s->initial);
     sim_state_free(&s->bodies);
     free(s->height_pos);
+    free(s->spin);
     free(s);
 }
 

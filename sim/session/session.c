@@ -223,6 +223,24 @@ sim_status sim_session_mean_height(sim_session *s, double *height, sim_error *er
     return SIM_OK;
 }
 
+sim_status sim_session_angular_speeds(sim_session *s, float *out, sim_error *err) {
+    const uint32_t n = s->initial.n;
+    if (s->spin_cap < n) {
+        sim_vec4d *grown = realloc(s->spin, (size_t)n * sizeof *grown);
+        if (grown == NULL) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "no memory to read %u spins", n);
+        }
+        s->spin = grown;
+        s->spin_cap = n;
+    }
+    SIM_TRY(sim_backend_read_spin(s->backend, s->spin, err));
+    for (uint32_t i = 0; i < n; ++i) {
+        const sim_vec4d w = s->spin[i];
+        out[i] = (float)sqrt(w.x * w.x + w.y * w.y + w.z * w.z);
+    }
+    return SIM_OK;
+}
+
 sim_status sim_session_tile_pairs(sim_session *s, sim_tile2 *out, uint64_t cap, uint64_t *count,
                                   sim_error *err) {
     return sim_backend_tile_pairs(s->backend, out, cap, count, err);

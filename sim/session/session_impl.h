@@ -27,6 +27,8 @@ struct sim_session {
     char taken[NOTICES_MAX];   /* what the last sim_session_take_notices returned */
     sim_vec4f *height_pos;     /* scratch of sim_session_mean_height, n bodies, or NULL */
     uint32_t height_cap;
+    sim_vec4d *spin;           /* scratch of sim_session_angular_speeds, n bodies, or NULL */
+    uint32_t spin_cap;
     char maps_source[192]; /* where the maps and tile came from (sim_run_info.maps_source) */
 };
 

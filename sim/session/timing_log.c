@@ -63,7 +63,8 @@ sim_status sim_timing_log_row(sim_timing_log *log, const sim_run_info *s, const 
             (unsigned long long)t->pair_blocks, (unsigned long long)t->pair_blocks_wasted,
             (unsigned long long)t->triplet_blocks, (unsigned long long)t->triplet_blocks_wasted);
     if (e != NULL) {
-        fprintf(f, "%.9g,%.9g,%.9g,", e->kinetic, e->total - e->kinetic, e->total);
+        const double kinetic = e->kinetic + e->rotational; /* translation and spin */
+        fprintf(f, "%.9g,%.9g,%.9g,", kinetic, e->total - kinetic, e->total);
     } else {
         fputs(",,,", f);
     }

@@ -9,6 +9,7 @@
 #include "nbsim/size_limits.h"
 #include "cull/triplet_cull.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 sim_backend_config sim_backend_config_default(void) {
@@ -278,6 +279,46 @@ static sim_status check_multi(const sim_backend_config *c, sim_error *err) {
     return SIM_OK;
 }
 
+/* Friction runs on the CPU reference of one rank (backend.h): the one refusal of the library,
+ * before any work (the session says it with the flags first). */
+static sim_status check_friction(const sim_backend_config *c, const sim_params *p,
+                                 sim_error *err) {
+    if (!sim_params_have_friction(p)) {
+        return SIM_OK;
+    }
+    if (c->kind == SIM_BACKEND_CUDA) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "friction (friction %g, rolling_friction %g) runs on the CPU reference "
+                        "only: the CUDA backend has no frictional kernels yet",
+                        p->friction, p->rolling_friction);
+    }
+    if (c->multi.world > 1) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "friction (friction %g, rolling_friction %g) runs on one rank: its "
+                        "contact histories live in one process, not split over %d ranks",
+                        p->friction, p->rolling_friction, c->multi.world);
+    }
+    return SIM_OK;
+}
+
+/* A CUDA backend's spin, kept here (backend_impl.h): the state's, or zero. */
+static sim_status keep_spin(sim_backend *b, const sim_state *s, sim_error *err) {
+    if (b->config.kind != SIM_BACKEND_CUDA) {
+        return SIM_OK;
+    }
+    if (b->kept_spin == NULL) {
+        b->kept_spin = calloc(b->n ? b->n : 1, sizeof *b->kept_spin);
+        if (b->kept_spin == NULL) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the spin of %u bodies", b->n);
+        }
+    }
+    for (uint32_t i = 0; i < b->n; ++i) {
+        b->kept_spin[i] = s->spin != NULL ? s->spin[i] : (sim_vec4d){0.0, 0.0, 0.0, 0.0};
+    }
+    b->kept_rotational = sim_state_rotational_energy(s);
+    return SIM_OK;
+}
+
 sim_status sim_backend_create(const sim_backend_config *config, const sim_params *params,
                               const sim_state *initial, sim_backend **out, sim_error *err) {
     SIM_ASSERT(config != NULL && params != NULL && initial != NULL && out != NULL);
@@ -293,17 +334,26 @@ sim_status sim_backend_create(const sim_backend_config *config, const sim_params
     }
     SIM_TRY(sim_params_check(params, err));
     SIM_TRY(check_multi(config, err));
+    SIM_TRY(check_friction(config, params, err));
+    sim_status st;
     if (config->multi.world > 1) {
-        return sim_multi_backend_create(config, params, initial, out, err);
+        st = sim_multi_backend_create(config, params, initial, out, err);
+    } else if (config->kind == SIM_BACKEND_CPU) {
+        st = sim_cpu_backend_create(config, params, initial, NULL, out, err);
+    } else {
+        st = sim_cuda_backend_create(config, params, initial, NULL, out, err);
     }
-    if (config->kind == SIM_BACKEND_CPU) {
-        return sim_cpu_backend_create(config, params, initial, NULL, out, err);
+    if (st == SIM_OK && (st = keep_spin(*out, initial, err)) != SIM_OK) {
+        sim_backend_destroy(*out);
+        *out = NULL;
     }
-    return sim_cuda_backend_create(config, params, initial, NULL, out, err);
+    return st;
 }
 
 void sim_backend_destroy(sim_backend *b) {
     if (b != NULL) {
+        free(b->kept_spin);
+        b->kept_spin = NULL;
         b->ops->destroy(b);
     }
 }
@@ -386,6 +436,7 @@ sim_status sim_backend_contacts(sim_backend *b, sim_body_pair *out, uint64_t cap
 sim_status sim_backend_set_params(sim_backend *b, const sim_params *p, sim_error *err) {
     SIM_ASSERT(b != NULL && p != NULL);
     SIM_TRY(sim_params_check(p, err));
+    SIM_TRY(check_friction(&b->config, p, err));
     /* New params may need the triplet map's plan (triplets turned on, the cut-off removed). */
     if (p->triplets && !b->triplet_planned) {
         SIM_TRY(sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, p, err));
@@ -407,6 +458,7 @@ sim_status sim_backend_set_state(sim_backend *b, const sim_state *state, sim_err
                         b->n);
     }
     SIM_TRY(b->ops->set_state(b, state, err));
+    SIM_TRY(keep_spin(b, state, err));
     if (b->stepper.ops == NULL) {
         return SIM_OK; /* a composite: its members did the rest */
     }
@@ -417,12 +469,41 @@ sim_status sim_backend_set_state(sim_backend *b, const sim_state *state, sim_err
 sim_status sim_backend_read_state(sim_backend *b, sim_state *out, sim_vec3d *forces,
                                   sim_error *err) {
     SIM_ASSERT(b != NULL && out != NULL && out->n == b->n);
-    return b->ops->read_state(b, out, forces, err);
+    SIM_TRY(b->ops->read_state(b, out, forces, err));
+    if (b->kept_spin != NULL) { /* spin the backend does not hold, and no friction: no contacts */
+        if (out->spin != NULL) {
+            memcpy(out->spin, b->kept_spin, (size_t)b->n * sizeof *out->spin);
+        }
+        out->contact_count = 0;
+    }
+    return SIM_OK;
+}
+
+sim_status sim_backend_read_spin(sim_backend *b, sim_vec4d *out, sim_error *err) {
+    SIM_ASSERT(b != NULL && out != NULL);
+    if (b->kept_spin != NULL) {
+        memcpy(out, b->kept_spin, (size_t)b->n * sizeof *out);
+        return SIM_OK;
+    }
+    sim_state st;
+    SIM_TRY(sim_state_alloc(&st, b->n, err));
+    const sim_status status = sim_backend_read_state(b, &st, NULL, err);
+    if (status == SIM_OK) {
+        memcpy(out, st.spin, (size_t)b->n * sizeof *out);
+    }
+    sim_state_free(&st);
+    return status;
 }
 
 sim_status sim_backend_energy(sim_backend *b, sim_energy *e, sim_error *err) {
     SIM_ASSERT(b != NULL && e != NULL);
-    return b->ops->energy(b, e, err);
+    memset(e, 0, sizeof *e);
+    SIM_TRY(b->ops->energy(b, e, err));
+    if (b->kept_spin != NULL) {
+        e->rotational = b->kept_rotational;
+        e->total += b->kept_rotational;
+    }
+    return SIM_OK;
 }
 
 sim_status sim_backend_sum_over_processes(sim_backend *b, double *v, size_t count, sim_error *err) {
@@ -457,7 +538,13 @@ sim_status sim_backend_capture(sim_backend *b, sim_capture *c, sim_error *err) {
     if (c->pinned != (b->config.kind == SIM_BACKEND_CUDA)) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "capture buffers were made for another backend");
     }
-    return b->ops->capture(b, c, err);
+    SIM_TRY(b->ops->capture(b, c, err));
+    c->spin_user_order = b->kept_spin != NULL;
+    for (uint32_t i = 0; b->kept_spin != NULL && i < b->n; ++i) {
+        const sim_vec4d w = b->kept_spin[i];
+        c->spin[i] = (sim_vec4f){(float)w.x, (float)w.y, (float)w.z, 0.0f};
+    }
+    return SIM_OK;
 }
 
 const sim_backend_config *sim_backend_get_config(const sim_backend *b) {

@@ -62,7 +62,12 @@ struct sim_backend {
     uint32_t ttiles, tsuper_tiles, tcull_items;
     /* The stepper and the primitives it steps this backend with (stepper.ops NULL: a composite,
      * whose members are stepped). */
-    sim_stepper stepper;
+    sim_stepper stepper;    /* The bodies' spin in the user's order, kept by backend.c for a CUDA backend (one GPU or
+     * several), which has no frictional kernels yet and so never changes it: read, saved,
+     * recorded and counted (kept_rotational [J]) all the same. NULL for the CPU reference, which
+     * integrates spin itself. */
+    sim_vec4d *kept_spin;
+    double kept_rotational;
 };
 
 /* Whether a stop flag (config.stop) is raised: one volatile load, cheap enough per block. */

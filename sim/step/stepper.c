@@ -18,6 +18,7 @@
  * costs nothing) and are read once, after the frame's sync. */
 #include "step/stepper.h"
 #include "step/backend_impl.h"
+#include "physics/physics.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -83,6 +84,7 @@ static sim_step_shape shape_of(const sim_backend *b) {
     f.tculled = b->stepper.ops->culls_triplets(b);
     f.triplets = b->params.triplets != 0;
     f.ranks = b->rank.world > 1;
+    f.friction = sim_params_have_friction(&b->params);
     return f;
 }
 
@@ -335,8 +337,9 @@ static sim_status run_sweep(sim_backend *b, sim_sweep w, unsigned flags,
     return mark(b, phase, (int)w, blocks, err);
 }
 
-/* The force phases of a step (SORT .. REDUCE); *sorted: whether it sorted. */
-static sim_status force_phases(sim_backend *b, const sim_step_shape *f,
+/* The force phases of a step (SORT .. REDUCE); *sorted: whether it sorted. advance: a step's
+ * (friction's histories advance), not the forces alone. */
+static sim_status force_phases(sim_backend *b, const sim_step_shape *f, int advance,
                                const volatile sig_atomic_t *watch, int *sorted, sim_error *err) {
     sim_stepper *s = &b->stepper;
     const sim_step_ops *o = s->ops;
@@ -353,7 +356,8 @@ static sim_status force_phases(sim_backend *b, const sim_step_shape *f,
         SIM_TRY(o->cull(b, flags, err));
         SIM_TRY(mark(b, SIM_PHASE_CULL, -1, 0, err));
     }
-    SIM_TRY(run_sweep(b, pair_sweep(f), flags, watch, SIM_PHASE_CONTACTS, err));
+    SIM_TRY(run_sweep(b, pair_sweep(f), flags | (advance ? SIM_STEP_ADVANCE : 0u), watch,
+                      SIM_PHASE_CONTACTS, err));
     if (f->tculled) {
         SIM_TRY(o->triplet_cull(b, flags, err));
         SIM_TRY(mark(b, SIM_PHASE_TRIPLET_CULL, -1, 0, err));
@@ -381,11 +385,14 @@ static sim_status run_step(sim_backend *b, int k, const sim_step_shape *f,
     SIM_TRY(o->verlet_first(b, err));
     SIM_TRY(mark(b, SIM_PHASE_FIRST, -1, 0, err));
     int sorted = 0;
-    SIM_TRY(force_phases(b, f, watch, &sorted, err));
+    SIM_TRY(force_phases(b, f, 1, watch, &sorted, err));
     s->step_sorted[k] = (unsigned char)sorted;
     const sim_status st = o->verlet_second(b, k, err);
     if (st != SIM_OK && st != SIM_UNSTABLE) {
         return st;
+    }
+    if (f->friction && o->commit_history != NULL) { /* the step is done: its histories count */
+        SIM_TRY(o->commit_history(b, err));
     }
     SIM_TRY(mark(b, SIM_PHASE_SECOND, -1, 0, err));
     s->step_end[k] = s->marks - 1;
@@ -562,8 +569,8 @@ sim_status sim_step_forces(sim_backend *b, int watched, sim_error *err) {
         return sim_fail(err, SIM_INTERRUPTED, "stopped before the forces");
     }
     int sorted = 0;
-    SIM_TRY(
-        force_phases(b, &f, watch != NULL && forces_are_long(b, &f) ? watch : NULL, &sorted, err));
+    SIM_TRY(force_phases(b, &f, 0, watch != NULL && forces_are_long(b, &f) ? watch : NULL,
+                         &sorted, err));
     SIM_TRY(o->body_forces(b, err));
     SIM_TRY(mark(b, SIM_PHASE_SECOND, -1, 0, err));
     sim_step_counts c;

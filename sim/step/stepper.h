@@ -17,10 +17,20 @@
  *   TRIPLET_CULL   the ATM cut-off, culled: the tile-triple list
  *   TRIPLETS       ATM forces on: over that list, or over the triplet map's plan
  *   REDUCE         several ranks: the forces summed over them
- *   SECOND         body forces (walls, gravity) and the second half kick
+ *   SECOND         body forces (walls, gravity) and the second half kick; with friction the
+ *                  step's contact histories then become the last step's (commit_history)
  *
  * The forces alone (set-up, a new state, a new model) are the same rows without FIRST, and
  * body forces without a kick in place of SECOND.
+ *
+ * Friction (shape.friction, docs/friction.md): bodies spin (their half kicks are FIRST's and
+ * SECOND's) and every touching pair and wall contact keeps a history from step to step. A
+ * backend keeps two tables of them: the last completed step's, only read during a step, and
+ * this step's, written by the contact sweep (SIM_STEP_ADVANCE: the springs advance by dt) and
+ * the walls; when the step completes, commit_history makes this step's the last step's. So a
+ * step cut short and restored has changed no history, slices sweep against the same table, and
+ * the forces alone (no SIM_STEP_ADVANCE, no commit) evaluate the histories as they are and
+ * change none (a resumed run goes on from the histories it saved).
  *
  * Where a new phase goes (designed for, not built): a row in SIM_PHASE_LIST (its name and the
  * sim_frame_timing field its time adds to), a primitive in sim_step_ops, its call in stepper.c
@@ -29,8 +39,8 @@
  *    primitive rebuilds on the device when the largest displacement passed half the skin (the
  *    decision stays on the device, the host learns how often at the frame's one sync through
  *    sim_step_counts: one sync per frame holds);
- *  - frictional contacts with per-contact history: the history array swapped in CONTACTS (or a
- *    HISTORY row after it), saved and restored with the bodies;
+ *  - frictional contacts with per-contact history: built (above) as two tables, the step's
+ *    committed after SECOND;
  *  - periodic boundaries: a WRAP row after FIRST (positions back into the box, before the boxes
  *    of SORT and CULL are made). */
 #ifndef SIM_STEPPER_H
@@ -120,7 +130,9 @@ enum {
     SIM_STEP_RECORD = 1u, /* a step's own (or set-up's) pass: its counts go into the frame's */
     SIM_STEP_SORTED = 2u, /* the step sorted: the first recorded list after it is the regrow base */
     SIM_SLICE_FIRST = 4u, /* a sweep's first slice: it starts the sweep (clears what it sums) */
-    SIM_SLICE_LAST = 8u   /* its last slice: it finishes the sweep (its forces are complete) */
+    SIM_SLICE_LAST = 8u,  /* its last slice: it finishes the sweep (its forces are complete) */
+    SIM_STEP_ADVANCE = 16u /* a step's contact sweep: friction's histories advance by dt (the
+                            * forces alone evaluate them as they are) */
 };
 
 /* One list as a backend counted it; `active` 0: the list is not built this frame. */
@@ -147,6 +159,7 @@ typedef struct {
     int tculled;  /* ATM over the cut-off's list: the TRIPLET_CULL phase runs */
     int triplets; /* ATM forces on */
     int ranks;    /* several ranks: the REDUCE phase runs */
+    int friction; /* friction on: bodies spin, contacts keep histories (commit_history) */
 } sim_step_shape;
 
 /* The primitives a backend gives the stepper. Every one enqueues work and returns at once on
@@ -201,6 +214,11 @@ typedef struct sim_step_ops {
     uint64_t (*list_blocks)(const sim_backend *b, sim_sweep sweep);
     double (*guess_rate)(const sim_backend *b, sim_sweep sweep);
     int (*culls_triplets)(const sim_backend *b);
+    /* Friction: the contact histories this step wrote (its contact sweep and its walls)
+     * become the last step's, which the next step reads. Called at the end of every step that
+     * completed, with friction on; never for the forces alone or a step rolled back. NULL: a
+     * backend without friction (last in the table, so that tables written before it say so). */
+    sim_status (*commit_history)(sim_backend *b, sim_error *err);
 } sim_step_ops;
 
 /* A sweep's measured rate [blocks / ms], valid for the plan it was measured on. */

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — friction in the CPU reference (cpu_friction.h): the history tables, the pair visit,
+ * the walls, torques and the spin's half kicks, in double with OpenMP. */
+#include "cpu/cpu_friction.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#define SIM_OMP(directive) _Pragma(#directive)
+#else
+#define SIM_OMP(directive)
+#endif
+
+/* Below this many bodies the kicks run on one thread (as cpu_backend.c's phases). */
+#define FRICTION_MIN_PARALLEL 32768
+
+static int thread_id(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+static sim_vec3d spin3(sim_vec4d w) {
+    const sim_vec3d v = {w.x, w.y, w.z};
+    return v;
+}
+
+/* Slots for a body of radius r among bodies of at least r_min (cpu_friction.h), at most one per
+ * other body, and its walls. */
+static uint64_t slots_for(double r, double r_min, uint32_t n) {
+    const double s = (1.0 - CPU_FRICTION_OVERLAP) * r_min / (r + r_min);
+    const double c = sqrt(1.0 - s * s);
+    double k = floor(2.0 / (1.0 - c));
+    k = k < (double)n - 1.0 ? k : (double)n - 1.0;
+    return (uint64_t)k + 3u;
+}
+
+/* The history of body i (the owner) with partner in the last step's table, zero when there is
+ * none: by the partner's index, whatever slot it sits in. */
+static sim_contact_history_d find(const sim_cpu_friction *fr, uint32_t i, uint32_t partner) {
+    const sim_cpu_slot *s = fr->table[fr->last] + fr->row[i];
+    const uint32_t used = fr->count[fr->last][i];
+    for (uint32_t k = 0; k < used; ++k) {
+        if (s[k].partner == partner) {
+            return s[k].h;
+        }
+    }
+    const sim_contact_history_d none = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
+    return none;
+}
+
+/* Writes body i's history with partner into the table `to`: a slot claimed with one atomic
+ * increment of the row's counter (threads write rows concurrently; the slot order does not
+ * matter, lookups go by partner). A row that is full keeps counting: the lowest such body is
+ * remembered for sim_cpu_friction_check. */
+static void store(sim_cpu_friction *fr, int to, uint32_t i, uint32_t partner,
+                  const sim_contact_history_d *h) {
+    uint32_t k;
+    uint32_t *counter = &fr->count[to][i];
+    SIM_OMP(omp atomic capture)
+    k = (*counter)++;
+    if (fr->row[i] + k < fr->row[i + 1]) {
+        sim_cpu_slot *s = &fr->table[to][fr->row[i] + k];
+        s->partner = partner;
+        s->unused = 0;
+        s->h = *h;
+        return;
+    }
+    SIM_OMP(omp critical(cpu_friction_overflow)) {
+        if (i < fr->overflow) {
+            fr->overflow = i;
+        }
+    }
+}
+
+sim_status sim_cpu_friction_init(sim_cpu_friction *fr, const sim_state *st, sim_vec4d *spin,
+                                 int threads, sim_error *err) {
+    memset(fr, 0, sizeof *fr);
+    const uint32_t n = st->n;
+    fr->n = n;
+    fr->threads = threads > 0 ? threads : 1;
+    fr->spin = spin;
+    fr->overflow = UINT32_MAX;
+    double r_min = INFINITY;
+    for (uint32_t i = 0; i < n; ++i) {
+        r_min = st->pos[i].w < r_min ? st->pos[i].w : r_min;
+    }
+    fr->row = malloc(((size_t)n + 1) * sizeof *fr->row);
+    if (fr->row != NULL) {
+        fr->row[0] = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            fr->row[i + 1] = fr->row[i] + slots_for(st->pos[i].w, r_min, n);
+        }
+    }
+    const uint64_t slots = fr->row != NULL ? fr->row[n] : 0;
+    for (int t = 0; t < 2 && fr->row != NULL; ++t) {
+        fr->table[t] = slots <= SIZE_MAX / sizeof(sim_cpu_slot)
+                           ? malloc((size_t)(slots ? slots : 1) * sizeof(sim_cpu_slot))
+                           : NULL;
+        fr->count[t] = calloc(n ? n : 1, sizeof *fr->count[t]);
+    }
+    fr->torque = calloc(n ? n : 1, sizeof *fr->torque);
+    fr->tbuf = calloc((size_t)fr->threads * (n ? n : 1), sizeof *fr->tbuf);
+    if (fr->row == NULL || fr->table[0] == NULL || fr->table[1] == NULL || fr->count[0] == NULL ||
+        fr->count[1] == NULL || fr->torque == NULL || fr->tbuf == NULL) {
+        sim_cpu_friction_free(fr);
+        return sim_fail(err, SIM_OUT_OF_MEMORY,
+                        "friction: cannot allocate the contact histories of %u bodies (%llu "
+                        "slots of %zu bytes, twice)",
+                        n, (unsigned long long)slots, sizeof(sim_cpu_slot));
+    }
+    /* The state's histories become the last step's. */
+    for (uint64_t k = 0; k < st->contact_count; ++k) {
+        const sim_state_contact *c = &st->contacts[k];
+        const sim_contact_history_d h = {c->xi, c->roll};
+        const sim_cpu_slot *row = fr->table[fr->last] + fr->row[c->i];
+        for (uint32_t s = 0; s < fr->count[fr->last][c->i]; ++s) {
+            if (row[s].partner == c->j) {
+                sim_cpu_friction_free(fr);
+                return sim_fail(err, SIM_BAD_ARGUMENT, "contact of body %u with %s %u given twice",
+                                c->i, SIM_CONTACT_IS_WALL(c->j) ? "wall" : "body",
+                                SIM_CONTACT_IS_WALL(c->j) ? (uint32_t)SIM_CONTACT_WALL_INDEX(c->j)
+                                                          : c->j);
+            }
+        }
+        store(fr, fr->last, c->i, c->j, &h);
+    }
+    return sim_cpu_friction_check(fr, err);
+}
+
+sim_status sim_cpu_friction_ready(sim_cpu_friction **fric, const sim_params *p,
+                                  const sim_state *from, sim_state *st, int threads,
+                                  sim_error *err) {
+    const int on = p != NULL && sim_params_have_friction(p);
+    if (on && *fric != NULL && from == NULL) {
+        return SIM_OK;
+    }
+    sim_cpu_friction *fr = on ? malloc(sizeof *fr) : NULL;
+    if (on && fr == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "friction: cannot allocate its tables");
+    }
+    sim_state view = from != NULL ? *from : *st;
+    view.contact_count = from != NULL ? from->contact_count : 0;
+    const sim_status status = on ? sim_cpu_friction_init(fr, &view, st->spin, threads, err) : SIM_OK;
+    if (status != SIM_OK) {
+        free(fr);
+        return status;
+    }
+    sim_cpu_friction_destroy(fric);
+    *fric = fr;
+    return SIM_OK;
+}
+
+void sim_cpu_friction_destroy(sim_cpu_friction **fric) {
+    if (*fric != NULL) {
+        sim_cpu_friction_free(*fric);
+        free(*fric);
+        *fric = NULL;
+    }
+}
+
+void sim_cpu_friction_free(sim_cpu_friction *fr) {
+    free(fr->row);
+    for (int t = 0; t < 2; ++t) {
+        free(fr->table[t]);
+        free(fr->count[t]);
+    }
+    free(fr->torque);
+    free(fr->tbuf);
+    free(fr->save_spin);
+    free(fr->save_torque);
+    memset(fr, 0, sizeof *fr);
+}
+
+void sim_cpu_friction_begin(sim_cpu_friction *fr, int team, double dt) {
+    memset(fr->count[1 - fr->last], 0, (size_t)fr->n * sizeof *fr->count[0]);
+    memset(fr->tbuf, 0, (size_t)team * fr->n * sizeof *fr->tbuf);
+    fr->dt = dt;
+    fr->overflow = UINT32_MAX;
+}
+
+/* The pair visit with this thread's torque buffer tq (user order). Body i, the one with the
+ * larger user index, owns the history and is "i" of sim_friction_contact: the same arguments in
+ * the same roles whichever enumeration found the pair, so the same bits. */
+static void visit(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint32_t ub,
+                  sim_vec4d pa, sim_vec4d va, sim_vec4d pb, sim_vec4d vb, sim_vec3d *fa,
+                  sim_vec3d *fb, sim_vec3d *tq, double *energy) {
+    const double dx = pa.x - pb.x, dy = pa.y - pb.y, dz = pa.z - pb.z, reach = pa.w + pb.w;
+    if (!(dx * dx + dy * dy + dz * dz < reach * reach)) {
+        return; /* the contact kernels' test: most pairs end here */
+    }
+    const int a_owns = ua > ub;
+    const uint32_t i = a_owns ? ua : ub, j = a_owns ? ub : ua;
+    sim_contact_history_d h = find(fr, i, j);
+    sim_vec3d f, ti, tj;
+    if (!sim_friction_contact_d(a_owns ? pa : pb, a_owns ? va : vb, spin3(fr->spin[i]),
+                                a_owns ? pb : pa, a_owns ? vb : va, spin3(fr->spin[j]), &h, ph,
+                                fr->dt, &f, &ti, &tj, energy)) {
+        return;
+    }
+    store(fr, 1 - fr->last, i, j, &h);
+    sim_vec3d *fi = a_owns ? fa : fb, *fj = a_owns ? fb : fa;
+    fi->x += f.x;
+    fi->y += f.y;
+    fi->z += f.z;
+    fj->x -= f.x;
+    fj->y -= f.y;
+    fj->z -= f.z;
+    tq[i].x += ti.x;
+    tq[i].y += ti.y;
+    tq[i].z += ti.z;
+    tq[j].x += tj.x;
+    tq[j].y += tj.y;
+    tq[j].z += tj.z;
+}
+
+void sim_cpu_friction_pair(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint32_t ub,
+                           sim_vec4d pa, sim_vec4d va, sim_vec4d pb, sim_vec4d vb, sim_vec3d *fa,
+                           sim_vec3d *fb, double *energy) {
+    visit(fr, ph, ua, ub, pa, va, pb, vb, fa, fb, fr->tbuf + (size_t)thread_id() * fr->n, energy);
+}
+
+void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t i0, uint32_t i1,
+                           uint32_t j0, uint32_t j1, int diagonal, const sim_vec4d *pos,
+                           const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
+                           double *energy) {
+    sim_vec3d *tq = fr->tbuf + (size_t)thread_id() * fr->n;
+    for (uint32_t i = i0; i < i1; ++i) {
+        const uint32_t j_end = diagonal ? i : j1;
+        const uint32_t ui = order != NULL ? order[i] : i;
+        for (uint32_t j = j0; j < j_end; ++j) {
+            visit(fr, ph, ui, order != NULL ? order[j] : j, pos[i], vel[i], pos[j], vel[j], &f[i],
+                  &f[j], tq, energy);
+        }
+    }
+}
+
+void sim_cpu_friction_end(sim_cpu_friction *fr, int team) {
+    const int64_t n = fr->n;
+    const int threads = n >= FRICTION_MIN_PARALLEL ? fr->threads : 1;
+    (void)threads; /* unused without OpenMP */
+    SIM_OMP(omp parallel for num_threads(threads) schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+        sim_vec3d s = {0.0, 0.0, 0.0};
+        for (int t = 0; t < team; ++t) {
+            const sim_vec3d v = fr->tbuf[(size_t)t * (size_t)n + (size_t)i];
+            s.x += v.x;
+            s.y += v.y;
+            s.z += v.z;
+        }
+        fr->torque[i] = s;
+    }
+}
+
+sim_vec3d sim_cpu_friction_body(sim_cpu_friction *fr, const sim_physics *ph, uint32_t i,
+                                sim_vec4d pos, sim_vec4d vel, double *energy) {
+    sim_vec3d total = {0.0, 0.0, 0.0};
+    sim_vec3d *force = &total;
+    const sim_vec3d w = spin3(fr->spin[i]);
+    const double x[3] = {pos.x, pos.y, pos.z};
+    for (int k = 0; k < 6; ++k) {
+        /* sim_friction_wall's overlap: no lookup for the walls a body is far from */
+        const double overlap =
+            (k & 1) ? x[k >> 1] + pos.w - ph->box_half : pos.w - ph->box_half - x[k >> 1];
+        if (!(overlap > 0.0)) {
+            continue;
+        }
+        const uint32_t code = SIM_CONTACT_WALL(k);
+        sim_contact_history_d h = find(fr, i, code);
+        if (sim_friction_wall_d(pos, vel, w, k, &h, ph, fr->dt, force, &fr->torque[i], energy)) {
+            store(fr, 1 - fr->last, i, code, &h);
+        }
+    }
+    const double m = vel.w; /* gravity, as sim_body_force */
+    force->x += m * ph->gravity.x;
+    force->y += m * ph->gravity.y;
+    force->z += m * ph->gravity.z;
+    if (energy != NULL) {
+        *energy -= m * (ph->gravity.x * pos.x + ph->gravity.y * pos.y + ph->gravity.z * pos.z);
+    }
+    return total;
+}
+
+void sim_cpu_friction_kick(sim_cpu_friction *fr, const sim_vec4d *pos, const sim_vec4d *vel,
+                           double dt, int team) {
+    const int64_t n = fr->n;
+    (void)team; /* unused without OpenMP */
+    SIM_OMP(omp parallel for num_threads(team) schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+        sim_vec3d w = spin3(fr->spin[i]);
+        sim_verlet_spin_d(&w, fr->torque[i], pos[i], vel[i].w, dt);
+        fr->spin[i].x = w.x;
+        fr->spin[i].y = w.y;
+        fr->spin[i].z = w.z;
+    }
+}
+
+sim_status sim_cpu_friction_check(sim_cpu_friction *fr, sim_error *err) {
+    if (fr->overflow == UINT32_MAX) {
+        return SIM_OK;
+    }
+    const uint32_t i = fr->overflow;
+    uint32_t had = 0;
+    for (int t = 0; t < 2; ++t) { /* the table that overflowed: kept to its slots */
+        for (uint32_t b = 0; b < fr->n; ++b) {
+            const uint32_t cap = (uint32_t)(fr->row[b + 1] - fr->row[b]);
+            had = b == i && fr->count[t][b] > had ? fr->count[t][b] : had;
+            fr->count[t][b] = fr->count[t][b] < cap ? fr->count[t][b] : cap;
+        }
+    }
+    fr->overflow = UINT32_MAX;
+    return sim_fail(err, SIM_UNSTABLE,
+                    "friction: body %u touches %u bodies and walls at once, more than the %llu "
+                    "whose histories it has room for (its neighbours overlap each other by more "
+                    "than %.0f %% of the smallest radius: a stiffer contact or a smaller step)",
+                    i, had, (unsigned long long)(fr->row[i + 1] - fr->row[i]),
+                    100.0 * CPU_FRICTION_OVERLAP);
+}
+
+void sim_cpu_friction_commit(sim_cpu_friction *fr) {
+    fr->last = 1 - fr->last;
+}
+
+void sim_cpu_friction_save(sim_cpu_friction *fr, int *saved) {
+    const size_t n = fr->n ? fr->n : 1;
+    if (fr->save_spin == NULL) {
+        fr->save_spin = malloc(n * sizeof *fr->save_spin);
+    }
+    if (fr->save_torque == NULL) {
+        fr->save_torque = malloc(n * sizeof *fr->save_torque);
+    }
+    *saved = fr->save_spin != NULL && fr->save_torque != NULL;
+    if (*saved) {
+        memcpy(fr->save_spin, fr->spin, (size_t)fr->n * sizeof *fr->spin);
+        memcpy(fr->save_torque, fr->torque, (size_t)fr->n * sizeof *fr->torque);
+    }
+}
+
+void sim_cpu_friction_restore(sim_cpu_friction *fr) {
+    memcpy(fr->spin, fr->save_spin, (size_t)fr->n * sizeof *fr->spin);
+    memcpy(fr->torque, fr->save_torque, (size_t)fr->n * sizeof *fr->torque);
+    fr->overflow = UINT32_MAX;
+}
+
+sim_status sim_cpu_friction_read(const sim_cpu_friction *fr, sim_state *out, sim_error *err) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; fr != NULL && i < fr->n; ++i) {
+        total += fr->count[fr->last][i];
+    }
+    SIM_TRY(sim_state_set_contact_count(out, total, err));
+    uint64_t k = 0;
+    for (uint32_t i = 0; fr != NULL && i < fr->n; ++i) {
+        const sim_cpu_slot *row = fr->table[fr->last] + fr->row[i];
+        const uint64_t first = k;
+        for (uint32_t s = 0; s < fr->count[fr->last][i]; ++s) {
+            sim_state_contact c = {i, row[s].partner, row[s].h.xi, row[s].h.roll};
+            uint64_t at = k++; /* insertion by partner: rows are a few entries long */
+            while (at > first && out->contacts[at - 1].j > c.j) {
+                out->contacts[at] = out->contacts[at - 1];
+                --at;
+            }
+            out->contacts[at] = c;
+        }
+    }
+    return SIM_OK;
+}

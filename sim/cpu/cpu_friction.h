@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — private: friction in the CPU reference (docs/friction.md): the contact histories, the
+ * pair visit every enumeration of pairs calls, the walls, torques and spin.
+ *
+ * The histories: one table of slots per body, owned by the body with the larger user index
+ * (the scene's order, which never changes: a re-sort of the culled pipeline, a rebuilt tile or
+ * neighbour list, moves nothing). A slot holds the partner's user index (or a wall's code,
+ * SIM_CONTACT_WALL(k)), the sliding spring xi as seen from the owner and the rolling spring.
+ * Two tables: `last`, the last completed step's, only read during a step, looked up by the
+ * partner's index (so a value never depends on slot order, enumeration order or thread
+ * schedule), and the step's own, written as contacts are found (slots claimed with an atomic
+ * counter per row: any order, the same values); the stepper commits the step's table after
+ * SECOND (stepper.h). Why this layout, over one keyed by (tile, slot) or a global hash:
+ *  - exact for every enumeration: the brute-force sweep under any map, culled tiles, neighbour
+ *    lists each visit a pair once and find its history by user indices alone;
+ *  - a re-sort or a list rebuild costs nothing: no history travels with the bodies;
+ *  - O(N K) memory with K from geometry, no hashing, a linear scan of a short row per contact,
+ *    the layout a GPU kernel can use as it is (rows of fixed capacity, one counter each).
+ * K per body is the number of spheres of the smallest radius that can touch it without
+ * overlapping one another by more than CPU_FRICTION_OVERLAP of their radius (non-overlapping
+ * caps on the sphere of centres: K = floor(2 / (1 - cos theta)), sin theta = (1 - overlap)
+ * r_min / (r_i + r_min); 18 for equal spheres), plus its 3 walls (a body touches at most one
+ * wall per axis: its radius is at most box_half). A body with more contacts than that stops the
+ * run (SIM_UNSTABLE naming it) instead of losing a history.
+ *
+ * Several ranks: friction is refused before any work (backend.c): the histories live in one
+ * process's tables. */
+#ifndef SIM_CPU_FRICTION_H
+#define SIM_CPU_FRICTION_H
+
+#include "nbsim/state.h"
+#include "physics/physics.h"
+
+/* The overlap between a body's neighbours the slot count allows for, as a fraction of the
+ * smallest radius: ten times what a stiff granular contact reaches. */
+#define CPU_FRICTION_OVERLAP 0.1
+
+typedef struct {
+    uint32_t partner; /* user index of the other body (< the row's), or SIM_CONTACT_WALL(k) */
+    uint32_t unused;
+    sim_contact_history_d h;
+} sim_cpu_slot;
+
+typedef struct sim_cpu_friction {
+    uint32_t n;
+    int threads;
+    uint64_t *row;          /* n + 1: body i's slots are [row[i], row[i + 1]) in each table */
+    sim_cpu_slot *table[2]; /* [last]: the last completed step's; [1 - last]: this step's */
+    uint32_t *count[2];     /* slots used per body */
+    int last;
+    double dt;          /* the step the histories advance by in the current force phases; 0: the
+                           forces alone */
+    sim_vec4d *spin;    /* the backend's spin (user order), integrated here */
+    sim_vec3d *torque;  /* total torque per body at the current positions [N m] */
+    sim_vec3d *tbuf;    /* per-thread partial torques, threads x n, user order */
+    uint32_t overflow;  /* the lowest body whose contacts outnumbered its slots, or UINT32_MAX */
+    uint32_t overflow_had;
+    sim_vec4d *save_spin; /* a long step's start (sim_cpu_friction_save) */
+    sim_vec3d *save_torque;
+} sim_cpu_friction;
+
+/* *fric for parameters p (NULL: none): tables while p has friction, none without (freed). from:
+ * a state whose contacts become the last step's histories (its radii size the rows); NULL: the
+ * tables there are go on, or new ones start empty, sized from st. spin: st's, which the kicks
+ * integrate. Built before the old ones go: a failure changes nothing. */
+sim_status sim_cpu_friction_ready(sim_cpu_friction **fric, const sim_params *p,
+                                  const sim_state *from, sim_state *st, int threads,
+                                  sim_error *err);
+void sim_cpu_friction_destroy(sim_cpu_friction **fric);
+/* Tables for the bodies of st (sized from their radii) holding st's contacts, torques zero; spin
+ * is the backend's array the kicks integrate. SIM_UNSTABLE names a body with more contacts than
+ * its slots; SIM_OUT_OF_MEMORY what could not be allocated. */
+sim_status sim_cpu_friction_init(sim_cpu_friction *fr, const sim_state *st, sim_vec4d *spin,
+                                 int threads, sim_error *err);
+void sim_cpu_friction_free(sim_cpu_friction *fr);
+
+/* The start of a contact sweep with `team` threads: this step's table emptied, torques from 0;
+ * dt: the step the histories advance by (0: the forces alone). */
+void sim_cpu_friction_begin(sim_cpu_friction *fr, int team, double dt);
+/* The pair visit, the one every enumeration calls (plan, culled tiles, neighbour lists): bodies
+ * with user indices ua != ub at pa, va and pb, vb (copies in any order); their forces are added
+ * to *fa and *fb, their torques to this thread's torque buffer, energy (when given) gets the
+ * elastic and the springs' energy. Nothing happens when they do not touch. */
+void sim_cpu_friction_pair(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint32_t ub,
+                           sim_vec4d pa, sim_vec4d va, sim_vec4d pb, sim_vec4d vb, sim_vec3d *fa,
+                           sim_vec3d *fb, double *energy);
+/* Every pair of a tile pair: bodies [i0, i1) x [j0, j1) of pos / vel (slot order; order maps a
+ * slot to its user index, NULL: they are the same), on the diagonal only j < i; forces into f
+ * (indexed like pos). */
+void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t i0, uint32_t i1,
+                           uint32_t j0, uint32_t j1, int diagonal, const sim_vec4d *pos,
+                           const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
+                           double *energy);
+/* The end of a contact sweep: the threads' torques summed into torque. */
+void sim_cpu_friction_end(sim_cpu_friction *fr, int team);
+/* Body i's six walls with friction and gravity (sim_body_force with friction): returns their
+ * force, adds their torque to body i's and their energy (the walls' elastic and springs',
+ * gravity's -m g.x) to *energy. */
+sim_vec3d sim_cpu_friction_body(sim_cpu_friction *fr, const sim_physics *ph, uint32_t i,
+                                sim_vec4d pos, sim_vec4d vel, double *energy);
+/* The spin's half kick of every body, dt / 2 T / I (sim_verlet_spin), with `team` threads. */
+void sim_cpu_friction_kick(sim_cpu_friction *fr, const sim_vec4d *pos, const sim_vec4d *vel,
+                           double dt, int team);
+/* After the walls: SIM_UNSTABLE naming a body that had more contacts than slots. */
+sim_status sim_cpu_friction_check(sim_cpu_friction *fr, sim_error *err);
+/* The step's table becomes the last step's. */
+void sim_cpu_friction_commit(sim_cpu_friction *fr);
+/* A long step's start (spin, torques; the tables need nothing: a step only reads the last one)
+ * and putting it back. *saved 0: no memory (the step then runs whole). */
+void sim_cpu_friction_save(sim_cpu_friction *fr, int *saved);
+void sim_cpu_friction_restore(sim_cpu_friction *fr);
+/* The last step's histories into out->contacts (by body, then partner); fr NULL: none. */
+sim_status sim_cpu_friction_read(const sim_cpu_friction *fr, sim_state *out, sim_error *err);
+
+#endif /* SIM_CPU_FRICTION_H */
