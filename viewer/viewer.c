@@ -77,6 +77,7 @@ static sim_status create_renderers(viewer_state *v, sim_error *err) {
     render_autorange_init(&v->range[VIEWER_COLOR_SPEED], 1);
     render_autorange_init(&v->range[VIEWER_COLOR_RADIUS], 0);
     render_autorange_init(&v->range[VIEWER_COLOR_INDEX], 0);
+    render_autorange_init(&v->range[VIEWER_COLOR_SPIN], 1);
     static const float no_up[3] = {0.0f, 0.0f, 0.0f};
     render_camera_init(&v->camera, no_up);
     return viewer_rebuild_bodies(v, err);

@@ -78,6 +78,35 @@ void viewer_toggle_triplets(viewer_state *v) {
     }
 }
 
+/* Friction off (remembering its coefficients) or on again (those, else mu 0.5 and mu_r 0.1, the
+ * heap scene's). Turned on it starts with no contact histories; off, bodies keep their spin. */
+void viewer_toggle_friction(viewer_state *v) {
+    sim_params p = viewer_info(v)->params;
+    const int on = !(p.friction > 0.0 || p.rolling_friction > 0.0);
+    if (on) {
+        const int remembered = v->friction_off[0] > 0.0 || v->friction_off[1] > 0.0;
+        p.friction = remembered ? v->friction_off[0] : 0.5;
+        p.rolling_friction = remembered ? v->friction_off[1] : 0.1;
+    } else {
+        v->friction_off[0] = p.friction;
+        v->friction_off[1] = p.rolling_friction;
+        p.friction = p.rolling_friction = 0.0;
+    }
+    sim_error err;
+    sim_error_clear(&err);
+    if (sim_session_set_params(v->run.session, &p, &err) != SIM_OK) {
+        viewer_message(v, "friction %s: %s", on ? "on" : "off", err.message);
+        return;
+    }
+    render_graph_mark(&v->graph, on ? "friction on" : "friction off");
+    if (on) {
+        viewer_message(v, "friction on: mu %g, rolling mu_r %g", p.friction, p.rolling_friction);
+    } else {
+        viewer_message(v, "friction off");
+    }
+    v->dirty = 1;
+}
+
 /* After the session's scene changed: buffers for its N, camera, colour ranges, messages. */
 static void scene_changed(viewer_state *v, const char *what, uint32_t old_n) {
     sim_error err;

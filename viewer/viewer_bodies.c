@@ -10,9 +10,9 @@
 #define RANGE_SAMPLE_PERIOD_S 0.1 /* colour range refresh: a strided copy of a few KB */
 
 static void sample_range(viewer_state *v, double now) {
-    int component = v->color_mode == VIEWER_COLOR_SPEED    ? 4
-                    : v->color_mode == VIEWER_COLOR_RADIUS ? 3
-                                                           : -1;
+    int component = v->color_mode == VIEWER_COLOR_SPEED || v->color_mode == VIEWER_COLOR_SPIN ? 4
+                    : v->color_mode == VIEWER_COLOR_RADIUS                                  ? 3
+                                                                                            : -1;
     if (component < 0) {
         return;
     }
@@ -33,6 +33,9 @@ static sim_status export_host(viewer_state *v, sim_error *err) {
     sim_status st = render_bodies_host_arrays(&v->bodies, &pos, &speed, err);
     if (st == SIM_OK) {
         st = sim_session_export_positions(v->run.session, pos, speed, 0, err);
+    }
+    if (st == SIM_OK && v->color_mode == VIEWER_COLOR_SPIN) { /* the scalar is |w| instead */
+        st = sim_session_angular_speeds(v->run.session, speed, err);
     }
     if (st == SIM_OK) {
         sample_range(v, viewer_now());
@@ -62,7 +65,9 @@ void viewer_export_bodies(viewer_state *v) {
     }
     sim_error err;
     sim_error_clear(&err);
-    if (v->bodies.interop) {
+    /* Angular speeds come from the host (the CUDA backend keeps spin there until it integrates
+     * it): that colour goes through the host arrays. */
+    if (v->bodies.interop && v->color_mode != VIEWER_COLOR_SPIN) {
         if (export_interop(v, &err) == SIM_OK) {
             v->dirty = 0;
             return;

@@ -31,7 +31,8 @@ void viewer_draw_scene(viewer_state *v) {
     glEnable(GL_DEPTH_TEST);
     glDepthFunc(GL_LESS);
     render_sphere_style style;
-    style.source = v->color_mode == VIEWER_COLOR_SPEED    ? RENDER_COLOR_SCALAR
+    style.source = v->color_mode == VIEWER_COLOR_SPEED || v->color_mode == VIEWER_COLOR_SPIN
+                       ? RENDER_COLOR_SCALAR
                    : v->color_mode == VIEWER_COLOR_RADIUS ? RENDER_COLOR_RADIUS
                                                           : RENDER_COLOR_INDEX;
     style.range[0] = v->range[v->color_mode].lo;

@@ -51,6 +51,9 @@ static void on_press(viewer_state *v, int key, int shift) {
     case GLFW_KEY_A:
         viewer_toggle_triplets(v);
         break;
+    case GLFW_KEY_X:
+        viewer_toggle_friction(v);
+        break;
     case GLFW_KEY_SPACE:
         v->paused = !v->paused;
         break;

@@ -26,6 +26,7 @@ typedef enum {
     VIEWER_COLOR_SPEED,
     VIEWER_COLOR_RADIUS,
     VIEWER_COLOR_INDEX,
+    VIEWER_COLOR_SPIN, /* angular speed |w| */
     VIEWER_COLOR_COUNT
 } viewer_color_mode;
 
@@ -140,6 +141,7 @@ typedef struct viewer_state {
     int show_overlay, show_graph, show_help, graph_log;
     viewer_color_mode color_mode;
     int screenshot_requested;
+    double friction_off[2]; /* friction and rolling friction the X key turned off (0: none) */
 
     /* simulation results */
     int dirty;      /* the bodies moved since they were last exported for drawing */
@@ -193,6 +195,7 @@ void viewer_draw_scene(viewer_state *v);
 void viewer_cycle_pair_map(viewer_state *v, int dir);
 void viewer_cycle_triplet_map(viewer_state *v, int dir);
 void viewer_toggle_triplets(viewer_state *v);
+void viewer_toggle_friction(viewer_state *v);
 void viewer_set_scene(viewer_state *v, const char *scene);
 void viewer_reset(viewer_state *v);
 void viewer_cycle_color(viewer_state *v);

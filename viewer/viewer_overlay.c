@@ -78,7 +78,10 @@ static float text_scale(const viewer_state *v) {
 }
 
 static const char *color_name(viewer_color_mode m) {
-    return m == VIEWER_COLOR_SPEED ? "speed" : m == VIEWER_COLOR_RADIUS ? "radius" : "body index";
+    return m == VIEWER_COLOR_SPEED    ? "speed"
+           : m == VIEWER_COLOR_RADIUS ? "radius"
+           : m == VIEWER_COLOR_SPIN   ? "angular speed"
+                                      : "body index";
 }
 
 static void block_row(overlay_lines *l, const char *what, const char *name, const char *label,
@@ -177,7 +180,10 @@ static float draw_legend(viewer_state *v, float x, float y, float scale) {
         snprintf(text, sizeof text, "colour (C): body index 0 .. %u", viewer_info(v)->n - 1);
     } else {
         snprintf(text, sizeof text, "colour (C): %s %.3g .. %.3g%s", color_name(v->color_mode),
-                 r->lo, r->hi, v->color_mode == VIEWER_COLOR_SPEED ? " m/s" : " m");
+                 r->lo, r->hi,
+                 v->color_mode == VIEWER_COLOR_SPEED  ? " m/s"
+                 : v->color_mode == VIEWER_COLOR_SPIN ? " rad/s"
+                                                      : " m");
     }
     float w = render_text_draw(&v->d2, x, y, scale, text_color, text);
     render_colormap map =
