@@ -234,9 +234,14 @@ void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = diagonal ? i : j1;
         const uint32_t ui = order != NULL ? order[i] : i;
+        const sim_vec4d pi = pos[i];
         for (uint32_t j = j0; j < j_end; ++j) {
-            visit(fr, ph, ui, order != NULL ? order[j] : j, pos[i], vel[i], pos[j], vel[j], &f[i],
-                  &f[j], tq, energy);
+            const sim_vec4d pj = pos[j];
+            const double dx = pi.x - pj.x, dy = pi.y - pj.y, dz = pi.z - pj.z, reach = pi.w + pj.w;
+            if (dx * dx + dy * dy + dz * dz < reach * reach) { /* visit's own first test */
+                visit(fr, ph, ui, order != NULL ? order[j] : j, pi, vel[i], pj, vel[j], &f[i],
+                      &f[j], tq, energy);
+            }
         }
     }
 }
