@@ -85,7 +85,7 @@ done
 
 # ---- scene files ----
 expect_error 2 "${cpu[@]}" --frames 1 --scene no-such.scene
-grep -q "'no-such.scene': no such file, and not a built-in scene (gas, pile, collide, triplets, lattice)" err.txt \
+grep -q "'no-such.scene': no such file, and not a built-in scene (gas, pile, collide, triplets, lattice, heap)" err.txt \
   && ok || fail "missing scene: $(cat err.txt)"
 printf '\xef\xbb\xbfbox = 4\n%s\n0 0 0 0 0 0 0.5 1\n' "$header" >bom.scene
 "$nbsim" "${cpu[@]}" --frames 1 --scene bom.scene >/dev/null 2>err.txt && ok || fail "byte order mark: $(cat err.txt)"

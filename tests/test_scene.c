@@ -107,20 +107,20 @@ static int params_equal(const sim_params *a, const sim_params *b) {
 /* ---- built-in scenes ---- */
 
 static void test_builtin_list(void) {
-    ENSURE(sim_scene_builtin_count() == 5);
-    const char *want[] = {"gas", "pile", "collide", "triplets", "lattice"};
-    for (int i = 0; i < 5; ++i) {
+    ENSURE(sim_scene_builtin_count() == 6);
+    const char *want[] = {"gas", "pile", "collide", "triplets", "lattice", "heap"};
+    for (int i = 0; i < 6; ++i) {
         ENSURE(strcmp(sim_scene_builtin_name(i), want[i]) == 0);
         ENSURE(strlen(sim_scene_builtin_description(i)) > 10);
         ENSURE(sim_scene_builtin_default_n(i) > 0);
     }
-    ENSURE(sim_scene_builtin_name(5) == NULL && sim_scene_builtin_name(-1) == NULL);
+    ENSURE(sim_scene_builtin_name(6) == NULL && sim_scene_builtin_name(-1) == NULL);
     sim_params p = sim_params_default();
     sim_state s = {0};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_scene_builtin("nope", 10, 1, &p, &s, &err) == SIM_BAD_ARGUMENT);
     ENSURE(strstr(err.message, "'nope'") != NULL && s.pos == NULL);
-    ENSURE_MSG(strstr(err.message, "gas, pile, collide, triplets, lattice") != NULL, "%s",
+    ENSURE_MSG(strstr(err.message, "gas, pile, collide, triplets, lattice, heap") != NULL, "%s",
                err.message);
 }
 
@@ -148,6 +148,7 @@ static void test_builtin_scenes(void) {
             ENSURE(memcmp(a.pos, c.pos, a.n * sizeof *a.pos) != 0);
             /* geometry and masses */
             const int lattice = strcmp(name, "lattice") == 0;
+            const int heap = strcmp(name, "heap") == 0; /* its rough floor: 30 times denser */
             uint64_t outside = 0;
             const uint64_t overlaps =
                 count_overlaps_beyond(&a, p.box_half, scene_slack(name), &outside);
@@ -155,15 +156,20 @@ static void test_builtin_scenes(void) {
                        a.n, (unsigned long long)overlaps, (unsigned long long)outside);
             for (uint32_t i = 0; i < a.n; ++i) {
                 const double r = a.pos[i].w;
-                ENSURE_NEAR(a.vel[i].w, lattice ? 1.0 : 4.0 / 3.0 * kPi * r * r * r, 1e-15);
+                const double dense = heap && a.vel[i].w > 2.0 * 4.0 / 3.0 * kPi * r * r * r;
+                ENSURE_NEAR(a.vel[i].w,
+                            lattice ? 1.0 : (dense ? 30.0 : 1.0) * 4.0 / 3.0 * kPi * r * r * r,
+                            1e-15 * (dense ? 30.0 : 1.0));
             }
             /* the scene sets what it is designed for and leaves the rest (the lattice also sets
              * the sample's spring and step) */
             ENSURE(p.steps_per_frame == 9);
             ENSURE(lattice ? p.dt == 0.5 && p.stiffness == 1.0 && p.hertz == 0
+                   : heap  ? p.dt == 1.5e-4 && p.stiffness == 1e4 && p.hertz == 0
                            : p.dt == 1.5e-4 && p.stiffness == 3e4);
             ENSURE(p.box_half > 0.0 && p.restitution > 0.0 && p.restitution <= 1.0);
-            ENSURE((p.gravity.y != 0.0) == (strcmp(name, "pile") == 0 || lattice));
+            ENSURE((p.gravity.y != 0.0) == (strcmp(name, "pile") == 0 || lattice || heap));
+            ENSURE((p.friction > 0.0 && p.rolling_friction > 0.0) == heap);
             ENSURE(p.gravity.x == 0.0 && p.gravity.z == 0.0 && p.gravity.y <= 0.0);
             ENSURE(p.triplets == (strcmp(name, "triplets") == 0));
             const int has_atm = strcmp(name, "gas") == 0 || strcmp(name, "triplets") == 0;

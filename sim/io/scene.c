@@ -229,6 +229,102 @@ static void scene_lattice(sim_state *st, rng *r, sim_params *p) {
     p->dt = 0.5;
 }
 
+/* Heap: spheres (radius 0.45-0.5 m, density 1) poured into a corner of the box onto a rough
+ * floor, friction on: they build a quarter of a cone against the two walls.
+ *  - The stream: a loose column ~(n / 2.2)^(1/3) spheres across (spacing 1.15 m) above the
+ *    floor's patch next to the corner (x, z near -box_half), layers 1.5 m apart from 1.6 m up:
+ *    released at once, its bottom lands first and the rest rains down onto it (the top of the
+ *    ~25 m column of the default N arrives after ~2 s). Without a hopper nbsim cannot feed a
+ *    stream from a point over time; a column from a small patch is the nearest.
+ *  - The rough floor: a quarter disk of spheres (radius 0.5 m, spacing 1.1 m) 30 times denser
+ *    than the stream, where the cone will stand, reaching its radius at 15 degrees. Rolling
+ *    spheres do not stop on a flat floor (mu_r 0.1 decelerates a rolling sphere by only 0.7 m/s^2),
+ *    so on a bare floor the stream spreads to a flat layer; the carpet is the floor's roughness.
+ *  - The corner: the walls hold two sides of the cone, so n spheres build a cone 1.6 times as
+ *    tall as in the open.
+ *  - Contacts: stiffness 1e4 N/m (impacts overlap less than 10 % of a radius), restitution 0.7
+ *    (the default step, t_c / 51, stays coarse enough to pour in seconds), friction 0.5, rolling
+ *    friction 0.1. The cone settles within ~5 s at an angle of repose of 18-20 degrees (test_heap
+ *    measures it; it grows with both coefficients: 10 degrees without rolling friction). A
+ *    hopper feeding slowly would settle steeper. Gravity -y; the CPU backend (friction). */
+#define HEAP_SPACING 1.15
+#define HEAP_LAYER 1.5
+#define HEAP_GAP 1.6
+#define HEAP_CARPET_SPACING 1.1
+#define HEAP_CARPET_DENSITY 30.0
+
+/* Sites of a quarter disk of radius r on the carpet's lattice (from the corner). */
+static uint32_t heap_carpet_sites(double r) {
+    uint32_t count = 0;
+    const int m = (int)(r / HEAP_CARPET_SPACING);
+    for (int a = 0; a <= m; ++a) {
+        for (int b = 0; b <= m; ++b) {
+            count += hypot(a * HEAP_CARPET_SPACING, b * HEAP_CARPET_SPACING) <= r;
+        }
+    }
+    return count;
+}
+
+/* The radius of a quarter cone of `poured` spheres at 15 degrees (solid fraction 0.55, sphere
+ * volume 0.45 m^3): V = pi/12 R^3 tan 15. */
+static double heap_radius(uint32_t poured) {
+    return cbrt(12.0 * poured * 0.45 / (0.55 * pi_ * tan(15.0 * pi_ / 180.0)));
+}
+
+static void scene_heap(sim_state *st, rng *r, sim_params *p) {
+    /* the carpet for the spheres that remain, at most a third of them */
+    double cr = heap_radius(st->n);
+    for (int it = 0; it < 3; ++it) {
+        cr = heap_radius(st->n - heap_carpet_sites(cr));
+    }
+    while (cr > 0.0 && heap_carpet_sites(cr) > st->n / 3) {
+        cr -= HEAP_CARPET_SPACING;
+    }
+    const uint32_t carpet = cr > 0.0 ? heap_carpet_sites(cr) : 0, poured = st->n - carpet;
+    uint32_t side = (uint32_t)lround(cbrt(poured / 2.2)); /* ~2.2 side layers: the column */
+    side = side < 2 ? 2 : side;
+    const uint32_t layers = (poured + side * side - 1) / (side * side);
+    double half = 0.5 * (HEAP_GAP + layers * HEAP_LAYER + 1.0);
+    half = half > 0.5 * (cr + 3.0) ? half : 0.5 * (cr + 3.0);
+    half = half > 0.5 * side * HEAP_SPACING + 2.0 ? half : 0.5 * side * HEAP_SPACING + 2.0;
+    const double corner = -half + 0.55; /* the first carpet sphere's centre, 5 cm off the walls */
+    const sim_vec3d rest = {0.0, 0.0, 0.0};
+    uint32_t k = 0;
+    const int m = (int)(cr / HEAP_CARPET_SPACING);
+    for (int a = 0; a <= m && carpet > 0; ++a) {
+        for (int b = 0; b <= m; ++b) {
+            if (hypot(a * HEAP_CARPET_SPACING, b * HEAP_CARPET_SPACING) <= cr) {
+                const sim_vec4d pos = {corner + a * HEAP_CARPET_SPACING + rng_uniform(r, -0.03, 0.03),
+                                       -half + 0.501, /* 1 mm above the floor */
+                                       corner + b * HEAP_CARPET_SPACING + rng_uniform(r, -0.03, 0.03),
+                                       0.0};
+                set_body(st, k, pos, 0.5, rest);
+                st->vel[k].w *= HEAP_CARPET_DENSITY;
+                ++k;
+            }
+        }
+    }
+    const double first = -half + 1.0 + 0.5 * HEAP_SPACING; /* the column's first centre */
+    for (uint32_t i = 0; i < poured; ++i) {
+        const uint32_t ix = i % side, iz = i / side % side, iy = i / (side * side);
+        sim_vec4d pos;
+        pos.x = first + ix * HEAP_SPACING + rng_uniform(r, -0.07, 0.07);
+        pos.z = first + iz * HEAP_SPACING + rng_uniform(r, -0.07, 0.07);
+        pos.y = -half + HEAP_GAP + iy * HEAP_LAYER;
+        pos.w = 0.0;
+        set_body(st, carpet + i, pos, rng_uniform(r, 0.45, 0.5), rest);
+    }
+    p->box_half = half;
+    p->gravity = (sim_vec3d){0.0, -9.81, 0.0};
+    p->stiffness = 1e4;
+    p->hertz = 0;
+    p->restitution = 0.7;
+    p->atm_nu = 0.0;
+    p->atm_cutoff = 0.0;
+    p->friction = 0.5;
+    p->rolling_friction = 0.1;
+}
+
 typedef struct {
     const char *name;
     const char *description;
@@ -246,6 +342,10 @@ static const scene_entry scenes[] = {
      "NVIDIA's particles sample's benchmark configuration scaled x32: a touching lattice "
      "(r = 0.5 m, +-1 % jitter) filled from a corner of a 64 m box, gravity along -y",
      4096, scene_lattice},
+    {"heap",
+     "spheres poured into a corner onto a rough floor build a cone (friction 0.5, rolling "
+     "friction 0.1; the CPU backend)",
+     1400, scene_heap},
 };
 
 #define SCENE_COUNT ((int)(sizeof scenes / sizeof scenes[0]))
