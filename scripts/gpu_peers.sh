@@ -7,8 +7,11 @@
 # at N = 16,384, 65,536 and 262,144 (the particles sample's 64^3 grid holds 262,144 at most).
 # Whole step against whole step: the mean per step over >= 300 steps, re-sorts included.
 #
-#   scripts/gpu_peers.sh --samples DIR [--out DIR] [--budget SECONDS] [--steps S]
+#   scripts/gpu_peers.sh --samples DIR [--out DIR] [--budget SECONDS] [--steps S] [--sizes "N ..."]
 #   scripts/gpu_peers.sh --samples DIR --pack DEST
+#
+# About 5-6 minutes on an H100 with the build (the budget, default 420 s, skips what is left once
+# spent, and says so); without a GPU it builds everything, says so and exits 1.
 #
 # DIR is a checkout of https://github.com/NVIDIA/cuda-samples (or what --pack made of one): the
 # script finds the particles and nbody sources and Common/ in it wherever they are. Nothing of
@@ -130,7 +133,7 @@ if [ -n "$pack" ]; then # copy what the run needs, keeping the checkout's layout
 fi
 
 # shellcheck source=gpu_prelude.sh
-source "$(dirname "$0")/gpu_prelude.sh" peers 600 "${prelude_args[@]}"
+source "$(dirname "$0")/gpu_prelude.sh" peers 420 "${prelude_args[@]}"
 
 step device
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 |
