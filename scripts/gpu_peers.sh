@@ -149,6 +149,9 @@ if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITE
   tail -30 "$logs/build_nbsim.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
 fi
 bin=$B/bin
+# nvcc on PATH, else the one CMake found for nbsim
+nvcc=$(command -v nvcc ||
+  sed -n 's/^set(CMAKE_CUDA_COMPILER "\(.*\)")$/\1/p' "$B"/CMakeFiles/*/CMakeCUDACompiler.cmake | head -1)
 
 # build_peer NAME SRC: the sample's .cu and .cpp files for sm_90, its GL and GLUT symbols stubbed.
 build_peer() {
@@ -156,7 +159,7 @@ build_peer() {
   rm -rf "$dir" && mkdir -p "$dir"
   for f in "$src"/*.cu "$src"/*.cpp; do
     [ -e "$f" ] || continue
-    nvcc -O3 -std=c++17 -arch=sm_90 --extended-lambda -w -I"$common" -I"$src" \
+    "$nvcc" -O3 -std=c++17 -arch=sm_90 --extended-lambda -w -I"$common" -I"$src" \
       -c "$f" -o "$dir/$(basename "$f").o" >"$dir/$(basename "$f").log" 2>&1 &
   done
   wait
@@ -179,7 +182,7 @@ build_peer() {
       done
   } >"$dir/gl_stubs.c"
   gcc -O2 -c "$dir/gl_stubs.c" -o "$dir/gl_stubs.o" &&
-    nvcc -arch=sm_90 "$dir"/*.o -o "$dir/$name"
+    "$nvcc" -arch=sm_90 "$dir"/*.o -o "$dir/$name"
 }
 
 step "build the peers from $samples (sm_90, GL stubbed)"
