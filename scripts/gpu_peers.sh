@@ -7,8 +7,11 @@
 # at N = 16,384, 65,536 and 262,144 (the particles sample's 64^3 grid holds 262,144 at most).
 # Whole step against whole step: the mean per step over >= 300 steps, re-sorts included.
 #
-#   scripts/gpu_peers.sh --samples DIR [--out DIR] [--budget SECONDS] [--steps S]
+#   scripts/gpu_peers.sh --samples DIR [--out DIR] [--budget SECONDS] [--steps S] [--sizes "N ..."]
 #   scripts/gpu_peers.sh --samples DIR --pack DEST
+#
+# About 5-6 minutes on an H100 with the build (the budget, default 420 s, skips what is left once
+# spent, and says so); without a GPU it builds everything, says so and exits 1.
 #
 # DIR is a checkout of https://github.com/NVIDIA/cuda-samples (or what --pack made of one): the
 # script finds the particles and nbody sources and Common/ in it wherever they are. Nothing of
@@ -130,7 +133,7 @@ if [ -n "$pack" ]; then # copy what the run needs, keeping the checkout's layout
 fi
 
 # shellcheck source=gpu_prelude.sh
-source "$(dirname "$0")/gpu_prelude.sh" peers 600 "${prelude_args[@]}"
+source "$(dirname "$0")/gpu_prelude.sh" peers 420 "${prelude_args[@]}"
 
 step device
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 |
@@ -146,6 +149,9 @@ if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITE
   tail -30 "$logs/build_nbsim.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
 fi
 bin=$B/bin
+# nvcc on PATH, else the one CMake found for nbsim
+nvcc=$(command -v nvcc ||
+  sed -n 's/^set(CMAKE_CUDA_COMPILER "\(.*\)")$/\1/p' "$B"/CMakeFiles/*/CMakeCUDACompiler.cmake | head -1)
 
 # build_peer NAME SRC: the sample's .cu and .cpp files for sm_90, its GL and GLUT symbols stubbed.
 build_peer() {
@@ -153,7 +159,7 @@ build_peer() {
   rm -rf "$dir" && mkdir -p "$dir"
   for f in "$src"/*.cu "$src"/*.cpp; do
     [ -e "$f" ] || continue
-    nvcc -O3 -std=c++17 -arch=sm_90 --extended-lambda -w -I"$common" -I"$src" \
+    "$nvcc" -O3 -std=c++17 -arch=sm_90 --extended-lambda -w -I"$common" -I"$src" \
       -c "$f" -o "$dir/$(basename "$f").o" >"$dir/$(basename "$f").log" 2>&1 &
   done
   wait
@@ -176,7 +182,7 @@ build_peer() {
       done
   } >"$dir/gl_stubs.c"
   gcc -O2 -c "$dir/gl_stubs.c" -o "$dir/gl_stubs.o" &&
-    nvcc -arch=sm_90 "$dir"/*.o -o "$dir/$name"
+    "$nvcc" -arch=sm_90 "$dir"/*.o -o "$dir/$name"
 }
 
 step "build the peers from $samples (sm_90, GL stubbed)"
