@@ -177,4 +177,20 @@ code=$?
   || fail "write error: exit $code, $(cat err.txt)"
 [ ! -e full.csv ] && [ -z "$(leftovers)" ] && ok || fail "write error: a partial log was left"
 
+# A trajectory that cannot grow: its error said once (not again when the dump is closed), in
+# every format this build writes, and the frames before it kept.
+formats="xyz lammpstrj"
+"$nbsim" --version 2>&1 | grep -q "NetCDF (.nc) yes" && formats="$formats nc"
+for fmt in $formats; do
+  python3 -c 'import os, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (30000, 30000))
+os.execv(sys.argv[1], sys.argv[1:])' "$nbsim" --backend cpu --n 200 --frames 100 --dump-every 1 \
+    --dump "full.$fmt" >/dev/null 2>err.txt
+  code=$?
+  [ "$code" -eq 1 ] && [ "$(grep -c "cannot write trajectory 'full.$fmt'" err.txt)" -eq 1 ] && ok \
+    || fail "$fmt write error: exit $code, $(cat err.txt)"
+  rm -f "full.$fmt"
+done
+
 finish

@@ -255,8 +255,8 @@ fail:
     roll_back(w, nc);
     return sim_fail(err, SIM_IO,
                     "cannot write trajectory '%s' (frame %zu, %s): %s; it keeps its %zu complete "
-                    "frames",
-                    w->path, k, what, nc_why(rc), k);
+                    "frame%s",
+                    w->path, k, what, nc_why(rc), k, k == 1 ? "" : "s");
 }
 
 static sim_status nc_close_writer(sim_traj_writer *w, sim_error *err) {

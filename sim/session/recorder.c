@@ -41,6 +41,7 @@ struct sim_dump {
     int closing;
     sim_status failed; /* the writer's first error */
     char failure[SIM_ERROR_MESSAGE_MAX];
+    int failure_told; /* sim_dump_frame has returned it: close does not say it again */
     sim_dump_stats stats;
 };
 
@@ -142,7 +143,8 @@ sim_status sim_dump_open(sim_dump **out, const char *path, int every, const sim_
         st = sim_backend_capture_alloc(backend, &d->slot[i].cap, err);
     }
     if (st == SIM_OK) {
-        st = sim_traj_writer_open(&d->writer, path, d->n, err);
+        st = sim_traj_writer_open_params(&d->writer, path, d->n, sim_backend_get_params(backend),
+                                          err);
     }
     if (st == SIM_OK) {
         pthread_mutex_init(&d->lock, NULL);
@@ -175,6 +177,7 @@ sim_status sim_dump_frame(sim_dump *d, sim_backend *backend, uint64_t frame, uin
     pthread_mutex_lock(&d->lock);
     if (d->failed != SIM_OK) {
         const sim_status st = d->failed;
+        d->failure_told = 1;
         pthread_mutex_unlock(&d->lock);
         return sim_fail(err, st, "%s", d->failure);
     }
@@ -247,10 +250,15 @@ sim_status sim_dump_close(sim_dump *d, sim_dump_stats *stats, sim_error *err) {
     pthread_join(d->thread, NULL);
     sim_error close_err;
     sim_error_clear(&close_err);
-    sim_status st = d->failed;
+    /* The writer's first failure is the one reported, once: not again here when sim_dump_frame
+     * has returned it, and not the close's consequent error after it. */
+    sim_status st = SIM_OK;
     const sim_status closed = sim_traj_writer_close(d->writer, &close_err);
-    if (st != SIM_OK) {
-        sim_fail(err, st, "%s", d->failure);
+    if (d->failed != SIM_OK) {
+        st = d->failure_told ? SIM_OK : d->failed;
+        if (st != SIM_OK) {
+            sim_fail(err, st, "%s", d->failure);
+        }
     } else if (closed != SIM_OK) {
         st = closed;
         sim_fail(err, st, "%s", close_err.message);
