@@ -67,10 +67,23 @@ def _value_text(key, value):
     return repr(f)
 
 
+def _same(current, value):
+    try:
+        if isinstance(current, tuple):
+            return tuple(float(v) for v in value) == current
+        if current is None or value is None:
+            return current is None and value is None
+        return not isinstance(value, (bool, str)) and float(value) == current
+    except (TypeError, ValueError):
+        return False
+
+
 def apply(p, values):
     """Sets values (a dict by key) in the sim_params p through the library's rules. Returns the
     bits of the parameters set (SIM_GIVEN). Raises on an unknown key or a refused value, with the
     library's message after the key ("dt: '-1' must be a time step in [0, 1000] s ...")."""
+    if ffi.typeof(p).kind == "struct":  # a field of a struct: its address
+        p = ffi.addressof(p)
     bits = 0
     err = new_error()
     for key, value in values.items():
@@ -85,11 +98,15 @@ def apply(p, values):
         pid = lib.sim_param_from_key(str(key).encode())
         if pid < 0:
             raise BadArgumentError("unknown parameter %r; known: %s" % (key, ", ".join(keys())))
+        bits |= 1 << pid
+        if _same(as_dict(p[0]).get(key), value):
+            # What the struct holds already (sim.params given back whole, with zeros that mean
+            # "the default", which no rule takes as text): nothing to check.
+            continue
         st = lib.sim_param_set(p, pid, _value_text(key, value).encode(), err)
         if st != lib.SIM_OK:
             err.message = ("%s: " % key).encode() + ffi.string(err.message)[:400]
             check(st, err)
-        bits |= 1 << pid
     return bits
 
 

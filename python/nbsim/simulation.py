@@ -82,7 +82,7 @@ def _pair_choice(name):
 def _triplet_map(name):
     if not isinstance(name, str):
         raise TypeError("triplet_map must be a str, not %s" % type(name).__name__)
-    m = lib.sim_triplet_map_from_name(name.encode())
+    m = lib.sim_map_from_name(3, name.encode())
     if m < 0:
         raise BadArgumentError("triplet_map %r is not a triplet map; valid: auto, %s"
                                % (name, ", ".join(map_names(3))))
