@@ -67,3 +67,13 @@ def test_libnbsim_exports_the_public_functions_alone():
     assert set(gen_ffi.FUNCTIONS) - {f for f in gen_ffi.FUNCTIONS if f.startswith("nbsim_py")} \
         <= exported
     assert "sim_step_forces" not in exported  # the stepper is private to the library
+
+
+def test_versions_agree():
+    """pyproject.toml's version is the CMake project's, which the build gave the package."""
+    import re
+    with open(os.path.join(ROOT, "pyproject.toml")) as f:
+        py = re.search(r'^version = "([^"]+)"', f.read(), re.M).group(1)
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        cm = re.search(r"project\(nbsim VERSION ([0-9.]+)", f.read()).group(1)
+    assert py == cm == nbsim.__version__
