@@ -113,6 +113,10 @@ sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
     return sim_cuda_cull_phase(sim_cuda_of(base), gpu_flags(flags), err);
 }
 
+sim_status cuda_neighbours(sim_backend *base, unsigned flags, sim_error *err) {
+    return SIM_OK; /* TODO */
+}
+
 /* The blocks of a plan a launch covers: [begin, end) alone (a slice, or all of them); a rank of
  * several, its share (ranks do not read the flag: never sliced). */
 void plan_share(const cuda_backend *b, const sim_map_plan *plan, uint64_t begin, uint64_t end,
@@ -315,7 +319,7 @@ int cuda_culls_triplets(const sim_backend *base) {
 /* In sim_step_ops' order (no designated initializers before C++20). */
 const sim_step_ops sim_cuda_step_ops = {
     cuda_begin_frame, cuda_mark,          cuda_wait_mark,   cuda_elapsed,      cuda_verlet_first,
-    cuda_sort,        cuda_cull,          cuda_sweep,       cuda_triplet_cull, cuda_reduce,
+    cuda_sort,        cuda_cull,          cuda_neighbours,  cuda_sweep,       cuda_triplet_cull, cuda_reduce,
     cuda_body_forces, cuda_verlet_second, cuda_end_frame,   sim_cuda_measure,  sim_cuda_grow_list,
     cuda_save,        cuda_restore,       cuda_list_blocks, cuda_guess_rate,   cuda_culls_triplets,
 };
