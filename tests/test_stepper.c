@@ -6,9 +6,9 @@
  * step sorts (every N steps, on demand, when a swept list regrew, never on regrowth for ranks),
  * when and how much each list grows (and what a list that cannot grow reports), when the
  * neighbour lists are rebuilt whatever they say (set-up, a sort, a request, their growth, a
- * rollback), the settling of counts that were lower bounds, when a step is long (saved, sliced, the slices sized from the
- * measured rate), rollback when the flag rises in a slice, the flag read between steps, the
- * window of steps in flight, and where each phase's time goes. */
+ * rollback), the settling of counts that were lower bounds, when a step is long (saved, sliced, the
+ * slices sized from the measured rate), rollback when the flag rises in a slice, the flag read
+ * between steps, the window of steps in flight, and where each phase's time goes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,10 +217,10 @@ static int fake_culls_triplets(const sim_backend *b) {
 }
 
 static sim_step_ops fake_ops = {
-    fake_begin,   fake_mark,        fake_wait,  fake_elapsed,        fake_first, fake_sort,
-    fake_cull,    fake_neighbours,  fake_sweep, fake_tcull,          fake_reduce, fake_body,
-    fake_second,  fake_end,         fake_measure, fake_grow,         fake_save,  fake_restore,
-    fake_list_blocks, fake_guess,   fake_culls_triplets,
+    fake_begin,       fake_mark,       fake_wait,           fake_elapsed, fake_first,  fake_sort,
+    fake_cull,        fake_neighbours, fake_sweep,          fake_tcull,   fake_reduce, fake_body,
+    fake_second,      fake_end,        fake_measure,        fake_grow,    fake_save,   fake_restore,
+    fake_list_blocks, fake_guess,      fake_culls_triplets,
 };
 
 /* A fake of N = 2560 bodies (40 pair tiles of 64, 80 triplet tiles), the ltm and tetra maps;
@@ -635,8 +635,8 @@ static void test_timing(void) {
 /* ---- neighbour lists ---- */
 
 /* A listed step's phases, and when the lists are rebuilt whatever the displacements say: for the
- * forces alone (set-up, a new state or model), at a sort, when asked, after they grew (not when
- * growing failed), after a rollback; otherwise the backend decides (never asked here). */
+ * forces alone (set-up, a new state or model), at a sort, when asked, after they or the tile-pair
+ * list grew (not when growing failed), after a rollback; otherwise the backend decides. */
 static void test_nlist_rebuilds(void) {
     setup u = {1, 0, 0, 0, 3, 4, 0.0, 0.25};
     fake *f = make(&u);
@@ -671,6 +671,13 @@ static void test_nlist_rebuilds(void) {
     f->grow_fails = 1;
     ENSURE(frame(f, &t) == SIM_OK && f->grows == 1 && t.nlist_capped);
     ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "nlist/rebuild") == NULL);
+    /* the tile-pair list grown: the lists' fallback needs it, rebuilt with them */
+    f->grow_fails = 0;
+    x->peak = x->count = 10;
+    sim_list_count *tiles = &f->counts.list[SIM_LIST_TILE_PAIRS];
+    tiles->peak = tiles->count = 900;
+    ENSURE(frame(f, &t) == SIM_OK && f->grows == 1 && f->grow_list[0] == SIM_LIST_TILE_PAIRS);
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "nlist/rebuild") != NULL);
     drop(f);
 }
 
@@ -727,12 +734,18 @@ static void test_nlist_report(void) {
 }
 
 static const ensure_test tests[] = {
-    {"phase_order", test_phase_order}, {"sort_every", test_sort_every},
-    {"sort_regrow", test_sort_regrow}, {"growth", test_growth},
-    {"settle", test_settle},           {"slices_and_rollback", test_slices_and_rollback},
-    {"short_steps", test_short_steps}, {"window", test_window},
-    {"timing", test_timing},           {"nlist_rebuilds", test_nlist_rebuilds},
-    {"nlist_rollback", test_nlist_rollback}, {"nlist_report", test_nlist_report},
+    {"phase_order", test_phase_order},
+    {"sort_every", test_sort_every},
+    {"sort_regrow", test_sort_regrow},
+    {"growth", test_growth},
+    {"settle", test_settle},
+    {"slices_and_rollback", test_slices_and_rollback},
+    {"short_steps", test_short_steps},
+    {"window", test_window},
+    {"timing", test_timing},
+    {"nlist_rebuilds", test_nlist_rebuilds},
+    {"nlist_rollback", test_nlist_rollback},
+    {"nlist_report", test_nlist_report},
 };
 
 ENSURE_MAIN(tests)

@@ -86,7 +86,6 @@ static void sub3(sim_vec3d *a, sim_vec3d f) {
 
 /* ---- one tile pair / tile triple, as one CUDA block would do it ---- */
 
-
 /* Tile pair (I, J) of the bodies in pos/vel (the state, or the culled phase's sorted copies; f
  * indexed alike): all i in I, j in J; on the diagonal only j < i. touching (culled sweeps; NULL
  * for the plan's) counts the pairs that touch. */
@@ -367,8 +366,8 @@ static sim_status nlist_ready(cpu_backend *b, sim_error *err) {
         sim_cpu_nlist_free(&b->nlist);
         b->nlist_ready = 0;
     }
-    const uint32_t cap = b->base.config.nlist_capacity ? b->base.config.nlist_capacity
-                                                       : SIM_NLIST_INITIAL_CAP;
+    const uint32_t cap =
+        b->base.config.nlist_capacity ? b->base.config.nlist_capacity : SIM_NLIST_INITIAL_CAP;
     SIM_TRY(sim_cpu_nlist_init(&b->nlist, b->st.n, cap, half, err));
     b->nlist_ready = 1;
     return SIM_OK;
@@ -382,7 +381,8 @@ static sim_status cull_pairs(cpu_backend *b, unsigned flags, sim_error *err) {
     double pad = 0.0;
     if (sim_backend_listing(&b->base)) {
         const double skin = b->base.nlist_skin;
-        b->nlist_rebuild = (flags & SIM_STEP_REBUILD) || sim_cpu_nlist_stale(&b->nlist, c->pos, skin);
+        b->nlist_rebuild =
+            (flags & SIM_STEP_REBUILD) || sim_cpu_nlist_stale(&b->nlist, c->pos, skin);
         if (!b->nlist_rebuild) {
             return SIM_OK;
         }
@@ -509,7 +509,8 @@ static sim_status cpu_neighbours(sim_backend *base, unsigned flags, sim_error *e
 static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t end,
                             unsigned flags, sim_error *err) {
     cpu_backend *b = sim_cpu_of(base);
-    const int pairs = w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST;
+    const int pairs =
+        w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST;
     /* lists that overflowed: the tile pairs of their build (exact: nlist.h) */
     const int fallback = w == SIM_SWEEP_PAIR_NLIST && b->nlist.overflow;
     const int record = (flags & SIM_STEP_RECORD) != 0;
@@ -688,7 +689,8 @@ static uint64_t cpu_list_blocks(const sim_backend *base, sim_sweep w) {
 
 static double cpu_guess_rate(const sim_backend *base, sim_sweep w) {
     const cpu_backend *b = sim_cpu_of_const(base);
-    const int pairs = w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST;
+    const int pairs =
+        w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST;
     return (pairs ? CPU_GUESS_PAIR_CHECKS_PER_MS : CPU_GUESS_TRIPLES_PER_MS) * b->threads;
 }
 
@@ -722,7 +724,7 @@ static const sim_step_ops cpu_step_ops = {
     .body_forces = cpu_body_forces,
     .verlet_second = cpu_verlet_second,
     .end_frame = cpu_end_frame,
-    .measure = NULL, /* counts are exact: the lists grow as they fill */
+    .measure = NULL,  /* counts are exact: the lists grow as they fill */
     .grow = cpu_grow, /* but for the neighbour lists, sized as the GPU's */
     .save = cpu_save,
     .restore = cpu_restore,
@@ -764,6 +766,7 @@ static void cpu_destroy(sim_backend *base) {
 /* The physics and dt of p (the forces are the stepper's: backend.c asks it). */
 static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
     apply_params(sim_cpu_of(base), p);
+    sim_cpu_of(base)->nlist.built = 0; /* built for another skin */
     return SIM_OK;
 }
 
@@ -775,6 +778,7 @@ static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error
     memcpy(b->st.pos, s->pos, (size_t)s->n * sizeof *s->pos);
     memcpy(b->st.vel, s->vel, (size_t)s->n * sizeof *s->vel);
     apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
+    b->nlist.built = 0;               /* built for other bodies (radii) */
     return SIM_OK;
 }
 

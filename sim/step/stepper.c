@@ -435,8 +435,10 @@ static sim_status grow_lists(sim_backend *b, const sim_step_counts *c, int measu
         int grown = 0;
         SIM_TRY(s->ops->grow(b, (sim_list)l, want, &grown, err));
         s->capped[l] |= !grown;
-        if (grown && l == SIM_LIST_NEIGHBOURS) {
-            s->rebuild_due = 1; /* a reallocated list holds nothing */
+        /* A reallocated list holds nothing: the neighbour lists, and the tile pairs their
+         * fallback sweeps until the next rebuild, are rebuilt by the next step. */
+        if (grown && (l == SIM_LIST_NEIGHBOURS || l == SIM_LIST_TILE_PAIRS)) {
+            s->rebuild_due = 1;
         }
     }
     return SIM_OK;
