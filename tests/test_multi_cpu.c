@@ -206,8 +206,7 @@ static void test_nlist_split(void) {
                                                               : t1.contacts - tg.contacts;
                 ENSURE_MSG(dt <= (uint64_t)g && dc <= (uint64_t)g && t1.contacts > 0,
                            "%s, %d ranks: tests %llu vs %llu, contacts %llu vs %llu",
-                           sim_nlist_kind_name(kinds[k]), g,
-                           (unsigned long long)tg.candidate_tests,
+                           sim_nlist_kind_name(kinds[k]), g, (unsigned long long)tg.candidate_tests,
                            (unsigned long long)t1.candidate_tests, (unsigned long long)tg.contacts,
                            (unsigned long long)t1.contacts);
             }

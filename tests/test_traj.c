@@ -421,9 +421,10 @@ static void test_params_in_dumps(void) {
         ENSURE(sim_scene_load_with(path, &opt, &r, &s, &err) == SIM_OK);
         ENSURE(r.box_half == want.box_half && r.gravity.y == sim_params_default().gravity.y);
         ENSURE_MSG(strstr(warnings, names[k]) &&
-                       strstr(warnings, "does not carry dt, restitution, gravity, atm_nu, "
-                                        "atm_cutoff, steps_per_frame, friction, rolling_friction, "
-                                        "stiffness_ratio, tangential_damping, skin, hertz, triplets") &&
+                       strstr(warnings,
+                              "does not carry dt, restitution, gravity, atm_nu, "
+                              "atm_cutoff, steps_per_frame, friction, rolling_friction, "
+                              "stiffness_ratio, tangential_damping, skin, hertz, triplets") &&
                        strstr(warnings, "not restored") && !strchr(warnings, '\n'),
                    "%s", warnings);
         sim_state_free(&s);

@@ -48,7 +48,7 @@ extern "C" {
     R(X, TANGENTIAL_DAMPING, tangential_damping, "tangential_damping", "--tangential-damping",     \
       "X|auto", "a factor in [0, 10] or auto",                                                     \
       "tangential / normal dashpot (auto: the normal damping ratio)")                              \
-    R(X, SKIN, skin, "skin", "--skin", "S|auto", "a distance in [0, 1e9] m or auto",              \
+    R(X, SKIN, skin, "skin", "--skin", "S|auto", "a distance in [0, 1e9] m or auto",               \
       "neighbour-list skin [m] (auto: from the speeds and the step; 0: no lists, culled tiles)")
 #define SIM_PARAM_LIST(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW)
 #define SIM_PARAM_FIELDS(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW_FIELD)

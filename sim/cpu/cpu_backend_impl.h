@@ -48,7 +48,7 @@ typedef struct {
     int tcull_ready;
     sim_cpu_nlist nlist; /* the neighbour lists, allocated on first use (nlist_ready) */
     int nlist_ready;
-    int nlist_rebuild; /* this step's cull rebuilt the tile pairs: the lists follow */
+    int nlist_rebuild;   /* this step's cull rebuilt the tile pairs: the lists follow */
     sim_step_counts rec; /* the lists' lengths as the steps' builds recorded them */
     double *mark_ms;     /* the stepper's marks: host clock [ms] */
     int mark_cap;
@@ -82,11 +82,10 @@ static inline int sim_cpu_touching(sim_vec4d a, sim_vec4d b) {
 sim_status sim_cpu_pairs_current(cpu_backend *b, sim_error *err);
 
 /* cpu_export.c: the sim_backend ops that read */
-sim_status sim_cpu_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces,
-                              sim_error *err);
+sim_status sim_cpu_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces, sim_error *err);
 sim_status sim_cpu_energy(sim_backend *base, sim_energy *e, sim_error *err);
-sim_status sim_cpu_export_positions(sim_backend *base, sim_vec4f *pos, float *speed,
-                                    int on_device, sim_error *err);
+sim_status sim_cpu_export_positions(sim_backend *base, sim_vec4f *pos, float *speed, int on_device,
+                                    sim_error *err);
 sim_status sim_cpu_capture(sim_backend *base, sim_capture *c, sim_error *err);
 sim_status sim_cpu_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint64_t *count,
                               sim_error *err);

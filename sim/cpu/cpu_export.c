@@ -34,8 +34,8 @@ sim_status sim_cpu_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     return SIM_OK;
 }
 
-sim_status sim_cpu_export_positions(sim_backend *base, sim_vec4f *pos, float *speed,
-                                    int on_device, sim_error *err) {
+sim_status sim_cpu_export_positions(sim_backend *base, sim_vec4f *pos, float *speed, int on_device,
+                                    sim_error *err) {
     cpu_backend *b = sim_cpu_of(base);
     for (uint32_t i = 0; i < b->st.n; ++i) {
         const sim_vec4d p = b->st.pos[i], v = b->st.vel[i];

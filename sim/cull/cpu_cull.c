@@ -211,8 +211,7 @@ sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_v
     return sim_cpu_cull_passes(c, b, 0.0, err);
 }
 
-sim_status sim_cpu_cull_passes(sim_cpu_cull *c, const sim_backend *b, double pad,
-                               sim_error *err) {
+sim_status sim_cpu_cull_passes(sim_cpu_cull *c, const sim_backend *b, double pad, sim_error *err) {
     const int two = b->cull_levels == 2;
     make_boxes(c, b->tiles, two ? b->super_tiles : 0u, pad);
     sim_pair_list *top = two ? &c->super_pairs : &c->tiles;

@@ -65,7 +65,6 @@ sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_v
  * widened by pad, the neighbour lists' half skin: sim/nlist/nlist.h; 0: the radius alone) and the
  * culling passes. */
 void sim_cpu_cull_gather(sim_cpu_cull *c, const sim_vec4d *pos, const sim_vec4d *vel);
-sim_status sim_cpu_cull_passes(sim_cpu_cull *c, const sim_backend *b, double pad,
-                               sim_error *err);
+sim_status sim_cpu_cull_passes(sim_cpu_cull *c, const sim_backend *b, double pad, sim_error *err);
 
 #endif /* SIM_CPU_CULL_H */

@@ -73,8 +73,8 @@ static void append(sim_cpu_nlist *l, uint32_t owner, uint32_t other) {
     }
 }
 
-void sim_cpu_nlist_build(sim_cpu_nlist *l, const sim_tile2 *pairs, size_t pair_count,
-                         uint32_t tile, const sim_vec4d *pos, double skin) {
+void sim_cpu_nlist_build(sim_cpu_nlist *l, const sim_tile2 *pairs, size_t pair_count, uint32_t tile,
+                         const sim_vec4d *pos, double skin) {
     const uint32_t n = l->n;
     memset(l->count, 0, (size_t)n * sizeof *l->count);
     memcpy(l->ref, pos, (size_t)n * sizeof *l->ref);

@@ -23,8 +23,7 @@ typedef struct {
 } sim_cpu_nlist;
 
 /* Lists for n slots with cap entries each (nothing built); SIM_OUT_OF_MEMORY names them. */
-sim_status sim_cpu_nlist_init(sim_cpu_nlist *l, uint32_t n, uint32_t cap, int half,
-                              sim_error *err);
+sim_status sim_cpu_nlist_init(sim_cpu_nlist *l, uint32_t n, uint32_t cap, int half, sim_error *err);
 void sim_cpu_nlist_free(sim_cpu_nlist *l);
 /* cap entries per body from now on (the contents are lost: the next step rebuilds). */
 sim_status sim_cpu_nlist_resize(sim_cpu_nlist *l, uint32_t cap, sim_error *err);
@@ -37,8 +36,8 @@ int sim_cpu_nlist_stale(const sim_cpu_nlist *l, const sim_vec4d *pos, double ski
 /* Builds the lists from tile pairs (I >= J, tiles of `tile` slots, the last one partial) over
  * slot positions pos, with this skin: body i's list gets j when |x_i - x_j| < r_i + r_j + skin
  * (sim_nlist_near_d): half lists only into the larger slot's, full lists into both. ref = pos. */
-void sim_cpu_nlist_build(sim_cpu_nlist *l, const sim_tile2 *pairs, size_t pair_count,
-                         uint32_t tile, const sim_vec4d *pos, double skin);
+void sim_cpu_nlist_build(sim_cpu_nlist *l, const sim_tile2 *pairs, size_t pair_count, uint32_t tile,
+                         const sim_vec4d *pos, double skin);
 
 /* What a sweep of slots found: touching pairs (each pair once) and the entries tested. */
 typedef struct {

@@ -249,8 +249,10 @@ static sim_status check_cull_config(const sim_backend_config *c, sim_error *err)
                         c->sort_every);
     }
     if ((int)c->nlist < SIM_NLIST_DEFAULT || (int)c->nlist > SIM_NLIST_FULL) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "neighbour list kind %d must be 0 (default), 1 (half) "
-                        "or 2 (full)", (int)c->nlist);
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "neighbour list kind %d must be 0 (default), 1 (half) "
+                        "or 2 (full)",
+                        (int)c->nlist);
     }
     return SIM_OK;
 }
