@@ -54,8 +54,9 @@ static int usage(const char *why) {
 }
 
 static int parse(int argc, char **argv, options *o) {
-    *o = (options){SIM_BACKEND_CUDA, "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1,
-                   NULL, "", -1.0, SIM_NLIST_DEFAULT, 1};
+    *o = (options){
+        SIM_BACKEND_CUDA,  "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, "", -1.0,
+        SIM_NLIST_DEFAULT, 1};
     for (int a = 1; a < argc; ++a) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (v == NULL) {
@@ -276,9 +277,9 @@ int main(int argc, char **argv) {
                     med[kStep], med[kContact], (unsigned long long)t.tile_pairs,
                     (unsigned long long)t.tile_pairs_total, (unsigned long long)t.super_pairs,
                     sorts, fallbacks, t.nlist ? sim_nlist_kind_name(o.nlist) : "off", skin,
-                    rebuilds, nlist_fallbacks, nlist_ms * per_step,
-                    (unsigned long long)nlist_bytes, (double)tests * per_step,
-                    (double)contacts * per_step, o.count, timed_steps, mean_step, wall_step);
+                    rebuilds, nlist_fallbacks, nlist_ms * per_step, (unsigned long long)nlist_bytes,
+                    (double)tests * per_step, (double)contacts * per_step, o.count, timed_steps,
+                    mean_step, wall_step);
             fclose(out);
         }
     }

@@ -138,8 +138,9 @@ static void scene_case(const char *kind, uint32_t n) {
                 ok &= exact_now(b, probe, n, what);
                 uint64_t na;
                 sim_body_pair *pa = contacts_of(b, &na);
-                ENSURE_MSG(t.contacts == na, "%s: the sweep counted %llu touching pairs, %llu touch",
-                           what, (unsigned long long)t.contacts, (unsigned long long)na);
+                ENSURE_MSG(t.contacts == na,
+                           "%s: the sweep counted %llu touching pairs, %llu touch", what,
+                           (unsigned long long)t.contacts, (unsigned long long)na);
                 free(pa);
                 agree += ok;
                 gpu_snapshot_free(&f);
@@ -204,7 +205,10 @@ static void test_over_time(void) {
             printf("  collide N=%u, %s lists, skin %s: %d rebuilds in %d steps, %d mismatches, "
                    "positions within %.1e box_half of the unculled sweep\n",
                    n, sim_nlist_kind_name(kinds[k]),
-                   s == 0 ? "auto" : s == 1 ? "1 um" : "0.3 m", rebuilds, steps, mismatches, drift);
+                   s == 0   ? "auto"
+                   : s == 1 ? "1 um"
+                            : "0.3 m",
+                   rebuilds, steps, mismatches, drift);
             ENSURE(mismatches == 0 && steps == 40);
             ENSURE(s != 1 || rebuilds == steps);
             ENSURE(drift <= 4.0 * 1e-6 * 40);
@@ -339,8 +343,10 @@ static void test_sanitizer_small(void) {
 }
 
 static const ensure_test tests[] = {
-    {"sanitizer_small", test_sanitizer_small}, {"scenes", test_scenes},
-    {"over_time", test_over_time},             {"overflow", test_overflow},
+    {"sanitizer_small", test_sanitizer_small},
+    {"scenes", test_scenes},
+    {"over_time", test_over_time},
+    {"overflow", test_overflow},
     {"against_cpu", test_against_cpu},
 };
 

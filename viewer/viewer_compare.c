@@ -446,9 +446,10 @@ static void layout(viewer_state *v, panel_layout *p) {
     p->t.y += 0.3f * p->t.line;
     viewer_panel_line(&p->t, viewer_panel_head,
                       !c->table.key.cull ? "pair kernel: contacts over every tile pair"
-                      : v->timing.nlist  ? "pair phase: culling pass (placed by the map, when the "
-                                           "neighbour lists are rebuilt) + lists + contacts"
-                                         : "pair phase: culling pass (placed by the map) + contacts");
+                      : v->timing.nlist
+                          ? "pair phase: culling pass (placed by the map, when the "
+                            "neighbour lists are rebuilt) + lists + contacts"
+                          : "pair phase: culling pass (placed by the map) + contacts");
     table(v, p, 2, s->config.pair_map, &any_paper, &any_wrong);
     if (s->params.triplets || sim_map_compare_frames(&c->table, 3) > 0) {
         p->t.y += 0.3f * p->t.line;
