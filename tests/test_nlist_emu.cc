@@ -429,7 +429,14 @@ static void test_overflow(void) {
                 ENSURE((st.cc.frame.fallback_steps == 1u) == (tile_cap == 5u));
                 const std::vector<sim_vec4f> f = sweep(st, b);
                 check_forces(f, b, what);
-                ENSURE(st.nc.frame.fallback_steps == 1u);
+                uint32_t most = 0;
+                for (uint32_t i = 0; i < kN; ++i) {
+                    most = std::max(most, st.count[i]);
+                }
+                ENSURE_MSG(st.nc.frame.fallback_steps == 1u && st.nc.most == most &&
+                               st.nc.frame.peak == most && most > st.cap,
+                           "%s: most %u (%u counted), peak %u", what, st.nc.most, most,
+                           st.nc.frame.peak);
                 ENSURE(slots(st.nc.frame.tests) ==
                        (uint64_t)(tile_cap == 5u ? sim_map_t2(st.n_tiles) : st.cc.tiles) * tile *
                            tile);

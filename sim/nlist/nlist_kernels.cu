@@ -368,14 +368,14 @@ __global__ void __launch_bounds__(kThreads, kSweepBlocksPerSm)
     const bool record = (flags & SIM_GPU_CULL_RECORD) != 0u;
     const bool fallback = nc->overflow != 0u;
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
-    uint32_t touched = 0, tests = 0, most = 0;
+    uint32_t touched = 0, tests = 0;
+    /* the neighbours body i needed at the build (also when they overflowed: the growth) */
+    const uint32_t most = i < n ? count[i] : 0u;
     double e = 0.0;
     if (!fallback) {
         float fx = 0.0f, fy = 0.0f, fz = 0.0f;
         if (i < n) {
-            const uint32_t all = count[i];
-            const uint32_t c = all < cap ? all : cap;
-            most = all;
+            const uint32_t c = most < cap ? most : cap;
             tests = c;
             const sim_vec4f pi = sim_ld4(pos + i);
             sim_vec4f vi;
