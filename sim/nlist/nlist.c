@@ -20,7 +20,11 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt) {
     const double k = SIM_NLIST_AUTO_STEPS;
     const double v = vmax + sqrt(g.x * g.x + g.y * g.y + g.z * g.z) * k * dt;
     const double skin = 2.0 * k * v * dt, d = 2.0 * rmin;
-    return fmin(fmax(skin, SIM_NLIST_SKIN_MIN * d), SIM_NLIST_SKIN_MAX * d);
+    const double lo = SIM_NLIST_SKIN_MIN * d, hi = SIM_NLIST_SKIN_MAX * d;
+    if (hi < 2.0 * SIM_NLIST_FAST_STEPS * v * dt) { /* rebuilt at nearly every step anyway */
+        return lo;
+    }
+    return fmin(fmax(skin, lo), hi);
 }
 
 double sim_nlist_skin(const sim_params *p, const sim_state *s, double dt) {

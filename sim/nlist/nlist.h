@@ -55,8 +55,12 @@ extern "C" {
  * (twice: it may move half the skin), under gravity too, at least SIM_NLIST_SKIN_MIN and at
  * most SIM_NLIST_SKIN_MAX of the smallest diameter. 20 steps amortise a rebuild (about a
  * culled tile sweep) to a few per cent of a step; the cap keeps a dense pack's lists short (a
- * skin of 0.25 d holds ~13 neighbours, 0.05 d ~7) where everything moves fast anyway. */
+ * skin of 0.25 d holds ~13 neighbours, 0.05 d ~7). Where even the cap would be crossed within
+ * SIM_NLIST_FAST_STEPS steps, the lists are rebuilt at (nearly) every step whatever the skin,
+ * and the thinnest skin makes those rebuilds cheapest (fewer tile pairs, shorter lists): the
+ * lattice scene at its step of 0.5 s is such a case. */
 #define SIM_NLIST_AUTO_STEPS 20.0
+#define SIM_NLIST_FAST_STEPS 4.0
 #define SIM_NLIST_SKIN_MIN 0.05
 #define SIM_NLIST_SKIN_MAX 0.25
 /* Pair checks a list entry costs, for the stepper's first guess of a list sweep's rate. */
@@ -113,7 +117,8 @@ SIM_HD int sim_nlist_moved_d(sim_vec4d p, sim_vec4d ref, double h2) {
 double sim_nlist_skin(const sim_params *p, const sim_state *s, double dt);
 /* The automatic skin: 2 K v dt with K = SIM_NLIST_AUTO_STEPS and v the fastest body's speed plus
  * what gravity adds in K steps, clamped to [SIM_NLIST_SKIN_MIN, SIM_NLIST_SKIN_MAX] x the smallest
- * diameter; 0 without bodies. */
+ * diameter; the minimum when the maximum would last fewer than SIM_NLIST_FAST_STEPS steps; 0
+ * without bodies. */
 double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt);
 
 #ifdef __cplusplus
