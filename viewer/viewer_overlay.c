@@ -139,6 +139,14 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
                 "cull %.3f ms/step   (K: off)",
                 t->cull_levels, t->cull_levels == 1 ? "" : "s", grouped(t->tile_pairs),
                 grouped(t->tile_pairs_total), share, m->sort_ms, m->cull_ms);
+            if (t->nlist) { /* the neighbour lists: how often rebuilt, their memory */
+                add(l, t->nlist_fallback_steps || t->nlist_capped ? warn_color : text_color,
+                    "neighbour lists: skin %.3g m, rebuilt %d of %d steps, %.1f B/body (%u of %u "
+                    "entries at most)%s",
+                    t->skin, t->nlist_rebuilds, t->steps,
+                    s->n > 0 ? (double)t->nlist_bytes / (double)s->n : 0.0, t->nlist_peak,
+                    t->nlist_cap, t->nlist_fallback_steps ? "   overflowed: tile pairs swept" : "");
+            }
         } else {
             add(l, faint_color, "%s",
                 c->pair_map == SIM_PAIR_FULL ? "culling: none for full (a brute-force sweep)"

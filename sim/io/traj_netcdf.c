@@ -99,7 +99,7 @@ static int put_params(int ncid, const sim_params *p) {
         const double g[3] = {p->gravity.x, p->gravity.y, p->gravity.z};
         if (k == SIM_PARAM_GRAVITY) {
             rc = nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 3, g);
-        } else if (k == SIM_PARAM_TANGENTIAL_DAMPING && !p->tangential_damping.set) {
+        } else if (sim_param_is_auto(p, (sim_param_id)k)) {
             rc = put_text_att(ncid, NC_GLOBAL, name, "auto");
         } else {
             const double v = traj_param_scalar(p, (sim_param_id)k);
