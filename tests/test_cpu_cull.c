@@ -362,6 +362,19 @@ static void test_report(void) {
         diagonal += pairs[k].i == pairs[k].j;
     }
     ENSURE(bad == 0 && diagonal == (int)tiles); /* every tile overlaps itself */
+    /* the contact sweep's counts: every pair of the swept tile pairs (j < i on the diagonal, the
+     * partial last tile as it is), and of those the touching ones, as the contacts hook finds */
+    uint64_t tests = 0, touching = 0;
+    for (uint64_t k = 0; k < count; ++k) {
+        const uint64_t mi = pairs[k].i + 1 < tiles ? 64 : n - 64 * (tiles - 1);
+        const uint64_t mj = pairs[k].j + 1 < tiles ? 64 : n - 64 * (tiles - 1);
+        tests += pairs[k].i == pairs[k].j ? mi * (mi - 1) / 2 : mi * mj;
+    }
+    ENSURE(sim_backend_contacts(b, NULL, 0, &touching, &err) == SIM_OK);
+    ENSURE_MSG(t.candidate_tests == tests && t.contacts == touching && touching > 0,
+               "culled: %llu tests, %llu contacts; want %llu, %llu",
+               (unsigned long long)t.candidate_tests, (unsigned long long)t.contacts,
+               (unsigned long long)tests, (unsigned long long)touching);
     printf("  pile N=%u: %llu of %llu tile pairs interact, %llu culling blocks (%llu wasted)\n", n,
            (unsigned long long)count, (unsigned long long)t.tile_pairs_total,
            (unsigned long long)t.cull_blocks, (unsigned long long)t.cull_blocks_wasted);
@@ -379,6 +392,12 @@ static void test_report(void) {
     ENSURE(!info.active && info.plan == NULL);
     ENSURE(sim_backend_tile_pairs(b, pairs, t.tile_pairs, &count, &err) == SIM_OK && count == 0);
     ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK && !t.culled && t.sort_ms == 0.0);
+    ENSURE(sim_backend_contacts(b, NULL, 0, &touching, &err) == SIM_OK);
+    ENSURE_MSG(t.candidate_tests == (uint64_t)n * (n - 1) / 2 && t.contacts == touching &&
+                   touching > 0,
+               "unculled: %llu tests, %llu contacts; want %llu, %llu",
+               (unsigned long long)t.candidate_tests, (unsigned long long)t.contacts,
+               (unsigned long long)n * (n - 1) / 2, (unsigned long long)touching);
     /* two passes when asked: super-tiles of 16 tiles */
     c.cull_levels = 2;
     sim_backend *b2 = make(&c, &sc);

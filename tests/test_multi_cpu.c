@@ -100,6 +100,14 @@ static void compare_run(const sim_state *s, const sim_params *p, int pair_map, i
         ENSURE(sim_backend_run_frame(one, &t1, &err) == SIM_OK);
         ENSURE_MSG(sim_backend_run_frame(many, &tg, &err) == SIM_OK, "%s", err.message);
         ENSURE(tg.ranks == g && t1.ranks == 1);
+        /* the ranks' shares of the contact sweep add up to the whole sweep's counts */
+        ENSURE_MSG(tg.candidate_tests == t1.candidate_tests && tg.contacts == t1.contacts,
+                   "G %d: %llu tests, %llu contacts vs %llu, %llu alone", g,
+                   (unsigned long long)tg.candidate_tests, (unsigned long long)tg.contacts,
+                   (unsigned long long)t1.candidate_tests, (unsigned long long)t1.contacts);
+        if (!cull) {
+            ENSURE(t1.candidate_tests == (uint64_t)s->n * (s->n - 1u) / 2u);
+        }
         if (cull) { /* the rows of the ranks add up to the whole list */
             ENSURE_MSG(tg.tile_pairs == t1.tile_pairs, "%llu vs %llu",
                        (unsigned long long)tg.tile_pairs, (unsigned long long)t1.tile_pairs);

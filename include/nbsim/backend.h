@@ -128,6 +128,15 @@ typedef struct {
      * and triples from the boxes instead (exact, slower); the lists have been grown. */
     int triplet_fallback_steps;
     int triplet_cull_capped; /* a triplet list could not grow (GPU memory) */
+    /* The contact sweep's work in the frame's last step (as tile_pairs): candidate_tests the body
+     * pairs it tested (every pair of each tile pair it swept, on the diagonal only j < i, a
+     * partial last tile as it is: N(N-1)/2 without culling, tile pairs x tile^2 less the
+     * diagonal's halves and the empty slots culled); contacts those that touch (|x_i - x_j| <
+     * r_i + r_j, the test of sim_backend_contacts). Several ranks: summed over them. A backend
+     * that does not count them leaves 0 (the CUDA backend's contacts, for now: a summary shows
+     * such a 0 as n/a, sim_frame_count_known in run_stats.h). */
+    uint64_t candidate_tests;
+    uint64_t contacts;
 } sim_frame_timing;
 
 typedef struct {

@@ -78,6 +78,7 @@ typedef struct {
     double e_contact, e_atm, e_body;
     uint64_t steps_done;
     sim_step_counts rec;
+    uint64_t tests, contacts;
     int have; /* 1: buffers allocated; -1: they could not be (steps are then never cut) */
 } step_save;
 
@@ -102,6 +103,9 @@ typedef struct {
     double *mark_ms;     /* the stepper's marks: host clock [ms] */
     int mark_cap;
     step_save save;
+    /* The contact sweep's pair tests and touching pairs (sim_frame_timing.candidate_tests,
+     * contacts): summed over a sweep's slices, kept when its last slice ends. */
+    uint64_t sweep_tests, sweep_contacts, tests, contacts;
 } cpu_backend;
 
 static cpu_backend *as_cpu(sim_backend *base) {
@@ -139,17 +143,27 @@ static void tile_range(const cpu_backend *b, uint32_t t, uint32_t rho, uint32_t 
     *hi = *lo + rho < b->st.n ? *lo + rho : b->st.n; /* the last tile may be partial */
 }
 
+/* The kernels' contact test in double: |x_i - x_j| < r_i + r_j (NaN: no). */
+static int touching_d(sim_vec4d a, sim_vec4d b) {
+    const double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z, reach = a.w + b.w;
+    return dx * dx + dy * dy + dz * dz < reach * reach;
+}
+
 /* Tile pair (I, J) of the bodies in pos/vel (the state, or the culled phase's sorted copies; f
- * indexed alike): all i in I, j in J; on the diagonal only j < i. */
+ * indexed alike): all i in I, j in J; on the diagonal only j < i. Counts the pairs it tests and
+ * those that touch into *tests and *touching. */
 static void pair_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *pos, const sim_vec4d *vel,
-                      sim_vec3d *f, double *energy) {
+                      sim_vec3d *f, double *energy, uint64_t *tests, uint64_t *touching) {
     uint32_t i0, i1, j0, j1;
     const uint32_t rho = b->base.config.tile;
     tile_range(b, t.i, rho, &i0, &i1);
     tile_range(b, t.j, rho, &j0, &j1);
+    const uint64_t m = i1 - i0;
+    *tests += t.i == t.j ? m * (m - 1u) / 2u : m * (j1 - j0);
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = t.i == t.j ? i : j1;
         for (uint32_t j = j0; j < j_end; ++j) {
+            *touching += (uint64_t)touching_d(pos[i], pos[j]);
             const sim_vec3d fij =
                 sim_contact_force_d(pos[i], vel[i], pos[j], vel[j], &b->ph, energy);
             add3(&f[i], fij);
@@ -222,9 +236,10 @@ static double pair_plan_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     const sim_pair_map map = (sim_pair_map)b->base.config.pair_map;
     const uint32_t tiles = b->tiles;
     double energy = 0.0;
+    uint64_t tests = 0, touching = 0;
     sim_map_share share;
     plan_slice(b, &b->base.pair_plan, begin, end, &share);
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy, tests, touching)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         for (int p = 0; p < share.piece_count; ++p) {
             const sim_map_piece *pc = &share.piece[p];
@@ -238,11 +253,13 @@ static double pair_plan_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
                                        pc->origin[1] + (uint32_t)(blk / gx % gy),
                                        pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
                     t.i < tiles && t.j < tiles) {
-                    pair_tile(b, t, b->st.pos, b->st.vel, f, &energy);
+                    pair_tile(b, t, b->st.pos, b->st.vel, f, &energy, &tests, &touching);
                 }
             }
         }
     }
+    b->sweep_tests += tests;
+    b->sweep_contacts += touching;
     return energy;
 }
 
@@ -251,13 +268,16 @@ static double pair_list_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     const sim_cpu_cull *c = &b->cull;
     const sim_tile2 *list = c->tiles.v;
     double energy = 0.0;
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
+    uint64_t tests = 0, touching = 0;
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy, tests, touching)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         SIM_OMP(omp for schedule(dynamic, 8))
         for (int64_t k = (int64_t)begin; k < (int64_t)end; ++k) {
-            pair_tile(b, list[k], c->pos, c->vel, f, &energy);
+            pair_tile(b, list[k], c->pos, c->vel, f, &energy, &tests, &touching);
         }
     }
+    b->sweep_tests += tests;
+    b->sweep_contacts += touching;
     return energy;
 }
 
@@ -459,6 +479,7 @@ static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint
         b->e_atm = 0.0;
         if (pairs) {
             b->e_contact = 0.0;
+            b->sweep_tests = b->sweep_contacts = 0;
         }
     }
     switch (w) {
@@ -478,6 +499,10 @@ static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint
     if (flags & SIM_SLICE_LAST) {
         const int list = w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_TRIPLET_LIST;
         reduce_buffers(b, !pairs, list ? b->cull.order : NULL);
+        if (pairs) {
+            b->tests = b->sweep_tests;
+            b->contacts = b->sweep_contacts;
+        }
     }
     return SIM_OK;
 }
@@ -578,6 +603,8 @@ static sim_status cpu_save(sim_backend *base, int *saved, sim_error *err) {
     sv->e_body = b->e_body;
     sv->steps_done = b->steps_done;
     sv->rec = b->rec;
+    sv->tests = b->tests;
+    sv->contacts = b->contacts;
     return SIM_OK;
 }
 
@@ -593,6 +620,8 @@ static sim_status cpu_restore(sim_backend *base, sim_error *err) {
     b->e_body = sv->e_body;
     b->steps_done = sv->steps_done;
     b->rec = sv->rec;
+    b->tests = sv->tests;
+    b->contacts = sv->contacts;
     return SIM_OK;
 }
 
@@ -753,12 +782,6 @@ static sim_status cpu_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap
     return SIM_OK;
 }
 
-/* The kernels' contact test in double: |x_i - x_j| < r_i + r_j (NaN: no). */
-static int touching_d(sim_vec4d a, sim_vec4d b) {
-    const double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z, reach = a.w + b.w;
-    return dx * dx + dy * dy + dz * dz < reach * reach;
-}
-
 typedef struct {
     sim_body_pair *out;
     uint64_t cap, count;
@@ -833,8 +856,16 @@ static sim_status cpu_capture(sim_backend *base, sim_capture *c, sim_error *err)
     return SIM_OK;
 }
 
+/* The stepper's frame, and the contact sweep's counts of its last step. */
+static sim_status cpu_run_frame(sim_backend *base, sim_frame_timing *t, sim_error *err) {
+    const sim_status st = sim_step_frame(base, t, err);
+    t->candidate_tests = as_cpu(base)->tests;
+    t->contacts = as_cpu(base)->contacts;
+    return st;
+}
+
 static const sim_backend_ops cpu_ops = {
-    cpu_destroy,    sim_step_frame, cpu_set_params,       cpu_set_state,
+    cpu_destroy,    cpu_run_frame,  cpu_set_params,       cpu_set_state,
     cpu_read_state, cpu_energy,     cpu_export_positions, cpu_capture,
     cpu_set_cull,   cpu_tile_pairs, cpu_contacts,         cpu_tile_triples,
 };

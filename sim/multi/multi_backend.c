@@ -14,8 +14,8 @@
  *
  * A frame's timing is rank 0's, except: the work phases and the step are the slowest local
  * rank's (the step waits for it at the all-reduce), comm_ms the quickest rank's all-reduce (the
- * rank that arrives last waits least: the transfer itself), and the culled lists' lengths summed
- * (each rank holds its rows). */
+ * rank that arrives last waits least: the transfer itself), and the culled lists' lengths and
+ * the contact sweep's counts summed (each rank holds its rows, or its share of the plan). */
 #define _POSIX_C_SOURCE 200809L
 #include "step/backend_impl.h"
 
@@ -286,6 +286,8 @@ static sim_status multi_run_frame(sim_backend *base, sim_frame_timing *t, sim_er
         MULTI_MAX(triplet_cull_ms);
 #undef MULTI_MAX
         t->comm_ms = r->comm_ms < t->comm_ms ? r->comm_ms : t->comm_ms;
+        t->candidate_tests += r->candidate_tests;
+        t->contacts += r->contacts;
         if (t->culled) {
             t->tile_pairs += r->tile_pairs;
             t->pair_blocks += r->pair_blocks;
