@@ -8,6 +8,7 @@
 
 #include "nbsim/autotune.h"
 #include "nbsim/dist.h"
+#include "nbsim/run_stats.h"
 #include "nbsim/scene.h"
 #include "nbsim/trajectory.h"
 #include "option_table.h"
@@ -347,7 +348,10 @@ static const app_option_row rows[] = {
     {"--frames", "F", "run F frames (1..1000000000) without a window, then exit", set_frames,
      (int)offsetof(app_options, session.frames)},
     PATH_ROW("--log", "FILE", "per-frame CSV timing log (headless and viewer)", log_path),
-    PATH_ROW("--summary", "FILE.json", "medians / p95 per kernel and interactions/s", summary_path),
+    PATH_ROW("--summary", "FILE.json",
+             "medians / p95 per kernel, particle steps/s, pair tests and contacts\n"
+             "per step (below)",
+             summary_path),
     {"--energy-every", "K",
      "energies in the log every K frames (0: never; default: every frame\n"
      "headless, every 30th in the viewer)",
@@ -411,7 +415,22 @@ static void print_help(FILE *out) {
     app_option_help(&table, out);
     char names[512];
     fprintf(out, "\nPair maps:    %s, full\n", sim_map_names(2, names, sizeof names));
-    fprintf(out, "Triplet maps: %s\n\n%s\n", sim_map_names(3, names, sizeof names),
+    fprintf(out, "Triplet maps: %s\n\n", sim_map_names(3, names, sizeof names));
+    fprintf(out, "The summary (stdout, --summary) and the log (--log), per step [ms]:\n");
+    for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
+        fprintf(out, "  %-17s %s\n", sim_run_kernel_name((sim_run_kernel)k),
+                sim_run_kernel_includes((sim_run_kernel)k));
+    }
+    fprintf(out,
+            "  particle steps/s  N x steps per second of the whole step, as HOOMD-blue and\n"
+            "                    LAMMPS report it (log: particle_steps_per_s)\n"
+            "  pair tests        the candidate pairs the contact sweep tested, per step and per\n"
+            "                    body: those of the interacting tile pairs (culled), every\n"
+            "                    unique pair N(N-1)/2 (--cull off) (log: candidate_tests)\n"
+            "  contacts          the pairs among them that touch, per step (log: contacts)\n"
+            "  unique pairs/s    N(N-1)/2 per second of the contact sweep, for --cull off only:\n"
+            "                    a culled sweep tests far fewer pairs (log: pairs_per_s)\n"
+            "Counts a backend does not take yet (the CUDA backend's, for now) read n/a.\n\n%s\n",
             VIEWER_KEYS_HELP);
     fprintf(out,
             "Exit status: 0 done; 2 bad input, refused before any work (a flag, a scene file, an "
