@@ -158,6 +158,25 @@ kill -TERM "$pid"
 wait "$pid"
 [ $? -eq 143 ] && ok || fail "nohup run: SIGTERM did not end it with 143"
 
+# SIGKILL cannot be handled: the log's temporary keeps a row per completed frame (the README's
+# promise), every row flushed as its frame ends, not 4 KB at a time. Four frames of ~0.5 s write
+# ~1 KB, which a buffered log would hold back until its end.
+rm -f k.csv
+start_run out.txt err.txt --backend cpu --threads 2 --n 400 --cull off --triplets off \
+  --steps-per-frame 500 --frames 4 --log k.csv --quiet
+temp=""
+for _ in $(seq 300); do
+  temp=$(ls -A | grep '^\.k\.csv\.nbsim-' | head -1)
+  [ -n "$temp" ] && [ "$(csv_rows "$temp")" -ge 2 ] && break
+  kill -0 "$run_pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -KILL "$run_pid" 2>/dev/null
+wait "$run_pid" 2>/dev/null
+[ -n "$temp" ] && [ -f "$temp" ] && [ "$(csv_rows "$temp")" -ge 2 ] && csv_complete "$temp" && ok \
+  || fail "SIGKILL: the log's temporary holds $( [ -f "$temp" ] && csv_rows "$temp") rows: $(ls -A)"
+rm -f .k.csv.nbsim-*
+
 # ---- 4. a blow-up and a write error: said once, what is complete is kept ----
 "$nbsim" --backend cpu --n 20 --frames 5 --dt 1000 --log b.csv --summary b.json >/dev/null 2>err.txt
 code=$?

@@ -27,6 +27,7 @@ sim_status sim_timing_log_open(sim_timing_log *log, const char *path, sim_error 
     SIM_TRY(sim_output_open(&log->out, path, err));
     log->file = log->out.file;
     fprintf(log->file, "%s\n", header);
+    fflush(log->file); /* a run killed outright leaves what it logged in the temporary */
     return SIM_OK;
 }
 
@@ -90,6 +91,9 @@ sim_status sim_timing_log_row(sim_timing_log *log, const sim_run_info *s, const 
         fprintf(f, "%llu", (unsigned long long)t->contacts);
     }
     fputc('\n', f);
+    /* Each row reaches the file as its frame ends (a write per frame, nothing next to a step):
+     * a run killed with SIGKILL leaves its rows in the temporary (output_file.h). */
+    fflush(f);
     log->rows++;
     if (ferror(f)) {
         return sim_fail(err, SIM_IO, "cannot write log '%s': %s", log->out.path, strerror(errno));
