@@ -163,10 +163,10 @@ static run_end run_frames(sim_run *r, const app_options *o, app_watchdog *dog, s
         end.signal = app_stop_signal();
         end.status = sim_session_agree_stop(r->session, &end.signal, &failed, err);
         if (end.status == SIM_OK && log_failed) {
-            /* A full disk: sim_run_frame dropped the log and said why (unless --quiet). */
+            /* A full disk: sim_run_frame dropped the log and said why (a warning). */
             *err = r->log_error;
             end.status = r->log_error.status;
-            end.told = r->notice != NULL;
+            end.told = r->warning != NULL || r->notice != NULL;
         } else if (end.status == SIM_OK && failed) {
             end.status = sim_fail(err, SIM_IO,
                                   "another process of the run could not write its outputs; every "
@@ -372,7 +372,10 @@ int app_run_headless(const app_options *opt) {
     memset(&r, 0, sizeof r);
     r.energy_every = opt->session.energy_every;
     r.energy_collective = opt->session.world > 1;
+    /* --quiet: warnings and failures only; ranks but 0 of a run over processes: neither (rank 0
+     * says them for the run) */
     r.notice = opt->quiet ? NULL : print_notice;
+    r.warning = sim_session_config_writes_outputs(&opt->session) ? print_notice : NULL;
     int code;
     double setup_s = 0.0;
     sim_session_config config = opt->session;

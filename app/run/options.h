@@ -29,7 +29,7 @@ typedef struct {
     int energy_every; /* energies in the log every K frames; 0 = never; APP_ENERGY_AUTO: every
                          frame headless, every APP_VIEWER_ENERGY_EVERY-th in the viewer (an
                          energy pass costs about a pair step); resolved into session */
-    int quiet;        /* no progress bar, no notices */
+    int quiet;        /* no progress bar, no notices; warnings and errors still show */
     /* viewer */
     long exit_after; /* > 0: quit after rendering that many frames */
     char screenshot_path[SIM_PATH_MAX];
