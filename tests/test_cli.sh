@@ -35,6 +35,10 @@ expect_error 2 --frames 1 --scene no-such-scene
 expect_error 2 --frames 1 --log /no/such/dir/t.csv
 expect_error 2 --frames 1 --summary /no/such/dir/s.json
 expect_error 2 --frames 1 extra-argument
+# A trajectory's extension is checked with the other outputs, before the banner and any frame.
+expect_error 2 --backend cpu --frames 1 --n 10 --dump x.txt
+grep -q "^nbsim: --dump: 'x.txt': unknown trajectory extension; use .xyz (extended XYZ), .lammpstrj (LAMMPS text dump) or .nc (AMBER NetCDF trajectory)$" err.txt \
+  && ok || fail "--dump x.txt: $(cat err.txt)"
 expect_error 2 maps --dim 2 --map rm --tiles 16 --png /no/such/dir/rm.png
 expect_error 2 maps --dim 3 --tiles 5000
 grep -q "valid:.*ltm" <("$nbsim" --frames 1 --pair-map nope 2>&1) && ok || fail "map list in error"

@@ -72,6 +72,14 @@ fi
 start=$(date +%s)
 expect_error 2 --backend cpu --n 3000 --frames 100000 --quiet --save-state adir
 [ $(($(date +%s) - start)) -lt 5 ] && ok || fail "the directory was found only after running"
+# A path ending in '/' names a folder, existing or not (or a file used as one): refused before the
+# first frame (one line: no banner), not after the run with its log lost; nothing created.
+for bad in newdir/ x/ adir/; do
+  expect_error 2 --backend cpu --n 100 --frames 3 --log "$bad"
+  grep -q -- "^nbsim: --log: cannot write '$bad': " err.txt && ok || fail "--log $bad: $(cat err.txt)"
+done
+expect_error 2 "${run[@]}" --frames 1 --summary newdir/
+[ ! -e newdir ] && [ -z "$(leftovers)" ] && ok || fail "a refused path left $(ls -A)"
 
 # ---- 3. SIGTERM, SIGHUP and SIGINT end a run cleanly ----
 for sig in TERM HUP INT; do

@@ -502,6 +502,32 @@ int app_options_parse(int argc, char **argv, app_options *o) {
     return r;
 }
 
+/* A trajectory's format from its extension, or why not (the formats this build writes). */
+static sim_status check_dump_format(const char *path, sim_error *err) {
+    const sim_traj_format format = sim_traj_format_from_path(path);
+    if (format == SIM_TRAJ_NETCDF && !sim_traj_netcdf_available()) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "--dump: '%s': this build of nbsim has no NetCDF (rebuild with Debian's "
+                        "libnetcdf-dev), so .nc cannot be written; .xyz and .lammpstrj can",
+                        path);
+    }
+    if (format != SIM_TRAJ_NONE) {
+        return SIM_OK;
+    }
+    char list[256] = "";
+    for (int f = 0; f < SIM_TRAJ_FORMAT_COUNT; ++f) {
+        const size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%s (%s)",
+                 f == 0                           ? ""
+                 : f + 1 == SIM_TRAJ_FORMAT_COUNT ? " or "
+                                                  : ", ",
+                 sim_traj_format_extension((sim_traj_format)f),
+                 sim_traj_format_label((sim_traj_format)f));
+    }
+    return sim_fail(err, SIM_BAD_ARGUMENT, "--dump: '%s': unknown trajectory extension; use %s",
+                    path, list);
+}
+
 sim_status app_options_check_outputs(const app_options *o, sim_error *err) {
     const struct {
         const char *flag, *path;
@@ -516,6 +542,15 @@ sim_status app_options_check_outputs(const app_options *o, sim_error *err) {
         if (outputs[i].path[0] == '\0') {
             continue;
         }
+        /* A name ending in '/' is a folder's (one that exists, one to be made, or a file used
+         * as one), never a file to write: found only at the rename, it would lose the run. */
+        const size_t len = strlen(outputs[i].path);
+        if (len > 1 && outputs[i].path[len - 1] == '/') {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "%s: cannot write '%s': a path ending in '/' names a folder; name a "
+                            "file in it",
+                            outputs[i].flag, outputs[i].path);
+        }
         sim_error why;
         if (sim_output_check(outputs[i].path, &why) != SIM_OK) {
             return sim_fail(err, SIM_BAD_ARGUMENT, "%s: %s", outputs[i].flag, why.message);
@@ -528,5 +563,5 @@ sim_status app_options_check_outputs(const app_options *o, sim_error *err) {
             }
         }
     }
-    return SIM_OK;
+    return o->dump_path[0] ? check_dump_format(o->dump_path, err) : SIM_OK;
 }
