@@ -14,6 +14,9 @@ expect_error 2 --gpus 2                               # the viewer runs on one G
 expect_error 2 --gpus 0 --frames 1
 expect_error 2 --gpus many --frames 1
 expect_error 2 --world 2 --frames 1                   # no rank
+grep -q "^nbsim: --world: give --rank R too" err.txt && ok || fail "--world alone: $(cat err.txt)"
+expect_error 2 --rank 1 --frames 1                    # no world: the flag given is named
+grep -q "^nbsim: --rank: give --world W too" err.txt && ok || fail "--rank alone: $(cat err.txt)"
 expect_error 2 --rank 2 --world 2 --frames 1 --nccl-id id
 expect_error 2 --rank 0 --world 2 --frames 1          # no id file
 expect_error 2 --rank 0 --world 2 --frames 1 --nccl-id id --backend cpu
