@@ -246,6 +246,16 @@ static sim_status resolve_devices(sim_session *s, sim_error *err) {
     const int cuda = s->config.kind == SIM_BACKEND_CUDA;
     const int devices = cuda ? sim_cuda_device_count() : 0;
     if (o->world > 1) {
+        /* --backend cpu was refused with the flags (sim_session_resolve_launch); auto found no
+         * device, and the CPU reference cannot span processes: said now, before rank 0 waits for
+         * the others and the others for the id. */
+        if (!cuda) {
+            return sim_fail(err, SIM_NO_DEVICE,
+                            "a run over %d processes needs a CUDA device in each, and none was "
+                            "found here (the CPU reference splits over threads of one process: "
+                            "--gpus N --backend cpu)",
+                            o->world);
+        }
         m->world = o->world;
         m->rank = o->rank;
         m->local = 1;
