@@ -13,6 +13,7 @@
 #include "nbsim/trajectory.h"
 #include "option_table.h"
 #include "parse.h"
+#include "plot.h"
 #include "viewer.h"
 #include "viewer_keys.h"
 
@@ -361,7 +362,9 @@ static const app_option_row rows[] = {
              ".lammpstrj (LAMMPS dump) or .nc (AMBER NetCDF), by extension",
              dump_path),
     {"--dump-every", "K", "frames between recorded frames (default 10)", set_dump_every, 0},
-    PATH_ROW("--plot", "FILE.png", "a picture of the timing log at the end of a headless run",
+    PATH_ROW("--plot", "FILE.png",
+             "a picture of the timing log at the end of a headless run (bench/plot.py,\n"
+             "matplotlib: checked before the run)",
              plot_path),
     {"--quiet", NULL, "no progress bar, banner or notices (warnings and errors still show)",
      set_quiet, 0},
@@ -562,6 +565,20 @@ sim_status app_options_check_outputs(const app_options *o, sim_error *err) {
                                 outputs[j].flag, outputs[i].flag, outputs[i].path);
             }
         }
+    }
+    if (o->plot_path[0] && !app_plot_path_ok(o->plot_path)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "--plot: '%s': the plot is a PNG: name it FILE.png (or give a FIFO, a "
+                        "device, or - for standard output)",
+                        o->plot_path);
+    }
+    if (o->plot_path[0] && o->log_path[0] && app_output_is_direct(o->log_path)) {
+        /* "-", a FIFO or a device: what went there cannot be read back for the picture */
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "--plot draws the log from its file, and --log '%s' is no file to read "
+                        "back: log to a file, or leave --log out (--plot then logs to a "
+                        "temporary of its own)",
+                        o->log_path);
     }
     return o->dump_path[0] ? check_dump_format(o->dump_path, err) : SIM_OK;
 }
