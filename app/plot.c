@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -130,21 +129,6 @@ sim_status app_plotter_find(app_plotter *p, const char *what, sim_error *err) {
     }
     snprintf(p->python, sizeof p->python, "%s", python);
     return SIM_OK;
-}
-
-int app_output_is_direct(const char *path) {
-    struct stat st;
-    return strcmp(path, "-") == 0 ||
-           (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
-                                     S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)));
-}
-
-int app_plot_path_ok(const char *path) {
-    if (app_output_is_direct(path)) {
-        return 1;
-    }
-    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-    return dot != NULL && (slash == NULL || dot > slash) && strcasecmp(dot, ".png") == 0;
 }
 
 /* The last line of what the script said on stderr (a traceback's is its exception), or "". */

@@ -29,15 +29,7 @@ typedef struct {
  * prefixed "<what>: ", saying what is missing (the script, matplotlib) and how to get it. */
 sim_status app_plotter_find(app_plotter *p, const char *what, sim_error *err);
 
-/* Is `path` written directly, as sim_output writes it: "-" (standard output), a FIFO, a device
- * or a socket (after links)? Such a path cannot be read back, nor given a temporary. */
-int app_output_is_direct(const char *path);
-
-/* Is `path` a name `--plot` can write a PNG to: "-", a FIFO or a device (written directly, any
- * name), or a name ending in .png (any case)? Never another name with .png added to it. */
-int app_plot_path_ok(const char *path);
-
-/* The timing log at log_path drawn as a PNG at out_path (app_plot_path_ok), as every output is
+/* The timing log at log_path drawn as a PNG at out_path, as every output is
  * written (nbsim/output_file.h): the script writes the picture to a pipe, and only a whole PNG is
  * written, through a temporary renamed into place (FIFOs, devices and "-" directly). A failure of
  * the script or of the write: err says why in one line (SIM_IO; SIM_INTERRUPTED when a signal

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the simulator's command line: one table row per flag, its defaults, its checks. */
+#define _POSIX_C_SOURCE 200809L /* stat, strcasecmp */
 #include "options.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "nbsim/autotune.h"
 #include "nbsim/dist.h"
@@ -13,7 +16,6 @@
 #include "nbsim/trajectory.h"
 #include "option_table.h"
 #include "parse.h"
-#include "plot.h"
 #include "viewer.h"
 #include "viewer_keys.h"
 
@@ -421,10 +423,9 @@ static void print_help(FILE *out) {
     fprintf(out, "\nPair maps:    %s, full\n", sim_map_names(2, names, sizeof names));
     fprintf(out, "Triplet maps: %s\n\n", sim_map_names(3, names, sizeof names));
     fprintf(out, "The summary (stdout, --summary) and the log (--log), per step [ms]:\n");
-    for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
-        fprintf(out, "  %-17s %s\n", sim_run_kernel_name((sim_run_kernel)k),
-                sim_run_kernel_includes((sim_run_kernel)k));
-    }
+#define HELP_PHASE(id, name, ms, includes) fprintf(out, "  %-17s %s\n", name, includes);
+    SIM_RUN_KERNEL_LIST(HELP_PHASE)
+#undef HELP_PHASE
     fprintf(out,
             "  particle steps/s  N x steps per second of the whole step, as HOOMD-blue and\n"
             "                    LAMMPS report it (log: particle_steps_per_s)\n"
@@ -505,6 +506,25 @@ int app_options_parse(int argc, char **argv, app_options *o) {
     return r;
 }
 
+/* Is `path` written directly, as sim_output writes it: "-" (standard output), a FIFO, a device
+ * or a socket (after links)? Such a path cannot be read back, nor given a temporary. */
+static int output_is_direct(const char *path) {
+    struct stat st;
+    return strcmp(path, "-") == 0 ||
+           (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
+                                     S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)));
+}
+
+/* A name --plot can write a PNG to: a direct output (any name), or a name ending in .png (any
+ * case); never another name with .png added to it. */
+static int plot_path_ok(const char *path) {
+    if (output_is_direct(path)) {
+        return 1;
+    }
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    return dot != NULL && (slash == NULL || dot > slash) && strcasecmp(dot, ".png") == 0;
+}
+
 /* A trajectory's format from its extension, or why not (the formats this build writes). */
 static sim_status check_dump_format(const char *path, sim_error *err) {
     const sim_traj_format format = sim_traj_format_from_path(path);
@@ -566,13 +586,13 @@ sim_status app_options_check_outputs(const app_options *o, sim_error *err) {
             }
         }
     }
-    if (o->plot_path[0] && !app_plot_path_ok(o->plot_path)) {
+    if (o->plot_path[0] && !plot_path_ok(o->plot_path)) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         "--plot: '%s': the plot is a PNG: name it FILE.png (or give a FIFO, a "
                         "device, or - for standard output)",
                         o->plot_path);
     }
-    if (o->plot_path[0] && o->log_path[0] && app_output_is_direct(o->log_path)) {
+    if (o->plot_path[0] && o->log_path[0] && output_is_direct(o->log_path)) {
         /* "-", a FIFO or a device: what went there cannot be read back for the picture */
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         "--plot draws the log from its file, and --log '%s' is no file to read "

@@ -37,9 +37,6 @@ typedef enum {
         SIM_RUN_KERNEL_COUNT
 } sim_run_kernel;
 
-const char *sim_run_kernel_name(sim_run_kernel k);     /* "pair" */
-const char *sim_run_kernel_includes(sim_run_kernel k); /* "the contact sweep alone (...)" */
-
 /* The per-step counts a run keeps statistics of (sim_frame_timing: the contact sweep's, in the
  * last step of each frame): id, name, the frame's count. */
 #define SIM_RUN_COUNT_LIST(X)                                                                      \

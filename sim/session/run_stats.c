@@ -21,14 +21,6 @@ static const char *const kernel_includes[SIM_RUN_KERNEL_COUNT] = {
 #undef SIM_RUN_KERNEL_INCLUDES
 };
 
-const char *sim_run_kernel_name(sim_run_kernel k) {
-    return k >= 0 && k < SIM_RUN_KERNEL_COUNT ? kernel_names[k] : "unknown";
-}
-
-const char *sim_run_kernel_includes(sim_run_kernel k) {
-    return k >= 0 && k < SIM_RUN_KERNEL_COUNT ? kernel_includes[k] : "";
-}
-
 int sim_frame_count_known(const sim_run_info *s, uint64_t count) {
     return s->config.kind != SIM_BACKEND_CUDA || count != 0;
 }
