@@ -100,6 +100,21 @@ static void compare_run(const sim_state *s, const sim_params *p, int pair_map, i
         ENSURE(sim_backend_run_frame(one, &t1, &err) == SIM_OK);
         ENSURE_MSG(sim_backend_run_frame(many, &tg, &err) == SIM_OK, "%s", err.message);
         ENSURE(tg.ranks == g && t1.ranks == 1);
+        /* the ranks' shares of the contact sweep add up to the whole sweep's counts (each a
+         * frame's mean per step, rounded down: within one per rank) */
+        const uint64_t dt_ = tg.candidate_tests > t1.candidate_tests
+                                 ? tg.candidate_tests - t1.candidate_tests
+                                 : t1.candidate_tests - tg.candidate_tests;
+        const uint64_t dc_ = tg.contacts > t1.contacts ? tg.contacts - t1.contacts
+                                                       : t1.contacts - tg.contacts;
+        ENSURE_MSG(dt_ <= (uint64_t)g && dc_ <= (uint64_t)g,
+                   "G %d: %llu tests, %llu contacts vs %llu, %llu alone", g,
+                   (unsigned long long)tg.candidate_tests, (unsigned long long)tg.contacts,
+                   (unsigned long long)t1.candidate_tests, (unsigned long long)t1.contacts);
+        if (!cull) { /* the plan's tile pairs, tile x tile each, the same on every rank */
+            const uint64_t tiles = (s->n + c1.tile - 1u) / c1.tile;
+            ENSURE(t1.candidate_tests == tiles * (tiles + 1u) / 2u * c1.tile * c1.tile);
+        }
         if (cull) { /* the rows of the ranks add up to the whole list */
             ENSURE_MSG(tg.tile_pairs == t1.tile_pairs, "%llu vs %llu",
                        (unsigned long long)tg.tile_pairs, (unsigned long long)t1.tile_pairs);
