@@ -4,9 +4,10 @@
 # against today's culled tiles (--skin 0) on issue 20's workloads, half against full lists, the
 # cost of counting touching pairs, a skin sweep, and the cost of the lists' launches that find
 # nothing to do; test_gpu_nlist first (exactness on the device). Each timing is cull_timing
-# --frames 1 --steps 300 --warmup 0 (as scripts/gpu_peers.sh times nbsim): one frame of 300
-# steps from the scene's start, its one host sync at the end, every rebuild and re-sort included;
-# the mean per step from the CUDA events around each step and from a host clock around the frame.
+# --warmup 1 --frames 30 --steps 10 (as scripts/gpu_peers.sh times nbsim): from the scene's
+# start, a warm-up frame of 10 steps, then 300 steps in frames of 10 (lists grow between frames,
+# never inside one), every rebuild and re-sort included; the mean per step from the CUDA events
+# around each step and from a host clock around the timed frames (their syncs included).
 #
 # Workloads (goals, H100, the whole step, mean over the 300 steps):
 #   lattice 262,144   the `lattice` scene (NVIDIA's particles sample's configuration x32), tile
@@ -50,12 +51,12 @@ rc=$?; [ $rc = 0 ] || status=1
 grep -E "^  |FAILED|failures|ENSURE" "$logs/test_gpu_nlist.log" | head -40
 echo "test_gpu_nlist: exit $rc"
 
-# run LABEL SCENE N TILE SKIN NLIST [COUNT]: one frame of 300 steps, no warm-up
+# run LABEL SCENE N TILE SKIN NLIST [COUNT]: 10 warm-up steps, then 30 frames of 10 steps
 run() {
   local label=$1 scene=$2 n=$3 tile=$4 skin=$5 nlist=$6 count=${7:-1}
   if ! left; then skip "$label $scene $n"; return; fi
   timeout 120 "$bin/cull_timing" --backend cuda --scene "$scene" --n "$n" --tile "$tile" \
-    --map ltm --cull 1 --frames 1 --steps 300 --warmup 0 --skin "$skin" --nlist "$nlist" \
+    --map ltm --cull 1 --warmup 1 --frames 30 --steps 10 --skin "$skin" --nlist "$nlist" \
     --count "$count" --csv "$csv" --label "$label" >>"$logs/timing.log" 2>&1 ||
     { echo "timing $label $scene $n: failed (see timing.log)"; status=1; }
   tail -2 "$logs/timing.log" | cut -c1-220
@@ -137,9 +138,9 @@ def line(s=""):
 
 line("# Neighbour lists against culled tiles (scripts/gpu_nlist.sh)")
 line("")
-line("Device: %s. Each row: cull_timing, one frame of 300 steps from the scene's start, no "
-     "warm-up, rebuilds and re-sorts included; step = the mean per step (CUDA events; host clock "
-     "around the frame beside it)." % device)
+line("Device: %s. Each row: cull_timing from the scene's start, a warm-up frame of 10 steps, "
+     "then 300 steps in frames of 10, rebuilds and re-sorts included; step = the mean per step "
+     "(CUDA events; host clock around the timed frames beside it)." % device)
 line("")
 line("| label | scene | N | tile | lists | skin [m] | step ms (events) | step ms (host) | goal | "
      "rebuilds / 300 | fallbacks | list B/body | tests/body | contacts/body | sort+cull ms | "

@@ -30,9 +30,10 @@
 #   particles  -benchmark -n=N -i=S: a host clock around S calls of update() (integrate, hash,
 #              a full radix sort of the hashes every step, reorder, collide), synchronised at both
 #              ends, no warm-up; mean = N / its KParticles/s figure (its "Time" has 10 us steps).
-#   nbsim      cull_timing --scene lattice --tile 32 --frames 1 --steps S --warmup 0: a host
-#              clock around one frame of S steps (its one sync at the end), no warm-up, every
-#              Morton re-sort (every 50 steps) included; beside it the mean of the CUDA events
+#   nbsim      cull_timing --scene lattice --tile 32 --warmup 1 --frames S/10 --steps 10: a
+#              warm-up frame of 10 steps, then a host clock around S steps in frames of 10 (their
+#              syncs included), every Morton re-sort and list rebuild included; beside it the
+#              mean of the CUDA events
 #              around each step, and the program itself (nbsim --scene lattice --log: sum of the
 #              log's step_ms over its steps), which must agree.
 #   nbody      -benchmark -numbodies=N -i=S: CUDA events around S steps after one untimed step;
@@ -209,11 +210,15 @@ row() { # workload n program configuration steps ms timed_by evaluations
   rate=$(awk -v n="$2" -v ms="$6" -v e="$8" 'BEGIN { if (ms > 0 && e != "") printf "%.4g", n * n / (ms * 1e-3) }')
   echo "$gpu,$1,$2,$3,$4,$5,$6,$7,$8,$rate" >>"$csv"
 }
-# nbsim_run LABEL ARGS...: cull_timing, one frame of $steps steps, no warm-up; sets wall, events
+# nbsim_run LABEL ARGS...: cull_timing, a warm-up frame of 10 steps, then $steps steps in frames of
+# 10 (as a run that logs every 10 steps: the lists grow between frames, never inside one, so a
+# single frame of 300 steps from the start would sweep every tile pair once a list outgrew its
+# first size); the host clock around the timed frames (their syncs included), and the events;
+# sets wall, events
 nbsim_run() {
   local label=$1; shift
   wall="" events=""
-  if timeout 600 "$bin/cull_timing" --backend cuda --frames 1 --steps "$steps" --warmup 0 \
+  if timeout 600 "$bin/cull_timing" --backend cuda --warmup 1 --frames $((steps / 10)) --steps 10 \
        --csv "$nbsim_csv" --label "$label" "$@" >>"$logs/nbsim.log" 2>&1; then
     wall=$(tail -1 "$nbsim_csv" | awk -F, '{print $NF}')
     events=$(tail -1 "$nbsim_csv" | awk -F, '{print $(NF-1)}')
