@@ -235,7 +235,7 @@ for n in $sizes; do
     kps=$(sed -n 's/.*Throughput = \([0-9.]*\) KParticles.*/\1/p' "$logs/particles_$n.log")
     if [ -n "$kps" ]; then
       ms=$(awk -v n="$n" -v k="$kps" 'BEGIN { printf "%.6f", n / k }')
-      row contacts "$n" particles "uniform grid 64^3, sort every step" "$steps" "$ms" "host clock" ""
+      row contacts "$n" particles "uniform grid 64^3; sort every step" "$steps" "$ms" "host clock" ""
       echo "particles  N=$n  $ms ms per step"
     else
       echo "particles N=$n: no result"; tail -5 "$logs/particles_$n.log"; status=1
@@ -269,7 +269,7 @@ for n in $sizes; do
     total=$(sed -n 's/.*total time for \([0-9]*\) iterations: \([0-9.]*\) ms.*/\2/p' "$logs/nbody_$n.log")
     if [ -n "$total" ]; then
       ms=$(awk -v t="$total" -v s="$steps" 'BEGIN { printf "%.6f", t / s }')
-      row brute-force "$n" nbody "all N^2, tile 256, float" "$steps" "$ms" "CUDA events" "$((n * n))"
+      row brute-force "$n" nbody "all N^2; tile 256; float" "$steps" "$ms" "CUDA events" "$((n * n))"
       echo "nbody      N=$n  $ms ms per step"
     else
       echo "nbody N=$n: no result"; tail -5 "$logs/nbody_$n.log"; status=1
@@ -281,7 +281,7 @@ for n in $sizes; do
     [ -n "$wall" ] || continue
     evals=$((n * (n - 1) / 2))
     [ "$map" = full ] && evals=$((n * (n - 1)))
-    row brute-force "$n" nbsim "--cull off --pair-map $map, tile 64" "$steps" "$wall" "host clock" "$evals"
+    row brute-force "$n" nbsim "--cull off --pair-map $map; tile 64" "$steps" "$wall" "host clock" "$evals"
     echo "nbsim $map N=$n  $wall ms per step"
   done
 done

@@ -57,8 +57,13 @@ int sim_pair_choice_from_name(const char *name);           /* -1 when unknown */
  * export_positions, energies, forces, body indices in messages) stays in the user's order. */
 /* How the neighbour lists hold a pair (sim/nlist/nlist.h): in one body's list only, each pair
  * swept once with atomics on the other body ("half"), or in both, each body summing its own force
- * without atomics ("full"). DEFAULT is SIM_NLIST_DEFAULT_KIND: the faster, by measurement
- * (scripts/gpu_nlist.sh). */
+ * without atomics ("full"). DEFAULT is SIM_NLIST_DEFAULT_KIND, chosen by measurement
+ * (scripts/gpu_nlist.sh, H100, bench/results/nvidia-h100/nlist.md; mean step over 300 steps):
+ * full is faster where the lists are kept for many steps (a resting dense pack of 1,048,576
+ * bodies: 0.195 against 0.267 ms; a gas of 1,048,576: 0.122 against 0.126 ms), half where they
+ * are rebuilt at every step (the falling lattice: 0.298 against 0.262 ms at 262,144), since a
+ * half list is built with half the writes. Full: the resting and slow scenes granular users run
+ * for long. */
 typedef enum { SIM_NLIST_DEFAULT, SIM_NLIST_HALF, SIM_NLIST_FULL } sim_nlist_kind;
 #define SIM_NLIST_DEFAULT_KIND SIM_NLIST_FULL
 const char *sim_nlist_kind_name(sim_nlist_kind kind); /* "half", "full" (DEFAULT: its choice) */
