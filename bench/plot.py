@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: MIT
 """Plots of `nbsim bench` results, in the style of the papers' figures, and of timing logs.
 
-usage: python3 bench/plot.py DIR | LOG.csv [--out FILE.png]
+usage: python3 bench/plot.py DIR | LOG.csv [--out FILE.png | --out -]
 
-A timing log (nbsim --log LOG.csv, one row per frame) gives one PNG (default: LOG.png beside it):
+A timing log (nbsim --log LOG.csv, one row per frame) gives one PNG (default: LOG.png beside it;
+--out -: on standard output, as nbsim --plot reads it; another extension matplotlib writes, such
+as .svg or .pdf, picks that format). The file is written whole or not at all: a temporary beside
+it is renamed into place; a write error or a format matplotlib lacks is one line (exit 1, 2):
   top     every *_ms column of the log against the frame, as ms per step (the frame's value over
           its steps); dump_ms, the simulation thread's cost of a trajectory dump, as ms per dumped
           frame; a dashed line where pair_map, triplet_map or tile changes (a map switch),
@@ -233,6 +236,63 @@ def number(text):
         return None
 
 
+def write_figure(fig, out):
+    """fig into out: '-' is standard output (PNG); a FIFO or a device is written directly; else a
+    temporary beside out, renamed into place when complete. The format is out's extension's, PNG
+    without one. 0, or one line on stderr and 2 (a format matplotlib does not write) or 1 (a write
+    error: the path keeps what it had)."""
+    import stat
+    import tempfile
+    if out == "-":
+        try:
+            fig.savefig(sys.stdout.buffer, format="png", dpi=90)
+            sys.stdout.buffer.flush()
+        except OSError as e:
+            print(f"plot.py: cannot write the picture to standard output: {e.strerror or e}",
+                  file=sys.stderr)
+            return 1
+        return 0
+    fmt = os.path.splitext(out)[1][1:].lower() or "png"
+    formats = fig.canvas.get_supported_filetypes()
+    if fmt not in formats:
+        print(f"plot.py: '{out}': matplotlib does not write .{fmt} (it writes "
+              f"{', '.join('.' + f for f in sorted(formats))})", file=sys.stderr)
+        return 2
+    try:
+        target = os.path.realpath(out)
+        try:
+            direct = not stat.S_ISREG(os.stat(target).st_mode)
+        except FileNotFoundError:
+            direct = False
+        if direct:  # a FIFO or a device: a rename would replace it
+            with open(target, "wb") as f:
+                fig.savefig(f, format=fmt, dpi=90)
+            return 0
+        folder = os.path.dirname(target) or "."
+        fd, temp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(target) + ".",
+                                    suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                fig.savefig(f, format=fmt, dpi=90)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(temp, 0o666 & ~umask())
+            os.replace(temp, target)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError as e:
+        print(f"plot.py: cannot write '{out}': {e.strerror or e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def plot_timing_log(path, out):
     """The per-frame timing log of nbsim --log: kernel ms per step, map switches, energies."""
     with open(path, newline="") as f:
@@ -299,10 +359,11 @@ def plot_timing_log(path, out):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out, dpi=90)
+    status = write_figure(fig, out)
     plt.close(fig)
-    print(f"plot: {out}")
-    return 0
+    if status == 0 and out != "-":
+        print(f"plot: {out}")
+    return status
 
 
 def plot_scaling(dirname, suite, written):

@@ -7,8 +7,11 @@
 # at N = 16,384, 65,536 and 262,144 (the particles sample's 64^3 grid holds 262,144 at most).
 # Whole step against whole step: the mean per step over >= 300 steps, re-sorts included.
 #
-#   scripts/gpu_peers.sh --samples DIR [--out DIR] [--budget SECONDS] [--steps S]
+#   scripts/gpu_peers.sh --samples DIR [--out DIR] [--budget SECONDS] [--steps S] [--sizes "N ..."]
 #   scripts/gpu_peers.sh --samples DIR --pack DEST
+#
+# About 5-6 minutes on an H100 with the build (the budget, default 420 s, skips what is left once
+# spent, and says so); without a GPU it builds everything, says so and exits 1.
 #
 # DIR is a checkout of https://github.com/NVIDIA/cuda-samples (or what --pack made of one): the
 # script finds the particles and nbody sources and Common/ in it wherever they are. Nothing of
@@ -27,9 +30,10 @@
 #   particles  -benchmark -n=N -i=S: a host clock around S calls of update() (integrate, hash,
 #              a full radix sort of the hashes every step, reorder, collide), synchronised at both
 #              ends, no warm-up; mean = N / its KParticles/s figure (its "Time" has 10 us steps).
-#   nbsim      cull_timing --scene lattice --tile 32 --frames 1 --steps S --warmup 0: a host
-#              clock around one frame of S steps (its one sync at the end), no warm-up, every
-#              Morton re-sort (every 50 steps) included; beside it the mean of the CUDA events
+#   nbsim      cull_timing --scene lattice --tile 32 --warmup 1 --frames S/10 --steps 10: a
+#              warm-up frame of 10 steps, then a host clock around S steps in frames of 10 (their
+#              syncs included), every Morton re-sort and list rebuild included; beside it the
+#              mean of the CUDA events
 #              around each step, and the program itself (nbsim --scene lattice --log: sum of the
 #              log's step_ms over its steps), which must agree.
 #   nbody      -benchmark -numbodies=N -i=S: CUDA events around S steps after one untimed step;
@@ -130,7 +134,7 @@ if [ -n "$pack" ]; then # copy what the run needs, keeping the checkout's layout
 fi
 
 # shellcheck source=gpu_prelude.sh
-source "$(dirname "$0")/gpu_prelude.sh" peers 600 "${prelude_args[@]}"
+source "$(dirname "$0")/gpu_prelude.sh" peers 420 "${prelude_args[@]}"
 
 step device
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 |
@@ -146,6 +150,9 @@ if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITE
   tail -30 "$logs/build_nbsim.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
 fi
 bin=$B/bin
+# nvcc on PATH, else the one CMake found for nbsim
+nvcc=$(command -v nvcc ||
+  sed -n 's/^set(CMAKE_CUDA_COMPILER "\(.*\)")$/\1/p' "$B"/CMakeFiles/*/CMakeCUDACompiler.cmake | head -1)
 
 # build_peer NAME SRC: the sample's .cu and .cpp files for sm_90, its GL and GLUT symbols stubbed.
 build_peer() {
@@ -153,7 +160,7 @@ build_peer() {
   rm -rf "$dir" && mkdir -p "$dir"
   for f in "$src"/*.cu "$src"/*.cpp; do
     [ -e "$f" ] || continue
-    nvcc -O3 -std=c++17 -arch=sm_90 --extended-lambda -w -I"$common" -I"$src" \
+    "$nvcc" -O3 -std=c++17 -arch=sm_90 --extended-lambda -w -I"$common" -I"$src" \
       -c "$f" -o "$dir/$(basename "$f").o" >"$dir/$(basename "$f").log" 2>&1 &
   done
   wait
@@ -176,7 +183,7 @@ build_peer() {
       done
   } >"$dir/gl_stubs.c"
   gcc -O2 -c "$dir/gl_stubs.c" -o "$dir/gl_stubs.o" &&
-    nvcc -arch=sm_90 "$dir"/*.o -o "$dir/$name"
+    "$nvcc" -arch=sm_90 "$dir"/*.o -o "$dir/$name"
 }
 
 step "build the peers from $samples (sm_90, GL stubbed)"
@@ -203,11 +210,15 @@ row() { # workload n program configuration steps ms timed_by evaluations
   rate=$(awk -v n="$2" -v ms="$6" -v e="$8" 'BEGIN { if (ms > 0 && e != "") printf "%.4g", n * n / (ms * 1e-3) }')
   echo "$gpu,$1,$2,$3,$4,$5,$6,$7,$8,$rate" >>"$csv"
 }
-# nbsim_run LABEL ARGS...: cull_timing, one frame of $steps steps, no warm-up; sets wall, events
+# nbsim_run LABEL ARGS...: cull_timing, a warm-up frame of 10 steps, then $steps steps in frames of
+# 10 (as a run that logs every 10 steps: the lists grow between frames, never inside one, so a
+# single frame of 300 steps from the start would sweep every tile pair once a list outgrew its
+# first size); the host clock around the timed frames (their syncs included), and the events;
+# sets wall, events
 nbsim_run() {
   local label=$1; shift
   wall="" events=""
-  if timeout 600 "$bin/cull_timing" --backend cuda --frames 1 --steps "$steps" --warmup 0 \
+  if timeout 600 "$bin/cull_timing" --backend cuda --warmup 1 --frames $((steps / 10)) --steps 10 \
        --csv "$nbsim_csv" --label "$label" "$@" >>"$logs/nbsim.log" 2>&1; then
     wall=$(tail -1 "$nbsim_csv" | awk -F, '{print $NF}')
     events=$(tail -1 "$nbsim_csv" | awk -F, '{print $(NF-1)}')
@@ -224,7 +235,7 @@ for n in $sizes; do
     kps=$(sed -n 's/.*Throughput = \([0-9.]*\) KParticles.*/\1/p' "$logs/particles_$n.log")
     if [ -n "$kps" ]; then
       ms=$(awk -v n="$n" -v k="$kps" 'BEGIN { printf "%.6f", n / k }')
-      row contacts "$n" particles "uniform grid 64^3, sort every step" "$steps" "$ms" "host clock" ""
+      row contacts "$n" particles "uniform grid 64^3; sort every step" "$steps" "$ms" "host clock" ""
       echo "particles  N=$n  $ms ms per step"
     else
       echo "particles N=$n: no result"; tail -5 "$logs/particles_$n.log"; status=1
@@ -258,7 +269,7 @@ for n in $sizes; do
     total=$(sed -n 's/.*total time for \([0-9]*\) iterations: \([0-9.]*\) ms.*/\2/p' "$logs/nbody_$n.log")
     if [ -n "$total" ]; then
       ms=$(awk -v t="$total" -v s="$steps" 'BEGIN { printf "%.6f", t / s }')
-      row brute-force "$n" nbody "all N^2, tile 256, float" "$steps" "$ms" "CUDA events" "$((n * n))"
+      row brute-force "$n" nbody "all N^2; tile 256; float" "$steps" "$ms" "CUDA events" "$((n * n))"
       echo "nbody      N=$n  $ms ms per step"
     else
       echo "nbody N=$n: no result"; tail -5 "$logs/nbody_$n.log"; status=1
@@ -270,7 +281,7 @@ for n in $sizes; do
     [ -n "$wall" ] || continue
     evals=$((n * (n - 1) / 2))
     [ "$map" = full ] && evals=$((n * (n - 1)))
-    row brute-force "$n" nbsim "--cull off --pair-map $map, tile 64" "$steps" "$wall" "host clock" "$evals"
+    row brute-force "$n" nbsim "--cull off --pair-map $map; tile 64" "$steps" "$wall" "host clock" "$evals"
     echo "nbsim $map N=$n  $wall ms per step"
   done
 done

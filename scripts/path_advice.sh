@@ -14,6 +14,7 @@ case ":$PATH:" in
 esac
 export_line="export PATH=\"$prefix/bin:\$PATH\""
 if [ "$prefix" = "$HOME/.local" ]; then
+  # shellcheck disable=SC2016 # the line as the user types it, $HOME and $PATH unexpanded
   export_line='export PATH="$HOME/.local/bin:$PATH"'
 fi
 # The startup file a login shell reads: bash's first of these, sh's ~/.profile.
@@ -30,7 +31,7 @@ if [ "$prefix" = "$HOME/.local" ] && [ -f "$login_file" ] && grep -q '\.local/bi
        "again ($shown adds it when it exists) or run: $export_line"
 else
   why="$shown does not add it"
-  [ "$(id -u)" -eq 0 ] && [ "$prefix" = "$HOME/.local" ] && [ "$shown" = "~/.profile" ] \
+  [ "$(id -u)" -eq 0 ] && [ "$prefix" = "$HOME/.local" ] && [ "$login_file" = "$HOME/.profile" ] \
     && why="$why, as root's never does"
   [ -e "$login_file" ] || why="there is no $shown"
   echo "nbsim setup: installed $prefix/bin/nbsim; that folder is not on your PATH and logging in" \

@@ -10,9 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # lammps: the reference the friction model is checked against (tests/lammps, test_friction_lammps).
+# python3-cffi python3-dev python3-numpy python3-pytest python3-venv: the Python package (python/)
+# for Debian's python3, and its tests.
 packages=(cmake gcc make pkg-config libglfw3-dev libglew-dev libcglm-dev libstb-dev
           libgl-dev xvfb xauth xdotool python3-matplotlib
-          libnetcdf-dev netcdf-bin python3-ase libopenmpi-dev openmpi-bin lammps)
+          libnetcdf-dev netcdf-bin python3-ase libopenmpi-dev openmpi-bin lammps
+          python3-cffi python3-dev python3-numpy python3-pytest python3-venv)
 for arg in "$@"; do
   case "$arg" in
     --fuzz) packages+=(clang) ;;
@@ -38,8 +41,20 @@ command -v nvcc >/dev/null 2>&1 || { echo "nbsim setup: nvcc not found; install 
 
 werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBSIM_WERROR=$werror ${NBSIM_CMAKE_ARGS:-} >/dev/null
+# The Python package is built for Debian's python3 (its numpy, cffi, matplotlib), whatever
+# python3 comes first on PATH (a pyenv one, say).
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBSIM_WERROR=$werror \
+  -DPython3_EXECUTABLE=/usr/bin/python3 ${NBSIM_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j "$(nproc)"
+
+# `import nbsim`: .venv, Debian's python3 with its packages (--system-site-packages) and the
+# package in the build tree (build/python, through a .pth file): `.venv/bin/python`, or
+# `source .venv/bin/activate` and then `python`. Rebuilding updates it; nothing is copied.
+if [ -d build/python/nbsim ]; then
+  [ -x .venv/bin/python ] || /usr/bin/python3 -m venv --system-site-packages .venv
+  site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$PWD/build/python" >"$site/nbsim-build.pth"
+fi
 
 prefix=${NBSIM_PREFIX-$HOME/.local}
 if [ -n "$prefix" ]; then

@@ -33,7 +33,7 @@
 
 namespace emu {
 
-constexpr int kMaxThreads = 256;
+constexpr int kMaxThreads = 512;
 constexpr int kWarps = kMaxThreads / 32;
 constexpr size_t kStackBytes = 64 * 1024;
 
@@ -114,7 +114,7 @@ inline void fiber_main() {
 }
 
 /* Runs body(arg) as block `block` of `grid` with `dims` threads (x fastest; x * y * z a multiple
- * of 32, <= 256). Returns false on a deadlock (threads waiting at a barrier that can never
+ * of 32, <= 512). Returns false on a deadlock (threads waiting at a barrier that can never
  * open). */
 inline bool run_block(uint3 block, dim3 grid, dim3 dims, void (*body)(void *), void *arg,
                       uint64_t seed) {
@@ -225,6 +225,14 @@ inline float __shfl_xor_sync(unsigned, float v, int lane_mask, int = 32) {
     emu::sync_warp();
     return r;
 }
+inline unsigned __shfl_xor_sync(unsigned, unsigned v, int lane_mask, int = 32) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.ibuf[w][l] = (int)v;
+    emu::sync_warp();
+    const unsigned r = (unsigned)emu::g.ibuf[w][(l ^ lane_mask) & 31];
+    emu::sync_warp();
+    return r;
+}
 inline unsigned __shfl_sync(unsigned, unsigned v, int src, int = 32) {
     const int w = emu::g.current / 32, l = emu::g.current % 32;
     emu::g.ibuf[w][l] = (int)v;
@@ -267,6 +275,11 @@ inline unsigned atomicMax(unsigned *p, unsigned v) {
 }
 inline float4 __ldg(const float4 *p) {
     return *p;
+}
+inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) {
+    const unsigned long long old = *p;
+    *p += v;
+    return old;
 }
 inline float atomicAdd(float *p, float v) {
     const float old = *p;

@@ -13,6 +13,13 @@
  *   cull_timing [--backend cpu|cuda] [--scene gas|pile|collide|lattice|dense] [--n N] [--tile T]
  *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
+ *               [--skin S|auto] [--nlist half|full|default] [--count 0|1]
+ *
+ * --skin: the neighbour lists' skin [m] (0: culled tile pairs, no lists; default auto, as nbsim);
+ * --nlist: their kind (sim_nlist_kind); --count 0: the sweeps do not count their tests and
+ * touching pairs (to time what counting costs). The CSV adds what the lists did over the timed
+ * frames (rebuilds, the skin, bytes per body, tests and touching pairs per step) before its last
+ * three columns, which stay timed_steps, mean_step_ms and wall_step_ms.
  *
  * Scenes are the built-in ones, except `dense`: a resting simple-cubic pack (pitch 1.2 m, radii
  * 0.60-0.61 m, so every face neighbour touches with an overlap of at most 2 cm: ~6 contacts per
@@ -36,6 +43,9 @@ typedef struct {
     int map, cull, levels, sort_every, frames, steps, warmup;
     uint64_t seed;
     const char *csv, *label;
+    double skin; /* < 0: auto */
+    sim_nlist_kind nlist;
+    int count;
 } options;
 
 static int usage(const char *why) {
@@ -45,7 +55,8 @@ static int usage(const char *why) {
 
 static int parse(int argc, char **argv, options *o) {
     *o = (options){
-        SIM_BACKEND_CUDA, "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, ""};
+        SIM_BACKEND_CUDA,  "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, "", -1.0,
+        SIM_NLIST_DEFAULT, 1};
     for (int a = 1; a < argc; ++a) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (v == NULL) {
@@ -83,6 +94,17 @@ static int parse(int argc, char **argv, options *o) {
             o->csv = v;
         } else if (strcmp(f, "--label") == 0) {
             o->label = v;
+        } else if (strcmp(f, "--skin") == 0) {
+            o->skin = strcmp(v, "auto") == 0 ? -1.0 : strtod(v, NULL);
+            if (!(o->skin >= 0.0) && strcmp(v, "auto") != 0) {
+                return usage("--skin S: a distance >= 0 [m] or auto");
+            }
+        } else if (strcmp(f, "--nlist") == 0) {
+            o->nlist = strcmp(v, "half") == 0   ? SIM_NLIST_HALF
+                       : strcmp(v, "full") == 0 ? SIM_NLIST_FULL
+                                                : SIM_NLIST_DEFAULT;
+        } else if (strcmp(f, "--count") == 0) {
+            o->count = atoi(v);
         } else {
             return usage("unknown option");
         }
@@ -146,7 +168,11 @@ int main(int argc, char **argv) {
                         ? dense_scene(o.n, o.seed, &p, &s, &err)
                         : sim_scene_builtin(o.scene, o.n, o.seed, &p, &s, &err);
     p.triplets = 0;
+    p.skin.value = o.skin > 0.0 ? o.skin : 0.0;
+    p.skin.set = o.skin >= 0.0;
     sim_backend_config c = sim_backend_config_default();
+    c.nlist = o.nlist;
+    c.count_contacts = o.count;
     c.kind = o.kind;
     c.tile = o.tile;
     c.pair_map = o.map;
@@ -160,7 +186,9 @@ int main(int argc, char **argv) {
     static double col[kColumns][MAX_FRAMES];
     sim_frame_timing t;
     memset(&t, 0, sizeof t);
-    int sorts = 0, fallbacks = 0;
+    int sorts = 0, fallbacks = 0, rebuilds = 0, nlist_fallbacks = 0;
+    double nlist_ms = 0.0, skin = 0.0;
+    uint64_t tests = 0, contacts = 0, nlist_bytes = 0;
     double event_ms = 0.0, wall0 = 0.0, wall_ms = 0.0;
     long timed_steps = 0;
     for (int f = 0; st == SIM_OK && f < o.warmup + o.frames; ++f) {
@@ -185,6 +213,13 @@ int main(int argc, char **argv) {
         col[kContact][k] = (t.sort_ms + t.cull_ms + t.pair_ms) / steps;
         sorts += t.sorts;
         fallbacks += t.cull_fallback_steps;
+        rebuilds += t.nlist_rebuilds;
+        nlist_fallbacks += t.nlist_fallback_steps;
+        nlist_ms += t.nlist_ms;
+        tests += t.candidate_tests * (uint64_t)t.steps;
+        contacts += t.contacts * (uint64_t)t.steps;
+        skin = t.skin;
+        nlist_bytes = t.nlist_bytes > nlist_bytes ? t.nlist_bytes : nlist_bytes;
     }
     if (st != SIM_OK) {
         fprintf(stderr, "cull_timing: %s\n", err.message);
@@ -208,6 +243,13 @@ int main(int argc, char **argv) {
            med[kStep], med[kContact], timed_steps, mean_step, wall_step,
            (unsigned long long)t.tile_pairs, (unsigned long long)t.tile_pairs_total, sorts,
            fallbacks);
+    const double per_step = timed_steps > 0 ? 1.0 / (double)timed_steps : 0.0;
+    printf("%-10s lists: %s, skin %g m, %d rebuilds in %ld steps, %d fallback steps, neighbours "
+           "%.4f ms/step, %.1f bytes per body | %.1f tests and %.2f touching pairs per body and "
+           "step\n",
+           o.label, t.nlist ? sim_nlist_kind_name(o.nlist) : "off (tiles)", skin, rebuilds,
+           timed_steps, nlist_fallbacks, nlist_ms * per_step, (double)nlist_bytes / o.n,
+           (double)tests * per_step / o.n, (double)contacts * per_step / o.n);
     if (o.csv != NULL) {
         FILE *probe = fopen(o.csv, "r");
         const int fresh = probe == NULL;
@@ -222,18 +264,22 @@ int main(int argc, char **argv) {
                 fprintf(out, "label,backend,device,scene,n,tile,map,culled,levels,sort_every,"
                              "steps_per_frame,frames,sort_ms,cull_ms,pair_ms,integrate_ms,"
                              "triplet_ms,step_ms,contact_step_ms,tile_pairs,tile_pairs_total,"
-                             "super_pairs,sorts,fallback_steps,timed_steps,mean_step_ms,"
-                             "wall_step_ms\n");
+                             "super_pairs,sorts,fallback_steps,nlist,skin,rebuilds,"
+                             "nlist_fallback_steps,nlist_ms,nlist_bytes,tests_per_step,"
+                             "contacts_per_step,count,timed_steps,mean_step_ms,wall_step_ms\n");
             }
             fprintf(out,
                     "%s,%s,%s,%s,%u,%u,%s,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,"
-                    "%llu,%llu,%llu,%d,%d,%ld,%.6f,%.6f\n",
+                    "%llu,%llu,%llu,%d,%d,%s,%.6g,%d,%d,%.6f,%llu,%.1f,%.1f,%d,%ld,%.6f,%.6f\n",
                     o.label, o.kind == SIM_BACKEND_CPU ? "cpu" : "cuda", sim_backend_device_name(b),
                     o.scene, o.n, o.tile, map, t.culled, t.cull_levels, o.sort_every, o.steps,
                     o.frames, med[kSort], med[kCull], med[kPair], med[kIntegrate], med[kTriplet],
                     med[kStep], med[kContact], (unsigned long long)t.tile_pairs,
                     (unsigned long long)t.tile_pairs_total, (unsigned long long)t.super_pairs,
-                    sorts, fallbacks, timed_steps, mean_step, wall_step);
+                    sorts, fallbacks, t.nlist ? sim_nlist_kind_name(o.nlist) : "off", skin,
+                    rebuilds, nlist_fallbacks, nlist_ms * per_step, (unsigned long long)nlist_bytes,
+                    (double)tests * per_step, (double)contacts * per_step, o.count, timed_steps,
+                    mean_step, wall_step);
             fclose(out);
         }
     }

@@ -159,11 +159,29 @@ static void test_session_log_and_summary(void) {
         int rows = 0;
         int header_fields = count_fields(sim_timing_log_header());
         ENSURE(fgets(line, sizeof line, f) && strncmp(line, "frame,sim_time,n,", 17) == 0);
+        /* the new columns come last, after every earlier one */
+        ENSURE(strstr(line, ",mean_height,particle_steps_per_s,candidate_tests,contacts\n"));
         while (fgets(line, sizeof line, f)) {
             ++rows;
             ENSURE_MSG(count_fields(line) == header_fields, "row %d: %s", rows, line);
             ENSURE(strncmp(line, rows == 1 ? "1," : rows == 2 ? "2," : "3,", 2) == 0);
             ENSURE(strstr(line, ",cpu,") != NULL);
+            /* culled: pairs_per_s (the 16th field) empty; particle steps/s, the sweep's pair
+             * tests and its contacts (the last three) counted */
+            char *field[64];
+            int nf = 0;
+            for (char *c = line; nf < 64;) {
+                field[nf++] = c;
+                c += strcspn(c, ",\n");
+                const int end = *c != ',';
+                *c++ = '\0';
+                if (end) {
+                    break;
+                }
+            }
+            ENSURE_MSG(nf == header_fields && field[15][0] == '\0', "row %d: pairs_per_s '%s'",
+                       rows, field[15]);
+            ENSURE(atof(field[nf - 3]) > 0.0 && field[nf - 2][0] && field[nf - 1][0]);
         }
         ENSURE(rows == 3);
         fclose(f);
@@ -173,11 +191,16 @@ static void test_session_log_and_summary(void) {
     close(fd);
     const sim_run_end end = {3, 1, 1, "done", 0, "", 0.5};
     ENSURE(sim_run_stats_write_json(&rs, info, &end, json, &err) == SIM_OK);
-    char cmd[512];
+    char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "python3 -c \"import json; d=json.load(open('%s')); assert d['frames']==3 and "
              "d['unique_pairs_per_step']==2016 and d['scene']=='gas' and d['seed']==1 and "
-             "d['stop']=='done' and d['frames_requested']==3 and d['n']==64\"",
+             "d['stop']=='done' and d['frames_requested']==3 and d['n']==64 and d['culled'] and "
+             "d['pairs_per_s'] is None and d['particle_steps_per_s']>0 and "
+             "d['candidate_tests_per_step']>=0 and "
+             "abs(d['candidate_tests_per_body']*64-d['candidate_tests_per_step'])<1e-6 and "
+             "d['contacts_per_step']>=0 and "
+             "d['ms_per_step_includes']['contact'].startswith('sort + cull + pair')\"",
              json);
     ENSURE(system(cmd) == 0);
     remove(json);

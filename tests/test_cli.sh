@@ -11,6 +11,11 @@ here="$(cd "$(dirname "$0")" && pwd)"
 "$nbsim" --help >help.txt 2>&1 && grep -q -- "--pair-map" help.txt && grep -q "Viewer keys" help.txt \
   && ok || fail "--help"
 "$nbsim" --version | grep -q "^nbsim [0-9]" && ok || fail "--version"
+# --help says what each row of the summary includes and what the counts are.
+grep -q "^  contact  *sort + cull + pair: the whole contact phase" help.txt \
+  && grep -q "^  pair  *the contact sweep alone" help.txt && grep -q "^  particle steps/s  N x steps" help.txt \
+  && grep -q "^  pair tests  *the candidate pairs" help.txt && grep -q "^  contacts  *the pairs among them that touch" help.txt \
+  && ok || fail "--help does not explain the summary"
 "$nbsim" --version | grep -q "^built with: NCCL (several GPUs) \(yes\|no\); MPI (NCCL id under mpirun) \(yes\|no\); NetCDF (.nc) \(yes\|no\)$" \
   && ok || fail "--version: what the build has: $("$nbsim" --version)"
 
@@ -30,6 +35,10 @@ expect_error 2 --frames 1 --scene no-such-scene
 expect_error 2 --frames 1 --log /no/such/dir/t.csv
 expect_error 2 --frames 1 --summary /no/such/dir/s.json
 expect_error 2 --frames 1 extra-argument
+# A trajectory's extension is checked with the other outputs, before the banner and any frame.
+expect_error 2 --backend cpu --frames 1 --n 10 --dump x.txt
+grep -q "^nbsim: --dump: 'x.txt': unknown trajectory extension; use .xyz (extended XYZ), .lammpstrj (LAMMPS text dump) or .nc (AMBER NetCDF trajectory)$" err.txt \
+  && ok || fail "--dump x.txt: $(cat err.txt)"
 expect_error 2 maps --dim 2 --map rm --tiles 16 --png /no/such/dir/rm.png
 expect_error 2 maps --dim 3 --tiles 5000
 grep -q "valid:.*ltm" <("$nbsim" --frames 1 --pair-map nope 2>&1) && ok || fail "map list in error"
@@ -51,6 +60,20 @@ awk -F, -v c="$cols" 'NR > 1 && NF != c { bad = 1 } END { exit bad }' t.csv && o
 python3 -c "import json,sys; d=json.load(open('s.json')); sys.exit(0 if d['frames']==20 and d['n']==200 else 1)" \
   && ok || fail "summary json"
 grep -q "median" run.txt && ok || fail "summary on stdout"
+# The summary says what each row includes (pair < contact: the sweep alone, the whole phase) and,
+# culled, gives particle steps/s, the pair tests and the contacts, but no rate of unique pairs,
+# which were never all tested.
+grep -q "^  pair .*the contact sweep alone$" run.txt && grep -q "^  contact .*sort + cull + pair" run.txt \
+  && grep -q "^  step .*the whole step" run.txt && ok || fail "summary rows unexplained: $(cat run.txt)"
+grep -q "^  particle steps/s [0-9.e+]*  (N x steps/s" run.txt \
+  && grep -q "^  pair tests  *[0-9]* per step, [0-9.e+]* per body  (what the culled sweep tested" run.txt \
+  && grep -q "^  contacts  *[0-9]* per step" run.txt && ! grep -q "unique pairs/s" run.txt && ok \
+  || fail "culled summary metrics: $(cat run.txt)"
+"$nbsim" --backend cpu --frames 2 --n 100 --cull off --quiet >full.txt 2>&1 \
+  && grep -q "^  unique pairs/s .*(4950 unique pairs per step" full.txt \
+  && grep -q "^  pair tests  *12288 per step, 122.9 per body  (every tile pair of the plan" full.txt \
+  && grep -q "^  contacts  *n/a" full.txt && ok \
+  || fail "brute-force summary metrics: $(cat full.txt)"
 [ -z "$(leftovers)" ] && ok || fail "temporaries left: $(leftovers)"
 grep -q "fx fy fz" final.scene && ok || fail "saved state lacks forces"
 "$nbsim" --backend cpu --frames 2 --scene final.scene --quiet >/dev/null 2>&1 && ok || fail "resume from saved state"

@@ -335,6 +335,8 @@ static void test_report(void) {
     const uint32_t n = 5000; /* 79 tiles of 64 */
     scene sc = make_scene("pile", n, 9u);
     sc.p.steps_per_frame = 4;
+    sc.p.skin.value = 0.0; /* the culled tile sweep, whose counts this test adds up */
+    sc.p.skin.set = 1;
     sim_backend_config c = config(1, SIM_PAIR_MAP_RB, 64, 0, 2);
     sim_backend *b = make(&c, &sc);
     sim_frame_timing t;
@@ -362,12 +364,29 @@ static void test_report(void) {
         diagonal += pairs[k].i == pairs[k].j;
     }
     ENSURE(bad == 0 && diagonal == (int)tiles); /* every tile overlaps itself */
+    /* the contact sweep's counts, per step (the frame's mean; here a frame of one step): tile x
+     * tile tests per swept tile pair, and of those the touching pairs, as the contacts hook
+     * finds them at the positions the step ended with */
+    sim_params one = sc.p;
+    one.steps_per_frame = 1;
+    sim_frame_timing t1;
+    uint64_t touching = 0;
+    ENSURE(sim_backend_set_params(b, &one, &err) == SIM_OK);
+    ENSURE(sim_backend_run_frame(b, &t1, &err) == SIM_OK);
+    ENSURE(sim_backend_contacts(b, NULL, 0, &touching, &err) == SIM_OK);
+    ENSURE_MSG(t1.candidate_tests == t1.tile_pairs * 64u * 64u && t1.contacts == touching &&
+                   touching > 0,
+               "culled: %llu tests, %llu contacts; want %llu, %llu",
+               (unsigned long long)t1.candidate_tests, (unsigned long long)t1.contacts,
+               (unsigned long long)t1.tile_pairs * 64u * 64u, (unsigned long long)touching);
     printf("  pile N=%u: %llu of %llu tile pairs interact, %llu culling blocks (%llu wasted)\n", n,
            (unsigned long long)count, (unsigned long long)t.tile_pairs_total,
            (unsigned long long)t.cull_blocks, (unsigned long long)t.cull_blocks_wasted);
     /* energies: the culled contact potential is the full sweep's */
     sim_backend_config c0 = config(0, SIM_PAIR_MAP_RB, 64, 0, 0);
     sim_backend *b0 = make(&c0, &sc);
+    ENSURE(sim_backend_run_frame(b0, &t, &err) == SIM_OK); /* the same steps as b: 4, then 1 */
+    ENSURE(sim_backend_set_params(b0, &one, &err) == SIM_OK);
     ENSURE(sim_backend_run_frame(b0, &t, &err) == SIM_OK);
     sim_energy e, e0;
     ENSURE(sim_backend_energy(b, &e, &err) == SIM_OK &&
@@ -379,6 +398,12 @@ static void test_report(void) {
     ENSURE(!info.active && info.plan == NULL);
     ENSURE(sim_backend_tile_pairs(b, pairs, t.tile_pairs, &count, &err) == SIM_OK && count == 0);
     ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK && !t.culled && t.sort_ms == 0.0);
+    /* unculled: the plan's tile pairs, tile x tile each; the brute-force sweep counts no
+     * contacts */
+    ENSURE_MSG(t.candidate_tests == tiles * (tiles + 1) / 2 * 64u * 64u && t.contacts == 0,
+               "unculled: %llu tests, %llu contacts; want %llu, 0",
+               (unsigned long long)t.candidate_tests, (unsigned long long)t.contacts,
+               (unsigned long long)(tiles * (tiles + 1) / 2 * 64u * 64u));
     /* two passes when asked: super-tiles of 16 tiles */
     c.cull_levels = 2;
     sim_backend *b2 = make(&c, &sc);

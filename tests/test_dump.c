@@ -160,12 +160,12 @@ static void test_write_failure_mid_run(void) {
     sim_status st = run(b, d, 40, &p, &err);
     setrlimit(RLIMIT_FSIZE, &old);
     ENSURE_MSG(st == SIM_IO, "status %d: %s", (int)st, err.message);
-    ENSURE(strstr(err.message, path) != NULL && strstr(err.message, "complete frames") != NULL);
+    ENSURE(strstr(err.message, path) != NULL && strstr(err.message, "complete frame") != NULL);
     ENSURE(strchr(err.message, '\n') == NULL);
     sim_dump_stats stats;
     sim_error cerr = {SIM_OK, ""};
-    ENSURE(sim_dump_close(d, &stats, &cerr) == SIM_IO);
-    ENSURE(strcmp(cerr.message, err.message) == 0);
+    /* said once: the frame that met the failure returned it, the close does not repeat it */
+    ENSURE(sim_dump_close(d, &stats, &cerr) == SIM_OK);
     sim_params q = sim_params_default();
     sim_state s = {0};
     sim_traj_info info;

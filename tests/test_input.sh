@@ -163,5 +163,16 @@ grep -q "^nbsim: --seed applies to built-in scenes; the scene file warn.scene do
   && ok || fail "--seed with a file: $(cat err.txt)"
 # Every line nbsim writes to stderr says who wrote it.
 ! grep -v "^nbsim: " err.txt && ok || fail "stderr lines without the nbsim: prefix"
+# --quiet hides progress and notices, never warnings: the same three lines, and nothing else.
+"$nbsim" --backend cpu --frames 1 --scene warn.scene --seed 7 --quiet >/dev/null 2>quiet.txt \
+  && grep -v -e "given again" -e "share a centre" -e "does not use it" err.txt | grep -q . \
+  && [ "$(wc -l <quiet.txt)" -eq 3 ] && grep -q "box_half given again" quiet.txt \
+  && grep -q "share a centre" quiet.txt && grep -q -- "--seed applies to built-in scenes" quiet.txt \
+  && ok || fail "--quiet and warnings: $(cat quiet.txt)"
+"$nbsim" --backend cpu --frames 1 --n 20 --dt 0.01 --quiet >/dev/null 2>quiet.txt \
+  && [ "$(wc -l <quiet.txt)" -eq 1 ] && grep -q "^nbsim: warning: --dt 0.01 is more than" quiet.txt \
+  && ok || fail "--quiet hid the --dt warning: $(cat quiet.txt)"
+"$nbsim" --backend cpu --frames 1 --scene triplets --n 100 --quiet >/dev/null 2>quiet.txt \
+  && [ ! -s quiet.txt ] && ok || fail "--quiet showed a notice: $(cat quiet.txt)"
 
 finish

@@ -14,6 +14,9 @@ expect_error 2 --gpus 2                               # the viewer runs on one G
 expect_error 2 --gpus 0 --frames 1
 expect_error 2 --gpus many --frames 1
 expect_error 2 --world 2 --frames 1                   # no rank
+grep -q "^nbsim: --world: give --rank R too" err.txt && ok || fail "--world alone: $(cat err.txt)"
+expect_error 2 --rank 1 --frames 1                    # no world: the flag given is named
+grep -q "^nbsim: --rank: give --world W too" err.txt && ok || fail "--rank alone: $(cat err.txt)"
 expect_error 2 --rank 2 --world 2 --frames 1 --nccl-id id
 expect_error 2 --rank 0 --world 2 --frames 1          # no id file
 expect_error 2 --rank 0 --world 2 --frames 1 --nccl-id id --backend cpu
@@ -26,6 +29,17 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   expect_error 1 --gpus 2 --frames 1 --n 64
   grep -q -- "--gpus 2: no CUDA device found" err.txt && ok || fail "--gpus 2 without a GPU: $(cat err.txt)"
 fi
+# Ranks of a run over processes on a machine without a GPU (the default backend would be the CPU
+# reference, which cannot span processes): refused in one line before any wait for the others or
+# for the id (rank 0 waited --nccl-id-wait, 120 s by default, rank 1 as long and blamed the path).
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  for r in 0 1; do
+    start=$(date +%s)
+    expect_error 1 --rank $r --world 2 --nccl-id id --nccl-id-wait 20 --frames 1 --n 64
+    [ $(($(date +%s) - start)) -lt 10 ] && grep -q "run over 2 processes needs a CUDA device in each, and none was found" err.txt \
+      && [ ! -e id ] && [ -z "$(ls -A | grep '^id\.')" ] && ok || fail "rank $r without a GPU: $(cat err.txt)"
+  done
+fi
 # Under mpirun, without --nccl-id, in a build with NCCL and MPI: one run over two processes (the
 # id through MPI), which on a machine without a GPU each rank refuses in one line, rather than
 # two single-GPU runs side by side.
@@ -34,7 +48,7 @@ if command -v mpiexec >/dev/null && ! nvidia-smi -L 2>/dev/null | grep -q '^GPU 
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
     timeout 60 mpiexec -n 2 "$nbsim" --frames 1 --n 64 --quiet >out.txt 2>err.txt
   code=$?
-  [ $code -ne 0 ] && [ $code -ne 124 ] && grep -q "threads of one process only" err.txt && ok \
+  [ $code -ne 0 ] && [ $code -ne 124 ] && grep -q "needs a CUDA device in each" err.txt && ok \
     || fail "mpiexec -n 2 without a GPU: exit $code: $(head -3 err.txt)"
 fi
 expect_error 2 --rank 0 --world 2 --frames 1

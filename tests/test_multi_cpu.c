@@ -100,6 +100,21 @@ static void compare_run(const sim_state *s, const sim_params *p, int pair_map, i
         ENSURE(sim_backend_run_frame(one, &t1, &err) == SIM_OK);
         ENSURE_MSG(sim_backend_run_frame(many, &tg, &err) == SIM_OK, "%s", err.message);
         ENSURE(tg.ranks == g && t1.ranks == 1);
+        /* the ranks' shares of the contact sweep add up to the whole sweep's counts (each a
+         * frame's mean per step, rounded down: within one per rank) */
+        const uint64_t dt_ = tg.candidate_tests > t1.candidate_tests
+                                 ? tg.candidate_tests - t1.candidate_tests
+                                 : t1.candidate_tests - tg.candidate_tests;
+        const uint64_t dc_ = tg.contacts > t1.contacts ? tg.contacts - t1.contacts
+                                                       : t1.contacts - tg.contacts;
+        ENSURE_MSG(dt_ <= (uint64_t)g && dc_ <= (uint64_t)g,
+                   "G %d: %llu tests, %llu contacts vs %llu, %llu alone", g,
+                   (unsigned long long)tg.candidate_tests, (unsigned long long)tg.contacts,
+                   (unsigned long long)t1.candidate_tests, (unsigned long long)t1.contacts);
+        if (!cull) { /* the plan's tile pairs, tile x tile each, the same on every rank */
+            const uint64_t tiles = (s->n + c1.tile - 1u) / c1.tile;
+            ENSURE(t1.candidate_tests == tiles * (tiles + 1u) / 2u * c1.tile * c1.tile);
+        }
         if (cull) { /* the rows of the ranks add up to the whole list */
             ENSURE_MSG(tg.tile_pairs == t1.tile_pairs, "%llu vs %llu",
                        (unsigned long long)tg.tile_pairs, (unsigned long long)t1.tile_pairs);
@@ -163,6 +178,69 @@ static void test_culled_split(void) {
     for (size_t k = 0; k < sizeof gs / sizeof gs[0]; ++k) {
         compare_run(&s, &p, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 1, 1, gs[k]);
         compare_run(&s, &p, SIM_PAIR_MAP_RM, SIM_TRIPLET_MAP_TETRA, 1, 2, gs[k]);
+    }
+    sim_state_free(&s);
+}
+
+/* Neighbour lists split by rows, both kinds: forces as one backend's, the ranks' tests and
+ * touching pairs adding up to one backend's; the contacts every rank's rows hold are the whole
+ * set (a multi backend gathers them). A thin skin rebuilds often, 2 and 3 ranks. */
+static void test_nlist_split(void) {
+    uint64_t rng = 11; /* its own: the other tests' states stay what they were */
+    sim_state s = test_random_state(&rng, 2000, 10.0, 3.0);
+    sim_params p = params_for(10.5, 0);
+    p.skin.value = 0.02;
+    p.skin.set = 1;
+    p.steps_per_frame = 20;
+    const sim_nlist_kind kinds[2] = {SIM_NLIST_HALF, SIM_NLIST_FULL};
+    for (int k = 0; k < 2; ++k) {
+        for (int g = 2; g <= 3; ++g) {
+            sim_error err;
+            sim_backend_config c1 = config_for(SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 1, 2, 1);
+            sim_backend_config cg = config_for(SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, 1, 2, g);
+            c1.nlist = cg.nlist = kinds[k];
+            c1.sort_every = cg.sort_every = 7;
+            sim_backend *one = NULL, *many = NULL;
+            ENSURE(sim_backend_create(&c1, &p, &s, &one, &err) == SIM_OK);
+            ENSURE_MSG(sim_backend_create(&cg, &p, &s, &many, &err) == SIM_OK, "%s", err.message);
+            if (one == NULL || many == NULL) {
+                sim_backend_destroy(one);
+                sim_backend_destroy(many);
+                continue;
+            }
+            for (int f = 0; f < 5; ++f) {
+                sim_frame_timing t1, tg;
+                ENSURE(sim_backend_run_frame(one, &t1, &err) == SIM_OK);
+                ENSURE(sim_backend_run_frame(many, &tg, &err) == SIM_OK);
+                ENSURE(t1.nlist && tg.nlist && t1.nlist_rebuilds > 0);
+                /* means per step, each rank's rounded down: within a count per rank */
+                const uint64_t dt = tg.candidate_tests > t1.candidate_tests
+                                        ? tg.candidate_tests - t1.candidate_tests
+                                        : t1.candidate_tests - tg.candidate_tests;
+                const uint64_t dc = tg.contacts > t1.contacts ? tg.contacts - t1.contacts
+                                                              : t1.contacts - tg.contacts;
+                ENSURE_MSG(dt <= (uint64_t)g && dc <= (uint64_t)g && t1.contacts > 0,
+                           "%s, %d ranks: tests %llu vs %llu, contacts %llu vs %llu",
+                           sim_nlist_kind_name(kinds[k]), g, (unsigned long long)tg.candidate_tests,
+                           (unsigned long long)t1.candidate_tests, (unsigned long long)tg.contacts,
+                           (unsigned long long)t1.contacts);
+            }
+            uint64_t n1 = 0, ng = 0;
+            sim_body_pair *a = malloc((1u << 16) * sizeof *a), *b = malloc((1u << 16) * sizeof *b);
+            ENSURE(sim_backend_contacts(one, a, 1u << 16, &n1, &err) == SIM_OK);
+            ENSURE(sim_backend_contacts(many, b, 1u << 16, &ng, &err) == SIM_OK);
+            ENSURE(n1 == ng && n1 > 0);
+            free(a);
+            free(b);
+            snapshot x = take(one, s.n), y = take(many, s.n);
+            const double d = worst(&x, &y);
+            ENSURE_MSG(d < 1e-9, "%s, %d ranks: differs by %g", sim_nlist_kind_name(kinds[k]), g,
+                       d);
+            drop(&x);
+            drop(&y);
+            sim_backend_destroy(one);
+            sim_backend_destroy(many);
+        }
     }
     sim_state_free(&s);
 }
@@ -261,6 +339,7 @@ static void test_refusals(void) {
 static const ensure_test tests[] = {
     {"multi_cpu_pairs", test_pairs_split},
     {"multi_cpu_culled", test_culled_split},
+    {"multi_cpu_nlist", test_nlist_split},
     {"multi_cpu_triplets", test_triplets_split},
     {"multi_cpu_switches", test_switches},
     {"multi_cpu_culled_triplets", test_culled_triplets_split},

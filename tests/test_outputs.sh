@@ -72,6 +72,14 @@ fi
 start=$(date +%s)
 expect_error 2 --backend cpu --n 3000 --frames 100000 --quiet --save-state adir
 [ $(($(date +%s) - start)) -lt 5 ] && ok || fail "the directory was found only after running"
+# A path ending in '/' names a folder, existing or not (or a file used as one): refused before the
+# first frame (one line: no banner), not after the run with its log lost; nothing created.
+for bad in newdir/ x/ adir/; do
+  expect_error 2 --backend cpu --n 100 --frames 3 --log "$bad"
+  grep -q -- "^nbsim: --log: cannot write '$bad': " err.txt && ok || fail "--log $bad: $(cat err.txt)"
+done
+expect_error 2 "${run[@]}" --frames 1 --summary newdir/
+[ ! -e newdir ] && [ -z "$(leftovers)" ] && ok || fail "a refused path left $(ls -A)"
 
 # ---- 3. SIGTERM, SIGHUP and SIGINT end a run cleanly ----
 for sig in TERM HUP INT; do
@@ -158,6 +166,25 @@ kill -TERM "$pid"
 wait "$pid"
 [ $? -eq 143 ] && ok || fail "nohup run: SIGTERM did not end it with 143"
 
+# SIGKILL cannot be handled: the log's temporary keeps a row per completed frame (the README's
+# promise), every row flushed as its frame ends, not 4 KB at a time. Four frames of ~0.5 s write
+# ~1 KB, which a buffered log would hold back until its end.
+rm -f k.csv
+start_run out.txt err.txt --backend cpu --threads 2 --n 400 --cull off --triplets off \
+  --steps-per-frame 500 --frames 4 --log k.csv --quiet
+temp=""
+for _ in $(seq 300); do
+  temp=$(ls -A | grep '^\.k\.csv\.nbsim-' | head -1)
+  [ -n "$temp" ] && [ "$(csv_rows "$temp")" -ge 2 ] && break
+  kill -0 "$run_pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -KILL "$run_pid" 2>/dev/null
+wait "$run_pid" 2>/dev/null
+[ -n "$temp" ] && [ -f "$temp" ] && [ "$(csv_rows "$temp")" -ge 2 ] && csv_complete "$temp" && ok \
+  || fail "SIGKILL: the log's temporary holds $( [ -f "$temp" ] && csv_rows "$temp") rows: $(ls -A)"
+rm -f .k.csv.nbsim-*
+
 # ---- 4. a blow-up and a write error: said once, what is complete is kept ----
 "$nbsim" --backend cpu --n 20 --frames 5 --dt 1000 --log b.csv --summary b.json >/dev/null 2>err.txt
 code=$?
@@ -176,5 +203,21 @@ code=$?
 [ "$code" -eq 1 ] && [ "$(grep -c "cannot write log 'full.csv'" err.txt)" -eq 1 ] && ok \
   || fail "write error: exit $code, $(cat err.txt)"
 [ ! -e full.csv ] && [ -z "$(leftovers)" ] && ok || fail "write error: a partial log was left"
+
+# A trajectory that cannot grow: its error said once (not again when the dump is closed), in
+# every format this build writes, and the frames before it kept.
+formats="xyz lammpstrj"
+"$nbsim" --version 2>&1 | grep -q "NetCDF (.nc) yes" && formats="$formats nc"
+for fmt in $formats; do
+  python3 -c 'import os, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (30000, 30000))
+os.execv(sys.argv[1], sys.argv[1:])' "$nbsim" --backend cpu --n 200 --frames 100 --dump-every 1 \
+    --dump "full.$fmt" >/dev/null 2>err.txt
+  code=$?
+  [ "$code" -eq 1 ] && [ "$(grep -c "cannot write trajectory 'full.$fmt'" err.txt)" -eq 1 ] && ok \
+    || fail "$fmt write error: exit $code, $(cat err.txt)"
+  rm -f "full.$fmt"
+done
 
 finish

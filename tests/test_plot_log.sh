@@ -56,6 +56,79 @@ printf 'a,b\n1,2\n' >bad.csv
 "$py" "$plot" bad.csv --out bad.png >out.txt 2>err.txt
 [ $? -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] && [ ! -e bad.png ] && ok || fail "bad log: $(cat err.txt)"
 
+# plot.py by hand: a format matplotlib does not write is one line, exit 2; a write error (here a
+# file size limit, the full-disk path) one line, exit 1, and the old picture kept.
+"$py" "$plot" t.csv --out t.abc >out.txt 2>err.txt
+[ $? -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] && [ ! -e t.abc ] && ok || fail "plot.py --out t.abc: $(cat err.txt)"
+cp t.png kept.png
+python3 -c 'import os, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+os.execv(sys.argv[1], sys.argv[1:])' "$py" "$plot" t.csv --out t.png >out.txt 2>err.txt
+[ $? -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "t.png.*File too large" err.txt && cmp -s t.png kept.png \
+  && [ -z "$(leftovers)" ] && ok || fail "plot.py on a full disk: $(head -c 300 err.txt)"
+
+# --plot follows the rules of every output. Checked before the run, in one line: not a PNG name
+# (exit 2; never "myplot.png" written beside "myplot"), no plot script (exit 1).
+for bad in x.abc myplot; do
+  expect_error 2 --backend cpu --n 50 --frames 3 --plot "$bad"
+  grep -q -- "^nbsim: --plot: '$bad'" err.txt && [ ! -e "$bad" ] && [ ! -e "$bad.png" ] && ok \
+    || fail "--plot $bad: $(cat err.txt)"
+done
+echo old >myplot.png
+expect_error 2 --backend cpu --n 50 --frames 3 --plot myplot
+[ "$(cat myplot.png)" = old ] && ok || fail "--plot myplot replaced myplot.png"
+NBSIM_PLOT_SCRIPT=/no/such/plot.py expect_error 1 --backend cpu --n 50 --frames 3 --plot p.png
+grep -q -- "^nbsim: --plot: the plot script /no/such/plot.py is missing" err.txt && ok || fail "no script: $(cat err.txt)"
+# A log nobody can read back cannot be drawn: refused before the run.
+expect_error 2 --backend cpu --n 50 --frames 3 --plot p.png --log -
+grep -q -- "^nbsim: --plot draws the log from its file, and --log '-' is no file" err.txt && ok \
+  || fail "--plot with --log -: $(cat err.txt)"
+# A script that fails is one line (its last: a traceback's exception), exit 1, no picture.
+printf 'import sys\nprint("noise")\nraise ValueError("the script broke")\n' >broken.py
+NBSIM_PLOT_SCRIPT=$PWD/broken.py "$nbsim" --backend cpu --n 50 --frames 3 --plot b.png --quiet >/dev/null 2>err.txt
+code=$?
+[ $code -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "^nbsim: --plot: ValueError: the script broke$" err.txt \
+  && [ ! -e b.png ] && [ -z "$(leftovers)" ] && ok || fail "a failing script: exit $code, $(cat err.txt)"
+# A run with a plot: the picture, nothing else left.
+"$nbsim" --backend cpu --n 50 --frames 10 --plot p.png --quiet >/dev/null 2>err.txt && is_png p.png \
+  && [ ! -s err.txt ] && [ -z "$(leftovers)" ] && ok || fail "--plot p.png: $(cat err.txt)"
+# A write error (RLIMIT_FSIZE: the full-disk path): one line with the cause and what is complete
+# (only what is: without --log the CSV was a temporary), exit 1, no picture, no temporary.
+for logged in "" "--log full.csv"; do
+  rm -f full.png full.csv
+  # shellcheck disable=SC2086 # two words on purpose
+  python3 -c 'import os, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
+os.execv(sys.argv[1], sys.argv[1:])' "$nbsim" --backend cpu --n 50 --frames 10 --plot full.png $logged --quiet \
+    >/dev/null 2>err.txt
+  code=$?
+  if [ -z "$logged" ]; then complete=; else complete=" (complete: log full.csv)"; fi
+  [ $code -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] \
+    && grep -q "^nbsim: --plot: cannot write 'full.png': File too large$complete$" err.txt \
+    && [ ! -e full.png ] && [ -z "$(leftovers)" ] && ok || fail "--plot on a full disk ($logged): exit $code, $(head -c 400 err.txt)"
+done
+# A device is written directly, never given a .png of its own: /dev/full, through a link here.
+ln -s /dev/full devfull
+"$nbsim" --backend cpu --n 50 --frames 3 --plot devfull --quiet >/dev/null 2>err.txt
+code=$?
+[ $code -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] \
+  && grep -q "^nbsim: --plot: cannot write 'devfull': No space left on device$" err.txt && [ ! -e devfull.png ] \
+  && [ -L devfull ] && ok || fail "--plot to /dev/full: $(cat err.txt)"
+# A FIFO: the picture goes through it, whole.
+mkfifo plot.fifo
+cat plot.fifo >fifo.png &
+reader=$!
+timeout 60 "$nbsim" --backend cpu --n 50 --frames 3 --plot plot.fifo --quiet >/dev/null 2>err.txt && ok \
+  || fail "--plot to a FIFO: $(cat err.txt)"
+timeout 10 tail --pid="$reader" -f /dev/null
+kill "$reader" 2>/dev/null # a reader never written to would hold the test's output open
+is_png fifo.png && [ -p plot.fifo ] && [ ! -e plot.fifo.png ] && ok || fail "--plot through a FIFO: no PNG"
+# Standard output: the picture there, the summary table on stderr.
+"$nbsim" --backend cpu --n 50 --frames 3 --plot - >stdout.png 2>err.txt && is_png stdout.png \
+  && grep -q "per step" err.txt && ok || fail "--plot -: $(cat err.txt)"
+
 # The bench-directory mode is unchanged.
 mkdir empty
 "$py" "$plot" empty >out.txt 2>&1 && grep -q "no results" out.txt && ok || fail "bench mode: $(cat out.txt)"

@@ -4,15 +4,17 @@
  * marks' times are known exactly) and answer scripted counters. What every real backend then
  * does is decided here: the phase order of a step and of a force computation, when a culled
  * step sorts (every N steps, on demand, when a swept list regrew, never on regrowth for ranks),
- * when and how much each list grows (and what a list that cannot grow reports), the settling of
- * counts that were lower bounds, when a step is long (saved, sliced, the slices sized from the
- * measured rate), rollback when the flag rises in a slice, the flag read between steps, the
- * window of steps in flight, and where each phase's time goes. */
+ * when and how much each list grows (and what a list that cannot grow reports), when the
+ * neighbour lists are rebuilt whatever they say (set-up, a sort, a request, their growth, a
+ * rollback), the settling of counts that were lower bounds, when a step is long (saved, sliced, the
+ * slices sized from the measured rate), rollback when the flag rises in a slice, the flag read
+ * between steps, the window of steps in flight, and where each phase's time goes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ensure.h"
 #include "step/backend_impl.h"
+#include "nlist/nlist.h"
 
 #define MAX_SLICES 4096
 
@@ -27,7 +29,7 @@ typedef struct {
     char log[1 << 16];
     /* the fake clock [ms] and what each primitive costs on it */
     double now;
-    double cost[SIM_PHASE_COUNT]; /* FIRST, SORT, CULL, TRIPLET_CULL, REDUCE, SECOND */
+    double cost[SIM_PHASE_COUNT]; /* FIRST, SORT, CULL, NEIGHBOURS, TRIPLET_CULL, REDUCE, SECOND */
     double ms_per_block[SIM_SWEEP_COUNT];
     double mark_ms[1 << 16];
     /* scripted answers */
@@ -109,6 +111,12 @@ static sim_status fake_cull(sim_backend *b, unsigned flags, sim_error *e) {
     return SIM_OK;
 }
 
+static sim_status fake_neighbours(sim_backend *b, unsigned flags, sim_error *e) {
+    say(as_fake(b), flags & SIM_STEP_REBUILD ? "nlist/rebuild" : "nlist");
+    advance(as_fake(b), as_fake(b)->cost[SIM_PHASE_NEIGHBOURS]);
+    return SIM_OK;
+}
+
 static sim_status fake_tcull(sim_backend *b, unsigned flags, sim_error *e) {
     say(as_fake(b), "tcull");
     advance(as_fake(b), as_fake(b)->cost[SIM_PHASE_TRIPLET_CULL]);
@@ -119,7 +127,7 @@ static sim_status fake_sweep(sim_backend *b, sim_sweep w, uint64_t begin, uint64
                              unsigned flags, sim_error *e) {
     fake *f = as_fake(b);
     static const char *const names[SIM_SWEEP_COUNT] = {"pairs", "pair-list", "triplets",
-                                                       "triplet-list"};
+                                                       "triplet-list", "nlist-sweep"};
     if (flags & SIM_SLICE_FIRST) {
         say(f, names[w]);
     }
@@ -142,6 +150,7 @@ static void fill_counts(const sim_step_shape *s, sim_step_counts *c) {
     for (int l = 0; l < SIM_LIST_COUNT; ++l) {
         c->list[l].active = l <= SIM_LIST_SUPER_PAIRS ? s->culled : s->tculled;
     }
+    c->list[SIM_LIST_NEIGHBOURS].active = s->listed;
 }
 
 static sim_status fake_end(sim_backend *b, const sim_step_shape *s, sim_step_counts *c,
@@ -208,17 +217,17 @@ static int fake_culls_triplets(const sim_backend *b) {
 }
 
 static sim_step_ops fake_ops = {
-    fake_begin, fake_mark,    fake_wait,        fake_elapsed, fake_first,
-    fake_sort,  fake_cull,    fake_sweep,       fake_tcull,   fake_reduce,
-    fake_body,  fake_second,  fake_end,         fake_measure, fake_grow,
-    fake_save,  fake_restore, fake_list_blocks, fake_guess,   fake_culls_triplets,
-    NULL, /* no friction */
+    fake_begin,       fake_mark,       fake_wait,           fake_elapsed, fake_first,  fake_sort,
+    fake_cull,        fake_neighbours, fake_sweep,          fake_tcull,   fake_reduce, fake_body,
+    fake_second,      fake_end,        fake_measure,        fake_grow,    fake_save,   fake_restore,
+    fake_list_blocks, fake_guess,      fake_culls_triplets, NULL, /* no friction */
 };
 
-/* A fake of N = 2560 bodies (40 pair tiles of 64, 80 triplet tiles), the ltm and tetra maps. */
+/* A fake of N = 2560 bodies (40 pair tiles of 64, 80 triplet tiles), the ltm and tetra maps;
+ * skin > 0: culled contacts over neighbour lists. */
 typedef struct {
     int cull, triplets, ranks, watched, sort_every, steps;
-    double atm_cutoff;
+    double atm_cutoff, skin;
 } setup;
 
 static fake *make(const setup *u) {
@@ -238,6 +247,7 @@ static fake *make(const setup *u) {
     f->base.params = p;
     f->base.n = 2560;
     f->base.rank = (sim_rank){0, u->ranks > 1 ? u->ranks : 1, -1, NULL};
+    f->base.nlist_skin = u->skin;
     sim_error err;
     ENSURE(sim_backend_plan_maps(&f->base, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_TETRA, &p, &err) ==
            SIM_OK);
@@ -295,14 +305,14 @@ static void test_phase_order(void) {
     sim_frame_timing t;
     sim_error err;
     /* unculled, contacts only, alone */
-    setup u = {0, 0, 0, 0, 0, 2, 0.0};
+    setup u = {0, 0, 0, 0, 0, 2, 0.0, 0.0};
     fake *f = make(&u);
     ENSURE(frame(f, &t) == SIM_OK && t.steps == 2);
     ENSURE_MSG(strcmp(f->log, "begin first pairs second first pairs second end") == 0, "%s",
                f->log);
     drop(f);
     /* everything: culled contacts, the cut-off's list, two ranks; the first step sorts */
-    setup all = {1, 1, 2, 0, 0, 2, 1.0};
+    setup all = {1, 1, 2, 0, 0, 2, 1.0, 0.0};
     f = make(&all);
     ENSURE(frame(f, &t) == SIM_OK && t.steps == 2 && t.sorts == 1 && t.ranks == 2);
     ENSURE_MSG(strcmp(f->log,
@@ -311,7 +321,7 @@ static void test_phase_order(void) {
                "%s", f->log);
     drop(f);
     /* the triplet map's plan with culled contacts */
-    setup tri = {1, 1, 0, 0, 0, 1, 0.0};
+    setup tri = {1, 1, 0, 0, 0, 1, 0.0, 0.0};
     f = make(&tri);
     ENSURE(frame(f, &t) == SIM_OK);
     ENSURE_MSG(strcmp(f->log, "begin first sort cull/sorted pair-list triplets second end") == 0,
@@ -326,7 +336,7 @@ static void test_phase_order(void) {
 /* ---- sorting ---- */
 
 static void test_sort_every(void) {
-    setup u = {1, 0, 0, 0, 3, 7, 0.0};
+    setup u = {1, 0, 0, 0, 3, 7, 0.0, 0.0};
     fake *f = make(&u);
     sim_error err;
     sim_frame_timing t;
@@ -358,7 +368,7 @@ static void test_sort_regrow(void) {
     const sim_list swept[2] = {SIM_LIST_TILE_PAIRS, SIM_LIST_TCULL_TRIPLES};
     for (int ranks = 1; ranks <= 2; ++ranks) {
         for (int k = 0; k < 2; ++k) {
-            setup u = {1, 1, ranks, 0, 1000, 1, 1.0};
+            setup u = {1, 1, ranks, 0, 1000, 1, 1.0, 0.0};
             fake *f = make(&u);
             sim_frame_timing t;
             ENSURE(frame(f, &t) == SIM_OK && t.sorts == 1); /* the first */
@@ -380,7 +390,7 @@ static void test_sort_regrow(void) {
 
 static void test_growth(void) {
     for (int l = 0; l < SIM_LIST_COUNT; ++l) {
-        setup u = {1, 1, 0, 0, 0, 1, 1.0};
+        setup u = {1, 1, 0, 0, 0, 1, 1.0, 0.1};
         fake *f = make(&u);
         sim_frame_timing t;
         sim_list_count *x = &f->counts.list[l];
@@ -390,7 +400,7 @@ static void test_growth(void) {
         x->peak = 801;
         ENSURE(frame(f, &t) == SIM_OK && f->grows == 1);
         ENSURE(f->grow_list[0] == (sim_list)l && f->grow_cap[0] == 1602);
-        ENSURE(x->cap == 1602 && !t.cull_capped && !t.triplet_cull_capped);
+        ENSURE(x->cap == 1602 && !t.cull_capped && !t.triplet_cull_capped && !t.nlist_capped);
         /* at most the whole simplex; a list that holds it never grows */
         x->peak = 1500;
         x->all = 2000;
@@ -408,12 +418,14 @@ static void test_growth(void) {
         x->peak = 900;
         f->grow_fails = 1;
         ENSURE(frame(f, &t) == SIM_OK && f->grows == 1 && x->cap == 1000);
-        const int contacts = l <= SIM_LIST_SUPER_PAIRS;
-        ENSURE_MSG(t.cull_capped == contacts && t.triplet_cull_capped == !contacts, "list %d", l);
+        const int contacts = l <= SIM_LIST_SUPER_PAIRS, nlist = l == SIM_LIST_NEIGHBOURS;
+        ENSURE_MSG(t.cull_capped == contacts && t.nlist_capped == nlist &&
+                       t.triplet_cull_capped == (!contacts && !nlist),
+                   "list %d", l);
         x->peak = 100;
         f->grow_fails = 0;
         ENSURE(frame(f, &t) == SIM_OK && f->grows == 0 &&
-               t.cull_capped + t.triplet_cull_capped == 1);
+               t.cull_capped + t.triplet_cull_capped + t.nlist_capped == 1);
         /* an inactive list is left alone */
         f->base.config.cull = 0;
         x->peak = 5000;
@@ -421,7 +433,7 @@ static void test_growth(void) {
         drop(f);
     }
     /* lists that grow themselves: no calls */
-    setup u = {1, 0, 0, 0, 0, 1, 0.0};
+    setup u = {1, 0, 0, 0, 0, 1, 0.0, 0.0};
     fake *f = make(&u);
     sim_frame_timing t;
     sim_step_ops self = fake_ops;
@@ -437,7 +449,7 @@ static void test_growth(void) {
 /* Counts that were lower bounds: measured at the current positions and grown until the lists
  * hold them, at most SIM_LIST_SETTLE_ROUNDS times. */
 static void test_settle(void) {
-    setup u = {1, 1, 0, 0, 0, 1, 1.0};
+    setup u = {1, 1, 0, 0, 0, 1, 1.0, 0.0};
     fake *f = make(&u);
     sim_frame_timing t;
     ENSURE(frame(f, &t) == SIM_OK && f->measures == 0); /* exact counts: no measure */
@@ -471,7 +483,7 @@ static void test_settle(void) {
  * SIM_STEP_SLICE_MS, the flag read before each; raised in the 4th slice of the first step, the
  * frame ends with no step and the step rolled back. */
 static void test_slices_and_rollback(void) {
-    setup u = {0, 0, 0, 1, 0, 3, 0.0};
+    setup u = {0, 0, 0, 1, 0, 3, 0.0, 0.0};
     fake *f = make(&u);
     sim_error err = {SIM_OK, ""};
     const uint64_t blocks = f->base.pair_plan.blocks;
@@ -528,7 +540,7 @@ static void test_slices_and_rollback(void) {
 /* Short steps are never saved or sliced; lists whose length stays on the device never are; a
  * raised flag stops between steps; without a flag nothing is ever saved. */
 static void test_short_steps(void) {
-    setup u = {1, 0, 0, 1, 0, 50, 0.0};
+    setup u = {1, 0, 0, 1, 0, 50, 0.0, 0.0};
     fake *f = make(&u);
     sim_frame_timing t;
     ENSURE(frame(f, &t) == SIM_OK && t.steps == 50 && f->saves == 0);
@@ -556,7 +568,7 @@ static void test_short_steps(void) {
 /* About one slice of steps in flight: after step k the host waits for the end of step
  * k - window (window = SIM_STEP_SLICE_MS / the last frame's time per step; 1 before any). */
 static void test_window(void) {
-    setup u = {0, 0, 0, 1, 0, 5, 0.0};
+    setup u = {0, 0, 0, 1, 0, 5, 0.0, 0.0};
     fake *f = make(&u);
     sim_frame_timing t;
     /* 2 ms per step (first 1, sweep ~0, second 1) */
@@ -579,9 +591,9 @@ static void test_window(void) {
 /* ---- timing ---- */
 
 static void test_timing(void) {
-    setup u = {1, 1, 2, 0, 2, 4, 1.0};
+    setup u = {1, 1, 2, 0, 2, 4, 1.0, 0.0};
     fake *f = make(&u);
-    const double c[SIM_PHASE_COUNT] = {1.0, 2.0, 3.0, 0.0, 5.0, 0.0, 7.0, 8.0};
+    const double c[SIM_PHASE_COUNT] = {1.0, 2.0, 3.0, 4.0, 0.0, 5.0, 0.0, 7.0, 8.0};
     memcpy(f->cost, c, sizeof c);
     f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25; /* 100 entries: 25 ms */
     f->ms_per_block[SIM_SWEEP_TRIPLET_LIST] = 0.5;
@@ -602,7 +614,7 @@ static void test_timing(void) {
     ENSURE(f->base.stepper.rate[SIM_SWEEP_PAIR_LIST].blocks_per_ms == 0.0);
     drop(f);
     /* alone: whole sweeps give their plan's rate, the reduce phase neither runs nor counts */
-    setup a = {0, 1, 0, 0, 0, 2, 0.0};
+    setup a = {0, 1, 0, 0, 0, 2, 0.0, 0.0};
     f = make(&a);
     f->ms_per_block[SIM_SWEEP_PAIR_PLAN] = 0.5;
     ENSURE(frame(f, &t) == SIM_OK && t.comm_ms == 0.0 && t.sort_ms == 0.0 && t.cull_ms == 0.0);
@@ -611,7 +623,7 @@ static void test_timing(void) {
     ENSURE(!t.culled && t.pair_blocks == f->base.pair_plan.blocks);
     drop(f);
     /* a list's rate is per entry, whatever its length */
-    setup l = {1, 0, 0, 0, 0, 2, 0.0};
+    setup l = {1, 0, 0, 0, 0, 2, 0.0, 0.0};
     f = make(&l);
     f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25;
     ENSURE(frame(f, &t) == SIM_OK);
@@ -620,12 +632,120 @@ static void test_timing(void) {
     drop(f);
 }
 
+/* ---- neighbour lists ---- */
+
+/* A listed step's phases, and when the lists are rebuilt whatever the displacements say: for the
+ * forces alone (set-up, a new state or model), at a sort, when asked, after they or the tile-pair
+ * list grew (not when growing failed), after a rollback; otherwise the backend decides. */
+static void test_nlist_rebuilds(void) {
+    setup u = {1, 0, 0, 0, 3, 4, 0.0, 0.25};
+    fake *f = make(&u);
+    sim_error err;
+    sim_frame_timing t;
+    clear_log(f);
+    ENSURE(sim_step_forces(&f->base, 0, &err) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin sort cull/sorted nlist/rebuild nlist-sweep body end") == 0,
+               "%s", f->log);
+    ENSURE(frame(f, &t) == SIM_OK && t.sorts == 1 && t.nlist == 1 && t.skin == 0.25);
+    ENSURE_MSG(strcmp(f->log, "begin first cull nlist nlist-sweep second first cull nlist "
+                              "nlist-sweep second first sort cull/sorted nlist/rebuild "
+                              "nlist-sweep second first cull nlist nlist-sweep second end") == 0,
+               "%s", f->log);
+    f->base.config.sort_every = 1000;
+    f->base.params.steps_per_frame = 1;
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "nlist/rebuild") == NULL);
+    /* asked (backend.c: new parameters): the next step, once */
+    sim_step_request_rebuild(&f->base.stepper);
+    ENSURE(frame(f, &t) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin first cull nlist/rebuild nlist-sweep second end") == 0, "%s",
+               f->log);
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "nlist/rebuild") == NULL);
+    /* grown (a reallocated list holds nothing): the next step; a failed growth keeps the lists */
+    sim_list_count *x = &f->counts.list[SIM_LIST_NEIGHBOURS];
+    x->cap = 16;
+    x->peak = x->count = 14;
+    ENSURE(frame(f, &t) == SIM_OK && f->grows == 1);
+    ENSURE(f->grow_list[0] == SIM_LIST_NEIGHBOURS && f->grow_cap[0] == 28 && x->cap == 28);
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "nlist/rebuild") != NULL && f->grows == 0);
+    x->peak = x->count = 25;
+    f->grow_fails = 1;
+    ENSURE(frame(f, &t) == SIM_OK && f->grows == 1 && t.nlist_capped);
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "nlist/rebuild") == NULL);
+    /* the tile-pair list grown: the lists' fallback needs it, rebuilt with them */
+    f->grow_fails = 0;
+    x->peak = x->count = 10;
+    sim_list_count *tiles = &f->counts.list[SIM_LIST_TILE_PAIRS];
+    tiles->peak = tiles->count = 900;
+    ENSURE(frame(f, &t) == SIM_OK && f->grows == 1 && f->grow_list[0] == SIM_LIST_TILE_PAIRS);
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "nlist/rebuild") != NULL);
+    drop(f);
+}
+
+/* A long listed step (its lists' length known on the host, as on the CPU) cut short: rolled back,
+ * and the next step rebuilds the lists (they may be the cut step's, built where it drifted). */
+static void test_nlist_rollback(void) {
+    setup u = {1, 0, 0, 1, 1000, 1, 0.0, 0.25};
+    fake *f = make(&u);
+    sim_frame_timing t;
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "nlist/rebuild") != NULL); /* the first */
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "nlist/rebuild") == NULL);
+    f->list_len[SIM_SWEEP_PAIR_NLIST] = 100000;
+    f->ms_per_block[SIM_SWEEP_PAIR_NLIST] = 0.01; /* 1 s */
+    memset(f->base.stepper.rate, 0, sizeof f->base.stepper.rate);
+    f->guess = SIM_NLIST_GUESS_ENTRIES * 100.0; /* 100 bodies / ms: as slow as it is */
+    f->raise_at = f->now + 350.0;
+    ENSURE(frame(f, &t) == SIM_INTERRUPTED && t.steps == 0 && f->restores == 1);
+    ENSURE(f->slices > 1 && f->slices < 10);
+    f->flag = 0;
+    f->raise_at = 0.0;
+    f->list_len[SIM_SWEEP_PAIR_NLIST] = 100;
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "nlist/rebuild") != NULL);
+    drop(f);
+}
+
+/* Where a listed frame's numbers go: NEIGHBOURS' time, the lists' counts, and per step the
+ * sweeps' tests and touching pairs (the frame's mean); unculled, the plan's tests. */
+static void test_nlist_report(void) {
+    setup u = {1, 0, 0, 0, 1000, 4, 0.0, 0.5};
+    fake *f = make(&u);
+    f->cost[SIM_PHASE_NEIGHBOURS] = 2.5;
+    f->counts.nlist_rebuilds = 3;
+    f->counts.nlist_fallback_steps = 1;
+    f->counts.nlist_bytes = 12345;
+    f->counts.candidates = 4000;
+    f->counts.contacts = 401;
+    f->counts.list[SIM_LIST_NEIGHBOURS] = (sim_list_count){9, 11, 0, 16, 2559, 0};
+    sim_frame_timing t;
+    ENSURE(frame(f, &t) == SIM_OK && t.steps == 4);
+    ENSURE_NEAR(t.nlist_ms, 4.0 * 2.5, 1e-9);
+    ENSURE(t.nlist && t.skin == 0.5 && t.nlist_rebuilds == 3 && t.nlist_fallback_steps == 1);
+    ENSURE(t.nlist_bytes == 12345 && t.nlist_cap == 16 && t.nlist_peak == 11 && !t.nlist_capped);
+    ENSURE(t.candidate_tests == 1000 && t.contacts == 100);
+    /* no skin: tiles, no lists, nothing of theirs reported */
+    f->base.nlist_skin = 0.0;
+    ENSURE(frame(f, &t) == SIM_OK && !t.nlist && t.nlist_ms == 0.0 && t.skin == 0.0);
+    ENSURE(strstr(f->log, "nlist") == NULL && strstr(f->log, "pair-list") != NULL);
+    ENSURE(t.candidate_tests == 1000 && t.contacts == 100);
+    /* unculled: the plan's tile pairs x tile^2, touching pairs not counted */
+    f->base.config.cull = 0;
+    ENSURE(frame(f, &t) == SIM_OK && t.contacts == 0);
+    ENSURE(t.candidate_tests == f->base.pair_plan.useful * 64u * 64u);
+    drop(f);
+}
+
 static const ensure_test tests[] = {
-    {"phase_order", test_phase_order}, {"sort_every", test_sort_every},
-    {"sort_regrow", test_sort_regrow}, {"growth", test_growth},
-    {"settle", test_settle},           {"slices_and_rollback", test_slices_and_rollback},
-    {"short_steps", test_short_steps}, {"window", test_window},
+    {"phase_order", test_phase_order},
+    {"sort_every", test_sort_every},
+    {"sort_regrow", test_sort_regrow},
+    {"growth", test_growth},
+    {"settle", test_settle},
+    {"slices_and_rollback", test_slices_and_rollback},
+    {"short_steps", test_short_steps},
+    {"window", test_window},
     {"timing", test_timing},
+    {"nlist_rebuilds", test_nlist_rebuilds},
+    {"nlist_rollback", test_nlist_rollback},
+    {"nlist_report", test_nlist_report},
 };
 
 ENSURE_MAIN(tests)

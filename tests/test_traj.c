@@ -338,6 +338,8 @@ static sim_params unusual_params(void) {
     p.stiffness_ratio = 0.5;
     p.tangential_damping.value = 0.25;
     p.tangential_damping.set = 1;
+    p.skin.value = 0.125;
+    p.skin.set = 1;
     return p;
 }
 
@@ -349,7 +351,8 @@ static int same_params(const sim_params *a, const sim_params *b) {
            a->hertz == b->hertz && a->triplets == b->triplets && a->friction == b->friction &&
            a->rolling_friction == b->rolling_friction && a->stiffness_ratio == b->stiffness_ratio &&
            a->tangential_damping.value == b->tangential_damping.value &&
-           a->tangential_damping.set == b->tangential_damping.set;
+           a->tangential_damping.set == b->tangential_damping.set &&
+           a->skin.value == b->skin.value && a->skin.set == b->skin.set;
 }
 
 /* Writes two frames of 40 bodies inside walls at +-box, with params (NULL: none). */
@@ -418,9 +421,10 @@ static void test_params_in_dumps(void) {
         ENSURE(sim_scene_load_with(path, &opt, &r, &s, &err) == SIM_OK);
         ENSURE(r.box_half == want.box_half && r.gravity.y == sim_params_default().gravity.y);
         ENSURE_MSG(strstr(warnings, names[k]) &&
-                       strstr(warnings, "does not carry dt, restitution, gravity, atm_nu, "
-                                        "atm_cutoff, steps_per_frame, friction, rolling_friction, "
-                                        "stiffness_ratio, tangential_damping, hertz, triplets") &&
+                       strstr(warnings,
+                              "does not carry dt, restitution, gravity, atm_nu, "
+                              "atm_cutoff, steps_per_frame, friction, rolling_friction, "
+                              "stiffness_ratio, tangential_damping, skin, hertz, triplets") &&
                        strstr(warnings, "not restored") && !strchr(warnings, '\n'),
                    "%s", warnings);
         sim_state_free(&s);
@@ -430,7 +434,7 @@ static void test_params_in_dumps(void) {
         write_dump(path, &dflt, want.box_half);
         sim_params d = want;
         ENSURE(sim_traj_read_last(path, &d, &s, &info, &err) == SIM_OK);
-        ENSURE_MSG(d.tangential_damping.set == 0 && d.friction == 0.0 &&
+        ENSURE_MSG(d.tangential_damping.set == 0 && d.skin.set == 0 && d.friction == 0.0 &&
                        d.stiffness_ratio == SIM_DEFAULT_STIFFNESS_RATIO,
                    "%s: set %d, ratio %g", names[k], d.tangential_damping.set, d.stiffness_ratio);
         sim_state_free(&s);

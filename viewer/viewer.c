@@ -273,6 +273,7 @@ VIEWER_EXPORT void viewer_run(const viewer_settings *settings, viewer_outcome *o
     v->color_mode = VIEWER_COLOR_SPEED;
     v->run.energy_every = v->session.energy_every;
     v->run.notice = o->quiet ? NULL : show_notice;
+    v->run.warning = show_notice; /* --quiet hides notices, never warnings */
     v->run.notice_ctx = v;
 
     sim_error err;

@@ -231,10 +231,11 @@ static void sweep_advance(viewer_state *v) {
 }
 
 /* What a pair map costs in a frame: the contact kernel it places; with culled contacts the
- * culling pass it places and the contact sweep over that pass's list (the re-sorts are the same
- * for every map and stay out). */
+ * culling pass it places and the contact sweep over that pass's list; with neighbour lists the
+ * pass runs when they are rebuilt, and their build from its list counts too (the re-sorts are
+ * the same for every map and stay out). */
 static double pair_phase_ms(const sim_frame_timing *t) {
-    return t->pair_ms + (t->culled ? t->cull_ms : 0.0);
+    return t->pair_ms + (t->culled ? t->cull_ms + t->nlist_ms : 0.0);
 }
 
 void viewer_compare_frame(viewer_state *v, const sim_frame_timing *t) {
@@ -444,8 +445,11 @@ static void layout(viewer_state *v, panel_layout *p) {
     int any_paper = 0, any_wrong = 0;
     p->t.y += 0.3f * p->t.line;
     viewer_panel_line(&p->t, viewer_panel_head,
-                      c->table.key.cull ? "pair phase: culling pass (placed by the map) + contacts"
-                                        : "pair kernel: contacts over every tile pair");
+                      !c->table.key.cull ? "pair kernel: contacts over every tile pair"
+                      : v->timing.nlist
+                          ? "pair phase: culling pass (placed by the map, when the "
+                            "neighbour lists are rebuilt) + lists + contacts"
+                          : "pair phase: culling pass (placed by the map) + contacts");
     table(v, p, 2, s->config.pair_map, &any_paper, &any_wrong);
     if (s->params.triplets || sim_map_compare_frames(&c->table, 3) > 0) {
         p->t.y += 0.3f * p->t.line;

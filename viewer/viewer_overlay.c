@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — what the overlay says: frame rate, bodies, backend, how positions reach GL, active
- * maps and their block counts, kernel and render times, interactions/s, colour legend, the
- * timing graph, messages, the help panel; and the window title's headline numbers. */
+ * maps and their block counts, kernel and render times, particle steps/s and interactions/s,
+ * pair tests and contacts per step, colour legend, the timing graph, messages, the help panel;
+ * and the window title's headline numbers. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -142,17 +143,40 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
                 "cull %.3f ms/step   (K: off)",
                 t->cull_levels, t->cull_levels == 1 ? "" : "s", grouped(t->tile_pairs),
                 grouped(t->tile_pairs_total), share, m->sort_ms, m->cull_ms);
+            if (t->nlist) { /* the neighbour lists: how often rebuilt, their memory */
+                add(l, t->nlist_fallback_steps || t->nlist_capped ? warn_color : text_color,
+                    "neighbour lists: skin %.3g m, rebuilt %d of %d steps, %.1f B/body (%u of %u "
+                    "entries at most)%s",
+                    t->skin, t->nlist_rebuilds, t->steps,
+                    s->n > 0 ? (double)t->nlist_bytes / (double)s->n : 0.0, t->nlist_peak,
+                    t->nlist_cap, t->nlist_fallback_steps ? "   overflowed: tile pairs swept" : "");
+            }
         } else {
             add(l, faint_color, "%s",
                 c->pair_map == SIM_PAIR_FULL ? "culling: none for full (a brute-force sweep)"
                 : c->cull                    ? "culling: not this frame"
                                              : "culling off: every tile pair is swept   (K: on)");
         }
-        double pairs_s = m->pair_ms > 0.0 ? (double)s->unique_pairs / (m->pair_ms * 1e-3) : 0.0;
-        double triples_s = s->params.triplets && m->triplet_ms > 0.0
-                               ? (double)s->unique_triples / (m->triplet_ms * 1e-3)
-                               : 0.0;
-        add(l, text_color, "unique pairs/s %.3g   unique triples/s %.3g", pairs_s, triples_s);
+        /* Unique pairs/s only for the brute-force sweep: culled, most pairs are never tested. */
+        char rates[160];
+        int len = snprintf(rates, sizeof rates, "particle steps/s %.3g",
+                           sim_particle_steps_per_s(s, m->step_ms));
+        if (!t->culled && m->pair_ms > 0.0) {
+            len += snprintf(rates + len, sizeof rates - (size_t)len, "   unique pairs/s %.3g",
+                            (double)s->unique_pairs / (m->pair_ms * 1e-3));
+        }
+        if (s->params.triplets && m->triplet_ms > 0.0) {
+            snprintf(rates + len, sizeof rates - (size_t)len, "   unique triples/s %.3g",
+                     (double)s->unique_triples / (m->triplet_ms * 1e-3));
+        }
+        add(l, text_color, "%s", rates);
+        char tests[64] = "n/a", touching[32] = "n/a";
+        snprintf(tests, sizeof tests, "%s (%.3g per body)", grouped(t->candidate_tests),
+                 s->n > 0 ? (double)t->candidate_tests / s->n : 0.0);
+        if (sim_frame_contacts_counted(t->culled)) {
+            snprintf(touching, sizeof touching, "%s", grouped(t->contacts));
+        }
+        add(l, text_color, "pair tests/step %s   contacts/step %s", tests, touching);
     } else {
         add(l, text_color, "render %.3f ms (%s)   no frame simulated yet", m->render_ms,
             render_clock);

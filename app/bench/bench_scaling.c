@@ -78,7 +78,8 @@ static sim_status time_one(const app_bench_options *o, int triplets, int map, ui
         st = sim_backend_run_frame(b, &t, err);
         const double steps = t.steps > 0 ? t.steps : 1;
         v[r] = t.step_ms / steps;
-        v[reps + r] = (triplets ? t.triplet_ms : t.pair_ms + t.cull_ms + t.sort_ms) / steps;
+        v[reps + r] =
+            (triplets ? t.triplet_ms : t.pair_ms + t.cull_ms + t.nlist_ms + t.sort_ms) / steps;
         v[2 * reps + r] = t.comm_ms / steps;
     }
     if (st == SIM_OK) {

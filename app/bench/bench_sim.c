@@ -302,6 +302,10 @@ static sim_status run_cull_row(const app_bench_options *o, const sim_device_info
     }
     params.triplets = 0;
     params.steps_per_frame = 2;
+    /* the maps' study of the culled tile sweep: no neighbour lists (they would run the pass the
+     * map places only when rebuilt; scripts/gpu_nlist.sh times them) */
+    params.skin.value = 0.0;
+    params.skin.set = 1;
     sim_backend_config base = sim_backend_config_default();
     base.kind = SIM_BACKEND_CUDA;
     base.tile = tile;

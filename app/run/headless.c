@@ -163,10 +163,10 @@ static run_end run_frames(sim_run *r, const app_options *o, app_watchdog *dog, s
         end.signal = app_stop_signal();
         end.status = sim_session_agree_stop(r->session, &end.signal, &failed, err);
         if (end.status == SIM_OK && log_failed) {
-            /* A full disk: sim_run_frame dropped the log and said why (unless --quiet). */
+            /* A full disk: sim_run_frame dropped the log and said why (a warning). */
             *err = r->log_error;
             end.status = r->log_error.status;
-            end.told = r->notice != NULL;
+            end.told = r->warning != NULL || r->notice != NULL;
         } else if (end.status == SIM_OK && failed) {
             end.status = sim_fail(err, SIM_IO,
                                   "another process of the run could not write its outputs; every "
@@ -210,9 +210,9 @@ static void partial_text(const sim_run_info *info, char *out, size_t cap) {
 }
 
 /* setup_s: how long the initial forces took. *dog (a run over processes) is stopped once the
- * frames are over: what follows waits on no other process. */
-static int run(sim_run *r, const app_options *opt, double started_ms, double setup_s,
-               app_watchdog **dog) {
+ * frames are over: what follows waits on no other process. plotter: what draws --plot. */
+static int run(sim_run *r, const app_options *opt, const app_plotter *plotter, double started_ms,
+               double setup_s, app_watchdog **dog) {
     sim_error err;
     sim_error_clear(&err);
     const sim_run_info *info = sim_session_info(r->session);
@@ -272,26 +272,21 @@ static int run(sim_run *r, const app_options *opt, double started_ms, double set
             }
         }
     }
+    int log_ok = 0; /* the log is complete at its path */
     if (r->log.file != NULL) {
         if (sim_timing_log_close(&r->log, &werr) != SIM_OK) {
             fprintf(stderr, "nbsim: %s\n", werr.message);
             code = code ? code : APP_EXIT_FAILURE;
-        } else if (!plot_log[0]) {
-            completed(done_list, sizeof done_list, "log", opt->log_path);
+        } else {
+            log_ok = 1;
+            if (!plot_log[0]) {
+                completed(done_list, sizeof done_list, "log", opt->log_path);
+            }
         }
-    }
-    if (opt->plot_path[0] && r->stats.count > 0) {
-        /* A missing matplotlib is said in one line and never fails the run. */
-        const char *args[] = {log_path, "--out", opt->plot_path};
-        if (app_plot_run("--plot", args, 3) == 0) {
-            completed(done_list, sizeof done_list, "plot", opt->plot_path);
-        }
-    }
-    if (plot_log[0]) {
-        remove(plot_log);
     }
     const int any_stdout = strcmp(opt->log_path, "-") == 0 || strcmp(opt->summary_path, "-") == 0 ||
-                           strcmp(opt->save_state_path, "-") == 0;
+                           strcmp(opt->save_state_path, "-") == 0 ||
+                           strcmp(opt->plot_path, "-") == 0;
     if (r->stats.count > 0 && sim_session_config_writes_outputs(&opt->session)) {
         sim_run_stats_print(&r->stats, info, any_stdout ? stderr : stdout);
     }
@@ -327,6 +322,22 @@ static int run(sim_run *r, const app_options *opt, double started_ms, double set
             completed(done_list, sizeof done_list, "state", opt->save_state_path);
         }
     }
+    /* The picture last, from the complete log, so that a failure can say what else is complete
+     * (never the temporary log of a run without --log). */
+    if (opt->plot_path[0] && r->stats.count > 0 && log_ok) {
+        if (app_plot_png(plotter, log_path, opt->plot_path, &werr) == SIM_OK) {
+            completed(done_list, sizeof done_list, "plot", opt->plot_path);
+        } else {
+            const int ran_well = end.status == SIM_OK && code == APP_EXIT_OK;
+            fprintf(stderr, "nbsim: --plot: %s%s%s%s\n", werr.message,
+                    ran_well && done_list[0] ? " (complete: " : "", ran_well ? done_list : "",
+                    ran_well && done_list[0] ? ")" : "");
+            code = code ? code : app_exit_code(werr.status);
+        }
+    }
+    if (plot_log[0]) {
+        remove(plot_log);
+    }
     const unsigned long long frames = (unsigned long long)info->frame;
     if (end.status == SIM_INTERRUPTED) {
         char partial[128];
@@ -360,6 +371,17 @@ static void give_up(int sig, void *ctx) {
 #define WATCHDOG_GRACE_S 10.0
 
 int app_run_headless(const app_options *opt) {
+    /* What draws --plot, found before any work: a run is not worth minutes if its picture
+     * cannot be drawn (exit 1: what this machine lacks). */
+    static app_plotter plotter;
+    if (opt->plot_path[0]) {
+        sim_error perr;
+        const sim_status pst = app_plotter_find(&plotter, "--plot", &perr);
+        if (pst != SIM_OK) {
+            fprintf(stderr, "nbsim: %s\n", perr.message);
+            return app_exit_code(pst);
+        }
+    }
     app_stop_signals_begin();
     app_watchdog *dog =
         opt->session.world > 1
@@ -372,7 +394,10 @@ int app_run_headless(const app_options *opt) {
     memset(&r, 0, sizeof r);
     r.energy_every = opt->session.energy_every;
     r.energy_collective = opt->session.world > 1;
+    /* --quiet: warnings and failures only; ranks but 0 of a run over processes: neither (rank 0
+     * says them for the run) */
     r.notice = opt->quiet ? NULL : print_notice;
+    r.warning = sim_session_config_writes_outputs(&opt->session) ? print_notice : NULL;
     int code;
     double setup_s = 0.0;
     sim_session_config config = opt->session;
@@ -397,7 +422,7 @@ int app_run_headless(const app_options *opt) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         code = app_setup_exit_code(st);
     } else {
-        code = run(&r, opt, started_ms, setup_s, &dog);
+        code = run(&r, opt, &plotter, started_ms, setup_s, &dog);
     }
     app_watchdog_stop(dog);
     sim_run_stats_free(&r.stats);

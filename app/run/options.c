@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the simulator's command line: one table row per flag, its defaults, its checks. */
+#define _POSIX_C_SOURCE 200809L /* stat, strcasecmp */
 #include "options.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "nbsim/autotune.h"
 #include "nbsim/dist.h"
+#include "nbsim/run_stats.h"
 #include "nbsim/scene.h"
 #include "nbsim/trajectory.h"
 #include "option_table.h"
@@ -347,7 +351,10 @@ static const app_option_row rows[] = {
     {"--frames", "F", "run F frames (1..1000000000) without a window, then exit", set_frames,
      (int)offsetof(app_options, session.frames)},
     PATH_ROW("--log", "FILE", "per-frame CSV timing log (headless and viewer)", log_path),
-    PATH_ROW("--summary", "FILE.json", "medians / p95 per kernel and interactions/s", summary_path),
+    PATH_ROW("--summary", "FILE.json",
+             "medians / p95 per kernel, particle steps/s, pair tests and contacts\n"
+             "per step (below)",
+             summary_path),
     {"--energy-every", "K",
      "energies in the log every K frames (0: never; default: every frame\n"
      "headless, every 30th in the viewer)",
@@ -357,9 +364,12 @@ static const app_option_row rows[] = {
              ".lammpstrj (LAMMPS dump) or .nc (AMBER NetCDF), by extension",
              dump_path),
     {"--dump-every", "K", "frames between recorded frames (default 10)", set_dump_every, 0},
-    PATH_ROW("--plot", "FILE.png", "a picture of the timing log at the end of a headless run",
+    PATH_ROW("--plot", "FILE.png",
+             "a picture of the timing log at the end of a headless run (bench/plot.py,\n"
+             "matplotlib: checked before the run)",
              plot_path),
-    {"--quiet", NULL, "no progress bar or notices", set_quiet, 0},
+    {"--quiet", NULL, "no progress bar, banner or notices (warnings and errors still show)",
+     set_quiet, 0},
     {NULL, NULL, "Viewer:", NULL, 0},
     {"--exit-after", "F", "quit after rendering F frames (1..1000000000)", set_frames,
      (int)offsetof(app_options, exit_after)},
@@ -411,7 +421,23 @@ static void print_help(FILE *out) {
     app_option_help(&table, out);
     char names[512];
     fprintf(out, "\nPair maps:    %s, full\n", sim_map_names(2, names, sizeof names));
-    fprintf(out, "Triplet maps: %s\n\n%s\n", sim_map_names(3, names, sizeof names),
+    fprintf(out, "Triplet maps: %s\n\n", sim_map_names(3, names, sizeof names));
+    fprintf(out, "The summary (stdout, --summary) and the log (--log), per step [ms]:\n");
+#define HELP_PHASE(id, name, ms, includes) fprintf(out, "  %-17s %s\n", name, includes);
+    SIM_RUN_KERNEL_LIST(HELP_PHASE)
+#undef HELP_PHASE
+    fprintf(out,
+            "  particle steps/s  N x steps per second of the whole step, as HOOMD-blue and\n"
+            "                    LAMMPS report it (log: particle_steps_per_s)\n"
+            "  pair tests        the candidate pairs the contact sweep tested, per step and per\n"
+            "                    body: the neighbour-list entries, or the pairs of the\n"
+            "                    interacting tile pairs (culled); every tile pair of the map's\n"
+            "                    plan, tile x tile each (--cull off) (log: candidate_tests)\n"
+            "  contacts          the pairs among them that touch, per step; culled runs only\n"
+            "                    (log: contacts)\n"
+            "  unique pairs/s    N(N-1)/2 per second of the contact sweep, for --cull off only:\n"
+            "                    a culled sweep tests far fewer pairs (log: pairs_per_s)\n"
+            "Counts are the frame's mean per step; contacts of the brute-force sweep read n/a.\n\n%s\n",
             VIEWER_KEYS_HELP);
     fprintf(out,
             "Exit status: 0 done; 2 bad input, refused before any work (a flag, a scene file, an "
@@ -482,6 +508,51 @@ int app_options_parse(int argc, char **argv, app_options *o) {
     return r;
 }
 
+/* Is `path` written directly, as sim_output writes it: "-" (standard output), a FIFO, a device
+ * or a socket (after links)? Such a path cannot be read back, nor given a temporary. */
+static int output_is_direct(const char *path) {
+    struct stat st;
+    return strcmp(path, "-") == 0 ||
+           (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
+                                     S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)));
+}
+
+/* A name --plot can write a PNG to: a direct output (any name), or a name ending in .png (any
+ * case); never another name with .png added to it. */
+static int plot_path_ok(const char *path) {
+    if (output_is_direct(path)) {
+        return 1;
+    }
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    return dot != NULL && (slash == NULL || dot > slash) && strcasecmp(dot, ".png") == 0;
+}
+
+/* A trajectory's format from its extension, or why not (the formats this build writes). */
+static sim_status check_dump_format(const char *path, sim_error *err) {
+    const sim_traj_format format = sim_traj_format_from_path(path);
+    if (format == SIM_TRAJ_NETCDF && !sim_traj_netcdf_available()) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "--dump: '%s': this build of nbsim has no NetCDF (rebuild with Debian's "
+                        "libnetcdf-dev), so .nc cannot be written; .xyz and .lammpstrj can",
+                        path);
+    }
+    if (format != SIM_TRAJ_NONE) {
+        return SIM_OK;
+    }
+    char list[256] = "";
+    for (int f = 0; f < SIM_TRAJ_FORMAT_COUNT; ++f) {
+        const size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%s (%s)",
+                 f == 0                           ? ""
+                 : f + 1 == SIM_TRAJ_FORMAT_COUNT ? " or "
+                                                  : ", ",
+                 sim_traj_format_extension((sim_traj_format)f),
+                 sim_traj_format_label((sim_traj_format)f));
+    }
+    return sim_fail(err, SIM_BAD_ARGUMENT, "--dump: '%s': unknown trajectory extension; use %s",
+                    path, list);
+}
+
 sim_status app_options_check_outputs(const app_options *o, sim_error *err) {
     const struct {
         const char *flag, *path;
@@ -496,6 +567,15 @@ sim_status app_options_check_outputs(const app_options *o, sim_error *err) {
         if (outputs[i].path[0] == '\0') {
             continue;
         }
+        /* A name ending in '/' is a folder's (one that exists, one to be made, or a file used
+         * as one), never a file to write: found only at the rename, it would lose the run. */
+        const size_t len = strlen(outputs[i].path);
+        if (len > 1 && outputs[i].path[len - 1] == '/') {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "%s: cannot write '%s': a path ending in '/' names a folder; name a "
+                            "file in it",
+                            outputs[i].flag, outputs[i].path);
+        }
         sim_error why;
         if (sim_output_check(outputs[i].path, &why) != SIM_OK) {
             return sim_fail(err, SIM_BAD_ARGUMENT, "%s: %s", outputs[i].flag, why.message);
@@ -508,5 +588,19 @@ sim_status app_options_check_outputs(const app_options *o, sim_error *err) {
             }
         }
     }
-    return SIM_OK;
+    if (o->plot_path[0] && !plot_path_ok(o->plot_path)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "--plot: '%s': the plot is a PNG: name it FILE.png (or give a FIFO, a "
+                        "device, or - for standard output)",
+                        o->plot_path);
+    }
+    if (o->plot_path[0] && o->log_path[0] && output_is_direct(o->log_path)) {
+        /* "-", a FIFO or a device: what went there cannot be read back for the picture */
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "--plot draws the log from its file, and --log '%s' is no file to read "
+                        "back: log to a file, or leave --log out (--plot then logs to a "
+                        "temporary of its own)",
+                        o->log_path);
+    }
+    return o->dump_path[0] ? check_dump_format(o->dump_path, err) : SIM_OK;
 }

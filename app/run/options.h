@@ -29,7 +29,7 @@ typedef struct {
     int energy_every; /* energies in the log every K frames; 0 = never; APP_ENERGY_AUTO: every
                          frame headless, every APP_VIEWER_ENERGY_EVERY-th in the viewer (an
                          energy pass costs about a pair step); resolved into session */
-    int quiet;        /* no progress bar, no notices */
+    int quiet;        /* no progress bar, no notices; warnings and errors still show */
     /* viewer */
     long exit_after; /* > 0: quit after rendering that many frames */
     char screenshot_path[SIM_PATH_MAX];
@@ -47,9 +47,10 @@ void app_options_default(app_options *o);
  * but 0 without outputs (sim_session_config_writes_outputs). */
 int app_options_parse(int argc, char **argv, app_options *o);
 
-/* Every output the options name, before any work: each must be writable (no directory, no
- * missing or unwritable folder) and no two may be the same file. SIM_BAD_ARGUMENT names the
- * flag and the reason. */
+/* Every output the options name, before any work: each must be writable (no directory, no path
+ * ending in '/', no missing or unwritable folder), no two may be the same file, and a trajectory
+ * needs an extension this build writes. SIM_BAD_ARGUMENT names the flag and the reason (exit 2);
+ * SIM_UNSUPPORTED what this build or machine lacks (.nc without NetCDF: exit 1). */
 sim_status app_options_check_outputs(const app_options *o, sim_error *err);
 
 #endif /* APP_OPTIONS_H */

@@ -17,9 +17,10 @@ int app_sim_main(int argc, char **argv) {
     }
     /* Every output is checked before any work, so a bad path never costs a run. */
     sim_error err;
-    if (app_options_check_outputs(&opt, &err) != SIM_OK) {
+    const sim_status st = app_options_check_outputs(&opt, &err);
+    if (st != SIM_OK) {
         fprintf(stderr, "nbsim: %s\n", err.message);
-        return APP_EXIT_USAGE;
+        return app_exit_code(st);
     }
     if (opt.session.frames > 0) {
         return app_run_headless(&opt);

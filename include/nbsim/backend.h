@@ -55,6 +55,19 @@ int sim_pair_choice_from_name(const char *name);           /* -1 when unknown */
  * brute-force sweep by nature: with it nothing is culled (timing.culled says so), whatever
  * `cull` says; switching back to a map culls again. Everything the user sees (read_state,
  * export_positions, energies, forces, body indices in messages) stays in the user's order. */
+/* How the neighbour lists hold a pair (sim/nlist/nlist.h): in one body's list only, each pair
+ * swept once with atomics on the other body ("half"), or in both, each body summing its own force
+ * without atomics ("full"). DEFAULT is SIM_NLIST_DEFAULT_KIND, chosen by measurement
+ * (scripts/gpu_nlist.sh, H100, bench/results/nvidia-h100/nlist.md; mean step over 300 steps):
+ * full is faster where the lists are kept for many steps (a resting dense pack of 1,048,576
+ * bodies: 0.195 against 0.267 ms; a gas of 1,048,576: 0.122 against 0.126 ms), half where they
+ * are rebuilt at every step (the falling lattice: 0.298 against 0.262 ms at 262,144), since a
+ * half list is built with half the writes. Full: the resting and slow scenes granular users run
+ * for long. */
+typedef enum { SIM_NLIST_DEFAULT, SIM_NLIST_HALF, SIM_NLIST_FULL } sim_nlist_kind;
+#define SIM_NLIST_DEFAULT_KIND SIM_NLIST_FULL
+const char *sim_nlist_kind_name(sim_nlist_kind kind); /* "half", "full" (DEFAULT: its choice) */
+
 typedef struct {
     sim_backend_kind kind;
     sim_pair_choice pair_map;    /* how pair tiles are placed (CPU emulates the tiling), or full */
@@ -65,6 +78,12 @@ typedef struct {
     int cull_levels;        /* 0 auto (two above SIM_CULL_FLAT_MAX_TILES tiles), 1 or 2 passes */
     int sort_every;         /* re-sort every this many steps; 0: sim_cull_sort_every_default() */
     uint32_t cull_capacity; /* initial tile-pair list capacity; 0 = from N (tests set it small) */
+    /* Neighbour lists (params.skin > 0 or auto, culled: sim/nlist/nlist.h): the kind, and the
+     * entries per body to start with (0: SIM_NLIST_INITIAL_CAP; tests set it small). */
+    sim_nlist_kind nlist;
+    uint32_t nlist_capacity;
+    /* Count the touching pairs of culled sweeps (sim_frame_timing.contacts); 0: not counted. */
+    int count_contacts;
     sim_multi_config multi; /* several GPUs or processes (multi.h); zeros: alone */
     /* A flag another party raises to stop the work under way (a signal handler's), read with a
      * plain volatile load; NULL: none. sim_backend_create and sim_backend_run_frame say what
@@ -128,6 +147,23 @@ typedef struct {
      * and triples from the boxes instead (exact, slower); the lists have been grown. */
     int triplet_fallback_steps;
     int triplet_cull_capped; /* a triplet list could not grow (GPU memory) */
+    /* Pair tests and touching pairs per step (the frame's mean): culled, what the sweeps tested
+     * (tile pairs x tile^2, or neighbour-list entries) and found (each pair once); unculled, the
+     * plan's tile pairs x tile^2 (full: N^2), touching pairs not counted (0). */
+    uint64_t candidate_tests;
+    uint64_t contacts;
+    /* Neighbour lists (sim/nlist/nlist.h); all 0 when the frame's contacts did not use them.
+     * nlist_ms: the NEIGHBOURS phase (list builds, or the launches that found nothing to do);
+     * the CULL phase then boxes and culls only when the lists are rebuilt. */
+    int nlist;                /* 1: contacts swept per-body neighbour lists */
+    double skin;              /* [m] */
+    double nlist_ms;          /* summed over the frame's steps */
+    int nlist_rebuilds;       /* steps of the frame that rebuilt the lists */
+    int nlist_fallback_steps; /* steps that swept the tile pairs: a list had overflowed */
+    int nlist_capped;         /* the lists could not grow (memory): such steps will recur */
+    uint32_t nlist_cap;       /* entries a body's list holds */
+    uint32_t nlist_peak;      /* the most entries one body needed this frame */
+    uint64_t nlist_bytes;     /* the lists' memory (entries, counts, build positions) */
 } sim_frame_timing;
 
 /* [J]: kinetic = translation, rotational = spin (I = 2/5 m r^2), contact = the contacts' springs

@@ -47,7 +47,9 @@ extern "C" {
       "a ratio in (0, 10]", "tangential / normal contact stiffness (default 2/7)")                 \
     R(X, TANGENTIAL_DAMPING, tangential_damping, "tangential_damping", "--tangential-damping",     \
       "X|auto", "a factor in [0, 10] or auto",                                                     \
-      "tangential / normal dashpot (auto: the normal damping ratio)")
+      "tangential / normal dashpot (auto: the normal damping ratio)")                              \
+    R(X, SKIN, skin, "skin", "--skin", "S|auto", "a distance in [0, 1e9] m or auto",               \
+      "neighbour-list skin [m] (auto: from the speeds and the step; 0: no lists, culled tiles)")
 #define SIM_PARAM_LIST(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW)
 #define SIM_PARAM_FIELDS(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW_FIELD)
 #define SIM_PARAM_ROW(X, id, field, key, flag, value, rule, help)                                  \
@@ -87,6 +89,9 @@ int sim_param_from_flag(const char *flag);
 /* Parses text and sets the parameter. On a bad value returns SIM_BAD_ARGUMENT with the message
  * "'TEXT' must be RULE" (callers prefix the flag or the file and line). */
 sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_error *err);
+/* Whether parameter id is one that may be left to a default (tangential_damping, skin) and p
+ * leaves it so ("auto" in scene files, dumps and on the command line). */
+int sim_param_is_auto(const sim_params *p, sim_param_id id);
 /* Copies into *to the parameters of *from whose bits are set in `bits` (the others stay). */
 void sim_params_take(sim_params *to, const sim_params *from, unsigned bits);
 /* Every parameter of p, and hertz / triplets (0 or 1), against its rule. stiffness_ratio 0 (the

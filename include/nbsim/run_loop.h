@@ -28,17 +28,20 @@ typedef struct {
      * others would wait for its energies in the next all-reduce anyway); --energy-every 0 turns
      * them off everywhere. */
     int energy_collective;
-    sim_notice_fn notice; /* where notices go; NULL drops them (--quiet) */
-    void *notice_ctx;
-    sim_error log_error; /* status != SIM_OK: a log row failed and the log was dropped */
+    sim_notice_fn notice;  /* where notices go; NULL drops them (--quiet) */
+    sim_notice_fn warning; /* where warnings and failures to say go (NULL: to notice): a quiet
+                              program keeps them */
+    void *notice_ctx;      /* for both */
+    sim_error log_error;   /* status != SIM_OK: a log row failed and the log was dropped */
 } sim_run;
 
 /* One frame. `last`: the run's final frame (energies are logged for it). A failed step returns
  * its error. A failed log row (a full disk) drops the log, records why in r->log_error, passes
- * it on as a notice, and the frame still counts: the headless loop then stops, the viewer
+ * it on as a warning, and the frame still counts: the headless loop then stops, the viewer
  * keeps running without recording. */
 sim_status sim_run_frame(sim_run *r, int last, sim_frame_timing *t, sim_error *err);
-/* Hands the session's pending notices to r->notice, one line each. */
+/* Hands the session's pending warnings to r->warning (else r->notice) and its notices to
+ * r->notice, one line each. */
 void sim_run_notices(sim_run *r);
 
 #ifdef __cplusplus

@@ -14,37 +14,62 @@
 extern "C" {
 #endif
 
-/* The per-step times a run keeps statistics of: id, name, and its time in a frame's timing.
- * `contact` is the whole contact phase, sort + cull + pair (what culling is measured by); `comm`
- * the all-reduce of a multi-GPU step (sim_frame_timing.comm_ms); `triplet` the ATM kernel,
- * `triplet_cull` the culling of tile triples by the cut-off. */
+/* The per-step times a run keeps statistics of: id, name, its time in a frame's timing, and what
+ * it includes (the summary, the JSON's ms_per_step_includes and --help say it). `pair` is the
+ * contact sweep alone and `contact` the whole contact phase, sort + cull + pair (what culling is
+ * measured by), so pair <= contact; `step` holds every phase and what lies between them. */
 #define SIM_RUN_KERNEL_LIST(X)                                                                     \
-    X(PAIR, "pair", t->pair_ms)                                                                    \
-    X(SORT, "sort", t->sort_ms)                                                                    \
-    X(CULL, "cull", t->cull_ms)                                                                    \
-    X(CONTACT, "contact", t->sort_ms + t->cull_ms + t->pair_ms)                                    \
-    X(TRIPLET, "triplet", t->triplet_ms)                                                           \
-    X(TRIPLET_CULL, "triplet_cull", t->triplet_cull_ms)                                            \
-    X(INTEGRATE, "integrate", t->integrate_ms)                                                     \
-    X(COMM, "comm", t->comm_ms)                                                                    \
-    X(STEP, "step", t->step_ms)
+    X(PAIR, "pair", t->pair_ms, "the contact sweep alone")                                         \
+    X(SORT, "sort", t->sort_ms, "re-sorting the bodies (culled, when due)")                        \
+    X(CULL, "cull", t->cull_ms, "tile boxes and culling passes (culled)")                          \
+    X(CONTACT, "contact", t->sort_ms + t->cull_ms + t->pair_ms,                                    \
+      "sort + cull + pair: the whole contact phase")                                               \
+    X(TRIPLET, "triplet", t->triplet_ms, "the ATM sweep")                                          \
+    X(TRIPLET_CULL, "triplet_cull", t->triplet_cull_ms, "the ATM cut-off's tile-triple lists")     \
+    X(INTEGRATE, "integrate", t->integrate_ms, "half kicks, drift, walls and gravity")             \
+    X(COMM, "comm", t->comm_ms, "all-reduce of the forces over the GPUs")                          \
+    X(STEP, "step", t->step_ms, "the whole step: all of the above")
 
 typedef enum {
-#define SIM_RUN_KERNEL_ENUM(id, name, ms) SIM_RUN_KERNEL_##id,
+#define SIM_RUN_KERNEL_ENUM(id, name, ms, includes) SIM_RUN_KERNEL_##id,
     SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_ENUM)
 #undef SIM_RUN_KERNEL_ENUM
         SIM_RUN_KERNEL_COUNT
 } sim_run_kernel;
 
+/* The per-step counts a run keeps statistics of (sim_frame_timing: the contact sweep's, in the
+ * last step of each frame): id, name, the frame's count. */
+#define SIM_RUN_COUNT_LIST(X)                                                                      \
+    X(CANDIDATES, "candidate_tests", t->candidate_tests)                                           \
+    X(CONTACTS, "contacts", t->contacts)
+
+typedef enum {
+#define SIM_RUN_COUNT_ENUM(id, name, count) SIM_RUN_COUNT_##id,
+    SIM_RUN_COUNT_LIST(SIM_RUN_COUNT_ENUM)
+#undef SIM_RUN_COUNT_ENUM
+        SIM_RUN_COUNT_COUNT
+} sim_run_count;
+
 typedef struct {
-    double *ms[SIM_RUN_KERNEL_COUNT]; /* per-step time of each frame [ms] */
+    double *ms[SIM_RUN_KERNEL_COUNT];    /* per-step time of each frame [ms] */
+    double *counts[SIM_RUN_COUNT_COUNT]; /* per-step counts of each frame */
     size_t count, capacity;
     int culled;         /* some frame ran the culled pipeline (sort and cull are worth printing) */
     int triplet_culled; /* some frame culled tile triples by the cut-off */
 } sim_run_stats;
 
+/* Whether the frames' touching pairs (sim_frame_timing.contacts) were counted: by the culled
+ * sweeps (tile lists or neighbour lists, CPU and CUDA), not by the brute-force sweep, whose
+ * contacts the log, the summary and the overlay show as empty, null or n/a. Pair tests
+ * (candidate_tests) are always counted. */
+int sim_frame_contacts_counted(int culled);
+/* N x steps per second of the whole step (HOOMD-blue's and LAMMPS' figure of merit, atom-steps
+ * per second) at step_ms per step [ms]; 0 when step_ms <= 0. */
+double sim_particle_steps_per_s(const sim_run_info *s, double step_ms);
+
 sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_error *err);
 sim_stats sim_run_stats_get(const sim_run_stats *rs, sim_run_kernel k);
+sim_stats sim_run_stats_count(const sim_run_stats *rs, sim_run_count c);
 void sim_run_stats_free(sim_run_stats *rs);
 
 /* How a run ended, for the summary. */
@@ -58,11 +83,17 @@ typedef struct {
     double wall_s;       /* wall-clock seconds of the run */
 } sim_run_end;
 
-/* Prints the summary table. */
+/* Prints the summary: the table of per-step times with what each includes, then particle
+ * steps/s, unique pairs/s (the brute-force sweep only: culled, a rate of pairs not tested would
+ * be no rate), the candidate pair tests per step and per body, the contacts per step, and
+ * unique triples/s with triplets. */
 void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *out);
 /* The summary as JSON: what ran (scene, seed, N, backend, maps), how it ended (frames requested
- * and done, stop reason, the frame that blew up or failed and why, wall time), and the per-kernel
- * statistics (null when no frame completed). */
+ * and done, stop reason, the frame that blew up or failed and why, wall time), the per-kernel
+ * statistics and what each includes (ms_per_step, ms_per_step_includes), and the medians the
+ * table prints: particle_steps_per_s, candidate_tests_per_step, candidate_tests_per_body,
+ * contacts_per_step (null when not counted), pairs_per_s (null when culled), triples_per_s; the
+ * statistics null when no frame completed. */
 sim_status sim_run_stats_write_json(const sim_run_stats *rs, const sim_run_info *s,
                                     const sim_run_end *end, const char *path, sim_error *err);
 /* The same with the viewer's map comparison as "map_comparison" (sim_map_compare_write_json;

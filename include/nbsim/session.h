@@ -139,8 +139,13 @@ void sim_session_close(sim_session *s);
 
 const sim_run_info *sim_session_info(const sim_session *s);
 /* What a user should know since the last call (fallbacks, defaults chosen, warnings), one
- * notice per line, or "" (the text stays valid until the next call into the session). */
+ * notice per line, the warnings first, or "" (the text stays valid until the next call into the
+ * session). */
 const char *sim_session_take_notices(sim_session *s);
+/* The warnings alone, taken (the notices stay pending): what in the user's input they may want to
+ * change (a long dt, spheres sharing a centre, a scene file's key given twice, --seed with a
+ * file), which a quiet program still shows; one per line, or "". */
+const char *sim_session_take_warnings(sim_session *s);
 
 /* Runs one frame (steps_per_frame steps) and advances frame / sim_time. Stopped by a signal
  * (SIM_INTERRUPTED), the frame does not count, its completed steps do (info.partial_steps). */

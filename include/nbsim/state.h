@@ -109,6 +109,10 @@ typedef struct sim_params {
     /* tangential / normal dashpot factor when .set; .set 0: auto, sqrt(stiffness ratio) (the
      * normal damping ratio). One field, so that copying the parameter copies whether it is set. */
     sim_optional_value tangential_damping;
+    /* Neighbour lists (sim/nlist/nlist.h): the skin [m] when .set (0: no lists, the culled tile
+     * pairs are swept as before); .set 0: auto, chosen by the backend from the speeds and the
+     * step. It changes no force, only how contacts are found. */
+    sim_optional_value skin;
 } sim_params;
 
 sim_params sim_params_default(void);

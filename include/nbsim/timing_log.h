@@ -20,8 +20,9 @@ typedef struct {
 } sim_timing_log;
 
 sim_status sim_timing_log_open(sim_timing_log *log, const char *path, sim_error *err);
-/* One row for the frame the session just ran. energy and mean_height (sim_session_mean_height)
- * may be NULL: their columns are left empty. */
+/* One row for the frame the session just ran, flushed to the file at once (a killed run leaves
+ * its rows in the temporary). energy and mean_height (sim_session_mean_height) may be NULL: their
+ * columns are left empty. */
 sim_status sim_timing_log_row(sim_timing_log *log, const sim_run_info *s, const sim_frame_timing *t,
                               const sim_energy *energy, const double *mean_height, sim_error *err);
 /* Flushes, closes and renames into place (see output_file.h). */

@@ -37,11 +37,7 @@
  * current positions, so energy() costs nothing extra. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "step/backend_impl.h"
-#include "cpu/cpu_friction.h"
-#include "cull/cpu_cull.h"
-#include "cull/cpu_tcull.h"
-#include "physics/physics.h"
+#include "cpu/cpu_backend_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -68,52 +64,6 @@
 #define CPU_GUESS_PAIR_CHECKS_PER_MS 1.0e5
 #define CPU_GUESS_TRIPLES_PER_MS 2.0e4
 
-/* What a step changes, saved at the start of a long step so that it can be put back exactly as
- * the last completed step left it. The culled order is not saved: any order is a valid one, and
- * with the stepper's sort clock restored the step, run again, re-sorts exactly when the
- * uninterrupted run would, from the same positions, to the same order. The lists are rebuilt by
- * every step; their recorded counts come back. */
-typedef struct {
-    sim_vec4d *pos, *vel;
-    sim_vec3d *force;
-    double e_contact, e_atm, e_body;
-    uint64_t steps_done;
-    sim_step_counts rec;
-    int have; /* 1: buffers allocated; -1: they could not be (steps are then never cut) */
-} step_save;
-
-typedef struct {
-    sim_backend base; /* first: the interface header */
-    sim_state st;     /* positions/velocities now (velocities at full steps between frames) */
-    sim_vec3d *force; /* total force per body at the current positions [N] */
-    sim_vec3d *tbuf;  /* per-thread partial forces, threads x n */
-    int threads;      /* OpenMP threads available */
-    int team;         /* threads the current sweep uses (<= threads); buffers 0 .. team-1 */
-    sim_physics ph;
-    double dt;                       /* [s] */
-    uint32_t tiles;                  /* ceil(n / tile): pair tiles */
-    uint32_t ttiles;                 /* ceil(n / SIM_TRIPLET_TILE): triplet tiles */
-    double e_contact, e_atm, e_body; /* potential energies at the current positions [J] */
-    uint64_t steps_done;
-    sim_cpu_cull cull; /* allocated when culling is first turned on (cull_ready) */
-    int cull_ready;
-    sim_cpu_tcull tcull; /* the ATM cut-off's culling, allocated on first use (tcull_ready) */
-    int tcull_ready;
-    sim_step_counts rec; /* the lists' lengths as the steps' builds recorded them */
-    double *mark_ms;     /* the stepper's marks: host clock [ms] */
-    int mark_cap;
-    step_save save;
-    sim_cpu_friction *fric; /* friction on: histories, torques, spin (cpu_friction.c); else NULL */
-} cpu_backend;
-
-static cpu_backend *as_cpu(sim_backend *base) {
-    return (cpu_backend *)base;
-}
-
-static const cpu_backend *as_cpu_const(const sim_backend *base) {
-    return (const cpu_backend *)base;
-}
-
 static int thread_id(void) {
 #ifdef _OPENMP
     return omp_get_thread_num();
@@ -136,23 +86,19 @@ static void sub3(sim_vec3d *a, sim_vec3d f) {
 
 /* ---- one tile pair / tile triple, as one CUDA block would do it ---- */
 
-static void tile_range(const cpu_backend *b, uint32_t t, uint32_t rho, uint32_t *lo, uint32_t *hi) {
-    *lo = t * rho;
-    *hi = *lo + rho < b->st.n ? *lo + rho : b->st.n; /* the last tile may be partial */
-}
-
 /* Tile pair (I, J) of the bodies in pos/vel (the state, or the culled phase's sorted copies; f
  * indexed alike; order: their user indices, NULL when they are the same): all i in I, j in J; on
- * the diagonal only j < i. */
+ * the diagonal only j < i. touching (culled sweeps; NULL for the plan's) counts the pairs that
+ * touch. */
 static void pair_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *pos, const sim_vec4d *vel,
-                      const uint32_t *order, sim_vec3d *f, double *energy) {
+                      const uint32_t *order, sim_vec3d *f, double *energy, uint64_t *touching) {
     uint32_t i0, i1, j0, j1;
     const uint32_t rho = b->base.config.tile;
-    tile_range(b, t.i, rho, &i0, &i1);
-    tile_range(b, t.j, rho, &j0, &j1);
+    sim_cpu_tile_range(b, t.i, rho, &i0, &i1);
+    sim_cpu_tile_range(b, t.j, rho, &j0, &j1);
     if (b->fric != NULL) { /* friction: its pair visit, the one every enumeration calls */
         sim_cpu_friction_tile(b->fric, &b->ph, i0, i1, j0, j1, t.i == t.j, pos, vel, order, f,
-                              energy);
+                              energy, touching);
         return;
     }
     for (uint32_t i = i0; i < i1; ++i) {
@@ -162,6 +108,9 @@ static void pair_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *pos, c
                 sim_contact_force_d(pos[i], vel[i], pos[j], vel[j], &b->ph, energy);
             add3(&f[i], fij);
             sub3(&f[j], fij);
+            if (touching != NULL) {
+                *touching += (uint64_t)sim_cpu_touching(pos[i], pos[j]);
+            }
         }
     }
 }
@@ -172,9 +121,9 @@ static void pair_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *pos, c
 static void triplet_tile(const cpu_backend *b, sim_tile3 t, const sim_vec4d *pos, sim_vec3d *f,
                          double *energy) {
     uint32_t i0, i1, j0, j1, k0, k1;
-    tile_range(b, t.i, SIM_TRIPLET_TILE, &i0, &i1);
-    tile_range(b, t.j, SIM_TRIPLET_TILE, &j0, &j1);
-    tile_range(b, t.k, SIM_TRIPLET_TILE, &k0, &k1);
+    sim_cpu_tile_range(b, t.i, SIM_TRIPLET_TILE, &i0, &i1);
+    sim_cpu_tile_range(b, t.j, SIM_TRIPLET_TILE, &j0, &j1);
+    sim_cpu_tile_range(b, t.k, SIM_TRIPLET_TILE, &k0, &k1);
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = t.i == t.j ? i : j1;
         for (uint32_t j = j0; j < j_end; ++j) {
@@ -246,7 +195,7 @@ static double pair_plan_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
                                        pc->origin[1] + (uint32_t)(blk / gx % gy),
                                        pc->origin[2] + (uint32_t)(blk / gx / gy), &t) &&
                     t.i < tiles && t.j < tiles) {
-                    pair_tile(b, t, b->st.pos, b->st.vel, NULL, f, &energy);
+                    pair_tile(b, t, b->st.pos, b->st.vel, NULL, f, &energy, NULL);
                 }
             }
         }
@@ -254,18 +203,49 @@ static double pair_plan_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     return energy;
 }
 
-/* Entries [begin, end) of the culled list, over the sorted copies (slot-order buffers). */
-static double pair_list_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
+/* Entries [begin, end) of the culled list, over the sorted copies (slot-order buffers); the
+ * touching pairs counted into *contacts. */
+static double pair_list_slice(cpu_backend *b, uint64_t begin, uint64_t end, uint64_t *contacts) {
     const sim_cpu_cull *c = &b->cull;
     const sim_tile2 *list = c->tiles.v;
     double energy = 0.0;
-    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
+    uint64_t touching = 0;
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy, touching)) {
         sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
         SIM_OMP(omp for schedule(dynamic, 8))
         for (int64_t k = (int64_t)begin; k < (int64_t)end; ++k) {
-            pair_tile(b, list[k], c->pos, c->vel, c->order, f, &energy);
+            pair_tile(b, list[k], c->pos, c->vel, c->order, f, &energy, &touching);
         }
     }
+    *contacts += touching;
+    return energy;
+}
+
+/* Slots [begin, end) over their neighbour lists (sorted copies, slot-order buffers), in chunks
+ * of 256 slots; tests and touching pairs counted into *tally. */
+static double pair_nlist_slice(cpu_backend *b, uint64_t begin, uint64_t end,
+                               sim_cpu_nlist_tally *tally) {
+    const sim_cpu_cull *c = &b->cull;
+    double energy = 0.0;
+    uint64_t contacts = 0, tests = 0;
+    const int64_t chunks = (int64_t)((end - begin + 255u) / 256u);
+    SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy, contacts, tests)) {
+        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        sim_cpu_nlist_tally mine = {0, 0};
+        SIM_OMP(omp for schedule(dynamic, 1))
+        for (int64_t k = 0; k < chunks; ++k) {
+            const uint64_t lo = begin + 256u * (uint64_t)k, hi = lo + 256u < end ? lo + 256u : end;
+            energy += b->fric != NULL
+                          ? sim_cpu_friction_nlist(b->fric, &b->ph, &b->nlist, (uint32_t)lo,
+                                                   (uint32_t)hi, c->pos, c->vel, c->order, f, &mine)
+                          : sim_cpu_nlist_sweep(&b->nlist, (uint32_t)lo, (uint32_t)hi, c->pos,
+                                                c->vel, &b->ph, f, &mine);
+        }
+        contacts += mine.contacts;
+        tests += mine.tests;
+    }
+    tally->contacts += contacts;
+    tally->tests += tests;
     return energy;
 }
 
@@ -320,6 +300,9 @@ static double sweep_work(const cpu_backend *b, sim_sweep w) {
         return 0.5 * n * n;
     case SIM_SWEEP_PAIR_LIST:
         return (double)b->cull.tiles.count * rho * rho;
+    case SIM_SWEEP_PAIR_NLIST:
+        return b->nlist.overflow ? (double)b->cull.tiles.count * rho * rho
+                                 : (double)b->nlist.entries;
     case SIM_SWEEP_TRIPLET_PLAN:
         return n * n * n / 6.0;
     default:
@@ -385,11 +368,79 @@ static void record(sim_list_count *x, uint64_t count, uint64_t all, unsigned fla
     x->cap = x->all = all;
 }
 
+/* The neighbour lists on first use, or of another kind; their size from the config. */
+static sim_status nlist_ready(cpu_backend *b, sim_error *err) {
+    const int half = sim_backend_nlist_kind(&b->base) == SIM_NLIST_HALF;
+    if (b->nlist_ready && b->nlist.half == half) {
+        return SIM_OK;
+    }
+    if (b->nlist_ready) {
+        sim_cpu_nlist_free(&b->nlist);
+        b->nlist_ready = 0;
+    }
+    const uint32_t cap =
+        b->base.config.nlist_capacity ? b->base.config.nlist_capacity : SIM_NLIST_INITIAL_CAP;
+    SIM_TRY(sim_cpu_nlist_init(&b->nlist, b->st.n, cap, half, err));
+    b->nlist_ready = 1;
+    return SIM_OK;
+}
+
+/* The tile pairs for the sorted copies just gathered: with neighbour lists only when these are
+ * rebuilt (asked, or a body moved more than half the skin: b->nlist_rebuild), from boxes
+ * inflated by half the skin. */
+static sim_status cull_pairs(cpu_backend *b, unsigned flags, sim_error *err) {
+    sim_cpu_cull *c = &b->cull;
+    double pad = 0.0;
+    if (sim_backend_listing(&b->base)) {
+        const double skin = b->base.nlist_skin;
+        b->nlist_rebuild =
+            (flags & SIM_STEP_REBUILD) || sim_cpu_nlist_stale(&b->nlist, c->pos, skin);
+        if (!b->nlist_rebuild) {
+            return SIM_OK;
+        }
+        pad = 0.5 * skin;
+    }
+    SIM_TRY(sim_cpu_cull_passes(c, &b->base, pad, err));
+    record(&b->rec.list[SIM_LIST_TILE_PAIRS], c->tiles.count, sim_t2_u64(b->base.tiles), flags);
+    record(&b->rec.list[SIM_LIST_SUPER_PAIRS], c->super_pairs.count,
+           sim_t2_u64(b->base.super_tiles), flags & ~(unsigned)SIM_STEP_SORTED);
+    return SIM_OK;
+}
+
+/* The lists from the tile pairs, when the cull rebuilt those. */
+static void build_nlist(cpu_backend *b, unsigned flags) {
+    if (!b->nlist_rebuild) {
+        return;
+    }
+    sim_cpu_nlist *l = &b->nlist;
+    const sim_cpu_cull *c = &b->cull;
+    sim_cpu_nlist_build(l, c->tiles.v, c->tiles.count, b->base.config.tile, c->pos,
+                        b->base.nlist_skin);
+    b->nlist_rebuild = 0;
+    sim_list_count *x = &b->rec.list[SIM_LIST_NEIGHBOURS];
+    record(x, l->most, b->st.n > 1 ? b->st.n - 1u : 1u, flags);
+    x->cap = l->cap;
+    b->rec.nlist_rebuilds += (flags & SIM_STEP_RECORD) != 0;
+}
+
+sim_status sim_cpu_pairs_current(cpu_backend *b, sim_error *err) {
+    sim_cpu_cull *c = &b->cull;
+    sim_cpu_cull_gather(c, b->st.pos, b->st.vel);
+    if (sim_backend_listing(&b->base)) {
+        SIM_TRY(nlist_ready(b, err));
+    }
+    SIM_TRY(cull_pairs(b, 0u, err));
+    if (sim_backend_listing(&b->base)) {
+        build_nlist(b, 0u);
+    }
+    return SIM_OK;
+}
+
 /* ---- the primitives (sim_step_ops) ---- */
 
 static sim_status cpu_begin_frame(sim_backend *base, const sim_step_shape *f, int marks,
                                   sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     if (marks > b->mark_cap) {
         double *m = realloc(b->mark_ms, (size_t)marks * sizeof *m);
         if (m == NULL) {
@@ -405,14 +456,19 @@ static sim_status cpu_begin_frame(sim_backend *base, const sim_step_shape *f, in
         SIM_TRY(sim_cpu_tcull_init(&b->tcull, b->st.n, err));
         b->tcull_ready = 1;
     }
+    if (f->listed) {
+        SIM_TRY(nlist_ready(b, err));
+    }
     for (int l = 0; l < SIM_LIST_COUNT; ++l) {
         b->rec.list[l].peak = 0;
     }
+    b->rec.nlist_rebuilds = b->rec.nlist_fallback_steps = 0;
+    b->rec.candidates = b->rec.contacts = 0;
     return SIM_OK;
 }
 
 static sim_status cpu_mark(sim_backend *base, int id, sim_error *err) {
-    as_cpu(base)->mark_ms[id] = sim_now_ms();
+    sim_cpu_of(base)->mark_ms[id] = sim_now_ms();
     return SIM_OK;
 }
 
@@ -421,13 +477,13 @@ static sim_status cpu_wait_mark(sim_backend *base, int id, sim_error *err) {
 }
 
 static sim_status cpu_elapsed(sim_backend *base, int from, int to, double *ms, sim_error *err) {
-    const cpu_backend *b = as_cpu(base);
+    const cpu_backend *b = sim_cpu_of(base);
     *ms = b->mark_ms[to] - b->mark_ms[from];
     return SIM_OK;
 }
 
 static sim_status cpu_verlet_first(sim_backend *base, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     const int64_t n = b->st.n;
     const int team = team_for(b, (double)n);
     (void)team; /* unused without OpenMP */
@@ -443,19 +499,21 @@ static sim_status cpu_verlet_first(sim_backend *base, sim_error *err) {
 }
 
 static sim_status cpu_sort(sim_backend *base, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     sim_cpu_cull_sort(&b->cull, b->st.pos, b->base.params.box_half);
     return SIM_OK;
 }
 
-/* Sorted copies, tile boxes, the culling passes: the tile-pair list for these positions. */
+/* Sorted copies, tile boxes, the culling passes: the tile-pair list for these positions (with
+ * neighbour lists only when they are rebuilt). */
 static sim_status cpu_cull(sim_backend *base, unsigned flags, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    sim_cpu_cull *c = &b->cull;
-    SIM_TRY(sim_cpu_cull_build(c, &b->base, b->st.pos, b->st.vel, err));
-    record(&b->rec.list[SIM_LIST_TILE_PAIRS], c->tiles.count, sim_t2_u64(b->base.tiles), flags);
-    record(&b->rec.list[SIM_LIST_SUPER_PAIRS], c->super_pairs.count,
-           sim_t2_u64(b->base.super_tiles), flags & ~(unsigned)SIM_STEP_SORTED);
+    cpu_backend *b = sim_cpu_of(base);
+    sim_cpu_cull_gather(&b->cull, b->st.pos, b->st.vel);
+    return cull_pairs(b, flags, err);
+}
+
+static sim_status cpu_neighbours(sim_backend *base, unsigned flags, sim_error *err) {
+    build_nlist(sim_cpu_of(base), flags);
     return SIM_OK;
 }
 
@@ -465,8 +523,13 @@ static sim_status cpu_cull(sim_backend *base, unsigned flags, sim_error *err) {
  * for the culled lists. */
 static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t end,
                             unsigned flags, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    const int pairs = w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST;
+    cpu_backend *b = sim_cpu_of(base);
+    const int pairs =
+        w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST;
+    /* lists that overflowed: the tile pairs of their build (exact: nlist.h) */
+    const int fallback = w == SIM_SWEEP_PAIR_NLIST && b->nlist.overflow;
+    const int record = (flags & SIM_STEP_RECORD) != 0;
+    sim_cpu_nlist_tally tally = {0, 0};
     if (flags & SIM_SLICE_FIRST) {
         b->team = team_for(b, sweep_work(b, w));
         memset(b->tbuf, 0, (size_t)b->team * b->st.n * sizeof *b->tbuf);
@@ -483,7 +546,17 @@ static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint
         b->e_contact += pair_plan_slice(b, begin, end);
         break;
     case SIM_SWEEP_PAIR_LIST:
-        b->e_contact += pair_list_slice(b, begin, end);
+        b->e_contact += pair_list_slice(b, begin, end, &tally.contacts);
+        tally.tests = (end - begin) * b->base.config.tile * b->base.config.tile;
+        break;
+    case SIM_SWEEP_PAIR_NLIST:
+        if (fallback) {
+            b->e_contact += pair_list_slice(b, begin, end, &tally.contacts);
+            tally.tests = (end - begin) * b->base.config.tile * b->base.config.tile;
+        } else {
+            b->e_contact += pair_nlist_slice(b, begin, end, &tally);
+        }
+        b->rec.nlist_fallback_steps += fallback && record && (flags & SIM_SLICE_FIRST);
         break;
     case SIM_SWEEP_TRIPLET_PLAN:
         b->e_atm += triplet_plan_slice(b, begin, end);
@@ -492,8 +565,12 @@ static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint
         b->e_atm += triplet_list_slice(b, begin, end);
         break;
     }
+    if (record) {
+        b->rec.candidates += tally.tests;
+        b->rec.contacts += tally.contacts;
+    }
     if (flags & SIM_SLICE_LAST) {
-        const int list = w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_TRIPLET_LIST;
+        const int list = w != SIM_SWEEP_PAIR_PLAN && w != SIM_SWEEP_TRIPLET_PLAN;
         reduce_buffers(b, !pairs, list ? b->cull.order : NULL);
         if (pairs && b->fric != NULL) {
             sim_cpu_friction_end(b->fric, b->team);
@@ -504,7 +581,7 @@ static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint
 
 /* The cut-off's tile triples from the sorted copies the cull phase gathered. */
 static sim_status cpu_triplet_cull(sim_backend *base, unsigned flags, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     sim_cpu_tcull *c = &b->tcull;
     SIM_TRY(sim_cpu_tcull_build(c, &b->base, b->cull.pos, b->base.params.atm_cutoff, err));
     const unsigned unsorted = flags & ~(unsigned)SIM_STEP_SORTED;
@@ -518,7 +595,7 @@ static sim_status cpu_triplet_cull(sim_backend *base, unsigned flags, sim_error 
 /* Several ranks: every rank holds its share's forces and energies; sums them over the ranks
  * (the host group adds in rank order, so every rank gets the same bits). */
 static sim_status cpu_reduce(sim_backend *base, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     double e[2] = {b->e_contact, b->e_atm};
     SIM_TRY(sim_comm_allreduce_sum(b->base.rank.comm, b->force, 3u * (size_t)b->st.n,
                                    SIM_COMM_DOUBLE, NULL, err));
@@ -529,14 +606,14 @@ static sim_status cpu_reduce(sim_backend *base, sim_error *err) {
 }
 
 static sim_status cpu_body_forces(sim_backend *base, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     b->e_body = body_phase(b);
     return b->fric != NULL ? sim_cpu_friction_check(b->fric, err) : SIM_OK;
 }
 
 /* Body forces, the second half kick, and the state checked: SIM_UNSTABLE names the body. */
 static sim_status cpu_verlet_second(sim_backend *base, int step, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     const int64_t n = b->st.n;
     const int team = team_for(b, (double)n);
     (void)team; /* unused without OpenMP */
@@ -555,18 +632,20 @@ static sim_status cpu_verlet_second(sim_backend *base, int step, sim_error *err)
 }
 
 static sim_status cpu_commit_history(sim_backend *base, sim_error *err) {
-    sim_cpu_friction_commit(as_cpu(base)->fric);
+    sim_cpu_friction_commit(sim_cpu_of(base)->fric);
     return SIM_OK;
 }
 
 /* The lists' counts as recorded (no device: nothing to wait for). */
 static sim_status cpu_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_counts *c,
                                 sim_error *err) {
-    const cpu_backend *b = as_cpu(base);
+    const cpu_backend *b = sim_cpu_of(base);
     *c = b->rec;
     for (int l = 0; l < SIM_LIST_COUNT; ++l) {
         c->list[l].active = l <= SIM_LIST_SUPER_PAIRS ? f->culled : f->tculled;
     }
+    c->list[SIM_LIST_NEIGHBOURS].active = f->listed;
+    c->nlist_bytes = b->nlist_ready ? sim_cpu_nlist_bytes(&b->nlist) : 0u;
     return SIM_OK;
 }
 
@@ -582,7 +661,7 @@ static void step_save_free(step_save *sv) {
 /* The start of a long step (88 bytes per body, copied in ~1 % of such a step's time), in
  * memory allocated on first use; without it the step is not saved (*saved 0). */
 static sim_status cpu_save(sim_backend *base, int *saved, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     step_save *sv = &b->save;
     const size_t n = b->st.n;
     if (sv->have == 0) {
@@ -614,7 +693,7 @@ static sim_status cpu_save(sim_backend *base, int *saved, sim_error *err) {
 }
 
 static sim_status cpu_restore(sim_backend *base, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     const step_save *sv = &b->save;
     const size_t n = b->st.n;
     memcpy(b->st.pos, sv->pos, n * sizeof *sv->pos);
@@ -631,23 +710,39 @@ static sim_status cpu_restore(sim_backend *base, sim_error *err) {
     return SIM_OK;
 }
 
-/* The culled lists' lengths as last built (the host knows them: they can be sliced). */
+/* The culled lists' lengths as last built (the host knows them: they can be sliced); the
+ * neighbour lists' sweep covers the slots, or the tile pairs when a list overflowed. */
 static uint64_t cpu_list_blocks(const sim_backend *base, sim_sweep w) {
-    const cpu_backend *b = as_cpu_const(base);
-    if (w == SIM_SWEEP_PAIR_LIST) {
+    const cpu_backend *b = sim_cpu_of_const(base);
+    if (w == SIM_SWEEP_PAIR_NLIST && !b->nlist.overflow) {
+        return b->st.n;
+    }
+    if (w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST) {
         return b->cull_ready ? b->cull.tiles.count : 0u;
     }
     return b->tcull_ready ? b->tcull.triples.count : 0u;
 }
 
 static double cpu_guess_rate(const sim_backend *base, sim_sweep w) {
-    const cpu_backend *b = as_cpu_const(base);
-    const int pairs = w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST;
+    const cpu_backend *b = sim_cpu_of_const(base);
+    const int pairs =
+        w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST;
     return (pairs ? CPU_GUESS_PAIR_CHECKS_PER_MS : CPU_GUESS_TRIPLES_PER_MS) * b->threads;
 }
 
 static int cpu_culls_triplets(const sim_backend *base) {
     return sim_backend_triplet_culling(base);
+}
+
+/* The neighbour lists' entries per body (the other lists grow as they fill: never asked). The
+ * contents are lost: the stepper has the next step rebuild them. */
+static sim_status cpu_grow(sim_backend *base, sim_list list, uint64_t cap, int *grown,
+                           sim_error *err) {
+    cpu_backend *b = sim_cpu_of(base);
+    sim_error ignored;
+    *grown = list != SIM_LIST_NEIGHBOURS ||
+             sim_cpu_nlist_resize(&b->nlist, (uint32_t)cap, &ignored) == SIM_OK;
+    return SIM_OK;
 }
 
 static const sim_step_ops cpu_step_ops = {
@@ -658,14 +753,15 @@ static const sim_step_ops cpu_step_ops = {
     .verlet_first = cpu_verlet_first,
     .sort = cpu_sort,
     .cull = cpu_cull,
+    .neighbours = cpu_neighbours,
     .sweep = cpu_sweep,
     .triplet_cull = cpu_triplet_cull,
     .reduce = cpu_reduce,
     .body_forces = cpu_body_forces,
     .verlet_second = cpu_verlet_second,
     .end_frame = cpu_end_frame,
-    .measure = NULL, /* counts are exact: the lists grow as they fill */
-    .grow = NULL,
+    .measure = NULL,  /* counts are exact: the lists grow as they fill */
+    .grow = cpu_grow, /* but for the neighbour lists, sized as the GPU's */
     .save = cpu_save,
     .restore = cpu_restore,
     .list_blocks = cpu_list_blocks,
@@ -681,10 +777,11 @@ static void apply_params(cpu_backend *b, const sim_params *p) {
     b->ph = sim_physics_from_params(p);
     b->dt = p->dt > 0.0 ? p->dt : sim_default_dt(p, &b->st);
     b->ph.inv_dt = b->dt > 0.0 ? 1.0 / b->dt : 0.0;
+    b->base.nlist_skin = sim_nlist_skin(p, &b->st, b->dt);
 }
 
 static void cpu_destroy(sim_backend *base) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     sim_cpu_friction_destroy(&b->fric);
     sim_state_free(&b->st);
     free(b->force);
@@ -695,6 +792,9 @@ static void cpu_destroy(sim_backend *base) {
     if (b->tcull_ready) {
         sim_cpu_tcull_free(&b->tcull);
     }
+    if (b->nlist_ready) {
+        sim_cpu_nlist_free(&b->nlist);
+    }
     step_save_free(&b->save);
     free(b->mark_ms);
     sim_stepper_free(&b->base.stepper);
@@ -704,163 +804,39 @@ static void cpu_destroy(sim_backend *base) {
 /* The physics and dt of p (the forces are the stepper's: backend.c asks it); friction turned on
  * starts with no histories, turned off drops them. */
 static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     const sim_params old = b->base.params;
     apply_params(b, p);
     const sim_status st = sim_cpu_friction_ready(&b->fric, p, NULL, &b->st, b->threads, err);
     if (st != SIM_OK) {
         apply_params(b, &old);
+        return st;
     }
-    return st;
+    b->nlist.built = 0; /* built for another skin */
+    return SIM_OK;
 }
 
 /* The bodies of s, in the user's order as always (culling sorts copies); then backend.c has the
  * stepper sort and compute their forces. */
 static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     SIM_TRY(sim_state_check_bodies(s, err));
     SIM_TRY(sim_cpu_friction_ready(&b->fric, &b->base.params, s, &b->st, b->threads, err));
     sim_state_copy_bodies(&b->st, s);
     apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
-    return SIM_OK;
-}
-
-static sim_status cpu_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces,
-                                 sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    sim_state_copy_bodies(out, &b->st);
-    if (forces != NULL) {
-        memcpy(forces, b->force, (size_t)b->st.n * sizeof *forces);
-    }
-    return sim_cpu_friction_read(b->fric, out, err);
-}
-
-static sim_status cpu_energy(sim_backend *base, sim_energy *e, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    const double kinetic = sim_state_kinetic_energy(&b->st);
-    e->kinetic = kinetic;
-    e->rotational = sim_state_rotational_energy(&b->st);
-    e->contact = b->e_contact;
-    e->atm = b->e_atm;
-    e->gravity = b->e_body;
-    e->total = kinetic + e->rotational + b->e_contact + b->e_atm + b->e_body;
-    return SIM_OK;
-}
-
-static sim_status cpu_export_positions(sim_backend *base, sim_vec4f *pos, float *speed,
-                                       int on_device, sim_error *err) {
-    sim_state_to_floats(&as_cpu(base)->st, NULL, pos, NULL, NULL, NULL, speed);
+    b->nlist.built = 0;               /* built for other bodies (radii) */
     return SIM_OK;
 }
 
 static sim_status cpu_set_cull(sim_backend *base, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
+    cpu_backend *b = sim_cpu_of(base);
     return b->base.config.cull ? cull_ready(b, err) : SIM_OK;
 }
 
-/* A cull list into the caller's array: its length in *count, at most cap entries copied. */
-static void copy_list(const void *list, size_t have, size_t size, void *out, uint64_t cap,
-                      uint64_t *count) {
-    *count = have;
-    if (have > 0 && cap > 0) {
-        memcpy(out, list, (size_t)(have < cap ? have : cap) * size);
-    }
-}
-
-static sim_status cpu_tile_triples(sim_backend *base, sim_tile3 *out, uint64_t cap, uint64_t *count,
-                                   sim_error *err) {
-    const cpu_backend *b = as_cpu(base);
-    copy_list(b->tcull.triples.v, b->tcull_ready ? b->tcull.triples.count : 0u, sizeof *out, out,
-              cap, count);
-    return SIM_OK;
-}
-
-static sim_status cpu_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint64_t *count,
-                                 sim_error *err) {
-    const cpu_backend *b = as_cpu(base);
-    copy_list(b->cull.tiles.v, b->cull_ready ? b->cull.tiles.count : 0u, sizeof *out, out, cap,
-              count);
-    return SIM_OK;
-}
-
-/* The kernels' contact test in double: |x_i - x_j| < r_i + r_j (NaN: no). */
-static int touching_d(sim_vec4d a, sim_vec4d b) {
-    const double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z, reach = a.w + b.w;
-    return dx * dx + dy * dy + dz * dz < reach * reach;
-}
-
-typedef struct {
-    sim_body_pair *out;
-    uint64_t cap, count;
-} contact_sink;
-
-/* The touching pairs of tile pair t over pos (slot order; order maps slots to bodies, or NULL). */
-static void contacts_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *pos,
-                          const uint32_t *order, contact_sink *sink) {
-    uint32_t i0, i1, j0, j1;
-    const uint32_t rho = b->base.config.tile;
-    tile_range(b, t.i, rho, &i0, &i1);
-    tile_range(b, t.j, rho, &j0, &j1);
-    for (uint32_t i = i0; i < i1; ++i) {
-        const uint32_t j_end = t.i == t.j ? i : j1;
-        for (uint32_t j = j0; j < j_end; ++j) {
-            if (touching_d(pos[i], pos[j])) {
-                const uint32_t bi = order ? order[i] : i, bj = order ? order[j] : j;
-                if (sink->count < sink->cap) {
-                    sink->out[sink->count] = (sim_body_pair){bi > bj ? bi : bj, bi > bj ? bj : bi};
-                }
-                sink->count++;
-            }
-        }
-    }
-}
-
-static sim_status cpu_contacts(sim_backend *base, sim_body_pair *out, uint64_t cap, uint64_t *count,
-                               sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    contact_sink sink = {out, cap, 0};
-    if (sim_backend_culling(base)) {
-        sim_cpu_cull *c = &b->cull;
-        SIM_TRY(sim_cpu_cull_build(c, base, b->st.pos, b->st.vel, err));
-        for (size_t k = 0; k < c->tiles.count; ++k) {
-            contacts_tile(b, c->tiles.v[k], c->pos, c->order, &sink);
-        }
-    } else {
-        const sim_map_plan *plan = &base->pair_plan;
-        for (int l = 0; l < plan->launch_count; ++l) {
-            const sim_map_launch *launch = &plan->launch[l];
-            const uint64_t gx = launch->grid[0], gy = launch->grid[1];
-            const uint64_t blocks = gx * gy * launch->grid[2];
-            for (uint64_t blk = 0; blk < blocks; ++blk) {
-                sim_tile2 t;
-                if (sim_pair_map_block((sim_pair_map)base->config.pair_map, launch,
-                                       (uint32_t)(blk % gx), (uint32_t)(blk / gx % gy),
-                                       (uint32_t)(blk / gx / gy), &t) &&
-                    t.i < b->tiles && t.j < b->tiles) {
-                    contacts_tile(b, t, b->st.pos, NULL, &sink);
-                }
-            }
-        }
-    }
-    *count = sink.count;
-    return SIM_OK;
-}
-
-/* Trajectory capture: there is no device to overlap with, so the state is converted to the
- * capture's floats at once (O(n), ~1 ms per million bodies). The state stays in the user's order
- * (culling sorts a copy), so no order travels. */
-static sim_status cpu_capture(sim_backend *base, sim_capture *c, sim_error *err) {
-    cpu_backend *b = as_cpu(base);
-    sim_state_to_floats(&b->st, b->force, c->pos, c->vel, c->force, c->spin, NULL);
-    c->has_order = 0;
-    c->pending = 0;
-    return SIM_OK;
-}
-
 static const sim_backend_ops cpu_ops = {
-    cpu_destroy,    sim_step_frame, cpu_set_params,       cpu_set_state,
-    cpu_read_state, cpu_energy,     cpu_export_positions, cpu_capture,
-    cpu_set_cull,   cpu_tile_pairs, cpu_contacts,         cpu_tile_triples,
+    cpu_destroy,        sim_step_frame,     cpu_set_params,           cpu_set_state,
+    sim_cpu_read_state, sim_cpu_energy,     sim_cpu_export_positions, sim_cpu_capture,
+    cpu_set_cull,       sim_cpu_tile_pairs, sim_cpu_contacts,         sim_cpu_tile_triples,
 };
 
 sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,

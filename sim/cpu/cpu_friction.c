@@ -229,8 +229,9 @@ void sim_cpu_friction_pair(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
 void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t i0, uint32_t i1,
                            uint32_t j0, uint32_t j1, int diagonal, const sim_vec4d *pos,
                            const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
-                           double *energy) {
+                           double *energy, uint64_t *touching) {
     sim_vec3d *tq = fr->tbuf + (size_t)thread_id() * fr->n;
+    uint64_t touched = 0;
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = diagonal ? i : j1;
         const uint32_t ui = order != NULL ? order[i] : i;
@@ -241,9 +242,38 @@ void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
             if (dx * dx + dy * dy + dz * dz < reach * reach) { /* visit's own first test */
                 visit(fr, ph, ui, order != NULL ? order[j] : j, pi, vel[i], pj, vel[j], &f[i],
                       &f[j], tq, energy);
+                ++touched;
             }
         }
     }
+    if (touching != NULL) {
+        *touching += touched;
+    }
+}
+
+double sim_cpu_friction_nlist(sim_cpu_friction *fr, const sim_physics *ph, const sim_cpu_nlist *l,
+                              uint32_t begin, uint32_t end, const sim_vec4d *pos,
+                              const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
+                              sim_cpu_nlist_tally *tally) {
+    sim_vec3d *tq = fr->tbuf + (size_t)thread_id() * fr->n;
+    double energy = 0.0;
+    for (uint32_t i = begin; i < end; ++i) {
+        const uint32_t c = l->count[i] < l->cap ? l->count[i] : l->cap;
+        const sim_vec4d pi = pos[i];
+        tally->tests += c;
+        for (uint32_t k = 0; k < c; ++k) {
+            const uint32_t j = l->nbr[(size_t)k * l->stride + i];
+            const sim_vec4d pj = pos[j];
+            const double dx = pi.x - pj.x, dy = pi.y - pj.y, dz = pi.z - pj.z, reach = pi.w + pj.w;
+            /* full lists hold the pair at both ends: visited once, from the larger slot */
+            if ((l->half || i > j) && dx * dx + dy * dy + dz * dz < reach * reach) {
+                visit(fr, ph, order[i], order[j], pi, vel[i], pj, vel[j], &f[i], &f[j], tq,
+                      &energy);
+                tally->contacts++;
+            }
+        }
+    }
+    return energy;
 }
 
 void sim_cpu_friction_end(sim_cpu_friction *fr, int team) {

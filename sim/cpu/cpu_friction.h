@@ -29,6 +29,7 @@
 #define SIM_CPU_FRICTION_H
 
 #include "nbsim/state.h"
+#include "nlist/cpu_nlist.h"
 #include "physics/physics.h"
 
 /* The overlap between a body's neighbours the slot count allows for, as a fraction of the
@@ -86,11 +87,18 @@ void sim_cpu_friction_pair(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
                            sim_vec3d *fb, double *energy);
 /* Every pair of a tile pair: bodies [i0, i1) x [j0, j1) of pos / vel (slot order; order maps a
  * slot to its user index, NULL: they are the same), on the diagonal only j < i; forces into f
- * (indexed like pos). */
+ * (indexed like pos); touching (NULL: not counted) gets the pairs that touch. */
 void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t i0, uint32_t i1,
                            uint32_t j0, uint32_t j1, int diagonal, const sim_vec4d *pos,
                            const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
-                           double *energy);
+                           double *energy, uint64_t *touching);
+/* The pairs of slots [begin, end)'s neighbour lists (sorted copies pos / vel, order: their user
+ * indices), each pair once (a full list's from its larger slot), forces into f (slot order);
+ * returns their energy, tests and touching pairs counted into *tally. */
+double sim_cpu_friction_nlist(sim_cpu_friction *fr, const sim_physics *ph, const sim_cpu_nlist *l,
+                              uint32_t begin, uint32_t end, const sim_vec4d *pos,
+                              const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
+                              sim_cpu_nlist_tally *tally);
 /* The end of a contact sweep: the threads' torques summed into torque. */
 void sim_cpu_friction_end(sim_cpu_friction *fr, int team);
 /* Body i's six walls with friction and gravity (sim_body_force with friction): returns their

@@ -14,11 +14,14 @@
 namespace {
 
 /* Refuses before allocating anything when N bodies cannot fit (state, scratch, the culling
- * buffers when culling is on, and the few hundred bytes of flags and energies). */
+ * buffers and neighbour lists of their first size when culling is on, and the few hundred bytes
+ * of flags and energies). */
 sim_status check_memory(uint32_t n, int cull, const char *gpu, sim_error *err) {
     size_t free_bytes = 0, total_bytes = 0;
     SIM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const uint64_t per_body = SIM_GPU_BYTES_PER_BODY + (cull ? SIM_GPU_CULL_BYTES_PER_BODY : 0u);
+    const uint64_t lists = SIM_GPU_NLIST_BYTES_PER_BODY + 4u * SIM_NLIST_INITIAL_CAP;
+    const uint64_t per_body =
+        SIM_GPU_BYTES_PER_BODY + (cull ? SIM_GPU_CULL_BYTES_PER_BODY + lists : 0u);
     const uint64_t need = (uint64_t)n * per_body + 4096u;
     if (need > (uint64_t)free_bytes) {
         return sim_fail(err, SIM_OUT_OF_MEMORY,
@@ -68,6 +71,7 @@ void cuda_destroy(sim_backend *base) {
     (void)cudaFreeHost(b->h_flag);
     sim_cuda_cull_free(b);
     sim_cuda_tcull_free(b);
+    sim_cuda_nlist_free(b);
     sim_stepper_free(&b->base.stepper);
     free(b);
 }
@@ -106,6 +110,7 @@ sim_status set_physics(cuda_backend *b, const sim_params *p, const sim_state *s,
     ph.inv_dt = 1.0 / dt;
     b->ph = sim_physics_to_float(&ph);
     b->dt = (float)dt;
+    b->base.nlist_skin = sim_nlist_skin(p, s, dt);
     return SIM_OK;
 }
 
@@ -114,7 +119,8 @@ sim_status set_physics(cuda_backend *b, const sim_params *p, const sim_state *s,
 sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     sim_state tmp = {0, nullptr, nullptr};
-    if (!(p->dt > 0.0)) { /* the default step depends on masses, radii, speeds: read them back */
+    if (!(p->dt > 0.0) || !p->skin.set) { /* the default step and skin depend on masses, radii,
+                                           * speeds: read them back */
         SIM_TRY(sim_state_alloc(&tmp, base->n, err));
         sim_status s = sim_cuda_read_state(base, &tmp, nullptr, err);
         if (s != SIM_OK) {
@@ -126,6 +132,9 @@ sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *er
     sim_state_free(&tmp);
     SIM_TRY(s);
     base->params = *p;
+    if (b->nlist_ready) { /* built for another skin: rebuilt before anything reads them */
+        SIM_TRY(sim_cuda_nlist_stale(b, err));
+    }
     return SIM_OK;
 }
 
@@ -137,6 +146,9 @@ sim_status cuda_set_state(sim_backend *base, const sim_state *st, sim_error *err
     SIM_TRY(set_physics(b, &base->params, st, err)); /* the default dt depends on the state */
     if (b->cull_ready) {
         SIM_TRY(sim_gpu_iota(b->cull.perm, base->n, b->streams.main, err));
+    }
+    if (b->nlist_ready) { /* other bodies (radii): rebuilt before anything reads them */
+        SIM_TRY(sim_cuda_nlist_stale(b, err));
     }
     return SIM_OK;
 }

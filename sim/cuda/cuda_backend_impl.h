@@ -4,8 +4,9 @@
  *   cuda_backend.cu  set-up and tear-down, set_params / set_state / set_cull, the sim_backend ops;
  *   cuda_step.cu     the stepper's primitives (sim_cuda_step_ops): events as marks, the phases'
  *                    kernels on the main stream, the frame's one sync, save and restore;
- *   cuda_lists.cu    the culling buffers and lists (contacts and the ATM cut-off): allocation,
- *                    the untimed builds, growth, the device counters read as sim_step_counts;
+ *   cuda_lists.cu    the culling buffers and lists (contacts, their neighbour lists and the ATM
+ *                    cut-off): allocation, the untimed builds, growth, the device counters read as
+ *                    sim_step_counts;
  *   cuda_export.cu   what leaves the device: state, positions, captures, energies, the lists and
  *                    contacts of the test hooks, all in the user's order.
  * What a step does and when is the stepper's (step/stepper.h), never this backend's.
@@ -23,6 +24,7 @@
 #include "cuda/device_state.h"
 #include "physics/physics.h"
 #include "cull/triplet_cull_kernels.h"
+#include "nlist/nlist_kernels.h"
 
 struct cuda_backend {
     sim_backend base; /* first: sim_backend * points here */
@@ -47,6 +49,11 @@ struct cuda_backend {
     sim_gpu_tcull tcull; /* buffers, once tcull_ready */
     int tcull_ready;
     sim_gpu_tcull_counts *h_tcounts; /* pinned: the counters as read at the frame's sync */
+    /* neighbour lists (nlist_kernels.h) */
+    sim_gpu_nlist nlist; /* buffers, once nlist_ready */
+    int nlist_ready;
+    sim_gpu_nlist_counts *h_ncounts; /* pinned: the counters as read at the frame's sync */
+    int nlist_cleared;               /* the drift cleared the forces for this step's sweep */
     /* the saved start of a long step (save_ready 1; -1: no memory for it, such steps run whole) */
     sim_vec4f *save_pos, *save_vel, *save_force;
     uint32_t *save_perm;              /* once culling has a body order */
@@ -80,8 +87,21 @@ const uint32_t *sim_cuda_body_order(const cuda_backend *b);
 sim_status sim_cuda_cull_prepare(cuda_backend *b, sim_error *err);
 void sim_cuda_cull_free(cuda_backend *b);
 /* Boxes and the culling passes: after it the tile list (or its overflow count) is current.
- * flags: SIM_GPU_CULL_* (0 for the untimed builds of energies and hooks). */
+ * flags: SIM_GPU_CULL_* (0 for the untimed builds of energies and hooks). With neighbour lists
+ * (sim_backend_listing) the boxes are inflated by half the skin and everything returns at once
+ * on the device unless the lists are rebuilt (their flag, or SIM_GPU_NLIST_REBUILD). */
 sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err);
+/* The neighbour lists' buffers for the current kind, size and skin (nothing kept when they
+ * cannot be had); freed. */
+sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err);
+void sim_cuda_nlist_free(cuda_backend *b);
+/* The lists' rebuild flag raised on the device (their contents, or the tile pairs they fall back
+ * to, were lost or replaced): whatever runs next rebuilds them first. */
+sim_status sim_cuda_nlist_stale(cuda_backend *b, sim_error *err);
+/* The culled pairs as a step would find them at the current positions, untimed, unrecorded (the
+ * test hooks, energies, measure): the tile list culled again; with neighbour lists, those rebuilt
+ * only when a body moved more than half the skin (their rebuild flag lowered after). */
+sim_status sim_cuda_pairs_current(cuda_backend *b, sim_error *err);
 /* Whether this step culls tile triples: the stepper's fact (the float cut-off the kernel compares
  * with must be > 0 too). */
 int sim_cuda_tculled(const cuda_backend *b);

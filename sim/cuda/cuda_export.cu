@@ -90,7 +90,11 @@ sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     if (world <= 1 || rank == 0) { /* per body: once over the ranks */
         SIM_TRY(sim_gpu_body_energy(&b->bodies, &b->ph, b->d_energy, s, err));
     }
-    if (sim_backend_culling(base) && b->cull_ready) { /* the list for these positions, untimed */
+    if (sim_backend_listing(base) && b->cull_ready) { /* the lists for these positions */
+        SIM_TRY(sim_cuda_pairs_current(b, err));
+        SIM_TRY(
+            sim_gpu_nlist_energy(&b->bodies, &b->ph, &b->cull, &b->nlist, b->d_energy + 2, s, err));
+    } else if (sim_backend_culling(base) && b->cull_ready) { /* the list for these positions */
         SIM_TRY(sim_cuda_cull_phase(b, 0u, err));
         SIM_TRY(sim_gpu_pair_energy_list(&b->bodies, &b->ph, &b->cull, b->d_energy + 2, s, err));
     } else {
@@ -151,8 +155,8 @@ sim_status sim_cuda_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, 
     }
     cudaStream_t s = b->streams.main;
     /* The list for the current positions again: a list grown at the end of the last frame holds
-     * nothing yet. */
-    SIM_TRY(sim_cuda_cull_phase(b, 0u, err));
+     * nothing yet (with neighbour lists: the tile pairs of their build, rebuilt if due). */
+    SIM_TRY(sim_cuda_pairs_current(b, err));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->h_counts, b->cull.counts, sizeof *b->h_counts,
                                  cudaMemcpyDeviceToHost, s));
     SIM_CUDA_TRY(cudaStreamSynchronize(s));
@@ -198,14 +202,18 @@ sim_status sim_cuda_contacts(sim_backend *base, sim_body_pair *out, uint64_t cap
                            base->n, err));
     sim_status st = sim_cuda_alloc((void **)&d_count, sizeof *d_count, "contacts", base->n, err);
     const int culled = sim_backend_culling(base) && b->cull_ready;
+    const int listed = culled && sim_backend_listing(base);
     uint32_t found = 0;
     if (st == SIM_OK && culled) {
-        st = sim_cuda_cull_phase(b, 0u, err);
+        st = sim_cuda_pairs_current(b, err);
     }
     if (st == SIM_OK && cudaMemsetAsync(d_count, 0, sizeof *d_count, s) != cudaSuccess) {
         st = sim_fail(err, SIM_CUDA, "cannot clear the contact count");
     }
-    if (st == SIM_OK) {
+    if (st == SIM_OK && listed) { /* the lists as a step would sweep them */
+        st = sim_gpu_nlist_contacts(&b->bodies, &b->cull, &b->nlist, sim_cuda_body_order(b), d_out,
+                                    dcap, d_count, s, err);
+    } else if (st == SIM_OK) {
         st = sim_gpu_pair_contacts(&b->bodies, culled ? &b->cull : nullptr, base->config.tile,
                                    sim_cuda_body_order(b), d_out, dcap, d_count, &b->streams, err);
     }

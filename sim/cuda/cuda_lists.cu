@@ -6,9 +6,10 @@
  * device during a frame; the frame's one sync reads the counters, from which the stepper decides
  * the next frame's re-sort and the lists' growth.
  *
- * Several GPUs: each culls the tile rows of its rank (contacts) or builds the whole neighbour
- * list and lists only its own rows' tile triples (the cut-off: sim_gpu_tcull_share,
- * triplet_cull.h), so the sweeps, the lists' memory and their growth are shared. */
+ * Several GPUs: each culls the tile rows of its rank (contacts: the neighbour lists then hold the
+ * pairs of those rows, nlist.h) or builds the whole neighbour tile-pair list and lists only its own
+ * rows' tile triples (the cut-off: sim_gpu_tcull_share, triplet_cull.h), so the sweeps, the
+ * lists' memory and their growth are shared. */
 #include <string.h>
 
 #include "cuda/cuda_backend_impl.h"
@@ -108,11 +109,71 @@ sim_status sim_cuda_cull_prepare(cuda_backend *b, sim_error *err) {
 
 sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) {
     const sim_gpu_cull *c = &b->cull;
-    SIM_TRY(sim_gpu_cull_boxes(&b->bodies, c, b->streams.main, err));
-    SIM_TRY(sim_gpu_cull_top(c, &b->base.cull_plan, b->base.cull_levels, &b->streams, err));
-    if (b->base.cull_levels == 2) {
-        SIM_TRY(sim_gpu_cull_second(c, flags, b->streams.main, err));
+    const uint32_t *gate = nullptr;
+    if (sim_backend_listing(&b->base)) {
+        SIM_TRY(sim_gpu_nlist_boxes(&b->bodies, c, &b->nlist, flags, b->streams.main, err));
+        gate = &b->nlist.counts->rebuild;
+    } else {
+        SIM_TRY(sim_gpu_cull_boxes(&b->bodies, c, b->streams.main, err));
     }
+    SIM_TRY(sim_gpu_cull_top(c, &b->base.cull_plan, b->base.cull_levels, gate, &b->streams, err));
+    if (b->base.cull_levels == 2) {
+        SIM_TRY(sim_gpu_cull_second(c, flags, gate, b->streams.main, err));
+    }
+    return SIM_OK;
+}
+
+/* ---- neighbour lists ---- */
+
+void sim_cuda_nlist_free(cuda_backend *b) {
+    sim_gpu_nlist_free(&b->nlist);
+    (void)cudaFreeHost(b->h_ncounts);
+    b->h_ncounts = nullptr;
+    b->nlist_ready = 0;
+    b->nlist_cleared = 0;
+}
+
+sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err) {
+    const int half = sim_backend_nlist_kind(&b->base) == SIM_NLIST_HALF;
+    if (b->nlist_ready && b->nlist.half != half) {
+        sim_cuda_nlist_free(b);
+    }
+    if (!b->nlist_ready) {
+        const sim_backend_config *c = &b->base.config;
+        const uint32_t cap = c->nlist_capacity ? c->nlist_capacity : SIM_NLIST_INITIAL_CAP;
+        sim_status st =
+            sim_gpu_nlist_alloc(&b->nlist, b->base.n, cap, half, b->sm_count, b->streams.main, err);
+        if (st == SIM_OK &&
+            cudaMallocHost((void **)&b->h_ncounts, sizeof *b->h_ncounts) != cudaSuccess) {
+            (void)cudaGetLastError();
+            st = sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate pinned neighbour-list counters");
+        }
+        if (st != SIM_OK) {
+            sim_cuda_nlist_free(b);
+            return st;
+        }
+        b->nlist_ready = 1;
+        sim_step_request_rebuild(&b->base.stepper);
+    }
+    b->nlist.skin = (float)b->base.nlist_skin;
+    return SIM_OK;
+}
+
+sim_status sim_cuda_nlist_stale(cuda_backend *b, sim_error *err) {
+    SIM_CUDA_TRY(cudaMemsetAsync(&b->nlist.counts->rebuild, 1, sizeof(uint32_t), b->streams.main));
+    return SIM_OK;
+}
+
+sim_status sim_cuda_pairs_current(cuda_backend *b, sim_error *err) {
+    if (!sim_backend_listing(&b->base)) {
+        return sim_cuda_cull_phase(b, 0u, err);
+    }
+    SIM_TRY(sim_cuda_nlist_prepare(b, err));
+    cudaStream_t s = b->streams.main;
+    SIM_TRY(sim_gpu_nlist_check(&b->bodies, &b->nlist, s, err));
+    SIM_TRY(sim_cuda_cull_phase(b, 0u, err));
+    SIM_TRY(sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, 0u, s, err));
+    SIM_CUDA_TRY(cudaMemsetAsync(&b->nlist.counts->rebuild, 0, sizeof(uint32_t), s));
     return SIM_OK;
 }
 
@@ -174,6 +235,17 @@ sim_status sim_cuda_grow_list(sim_backend *base, sim_list list, uint64_t cap, in
     sim_gpu_tcull *t = &b->tcull;
     sim_error ignored; /* no memory for the larger list: kept at its size, the frame says so */
     *grown = 1;
+    if (b->nlist_ready && (list == SIM_LIST_NEIGHBOURS || list == SIM_LIST_TILE_PAIRS)) {
+        /* Their contents are lost (the lists', or the tile pairs the lists fall back to): the
+         * stepper has the next step rebuild them, and until then the device flag has anything
+         * that reads them (the hooks) rebuild first. */
+        SIM_TRY(sim_cuda_nlist_stale(b, err));
+    }
+    if (list == SIM_LIST_NEIGHBOURS) {
+        *grown =
+            b->nlist_ready && sim_gpu_nlist_realloc(&b->nlist, (uint32_t)cap, &ignored) == SIM_OK;
+        return SIM_OK;
+    }
     if (list == SIM_LIST_TILE_PAIRS || list == SIM_LIST_SUPER_PAIRS) {
         const int tiles = list == SIM_LIST_TILE_PAIRS;
         sim_tile2 **l = tiles ? &c->tile_list : &c->super_list;
@@ -204,6 +276,14 @@ static sim_list_count list_count(uint64_t count, uint64_t peak, uint64_t sorted,
     return x;
 }
 
+static uint64_t slots_sum(const unsigned long long *v) {
+    uint64_t sum = 0;
+    for (int k = 0; k < SIM_GPU_COUNT_SLOTS; ++k) {
+        sum += v[k];
+    }
+    return sum;
+}
+
 void sim_cuda_counts(const cuda_backend *b, const sim_step_shape *f, sim_step_counts *c) {
     memset(c, 0, sizeof *c);
     if (f->culled && b->cull_ready) {
@@ -214,6 +294,19 @@ void sim_cuda_counts(const cuda_backend *b, const sim_step_shape *f, sim_step_co
         c->list[SIM_LIST_SUPER_PAIRS] =
             list_count(h->supers, h->frame.supers_peak, 0u, g->super_cap, sim_t2_u64(g->n_supers));
         c->pair_fallback_steps = (int)h->frame.fallback_steps;
+        c->candidates = slots_sum(h->frame.tests);
+        c->contacts = slots_sum(h->frame.contacts);
+    }
+    if (f->listed && b->nlist_ready) {
+        const sim_gpu_nlist_counts *h = b->h_ncounts;
+        const sim_gpu_nlist *l = &b->nlist;
+        c->list[SIM_LIST_NEIGHBOURS] =
+            list_count(h->most, h->frame.peak, 0u, l->cap, l->n > 1 ? l->n - 1u : 1u);
+        c->nlist_rebuilds = (int)h->frame.rebuilds;
+        c->nlist_fallback_steps = (int)h->frame.fallback_steps;
+        c->nlist_bytes = sim_gpu_nlist_bytes(l);
+        c->candidates += slots_sum(h->frame.tests);
+        c->contacts += slots_sum(h->frame.contacts);
     }
     if (f->tculled && b->tcull_ready) {
         const sim_gpu_tcull_counts *h = b->h_tcounts;
@@ -237,8 +330,12 @@ sim_status sim_cuda_measure(sim_backend *base, const sim_step_shape *f, sim_step
     cuda_backend *b = sim_cuda_of(base);
     cudaStream_t s = b->streams.main;
     if (f->culled && b->cull_ready) {
-        SIM_TRY(sim_cuda_cull_phase(b, 0u, err));
+        SIM_TRY(sim_cuda_pairs_current(b, err));
         SIM_CUDA_TRY(cudaMemcpyAsync(b->h_counts, b->cull.counts, sizeof *b->h_counts,
+                                     cudaMemcpyDeviceToHost, s));
+    }
+    if (f->listed && b->nlist_ready) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_ncounts, b->nlist.counts, sizeof *b->h_ncounts,
                                      cudaMemcpyDeviceToHost, s));
     }
     if (f->tculled) {

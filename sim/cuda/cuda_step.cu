@@ -9,8 +9,11 @@
  * persistent grid), never sliced; a list that overflowed makes its sweep cover everything
  * (exact), and the stepper grows it after the frame.
  *
- * Launches per step: the same kernels as ever, one event per phase that runs (3 to 8), nothing
- * else; per frame: three memsets (flag, the two counters' frame parts), three copies and a sync. */
+ * Launches per step: the same kernels as ever, one event per phase that runs (3 to 9), nothing
+ * else; per frame: up to four memsets (flag, the three counters' frame parts), four copies and a
+ * sync. With neighbour lists (nlist_kernels.h) the drift checks the displacements, the culling and
+ * the build return at once on the device unless the lists are rebuilt, and the contacts sweep
+ * the lists (the forces cleared by the drift: no memset). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +36,11 @@ static_assert((unsigned)SIM_STEP_RECORD == (unsigned)SIM_GPU_CULL_RECORD &&
                   (unsigned)SIM_STEP_SORTED == (unsigned)SIM_GPU_CULL_SORTED,
               "the stepper's flags are passed to the culling kernels as they are");
 
+static_assert((unsigned)SIM_STEP_REBUILD == (unsigned)SIM_GPU_NLIST_REBUILD,
+              "the stepper's forced rebuild is passed to the list kernels as it is");
+
 unsigned gpu_flags(unsigned flags) {
-    return flags & (SIM_STEP_RECORD | SIM_STEP_SORTED);
+    return flags & (SIM_STEP_RECORD | SIM_STEP_SORTED | SIM_STEP_REBUILD);
 }
 
 sim_status ensure_events(cuda_backend *b, int count, sim_error *err) {
@@ -67,6 +73,10 @@ sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int mark
     if (f->tculled) {
         SIM_TRY(sim_cuda_tcull_prepare(b, err));
     }
+    if (f->listed) {
+        SIM_TRY(sim_cuda_nlist_prepare(b, err));
+        SIM_CUDA_TRY(cudaMemsetAsync(&b->nlist.counts->frame, 0, sizeof b->nlist.counts->frame, s));
+    }
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_flag, 0xff, sizeof *b->d_flag, s));
     if (f->culled) {
         SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->frame, 0, sizeof b->cull.counts->frame, s));
@@ -98,8 +108,14 @@ sim_status cuda_elapsed(sim_backend *base, int from, int to, double *ms, sim_err
 
 /* ---- the phases ---- */
 
+/* With neighbour lists: each body's displacement since their build checked too, and the forces
+ * cleared for the contacts sweep. */
 sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
+    if (sim_backend_listing(base) && b->nlist_ready) {
+        b->nlist_cleared = 1;
+        return sim_gpu_nlist_drift(&b->bodies, &b->nlist, b->dt, b->streams.main, err);
+    }
     return sim_gpu_verlet_first(&b->bodies, b->dt, b->streams.main, err);
 }
 
@@ -111,6 +127,14 @@ sim_status cuda_sort(sim_backend *base, sim_error *err) {
 
 sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
     return sim_cuda_cull_phase(sim_cuda_of(base), gpu_flags(flags), err);
+}
+
+/* The lists from the tile list the cull phase left (the kernel returns at once unless they are
+ * rebuilt this step). */
+sim_status cuda_neighbours(sim_backend *base, unsigned flags, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    return sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, gpu_flags(flags), b->streams.main,
+                               err);
 }
 
 /* The blocks of a plan a launch covers: [begin, end) alone (a slice, or all of them); a rank of
@@ -140,6 +164,15 @@ sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t e
                    : sim_gpu_pair_forces_full(bd, &b->ph, tile, base->rank.rank, base->rank.world,
                                               s, err);
     }
+    if (w ==
+        SIM_SWEEP_PAIR_NLIST) { /* the drift cleared the forces (not so for the forces alone) */
+        if (!b->nlist_cleared) {
+            SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
+        }
+        b->nlist_cleared = 0;
+        return sim_gpu_nlist_forces(bd, &b->ph, &b->cull, &b->nlist, gpu_flags(flags),
+                                    base->config.count_contacts, s, err);
+    }
     if ((flags & SIM_SLICE_FIRST) && (w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST)) {
         SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
     }
@@ -148,7 +181,8 @@ sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t e
         plan_share(b, &base->pair_plan, begin, end, &share);
         return sim_gpu_pair_forces(bd, &b->ph, &base->pair_plan, &share, tile, &b->streams, err);
     case SIM_SWEEP_PAIR_LIST:
-        return sim_gpu_pair_forces_list(bd, &b->ph, &b->cull, gpu_flags(flags), s, err);
+        return sim_gpu_pair_forces_list(bd, &b->ph, &b->cull, gpu_flags(flags),
+                                        base->config.count_contacts, s, err);
     case SIM_SWEEP_TRIPLET_PLAN:
         plan_share(b, &base->triplet_plan, begin, end, &share);
         return sim_gpu_triplet_forces(bd, &b->ph, &base->triplet_plan, &share, &b->streams, err);
@@ -199,6 +233,10 @@ sim_status cuda_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_c
     }
     if (f->tculled) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->h_tcounts, b->tcull.counts, sizeof *b->h_tcounts,
+                                     cudaMemcpyDeviceToHost, s));
+    }
+    if (f->listed) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_ncounts, b->nlist.counts, sizeof *b->h_ncounts,
                                      cudaMemcpyDeviceToHost, s));
     }
     SIM_CUDA_TRY(cudaStreamSynchronize(s));
@@ -290,6 +328,9 @@ sim_status cuda_restore(sim_backend *base, sim_error *err) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->cull.counts, b->save_counts, sizeof *b->save_counts,
                                      cudaMemcpyDeviceToDevice, s));
     }
+    if (b->nlist_ready) { /* the tile list's count is the saved one, its contents maybe not */
+        SIM_TRY(sim_cuda_nlist_stale(b, err));
+    }
     return SIM_OK;
 }
 
@@ -301,7 +342,8 @@ uint64_t cuda_list_blocks(const sim_backend *base, sim_sweep w) {
 
 double cuda_guess_rate(const sim_backend *base, sim_sweep w) {
     const cuda_backend *b = sim_cuda_of(base);
-    const int pairs = w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST;
+    const int pairs =
+        w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST;
     return (pairs ? kGuessPairChecksPerMsPerSm : kGuessTriplesPerMsPerSm) *
            (double)(b->sm_count > 0 ? b->sm_count : 1);
 }
@@ -314,10 +356,11 @@ int cuda_culls_triplets(const sim_backend *base) {
 
 /* In sim_step_ops' order (no designated initializers before C++20). */
 const sim_step_ops sim_cuda_step_ops = {
-    cuda_begin_frame, cuda_mark,          cuda_wait_mark,   cuda_elapsed,      cuda_verlet_first,
-    cuda_sort,        cuda_cull,          cuda_sweep,       cuda_triplet_cull, cuda_reduce,
-    cuda_body_forces, cuda_verlet_second, cuda_end_frame,   sim_cuda_measure,  sim_cuda_grow_list,
-    cuda_save,        cuda_restore,       cuda_list_blocks, cuda_guess_rate,   cuda_culls_triplets,
+    cuda_begin_frame,    cuda_mark,        cuda_wait_mark,     cuda_elapsed,     cuda_verlet_first,
+    cuda_sort,           cuda_cull,        cuda_neighbours,    cuda_sweep,       cuda_triplet_cull,
+    cuda_reduce,         cuda_body_forces, cuda_verlet_second, cuda_end_frame,   sim_cuda_measure,
+    sim_cuda_grow_list,  cuda_save,        cuda_restore,       cuda_list_blocks, cuda_guess_rate,
+    cuda_culls_triplets,
 };
 
 void sim_cuda_events_free(cuda_backend *b) {

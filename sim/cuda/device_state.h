@@ -25,9 +25,16 @@ typedef struct {
  * host reads once per frame. The box kernel zeroes `supers` and `tiles` at each step; every pass
  * counts all its survivors, also those past the list's capacity, so a consumer that finds
  * count > capacity knows the list is incomplete and sweeps the whole simplex instead. */
+/* Counters the kernels of a step sum into several slots (by warp or block) so that their
+ * atomics do not all meet at one address; the host adds the slots. */
+#define SIM_GPU_COUNT_SLOTS 16
+
 typedef struct {
     uint32_t supers_peak, tiles_peak; /* max over the frame */
     uint32_t fallback_steps;          /* steps whose sweep covered a whole simplex */
+    uint32_t pad;
+    /* the recorded contact sweeps' pair tests and touching pairs (config.count_contacts) */
+    unsigned long long tests[SIM_GPU_COUNT_SLOTS], contacts[SIM_GPU_COUNT_SLOTS];
 } sim_gpu_cull_frame;
 
 typedef struct {

@@ -51,6 +51,24 @@ static __device__ __forceinline__ void sim_atomic_add3(sim_vec4f *dst, float x, 
 #endif
 }
 
+/* The sum and the maximum of v over the warp, in every lane (all 32 lanes must call them). */
+static __device__ __forceinline__ uint32_t sim_warp_sum_u32(uint32_t v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        v += __shfl_xor_sync(SIM_FULL_MASK, v, o);
+    }
+    return v;
+}
+
+static __device__ __forceinline__ uint32_t sim_warp_max_u32(uint32_t v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const uint32_t w = __shfl_xor_sync(SIM_FULL_MASK, v, o);
+        v = w > v ? w : v;
+    }
+    return v;
+}
+
 /* Sums v over the block (all THREADS threads must call it) and adds the sum to *dst with one
  * double atomic. Used only by the energy passes, which are not timed. */
 template <int THREADS>

@@ -81,12 +81,13 @@ struct pair_sink {
  * Cost per pair: ~10.5 instructions when not touching (see sweep_tile); a contact adds ~60
  * (sim_contact_force_f: 1 sqrt, 1 div) + 2 x 16 B velocity loads (L1) + 3 shared atomics.
  * Bytes per block from L2: 2 * 16 * TILE (positions of tiles I and J). kEnergy adds the pair
- * potentials to e (the caller sums e over the block). */
+ * potentials to e (the caller sums e over the block). touches (the culled sweep's; NULL for the
+ * map-placed one, whose code it leaves as it was) counts the thread's touching pairs. */
 template <int TILE, int MODE>
 static __device__ __forceinline__ void
 pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
            uint32_t n, const sim_physics_f &ph, const pair_sink &sink, double &e, sim_vec4f *sh_pos,
-           float *sh_fx, float *sh_fy, float *sh_fz) {
+           float *sh_fx, float *sh_fy, float *sh_fz, uint32_t *touches) {
     const int t = (int)threadIdx.x;
     const uint32_t i = tile.i * TILE + (uint32_t)t;
     const uint32_t j0 = tile.j * TILE;
@@ -118,6 +119,9 @@ pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *_
             return;
         }
         touched = 1;
+        if (touches != nullptr) {
+            ++*touches;
+        }
         const sim_vec4f vi = sim_ld4(vel + i);
         const sim_vec4f vj = sim_ld4(vel + j0 + jl);
         float eij = 0.0f;
@@ -181,7 +185,7 @@ __global__ void __launch_bounds__(TILE)
     __shared__ sim_vec4f sh_pos[TILE];
     __shared__ float sh_fx[TILE], sh_fy[TILE], sh_fz[TILE];
     double e = 0.0;
-    pair_block<TILE, MODE>(tile, pos, vel, n, ph, sink, e, sh_pos, sh_fx, sh_fy, sh_fz);
+    pair_block<TILE, MODE>(tile, pos, vel, n, ph, sink, e, sh_pos, sh_fx, sh_fy, sh_fz, nullptr);
     if constexpr (MODE == kEnergy) {
         sim_block_sum_add<TILE>(e, sink.energy);
     }
@@ -197,7 +201,9 @@ __global__ void __launch_bounds__(TILE)
  * fallback step. The item count is uniform per block (barriers).
  * Cost per item: one pair_block (no block launch, no map). kEnergy sums the block's potential
  * over all its items, then one double atomic. RECORD: block 0 notes the count into the frame's
- * peak and the fallback, and after a sort the count the regrow test compares against. */
+ * peak and the fallback, and after a sort the count the regrow test compares against; with
+ * count_on it adds the pair tests (items x TILE^2), and each warp its touching pairs (a sum by
+ * shuffles, one atomic into a counter slot), to the frame's. */
 /* Threads and blocks one SM holds on the architecture being compiled (properties of its
  * compute capability: 2048 threads on 8.0, 9.0 and 10.0, 1536 on 8.6, 8.9 and 12.x; 16
  * blocks on 8.6 and 8.7, 24 on 8.9, 32 elsewhere). ptxas rejects a minimum block count above
@@ -229,7 +235,7 @@ __global__ void __launch_bounds__(TILE, list_min_blocks(TILE))
     pair_list_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
                      uint32_t n, uint32_t row0, uint32_t row1, const sim_tile2 *__restrict__ list,
                      uint32_t cap, sim_gpu_cull_counts *__restrict__ counts, unsigned flags,
-                     sim_physics_f ph, pair_sink sink) {
+                     sim_physics_f ph, pair_sink sink, int count_on) {
     const uint32_t found = counts->tiles;
     const bool overflow = found > cap;
     const uint32_t first = sim_map_t2(row0);
@@ -242,16 +248,30 @@ __global__ void __launch_bounds__(TILE, list_min_blocks(TILE))
         if (flags & SIM_GPU_CULL_SORTED) {
             counts->tiles_sorted = found;
         }
+        if (count_on) {
+            atomicAdd(&counts->frame.tests[0], (unsigned long long)items * TILE * TILE);
+        }
     }
     __shared__ sim_vec4f sh_pos[TILE];
     __shared__ float sh_fx[TILE], sh_fy[TILE], sh_fz[TILE];
     double e = 0.0;
+    uint32_t touches = 0;
+    const bool counted = count_on && (flags & SIM_GPU_CULL_RECORD);
     for (uint32_t k = blockIdx.x; k < items; k += gridDim.x) {
         const sim_tile2 tile = overflow ? sim_cull_simplex_pair(first + k) : list[k];
-        pair_block<TILE, MODE>(tile, pos, vel, n, ph, sink, e, sh_pos, sh_fx, sh_fy, sh_fz);
+        pair_block<TILE, MODE>(tile, pos, vel, n, ph, sink, e, sh_pos, sh_fx, sh_fy, sh_fz,
+                               counted ? &touches : nullptr);
     }
     if constexpr (MODE == kEnergy) {
         sim_block_sum_add<TILE>(e, sink.energy);
+    }
+    if (counted) {
+        const uint32_t sum = sim_warp_sum_u32(touches);
+        const uint32_t slot =
+            (blockIdx.x * (TILE / 32) + threadIdx.x / 32) % (uint32_t)SIM_GPU_COUNT_SLOTS;
+        if ((threadIdx.x & 31u) == 0u && sum != 0u) {
+            atomicAdd(&counts->frame.contacts[slot], (unsigned long long)sum);
+        }
     }
 }
 
@@ -343,10 +363,11 @@ sim_status launch_full(const sim_gpu_bodies *b, const sim_physics_f *ph, uint64_
 
 template <int TILE, int MODE>
 sim_status launch_list(const sim_gpu_bodies *b, const sim_physics_f *ph, const sim_gpu_cull *c,
-                       unsigned flags, const pair_sink &sink, cudaStream_t s, sim_error *err) {
-    pair_list_kernel<TILE, MODE><<<c->list_grid, TILE, 0, s>>>(b->pos, b->vel, b->n, c->row0,
-                                                               c->row1, c->tile_list, c->tile_cap,
-                                                               c->counts, flags, *ph, sink);
+                       unsigned flags, const pair_sink &sink, cudaStream_t s, sim_error *err,
+                       int count_on = 0) {
+    pair_list_kernel<TILE, MODE>
+        <<<c->list_grid, TILE, 0, s>>>(b->pos, b->vel, b->n, c->row0, c->row1, c->tile_list,
+                                       c->tile_cap, c->counts, flags, *ph, sink, count_on);
     SIM_CUDA_CHECK_LAUNCH("pair_list_kernel");
     return SIM_OK;
 }
@@ -445,14 +466,14 @@ sim_status sim_gpu_pair_list_grid(uint32_t tile, int sm_count, int *grid, sim_er
 }
 
 sim_status sim_gpu_pair_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                    const sim_gpu_cull *c, unsigned flags, cudaStream_t stream,
-                                    sim_error *err) {
+                                    const sim_gpu_cull *c, unsigned flags, int count_contacts,
+                                    cudaStream_t stream, sim_error *err) {
     pair_sink sink = {};
     sink.force = b->force;
     switch (c->tile) {
 #define SIM_TILE_CASE(t)                                                                           \
     case t:                                                                                        \
-        return launch_list<t, kForce>(b, ph, c, flags, sink, stream, err);
+        return launch_list<t, kForce>(b, ph, c, flags, sink, stream, err, count_contacts);
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:

@@ -43,10 +43,11 @@ sim_status sim_gpu_pair_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
 sim_status sim_gpu_pair_list_grid(uint32_t tile, int sm_count, int *grid, sim_error *err);
 
 /* Adds the contact force of every touching pair to b->force (which the caller zeroes), one
- * block-sized sweep per listed tile pair; c->tile is the tile size. flags: SIM_GPU_CULL_*. */
+ * block-sized sweep per listed tile pair; c->tile is the tile size. flags: SIM_GPU_CULL_*;
+ * count_contacts: a recorded sweep adds its pair tests and touching pairs to the frame's. */
 sim_status sim_gpu_pair_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                    const sim_gpu_cull *c, unsigned flags, cudaStream_t stream,
-                                    sim_error *err);
+                                    const sim_gpu_cull *c, unsigned flags, int count_contacts,
+                                    cudaStream_t stream, sim_error *err);
 
 /* Adds the contact potential over the listed tile pairs to *d_energy (not timed). */
 sim_status sim_gpu_pair_energy_list(const sim_gpu_bodies *b, const sim_physics_f *ph,

@@ -5,6 +5,7 @@
  * thread. Single-threaded: the passes cost O(T2(groups) * 256 + survivors * 256) box tests,
  * far below the pair sweep they prune. */
 #include "cull/cpu_cull.h"
+#include "nlist/nlist.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -114,8 +115,9 @@ static int box_overlap(const sim_cull_boxd *a, const sim_cull_boxd *b) {
 }
 
 /* Tile boxes over the sorted copies (fmin/fmax skip NaN, like the kernel's fminf/fmaxf), and
- * super-tile boxes as unions of the inflated tile boxes. */
-static void make_boxes(sim_cpu_cull *c, uint32_t tiles, uint32_t supers) {
+ * super-tile boxes as unions of the inflated tile boxes. pad > 0 (neighbour lists: half the
+ * skin) widens every body's interval to its list half-width (sim_nlist_width_d). */
+static void make_boxes(sim_cpu_cull *c, uint32_t tiles, uint32_t supers, double pad) {
     for (uint32_t t = 0; t < tiles; ++t) {
         sim_cull_boxd b;
         box_empty(&b);
@@ -123,9 +125,10 @@ static void make_boxes(sim_cpu_cull *c, uint32_t tiles, uint32_t supers) {
         for (uint32_t s = lo; s < hi; ++s) {
             const sim_vec4d p = c->pos[s];
             const double x[3] = {p.x, p.y, p.z};
+            const double w = pad > 0.0 ? sim_nlist_width_d(p.w, pad) : p.w;
             for (int a = 0; a < 3; ++a) {
-                b.lo[a] = fmin(b.lo[a], x[a] - p.w);
-                b.hi[a] = fmax(b.hi[a], x[a] + p.w);
+                b.lo[a] = fmin(b.lo[a], x[a] - w);
+                b.hi[a] = fmax(b.hi[a], x[a] + w);
             }
         }
         box_inflate(&b);
@@ -195,14 +198,22 @@ static sim_status cull_block(sim_tile2 group, uint32_t count, const sim_cull_box
     return SIM_OK;
 }
 
-sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_vec4d *pos,
-                              const sim_vec4d *vel, sim_error *err) {
+void sim_cpu_cull_gather(sim_cpu_cull *c, const sim_vec4d *pos, const sim_vec4d *vel) {
     for (uint32_t s = 0; s < c->n; ++s) {
         c->pos[s] = pos[c->order[s]];
         c->vel[s] = vel[c->order[s]];
     }
+}
+
+sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_vec4d *pos,
+                              const sim_vec4d *vel, sim_error *err) {
+    sim_cpu_cull_gather(c, pos, vel);
+    return sim_cpu_cull_passes(c, b, 0.0, err);
+}
+
+sim_status sim_cpu_cull_passes(sim_cpu_cull *c, const sim_backend *b, double pad, sim_error *err) {
     const int two = b->cull_levels == 2;
-    make_boxes(c, b->tiles, two ? b->super_tiles : 0u);
+    make_boxes(c, b->tiles, two ? b->super_tiles : 0u, pad);
     sim_pair_list *top = two ? &c->super_pairs : &c->tiles;
     c->tiles.count = 0;
     c->super_pairs.count = 0;

@@ -61,5 +61,10 @@ void sim_cpu_cull_sort(sim_cpu_cull *c, const sim_vec4d *pos, double box_half);
  * c->tiles holds every tile pair (slot tiles, I >= J) whose boxes overlap. */
 sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_vec4d *pos,
                               const sim_vec4d *vel, sim_error *err);
+/* Its two halves: the sorted copies of pos and vel; the boxes of the copies (each body's interval
+ * widened by pad, the neighbour lists' half skin: sim/nlist/nlist.h; 0: the radius alone) and the
+ * culling passes. */
+void sim_cpu_cull_gather(sim_cpu_cull *c, const sim_vec4d *pos, const sim_vec4d *vel);
+sim_status sim_cpu_cull_passes(sim_cpu_cull *c, const sim_backend *b, double pad, sim_error *err);
 
 #endif /* SIM_CPU_CULL_H */

@@ -139,12 +139,16 @@ static __device__ __forceinline__ bool test_pair(sim_tile2 group, uint32_t count
  * the simplex (J <= I < count), its row I in [row0, row1) (all rows alone; a rank's rows of a
  * multi-GPU step) and the two boxes overlap; survivors appended with one atomic per warp. Cost
  * per thread: the map + 4 LDG.128 (L1: a block reads 32 distinct boxes) + 6 FSETP; per block 8
- * votes and at most 8 atomics. */
+ * votes and at most 8 atomics. gate (neighbour lists: their rebuild flag; NULL: always): every
+ * block returns at once while it is 0. */
 template <sim_pair_map MAP>
 __global__ void __launch_bounds__(kCullThreads)
     cull_map_kernel(const sim_cull_box *__restrict__ boxes, uint32_t count, uint32_t row0,
                     uint32_t row1, sim_map_launch launch, sim_tile2 *__restrict__ out, uint32_t cap,
-                    uint32_t *__restrict__ out_count) {
+                    uint32_t *__restrict__ out_count, const uint32_t *__restrict__ gate) {
+    if (gate != nullptr && *gate == 0u) {
+        return;
+    }
     sim_tile2 group;
     if (!sim_pair_map_block(MAP, &launch, blockIdx.x, blockIdx.y, blockIdx.z, &group)) {
         return;
@@ -163,12 +167,17 @@ __global__ void __launch_bounds__(kCullThreads)
  * order. Per item as cull_map_kernel, with the item's super pair as the group and count = tiles,
  * keeping the tile rows [row0, row1).
  * The item count is uniform per block, so every thread runs the same iterations (the vote needs
- * whole warps). Cost per item: as one cull_map_kernel block, without a block launch. */
+ * whole warps). Cost per item: as one cull_map_kernel block, without a block launch. gate: as
+ * cull_map_kernel's. */
 __global__ void __launch_bounds__(kCullThreads)
     cull_second_kernel(const sim_cull_box *__restrict__ boxes, uint32_t n_tiles, uint32_t n_supers,
                        uint32_t row0, uint32_t row1, const sim_tile2 *__restrict__ super_list,
                        uint32_t super_cap, sim_gpu_cull_counts *__restrict__ counts,
-                       sim_tile2 *__restrict__ out, uint32_t cap, unsigned flags) {
+                       sim_tile2 *__restrict__ out, uint32_t cap, unsigned flags,
+                       const uint32_t *__restrict__ gate) {
+    if (gate != nullptr && *gate == 0u) {
+        return;
+    }
     const uint32_t found = counts->supers;
     const bool overflow = found > super_cap;
     const uint32_t items = overflow ? sim_map_t2(n_supers) : found;
@@ -257,7 +266,7 @@ sim_status sim_gpu_cull_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c, cu
 }
 
 sim_status sim_gpu_cull_top(const sim_gpu_cull *c, const sim_map_plan *plan, int levels,
-                            const sim_gpu_streams *st, sim_error *err) {
+                            const uint32_t *gate, const sim_gpu_streams *st, sim_error *err) {
     const sim_pair_map map = (sim_pair_map)plan->map;
     const bool two = levels == 2;
     const sim_cull_box *boxes = two ? c->supers : c->boxes;
@@ -274,7 +283,7 @@ sim_status sim_gpu_cull_top(const sim_gpu_cull *c, const sim_map_plan *plan, int
 #define SIM_PAIR_CASE(id, name, label, paper)                                                      \
     case SIM_PAIR_MAP_##id:                                                                        \
         cull_map_kernel<SIM_PAIR_MAP_##id>                                                         \
-            <<<grid, block, 0, s>>>(boxes, count, row0, row1, *l, out, cap, out_count);            \
+            <<<grid, block, 0, s>>>(boxes, count, row0, row1, *l, out, cap, out_count, gate);      \
         break;
             SIM_PAIR_MAP_LIST(SIM_PAIR_CASE)
 #undef SIM_PAIR_CASE
@@ -287,12 +296,12 @@ sim_status sim_gpu_cull_top(const sim_gpu_cull *c, const sim_map_plan *plan, int
     return sim_gpu_run_plan(plan, st, one, err);
 }
 
-sim_status sim_gpu_cull_second(const sim_gpu_cull *c, unsigned flags, cudaStream_t s,
-                               sim_error *err) {
+sim_status sim_gpu_cull_second(const sim_gpu_cull *c, unsigned flags, const uint32_t *gate,
+                               cudaStream_t s, sim_error *err) {
     const dim3 block(kGroup, kGroup);
-    cull_second_kernel<<<c->super_grid, block, 0, s>>>(c->boxes, c->n_tiles, c->n_supers, c->row0,
-                                                       c->row1, c->super_list, c->super_cap,
-                                                       c->counts, c->tile_list, c->tile_cap, flags);
+    cull_second_kernel<<<c->super_grid, block, 0, s>>>(
+        c->boxes, c->n_tiles, c->n_supers, c->row0, c->row1, c->super_list, c->super_cap, c->counts,
+        c->tile_list, c->tile_cap, flags, gate);
     SIM_CUDA_CHECK_LAUNCH("cull_second_kernel");
     return SIM_OK;
 }

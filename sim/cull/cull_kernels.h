@@ -37,13 +37,15 @@ sim_status sim_gpu_cull_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c, cu
 
 /* The map-placed pass: every block of `plan` (over groups of 16 items per side) tests its
  * 16 x 16 item pairs, one per thread; survivors go to the tile list (levels 1: items are tiles)
- * or the super-pair list (levels 2). Multi-launch plans run concurrently on the side streams. */
+ * or the super-pair list (levels 2). Multi-launch plans run concurrently on the side streams.
+ * gate (a device flag; NULL: none): the blocks return at once while it is 0 (neighbour lists:
+ * the passes run only when the lists are rebuilt, nlist_kernels.h). */
 sim_status sim_gpu_cull_top(const sim_gpu_cull *c, const sim_map_plan *plan, int levels,
-                            const sim_gpu_streams *st, sim_error *err);
+                            const uint32_t *gate, const sim_gpu_streams *st, sim_error *err);
 
 /* Levels 2: the tile pairs inside each surviving super pair (a persistent grid over the list,
  * or over every super pair when the list overflowed), into the tile list. flags: SIM_GPU_CULL_*. */
-sim_status sim_gpu_cull_second(const sim_gpu_cull *c, unsigned flags, cudaStream_t s,
-                               sim_error *err);
+sim_status sim_gpu_cull_second(const sim_gpu_cull *c, unsigned flags, const uint32_t *gate,
+                               cudaStream_t s, sim_error *err);
 
 #endif /* SIM_CULL_KERNELS_H */

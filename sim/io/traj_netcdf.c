@@ -100,7 +100,7 @@ static int put_params(int ncid, const sim_params *p) {
         const double g[3] = {p->gravity.x, p->gravity.y, p->gravity.z};
         if (k == SIM_PARAM_GRAVITY) {
             rc = nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 3, g);
-        } else if (k == SIM_PARAM_TANGENTIAL_DAMPING && !p->tangential_damping.set) {
+        } else if (sim_param_is_auto(p, (sim_param_id)k)) {
             rc = put_text_att(ncid, NC_GLOBAL, name, "auto");
         } else {
             const double v = traj_param_scalar(p, (sim_param_id)k);
@@ -256,8 +256,8 @@ fail:
     roll_back(w, nc);
     return sim_fail(err, SIM_IO,
                     "cannot write trajectory '%s' (frame %zu, %s): %s; it keeps its %zu complete "
-                    "frames",
-                    w->path, k, what, nc_why(rc), k);
+                    "frame%s",
+                    w->path, k, what, nc_why(rc), k, k == 1 ? "" : "s");
 }
 
 static sim_status nc_close_writer(sim_traj_writer *w, sim_error *err) {

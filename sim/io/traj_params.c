@@ -35,6 +35,8 @@ double traj_param_scalar(const sim_params *p, sim_param_id id) {
         return p->stiffness_ratio > 0.0 ? p->stiffness_ratio : SIM_DEFAULT_STIFFNESS_RATIO;
     case SIM_PARAM_TANGENTIAL_DAMPING: /* meaningful when set (else "auto": traj_params_text) */
         return p->tangential_damping.value;
+    case SIM_PARAM_SKIN: /* the same */
+        return p->skin.value;
     default:
         SIM_ASSERT(!"a parameter traj_params.c does not know: add it to traj_param_scalar");
         return 0.0;
@@ -66,7 +68,7 @@ size_t traj_params_text(char *out, size_t cap, const sim_params *p, const char *
             } else {
                 APPEND("%s%s%s=%s,%s,%s", len ? " " : "", prefix, key, a, b, c);
             }
-        } else if (id == SIM_PARAM_TANGENTIAL_DAMPING && !p->tangential_damping.set) {
+        } else if (sim_param_is_auto(p, (sim_param_id)id)) {
             APPEND("%s%s%s=auto", len ? " " : "", prefix, key);
         } else {
             APPEND("%s%s%s=%s", len ? " " : "", prefix, key,

@@ -282,9 +282,9 @@ sim_status traj_text_frame(sim_traj_writer *w, const char *header, size_t len,
         roll_back(s);
         return sim_fail(err, SIM_IO,
                         "cannot write trajectory '%s' (frame %llu): %s; it keeps its %llu complete "
-                        "frames",
+                        "frame%s",
                         w->path, (unsigned long long)w->frames, strerror(e),
-                        (unsigned long long)w->frames);
+                        (unsigned long long)w->frames, w->frames == 1 ? "" : "s");
     }
     s->good_size += size;
     w->frames++;

@@ -14,8 +14,9 @@
  *
  * A frame's timing is rank 0's, except: the work phases and the step are the slowest local
  * rank's (the step waits for it at the all-reduce), comm_ms the quickest rank's all-reduce (the
- * rank that arrives last waits least: the transfer itself), and the culled lists' lengths summed
- * (each rank holds its rows). */
+ * rank that arrives last waits least: the transfer itself), and the culled lists' lengths, their
+ * tests, touching pairs and neighbour lists' memory summed (each rank holds its rows); of the
+ * neighbour lists' rebuilds, fallbacks and peak the most of one rank. */
 #define _POSIX_C_SOURCE 200809L
 #include "step/backend_impl.h"
 
@@ -284,12 +285,20 @@ static sim_status multi_run_frame(sim_backend *base, sim_frame_timing *t, sim_er
         MULTI_MAX(cull_fallback_steps);
         MULTI_MAX(cull_capped);
         MULTI_MAX(triplet_cull_ms);
+        MULTI_MAX(nlist_ms);
+        MULTI_MAX(nlist_rebuilds);
+        MULTI_MAX(nlist_fallback_steps);
+        MULTI_MAX(nlist_capped);
+        MULTI_MAX(nlist_peak);
 #undef MULTI_MAX
         t->comm_ms = r->comm_ms < t->comm_ms ? r->comm_ms : t->comm_ms;
         if (t->culled) {
             t->tile_pairs += r->tile_pairs;
             t->pair_blocks += r->pair_blocks;
             t->super_pairs += r->super_pairs;
+            t->candidate_tests += r->candidate_tests; /* each rank tests and finds its pairs */
+            t->contacts += r->contacts;
+            t->nlist_bytes += r->nlist_bytes;
         }
         if (t->triplet_culled) { /* the ranks' rows; the neighbour pairs are every rank's */
             t->tile_triples += r->tile_triples;

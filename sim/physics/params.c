@@ -90,6 +90,8 @@ static int in_range(sim_param_id id, double v) {
         return v >= 0.0 && v <= 10.0;
     case SIM_PARAM_STIFFNESS_RATIO:
         return v > 0.0 && v <= 10.0;
+    case SIM_PARAM_SKIN:
+        return v >= 0.0 && v <= 1e9;
     default:
         return 0;
     }
@@ -130,6 +132,18 @@ static int parse_vec3(const char *text, double g[3]) {
     return 1;
 }
 
+/* The parameters that may be left to a default ("auto"): their field, else NULL. */
+static sim_optional_value *optional(sim_params *p, sim_param_id id) {
+    return id == SIM_PARAM_TANGENTIAL_DAMPING ? &p->tangential_damping
+           : id == SIM_PARAM_SKIN             ? &p->skin
+                                              : NULL;
+}
+
+int sim_param_is_auto(const sim_params *p, sim_param_id id) {
+    const sim_optional_value *opt = optional((sim_params *)p, id);
+    return opt != NULL && !opt->set;
+}
+
 static void put(sim_params *p, sim_param_id id, double v) {
     switch (id) {
     case SIM_PARAM_DT:
@@ -166,6 +180,10 @@ static void put(sim_params *p, sim_param_id id, double v) {
         p->tangential_damping.value = v;
         p->tangential_damping.set = 1;
         break;
+    case SIM_PARAM_SKIN:
+        p->skin.value = v;
+        p->skin.set = 1;
+        break;
     default:
         SIM_ASSERT(!"not a scalar parameter");
     }
@@ -181,9 +199,10 @@ sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_e
         p->gravity = (sim_vec3d){g[0], g[1], g[2]};
         return SIM_OK;
     }
-    if (id == SIM_PARAM_TANGENTIAL_DAMPING && strcmp(text, "auto") == 0) {
-        p->tangential_damping.value = 0.0;
-        p->tangential_damping.set = 0;
+    sim_optional_value *opt = optional(p, id);
+    if (opt != NULL && strcmp(text, "auto") == 0) {
+        opt->value = 0.0;
+        opt->set = 0;
         return SIM_OK;
     }
     double v = 0.0;
@@ -223,6 +242,7 @@ sim_status sim_params_check(const sim_params *p, sim_error *err) {
         /* 0 is the zero-initialised field (the default ratio); a text "0" is refused. */
         [SIM_PARAM_STIFFNESS_RATIO] = p->stiffness_ratio == 0.0 ? 1.0 : p->stiffness_ratio,
         [SIM_PARAM_TANGENTIAL_DAMPING] = p->tangential_damping.value,
+        [SIM_PARAM_SKIN] = p->skin.value,
     };
     for (int id = 0; id < SIM_PARAM_COUNT; ++id) {
         if (id == SIM_PARAM_GRAVITY) {
@@ -245,6 +265,9 @@ sim_status sim_params_check(const sim_params *p, sim_error *err) {
     if (p->tangential_damping.set != 0 && p->tangential_damping.set != 1) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "tangential_damping.set = %d must be 0 or 1",
                         p->tangential_damping.set);
+    }
+    if (p->skin.set != 0 && p->skin.set != 1) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "skin.set = %d must be 0 or 1", p->skin.set);
     }
     return SIM_OK;
 }

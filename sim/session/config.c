@@ -81,6 +81,12 @@ sim_status sim_session_resolve_launch(sim_session_config *c, sim_error *err) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "%s", env_err.message);
     }
     if (c->world == 0) {
+        if (!found && c->rank_given) { /* name the flag that was given */
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "%s: give --world W too, the processes in the run (or start it with "
+                            "mpirun or srun)",
+                            "--rank");
+        }
         if (!found) {
             return sim_fail(err, SIM_BAD_ARGUMENT,
                             "%s: cannot tell this process's rank: give --rank R --world W, or "

@@ -149,7 +149,7 @@ static void coincident_notice(sim_session *s, const char *scene, const sim_state
                  "%s: warning: %llu pair%s of spheres share a centre (first: bodies %u and %u), "
                  "and such a pair feels no contact force",
                  scene, (unsigned long long)pairs, pairs == 1 ? "" : "s", i + 1, j + 1);
-        sim_session_notice(s, text);
+        sim_session_warning(s, text);
     }
 }
 
@@ -160,14 +160,14 @@ static void scene_file_notices(sim_session *s, const char *scene, const char *wa
     for (const char *w = warnings; *w != '\0';) {
         const size_t len = strcspn(w, "\n");
         snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), w);
-        sim_session_notice(s, text);
+        sim_session_warning(s, text);
         w += len + (w[len] == '\n');
     }
     coincident_notice(s, scene, state);
     if (s->cfg.seed_set) {
         snprintf(text, sizeof text,
                  "--seed applies to built-in scenes; the scene file %s does not use it", scene);
-        sim_session_notice(s, text);
+        sim_session_warning(s, text);
     }
 }
 
@@ -246,6 +246,16 @@ static sim_status resolve_devices(sim_session *s, sim_error *err) {
     const int cuda = s->config.kind == SIM_BACKEND_CUDA;
     const int devices = cuda ? sim_cuda_device_count() : 0;
     if (o->world > 1) {
+        /* --backend cpu was refused with the flags (sim_session_resolve_launch); auto found no
+         * device, and the CPU reference cannot span processes: said now, before rank 0 waits for
+         * the others and the others for the id. */
+        if (!cuda) {
+            return sim_fail(err, SIM_NO_DEVICE,
+                            "a run over %d processes needs a CUDA device in each, and none was "
+                            "found here (the CPU reference splits over threads of one process: "
+                            "--gpus N --backend cpu)",
+                            o->world);
+        }
         m->world = o->world;
         m->rank = o->rank;
         m->local = 1;
@@ -384,7 +394,7 @@ static void choose_dt(sim_session *s, const char *scene, const sim_state *state,
                  "warning: %s is more than %.1f times the default step %g (resolving a contact "
                  "in enough steps): contacts may be unstable or lose energy wrongly",
                  from, DT_WARN_FACTOR, safe);
-        sim_session_notice(s, text);
+        sim_session_warning(s, text);
     }
 }
 

@@ -42,6 +42,7 @@ struct sim_dump {
     int closing;
     sim_status failed; /* the writer's first error */
     char failure[SIM_ERROR_MESSAGE_MAX];
+    int failure_told; /* sim_dump_frame has returned it: close does not say it again */
     sim_dump_stats stats;
 };
 
@@ -146,9 +147,9 @@ sim_status sim_dump_open(sim_dump **out, const char *path, int every, const sim_
     for (int i = 0; i < DUMP_SLOTS && st == SIM_OK; ++i) {
         st = sim_backend_capture_alloc(backend, &d->slot[i].cap, err);
     }
-    if (st == SIM_OK) { /* the run's physics, so that it can be continued from the file */
+    if (st == SIM_OK) {
         st = sim_traj_writer_open_params(&d->writer, path, d->n, sim_backend_get_params(backend),
-                                         err);
+                                          err);
     }
     if (st == SIM_OK) {
         pthread_mutex_init(&d->lock, NULL);
@@ -181,6 +182,7 @@ sim_status sim_dump_frame(sim_dump *d, sim_backend *backend, uint64_t frame, uin
     pthread_mutex_lock(&d->lock);
     if (d->failed != SIM_OK) {
         const sim_status st = d->failed;
+        d->failure_told = 1;
         pthread_mutex_unlock(&d->lock);
         return sim_fail(err, st, "%s", d->failure);
     }
@@ -253,10 +255,15 @@ sim_status sim_dump_close(sim_dump *d, sim_dump_stats *stats, sim_error *err) {
     pthread_join(d->thread, NULL);
     sim_error close_err;
     sim_error_clear(&close_err);
-    sim_status st = d->failed;
+    /* The writer's first failure is the one reported, once: not again here when sim_dump_frame
+     * has returned it, and not the close's consequent error after it. */
+    sim_status st = SIM_OK;
     const sim_status closed = sim_traj_writer_close(d->writer, &close_err);
-    if (st != SIM_OK) {
-        sim_fail(err, st, "%s", d->failure);
+    if (d->failed != SIM_OK) {
+        st = d->failure_told ? SIM_OK : d->failed;
+        if (st != SIM_OK) {
+            sim_fail(err, st, "%s", d->failure);
+        }
     } else if (closed != SIM_OK) {
         st = closed;
         sim_fail(err, st, "%s", close_err.message);

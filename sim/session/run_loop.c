@@ -5,15 +5,24 @@
 #include <stdio.h>
 #include <string.h>
 
-void sim_run_notices(sim_run *r) {
-    const char *text = sim_session_take_notices(r->session);
-    while (r->notice != NULL && *text != '\0') {
+/* Each line of text to fn (NULL: dropped). */
+static void hand_lines(sim_notice_fn fn, void *ctx, const char *text) {
+    while (fn != NULL && *text != '\0') {
         const size_t len = strcspn(text, "\n");
         char line[1024];
         snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), text);
-        r->notice(r->notice_ctx, line);
+        fn(ctx, line);
         text += len + (text[len] == '\n');
     }
+}
+
+static sim_notice_fn warning_fn(const sim_run *r) {
+    return r->warning != NULL ? r->warning : r->notice;
+}
+
+void sim_run_notices(sim_run *r) {
+    hand_lines(warning_fn(r), r->notice_ctx, sim_session_take_warnings(r->session));
+    hand_lines(r->notice, r->notice_ctx, sim_session_take_notices(r->session));
 }
 
 sim_status sim_run_frame(sim_run *r, int last, sim_frame_timing *t, sim_error *err) {
@@ -34,18 +43,18 @@ sim_status sim_run_frame(sim_run *r, int last, sim_frame_timing *t, sim_error *e
     if (sim_run_stats_add(&r->stats, t, err) != SIM_OK) {
         /* Out of memory for the statistics: the run goes on without a summary. */
         sim_run_stats_free(&r->stats);
-        if (r->notice != NULL) {
-            r->notice(r->notice_ctx, "no memory left for the timing statistics: no summary");
+        if (warning_fn(r) != NULL) {
+            warning_fn(r)(r->notice_ctx, "no memory left for the timing statistics: no summary");
         }
     }
     if (r->log.file != NULL &&
         sim_timing_log_row(&r->log, info, t, with_energy ? &energy : NULL,
                            with_energy ? &height : NULL, &r->log_error) != SIM_OK) {
         sim_timing_log_abandon(&r->log);
-        if (r->notice != NULL) {
+        if (warning_fn(r) != NULL) {
             char line[SIM_ERROR_MESSAGE_MAX + 32];
             snprintf(line, sizeof line, "%s; the timing log stopped", r->log_error.message);
-            r->notice(r->notice_ctx, line);
+            warning_fn(r)(r->notice_ctx, line);
         }
     }
     sim_run_notices(r);

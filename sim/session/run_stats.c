@@ -10,10 +10,24 @@
 #include <string.h>
 
 static const char *const kernel_names[SIM_RUN_KERNEL_COUNT] = {
-#define SIM_RUN_KERNEL_NAME(id, name, ms) name,
+#define SIM_RUN_KERNEL_NAME(id, name, ms, includes) name,
     SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_NAME)
 #undef SIM_RUN_KERNEL_NAME
 };
+
+static const char *const kernel_includes[SIM_RUN_KERNEL_COUNT] = {
+#define SIM_RUN_KERNEL_INCLUDES(id, name, ms, includes) includes,
+    SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_INCLUDES)
+#undef SIM_RUN_KERNEL_INCLUDES
+};
+
+int sim_frame_contacts_counted(int culled) {
+    return culled;
+}
+
+double sim_particle_steps_per_s(const sim_run_info *s, double step_ms) {
+    return step_ms > 0.0 ? (double)s->n / (step_ms * 1e-3) : 0.0;
+}
 
 sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_error *err) {
     if (rs->count == rs->capacity) {
@@ -25,13 +39,24 @@ sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_e
             }
             rs->ms[k] = grown;
         }
+        for (int c = 0; c < SIM_RUN_COUNT_COUNT; ++c) {
+            double *grown = realloc(rs->counts[c], cap * sizeof *grown);
+            if (grown == NULL) {
+                return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot grow timing statistics");
+            }
+            rs->counts[c] = grown;
+        }
         rs->capacity = cap;
     }
     double steps = t->steps > 0 ? (double)t->steps : 1.0;
-#define SIM_RUN_KERNEL_STORE(id, name, expr)                                                       \
+#define SIM_RUN_KERNEL_STORE(id, name, expr, includes)                                             \
     rs->ms[SIM_RUN_KERNEL_##id][rs->count] = (expr) / steps;
     SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_STORE)
 #undef SIM_RUN_KERNEL_STORE
+#define SIM_RUN_COUNT_STORE(id, name, expr)                                                        \
+    rs->counts[SIM_RUN_COUNT_##id][rs->count] = (double)(expr);
+    SIM_RUN_COUNT_LIST(SIM_RUN_COUNT_STORE)
+#undef SIM_RUN_COUNT_STORE
     rs->culled |= t->culled;
     rs->triplet_culled |= t->triplet_culled;
     rs->count++;
@@ -42,10 +67,18 @@ sim_stats sim_run_stats_get(const sim_run_stats *rs, sim_run_kernel k) {
     return sim_stats_of(rs->ms[k], rs->count);
 }
 
+sim_stats sim_run_stats_count(const sim_run_stats *rs, sim_run_count c) {
+    return sim_stats_of(rs->counts[c], rs->count);
+}
+
 void sim_run_stats_free(sim_run_stats *rs) {
     for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
         free(rs->ms[k]);
         rs->ms[k] = NULL;
+    }
+    for (int c = 0; c < SIM_RUN_COUNT_COUNT; ++c) {
+        free(rs->counts[c]);
+        rs->counts[c] = NULL;
     }
     rs->count = rs->capacity = 0;
 }
@@ -54,30 +87,52 @@ static double rate(uint64_t count, double ms) {
     return ms > 0.0 ? (double)count / (ms * 1e-3) : 0.0;
 }
 
+/* Whether the summary shows kernel k's row. */
+static int shown(const sim_run_stats *rs, const sim_run_info *s, int k) {
+    return !(
+        (k == SIM_RUN_KERNEL_TRIPLET && !s->params.triplets) ||
+        (k == SIM_RUN_KERNEL_COMM && s->gpus <= 1) ||
+        (k == SIM_RUN_KERNEL_TRIPLET_CULL && !rs->triplet_culled) ||
+        ((k == SIM_RUN_KERNEL_SORT || k == SIM_RUN_KERNEL_CULL || k == SIM_RUN_KERNEL_CONTACT) &&
+         !rs->culled));
+}
+
 void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *out) {
     fprintf(out, "%llu frame%s, per step: median / p95 / min / max [ms]%s\n",
             (unsigned long long)rs->count, rs->count == 1 ? "" : "s",
             s->gpus > 1 ? " (slowest rank; comm: the all-reduce)" : "");
     for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
-        if ((k == SIM_RUN_KERNEL_TRIPLET && !s->params.triplets) ||
-            (k == SIM_RUN_KERNEL_COMM && s->gpus <= 1) ||
-            (k == SIM_RUN_KERNEL_TRIPLET_CULL && !rs->triplet_culled) ||
-            ((k == SIM_RUN_KERNEL_SORT || k == SIM_RUN_KERNEL_CULL ||
-              k == SIM_RUN_KERNEL_CONTACT) &&
-             !rs->culled)) {
+        if (!shown(rs, s, k)) {
             continue;
         }
         sim_stats st = sim_run_stats_get(rs, (sim_run_kernel)k);
-        fprintf(out, "  %-10s %10.4f %10.4f %10.4f %10.4f\n", kernel_names[k], st.median, st.p95,
-                st.min, st.max);
+        fprintf(out, "  %-12s %10.4f %10.4f %10.4f %10.4f   %s\n", kernel_names[k], st.median,
+                st.p95, st.min, st.max, kernel_includes[k]);
     }
-    /* Culled, the contact phase does not test every pair: its rate is what a brute-force sweep
-     * would need to match it. */
-    sim_stats pair =
-        sim_run_stats_get(rs, rs->culled ? SIM_RUN_KERNEL_CONTACT : SIM_RUN_KERNEL_PAIR);
-    fprintf(out, "  unique pairs/s   %.4g  (%llu unique pairs per step, at the median%s)\n",
-            rate(s->unique_pairs, pair.median), (unsigned long long)s->unique_pairs,
-            rs->culled ? "; culled: effective, over the whole contact phase" : "");
+    const sim_stats step = sim_run_stats_get(rs, SIM_RUN_KERNEL_STEP);
+    fprintf(out, "  particle steps/s %.4g  (N x steps/s over the whole step, at the median)\n",
+            sim_particle_steps_per_s(s, step.median));
+    /* Culled, the contact sweep tests a few pairs of N(N-1)/2: a rate of unique pairs would be
+     * one of pairs never tested. */
+    if (!rs->culled) {
+        const sim_stats pair = sim_run_stats_get(rs, SIM_RUN_KERNEL_PAIR);
+        fprintf(out,
+                "  unique pairs/s   %.4g  (%llu unique pairs per step over the contact sweep, at "
+                "the median)\n",
+                rate(s->unique_pairs, pair.median), (unsigned long long)s->unique_pairs);
+    }
+    const sim_stats tests = sim_run_stats_count(rs, SIM_RUN_COUNT_CANDIDATES);
+    const sim_stats touching = sim_run_stats_count(rs, SIM_RUN_COUNT_CONTACTS);
+    fprintf(out, "  pair tests       %.17g per step, %.4g per body  (%s, at the median)\n",
+            tests.median, s->n > 0 ? tests.median / s->n : 0.0,
+            rs->culled ? "what the culled sweep tested: tile pairs or neighbour-list entries"
+                       : "every tile pair of the plan, tile x tile each");
+    if (sim_frame_contacts_counted(rs->culled)) {
+        fprintf(out, "  contacts         %.17g per step  (pairs that touch, at the median)\n",
+                touching.median);
+    } else {
+        fprintf(out, "  contacts         n/a  (the brute-force sweep does not count them)\n");
+    }
     if (s->params.triplets) {
         sim_stats tri = sim_run_stats_get(rs, SIM_RUN_KERNEL_TRIPLET);
         fprintf(out, "  unique triples/s %.4g  (%llu unique triples per step, at the median%s)\n",
@@ -151,7 +206,9 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
             (unsigned long long)s->unique_pairs,
             (unsigned long long)(s->params.triplets ? s->unique_triples : 0));
     if (rs->count == 0) { /* nothing completed: no times to summarise */
-        fprintf(f, "  \"ms_per_step\": null,\n  \"pairs_per_s\": null,\n"
+        fprintf(f, "  \"ms_per_step\": null,\n  \"particle_steps_per_s\": null,\n"
+                   "  \"candidate_tests_per_step\": null,\n  \"candidate_tests_per_body\": null,\n"
+                   "  \"contacts_per_step\": null,\n  \"pairs_per_s\": null,\n"
                    "  \"triples_per_s\": null\n}\n");
         return sim_output_commit(&out, err);
     }
@@ -163,14 +220,33 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
                 kernel_names[k], st.median, st.p95, st.min, st.max,
                 k + 1 < SIM_RUN_KERNEL_COUNT ? "," : "");
     }
-    sim_stats pair =
-        sim_run_stats_get(rs, rs->culled ? SIM_RUN_KERNEL_CONTACT : SIM_RUN_KERNEL_PAIR);
-    sim_stats tri = sim_run_stats_get(rs, SIM_RUN_KERNEL_TRIPLET);
-    fprintf(f,
-            "  },\n  \"culled\": %s,\n  \"triplet_culled\": %s,\n  \"pairs_per_s\": %.6g,\n"
-            "  \"triples_per_s\": %.6g",
-            rs->culled ? "true" : "false", rs->triplet_culled ? "true" : "false",
-            rate(s->unique_pairs, pair.median),
+    fprintf(f, "  },\n  \"ms_per_step_includes\": {\n");
+    for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
+        fprintf(f, "    \"%s\": ", kernel_names[k]);
+        put_json_string(f, kernel_includes[k]);
+        fputs(k + 1 < SIM_RUN_KERNEL_COUNT ? ",\n" : "\n", f);
+    }
+    const sim_stats pair = sim_run_stats_get(rs, SIM_RUN_KERNEL_PAIR);
+    const sim_stats tri = sim_run_stats_get(rs, SIM_RUN_KERNEL_TRIPLET);
+    const sim_stats step = sim_run_stats_get(rs, SIM_RUN_KERNEL_STEP);
+    const sim_stats tests = sim_run_stats_count(rs, SIM_RUN_COUNT_CANDIDATES);
+    const sim_stats touching = sim_run_stats_count(rs, SIM_RUN_COUNT_CONTACTS);
+    fprintf(f, "  },\n  \"culled\": %s,\n  \"triplet_culled\": %s,\n",
+            rs->culled ? "true" : "false", rs->triplet_culled ? "true" : "false");
+    fprintf(f, "  \"particle_steps_per_s\": %.6g,\n", sim_particle_steps_per_s(s, step.median));
+    fprintf(f, "  \"candidate_tests_per_step\": %.17g,\n  \"candidate_tests_per_body\": %.6g,\n",
+            tests.median, s->n > 0 ? tests.median / s->n : 0.0);
+    if (sim_frame_contacts_counted(rs->culled)) {
+        fprintf(f, "  \"contacts_per_step\": %.17g,\n", touching.median);
+    } else {
+        fputs("  \"contacts_per_step\": null,\n", f);
+    }
+    if (rs->culled) { /* no rate of pairs that were never tested */
+        fputs("  \"pairs_per_s\": null,\n", f);
+    } else {
+        fprintf(f, "  \"pairs_per_s\": %.6g,\n", rate(s->unique_pairs, pair.median));
+    }
+    fprintf(f, "  \"triples_per_s\": %.6g",
             s->params.triplets ? rate(s->unique_triples, tri.median) : 0.0);
     if (maps != NULL) {
         fputs(",\n  \"map_comparison\": ", f);

@@ -11,9 +11,17 @@
 
 #include "nbsim/scene.h"
 
+static void append_line(char *lines, size_t cap, const char *text) {
+    const size_t len = strlen(lines);
+    snprintf(lines + len, cap - len, "%s%s", len ? "\n" : "", text);
+}
+
 void sim_session_notice(sim_session *s, const char *text) {
-    const size_t len = strlen(s->notices);
-    snprintf(s->notices + len, sizeof s->notices - len, "%s%s", len ? "\n" : "", text);
+    append_line(s->notices, sizeof s->notices, text);
+}
+
+void sim_session_warning(sim_session *s, const char *text) {
+    append_line(s->warnings, sizeof s->warnings, text);
 }
 
 void sim_session_refresh(sim_session *s) {
@@ -35,9 +43,19 @@ const sim_run_info *sim_session_info(const sim_session *s) {
     return &s->info;
 }
 
+const char *sim_session_take_warnings(sim_session *s) {
+    snprintf(s->taken_warnings, sizeof s->taken_warnings, "%s", s->warnings);
+    s->warnings[0] = '\0';
+    return s->taken_warnings;
+}
+
 const char *sim_session_take_notices(sim_session *s) {
-    snprintf(s->taken, sizeof s->taken, "%s", s->notices);
-    s->notices[0] = '\0';
+    s->taken[0] = '\0';
+    append_line(s->taken, sizeof s->taken, s->warnings);
+    if (s->notices[0] != '\0') {
+        append_line(s->taken, sizeof s->taken, s->notices);
+    }
+    s->warnings[0] = s->notices[0] = '\0';
     return s->taken;
 }
 

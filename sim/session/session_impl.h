@@ -21,19 +21,25 @@ struct sim_session {
     sim_run_info info; /* what sim_session_info returns, refreshed on every change */
     sim_dump *dump;    /* the trajectory being recorded, or NULL */
     char dump_path[SIM_PATH_MAX];
-    uint64_t dump_frame0;      /* info.frame when the recording started */
-    int id_written;            /* rank 0 of a run over processes wrote the --nccl-id file */
-    char notices[NOTICES_MAX]; /* pending, one per line */
-    char taken[NOTICES_MAX];   /* what the last sim_session_take_notices returned */
-    sim_vec4f *height_pos;     /* scratch of sim_session_mean_height, n bodies, or NULL */
+    uint64_t dump_frame0;             /* info.frame when the recording started */
+    int id_written;                   /* rank 0 of a run over processes wrote the --nccl-id file */
+    char notices[NOTICES_MAX];        /* pending, one per line */
+    char warnings[NOTICES_MAX];       /* pending warnings, one per line */
+    char taken[NOTICES_MAX];          /* what the last sim_session_take_notices returned */
+    char taken_warnings[NOTICES_MAX]; /* what the last sim_session_take_warnings returned */
+    sim_vec4f *height_pos;            /* scratch of sim_session_mean_height, n bodies, or NULL */
     uint32_t height_cap;
     sim_vec4d *spin;           /* scratch of sim_session_angular_speeds, n bodies, or NULL */
     uint32_t spin_cap;
     char maps_source[192]; /* where the maps and tile came from (sim_run_info.maps_source) */
 };
 
-/* A notice for the user (sim_session_take_notices), one line. */
+/* A notice for the user (sim_session_take_notices), one line: what was chosen or fell back. */
 void sim_session_notice(sim_session *s, const char *text);
+/* A warning (sim_session_take_warnings), one line: something in the user's input they may want to
+ * change (a long dt, spheres sharing a centre, a scene file's key given twice); --quiet keeps
+ * showing these. */
+void sim_session_warning(sim_session *s, const char *text);
 /* The info a reader sees (sim_session_info), from the session's own fields and the backend's:
  * after every change. */
 void sim_session_refresh(sim_session *s);

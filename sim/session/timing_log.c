@@ -2,17 +2,21 @@
  * nbsim — the per-frame CSV timing log. */
 #include "nbsim/timing_log.h"
 
+#include "nbsim/run_stats.h"
+
 #include <errno.h>
 #include <string.h>
 
 /* Interactions/s count unique pairs (N(N-1)/2) and triples (N(N-1)(N-2)/6) per step, so maps
- * and the symmetric/full kernels compare on the same work. */
+ * and the symmetric/full kernels compare on the same work; pairs_per_s is left empty in a culled
+ * frame, whose sweep tests only the pairs of the interacting tile pairs (candidate_tests). New
+ * columns go at the end: readers by position keep working. */
 static const char header[] =
     "frame,sim_time,n,backend,gpu,pair_map,triplet_map,tile,steps,pair_ms,triplet_ms,"
     "integrate_ms,step_ms,unique_pairs,unique_triples,pairs_per_s,triples_per_s,pair_blocks,"
     "pair_blocks_wasted,triplet_blocks,triplet_blocks_wasted,kinetic,potential,total_energy,"
     "dump_ms,culled,sort_ms,cull_ms,tile_pairs,tile_pairs_total,triplet_cull_ms,tile_triples,"
-    "tile_triples_total,gpus,comm_ms,mean_height";
+    "tile_triples_total,gpus,comm_ms,mean_height,particle_steps_per_s,candidate_tests,contacts";
 
 const char *sim_timing_log_header(void) {
     return header;
@@ -23,6 +27,7 @@ sim_status sim_timing_log_open(sim_timing_log *log, const char *path, sim_error 
     SIM_TRY(sim_output_open(&log->out, path, err));
     log->file = log->out.file;
     fprintf(log->file, "%s\n", header);
+    fflush(log->file); /* a run killed outright leaves what it logged in the temporary */
     return SIM_OK;
 }
 
@@ -53,12 +58,14 @@ sim_status sim_timing_log_row(sim_timing_log *log, const sim_run_info *s, const 
     int triplets = s->params.triplets;
     fprintf(f, "%llu,%.9g,%u,%s,", (unsigned long long)s->frame, s->sim_time, s->n, s->backend);
     put_text(f, s->device);
-    fprintf(f, ",%s,%s,%u,%d,%.6f,%.6f,%.6f,%.6f,%llu,%llu,%.6g,%.6g,%llu,%llu,%llu,%llu,",
-            sim_pair_choice_name(c->pair_map),
+    fprintf(f, ",%s,%s,%u,%d,%.6f,%.6f,%.6f,%.6f,%llu,%llu,", sim_pair_choice_name(c->pair_map),
             triplets ? sim_triplet_map_name(c->triplet_map) : "off", c->tile, t->steps, t->pair_ms,
             t->triplet_ms, t->integrate_ms, t->step_ms, (unsigned long long)s->unique_pairs,
-            (unsigned long long)(triplets ? s->unique_triples : 0),
-            per_second(s->unique_pairs, t->steps, t->pair_ms),
+            (unsigned long long)(triplets ? s->unique_triples : 0));
+    if (!t->culled) {
+        fprintf(f, "%.6g", per_second(s->unique_pairs, t->steps, t->pair_ms));
+    }
+    fprintf(f, ",%.6g,%llu,%llu,%llu,%llu,",
             triplets ? per_second(s->unique_triples, t->steps, t->triplet_ms) : 0.0,
             (unsigned long long)t->pair_blocks, (unsigned long long)t->pair_blocks_wasted,
             (unsigned long long)t->triplet_blocks, (unsigned long long)t->triplet_blocks_wasted);
@@ -74,10 +81,17 @@ sim_status sim_timing_log_row(sim_timing_log *log, const sim_run_info *s, const 
             (unsigned long long)t->tile_triples, (unsigned long long)t->tile_triples_total, s->gpus,
             t->comm_ms);
     if (mean_height != NULL) {
-        fprintf(f, "%.9g\n", *mean_height);
-    } else {
-        fputc('\n', f);
+        fprintf(f, "%.9g", *mean_height);
     }
+    fprintf(f, ",%.6g,", sim_particle_steps_per_s(s, t->steps > 0 ? t->step_ms / t->steps : 0.0));
+    fprintf(f, "%llu,", (unsigned long long)t->candidate_tests);
+    if (sim_frame_contacts_counted(t->culled)) {
+        fprintf(f, "%llu", (unsigned long long)t->contacts);
+    }
+    fputc('\n', f);
+    /* Each row reaches the file as its frame ends (a write per frame, nothing next to a step):
+     * a run killed with SIGKILL leaves its rows in the temporary (output_file.h). */
+    fflush(f);
     log->rows++;
     if (ferror(f)) {
         return sim_fail(err, SIM_IO, "cannot write log '%s': %s", log->out.path, strerror(errno));

@@ -23,7 +23,15 @@ sim_backend_config sim_backend_config_default(void) {
     c.cull_levels = 0;
     c.sort_every = 0;
     c.cull_capacity = 0;
+    c.nlist = SIM_NLIST_DEFAULT;
+    c.nlist_capacity = 0;
+    c.count_contacts = 1;
     return c;
+}
+
+const char *sim_nlist_kind_name(sim_nlist_kind kind) {
+    kind = kind == SIM_NLIST_DEFAULT ? SIM_NLIST_DEFAULT_KIND : kind;
+    return kind == SIM_NLIST_HALF ? "half" : kind == SIM_NLIST_FULL ? "full" : "?";
 }
 
 int sim_pair_tile_valid(uint32_t tile) {
@@ -74,6 +82,14 @@ int sim_pair_choice_needs_cuda(sim_pair_choice choice) {
 
 int sim_backend_culling(const sim_backend *b) {
     return sim_config_culls(&b->config);
+}
+
+int sim_backend_listing(const sim_backend *b) {
+    return sim_backend_culling(b) && b->nlist_skin > 0.0;
+}
+
+sim_nlist_kind sim_backend_nlist_kind(const sim_backend *b) {
+    return b->config.nlist == SIM_NLIST_DEFAULT ? SIM_NLIST_DEFAULT_KIND : b->config.nlist;
 }
 
 int sim_backend_triplet_culling(const sim_backend *b) {
@@ -232,6 +248,12 @@ static sim_status check_cull_config(const sim_backend_config *c, sim_error *err)
     if (c->sort_every < 0) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "sort interval %d steps must be >= 0 (0 = default)",
                         c->sort_every);
+    }
+    if ((int)c->nlist < SIM_NLIST_DEFAULT || (int)c->nlist > SIM_NLIST_FULL) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "neighbour list kind %d must be 0 (default), 1 (half) "
+                        "or 2 (full)",
+                        (int)c->nlist);
     }
     return SIM_OK;
 }
@@ -443,6 +465,9 @@ sim_status sim_backend_set_params(sim_backend *b, const sim_params *p, sim_error
     }
     const sim_params old = b->params;
     SIM_TRY(b->ops->set_params(b, p, err));
+    if (b->stepper.ops != NULL) { /* the skin, the box or the radii the lists were built for */
+        sim_step_request_rebuild(&b->stepper);
+    }
     /* Forces change only with the model (not with dt or steps per frame): computed again then, so
      * the next half kick uses forces of the new model; otherwise F_n is kept bit for bit. */
     if (b->stepper.ops != NULL && !sim_params_same_model(&old, p)) {

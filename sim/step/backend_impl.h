@@ -60,6 +60,9 @@ struct sim_backend {
     sim_map_plan tcull_plan;
     int tcull_levels;
     uint32_t ttiles, tsuper_tiles, tcull_items;
+    /* The neighbour lists' skin [m] for the current bodies, parameters and step (nlist.h:
+     * params.skin, or the automatic one), kept by the backend; 0: no lists. */
+    double nlist_skin;
     /* The stepper and the primitives it steps this backend with (stepper.ops NULL: a composite,
      * whose members are stepped). */
     sim_stepper stepper;    /* The bodies' spin in the user's order, kept by backend.c for a CUDA backend (one GPU or
@@ -77,6 +80,10 @@ static inline int sim_stop_raised(const volatile sig_atomic_t *flag) {
 
 /* Whether the next step culls: config.cull and a pair map (the full sweep never culls). */
 int sim_backend_culling(const sim_backend *b);
+/* Whether the next step sweeps neighbour lists: culling and a skin > 0 (nlist.h). */
+int sim_backend_listing(const sim_backend *b);
+/* The neighbour lists' kind of this configuration (DEFAULT resolved). */
+sim_nlist_kind sim_backend_nlist_kind(const sim_backend *b);
 /* Whether the next step culls tile triples by the ATM cut-off: culling, triplets on and
  * params.atm_cutoff > 0. The triplet map's plan is then not needed (it may not exist: 3-D plans
  * stop at SIM_MAX_TILES_3D tiles, culled triplets at 65,535 triplet tiles). */

@@ -8,6 +8,9 @@
  *    different rows of the lists and must keep one body order: they sort on the clock alone;
  *  - lists: at a frame's end every list whose peak passed SIM_LIST_GROW_AT of its capacity grows
  *    to twice the peak; counts that were lower bounds are measured again and grown (settled);
+ *  - neighbour lists: rebuilt whatever the displacements after a sort, a new state or model
+ *    (sim_step_request_rebuild), their growth and a rollback; otherwise the backend rebuilds
+ *    them when a body moved more than half the skin (where the bodies are: on the device);
  *  - stopping: the flag is read before each step; a step whose sweeps are expected to take
  *    longer than one slice (SIM_STEP_SLICE_MS, from their measured rates, else the backend's
  *    cautious guess) is saved first and its sweeps run in slices of about that much work, the
@@ -19,6 +22,7 @@
 #include "step/stepper.h"
 #include "step/backend_impl.h"
 #include "physics/physics.h"
+#include "nlist/nlist.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -44,8 +48,8 @@ const char *sim_phase_name(sim_phase phase) {
 
 const char *sim_list_name(sim_list list) {
     static const char *const names[SIM_LIST_COUNT] = {
-        "the tile-pair list", "the super-pair list", "the cut-off's super-pair list",
-        "the neighbour tile-pair list", "the tile-triple list"};
+        "the tile-pair list",           "the super-pair list",  "the cut-off's super-pair list",
+        "the neighbour tile-pair list", "the tile-triple list", "the neighbour lists"};
     return list >= 0 && list < SIM_LIST_COUNT ? names[list] : "?";
 }
 
@@ -53,6 +57,7 @@ void sim_stepper_init(sim_stepper *s, const sim_step_ops *ops) {
     memset(s, 0, sizeof *s);
     s->ops = ops;
     s->clock.sort_due = 1;
+    s->rebuild_due = 1;
 }
 
 void sim_stepper_free(sim_stepper *s) {
@@ -71,6 +76,10 @@ void sim_step_request_sort(sim_stepper *s) {
     s->clock.sort_due = 1;
 }
 
+void sim_step_request_rebuild(sim_stepper *s) {
+    s->rebuild_due = 1;
+}
+
 /* ---- facts ---- */
 
 /* The flag this backend reads: its config's alone, none as a rank of several (backend.h). */
@@ -81,6 +90,7 @@ static const volatile sig_atomic_t *stop_flag(const sim_backend *b) {
 static sim_step_shape shape_of(const sim_backend *b) {
     sim_step_shape f;
     f.culled = sim_backend_culling(b);
+    f.listed = sim_backend_listing(b);
     f.tculled = b->stepper.ops->culls_triplets(b);
     f.triplets = b->params.triplets != 0;
     f.ranks = b->rank.world > 1;
@@ -90,11 +100,11 @@ static sim_step_shape shape_of(const sim_backend *b) {
 
 /* Phases a step of this shape marks. */
 static int phases_of(const sim_step_shape *f) {
-    return 3 + 2 * f->culled + f->tculled + f->triplets + f->ranks;
+    return 3 + 2 * f->culled + f->listed + f->tculled + f->triplets + f->ranks;
 }
 
 static sim_sweep pair_sweep(const sim_step_shape *f) {
-    return f->culled ? SIM_SWEEP_PAIR_LIST : SIM_SWEEP_PAIR_PLAN;
+    return f->listed ? SIM_SWEEP_PAIR_NLIST : f->culled ? SIM_SWEEP_PAIR_LIST : SIM_SWEEP_PAIR_PLAN;
 }
 
 static sim_sweep triplet_sweep(const sim_step_shape *f) {
@@ -102,11 +112,11 @@ static sim_sweep triplet_sweep(const sim_step_shape *f) {
 }
 
 static int sweep_is_pairs(sim_sweep w) {
-    return w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST;
+    return w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST;
 }
 
 static int sweep_is_list(sim_sweep w) {
-    return w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_TRIPLET_LIST;
+    return w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_TRIPLET_LIST || w == SIM_SWEEP_PAIR_NLIST;
 }
 
 /* The blocks a sweep covers, as the host knows them now (a list: the backend says). */
@@ -121,12 +131,15 @@ static uint64_t sweep_blocks(const sim_backend *b, sim_sweep w) {
     return b->stepper.ops->list_blocks(b, w);
 }
 
-/* Interactions per block: a tile pair's checks (the full sweep: a tile against all N), or a
- * tile triple's triples. */
+/* Interactions per block: a tile pair's checks (the full sweep: a tile against all N; a
+ * neighbour list: a body's entries, guessed), or a tile triple's triples. */
 static double work_per_block(const sim_backend *b, sim_sweep w) {
     const double tile = b->config.tile, t3 = SIM_TRIPLET_TILE;
     if (w == SIM_SWEEP_PAIR_PLAN && b->config.pair_map == SIM_PAIR_FULL) {
         return tile * (double)b->n;
+    }
+    if (w == SIM_SWEEP_PAIR_NLIST) {
+        return SIM_NLIST_GUESS_ENTRIES;
     }
     return sweep_is_pairs(w) ? tile * tile : t3 * t3 * t3;
 }
@@ -351,10 +364,18 @@ static sim_status force_phases(sim_backend *b, const sim_step_shape *f, int adva
         *sorted = 1;
         SIM_TRY(mark(b, SIM_PHASE_SORT, -1, 0, err));
     }
-    const unsigned flags = SIM_STEP_RECORD | (*sorted ? SIM_STEP_SORTED : 0u);
+    /* Neighbour lists: rebuilt whatever they say after a sort (their indices are the old
+     * order's) and when asked (a new state or model, their growth, a rollback). */
+    const unsigned rebuild = f->listed && (*sorted || s->rebuild_due) ? SIM_STEP_REBUILD : 0u;
+    const unsigned flags = SIM_STEP_RECORD | (*sorted ? SIM_STEP_SORTED : 0u) | rebuild;
     if (f->culled) {
         SIM_TRY(o->cull(b, flags, err));
         SIM_TRY(mark(b, SIM_PHASE_CULL, -1, 0, err));
+    }
+    if (f->listed) {
+        SIM_TRY(o->neighbours(b, flags, err));
+        s->rebuild_due = 0;
+        SIM_TRY(mark(b, SIM_PHASE_NEIGHBOURS, -1, 0, err));
     }
     SIM_TRY(run_sweep(b, pair_sweep(f), flags | (advance ? SIM_STEP_ADVANCE : 0u), watch,
                       SIM_PHASE_CONTACTS, err));
@@ -421,6 +442,11 @@ static sim_status grow_lists(sim_backend *b, const sim_step_counts *c, int measu
         int grown = 0;
         SIM_TRY(s->ops->grow(b, (sim_list)l, want, &grown, err));
         s->capped[l] |= !grown;
+        /* A reallocated list holds nothing: the neighbour lists, and the tile pairs their
+         * fallback sweeps until the next rebuild, are rebuilt by the next step. */
+        if (grown && (l == SIM_LIST_NEIGHBOURS || l == SIM_LIST_TILE_PAIRS)) {
+            s->rebuild_due = 1;
+        }
     }
     return SIM_OK;
 }
@@ -479,7 +505,32 @@ static void report(const sim_backend *b, const sim_step_shape *f, const sim_step
                                  s->capped[SIM_LIST_TCULL_PAIRS] ||
                                  s->capped[SIM_LIST_TCULL_TRIPLES];
     }
+    if (f->listed) {
+        const sim_list_count *x = &c->list[SIM_LIST_NEIGHBOURS];
+        t->nlist = 1;
+        t->skin = b->nlist_skin;
+        t->nlist_rebuilds = c->nlist_rebuilds;
+        t->nlist_fallback_steps = c->nlist_fallback_steps;
+        t->nlist_bytes = c->nlist_bytes;
+        t->nlist_cap = x->cap;
+        t->nlist_peak = x->peak;
+        t->nlist_capped = s->capped[SIM_LIST_NEIGHBOURS];
+    }
     sim_backend_count_blocks(b, t, t->tile_pairs);
+    /* Per step: culled, what the sweeps counted (the frame's mean); unculled, the plan's tile
+     * pairs (or the full sweep's N^2 ordered pairs), touching pairs not counted (the brute-force
+     * sweep stays as it is). */
+    const uint64_t steps = t->steps > 0 ? (uint64_t)t->steps : 1u;
+    const uint64_t tile = b->config.tile;
+    if (f->culled) {
+        t->candidate_tests = c->candidates / steps;
+        t->contacts = c->contacts / steps;
+    } else {
+        t->candidate_tests = b->config.pair_map == SIM_PAIR_FULL
+                                 ? (uint64_t)b->n * b->n
+                                 : (t->pair_blocks - t->pair_blocks_wasted) * tile * tile;
+        t->contacts = 0;
+    }
     t->ranks = b->rank.world;
 }
 
@@ -513,6 +564,7 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
             SIM_ASSERT(cut);
             SIM_TRY(o->restore(b, err));
             s->clock = s->saved_clock;
+            s->rebuild_due = 1; /* the lists may be the cut step's, built where it drifted to */
             break;
         }
         if (st == SIM_UNSTABLE) {
@@ -569,6 +621,7 @@ sim_status sim_step_forces(sim_backend *b, int watched, sim_error *err) {
         return sim_fail(err, SIM_INTERRUPTED, "stopped before the forces");
     }
     int sorted = 0;
+    s->rebuild_due = 1; /* new bodies or a new model (set-up too): lists are built for them */
     SIM_TRY(force_phases(b, &f, 0, watch != NULL && forces_are_long(b, &f) ? watch : NULL,
                          &sorted, err));
     SIM_TRY(o->body_forces(b, err));

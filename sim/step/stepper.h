@@ -10,10 +10,17 @@
  *
  * A step (one row of SIM_PHASE_LIST per phase, a mark at the end of each phase that runs):
  *
- *   FIRST          save the step's start (long steps only), first half kick and drift
+ *   FIRST          save the step's start (long steps only), first half kick and drift (with
+ *                  neighbour lists: each body's displacement since the lists' build checked)
  *   SORT           culled, when due: the bodies re-sorted along the Morton curve
- *   CULL           culled: tile boxes and culling passes -> the tile-pair list
- *   CONTACTS       F = the contact forces: over that list, or over the pair map's plan
+ *   CULL           culled: tile boxes and culling passes -> the tile-pair list (with neighbour
+ *                  lists only when they are rebuilt: boxes inflated by half the skin)
+ *   NEIGHBOURS     neighbour lists: rebuilt from that list when a body moved more than half the
+ *                  skin (decided where the bodies are: on the device for CUDA), or always
+ *                  (SIM_STEP_REBUILD: a sort, new bodies or model, a list grown, a rollback)
+ *   CONTACTS       F = the contact forces: over the neighbour lists (or, when one overflowed,
+ *                  the tile pairs of their build), over the tile-pair list, or over the pair
+ *                  map's plan
  *   TRIPLET_CULL   the ATM cut-off, culled: the tile-triple list
  *   TRIPLETS       ATM forces on: over that list, or over the triplet map's plan
  *   REDUCE         several ranks: the forces summed over them
@@ -23,24 +30,9 @@
  * The forces alone (set-up, a new state, a new model) are the same rows without FIRST, and
  * body forces without a kick in place of SECOND.
  *
- * Friction (shape.friction, docs/friction.md): bodies spin (their half kicks are FIRST's and
- * SECOND's) and every touching pair and wall contact keeps a history from step to step. A
- * backend keeps two tables of them: the last completed step's, only read during a step, and
- * this step's, written by the contact sweep (SIM_STEP_ADVANCE: the springs advance by dt) and
- * the walls; when the step completes, commit_history makes this step's the last step's. So a
- * step cut short and restored has changed no history, slices sweep against the same table, and
- * the forces alone (no SIM_STEP_ADVANCE, no commit) evaluate the histories as they are and
- * change none (a resumed run goes on from the histories it saved).
- *
- * Where a new phase goes (designed for, not built): a row in SIM_PHASE_LIST (its name and the
- * sim_frame_timing field its time adds to), a primitive in sim_step_ops, its call in stepper.c
- * where the row sits in the order, and its state in the backend's save / restore. E.g.
- *  - per-body neighbour lists with a skin: a NEIGHBOURS row in place of SORT + CULL whose
- *    primitive rebuilds on the device when the largest displacement passed half the skin (the
- *    decision stays on the device, the host learns how often at the frame's one sync through
- *    sim_step_counts: one sync per frame holds);
- *  - frictional contacts with per-contact history: built (above) as two tables, the step's
- *    committed after SECOND;
+    SIM_STEP_REBUILD = 16u, /* the neighbour lists are rebuilt whatever the displacements */
+    SIM_STEP_ADVANCE = 32u  /* a step's contact sweep: friction's histories advance by dt (the
+                             * forces alone evaluate them as they are) */
  *  - periodic boundaries: a WRAP row after FIRST (positions back into the box, before the boxes
  *    of SORT and CULL are made). */
 #ifndef SIM_STEPPER_H
@@ -68,11 +60,13 @@ extern "C" {
  * costs (a launch, an event, a host wait), far below what a person notices after Ctrl-C. */
 #define SIM_STEP_SLICE_MS 100.0
 #define SIM_STEP_SLICES_IN_FLIGHT 2
-/* A list (tile pairs, super pairs, the cut-off's lists) grows at a frame's end when its peak
- * over the frame passed this fraction of its capacity, to twice that peak (at most the whole
- * simplex, at most SIM_LIST_MAX entries): a list that keeps growing is reallocated about once
- * per doubling and never overflows in steady state, and the slack costs 8 or 12 bytes per entry
- * of O(N) lists. A list that overflowed anyway made its step sweep everything (exact, slower). */
+/* A list (tile pairs, super pairs, the cut-off's lists, the neighbour lists' entries per body)
+ * grows at a frame's end when its peak over the frame passed this fraction of its capacity, to
+ * twice that peak (at most the whole simplex, at most SIM_LIST_MAX entries): a list that keeps
+ * growing is reallocated about once per doubling and never overflows in steady state, and the
+ * slack costs 8 or 12 bytes per entry of O(N) lists (4 bytes per body per neighbour). A list
+ * that overflowed anyway made its step sweep everything (exact, slower); grown neighbour lists
+ * are rebuilt by the next step. */
 #define SIM_LIST_GROW_AT 0.8
 #define SIM_LIST_MAX 0x7fffffffu
 /* Rounds of rebuilding and growing at a frame's end when counts were lower bounds (a list built
@@ -85,6 +79,7 @@ extern "C" {
     X(FIRST, "verlet_first", integrate_ms)                                                         \
     X(SORT, "sort", sort_ms)                                                                       \
     X(CULL, "cull", cull_ms)                                                                       \
+    X(NEIGHBOURS, "neighbours", nlist_ms)                                                          \
     X(CONTACTS, "contacts", pair_ms)                                                               \
     X(TRIPLET_CULL, "triplet_cull", triplet_cull_ms)                                               \
     X(TRIPLETS, "triplets", triplet_ms)                                                            \
@@ -107,6 +102,7 @@ typedef enum {
     SIM_SWEEP_PAIR_LIST,    /* contacts, the culled tile-pair list */
     SIM_SWEEP_TRIPLET_PLAN, /* ATM, every block of the triplet map's plan */
     SIM_SWEEP_TRIPLET_LIST, /* ATM, the cut-off's tile-triple list */
+    SIM_SWEEP_PAIR_NLIST,   /* contacts, the bodies' neighbour lists (a block: one body) */
     SIM_SWEEP_COUNT
 } sim_sweep;
 
@@ -117,6 +113,7 @@ typedef enum {
     SIM_LIST_TCULL_SUPERS,  /* the ATM cut-off: super-tile pairs within it */
     SIM_LIST_TCULL_PAIRS,   /* the ATM cut-off: neighbour tile pairs */
     SIM_LIST_TCULL_TRIPLES, /* the ATM cut-off: surviving tile triples */
+    SIM_LIST_NEIGHBOURS,    /* neighbour lists: entries per body (count, peak: the most of one) */
     SIM_LIST_COUNT
 } sim_list;
 
@@ -131,8 +128,9 @@ enum {
     SIM_STEP_SORTED = 2u, /* the step sorted: the first recorded list after it is the regrow base */
     SIM_SLICE_FIRST = 4u, /* a sweep's first slice: it starts the sweep (clears what it sums) */
     SIM_SLICE_LAST = 8u,  /* its last slice: it finishes the sweep (its forces are complete) */
-    SIM_STEP_ADVANCE = 16u /* a step's contact sweep: friction's histories advance by dt (the
-                            * forces alone evaluate them as they are) */
+    SIM_STEP_REBUILD = 16u, /* the neighbour lists are rebuilt whatever the displacements */
+    SIM_STEP_ADVANCE = 32u  /* a step's contact sweep: friction's histories advance by dt (the
+                             * forces alone evaluate them as they are) */
 };
 
 /* One list as a backend counted it; `active` 0: the list is not built this frame. */
@@ -151,11 +149,19 @@ typedef struct {
     int pair_fallback_steps;    /* steps whose contact list was incomplete: swept everything */
     int triplet_fallback_steps; /* the same for the cut-off's lists */
     int inexact; /* some count is a lower bound (built from a list that overflowed) */
+    /* neighbour lists */
+    int nlist_rebuilds;       /* recorded steps that rebuilt them */
+    int nlist_fallback_steps; /* steps whose lists had overflowed: the tile pairs were swept */
+    uint64_t nlist_bytes;     /* the lists' memory now (entries, counts, build positions) */
+    /* Summed over the frame's recorded sweeps of culled contacts (tiles or lists): the pair tests
+     * they made and the touching pairs they found (each pair once). */
+    uint64_t candidates, contacts;
 } sim_step_counts;
 
 /* What a frame (or a force computation) runs, decided once at its start. */
 typedef struct {
     int culled;   /* contacts over the culled list: the SORT and CULL phases run */
+    int listed;   /* culled over neighbour lists: the NEIGHBOURS phase runs */
     int tculled;  /* ATM over the cut-off's list: the TRIPLET_CULL phase runs */
     int triplets; /* ATM forces on */
     int ranks;    /* several ranks: the REDUCE phase runs */
@@ -180,6 +186,9 @@ typedef struct sim_step_ops {
     sim_status (*verlet_first)(sim_backend *b, sim_error *err);
     sim_status (*sort)(sim_backend *b, sim_error *err);
     sim_status (*cull)(sim_backend *b, unsigned flags, sim_error *err);
+    /* The neighbour lists from the tile-pair list: rebuilt when a body moved more than half the
+     * skin since their build, or when flags hold SIM_STEP_REBUILD (then cull had it too). */
+    sim_status (*neighbours)(sim_backend *b, unsigned flags, sim_error *err);
     /* Blocks [begin, end) of the sweep, with SIM_SLICE_* flags; a list the host does not know
      * is swept whole (begin 0, end SIM_STEP_ON_DEVICE); a rank of several sweeps its share of
      * a plan (begin 0, end the plan's blocks: ranks are never sliced). */
@@ -239,6 +248,7 @@ typedef struct {
 typedef struct {
     const sim_step_ops *ops;
     sim_sort_clock clock, saved_clock;
+    int rebuild_due; /* the next listed step rebuilds its neighbour lists whatever they say */
     int capped[SIM_LIST_COUNT];           /* a list could not grow (memory): sticky */
     sim_sweep_rate rate[SIM_SWEEP_COUNT]; /* measured rates */
     double step_ms_est;                   /* the last frame's time per step; <= 0: none yet */
@@ -269,6 +279,8 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err);
 sim_status sim_step_forces(sim_backend *b, int watched, sim_error *err);
 /* The next culled force computation sorts first (culling turned on, a new state, new buffers). */
 void sim_step_request_sort(sim_stepper *s);
+/* The next listed step rebuilds the neighbour lists (new parameters: the skin may change). */
+void sim_step_request_rebuild(sim_stepper *s);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim's Python binding — a stand-in for the C library's header (gen_ffi.py's preprocessor pass). */

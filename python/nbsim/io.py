@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: MIT
+"""Files without a simulation: the built-in scenes, scene and state files, the last frame of a
+trajectory, and writing a state file from arrays."""
+import numpy as np
+
+from . import params as _params
+from ._lib import check, ffi, lib, new_error, path_bytes, struct_dict, text
+from .state import CState, cstate_from_arrays
+
+
+def scenes():
+    """The built-in scenes: [{"name", "description", "default_n"}]."""
+    return [{"name": text(lib.sim_scene_builtin_name(i)),
+             "description": text(lib.sim_scene_builtin_description(i)),
+             "default_n": lib.sim_scene_builtin_default_n(i)}
+            for i in range(lib.sim_scene_builtin_count())]
+
+
+def _take(loaded):
+    """A sim_state the library allocated, as a CState's arrays (copied), then freed."""
+    n = loaded.n
+    cs = CState(n)
+    try:
+        if n:
+            ffi.memmove(ffi.from_buffer(cs.pos), loaded.pos, n * ffi.sizeof("sim_vec4d"))
+            ffi.memmove(ffi.from_buffer(cs.vel), loaded.vel, n * ffi.sizeof("sim_vec4d"))
+            for name, a in cs.extra.items():
+                src = getattr(loaded, name)
+                if src != ffi.NULL:
+                    ffi.memmove(ffi.from_buffer(a), src, a.nbytes)
+    finally:
+        lib.sim_state_free(loaded)
+    return cs
+
+
+def read_state(path):
+    """A scene file or saved state (or a trajectory's last frame): (State, params dict). Forces
+    are not read (a saved state's fx fy fz columns are ignored on loading, as by the library)."""
+    p = ffi.new("sim_params *", lib.sim_params_default())
+    st = ffi.new("sim_state *")
+    err = new_error()
+    check(lib.sim_scene_load(path_bytes(path), p, st, err), err)
+    return _take(st).state(), _params.as_dict(p[0])
+
+
+def read_trajectory_last(path):
+    """The last complete frame of a trajectory (.xyz, .lammpstrj, .nc): (State, params dict,
+    info dict: format, frames, frame, step, time, truncated, ...). Values were written as floats."""
+    p = ffi.new("sim_params *", lib.sim_params_default())
+    st = ffi.new("sim_state *")
+    info = ffi.new("sim_traj_info *")
+    err = new_error()
+    check(lib.sim_traj_read_last(path_bytes(path), p, st, info, err), err)
+    d = struct_dict(info[0])
+    d["format"] = text(lib.sim_traj_format_label(info.format))
+    state = _take(st).state(step=info.step, time=info.time)
+    return state, _params.as_dict(p[0]), d
+
+
+def write_state(path, positions, velocities=None, radii=None, densities=None, masses=None,
+                forces=None, params=None):
+    """Writes bodies as a scene file (sim_state_save: full double precision, complete or absent)."""
+    cs = cstate_from_arrays(positions, velocities, radii, densities, masses)
+    p = ffi.new("sim_params *", lib.sim_params_default())
+    if params:
+        _params.apply(p, dict(params))
+    f = ffi.NULL
+    keep = None
+    if forces is not None:
+        keep = np.ascontiguousarray(np.asarray(forces, dtype=np.float64).reshape(cs.n, 3))
+        f = ffi.cast("sim_vec3d *", ffi.from_buffer(keep))
+    err = new_error()
+    check(lib.sim_state_save(path_bytes(path), p, cs.c, f, err), err)
+
+
+def netcdf_available():
+    """Whether this build writes and reads .nc trajectories."""
+    return bool(lib.sim_traj_netcdf_available())
+
+
+def cuda_device_count():
+    """Usable CUDA devices (0 without a device or driver)."""
+    return int(lib.sim_cuda_device_count())

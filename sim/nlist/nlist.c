@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the skin of the neighbour lists (nlist.h): the user's, or chosen from the bodies' speeds
+ * and the step. */
+#include "nlist/nlist.h"
+
+#include <math.h>
+
+double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt) {
+    double vmax = 0.0, rmin = INFINITY;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const sim_vec4d v = s->vel[i];
+        const double speed = sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
+        vmax = isfinite(speed) && speed > vmax ? speed : vmax;
+        rmin = s->pos[i].w > 0.0 && s->pos[i].w < rmin ? s->pos[i].w : rmin;
+    }
+    if (!isfinite(rmin) || !(dt > 0.0)) {
+        return 0.0;
+    }
+    const sim_vec3d g = p->gravity;
+    const double k = SIM_NLIST_AUTO_STEPS;
+    const double v = vmax + sqrt(g.x * g.x + g.y * g.y + g.z * g.z) * k * dt;
+    const double skin = 2.0 * k * v * dt, d = 2.0 * rmin;
+    const double lo = SIM_NLIST_SKIN_MIN * d, hi = SIM_NLIST_SKIN_MAX * d;
+    if (hi < 2.0 * SIM_NLIST_FAST_STEPS * v * dt) { /* rebuilt at nearly every step anyway */
+        return lo;
+    }
+    return fmin(fmax(skin, lo), hi);
+}
+
+double sim_nlist_skin(const sim_params *p, const sim_state *s, double dt) {
+    return p->skin.set ? p->skin.value : sim_nlist_auto_skin(p, s, dt);
+}

@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the neighbour lists' kernels (nlist_kernels.h): the drift with the displacement check,
+ * the inflated tile boxes, the build from the culled tile pairs, and the sweeps over the lists
+ * (forces, energy, contacts) with their fallback over the tile pairs. Why the result is exact:
+ * nlist.h. tests/test_nlist_emu.cc compiles the kernels alone on the CPU (SIM_NLIST_KERNELS_ONLY:
+ * no drivers) and runs them under tests/cuda_emulation.h. */
+#include "nlist/nlist_kernels.h"
+
+#include <string.h>
+
+#include "nbsim/backend.h"
+#include "cull/cull_device.cuh"
+#include "cull/cull_kernels.h"
+
+namespace nl {
+
+constexpr int kThreads = 256; /* per-body kernels: the drift, the check, the sweeps */
+/* The sweep is latency-bound (a gather per entry): 6 resident blocks of 256 (75 % of an sm_90
+ * SM) at up to 42 registers, where it needs 40 without spilling (8 blocks, 32 registers: ~70 B
+ * spilled in the contact's slow path). */
+constexpr int kSweepBlocksPerSm = 6;
+constexpr int kBoxWarps = (int)SIM_CULL_SUPER; /* the box kernel: a warp per tile */
+constexpr int kBuildWarps = 4;                 /* the build: a warp per (sub-)tile pair */
+constexpr uint32_t kSub = 32u;                 /* bodies of a sub-tile: one warp's lanes */
+
+static __device__ __forceinline__ sim_vec3f xyz3(const sim_vec4f &v) {
+    sim_vec3f r;
+    r.x = v.x;
+    r.y = v.y;
+    r.z = v.z;
+    return r;
+}
+
+static __device__ __forceinline__ uint32_t lane_id() {
+    return threadIdx.x & 31u;
+}
+
+/* Whether a body's interval of half-width w (nlist.h) meets a box on every axis. */
+static __device__ __forceinline__ bool meets(const sim_vec4f &p, float w, const sim_cull_box &b) {
+    return p.x - w <= b.hi.x && b.lo.x <= p.x + w && p.y - w <= b.hi.y && b.lo.y <= p.y + w &&
+           p.z - w <= b.hi.z && b.lo.z <= p.z + w;
+}
+
+/* The kernels' contact test (pair_kernels.cu's touching()): strict, NaN and padding never. */
+static __device__ __forceinline__ bool touching(const sim_vec4f &a, const sim_vec4f &b) {
+    const float dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z;
+    const float rs = a.w + b.w;
+    return dx * dx + dy * dy + dz * dz < rs * rs;
+}
+
+/* Appends `other` to `owner`'s list: counted always, stored while it fits; an entry that does not
+ * fit raises the overflow (the sweeps then fall back: nlist.h). */
+static __device__ __forceinline__ void append(uint32_t owner, uint32_t other, uint32_t *nbr,
+                                              uint32_t *count, uint32_t stride, uint32_t cap,
+                                              sim_gpu_nlist_counts *nc) {
+    const uint32_t k = atomicAdd(&count[owner], 1u);
+    if (k < cap) {
+        nbr[(size_t)k * stride + owner] = other;
+    } else {
+        nc->overflow = 1u;
+    }
+}
+
+/* The tile pairs a pass walks: the culled list, or (it overflowed) every pair of rows
+ * [row0, row1) of the simplex in row order; each split into (tile / 32)^2 sub-tile pairs of one
+ * warp (a diagonal tile pair only a >= b). */
+struct pair_walk {
+    const sim_tile2 *list;
+    uint32_t first; /* T2(row0): the simplex's first pair of the rows, when overflowed */
+    uint32_t items;
+    bool overflow;
+    uint32_t subs; /* sub-tiles per tile */
+
+    __device__ __forceinline__ uint64_t tasks() const {
+        return (uint64_t)items * subs * subs;
+    }
+    /* Task k's tile pair and sub-tiles; false: nothing to do (the upper half of a diagonal). */
+    __device__ __forceinline__ bool task(uint64_t k, sim_tile2 *t, uint32_t *a, uint32_t *b) const {
+        const uint32_t item = (uint32_t)(k / (subs * subs)), q = (uint32_t)(k % (subs * subs));
+        *t = overflow ? sim_cull_simplex_pair(first + item) : list[item];
+        *a = q / subs;
+        *b = q % subs;
+        return t->i != t->j || *a >= *b;
+    }
+};
+
+static __device__ __forceinline__ pair_walk walk_of(const sim_tile2 *list, uint32_t found,
+                                                    uint32_t cap, uint32_t row0, uint32_t row1,
+                                                    uint32_t tile) {
+    pair_walk w;
+    w.list = list;
+    w.overflow = found > cap;
+    w.first = sim_map_t2(row0);
+    w.items = w.overflow ? sim_map_t2(row1) - w.first : found;
+    w.subs = tile / kSub;
+    return w;
+}
+
+/* One sub-tile pair (a of tile I, b of tile J) by one warp: each lane holds a body of one side,
+ * the other side's bodies are broadcast from shared memory (sh: this warp's 32 slots), and
+ * on_pair(mine, p_mine, other, p_other) runs for every pair of bodies whose intervals of
+ * half-width r + pad (nlist.h) meet the other tile's box, each unordered pair once (the diagonal:
+ * other < mine). Only the bodies that meet the other tile's box take part: the lanes hold the
+ * side with more of them and the loop runs over the other side's, so a pair of tiles that touch
+ * at a face costs a few iterations, not 32. All 32 lanes must call it. */
+template <class OnPair>
+static __device__ __forceinline__ void
+warp_pairs(sim_tile2 t, uint32_t a, uint32_t b, uint32_t tile, const sim_vec4f *__restrict__ pos,
+           uint32_t n, const sim_cull_box *__restrict__ boxes, float pad, sim_vec4f *sh,
+           OnPair &&on_pair) {
+    const uint32_t lane = lane_id();
+    const uint32_t base_a = t.i * tile + a * kSub, base_b = t.j * tile + b * kSub;
+    const uint32_t ia = base_a + lane, ib = base_b + lane;
+    const sim_vec4f pa = ia < n ? sim_ld4(pos + ia) : sim_pad_body();
+    const sim_vec4f pb = ib < n ? sim_ld4(pos + ib) : sim_pad_body();
+    const sim_cull_box box_i = sim_cull_load_box(boxes, t.i), box_j = sim_cull_load_box(boxes, t.j);
+    const bool diag = t.i == t.j && a == b;
+    const bool in_a = ia < n && meets(pa, sim_nlist_width_f(pa.w, pad), box_j);
+    const bool in_b = ib < n && meets(pb, sim_nlist_width_f(pb.w, pad), box_i);
+    const unsigned ma = __ballot_sync(SIM_FULL_MASK, in_a);
+    const unsigned mb = diag ? ma : __ballot_sync(SIM_FULL_MASK, in_b);
+    if (ma == 0u || mb == 0u) {
+        return;
+    }
+    const bool swap = !diag && __popc(mb) > __popc(ma);
+    const sim_vec4f mine = swap ? pb : pa;
+    const uint32_t body = swap ? ib : ia, other_base = swap ? base_a : base_b;
+    const bool active = swap ? in_b : in_a;
+    unsigned todo = swap ? ma : mb;
+    __syncwarp(); /* the warp's last task has read sh */
+    sh[lane] = swap ? pa : pb;
+    __syncwarp();
+    while (todo != 0u) {
+        const uint32_t q = (uint32_t)(__ffs((int)todo) - 1);
+        todo &= todo - 1u;
+        const sim_vec4f po = sh[q];
+        if (active && (!diag || q < lane)) {
+            on_pair(body, mine, other_base + q, po);
+        }
+    }
+}
+
+/* ---- the drift and the check ---- */
+
+/* The first half kick and drift of integrate.cu's verlet_first_kernel, then each body's
+ * displacement from the lists' build (more than half the skin, or NaN: the flag goes up, one
+ * store per warp that saw it) and its force cleared for the sweep's atomics.
+ *
+ * Launch contract: ceil(N / 256) blocks of 256 threads, thread i body i (guard i < n; every
+ * thread reaches the warp vote). Cost per body: 48 B read + 16 B (the build position), 48 B
+ * written; ~25 flops. */
+__global__ void __launch_bounds__(kThreads)
+    drift_kernel(sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
+                 sim_vec4f *__restrict__ force, uint32_t n, float dt,
+                 const sim_vec4f *__restrict__ ref, float h2, uint32_t *__restrict__ rebuild) {
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    bool moved = false;
+    if (i < n) {
+        sim_vec4f p = pos[i], v = vel[i];
+        const sim_vec4f f = force[i];
+        sim_verlet_first_f(&p, &v, xyz3(f), dt);
+        pos[i] = p;
+        vel[i] = v;
+        sim_vec4f zero;
+        zero.x = zero.y = zero.z = zero.w = 0.0f;
+        force[i] = zero;
+        moved = sim_nlist_moved_f(p, sim_ld4(ref + i), h2) != 0;
+    }
+    if (__any_sync(SIM_FULL_MASK, moved) && lane_id() == 0u) {
+        *rebuild = 1u;
+    }
+}
+
+/* The check alone (test hooks). Launch contract and guard as drift_kernel; 32 B read per body. */
+__global__ void __launch_bounds__(kThreads)
+    check_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, const sim_vec4f *__restrict__ ref,
+                 float h2, uint32_t *__restrict__ rebuild) {
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    const bool moved = i < n && sim_nlist_moved_f(sim_ld4(pos + i), sim_ld4(ref + i), h2);
+    if (__any_sync(SIM_FULL_MASK, moved) && lane_id() == 0u) {
+        *rebuild = 1u;
+    }
+}
+
+/* ---- the build ---- */
+
+/* Tile and super-tile boxes for a rebuild, as cull_kernels.cu's tile_boxes_kernel but with each
+ * body's interval widened to r + s/2 (nlist.h); it also stores the build positions and clears the
+ * bodies' counts. Returns at once (every block) when the lists are not rebuilt this step.
+ *
+ * Launch contract: grid = ceil(tiles / 16) blocks (one per super-tile) of 16 warps; warp w owns
+ * tile t = blockIdx.x * 16 + w, its lanes tile / 32 bodies each (guard body < n, tile < tiles).
+ * Block 0 zeroes the step's culling counters and the lists' overflow and most, and counts the
+ * rebuild. Cost per body: 16 B read, 20 B written, 6 FMNMX; per tile 30 shuffles + 32 B. */
+__global__ void __launch_bounds__(kBoxWarps * 32)
+    boxes_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, uint32_t tile, uint32_t n_tiles,
+                 float pad, sim_cull_box *__restrict__ boxes, sim_cull_box *__restrict__ supers,
+                 sim_gpu_cull_counts *__restrict__ cc, sim_vec4f *__restrict__ ref,
+                 uint32_t *__restrict__ count, sim_gpu_nlist_counts *__restrict__ nc,
+                 unsigned flags) {
+    const bool forced = (flags & SIM_GPU_NLIST_REBUILD) != 0u;
+    if (!forced && nc->rebuild == 0u) {
+        return;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        nc->rebuild = 1u; /* forced: the passes and the build see it */
+        nc->overflow = 0u;
+        nc->most = 0u;
+        cc->supers = 0u;
+        cc->tiles = 0u;
+        cc->super_overflow = 0u;
+        if (flags & SIM_GPU_CULL_RECORD) {
+            nc->frame.rebuilds++;
+        }
+    }
+    const uint32_t w = threadIdx.x >> 5, lane = lane_id();
+    const uint32_t t = blockIdx.x * kBoxWarps + w;
+    sim_cull_box box = sim_cull_empty_box();
+    if (t < n_tiles) {
+        for (uint32_t k = 0; k < tile / kSub; ++k) {
+            const uint32_t i = t * tile + k * kSub + lane;
+            if (i < n) {
+                const sim_vec4f p = sim_ld4(pos + i);
+                const float r = sim_nlist_width_f(p.w, pad);
+                box.lo.x = fminf(box.lo.x, p.x - r);
+                box.lo.y = fminf(box.lo.y, p.y - r);
+                box.lo.z = fminf(box.lo.z, p.z - r);
+                box.hi.x = fmaxf(box.hi.x, p.x + r);
+                box.hi.y = fmaxf(box.hi.y, p.y + r);
+                box.hi.z = fmaxf(box.hi.z, p.z + r);
+                ref[i] = p;
+                count[i] = 0u;
+            }
+        }
+    }
+    box = sim_cull_warp_box(box);
+    sim_cull_inflate(&box);
+    __shared__ sim_cull_box sh_box[kBoxWarps];
+    if (lane == 0u) {
+        sh_box[w] = box;
+        if (t < n_tiles) {
+            boxes[t] = box;
+        }
+    }
+    __syncthreads();
+    if (w == 0u) {
+        const sim_cull_box mine = lane < (uint32_t)kBoxWarps ? sh_box[lane] : sim_cull_empty_box();
+        const sim_cull_box all = sim_cull_warp_box(mine);
+        if (lane == 0u) {
+            supers[blockIdx.x] = all;
+        }
+    }
+}
+
+/* The lists from the tile pairs the culling passes kept (boxes of r + s/2: every pair within
+ * r_i + r_j + s is in one of them). Returns at once when the lists are not rebuilt this step.
+ *
+ * Launch contract: a persistent grid (l->build_grid blocks) of 4 warps; global warp w takes the
+ * sub-tile pair tasks w, w + warps, ... of the walk (pair_walk: the culled list, or every pair
+ * of the rows when it overflowed; the task count is uniform per warp, so every lane runs the same
+ * iterations). Each pair within reach (sim_nlist_near_f) goes to its larger slot's list, and with
+ * full lists to the other's too (append: an atomic on the body's count). Block 0 records the
+ * tile list's counts (RECORD: peak, fallback; SORTED: the regrow base) as the culled sweep does.
+ * Cost per task: 2 x 16 B per lane, two box tests, two votes, then per broadcast body an LDS.128
+ * and the 9-instruction test; per entry an atomic and a 4 B store. */
+__global__ void __launch_bounds__(kBuildWarps * 32)
+    build_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, uint32_t tile,
+                 const sim_cull_box *__restrict__ boxes, const sim_tile2 *__restrict__ list,
+                 uint32_t list_cap, sim_gpu_cull_counts *__restrict__ cc, uint32_t row0,
+                 uint32_t row1, float skin, uint32_t *__restrict__ nbr,
+                 uint32_t *__restrict__ count, uint32_t stride, uint32_t cap, int full,
+                 sim_gpu_nlist_counts *__restrict__ nc, unsigned flags) {
+    if (nc->rebuild == 0u) {
+        return;
+    }
+    const uint32_t found = cc->tiles;
+    const pair_walk walk = walk_of(list, found, list_cap, row0, row1, tile);
+    if ((flags & SIM_GPU_CULL_RECORD) && blockIdx.x == 0 && threadIdx.x == 0) {
+        atomicMax(&cc->frame.tiles_peak, found);
+        if (walk.overflow || cc->super_overflow) {
+            atomicAdd(&cc->frame.fallback_steps, 1u);
+        }
+        if (flags & SIM_GPU_CULL_SORTED) {
+            cc->tiles_sorted = found;
+        }
+    }
+    __shared__ sim_vec4f sh[kBuildWarps][kSub];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint64_t warps = (uint64_t)gridDim.x * kBuildWarps;
+    const float pad = 0.5f * skin;
+    for (uint64_t k = (uint64_t)blockIdx.x * kBuildWarps + warp; k < walk.tasks(); k += warps) {
+        sim_tile2 t;
+        uint32_t a, b;
+        if (!walk.task(k, &t, &a, &b)) {
+            continue;
+        }
+        warp_pairs(t, a, b, tile, pos, n, boxes, pad, sh[warp],
+                   [&](uint32_t i, const sim_vec4f &pi, uint32_t j, const sim_vec4f &pj) {
+                       if (sim_nlist_near_f(pi, pj, skin)) {
+                           const uint32_t hi = i > j ? i : j, lo = i > j ? j : i;
+                           append(hi, lo, nbr, count, stride, cap, nc);
+                           if (full) {
+                               append(lo, hi, nbr, count, stride, cap, nc);
+                           }
+                       }
+                   });
+    }
+}
+
+/* ---- the sweeps ---- */
+
+/* What a sweep produces: forces (the step), the contact potential (energy, not timed) or the
+ * touching pairs (the contacts hook). */
+enum sweep_mode { kForce, kEnergy, kContacts };
+
+/* Where a sweep's results go besides the forces. */
+struct sweep_sink {
+    double *energy;
+    const uint32_t *perm; /* slot -> user index; NULL: identity */
+    sim_body_pair *out;
+    uint32_t out_cap;
+    uint32_t *out_count;
+};
+
+/* The tile pairs of the last build, for the fallback (nlist.h). */
+struct tile_pairs {
+    const sim_cull_box *boxes;
+    const sim_tile2 *list;
+    uint32_t cap;
+    const sim_gpu_cull_counts *cc;
+    uint32_t row0, row1, tile;
+};
+
+static __device__ __forceinline__ void emit_pair(const sweep_sink &sink, uint32_t i, uint32_t j) {
+    const uint32_t a = sink.perm != nullptr ? sink.perm[i] : i;
+    const uint32_t b = sink.perm != nullptr ? sink.perm[j] : j;
+    const uint32_t k = atomicAdd(sink.out_count, 1u);
+    if (k < sink.out_cap) {
+        sink.out[k].i = a > b ? a : b;
+        sink.out[k].j = a > b ? b : a;
+    }
+}
+
+/* The contact sweep over the lists.
+ *
+ * Launch contract: ceil(N / 256) blocks of 256 threads; every thread runs to the end (the warp
+ * sums). Lists complete (no overflow at the last build): thread i sweeps body i's count[i]
+ * entries, entry k at nbr[k * stride + i] (a warp reads 128 adjacent bytes per k), the neighbour's
+ * position gathered (16 B, from L1/L2: Morton-sorted neighbours are near), the 9-instruction
+ * test; a touching pair adds its force (pair_kernels.cu's ~60 instructions, both velocities
+ * loaded): full lists to body i alone, stored once at the end (no atomics, every force written);
+ * half lists also -f to the neighbour and the sum to i, each a 16-byte vector atomic into forces
+ * the drift cleared. A list overflowed: every warp of the grid sweeps sub-tile pairs of the
+ * build's tile pairs instead (warp_pairs with the touching test, both bodies' forces by atomics).
+ * Either way block 0 lowers the rebuild flag, and each warp sums its tests and touching pairs into
+ * a counter slot (count != 0) and the most entries of a body into the lists' most (an atomic only
+ * where it is larger than seen). */
+template <int MODE, bool HALF>
+__global__ void __launch_bounds__(kThreads, kSweepBlocksPerSm)
+    sweep_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
+                 sim_vec4f *__restrict__ force, uint32_t n, const uint32_t *__restrict__ nbr,
+                 const uint32_t *__restrict__ count, uint32_t stride, uint32_t cap,
+                 sim_gpu_nlist_counts *__restrict__ nc, tile_pairs fb, sim_physics_f ph,
+                 sweep_sink sink, unsigned flags, int count_on) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        nc->rebuild = 0u; /* no later kernel of this step reads it; the next drift raises it */
+    }
+    const bool record = (flags & SIM_GPU_CULL_RECORD) != 0u;
+    const bool fallback = nc->overflow != 0u;
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    uint32_t touched = 0, tests = 0;
+    /* the neighbours body i needed at the build (also when they overflowed: the growth) */
+    const uint32_t most = i < n ? count[i] : 0u;
+    double e = 0.0;
+    if (!fallback) {
+        float fx = 0.0f, fy = 0.0f, fz = 0.0f;
+        if (i < n) {
+            const uint32_t c = most < cap ? most : cap;
+            tests = c;
+            const sim_vec4f pi = sim_ld4(pos + i);
+            sim_vec4f vi;
+            vi.x = vi.y = vi.z = vi.w = 0.0f;
+            bool have_vi = false;
+            for (uint32_t k = 0; k < c; ++k) {
+                const uint32_t j = nbr[(size_t)k * stride + i];
+                const sim_vec4f pj = sim_ld4(pos + j);
+                if (!touching(pi, pj)) {
+                    continue;
+                }
+                const bool once = HALF || i > j; /* a full list holds the pair twice */
+                touched += once ? 1u : 0u;
+                if constexpr (MODE == kContacts) {
+                    if (once) {
+                        emit_pair(sink, i, j);
+                    }
+                    continue;
+                }
+                if (!have_vi) {
+                    vi = sim_ld4(vel + i);
+                    have_vi = true;
+                }
+                float eij = 0.0f;
+                const sim_vec3f f = sim_contact_force_f(pi, vi, pj, sim_ld4(vel + j), &ph,
+                                                        MODE == kEnergy ? &eij : nullptr);
+                if constexpr (MODE == kEnergy) {
+                    e += HALF ? (double)eij : 0.5 * (double)eij;
+                } else {
+                    fx += f.x;
+                    fy += f.y;
+                    fz += f.z;
+                    if (HALF) {
+                        sim_atomic_add3(force + j, -f.x, -f.y, -f.z);
+                    }
+                }
+            }
+            if constexpr (MODE == kForce) {
+                if (HALF) {
+                    sim_atomic_add3(force + i, fx, fy, fz);
+                } else {
+                    sim_vec4f f4;
+                    f4.x = fx;
+                    f4.y = fy;
+                    f4.z = fz;
+                    f4.w = 0.0f;
+                    force[i] = f4;
+                }
+            }
+        }
+    } else {
+        const pair_walk walk = walk_of(fb.list, fb.cc->tiles, fb.cap, fb.row0, fb.row1, fb.tile);
+        if (record && blockIdx.x == 0 && threadIdx.x == 0) {
+            nc->frame.fallback_steps++;
+            if (count_on) {
+                atomicAdd(&nc->frame.tests[0], (unsigned long long)walk.items * fb.tile * fb.tile);
+            }
+        }
+        __shared__ sim_vec4f sh[kThreads / 32][kSub];
+        const uint32_t warp = threadIdx.x >> 5;
+        const uint64_t warps = (uint64_t)gridDim.x * (kThreads / 32);
+        for (uint64_t k = (uint64_t)blockIdx.x * (kThreads / 32) + warp; k < walk.tasks();
+             k += warps) {
+            sim_tile2 t;
+            uint32_t a, b;
+            if (!walk.task(k, &t, &a, &b)) {
+                continue;
+            }
+            warp_pairs(t, a, b, fb.tile, pos, n, fb.boxes, 0.0f, sh[warp],
+                       [&](uint32_t p, const sim_vec4f &pp, uint32_t q, const sim_vec4f &pq) {
+                           if (!touching(pp, pq)) {
+                               return;
+                           }
+                           ++touched;
+                           if constexpr (MODE == kContacts) {
+                               emit_pair(sink, p, q);
+                           } else {
+                               float eij = 0.0f;
+                               const sim_vec3f f =
+                                   sim_contact_force_f(pp, sim_ld4(vel + p), pq, sim_ld4(vel + q),
+                                                       &ph, MODE == kEnergy ? &eij : nullptr);
+                               if constexpr (MODE == kEnergy) {
+                                   e += (double)eij;
+                               } else {
+                                   sim_atomic_add3(force + p, f.x, f.y, f.z);
+                                   sim_atomic_add3(force + q, -f.x, -f.y, -f.z);
+                               }
+                           }
+                       });
+        }
+    }
+    if constexpr (MODE == kEnergy) {
+        sim_block_sum_add<kThreads>(e, sink.energy);
+    }
+    if constexpr (MODE == kForce) {
+        /* The most entries of one body (the stepper grows the lists by it): always. */
+        const uint32_t wmost = sim_warp_max_u32(most);
+        if (lane_id() == 0u && record) {
+            if (wmost > nc->most) {
+                atomicMax(&nc->most, wmost);
+            }
+            if (wmost > nc->frame.peak) {
+                atomicMax(&nc->frame.peak, wmost);
+            }
+        }
+        if (count_on && record) {
+            const uint32_t wt = sim_warp_sum_u32(tests);
+            const uint32_t wc = sim_warp_sum_u32(touched);
+            const uint32_t slot =
+                (blockIdx.x * (kThreads / 32) + (threadIdx.x >> 5)) % (uint32_t)SIM_GPU_COUNT_SLOTS;
+            if (lane_id() == 0u) {
+                if (wt != 0u) {
+                    atomicAdd(&nc->frame.tests[slot], (unsigned long long)wt);
+                }
+                if (wc != 0u) {
+                    atomicAdd(&nc->frame.contacts[slot], (unsigned long long)wc);
+                }
+            }
+        }
+    }
+}
+
+} // namespace nl
+
+#ifndef SIM_NLIST_KERNELS_ONLY
+using namespace nl;
+
+namespace {
+
+unsigned body_blocks(uint32_t n) {
+    return (n + kThreads - 1) / kThreads;
+}
+
+float half_skin2(const sim_gpu_nlist *l) {
+    const float h = 0.5f * l->skin;
+    return h * h;
+}
+
+nl::tile_pairs fallback_of(const sim_gpu_cull *c) {
+    nl::tile_pairs fb;
+    fb.boxes = c->boxes;
+    fb.list = c->tile_list;
+    fb.cap = c->tile_cap;
+    fb.cc = c->counts;
+    fb.row0 = c->row0;
+    fb.row1 = c->row1;
+    fb.tile = c->tile;
+    return fb;
+}
+
+template <int MODE>
+sim_status launch_sweep(const sim_gpu_bodies *b, const sim_physics_f *ph, const sim_gpu_cull *c,
+                        const sim_gpu_nlist *l, const sweep_sink &sink, unsigned flags,
+                        int count_on, cudaStream_t s, sim_error *err) {
+    const unsigned grid = body_blocks(b->n);
+    if (l->half) {
+        sweep_kernel<MODE, true><<<grid, kThreads, 0, s>>>(
+            b->pos, b->vel, b->force, b->n, l->nbr, l->count, l->stride, l->cap, l->counts,
+            fallback_of(c), *ph, sink, flags, count_on);
+    } else {
+        sweep_kernel<MODE, false><<<grid, kThreads, 0, s>>>(
+            b->pos, b->vel, b->force, b->n, l->nbr, l->count, l->stride, l->cap, l->counts,
+            fallback_of(c), *ph, sink, flags, count_on);
+    }
+    SIM_CUDA_CHECK_LAUNCH("nlist sweep_kernel");
+    return SIM_OK;
+}
+
+} // namespace
+
+sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int half, int sm_count,
+                               cudaStream_t s, sim_error *err) {
+    memset(l, 0, sizeof *l);
+    l->n = n;
+    l->stride = sim_nlist_stride(n);
+    l->half = half;
+    const cudaError_t e1 = cudaMalloc((void **)&l->count, (size_t)n * sizeof *l->count);
+    const cudaError_t e2 = cudaMalloc((void **)&l->ref, (size_t)n * sizeof *l->ref);
+    const cudaError_t e3 = cudaMalloc((void **)&l->counts, sizeof *l->counts);
+    if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess) {
+        (void)cudaGetLastError();
+        sim_gpu_nlist_free(l);
+        return sim_fail(err, SIM_OUT_OF_MEMORY,
+                        "N = %u bodies: cannot allocate the neighbour lists' counts and positions",
+                        n);
+    }
+    SIM_TRY(sim_gpu_nlist_realloc(l, cap, err));
+    int per_sm = 0;
+    SIM_CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, build_kernel, kBuildWarps * 32, 0));
+    l->build_grid = (per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
+    /* NaN positions: every body has moved, whatever asks first rebuilds */
+    SIM_CUDA_TRY(cudaMemsetAsync(l->ref, 0xff, (size_t)n * sizeof *l->ref, s));
+    SIM_CUDA_TRY(cudaMemsetAsync(l->count, 0, (size_t)n * sizeof *l->count, s));
+    SIM_CUDA_TRY(cudaMemsetAsync(l->counts, 0, sizeof *l->counts, s));
+    return SIM_OK;
+}
+
+void sim_gpu_nlist_free(sim_gpu_nlist *l) {
+    (void)cudaFree(l->nbr);
+    (void)cudaFree(l->count);
+    (void)cudaFree(l->ref);
+    (void)cudaFree(l->counts);
+    memset(l, 0, sizeof *l);
+}
+
+sim_status sim_gpu_nlist_realloc(sim_gpu_nlist *l, uint32_t cap, sim_error *err) {
+    cap = cap > 0 ? cap : 1;
+    uint32_t *nbr = nullptr;
+    const size_t bytes = (size_t)cap * l->stride * sizeof *nbr;
+    const cudaError_t e = cudaMalloc((void **)&nbr, bytes);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return sim_fail(err, SIM_OUT_OF_MEMORY,
+                        "N = %u bodies: cannot allocate %llu bytes of GPU memory for neighbour "
+                        "lists of %u entries",
+                        l->n, (unsigned long long)bytes, cap);
+    }
+    (void)cudaFree(l->nbr);
+    l->nbr = nbr;
+    l->cap = cap;
+    return SIM_OK;
+}
+
+uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l) {
+    return (uint64_t)l->cap * l->stride * sizeof(uint32_t) +
+           (uint64_t)l->n * SIM_GPU_NLIST_BYTES_PER_BODY;
+}
+
+sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
+                               cudaStream_t s, sim_error *err) {
+    drift_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt, l->ref,
+                                                        half_skin2(l), &l->counts->rebuild);
+    SIM_CUDA_CHECK_LAUNCH("nlist drift_kernel");
+    return SIM_OK;
+}
+
+sim_status sim_gpu_nlist_check(const sim_gpu_bodies *b, const sim_gpu_nlist *l, cudaStream_t s,
+                               sim_error *err) {
+    check_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(b->pos, b->n, l->ref, half_skin2(l),
+                                                        &l->counts->rebuild);
+    SIM_CUDA_CHECK_LAUNCH("nlist check_kernel");
+    return SIM_OK;
+}
+
+sim_status sim_gpu_nlist_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c,
+                               const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
+                               sim_error *err) {
+    boxes_kernel<<<c->n_supers, kBoxWarps * 32, 0, s>>>(
+        b->pos, b->n, c->tile, c->n_tiles, 0.5f * l->skin, c->boxes, c->supers, c->counts, l->ref,
+        l->count, l->counts, flags);
+    SIM_CUDA_CHECK_LAUNCH("nlist boxes_kernel");
+    return SIM_OK;
+}
+
+sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
+                               const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
+                               sim_error *err) {
+    build_kernel<<<l->build_grid, kBuildWarps * 32, 0, s>>>(
+        b->pos, b->n, c->tile, c->boxes, c->tile_list, c->tile_cap, c->counts, c->row0, c->row1,
+        l->skin, l->nbr, l->count, l->stride, l->cap, !l->half, l->counts, flags);
+    SIM_CUDA_CHECK_LAUNCH("nlist build_kernel");
+    return SIM_OK;
+}
+
+sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                const sim_gpu_cull *c, const sim_gpu_nlist *l, unsigned flags,
+                                int count_contacts, cudaStream_t s, sim_error *err) {
+    const sweep_sink sink = {};
+    return launch_sweep<kForce>(b, ph, c, l, sink, flags, count_contacts, s, err);
+}
+
+sim_status sim_gpu_nlist_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                const sim_gpu_cull *c, const sim_gpu_nlist *l, double *d_energy,
+                                cudaStream_t s, sim_error *err) {
+    sweep_sink sink = {};
+    sink.energy = d_energy;
+    return launch_sweep<kEnergy>(b, ph, c, l, sink, 0u, 0, s, err);
+}
+
+sim_status sim_gpu_nlist_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c,
+                                  const sim_gpu_nlist *l, const uint32_t *perm,
+                                  sim_body_pair *d_out, uint32_t cap, uint32_t *d_count,
+                                  cudaStream_t s, sim_error *err) {
+    sweep_sink sink = {};
+    sink.perm = perm;
+    sink.out = d_out;
+    sink.out_cap = cap;
+    sink.out_count = d_count;
+    const sim_physics_f ph = {};
+    return launch_sweep<kContacts>(b, &ph, c, l, sink, 0u, 0, s, err);
+}
+
+#endif /* SIM_NLIST_KERNELS_ONLY */

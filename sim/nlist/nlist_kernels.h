@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — private to the CUDA backend: the neighbour lists on the device (nlist.h says what they
+ * are and why they are exact) and the host drivers of their kernels. A listed step runs, on the
+ * main stream and without a host sync:
+ *   sim_gpu_nlist_drift              first half kick + drift, each body's displacement since the
+ *                                    build checked (a flag on the device), forces cleared
+ *   [sim_gpu_sort_bodies, on the host's clock: the lists are then rebuilt whatever they say]
+ *   sim_gpu_nlist_boxes              tile boxes inflated by half the skin; returns at once unless
+ *   sim_gpu_cull_top / _second       the flag is up (or the rebuild is forced); the culling passes
+ *   sim_gpu_nlist_build              and the build likewise
+ *   sim_gpu_nlist_forces             the contact forces over the lists (or, when one overflowed,
+ *                                    over the build's tile pairs); clears the flag
+ *   [body forces and the second half kick, integrate.h]
+ * so a step that does not rebuild costs, besides its sweeps, four launches that return at once
+ * (five with two culling levels). The counters (rebuilds, fallbacks, the most entries of a body,
+ * tests and touching pairs) stay on the device until the frame's one sync. */
+#ifndef SIM_NLIST_KERNELS_H
+#define SIM_NLIST_KERNELS_H
+
+#include "cuda/device_state.h"
+#include "nlist/nlist.h"
+#include "physics/physics.h"
+#include "nbsim/backend.h"
+
+/* Per frame: zeroed as a whole before a frame's steps; recording kernels only. */
+typedef struct {
+    uint32_t rebuilds;       /* steps that rebuilt the lists */
+    uint32_t fallback_steps; /* steps that swept the tile pairs: a list had overflowed */
+    uint32_t peak;           /* the most entries one body needed */
+    uint32_t pad;
+    unsigned long long tests[SIM_GPU_COUNT_SLOTS];    /* pair tests of the contact sweeps */
+    unsigned long long contacts[SIM_GPU_COUNT_SLOTS]; /* touching pairs they found, each once */
+} sim_gpu_nlist_frame;
+
+typedef struct {
+    uint32_t rebuild;  /* this step rebuilds: raised by the drift's check, or forced; the contact
+                        * sweep lowers it */
+    uint32_t overflow; /* some body had more neighbours than cap at the last build */
+    uint32_t most;     /* the most entries of one body at the last build (found by the sweeps) */
+    uint32_t pad;
+    sim_gpu_nlist_frame frame;
+} sim_gpu_nlist_counts;
+
+typedef struct {
+    uint32_t *nbr;                /* d_: slot-major, nbr[k * stride + i] (nlist.h) */
+    uint32_t *count;              /* d_: neighbours of each slot at the last build (> cap: some
+                                   * were not stored) */
+    sim_vec4f *ref;               /* d_: positions at the last build (NaN before the first) */
+    sim_gpu_nlist_counts *counts; /* d_ */
+    uint32_t n, stride, cap;      /* slots, entries between neighbour k and k + 1, per body */
+    int half;                     /* each pair in its larger slot's list only (atomics on j) */
+    float skin;                   /* [m] */
+    int build_grid;               /* blocks of the persistent build */
+} sim_gpu_nlist;
+
+/* Bytes of the lists besides the entries: per body a count and a position. */
+#define SIM_GPU_NLIST_BYTES_PER_BODY (4u + 16u)
+
+/* Allocates lists for n slots, cap entries each (their positions NaN: the first use rebuilds);
+ * SIM_OUT_OF_MEMORY names them. Free releases all of it (safe on a zeroed struct). */
+sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int half, int sm_count,
+                               cudaStream_t s, sim_error *err);
+void sim_gpu_nlist_free(sim_gpu_nlist *l);
+/* The entries reallocated with cap per body (contents lost: the next step must rebuild). */
+sim_status sim_gpu_nlist_realloc(sim_gpu_nlist *l, uint32_t cap, sim_error *err);
+uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l);
+
+/* Flags of the list kernels: the culling flags (cull_kernels.h: RECORD, SORTED) and a forced
+ * rebuild (the stepper's SIM_STEP_REBUILD). */
+enum { SIM_GPU_NLIST_REBUILD = 16u };
+
+/* The first half kick and drift (integrate.h's), each body's displacement from l->ref checked
+ * against half the skin (the flag raised), and the forces cleared for the sweep. */
+sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
+                               cudaStream_t s, sim_error *err);
+/* The check alone, for the bodies where they are (the test hooks, outside a step). */
+sim_status sim_gpu_nlist_check(const sim_gpu_bodies *b, const sim_gpu_nlist *l, cudaStream_t s,
+                               sim_error *err);
+/* When rebuilding: the tile and super-tile boxes with each body's interval widened by half the
+ * skin, the build positions, the counts cleared and the step's culling counters zeroed. */
+sim_status sim_gpu_nlist_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c,
+                               const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
+                               sim_error *err);
+/* When rebuilding: the lists from the culled tile pairs (or from every tile pair of the rows,
+ * when that list overflowed); records the tile list's counts as a culled sweep does. */
+sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
+                               const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
+                               sim_error *err);
+/* The contact forces over the lists, into forces cleared by the drift (or by the caller);
+ * count_contacts 0: the touching pairs and tests are not counted. */
+sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                const sim_gpu_cull *c, const sim_gpu_nlist *l, unsigned flags,
+                                int count_contacts, cudaStream_t s, sim_error *err);
+/* The contact potential over the lists, added to *d_energy (not timed). */
+sim_status sim_gpu_nlist_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                const sim_gpu_cull *c, const sim_gpu_nlist *l, double *d_energy,
+                                cudaStream_t s, sim_error *err);
+/* The touching pairs the lists hold, in user indices (slot s is body perm[s]; perm NULL:
+ * identity), i > j, appended while fewer than cap, all counted in *d_count. */
+sim_status sim_gpu_nlist_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c,
+                                  const sim_gpu_nlist *l, const uint32_t *perm,
+                                  sim_body_pair *d_out, uint32_t cap, uint32_t *d_count,
+                                  cudaStream_t s, sim_error *err);
+
+#endif /* SIM_NLIST_KERNELS_H */

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the neighbour lists on the CPU reference (sim/nlist/), exact over thousands of steps:
+ * after every step the touching pairs the lists hold (sim_backend_contacts: the lists as the step
+ * swept them, or the tile pairs of their build when one overflowed) are those of an O(N^2) sweep
+ * of the same state, for both kinds of list, in
+ *  - a dense pile settling under gravity, and a fast dense gas;
+ *  - steps in which every body moves more than half the skin (rebuilt each step), and two bodies
+ *    that jump from farther than their reach plus the skin into contact in one step;
+ *  - lists that overflow (a tiny capacity, a skin grown by set_params): exact fallback steps,
+ *    then grown lists and no more fallbacks;
+ * and the forces: lists against the culled tiles (--skin 0) and the unculled sweep, half against
+ * full, up to the order of the sums. The policy itself (when to rebuild, grow) is test_stepper's;
+ * the GPU's kernels are test_nlist_emu's and test_gpu_nlist's. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ensure.h"
+#include "test_backend_util.h"
+#include "test_cull_scenes.h"
+
+/* Every touching pair of s (i > j), by the kernels' test in double, sorted. */
+static sim_body_pair *brute_contacts(const sim_state *s, uint64_t *count) {
+    size_t cap = 1024, k = 0;
+    sim_body_pair *v = malloc(cap * sizeof *v);
+    for (uint32_t i = 0; i < s->n; ++i) {
+        for (uint32_t j = 0; j < i; ++j) {
+            const sim_vec4d a = s->pos[i], b = s->pos[j];
+            const double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z, reach = a.w + b.w;
+            if (dx * dx + dy * dy + dz * dz < reach * reach) {
+                if (k == cap) {
+                    cap *= 2;
+                    v = realloc(v, cap * sizeof *v);
+                }
+                v[k++] = (sim_body_pair){i, j};
+            }
+        }
+    }
+    qsort(v, k, sizeof *v, cmp_pair);
+    *count = k;
+    return v;
+}
+
+/* The backend's contacts against the brute force of its current state; 1 when equal. */
+static int exact_now(sim_backend *b, uint32_t n, const char *what, int step) {
+    sim_state s;
+    sim_error err;
+    ENSURE(sim_state_alloc(&s, n, &err) == SIM_OK);
+    ENSURE(sim_backend_read_state(b, &s, NULL, &err) == SIM_OK);
+    uint64_t na = 0, nb = 0;
+    sim_body_pair *a = contacts_of(b, &na), *w = brute_contacts(&s, &nb);
+    const int same = same_pairs(a, na, w, nb);
+    ENSURE_MSG(same, "%s, step %d: %llu contacts from the lists, %llu touching", what, step,
+               (unsigned long long)na, (unsigned long long)nb);
+    free(a);
+    free(w);
+    sim_state_free(&s);
+    return same;
+}
+
+static sim_backend_config config_of(sim_nlist_kind kind) {
+    sim_backend_config c = sim_backend_config_default();
+    c.kind = SIM_BACKEND_CPU;
+    c.tile = 32;
+    c.cpu_threads = 2;
+    c.nlist = kind;
+    return c;
+}
+
+typedef struct {
+    int steps, rebuilds, fallbacks, contacts_seen;
+    uint64_t tests;
+    double skin;
+} run_totals;
+
+/* `steps` frames of one step, each checked; stops at the first mismatch. */
+static run_totals run_checked(sim_backend *b, uint32_t n, int steps, const char *what) {
+    run_totals r = {0, 0, 0, 0, 0, 0.0};
+    sim_error err = {SIM_OK, ""};
+    for (int k = 0; k < steps; ++k) {
+        sim_frame_timing t;
+        if (sim_backend_run_frame(b, &t, &err) != SIM_OK) {
+            ENSURE_MSG(0, "%s, step %d: %s", what, k, err.message);
+            break;
+        }
+        ENSURE_MSG(t.nlist == 1 && t.skin > 0.0, "%s: the lists are off", what);
+        r.steps += t.steps;
+        r.rebuilds += t.nlist_rebuilds;
+        r.fallbacks += t.nlist_fallback_steps;
+        r.contacts_seen += t.contacts > 0;
+        r.tests += t.candidate_tests;
+        r.skin = t.skin;
+        if (!exact_now(b, n, what, k)) {
+            break;
+        }
+    }
+    return r;
+}
+
+static double max_force_diff(const sim_vec3d *a, const sim_vec3d *b, uint32_t n, double *scale) {
+    double d = 0.0, m = 0.0;
+    for (uint32_t i = 0; i < n; ++i) {
+        d = fmax(d, fabs(a[i].x - b[i].x) + fabs(a[i].y - b[i].y) + fabs(a[i].z - b[i].z));
+        m = fmax(m, fabs(b[i].x) + fabs(b[i].y) + fabs(b[i].z));
+    }
+    *scale = m;
+    return d;
+}
+
+/* ---- exactness over time ---- */
+
+static void test_dense_pile(void) {
+    const sim_nlist_kind kinds[2] = {SIM_NLIST_FULL, SIM_NLIST_HALF};
+    for (int k = 0; k < 2; ++k) {
+        scene sc = make_scene("pile", 1200, 3);
+        const sim_backend_config c = config_of(kinds[k]);
+        sim_backend *b = test_backend_make(&c, &sc.p, &sc.s, "pile");
+        const run_totals r =
+            run_checked(b, sc.s.n, 2000, kinds[k] == SIM_NLIST_HALF ? "pile, half" : "pile, full");
+        printf("  pile %s: %d steps, %d rebuilds, %d fallbacks, %.1f tests per step\n",
+               sim_nlist_kind_name(kinds[k]), r.steps, r.rebuilds, r.fallbacks,
+               (double)r.tests / r.steps);
+        ENSURE(r.steps == 2000 && r.rebuilds > 0 && r.rebuilds < r.steps && r.contacts_seen > 0);
+        sim_backend_destroy(b);
+        scene_free(&sc);
+    }
+}
+
+/* The squeezed gas at ten times its speeds (up to ~40 m/s): many rebuilds. */
+static void test_fast_gas(void) {
+    const sim_nlist_kind kinds[2] = {SIM_NLIST_FULL, SIM_NLIST_HALF};
+    for (int k = 0; k < 2; ++k) {
+        scene sc = make_scene("gas", 1500, 5);
+        for (uint32_t i = 0; i < sc.s.n; ++i) {
+            sc.s.vel[i].x *= 10.0;
+            sc.s.vel[i].y *= 10.0;
+            sc.s.vel[i].z *= 10.0;
+        }
+        const sim_backend_config c = config_of(kinds[k]);
+        sim_backend *b = test_backend_make(&c, &sc.p, &sc.s, "gas");
+        const run_totals r = run_checked(b, sc.s.n, 1500, "fast gas");
+        printf("  fast gas %s: %d steps, %d rebuilds, skin %g m\n", sim_nlist_kind_name(kinds[k]),
+               r.steps, r.rebuilds, r.skin);
+        ENSURE(r.steps == 1500 && r.rebuilds > 10 && r.contacts_seen > 0);
+        sim_backend_destroy(b);
+        scene_free(&sc);
+    }
+}
+
+/* A skin so thin that bodies cross half of it every step: rebuilt at every step, still exact. */
+static void test_crossing_every_step(void) {
+    scene sc = make_scene("gas", 800, 9);
+    for (uint32_t i = 0; i < sc.s.n; ++i) {
+        sc.s.vel[i].x *= 10.0;
+    }
+    sc.p.skin.value = 1e-6;
+    sc.p.skin.set = 1;
+    sim_backend_config c = config_of(SIM_NLIST_DEFAULT);
+    sim_backend *b = test_backend_make(&c, &sc.p, &sc.s, "thin skin");
+    const run_totals r = run_checked(b, sc.s.n, 300, "thin skin");
+    ENSURE_MSG(r.rebuilds == r.steps && r.steps == 300, "%d rebuilds in %d steps", r.rebuilds,
+               r.steps);
+    sim_backend_destroy(b);
+    scene_free(&sc);
+}
+
+/* Two bodies 1.6 m apart (reach 1 m, skin 0.1 m) closing at 0.8 m per step: the step that
+ * brings them to 0.8 m must see them touch (its drift moved each 0.4 m, four times half the
+ * skin: the lists are rebuilt in that step, not the next). */
+static void test_jump_into_contact(void) {
+    const sim_nlist_kind kinds[2] = {SIM_NLIST_FULL, SIM_NLIST_HALF};
+    for (int k = 0; k < 2; ++k) {
+        sim_state s;
+        sim_error err;
+        ENSURE(sim_state_alloc(&s, 2, &err) == SIM_OK);
+        s.pos[0] = (sim_vec4d){-0.8, 0.0, 0.0, 0.5};
+        s.pos[1] = (sim_vec4d){0.8, 0.0, 0.0, 0.5};
+        s.vel[0] = (sim_vec4d){400.0, 0.0, 0.0, 1.0};
+        s.vel[1] = (sim_vec4d){-400.0, 0.0, 0.0, 1.0};
+        sim_params p = sim_params_default();
+        p.dt = 1e-3;
+        p.box_half = 4.0;
+        p.restitution = 1.0;
+        p.stiffness = 1e8;
+        p.skin.value = 0.1;
+        p.skin.set = 1;
+        const sim_backend_config c = config_of(kinds[k]);
+        sim_backend *b = test_backend_make(&c, &p, &s, "jump");
+        sim_frame_timing t;
+        ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+        ENSURE(t.nlist_rebuilds == 1 && t.contacts == 1);
+        uint64_t count = 0;
+        sim_body_pair *v = contacts_of(b, &count);
+        ENSURE_MSG(count == 1 && v[0].i == 1 && v[0].j == 0, "%s: %llu contacts",
+                   sim_nlist_kind_name(kinds[k]), (unsigned long long)count);
+        sim_vec3d *f = test_backend_forces(b, 2);
+        ENSURE(f[0].x < 0.0 && f[1].x > 0.0 && f[0].x == -f[1].x); /* pushed apart */
+        free(f);
+        free(v);
+        sim_backend_destroy(b);
+        sim_state_free(&s);
+    }
+}
+
+/* ---- overflow ---- */
+
+/* Lists of one entry per body: the set-up overflows and grows them; a skin three times as wide
+ * (set_params: rebuilt at the next step) overflows again: that frame's steps sweep the tile pairs
+ * (exact), the lists grow, the next frame's do not fall back. */
+static void test_overflow(void) {
+    const sim_nlist_kind kinds[2] = {SIM_NLIST_FULL, SIM_NLIST_HALF};
+    for (int k = 0; k < 2; ++k) {
+        scene sc = make_scene("pile", 1000, 4);
+        sc.p.skin.value = 0.05;
+        sc.p.skin.set = 1;
+        sc.p.steps_per_frame = 4;
+        sim_backend_config c = config_of(kinds[k]);
+        c.nlist_capacity = 1;
+        sim_backend *b = test_backend_make(&c, &sc.p, &sc.s, "overflow");
+        sim_error err = {SIM_OK, ""};
+        sim_frame_timing t;
+        ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+        ENSURE_MSG(t.nlist_cap > 1 && t.nlist_fallback_steps == 0 && t.nlist_peak <= t.nlist_cap,
+                   "cap %u, peak %u, %d fallbacks", t.nlist_cap, t.nlist_peak,
+                   t.nlist_fallback_steps);
+        ENSURE(exact_now(b, sc.s.n, "grown at set-up", 0));
+        const uint32_t cap = t.nlist_cap;
+        sim_params p = *sim_backend_get_params(b);
+        p.skin.value = 0.6;
+        ENSURE(sim_backend_set_params(b, &p, &err) == SIM_OK);
+        ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+        ENSURE_MSG(t.nlist_fallback_steps == 4 && t.nlist_peak > cap && t.nlist_cap == cap,
+                   "%d fallbacks, peak %u, cap %u", t.nlist_fallback_steps, t.nlist_peak,
+                   t.nlist_cap);
+        ENSURE(t.candidate_tests == t.tile_pairs * 32u * 32u); /* the tile pairs were swept */
+        ENSURE(exact_now(b, sc.s.n, "overflowed", 1));
+        const uint32_t peak = t.nlist_peak;
+        p.steps_per_frame = 1;
+        ENSURE(sim_backend_set_params(b, &p, &err) == SIM_OK);
+        ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+        ENSURE_MSG(t.nlist_cap >= 2 * peak && t.nlist_fallback_steps == 0, "cap %u, peak %u",
+                   t.nlist_cap, peak);
+        const run_totals r = run_checked(b, sc.s.n, 200, "after growth");
+        ENSURE(r.fallbacks == 0);
+        sim_backend_destroy(b);
+        scene_free(&sc);
+    }
+}
+
+/* ---- forces ---- */
+
+/* F_0 over lists (both kinds) against culled tiles (skin 0) and the unculled sweep; then 100
+ * steps side by side. */
+static void test_forces(void) {
+    scene sc = make_scene("pile", 1500, 8);
+    sim_backend_config c = config_of(SIM_NLIST_FULL);
+    sim_backend *full = test_backend_make(&c, &sc.p, &sc.s, "full");
+    c.nlist = SIM_NLIST_HALF;
+    sim_backend *half = test_backend_make(&c, &sc.p, &sc.s, "half");
+    sim_params tiles_p = sc.p;
+    tiles_p.skin.value = 0.0;
+    tiles_p.skin.set = 1;
+    sim_backend *tiles = test_backend_make(&c, &tiles_p, &sc.s, "tiles");
+    c.cull = 0;
+    sim_backend *all = test_backend_make(&c, &sc.p, &sc.s, "unculled");
+    sim_backend *b[4] = {full, half, tiles, all};
+    for (int round = 0; round < 2; ++round) {
+        sim_vec3d *f[4];
+        for (int k = 0; k < 4; ++k) {
+            f[k] = test_backend_forces(b[k], sc.s.n);
+        }
+        for (int k = 0; k < 3; ++k) {
+            double scale = 0.0;
+            const double d = max_force_diff(f[k], f[3], sc.s.n, &scale);
+            ENSURE_MSG(d <= 1e-10 * scale && scale > 0.0, "round %d, backend %d: %g of %g", round,
+                       k, d, scale);
+        }
+        for (int k = 0; k < 4; ++k) {
+            free(f[k]);
+        }
+        sim_params p = sc.p;
+        p.steps_per_frame = 100;
+        sim_error err;
+        for (int k = 0; k < 4; ++k) {
+            sim_frame_timing t;
+            ENSURE(sim_backend_set_params(b[k], k == 2 ? &tiles_p : &p, &err) == SIM_OK);
+            if (k == 2) {
+                tiles_p.steps_per_frame = 100;
+                ENSURE(sim_backend_set_params(b[k], &tiles_p, &err) == SIM_OK);
+            }
+            ENSURE(sim_backend_run_frame(b[k], &t, &err) == SIM_OK);
+            ENSURE(t.nlist == (k < 2) && t.culled == (k < 3));
+        }
+        const double d = fmax(test_backend_state_diff(b[0], b[3], sc.s.n),
+                              fmax(test_backend_state_diff(b[1], b[3], sc.s.n),
+                                   test_backend_state_diff(b[2], b[3], sc.s.n)));
+        ENSURE_MSG(d < 1e-9, "after %d steps the states differ by %g", 100 * (round + 1), d);
+    }
+    for (int k = 0; k < 4; ++k) {
+        sim_backend_destroy(b[k]);
+    }
+    scene_free(&sc);
+}
+
+/* The automatic skin: what the fastest body covers in 20 steps, within 0.05 and 0.25 of the
+ * smallest diameter; the lists off at 0, and the choice stated in the frame's timing. */
+static void test_auto_skin(void) {
+    scene sc = make_scene("gas", 500, 2);
+    sim_backend_config c = config_of(SIM_NLIST_DEFAULT);
+    sim_backend *b = test_backend_make(&c, &sc.p, &sc.s, "auto");
+    sim_frame_timing t;
+    sim_error err;
+    ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+    double rmin = 1e300;
+    for (uint32_t i = 0; i < sc.s.n; ++i) {
+        rmin = fmin(rmin, sc.s.pos[i].w);
+    }
+    ENSURE_MSG(t.nlist && t.skin >= 0.05 * 2.0 * rmin * (1 - 1e-12) &&
+                   t.skin <= 0.25 * 2.0 * rmin * (1 + 1e-12),
+               "skin %g, smallest radius %g", t.skin, rmin);
+    ENSURE(strcmp(sim_nlist_kind_name(SIM_NLIST_DEFAULT),
+                  sim_nlist_kind_name(SIM_NLIST_DEFAULT_KIND)) == 0);
+    sim_params p = *sim_backend_get_params(b);
+    p.skin.value = 0.0;
+    p.skin.set = 1;
+    ENSURE(sim_backend_set_params(b, &p, &err) == SIM_OK);
+    ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+    ENSURE(!t.nlist && t.culled && t.skin == 0.0 && t.nlist_ms == 0.0);
+    ENSURE(exact_now(b, sc.s.n, "skin 0", 0));
+    sim_backend_destroy(b);
+    scene_free(&sc);
+}
+
+static const ensure_test tests[] = {
+    {"dense_pile", test_dense_pile},
+    {"fast_gas", test_fast_gas},
+    {"crossing_every_step", test_crossing_every_step},
+    {"jump_into_contact", test_jump_into_contact},
+    {"overflow", test_overflow},
+    {"forces", test_forces},
+    {"auto_skin", test_auto_skin},
+};
+
+ENSURE_MAIN(tests)

@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the neighbour lists' kernels (sim/nlist/nlist_kernels.cu), compiled from their own
+ * source for the CPU and run under tests/cuda_emulation.h in the order a listed step launches them
+ * (the culling passes, cull_kernels.cu's, replaced by the set of tile pairs whose boxes overlap:
+ * what they produce, as tests/test_cpu_cull.c checks). Checked without a GPU, tiles of 32 and 64
+ * (sub-tile pairs), half and full lists:
+ *  - the boxes: each body's interval r + s/2 inside its tile's box; the build positions;
+ *  - the lists, as sets per body, against every pair within reach by the same float test
+ *    (sim_nlist_near_f): half lists j < i, full lists both ways; several ranks' rows add up;
+ *  - the sweep's forces and energy against the double reference over all pairs, its contacts
+ *    against every touching pair, its counts (tests, touching pairs, the most entries);
+ *  - after every body moved by up to half the skin: the old lists still exact (forces, contacts);
+ *  - lists too short (overflow): every count exact, nothing written past the capacity, and the
+ *    sweep's fallback over the tile pairs (and over the simplex's rows when that list overflowed
+ *    too) exact;
+ *  - the drift's check: the flag raised by a body that moved more than half the skin, and only
+ *    then; the forces cleared.
+ * What it cannot see: the GPU's scheduling and atomics under contention, timing;
+ * tests/test_gpu_nlist.c runs the whole backend on a device. */
+#include <cuda_runtime.h>
+
+#include "cuda_emulation.h"
+
+#define SIM_NLIST_KERNELS_ONLY
+#include "nlist/nlist_kernels.cu"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "ensure.h"
+#include "test_atm_emu.h"
+
+static uint64_t schedule_seed = 5;
+
+static bool launch(dim3 grid, dim3 block, const std::function<void()> &f) {
+    return emu_launch(grid, block, &schedule_seed, f);
+}
+
+static const float kNaN = __builtin_nanf("");
+
+/* Bodies of radii 0.35-0.5 m in a cube of half-width h (dense: many contacts), sorted along the
+ * Morton curve so tiles are compact; exact floats, velocities ~1 m/s, masses 0.5-2 kg. */
+struct bodies {
+    std::vector<sim_vec4f> pos, vel;
+};
+
+static bodies make_bodies(uint32_t n, float h, uint64_t seed) {
+    bodies b;
+    for (uint32_t i = 0; i < n; ++i) {
+        b.pos.push_back(sim_vec4f{(float)test_rnd(&seed, -h, h), (float)test_rnd(&seed, -h, h),
+                                  (float)test_rnd(&seed, -h, h),
+                                  (float)test_rnd(&seed, 0.35, 0.5)});
+        b.vel.push_back(sim_vec4f{(float)test_rnd(&seed, -1, 1), (float)test_rnd(&seed, -1, 1),
+                                  (float)test_rnd(&seed, -1, 1), (float)test_rnd(&seed, 0.5, 2)});
+    }
+    const float half = h + 1.0f, scale = (float)SIM_MORTON_CELLS / (2.0f * half);
+    std::vector<uint32_t> order(n);
+    for (uint32_t i = 0; i < n; ++i) {
+        order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t c) {
+        const sim_vec4f &p = b.pos[a], &q = b.pos[c];
+        return sim_morton_key(p.x, p.y, p.z, half, scale) <
+               sim_morton_key(q.x, q.y, q.z, half, scale);
+    });
+    bodies s;
+    for (uint32_t k : order) {
+        s.pos.push_back(b.pos[k]);
+        s.vel.push_back(b.vel[k]);
+    }
+    return s;
+}
+
+constexpr uint32_t kGuard = 64;
+constexpr uint32_t kSentinel = 0xdeadbeefu;
+
+/* The device state of a listed step (sim_gpu_cull's parts the kernels use, and sim_gpu_nlist),
+ * as host vectors; the entries have kGuard sentinels past their end. */
+struct state {
+    uint32_t n, tile, n_tiles, n_supers, cap, stride, tile_cap;
+    bool half;
+    float skin;
+    std::vector<sim_cull_box> boxes, supers;
+    std::vector<sim_tile2> tiles;
+    sim_gpu_cull_counts cc;
+    std::vector<uint32_t> nbr, count;
+    std::vector<sim_vec4f> ref;
+    sim_gpu_nlist_counts nc;
+
+    state(uint32_t bodies_n, uint32_t tile_size, uint32_t capacity, bool half_lists, float s) {
+        n = bodies_n;
+        tile = tile_size;
+        n_tiles = (n + tile - 1) / tile;
+        n_supers = (n_tiles + SIM_CULL_SUPER - 1) / SIM_CULL_SUPER;
+        cap = capacity;
+        stride = sim_nlist_stride(n);
+        half = half_lists;
+        skin = s;
+        boxes.resize(n_tiles);
+        supers.resize(n_supers);
+        memset(&cc, 0, sizeof cc);
+        memset(&nc, 0, sizeof nc);
+        nbr.assign((size_t)cap * stride + kGuard, kSentinel);
+        count.assign(n, 12345u);
+        ref.assign(n, sim_vec4f{kNaN, kNaN, kNaN, kNaN});
+        tile_cap = 1u << 30;
+    }
+
+    bool guards_intact() const {
+        for (uint32_t g = 0; g < kGuard; ++g) {
+            if (nbr[(size_t)cap * stride + g] != kSentinel) {
+                return false;
+            }
+        }
+        return true;
+    }
+};
+
+/* A rebuild as the step launches it: boxes (forced), the culling passes' result (every tile pair
+ * whose boxes overlap, of rows [row0, row1)), the build. tile_cap < the pairs: the list holds only
+ * that many, the count all of them (the build then walks the rows). */
+static void rebuild(state &st, const bodies &b, uint32_t row0 = 0, uint32_t row1 = UINT32_MAX) {
+    row1 = row1 < st.n_tiles ? row1 : st.n_tiles;
+    launch(dim3(st.n_supers), dim3(nl::kBoxWarps * 32), [&] {
+        nl::boxes_kernel(b.pos.data(), st.n, st.tile, st.n_tiles, 0.5f * st.skin, st.boxes.data(),
+                         st.supers.data(), &st.cc, st.ref.data(), st.count.data(), &st.nc,
+                         SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD);
+    });
+    ENSURE(st.nc.rebuild == 1u && st.cc.tiles == 0u);
+    std::vector<sim_tile2> all;
+    for (uint32_t i = row0; i < row1; ++i) {
+        for (uint32_t j = 0; j <= i; ++j) {
+            if (sim_cull_overlap(&st.boxes[i], &st.boxes[j])) {
+                all.push_back(sim_tile2{i, j});
+            }
+        }
+    }
+    st.cc.tiles = (uint32_t)all.size();
+    st.tiles.assign(all.begin(), all.begin() + std::min<size_t>(all.size(), st.tile_cap));
+    st.tiles.resize(st.tiles.size() + kGuard, sim_tile2{kSentinel, kSentinel});
+    launch(dim3(3), dim3(nl::kBuildWarps * 32), [&] {
+        nl::build_kernel(b.pos.data(), st.n, st.tile, st.boxes.data(), st.tiles.data(), st.tile_cap,
+                         &st.cc, row0, row1, st.skin, st.nbr.data(), st.count.data(), st.stride,
+                         st.cap, !st.half, &st.nc, SIM_GPU_CULL_RECORD);
+    });
+}
+
+/* Every pair within reach by the kernels' float test, as the lists must hold them: half lists
+ * j < i in i's, full lists j != i; only pairs whose larger slot's tile is in [row0, row1) (rows
+ * of a rank: half lists i's tile, full lists the pair's larger one). */
+static std::vector<std::set<uint32_t>>
+expected_lists(const state &st, const bodies &b, uint32_t row0 = 0, uint32_t row1 = UINT32_MAX) {
+    std::vector<std::set<uint32_t>> want(st.n);
+    for (uint32_t i = 0; i < st.n; ++i) {
+        const uint32_t ti = i / st.tile;
+        if (ti < row0 || ti >= row1) {
+            continue;
+        }
+        for (uint32_t j = 0; j < i; ++j) {
+            if (sim_nlist_near_f(b.pos[i], b.pos[j], st.skin)) {
+                want[i].insert(j);
+                if (!st.half) {
+                    want[j].insert(i);
+                }
+            }
+        }
+    }
+    return want;
+}
+
+static void check_lists(const state &st, const bodies &b, const char *what, uint32_t row0 = 0,
+                        uint32_t row1 = UINT32_MAX) {
+    const std::vector<std::set<uint32_t>> want = expected_lists(st, b, row0, row1);
+    uint32_t most = 0, wrong = 0;
+    for (uint32_t i = 0; i < st.n; ++i) {
+        most = std::max(most, st.count[i]);
+        std::set<uint32_t> got;
+        for (uint32_t k = 0; k < std::min(st.count[i], st.cap); ++k) {
+            got.insert(st.nbr[(size_t)k * st.stride + i]);
+        }
+        const bool complete = st.count[i] <= st.cap;
+        const bool ok =
+            st.count[i] == want[i].size() &&
+            (complete ? got == want[i]
+                      : std::includes(want[i].begin(), want[i].end(), got.begin(), got.end()) &&
+                            got.size() == st.cap);
+        wrong += !ok;
+    }
+    ENSURE_MSG(wrong == 0, "%s: %u bodies' lists wrong", what, wrong);
+    ENSURE_MSG(st.guards_intact(), "%s: written past the entries", what);
+    ENSURE_MSG((st.nc.overflow != 0u) == (most > st.cap), "%s: overflow %u, most %u, cap %u", what,
+               st.nc.overflow, most, st.cap);
+}
+
+/* ---- the sweep ---- */
+
+static nl::tile_pairs fallback_of(state &st, uint32_t row0 = 0, uint32_t row1 = UINT32_MAX) {
+    nl::tile_pairs fb;
+    fb.boxes = st.boxes.data();
+    fb.list = st.tiles.data();
+    fb.cap = st.tile_cap;
+    fb.cc = &st.cc;
+    fb.row0 = row0;
+    fb.row1 = row1 < st.n_tiles ? row1 : st.n_tiles;
+    fb.tile = st.tile;
+    return fb;
+}
+
+static sim_physics_f physics() {
+    sim_params p = sim_params_default();
+    p.restitution = 0.7;
+    sim_physics ph = sim_physics_from_params(&p);
+    ph.inv_dt = 1.0 / 1e-4;
+    return sim_physics_to_float(&ph);
+}
+
+static sim_physics physics_d() {
+    sim_params p = sim_params_default();
+    p.restitution = 0.7;
+    sim_physics ph = sim_physics_from_params(&p);
+    ph.inv_dt = 1.0 / 1e-4;
+    return ph;
+}
+
+/* The forces the sweep adds to cleared forces (its MODE kForce), grids of 256. */
+template <bool HALF>
+static std::vector<sim_vec4f> sweep_forces(state &st, const bodies &b, uint32_t row0 = 0,
+                                           uint32_t row1 = UINT32_MAX) {
+    std::vector<sim_vec4f> f(st.n, sim_vec4f{0.0f, 0.0f, 0.0f, 0.0f});
+    const sim_physics_f ph = physics();
+    const nl::sweep_sink sink = {};
+    st.nc.rebuild = 1u;
+    launch(dim3((st.n + 255) / 256), dim3(256), [&] {
+        nl::sweep_kernel<nl::kForce, HALF>(
+            b.pos.data(), b.vel.data(), f.data(), st.n, st.nbr.data(), st.count.data(), st.stride,
+            st.cap, &st.nc, fallback_of(st, row0, row1), ph, sink, SIM_GPU_CULL_RECORD, 1);
+    });
+    ENSURE(st.nc.rebuild == 0u); /* the sweep lowers the flag */
+    return f;
+}
+
+static std::vector<sim_vec4f> sweep(state &st, const bodies &b, uint32_t row0 = 0,
+                                    uint32_t row1 = UINT32_MAX) {
+    return st.half ? sweep_forces<true>(st, b, row0, row1) : sweep_forces<false>(st, b, row0, row1);
+}
+
+/* Contact forces and energy over all pairs, double. */
+static double reference(const bodies &b, std::vector<sim_vec3d> &f, uint64_t *touching) {
+    const sim_physics ph = physics_d();
+    f.assign(b.pos.size(), sim_vec3d{0.0, 0.0, 0.0});
+    double e = 0.0;
+    *touching = 0;
+    for (size_t i = 0; i < b.pos.size(); ++i) {
+        for (size_t j = 0; j < i; ++j) {
+            const sim_vec3d fij = sim_contact_force_d(to_d(b.pos[i]), to_d(b.vel[i]),
+                                                      to_d(b.pos[j]), to_d(b.vel[j]), &ph, &e);
+            f[i].x += fij.x, f[i].y += fij.y, f[i].z += fij.z;
+            f[j].x -= fij.x, f[j].y -= fij.y, f[j].z -= fij.z;
+            *touching += nl::touching(b.pos[i], b.pos[j]);
+        }
+    }
+    return e;
+}
+
+static void check_forces(const std::vector<sim_vec4f> &g, const bodies &b, const char *what) {
+    std::vector<sim_vec3d> ref;
+    uint64_t touching = 0;
+    (void)reference(b, ref, &touching);
+    const force_error e = force_error_of(g, ref);
+    printf("  %-52s F rel %.1e, worst body %.1e\n", what, e.rel, e.worst);
+    ENSURE_MSG(e.ref_l2 > 0.0 && touching > 0, "%s: nothing touches", what);
+    ENSURE_MSG(e.rel <= 1e-5 && e.worst <= 1e-4, "%s: rel %.3g, worst body %.3g", what, e.rel,
+               e.worst);
+}
+
+static uint64_t slots(const unsigned long long *v) {
+    uint64_t s = 0;
+    for (int k = 0; k < SIM_GPU_COUNT_SLOTS; ++k) {
+        s += v[k];
+    }
+    return s;
+}
+
+/* Contacts and energy modes, against the reference. */
+template <bool HALF> static void check_hooks(state &st, const bodies &b, const char *what) {
+    std::vector<sim_body_pair> out(1u << 16);
+    uint32_t found = 0;
+    nl::sweep_sink sink = {};
+    sink.out = out.data();
+    sink.out_cap = (uint32_t)out.size();
+    sink.out_count = &found;
+    const sim_physics_f ph = physics();
+    launch(dim3((st.n + 255) / 256), dim3(256), [&] {
+        nl::sweep_kernel<nl::kContacts, HALF>(b.pos.data(), b.vel.data(), nullptr, st.n,
+                                              st.nbr.data(), st.count.data(), st.stride, st.cap,
+                                              &st.nc, fallback_of(st), ph, sink, 0u, 0);
+    });
+    std::set<std::pair<uint32_t, uint32_t>> got, want;
+    for (uint32_t k = 0; k < found; ++k) {
+        got.insert({out[k].i, out[k].j});
+    }
+    for (uint32_t i = 0; i < st.n; ++i) {
+        for (uint32_t j = 0; j < i; ++j) {
+            if (nl::touching(b.pos[i], b.pos[j])) {
+                want.insert({i, j});
+            }
+        }
+    }
+    ENSURE_MSG(found == want.size() && got == want, "%s: %u contacts, %zu touching", what, found,
+               want.size());
+    double e = 0.0;
+    sink = {};
+    sink.energy = &e;
+    launch(dim3((st.n + 255) / 256), dim3(256), [&] {
+        nl::sweep_kernel<nl::kEnergy, HALF>(b.pos.data(), b.vel.data(), nullptr, st.n,
+                                            st.nbr.data(), st.count.data(), st.stride, st.cap,
+                                            &st.nc, fallback_of(st), ph, sink, 0u, 0);
+    });
+    std::vector<sim_vec3d> ref;
+    uint64_t touching = 0;
+    const double er = reference(b, ref, &touching);
+    ENSURE_MSG(fabs(e - er) <= 1e-4 * fabs(er) && er > 0.0, "%s: energy %.9g, reference %.9g", what,
+               e, er);
+}
+
+static void check_hooks(state &st, const bodies &b, const char *what) {
+    if (st.half) {
+        check_hooks<true>(st, b, what);
+    } else {
+        check_hooks<false>(st, b, what);
+    }
+}
+
+/* ---- the tests ---- */
+
+static const uint32_t kN = 700;
+
+/* Lists, forces, counts, contacts and energy after a build: tiles 32 and 64, half and full. */
+static void test_build_and_sweep(void) {
+    const bodies b = make_bodies(kN, 7.0f, 3);
+    for (uint32_t tile : {32u, 64u}) {
+        for (bool half : {false, true}) {
+            char what[96];
+            snprintf(what, sizeof what, "tile %u, %s lists", tile, half ? "half" : "full");
+            state st(kN, tile, 64, half, 0.3f);
+            rebuild(st, b);
+            for (uint32_t i = 0; i < kN; ++i) { /* the build positions, each body in its box */
+                const sim_cull_box &box = st.boxes[i / tile];
+                const sim_vec4f p = b.pos[i];
+                ENSURE(memcmp(&st.ref[i], &p, sizeof p) == 0);
+                ENSURE(nl::meets(p, sim_nlist_width_f(p.w, 0.5f * st.skin), box));
+                ENSURE(box.lo.x <= p.x - p.w - 0.15f && p.x + p.w + 0.15f <= box.hi.x);
+            }
+            ENSURE(st.nc.frame.rebuilds == 1u && st.cc.frame.tiles_peak == st.cc.tiles);
+            check_lists(st, b, what);
+            uint64_t entries = 0;
+            uint32_t most = 0;
+            for (uint32_t i = 0; i < kN; ++i) {
+                entries += st.count[i];
+                most = std::max(most, st.count[i]);
+            }
+            const std::vector<sim_vec4f> f = sweep(st, b);
+            check_forces(f, b, what);
+            std::vector<sim_vec3d> ref;
+            uint64_t touching = 0;
+            (void)reference(b, ref, &touching);
+            ENSURE_MSG(
+                slots(st.nc.frame.tests) == entries && slots(st.nc.frame.contacts) == touching,
+                "%s: tests %llu of %llu, contacts %llu of %llu", what,
+                (unsigned long long)slots(st.nc.frame.tests), (unsigned long long)entries,
+                (unsigned long long)slots(st.nc.frame.contacts), (unsigned long long)touching);
+            ENSURE(st.nc.most == most && st.nc.frame.peak == most &&
+                   st.nc.frame.fallback_steps == 0);
+            check_hooks(st, b, what);
+        }
+    }
+}
+
+/* Bodies moved by up to half the skin since the build: the lists still hold every contact. */
+static void test_moved_within_half_skin(void) {
+    bodies b = make_bodies(kN, 7.0f, 4);
+    for (bool half : {false, true}) {
+        state st(kN, 32, 64, half, 0.2f);
+        rebuild(st, b);
+        bodies moved = b;
+        uint64_t seed = 99;
+        const float h = 0.5f * st.skin;
+        for (sim_vec4f &p : moved.pos) { /* a random direction, length up to 0.999 h */
+            double d[3], len = 0.0;
+            for (double &c : d) {
+                c = test_rnd(&seed, -1.0, 1.0);
+                len += c * c;
+            }
+            const double scale = test_rnd(&seed, 0.0, 0.999) * h / sqrt(len);
+            p.x = (float)(p.x + d[0] * scale);
+            p.y = (float)(p.y + d[1] * scale);
+            p.z = (float)(p.z + d[2] * scale);
+        }
+        uint32_t flag = 0;
+        launch(dim3((kN + 255) / 256), dim3(256),
+               [&] { nl::check_kernel(moved.pos.data(), kN, st.ref.data(), h * h, &flag); });
+        ENSURE(flag == 0u);
+        check_forces(sweep(st, moved), moved, half ? "moved < s/2, half" : "moved < s/2, full");
+        check_hooks(st, moved, "moved < s/2");
+        /* one body past half the skin: the check raises the flag */
+        moved.pos[kN / 3].y += 1.01f * h;
+        launch(dim3((kN + 255) / 256), dim3(256),
+               [&] { nl::check_kernel(moved.pos.data(), kN, st.ref.data(), h * h, &flag); });
+        ENSURE(flag == 1u);
+    }
+}
+
+/* Lists of 3 entries: counts exact, nothing past them, the overflow raised; the sweep falls back
+ * to the tile pairs (and, their list too short as well, to the simplex's rows): exact. */
+static void test_overflow(void) {
+    const bodies b = make_bodies(kN, 6.0f, 5);
+    for (uint32_t tile : {32u, 64u}) {
+        for (bool half : {false, true}) {
+            for (uint32_t tile_cap : {1u << 30, 5u}) {
+                char what[96];
+                snprintf(what, sizeof what, "overflow: tile %u, %s, tile list %s", tile,
+                         half ? "half" : "full", tile_cap == 5u ? "short" : "whole");
+                state st(kN, tile, 3, half, 0.25f);
+                st.tile_cap = tile_cap;
+                rebuild(st, b);
+                ENSURE(st.nc.overflow == 1u);
+                check_lists(st, b, what);
+                ENSURE((st.cc.frame.fallback_steps == 1u) == (tile_cap == 5u));
+                const std::vector<sim_vec4f> f = sweep(st, b);
+                check_forces(f, b, what);
+                uint32_t most = 0;
+                for (uint32_t i = 0; i < kN; ++i) {
+                    most = std::max(most, st.count[i]);
+                }
+                ENSURE_MSG(st.nc.frame.fallback_steps == 1u && st.nc.most == most &&
+                               st.nc.frame.peak == most && most > st.cap,
+                           "%s: most %u (%u counted), peak %u", what, st.nc.most, most,
+                           st.nc.frame.peak);
+                ENSURE(slots(st.nc.frame.tests) ==
+                       (uint64_t)(tile_cap == 5u ? sim_map_t2(st.n_tiles) : st.cc.tiles) * tile *
+                           tile);
+                check_hooks(st, b, what);
+            }
+        }
+    }
+}
+
+/* Ranks: each builds the lists of its tile rows and sweeps them; the forces add up. */
+static void test_rows(void) {
+    const bodies b = make_bodies(kN, 7.0f, 6);
+    for (bool half : {false, true}) {
+        std::vector<sim_vec4f> total(kN, sim_vec4f{0.0f, 0.0f, 0.0f, 0.0f});
+        const uint32_t cuts[3] = {0, 9, 1u << 30};
+        for (int r = 0; r < 2; ++r) {
+            state st(kN, 32, 64, half, 0.3f);
+            rebuild(st, b, cuts[r], cuts[r + 1]);
+            check_lists(st, b, half ? "rows, half" : "rows, full", cuts[r], cuts[r + 1]);
+            const std::vector<sim_vec4f> f = sweep(st, b, cuts[r], cuts[r + 1]);
+            for (uint32_t i = 0; i < kN; ++i) {
+                total[i].x += f[i].x, total[i].y += f[i].y, total[i].z += f[i].z;
+            }
+        }
+        check_forces(total, b, half ? "two ranks' rows, half" : "two ranks' rows, full");
+    }
+}
+
+/* The drift: the first half kick and drift of verlet_first, the flag raised only by a body that
+ * moved more than half the skin, the forces cleared. */
+static void test_drift(void) {
+    bodies b = make_bodies(300, 6.0f, 7);
+    std::vector<sim_vec4f> ref = b.pos, force(300, sim_vec4f{1.0f, -2.0f, 0.5f, 0.0f});
+    const float dt = 1e-3f, h = 0.05f;
+    uint32_t flag = 0;
+    std::vector<sim_vec4f> pos = b.pos, vel = b.vel;
+    launch(dim3(2), dim3(256), [&] {
+        nl::drift_kernel(pos.data(), vel.data(), force.data(), 300, dt, ref.data(), h * h, &flag);
+    });
+    ENSURE(flag == 0u);
+    for (uint32_t i = 0; i < 300; ++i) {
+        sim_vec4f p = b.pos[i], v = b.vel[i];
+        sim_verlet_first_f(&p, &v, sim_vec3f{1.0f, -2.0f, 0.5f}, dt);
+        ENSURE(memcmp(&p, &pos[i], sizeof p) == 0 && memcmp(&v, &vel[i], sizeof v) == 0);
+        ENSURE(force[i].x == 0.0f && force[i].y == 0.0f && force[i].z == 0.0f);
+    }
+    ref[123].x -= 2.0f * h;
+    launch(dim3(2), dim3(256), [&] {
+        nl::drift_kernel(pos.data(), vel.data(), force.data(), 300, dt, ref.data(), h * h, &flag);
+    });
+    ENSURE(flag == 1u);
+}
+
+static const ensure_test tests[] = {
+    {"build_and_sweep", test_build_and_sweep},
+    {"moved_within_half_skin", test_moved_within_half_skin},
+    {"overflow", test_overflow},
+    {"rows", test_rows},
+    {"drift", test_drift},
+};
+
+ENSURE_MAIN(tests)
