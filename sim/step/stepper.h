@@ -30,9 +30,19 @@
  * The forces alone (set-up, a new state, a new model) are the same rows without FIRST, and
  * body forces without a kick in place of SECOND.
  *
-    SIM_STEP_REBUILD = 16u, /* the neighbour lists are rebuilt whatever the displacements */
-    SIM_STEP_ADVANCE = 32u  /* a step's contact sweep: friction's histories advance by dt (the
-                             * forces alone evaluate them as they are) */
+ * Friction (shape.friction, docs/friction.md): bodies spin (their half kicks are FIRST's and
+ * SECOND's) and every touching pair and wall contact keeps a history from step to step. A
+ * backend keeps two tables of them: the last completed step's, only read during a step, and
+ * this step's, written by the contact sweep (SIM_STEP_ADVANCE: the springs advance by dt) and
+ * the walls; when the step completes, commit_history makes this step's the last step's. So a
+ * step cut short and restored has changed no history, slices sweep against the same table, and
+ * the forces alone (no SIM_STEP_ADVANCE, no commit) evaluate the histories as they are and
+ * change none (a resumed run goes on from the histories it saved).
+ *
+ * Where a new phase goes: a row in SIM_PHASE_LIST (its name and the sim_frame_timing field its
+ * time adds to), a primitive in sim_step_ops, its call in stepper.c where the row sits in the
+ * order, and its state in the backend's save / restore (NEIGHBOURS is one: sim/nlist/nlist.h).
+ * Designed for, not built:
  *  - periodic boundaries: a WRAP row after FIRST (positions back into the box, before the boxes
  *    of SORT and CULL are made). */
 #ifndef SIM_STEPPER_H
