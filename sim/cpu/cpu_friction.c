@@ -31,16 +31,6 @@ static sim_vec3d spin3(sim_vec4d w) {
     return v;
 }
 
-/* Slots for a body of radius r among bodies of at least r_min (cpu_friction.h), at most one per
- * other body, and its walls. */
-static uint64_t slots_for(double r, double r_min, uint32_t n) {
-    const double s = (1.0 - CPU_FRICTION_OVERLAP) * r_min / (r + r_min);
-    const double c = sqrt(1.0 - s * s);
-    double k = floor(2.0 / (1.0 - c));
-    k = k < (double)n - 1.0 ? k : (double)n - 1.0;
-    return (uint64_t)k + 3u;
-}
-
 /* The history of body i (the owner) with partner in the last step's table, zero when there is
  * none: by the partner's index, whatever slot it sits in. */
 static sim_contact_history_d find(const sim_cpu_friction *fr, uint32_t i, uint32_t partner) {
@@ -95,7 +85,7 @@ sim_status sim_cpu_friction_init(sim_cpu_friction *fr, const sim_state *st, sim_
     if (fr->row != NULL) {
         fr->row[0] = 0;
         for (uint32_t i = 0; i < n; ++i) {
-            fr->row[i + 1] = fr->row[i] + slots_for(st->pos[i].w, r_min, n);
+            fr->row[i + 1] = fr->row[i] + sim_friction_slots(st->pos[i].w, r_min, n);
         }
     }
     const uint64_t slots = fr->row != NULL ? fr->row[n] : 0;

@@ -34,7 +34,7 @@
 
 /* The overlap between a body's neighbours the slot count allows for, as a fraction of the
  * smallest radius: ten times what a stiff granular contact reaches. */
-#define CPU_FRICTION_OVERLAP 0.1
+#define CPU_FRICTION_OVERLAP SIM_FRICTION_OVERLAP
 
 typedef struct {
     uint32_t partner; /* user index of the other body (< the row's), or SIM_CONTACT_WALL(k) */

@@ -13,15 +13,21 @@
 
 namespace {
 
-/* Refuses before allocating anything when N bodies cannot fit (state, scratch, the culling
- * buffers and neighbour lists of their first size when culling is on, and the few hundred bytes
- * of flags and energies). */
-sim_status check_memory(uint32_t n, int cull, const char *gpu, sim_error *err) {
+/* History slots of equal spheres (sim_friction_slots: 18 + 3 walls), for the memory check. */
+constexpr uint64_t kFrictionSlotsEqual = 21u;
+
+/* Refuses before allocating anything when N bodies cannot fit (state, spin and torque, scratch,
+ * the culling buffers and neighbour lists of their first size when culling is on, friction's
+ * two tables of equal spheres when it is on, and the few hundred bytes of flags and energies). */
+sim_status check_memory(uint32_t n, int cull, int friction, const char *gpu, sim_error *err) {
     size_t free_bytes = 0, total_bytes = 0;
     SIM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
     const uint64_t lists = SIM_GPU_NLIST_BYTES_PER_BODY + 4u * SIM_NLIST_INITIAL_CAP;
-    const uint64_t per_body =
-        SIM_GPU_BYTES_PER_BODY + (cull ? SIM_GPU_CULL_BYTES_PER_BODY + lists : 0u);
+    const uint64_t tables =
+        2u * (kFrictionSlotsEqual * (4u + sizeof(sim_contact_history_f)) + 4u) + 8u;
+    const uint64_t per_body = SIM_GPU_BYTES_PER_BODY + SIM_GPU_FRICTION_BYTES_PER_BODY +
+                              (cull ? SIM_GPU_CULL_BYTES_PER_BODY + lists : 0u) +
+                              (friction ? tables : 0u);
     const uint64_t need = (uint64_t)n * per_body + 4096u;
     if (need > (uint64_t)free_bytes) {
         return sim_fail(err, SIM_OUT_OF_MEMORY,
@@ -62,6 +68,7 @@ void cuda_destroy(sim_backend *base) {
         (void)cudaStreamDestroy(b->streams.main);
     }
     sim_cuda_save_free(b);
+    sim_gpu_friction_free(&b->fric);
     (void)cudaFree(b->bodies.pos);
     (void)cudaFree(b->bodies.vel);
     (void)cudaFree(b->bodies.force);
@@ -115,12 +122,15 @@ sim_status set_physics(cuda_backend *b, const sim_params *p, const sim_state *s,
 }
 
 /* The physics and dt of p; the forces are the stepper's (backend.c asks it when the model
- * changed). */
+ * changed). Friction turned on starts with no histories (tables sized from the radii), turned
+ * off drops them; the spin stays. */
 sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
-    sim_state tmp = {0, nullptr, nullptr};
-    if (!(p->dt > 0.0) || !p->skin.set) { /* the default step and skin depend on masses, radii,
-                                           * speeds: read them back */
+    sim_state tmp = {0, nullptr, nullptr, nullptr, nullptr, 0};
+    const int friction = sim_params_have_friction(p);
+    if (!(p->dt > 0.0) || !p->skin.set || (friction && !b->fric.on)) {
+        /* the default step and skin depend on masses, radii, speeds, the tables' rows on the
+         * radii: read them back */
         SIM_TRY(sim_state_alloc(&tmp, base->n, err));
         sim_status s = sim_cuda_read_state(base, &tmp, nullptr, err);
         if (s != SIM_OK) {
@@ -128,7 +138,18 @@ sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *er
             return s;
         }
     }
-    sim_status s = set_physics(b, p, &tmp, err);
+    sim_status s = SIM_OK;
+    const int made = friction && !b->fric.on;
+    if (made) { /* before anything changes: a table that cannot be had changes nothing */
+        tmp.contact_count = 0; /* friction turned on: no histories */
+        s = sim_gpu_friction_ready(&b->fric, 1, &tmp, 1, b->streams.main, err);
+    }
+    if (s == SIM_OK) {
+        s = set_physics(b, p, &tmp, err);
+    }
+    if (made ? s != SIM_OK : !friction) { /* off, or on and the step refused: no tables */
+        (void)sim_gpu_friction_ready(&b->fric, 0, &tmp, 0, b->streams.main, nullptr);
+    }
     sim_state_free(&tmp);
     SIM_TRY(s);
     base->params = *p;
@@ -142,6 +163,11 @@ sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *er
  * backend.c has the stepper sort and compute their forces. */
 sim_status cuda_set_state(sim_backend *base, const sim_state *st, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
+    SIM_TRY(sim_state_check_bodies(st, err));
+    /* the tables first: a refused history changes nothing */
+    SIM_TRY(sim_gpu_friction_ready(&b->fric, sim_params_have_friction(&base->params), st, 0,
+                                   b->streams.main, err));
+    SIM_TRY(sim_gpu_friction_upload_spin(&b->fric, st, b->streams.main, err));
     SIM_TRY(upload_state(b, st, err));
     SIM_TRY(set_physics(b, &base->params, st, err)); /* the default dt depends on the state */
     if (b->cull_ready) {
@@ -175,13 +201,17 @@ sim_status create_impl(cuda_backend *b, const sim_state *s, sim_error *err) {
     SIM_TRY(sim_cuda_alloc((void **)&b->bodies.force, v4, "forces", n, err));
     SIM_TRY(sim_cuda_alloc((void **)&b->d_speed, (size_t)n * sizeof(float), "speeds", n, err));
     SIM_TRY(sim_cuda_alloc((void **)&b->d_flag, sizeof *b->d_flag, "flag", n, err));
-    SIM_TRY(sim_cuda_alloc((void **)&b->d_energy, 4 * sizeof *b->d_energy, "energies", n, err));
+    SIM_TRY(sim_cuda_alloc((void **)&b->d_energy, 6 * sizeof *b->d_energy, "energies", n, err));
+    SIM_TRY(sim_gpu_friction_alloc(&b->fric, n, err));
     SIM_CUDA_TRY(cudaMallocHost((void **)&b->h_flag, sizeof *b->h_flag));
     SIM_TRY(make_streams(b, err));
     SIM_TRY(sim_backend_plan_maps(&b->base, b->base.config.pair_map, b->base.config.triplet_map,
                                   &b->base.params, err));
     SIM_TRY(set_physics(b, &b->base.params, s, err));
     SIM_TRY(upload_state(b, s, err));
+    SIM_TRY(sim_gpu_friction_upload_spin(&b->fric, s, b->streams.main, err));
+    SIM_TRY(sim_gpu_friction_ready(&b->fric, sim_params_have_friction(&b->base.params), s, 0,
+                                   b->streams.main, err));
     if (b->base.config.cull) {
         SIM_TRY(sim_cuda_cull_prepare(b, err));
     }
@@ -231,7 +261,7 @@ sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params
     SIM_CUDA_TRY(cudaSetDevice(device));
     SIM_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
     /* Before anything is allocated or the state is read: an impossible N fails fast. */
-    SIM_TRY(check_memory(s->n, c->cull, prop.name, err));
+    SIM_TRY(check_memory(s->n, c->cull, sim_params_have_friction(p), prop.name, err));
 
     cuda_backend *b = (cuda_backend *)calloc(1, sizeof *b);
     if (b == nullptr) {

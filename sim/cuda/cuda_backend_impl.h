@@ -22,6 +22,7 @@
 #include "cuda/cuda_check.h"
 #include "cull/cull_kernels.h"
 #include "cuda/device_state.h"
+#include "cuda/friction.h"
 #include "physics/physics.h"
 #include "cull/triplet_cull_kernels.h"
 #include "nlist/nlist_kernels.h"
@@ -36,7 +37,7 @@ struct cuda_backend {
     int event_count;
     uint64_t *d_flag; /* instability flag, SIM_GPU_STABLE when all is well */
     uint64_t *h_flag; /* pinned */
-    double *d_energy; /* kinetic, body potential, contact, ATM */
+    double *d_energy; /* kinetic, body potential, contact, ATM, rotational, springs */
     float *d_speed;   /* scratch for host exports of speeds */
     sim_physics_f ph;
     float dt;
@@ -54,6 +55,8 @@ struct cuda_backend {
     int nlist_ready;
     sim_gpu_nlist_counts *h_ncounts; /* pinned: the counters as read at the frame's sync */
     int nlist_cleared;               /* the drift cleared the forces for this step's sweep */
+    /* friction (friction.h): spin and torque always, the history tables while it is on */
+    sim_gpu_friction fric;
     /* the saved start of a long step (save_ready 1; -1: no memory for it, such steps run whole) */
     sim_vec4f *save_pos, *save_vel, *save_force;
     uint32_t *save_perm;              /* once culling has a body order */

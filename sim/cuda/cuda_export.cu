@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuda/cuda_backend_impl.h"
+#include "cuda/friction.h"
 #include "cuda/integrate.h"
 #include "cuda/pair_kernels.h"
 #include "cuda/triplet_kernels.h"
@@ -53,7 +54,8 @@ static sim_status read_state_impl(cuda_backend *b, sim_state *out, sim_vec3d *fo
         }
     }
     free(h);
-    return SIM_OK;
+    /* spin (user order already) and, with friction, the last step's histories */
+    return sim_gpu_friction_read(&b->fric, out, s, err);
 }
 
 sim_status sim_cuda_body_position(cuda_backend *b, uint32_t body, sim_vec4f *p, sim_error *err) {
@@ -84,7 +86,7 @@ sim_status sim_cuda_read_state(sim_backend *base, sim_state *out, sim_vec3d *for
 sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     cudaStream_t s = b->streams.main;
-    double h[4];
+    double h[6];
     const int rank = base->rank.rank, world = base->rank.world;
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_energy, 0, sizeof h, s));
     if (world <= 1 || rank == 0) { /* per body: once over the ranks */
@@ -107,16 +109,27 @@ sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     } else if (base->params.triplets) {
         SIM_TRY(sim_gpu_triplet_energy(&b->bodies, &b->ph, b->d_energy + 3, rank, world, s, err));
     }
+    if (world <= 1 || rank == 0) { /* rotation, and the springs of friction's histories */
+        const uint32_t *perm = sim_cuda_body_order(b);
+        const sim_vec4f *pos_user = b->bodies.pos;
+        if (b->fric.on && perm != nullptr) { /* pos_alt is scratch between steps */
+            SIM_TRY(sim_gpu_export(&b->bodies, perm, b->cull.pos_alt, nullptr, s, err));
+            pos_user = b->cull.pos_alt;
+        }
+        SIM_TRY(sim_gpu_friction_energy(&b->fric, &b->bodies, perm, pos_user, &b->ph,
+                                        b->d_energy + 4, s, err));
+    }
     if (world > 1) { /* each rank holds its share's energies */
-        SIM_TRY(sim_comm_allreduce_sum(base->rank.comm, b->d_energy, 4, SIM_COMM_DOUBLE, s, err));
+        SIM_TRY(sim_comm_allreduce_sum(base->rank.comm, b->d_energy, 6, SIM_COMM_DOUBLE, s, err));
     }
     SIM_CUDA_TRY(cudaMemcpyAsync(h, b->d_energy, sizeof h, cudaMemcpyDeviceToHost, s));
     SIM_CUDA_TRY(cudaStreamSynchronize(s));
     e->kinetic = h[0];
     e->gravity = h[1];
-    e->contact = h[2];
+    e->contact = h[2] + h[5];
     e->atm = h[3];
-    e->total = h[0] + h[1] + h[2] + h[3];
+    e->rotational = h[4];
+    e->total = h[0] + h[1] + e->contact + h[3] + h[4];
     return SIM_OK;
 }
 
@@ -252,6 +265,8 @@ sim_status sim_cuda_capture(sim_backend *base, sim_capture *c, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(c->pos, b->bodies.pos, bytes, cudaMemcpyDeviceToHost, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(c->vel, b->bodies.vel, bytes, cudaMemcpyDeviceToHost, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(c->force, b->bodies.force, bytes, cudaMemcpyDeviceToHost, s));
+    SIM_CUDA_TRY(cudaMemcpyAsync(c->spin, b->fric.spin, bytes, cudaMemcpyDeviceToHost, s));
+    c->spin_user_order = 1; /* friction.h: spin is kept by user index */
     const uint32_t *perm = sim_cuda_body_order(b);
     if (perm != nullptr) {
         SIM_CUDA_TRY(cudaMemcpyAsync(c->order, perm, (size_t)base->n * sizeof *c->order,

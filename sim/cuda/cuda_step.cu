@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cuda/cuda_backend_impl.h"
+#include "cuda/friction.h"
 #include "cuda/integrate.h"
 #include "cuda/pair_kernels.h"
 #include "cuda/triplet_kernels.h"
@@ -78,6 +79,9 @@ sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int mark
         SIM_CUDA_TRY(cudaMemsetAsync(&b->nlist.counts->frame, 0, sizeof b->nlist.counts->frame, s));
     }
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_flag, 0xff, sizeof *b->d_flag, s));
+    if (b->fric.on) {
+        SIM_TRY(sim_gpu_friction_frame_start(&b->fric, s, err));
+    }
     if (f->culled) {
         SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->frame, 0, sizeof b->cull.counts->frame, s));
     }
@@ -109,14 +113,20 @@ sim_status cuda_elapsed(sim_backend *base, int from, int to, double *ms, sim_err
 /* ---- the phases ---- */
 
 /* With neighbour lists: each body's displacement since their build checked too, and the forces
- * cleared for the contacts sweep. */
+ * cleared for the contacts sweep. With friction the spin's half kick follows (the last torques). */
 sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     if (sim_backend_listing(base) && b->nlist_ready) {
         b->nlist_cleared = 1;
-        return sim_gpu_nlist_drift(&b->bodies, &b->nlist, b->dt, b->streams.main, err);
+        SIM_TRY(sim_gpu_nlist_drift(&b->bodies, &b->nlist, b->dt, b->streams.main, err));
+    } else {
+        SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, b->streams.main, err));
     }
-    return sim_gpu_verlet_first(&b->bodies, b->dt, b->streams.main, err);
+    if (b->fric.on) {
+        return sim_gpu_friction_kick(&b->bodies, &b->fric, sim_cuda_body_order(b), b->dt,
+                                     b->streams.main, err);
+    }
+    return SIM_OK;
 }
 
 /* Keys, radix sort and gather (the pointers swap with the gather's buffers). */
@@ -148,12 +158,54 @@ void plan_share(const cuda_backend *b, const sim_map_plan *plan, uint64_t begin,
     }
 }
 
+/* The contact sweeps with friction (friction.h): the first slice empties this step's table and
+ * zeroes the torques; the histories advance by dt in a step's sweep (SIM_STEP_ADVANCE), not in
+ * the forces alone. One rank only (backend.c refuses several). */
+sim_status friction_sweep(cuda_backend *b, sim_sweep w, uint64_t begin, uint64_t end,
+                          unsigned flags, sim_error *err) {
+    const sim_backend *base = &b->base;
+    const sim_gpu_bodies *bd = &b->bodies;
+    cudaStream_t s = b->streams.main;
+    const uint32_t tile = base->config.tile;
+    if (flags & SIM_SLICE_FIRST) {
+        SIM_TRY(sim_gpu_friction_begin(&b->fric, s, err));
+    }
+    const sim_gpu_fric fr = sim_gpu_friction_view(&b->fric, sim_cuda_body_order(b),
+                                                  (flags & SIM_STEP_ADVANCE) ? b->dt : 0.0f);
+    if (w == SIM_SWEEP_PAIR_PLAN && base->config.pair_map == SIM_PAIR_FULL) {
+        return sim_gpu_pair_friction_full_range(bd, &b->ph, tile, begin, end, &fr, s, err);
+    }
+    if (w == SIM_SWEEP_PAIR_NLIST) {
+        if (!b->nlist_cleared) {
+            SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
+        }
+        b->nlist_cleared = 0;
+        return sim_gpu_nlist_friction(bd, &b->ph, &b->cull, &b->nlist, &fr, gpu_flags(flags),
+                                      base->config.count_contacts, s, err);
+    }
+    if (flags & SIM_SLICE_FIRST) {
+        SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
+    }
+    if (w == SIM_SWEEP_PAIR_LIST) {
+        return sim_gpu_pair_friction_list(bd, &b->ph, &b->cull, gpu_flags(flags),
+                                          base->config.count_contacts, &fr, s, err);
+    }
+    sim_map_share share;
+    plan_share(b, &base->pair_plan, begin, end, &share);
+    return sim_gpu_pair_friction(bd, &b->ph, &base->pair_plan, &share, tile, &fr, &b->streams,
+                                 err);
+}
+
 /* A slice of a sweep. Contacts: the full sweep stores F (nothing to clear; a rank sweeps its
  * tiles of bodies); otherwise the first slice zeroes F and the kernels add. The culled sweeps
  * are one persistent launch over their list, whose length stays on the device. */
 sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t end, unsigned flags,
                       sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
+    if (b->fric.on &&
+        (w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST)) {
+        return friction_sweep(b, w, begin, end, flags, err);
+    }
     const sim_gpu_bodies *bd = &b->bodies;
     cudaStream_t s = b->streams.main;
     const uint32_t tile = base->config.tile;
@@ -207,8 +259,13 @@ sim_status cuda_reduce(sim_backend *base, sim_error *err) {
                                   SIM_COMM_FLOAT, b->streams.main, err);
 }
 
+/* The forces alone: with friction the walls' springs are evaluated as they are (dt 0). */
 sim_status cuda_body_forces(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
+    if (b->fric.on) {
+        return sim_gpu_friction_body_forces(&b->bodies, &b->fric, sim_cuda_body_order(b), &b->ph,
+                                            0.0f, b->streams.main, err);
+    }
     return sim_gpu_body_forces(&b->bodies, &b->ph, b->streams.main, err);
 }
 
@@ -216,6 +273,11 @@ sim_status cuda_body_forces(sim_backend *base, sim_error *err) {
  * the device with its step and body, read at the frame's sync. */
 sim_status cuda_verlet_second(sim_backend *base, int step, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
+    if (b->fric.on) { /* the walls' springs advance, the spin's second half kick */
+        return sim_gpu_friction_verlet_second(&b->bodies, &b->fric, sim_cuda_body_order(b), &b->ph,
+                                              b->dt, b->d_flag, (uint32_t)step, b->streams.main,
+                                              err);
+    }
     return sim_gpu_verlet_second(&b->bodies, sim_cuda_body_order(b), &b->ph, b->dt, b->d_flag,
                                  (uint32_t)step, b->streams.main, err);
 }
@@ -239,8 +301,14 @@ sim_status cuda_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_c
         SIM_CUDA_TRY(cudaMemcpyAsync(b->h_ncounts, b->nlist.counts, sizeof *b->h_ncounts,
                                      cudaMemcpyDeviceToHost, s));
     }
+    if (b->fric.on) {
+        SIM_TRY(sim_gpu_friction_enqueue_read(&b->fric, s, err));
+    }
     SIM_CUDA_TRY(cudaStreamSynchronize(s));
     sim_cuda_counts(b, f, c);
+    if (b->fric.on) { /* a body with more contacts than slots, as the CPU's check */
+        SIM_TRY(sim_gpu_friction_check(&b->fric, err));
+    }
     if (*b->h_flag == SIM_GPU_STABLE) {
         return SIM_OK;
     }
@@ -302,6 +370,12 @@ sim_status cuda_save(sim_backend *base, int *saved, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(b->save_pos, b->bodies.pos, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->save_vel, b->bodies.vel, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->save_force, b->bodies.force, v4, cudaMemcpyDeviceToDevice, s));
+    if (b->fric.on) { /* spin and torques; the tables need nothing (commit_history) */
+        SIM_TRY(sim_gpu_friction_save(&b->fric, saved, s, err));
+        if (!*saved) {
+            return SIM_OK;
+        }
+    }
     if (b->cull_ready) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->save_perm, b->cull.perm,
                                      (size_t)b->base.n * sizeof(uint32_t), cudaMemcpyDeviceToDevice,
@@ -321,6 +395,9 @@ sim_status cuda_restore(sim_backend *base, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.pos, b->save_pos, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.vel, b->save_vel, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.force, b->save_force, v4, cudaMemcpyDeviceToDevice, s));
+    if (b->fric.on) {
+        SIM_TRY(sim_gpu_friction_restore(&b->fric, s, err));
+    }
     if (b->cull_ready) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->cull.perm, b->save_perm,
                                      (size_t)b->base.n * sizeof(uint32_t), cudaMemcpyDeviceToDevice,
@@ -352,6 +429,12 @@ int cuda_culls_triplets(const sim_backend *base) {
     return sim_cuda_tculled(sim_cuda_of(base));
 }
 
+/* The step is done: its histories become the last step's (a pointer swap on the host). */
+sim_status cuda_commit_history(sim_backend *base, sim_error *err) {
+    sim_gpu_friction_commit(&sim_cuda_of(base)->fric);
+    return SIM_OK;
+}
+
 } // namespace
 
 /* In sim_step_ops' order (no designated initializers before C++20). */
@@ -360,7 +443,7 @@ const sim_step_ops sim_cuda_step_ops = {
     cuda_sort,           cuda_cull,        cuda_neighbours,    cuda_sweep,       cuda_triplet_cull,
     cuda_reduce,         cuda_body_forces, cuda_verlet_second, cuda_end_frame,   sim_cuda_measure,
     sim_cuda_grow_list,  cuda_save,        cuda_restore,       cuda_list_blocks, cuda_guess_rate,
-    cuda_culls_triplets,
+    cuda_culls_triplets, cuda_commit_history,
 };
 
 void sim_cuda_events_free(cuda_backend *b) {

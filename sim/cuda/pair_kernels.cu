@@ -5,6 +5,7 @@
 
 #include "cull/cull_kernels.h"
 #include "cuda/device_util.cuh"
+#include "cuda/friction.cuh"
 
 namespace {
 
@@ -50,8 +51,10 @@ static __device__ __forceinline__ void sweep_tile(const sim_vec4f &pi, const sim
 }
 
 /* What a block's pairs produce: forces (the step), the contact potential (energy passes, not
- * timed) or the list of touching pairs (the contacts hook of the tests). */
-enum pair_mode { kForce, kEnergy, kContacts };
+ * timed), the list of touching pairs (the contacts hook of the tests), or forces with friction
+ * (friction.cuh: the histories, torques by atomics; its own instantiations, so the frictionless
+ * kernels are the code they were). */
+enum pair_mode { kForce, kEnergy, kContacts, kFriction };
 
 /* Where a block's results go: force for kForce, energy for kEnergy (one double atomic per
  * block), for kContacts pairs of user indices (slot s holds body perm[s]; perm NULL: identity)
@@ -63,6 +66,7 @@ struct pair_sink {
     sim_body_pair *contacts;
     uint32_t contacts_cap;
     uint32_t *contacts_count;
+    sim_gpu_fric fric; /* kFriction */
 };
 
 /* One tile pair (I, J), I >= J, by a block of TILE threads: each unordered pair once, Newton's
@@ -91,9 +95,10 @@ pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *_
     const int t = (int)threadIdx.x;
     const uint32_t i = tile.i * TILE + (uint32_t)t;
     const uint32_t j0 = tile.j * TILE;
+    constexpr bool kForces = MODE == kForce || MODE == kFriction;
     const sim_vec4f pi = i < n ? sim_ld4(pos + i) : sim_pad_body();
     sh_pos[t] = j0 + (uint32_t)t < n ? sim_ld4(pos + j0 + t) : sim_pad_body();
-    if constexpr (MODE == kForce) {
+    if constexpr (kForces) {
         sh_fx[t] = 0.0f;
         sh_fy[t] = 0.0f;
         sh_fz[t] = 0.0f;
@@ -125,8 +130,12 @@ pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *_
         const sim_vec4f vi = sim_ld4(vel + i);
         const sim_vec4f vj = sim_ld4(vel + j0 + jl);
         float eij = 0.0f;
-        const sim_vec3f f =
-            sim_contact_force_f(pi, vi, pj, vj, &ph, MODE == kEnergy ? &eij : nullptr);
+        sim_vec3f f;
+        if constexpr (MODE == kFriction) {
+            f = sim_fric_pair(sink.fric, ph, i, j0 + (uint32_t)jl, pi, vi, pj, vj, nullptr);
+        } else {
+            f = sim_contact_force_f(pi, vi, pj, vj, &ph, MODE == kEnergy ? &eij : nullptr);
+        }
         if constexpr (MODE == kEnergy) {
             e += (double)eij;
         } else {
@@ -139,7 +148,7 @@ pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *_
         }
     });
 
-    if constexpr (MODE != kForce) {
+    if constexpr (!kForces) {
         __syncthreads(); /* the next tile pair restages sh_pos */
         return;
     }
@@ -230,8 +239,15 @@ constexpr int list_min_blocks(int tile) {
                                                  : kBlocksPerSm;
 }
 
+/* With friction the contact path needs more registers than 32 (a spill there costs a local
+ * memory round trip per contact of a dense pile): half the resident blocks. */
+constexpr int list_min_blocks(int tile, int mode) {
+    return mode == kFriction && list_min_blocks(tile) > 1 ? list_min_blocks(tile) / 2
+                                                          : list_min_blocks(tile);
+}
+
 template <int TILE, int MODE>
-__global__ void __launch_bounds__(TILE, list_min_blocks(TILE))
+__global__ void __launch_bounds__(TILE, list_min_blocks(TILE, MODE))
     pair_list_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
                      uint32_t n, uint32_t row0, uint32_t row1, const sim_tile2 *__restrict__ list,
                      uint32_t cap, sim_gpu_cull_counts *__restrict__ counts, unsigned flags,
@@ -286,21 +302,42 @@ __global__ void __launch_bounds__(TILE, list_min_blocks(TILE))
  *
  * Cost per ordered pair: ~10.5 instructions when not touching, as pair_sym_kernel; 16 B per
  * body per block read from L2 per tile sweep. */
-template <int TILE>
+template <int TILE, bool FRICTION>
 __global__ void __launch_bounds__(TILE)
     pair_full_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
-                     sim_vec4f *__restrict__ force, uint32_t n, uint32_t block0, sim_physics_f ph) {
+                     sim_vec4f *__restrict__ force, uint32_t n, uint32_t block0, sim_physics_f ph,
+                     sim_gpu_fric fric) {
     __shared__ sim_vec4f sh_pos[TILE];
     const int t = (int)threadIdx.x;
     const uint32_t i = (block0 + blockIdx.x) * TILE + (uint32_t)t;
     const sim_vec4f pi = i < n ? sim_ld4(pos + i) : sim_pad_body();
     float fx = 0.0f, fy = 0.0f, fz = 0.0f;
+    float tx = 0.0f, ty = 0.0f, tz = 0.0f; /* FRICTION: body i's torque */
+    const uint32_t ui = FRICTION && fric.perm != nullptr && i < n ? fric.perm[i] : i;
     for (uint32_t j0 = 0; j0 < n; j0 += TILE) {
         __syncthreads(); /* everybody is done with the previous tile */
         sh_pos[t] = j0 + (uint32_t)t < n ? sim_ld4(pos + j0 + t) : sim_pad_body();
         __syncthreads();
         sweep_tile<TILE>(pi, sh_pos, [&](int jl, const sim_vec4f &pj) {
             if (j0 + (uint32_t)jl == i) {
+                return;
+            }
+            if constexpr (FRICTION) {
+                /* Both ends evaluate the pair in the owner's roles (the same bits), only the
+                 * owner stores its history: each thread keeps its own force and torque, no
+                 * atomics, as the frictionless full sweep. */
+                const uint32_t j = j0 + (uint32_t)jl;
+                const uint32_t uj = fric.perm != nullptr ? fric.perm[j] : j;
+                sim_vec3f f, ta, tb;
+                if (sim_fric_contact(fric, ph, ui, uj, pi, sim_ld4(vel + i), pj, sim_ld4(vel + j),
+                                     ui > uj, &f, &ta, &tb, nullptr)) {
+                    fx += f.x;
+                    fy += f.y;
+                    fz += f.z;
+                    tx += ta.x;
+                    ty += ta.y;
+                    tz += ta.z;
+                }
                 return;
             }
             const sim_vec3f f =
@@ -317,6 +354,14 @@ __global__ void __launch_bounds__(TILE)
         f.z = fz;
         f.w = 0.0f;
         force[i] = f;
+        if constexpr (FRICTION) {
+            sim_vec4f t;
+            t.x = tx;
+            t.y = ty;
+            t.z = tz;
+            t.w = 0.0f;
+            fric.torque[ui] = t;
+        }
     }
 }
 
@@ -351,12 +396,18 @@ sim_status launch_sym(const sim_gpu_bodies *b, const sim_physics_f *ph, const si
 
 template <int TILE>
 sim_status launch_full(const sim_gpu_bodies *b, const sim_physics_f *ph, uint64_t begin,
-                       uint64_t end, cudaStream_t s, sim_error *err) {
+                       uint64_t end, const sim_gpu_fric *fric, cudaStream_t s, sim_error *err) {
     if (end <= begin) {
         return SIM_OK;
     }
-    pair_full_kernel<TILE><<<(unsigned)(end - begin), TILE, 0, s>>>(b->pos, b->vel, b->force, b->n,
-                                                                    (uint32_t)begin, *ph);
+    const unsigned grid = (unsigned)(end - begin);
+    if (fric != nullptr) {
+        pair_full_kernel<TILE, true>
+            <<<grid, TILE, 0, s>>>(b->pos, b->vel, b->force, b->n, (uint32_t)begin, *ph, *fric);
+    } else {
+        pair_full_kernel<TILE, false><<<grid, TILE, 0, s>>>(b->pos, b->vel, b->force, b->n,
+                                                            (uint32_t)begin, *ph, sim_gpu_fric{});
+    }
     SIM_CUDA_CHECK_LAUNCH("pair_full_kernel");
     return SIM_OK;
 }
@@ -423,7 +474,7 @@ sim_status sim_gpu_pair_forces_full_range(const sim_gpu_bodies *b, const sim_phy
     switch (tile) {
 #define SIM_TILE_CASE(t)                                                                           \
     case t:                                                                                        \
-        return launch_full<t>(b, ph, begin, end, stream, err);
+        return launch_full<t>(b, ph, begin, end, nullptr, stream, err);
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:
@@ -527,4 +578,57 @@ sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c,
     }
     SIM_CUDA_CHECK_LAUNCH("pair_sym_kernel<contacts>");
     return SIM_OK;
+}
+
+/* ---- with friction (friction.cuh): the same sweeps, their kFriction instantiations ---- */
+
+sim_status sim_gpu_pair_friction(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                 const sim_map_plan *plan, const sim_map_share *share,
+                                 uint32_t tile, const sim_gpu_fric *fric,
+                                 const sim_gpu_streams *st, sim_error *err) {
+    pair_sink sink = {};
+    sink.force = b->force;
+    sink.fric = *fric;
+    switch (tile) {
+#define SIM_TILE_CASE(t)                                                                           \
+    case t:                                                                                        \
+        return launch_sym<t, kFriction>(b, ph, plan, share, sink, st, err);
+        SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
+#undef SIM_TILE_CASE
+    default:
+        return bad_tile(tile, err);
+    }
+}
+
+sim_status sim_gpu_pair_friction_full_range(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                            uint32_t tile, uint64_t begin, uint64_t end,
+                                            const sim_gpu_fric *fric, cudaStream_t stream,
+                                            sim_error *err) {
+    switch (tile) {
+#define SIM_TILE_CASE(t)                                                                           \
+    case t:                                                                                        \
+        return launch_full<t>(b, ph, begin, end, fric, stream, err);
+        SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
+#undef SIM_TILE_CASE
+    default:
+        return bad_tile(tile, err);
+    }
+}
+
+sim_status sim_gpu_pair_friction_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                      const sim_gpu_cull *c, unsigned flags, int count_contacts,
+                                      const sim_gpu_fric *fric, cudaStream_t stream,
+                                      sim_error *err) {
+    pair_sink sink = {};
+    sink.force = b->force;
+    sink.fric = *fric;
+    switch (c->tile) {
+#define SIM_TILE_CASE(t)                                                                           \
+    case t:                                                                                        \
+        return launch_list<t, kFriction>(b, ph, c, flags, sink, stream, err, count_contacts);
+        SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
+#undef SIM_TILE_CASE
+    default:
+        return bad_tile(c->tile, err);
+    }
 }

@@ -6,6 +6,7 @@
 
 #include "nbsim/backend.h"
 #include "cuda/device_state.h"
+#include "cuda/friction.h"
 #include "nbsim/maps.h"
 #include "physics/physics.h"
 #include "multi/work_split.h"
@@ -60,5 +61,25 @@ sim_status sim_gpu_pair_energy_list(const sim_gpu_bodies *b, const sim_physics_f
 sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c, uint32_t tile,
                                  const uint32_t *perm, sim_body_pair *d_out, uint32_t cap,
                                  uint32_t *d_count, const sim_gpu_streams *st, sim_error *err);
+
+/* ---- with friction (friction.h): the sweeps above, each pair's history found and stored, the
+ * torques added into fric->torque (zeroed by the caller, sim_gpu_friction_begin) ---- */
+
+/* sim_gpu_pair_forces with friction (each unordered pair once). */
+sim_status sim_gpu_pair_friction(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                 const sim_map_plan *plan, const sim_map_share *share,
+                                 uint32_t tile, const sim_gpu_fric *fric,
+                                 const sim_gpu_streams *st, sim_error *err);
+/* sim_gpu_pair_forces_full_range with friction: both ends evaluate a pair in its owner's roles,
+ * the owner stores the history; forces and torques of the range's bodies stored, not added. */
+sim_status sim_gpu_pair_friction_full_range(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                            uint32_t tile, uint64_t begin, uint64_t end,
+                                            const sim_gpu_fric *fric, cudaStream_t stream,
+                                            sim_error *err);
+/* sim_gpu_pair_forces_list with friction. */
+sim_status sim_gpu_pair_friction_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                      const sim_gpu_cull *c, unsigned flags, int count_contacts,
+                                      const sim_gpu_fric *fric, cudaStream_t stream,
+                                      sim_error *err);
 
 #endif /* SIM_PAIR_KERNELS_H */

@@ -11,6 +11,7 @@
 #include "nbsim/backend.h"
 #include "cull/cull_device.cuh"
 #include "cull/cull_kernels.h"
+#include "cuda/friction.cuh"
 
 namespace nl {
 
@@ -309,9 +310,11 @@ __global__ void __launch_bounds__(kBuildWarps * 32)
 
 /* ---- the sweeps ---- */
 
-/* What a sweep produces: forces (the step), the contact potential (energy, not timed) or the
- * touching pairs (the contacts hook). */
-enum sweep_mode { kForce, kEnergy, kContacts };
+/* What a sweep produces: forces (the step), the contact potential (energy, not timed), the
+ * touching pairs (the contacts hook), or forces with friction (cuda/friction.cuh: each pair
+ * once, a full list's from its larger slot as the CPU's; both forces and the torques by atomics).
+ * kFriction is its own instantiation: the frictionless sweeps are the code they were. */
+enum sweep_mode { kForce, kEnergy, kContacts, kFriction };
 
 /* Where a sweep's results go besides the forces. */
 struct sweep_sink {
@@ -320,6 +323,7 @@ struct sweep_sink {
     sim_body_pair *out;
     uint32_t out_cap;
     uint32_t *out_count;
+    sim_gpu_fric fric; /* kFriction */
 };
 
 /* The tile pairs of the last build, for the fallback (nlist.h). */
@@ -399,6 +403,17 @@ __global__ void __launch_bounds__(kThreads, kSweepBlocksPerSm)
                     vi = sim_ld4(vel + i);
                     have_vi = true;
                 }
+                if constexpr (MODE == kFriction) {
+                    if (once) {
+                        const sim_vec3f f =
+                            sim_fric_pair(sink.fric, ph, i, j, pi, vi, pj, sim_ld4(vel + j), nullptr);
+                        fx += f.x;
+                        fy += f.y;
+                        fz += f.z;
+                        sim_atomic_add3(force + j, -f.x, -f.y, -f.z);
+                    }
+                    continue;
+                }
                 float eij = 0.0f;
                 const sim_vec3f f = sim_contact_force_f(pi, vi, pj, sim_ld4(vel + j), &ph,
                                                         MODE == kEnergy ? &eij : nullptr);
@@ -412,6 +427,9 @@ __global__ void __launch_bounds__(kThreads, kSweepBlocksPerSm)
                         sim_atomic_add3(force + j, -f.x, -f.y, -f.z);
                     }
                 }
+            }
+            if constexpr (MODE == kFriction) { /* other threads add to force[i] too */
+                sim_atomic_add3(force + i, fx, fy, fz);
             }
             if constexpr (MODE == kForce) {
                 if (HALF) {
@@ -452,6 +470,12 @@ __global__ void __launch_bounds__(kThreads, kSweepBlocksPerSm)
                            ++touched;
                            if constexpr (MODE == kContacts) {
                                emit_pair(sink, p, q);
+                           } else if constexpr (MODE == kFriction) {
+                               const sim_vec3f f =
+                                   sim_fric_pair(sink.fric, ph, p, q, pp, sim_ld4(vel + p), pq,
+                                                 sim_ld4(vel + q), nullptr);
+                               sim_atomic_add3(force + p, f.x, f.y, f.z);
+                               sim_atomic_add3(force + q, -f.x, -f.y, -f.z);
                            } else {
                                float eij = 0.0f;
                                const sim_vec3f f =
@@ -470,7 +494,7 @@ __global__ void __launch_bounds__(kThreads, kSweepBlocksPerSm)
     if constexpr (MODE == kEnergy) {
         sim_block_sum_add<kThreads>(e, sink.energy);
     }
-    if constexpr (MODE == kForce) {
+    if constexpr (MODE == kForce || MODE == kFriction) {
         /* The most entries of one body (the stepper grows the lists by it): always. */
         const uint32_t wmost = sim_warp_max_u32(most);
         if (lane_id() == 0u && record) {
@@ -646,6 +670,15 @@ sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph
                                 int count_contacts, cudaStream_t s, sim_error *err) {
     const sweep_sink sink = {};
     return launch_sweep<kForce>(b, ph, c, l, sink, flags, count_contacts, s, err);
+}
+
+sim_status sim_gpu_nlist_friction(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                  const sim_gpu_cull *c, const sim_gpu_nlist *l,
+                                  const sim_gpu_fric *fric, unsigned flags, int count_contacts,
+                                  cudaStream_t s, sim_error *err) {
+    sweep_sink sink = {};
+    sink.fric = *fric;
+    return launch_sweep<kFriction>(b, ph, c, l, sink, flags, count_contacts, s, err);
 }
 
 sim_status sim_gpu_nlist_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,

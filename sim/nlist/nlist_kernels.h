@@ -18,6 +18,7 @@
 #define SIM_NLIST_KERNELS_H
 
 #include "cuda/device_state.h"
+#include "cuda/friction.h"
 #include "nlist/nlist.h"
 #include "physics/physics.h"
 #include "nbsim/backend.h"
@@ -91,6 +92,12 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
 sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                 const sim_gpu_cull *c, const sim_gpu_nlist *l, unsigned flags,
                                 int count_contacts, cudaStream_t s, sim_error *err);
+/* sim_gpu_nlist_forces with friction (cuda/friction.h): each pair once, its history found and
+ * stored, the torques added into fric->torque (zeroed by the caller); forces cleared as there. */
+sim_status sim_gpu_nlist_friction(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                  const sim_gpu_cull *c, const sim_gpu_nlist *l,
+                                  const sim_gpu_fric *fric, unsigned flags, int count_contacts,
+                                  cudaStream_t s, sim_error *err);
 /* The contact potential over the lists, added to *d_energy (not timed). */
 sim_status sim_gpu_nlist_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                 const sim_gpu_cull *c, const sim_gpu_nlist *l, double *d_energy,

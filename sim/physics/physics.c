@@ -172,6 +172,16 @@ int sim_physics_has_friction(const sim_physics *ph) {
     return ph->friction > 0.0 || ph->rolling_friction > 0.0;
 }
 
+uint64_t sim_friction_slots(double r, double r_min, uint32_t n) {
+    /* non-overlapping caps on the sphere of centres: K = floor(2 / (1 - cos theta)),
+     * sin theta = (1 - overlap) r_min / (r + r_min); 18 for equal spheres */
+    const double s = (1.0 - SIM_FRICTION_OVERLAP) * r_min / (r + r_min);
+    const double c = sqrt(1.0 - s * s);
+    double k = floor(2.0 / (1.0 - c));
+    k = k < (double)n - 1.0 ? k : (double)n - 1.0;
+    return (uint64_t)k + 3u;
+}
+
 int sim_params_have_friction(const sim_params *p) {
     return p->friction > 0.0 || p->rolling_friction > 0.0;
 }

@@ -111,6 +111,14 @@ typedef struct {
 /* Moment of inertia of a body: solid sphere, I = SIM_INERTIA_FACTOR m r^2. */
 #define SIM_INERTIA_FACTOR 0.4
 
+/* Friction's contact histories keep a row of slots per body (sim/cpu/cpu_friction.h says why):
+ * room for the spheres of the smallest radius r_min that can touch a body of radius r without
+ * overlapping one another by more than SIM_FRICTION_OVERLAP of r_min (at most n - 1), plus its
+ * 3 walls. The one count the CPU reference and the CUDA backend share, so that both refuse the
+ * same pile. */
+#define SIM_FRICTION_OVERLAP 0.1
+uint64_t sim_friction_slots(double r, double r_min, uint32_t n);
+
 sim_physics sim_physics_from_params(const sim_params *p);
 /* Whether the model has friction (sliding or rolling): bodies then rotate, and contacts keep a
  * history (sim_friction_contact instead of sim_contact_force). */

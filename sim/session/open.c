@@ -474,10 +474,9 @@ static sim_status exchange_nccl_id(sim_session *s, sim_error *err) {
     return SIM_OK;
 }
 
-/* Friction (docs/friction.md) runs on the CPU reference of one rank for now: backend auto takes
- * the CPU for it (with a notice, and the scene loaded again for that backend: triplets auto
- * depends on it); the CUDA backend asked for, or several GPUs or ranks, are refused in one line
- * naming where the friction came from, before anything is built (exit 2). */
+/* Friction (docs/friction.md) runs on one rank, the CPU reference or one GPU: several GPUs or
+ * ranks are refused in one line naming where the friction came from, before anything is built
+ * (exit 2). */
 static sim_status settle_friction(sim_session *s, sim_error *err) {
     const sim_params *p = &s->params;
     if (!sim_params_have_friction(p)) {
@@ -505,25 +504,7 @@ static sim_status settle_friction(sim_session *s, sim_error *err) {
                         "process); drop --gpus / --rank / --world",
                         from);
     }
-    if (s->config.kind != SIM_BACKEND_CUDA) {
-        return SIM_OK;
-    }
-    if (o->backend == SIM_BACKEND_CHOICE_CUDA) {
-        return sim_fail(err, SIM_BAD_ARGUMENT,
-                        "%s: friction runs on the CPU reference only (no CUDA kernels for it "
-                        "yet): use --backend cpu",
-                        from);
-    }
-    char text[SIM_PATH_MAX + 192];
-    snprintf(text, sizeof text,
-             "%s: friction runs on the CPU reference only (no CUDA kernels for it yet): using "
-             "the CPU backend",
-             from);
-    sim_session_notice(s, text);
-    s->config.kind = SIM_BACKEND_CPU;
-    char scene[SIM_PATH_MAX];
-    snprintf(scene, sizeof scene, "%s", s->scene);
-    return sim_session_load(s, scene, err); /* triplets auto, again for the CPU */
+    return SIM_OK;
 }
 
 /* config.bodies: a copy, under a name that is no built-in scene (which it would hide). */

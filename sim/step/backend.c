@@ -301,18 +301,14 @@ static sim_status check_multi(const sim_backend_config *c, sim_error *err) {
     return SIM_OK;
 }
 
-/* Friction runs on the CPU reference of one rank (backend.h): the one refusal of the library,
- * before any work (the session says it with the flags first). */
+/* Friction runs on one rank, CPU or one GPU (backend.h): the one refusal of the library, before
+ * any work (the session says it with the flags first). Its contact histories live in one
+ * process's tables, keyed by the pairs' owners; several ranks would have to move them with the
+ * pairs at every re-partition. */
 static sim_status check_friction(const sim_backend_config *c, const sim_params *p,
                                  sim_error *err) {
     if (!sim_params_have_friction(p)) {
         return SIM_OK;
-    }
-    if (c->kind == SIM_BACKEND_CUDA) {
-        return sim_fail(err, SIM_UNSUPPORTED,
-                        "friction (friction %g, rolling_friction %g) runs on the CPU reference "
-                        "only: the CUDA backend has no frictional kernels yet",
-                        p->friction, p->rolling_friction);
     }
     if (c->multi.world > 1) {
         return sim_fail(err, SIM_UNSUPPORTED,
@@ -323,9 +319,9 @@ static sim_status check_friction(const sim_backend_config *c, const sim_params *
     return SIM_OK;
 }
 
-/* A CUDA backend's spin, kept here (backend_impl.h): the state's, or zero. */
+/* The spin of several GPUs, kept here (backend_impl.h): the state's, or zero. */
 static sim_status keep_spin(sim_backend *b, const sim_state *s, sim_error *err) {
-    if (b->config.kind != SIM_BACKEND_CUDA) {
+    if (b->config.kind != SIM_BACKEND_CUDA || b->config.multi.world <= 1) {
         return SIM_OK;
     }
     if (b->kept_spin == NULL) {
@@ -524,9 +520,9 @@ sim_status sim_backend_energy(sim_backend *b, sim_energy *e, sim_error *err) {
     SIM_ASSERT(b != NULL && e != NULL);
     memset(e, 0, sizeof *e);
     SIM_TRY(b->ops->energy(b, e, err));
-    if (b->kept_spin != NULL) {
+    if (b->kept_spin != NULL) { /* in place of what the members counted */
+        e->total += b->kept_rotational - e->rotational;
         e->rotational = b->kept_rotational;
-        e->total += b->kept_rotational;
     }
     return SIM_OK;
 }
@@ -564,7 +560,9 @@ sim_status sim_backend_capture(sim_backend *b, sim_capture *c, sim_error *err) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "capture buffers were made for another backend");
     }
     SIM_TRY(b->ops->capture(b, c, err));
-    c->spin_user_order = b->kept_spin != NULL;
+    if (b->kept_spin != NULL) {
+        c->spin_user_order = 1;
+    }
     for (uint32_t i = 0; b->kept_spin != NULL && i < b->n; ++i) {
         const sim_vec4d w = b->kept_spin[i];
         c->spin[i] = (sim_vec4f){(float)w.x, (float)w.y, (float)w.z, 0.0f};

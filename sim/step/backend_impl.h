@@ -65,10 +65,11 @@ struct sim_backend {
     double nlist_skin;
     /* The stepper and the primitives it steps this backend with (stepper.ops NULL: a composite,
      * whose members are stepped). */
-    sim_stepper stepper;    /* The bodies' spin in the user's order, kept by backend.c for a CUDA backend (one GPU or
-     * several), which has no frictional kernels yet and so never changes it: read, saved,
-     * recorded and counted (kept_rotational [J]) all the same. NULL for the CPU reference, which
-     * integrates spin itself. */
+    sim_stepper stepper;
+    /* The bodies' spin in the user's order, kept by backend.c for several GPUs, which run no
+     * friction (check_friction) and so never change it: read, saved, recorded and counted
+     * (kept_rotational [J]) all the same. NULL for the CPU reference and one GPU, which keep and
+     * integrate spin themselves. */
     sim_vec4d *kept_spin;
     double kept_rotational;
 };

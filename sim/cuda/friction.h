@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — private to the CUDA backend: friction on the device (docs/friction.md), the CPU
+ * reference's model and layout (sim/cpu/cpu_friction.h) in float.
+ *
+ * Spin and torque are kept in the USER's order, not in the bodies' slots: a re-sort of the
+ * culled pipeline gathers positions and velocities only, the history tables are keyed by user
+ * index anyway, and read_state, captures, save / restore copy them as they are. The cost is a
+ * scattered 16-byte load of each body's spin and a scattered torque atomic per contact, on the
+ * contact path only (the pair tests never touch them).
+ *
+ * The histories: one row of slots per body, owned by the body with the larger user index, rows
+ * sized by sim_friction_slots exactly as the CPU's (the same bodies overflow on both), in two
+ * tables: `last` (the last completed step's, only read during a step, looked up by the partner's
+ * user index) and `next` (this step's, slots claimed with one atomicAdd on the row's counter).
+ * Partners and springs are separate arrays, so a lookup scans a row of 4-byte partners (21
+ * of them for equal spheres: 84 bytes) and loads one 24-byte spring. commit_history swaps the
+ * tables (pointers on the host). A row that overflows keeps counting; the lowest such body is
+ * kept with atomicMin and read at the frame's sync (SIM_UNSTABLE naming it); lookups read at
+ * most a row's capacity. */
+#ifndef SIM_CUDA_FRICTION_H
+#define SIM_CUDA_FRICTION_H
+
+#include "cuda/device_state.h"
+#include "nbsim/state.h"
+#include "physics/physics.h"
+
+/* What the contact kernels receive by value: the step's tables and the bodies' spin. */
+typedef struct {
+    const uint32_t *perm;          /* slot -> user index; NULL: identity */
+    const sim_vec4f *spin;         /* (wx, wy, wz, 0), user order */
+    sim_vec4f *torque;             /* user order; the sweeps add with atomics */
+    const unsigned long long *row; /* n + 1: body u's slots are [row[u], row[u + 1]) */
+    const uint32_t *last_partner, *last_count;
+    const sim_contact_history_f *last_hist;
+    uint32_t *next_partner, *next_count;
+    sim_contact_history_f *next_hist;
+    uint32_t *overflow; /* the lowest body whose row overflowed, or UINT32_MAX */
+    float dt;           /* the springs advance by dt; 0: the forces alone */
+} sim_gpu_fric;
+
+typedef struct {
+    uint32_t n;
+    sim_vec4f *spin, *torque; /* d_, user order: always (spin is carried without friction too) */
+    int on;                   /* the tables below exist (friction on) */
+    unsigned long long *row;  /* d_ */
+    uint64_t *h_row;          /* the same on the host */
+    uint64_t slots;
+    uint32_t *partner[2], *count[2];
+    sim_contact_history_f *hist[2];
+    int last;            /* which table is the last step's */
+    uint32_t *overflow;  /* d_ */
+    uint32_t *h_overflow; /* pinned, read at the frame's sync */
+    sim_vec4f *save_spin, *save_torque; /* a long step's start */
+} sim_gpu_friction;
+
+/* Device bytes per body besides the tables (spin, torque). */
+#define SIM_GPU_FRICTION_BYTES_PER_BODY 32u
+
+/* Spin and torque for n bodies (zero), no tables. */
+sim_status sim_gpu_friction_alloc(sim_gpu_friction *fr, uint32_t n, sim_error *err);
+void sim_gpu_friction_free(sim_gpu_friction *fr);
+/* Friction on (ph has it): tables for st's bodies (rows sized from its radii) holding st's
+ * contacts as the last step's, built before the old ones go (a failure changes nothing); off:
+ * tables freed. keep: friction stays on and st has no new histories: the tables go on. */
+sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state *st, int keep,
+                                  cudaStream_t s, sim_error *err);
+/* st's spin (0 where it has none) onto the device. */
+sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *st, cudaStream_t s,
+                                        sim_error *err);
+/* The device's spin into out->spin and the last step's histories into out->contacts (by body,
+ * then partner, as sim_cpu_friction_read); syncs. */
+sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, sim_state *out, cudaStream_t s,
+                                 sim_error *err);
+/* The kernels' view for a sweep (perm: the body order, dt: 0 for the forces alone). */
+sim_gpu_fric sim_gpu_friction_view(const sim_gpu_friction *fr, const uint32_t *perm, float dt);
+/* A contact sweep's start: this step's counters and the torques zeroed. */
+sim_status sim_gpu_friction_begin(sim_gpu_friction *fr, cudaStream_t s, sim_error *err);
+/* The walls with friction and gravity, added to the forces (and torques), for the forces alone
+ * (no kick). */
+sim_status sim_gpu_friction_body_forces(const sim_gpu_bodies *b, const sim_gpu_friction *fr,
+                                        const uint32_t *perm, const sim_physics_f *ph, float dt,
+                                        cudaStream_t s, sim_error *err);
+/* integrate.h's verlet_second with friction: walls with friction + gravity, the velocity's and
+ * the spin's half kicks, the instability flag (integrate.h's encoding). */
+sim_status sim_gpu_friction_verlet_second(const sim_gpu_bodies *b, const sim_gpu_friction *fr,
+                                          const uint32_t *perm, const sim_physics_f *ph, float dt,
+                                          uint64_t *d_flag, uint32_t step, cudaStream_t s,
+                                          sim_error *err);
+/* The spin's half kick alone (the first half of the step, after the velocity's). */
+sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr,
+                                 const uint32_t *perm, float dt, cudaStream_t s, sim_error *err);
+/* The step's table becomes the last step's. */
+void sim_gpu_friction_commit(sim_gpu_friction *fr);
+/* The overflow flag back to none (a frame's start), and read after the frame's sync:
+ * SIM_UNSTABLE naming the lowest body that had more contacts than slots. */
+sim_status sim_gpu_friction_frame_start(sim_gpu_friction *fr, cudaStream_t s, sim_error *err);
+sim_status sim_gpu_friction_enqueue_read(sim_gpu_friction *fr, cudaStream_t s, sim_error *err);
+sim_status sim_gpu_friction_check(sim_gpu_friction *fr, sim_error *err);
+/* A long step's start (spin, torque: the tables need nothing, a step only reads the last one)
+ * and putting it back; *saved 0: no memory. */
+sim_status sim_gpu_friction_save(sim_gpu_friction *fr, int *saved, cudaStream_t s,
+                                 sim_error *err);
+sim_status sim_gpu_friction_restore(sim_gpu_friction *fr, cudaStream_t s, sim_error *err);
+/* Adds the rotational energy to d_energy[0] and the springs' energy of the last step's
+ * histories (walls too, 1/2 k_t s^2 at the current overlaps, as sim_friction_apply counts it) to
+ * d_energy[1] (device doubles). b and perm: the bodies in their slots; pos_user: the positions
+ * by user index. */
+sim_status sim_gpu_friction_energy(const sim_gpu_friction *fr, const sim_gpu_bodies *b,
+                                   const uint32_t *perm, const sim_vec4f *pos_user,
+                                   const sim_physics_f *ph, double *d_energy, cudaStream_t s,
+                                   sim_error *err);
+
+#endif /* SIM_CUDA_FRICTION_H */
