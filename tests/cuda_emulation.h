@@ -273,6 +273,11 @@ inline unsigned atomicMax(unsigned *p, unsigned v) {
     *p = old > v ? old : v;
     return old;
 }
+inline unsigned atomicMin(unsigned *p, unsigned v) {
+    const unsigned old = *p;
+    *p = old < v ? old : v;
+    return old;
+}
 inline float4 __ldg(const float4 *p) {
     return *p;
 }
