@@ -45,7 +45,7 @@ sim_triplet_map_is_paper_float sim_map_plan_block_at sim_map_run_block sim_map_c
 sim_map_check_describe sim_map_cover_build
 sim_scene_builtin_count sim_scene_builtin_name sim_scene_builtin_description
 sim_scene_builtin_default_n sim_scene_is_builtin sim_scene_load sim_state_save sim_sphere_mass
-sim_state_free
+sim_state_alloc sim_state_free
 sim_params_default sim_param_from_key sim_param_set sim_param_info_of sim_params_check
 sim_traj_read_last sim_traj_format_from_path sim_traj_netcdf_available sim_traj_format_list
 sim_traj_format_label
@@ -57,7 +57,7 @@ nbsim_py_sigint_begin nbsim_py_sigint_end nbsim_py_map_assign
 TYPES = """
 sim_run sim_frame_timing sim_energy sim_run_kernel sim_stats sim_dump_stats sim_cull_info
 sim_map_plan sim_map_check_result sim_map_cover sim_traj_info sim_param_id sim_triplets_mode
-sim_backend_choice sim_backend_kind sim_pair_map sim_triplet_map sim_traj_format sim_tile3 sim_run_end
+sim_state_contact sim_backend_choice sim_backend_kind sim_pair_map sim_triplet_map sim_traj_format sim_tile3 sim_run_end
 """.split()
 
 # Macros the Python layer reads (their values come from the compiler, in API mode).

@@ -3,8 +3,7 @@
  * VIEWER_KEYS_HELP (viewer_keys.h), shared with --help and the help panel. */
 #include "viewer_internal.h"
 
-/* Built-in scenes on keys 1-4, in the order the help text lists them. */
-static const char *const scene_keys[4] = {"gas", "pile", "collide", "triplets"};
+#include "nbsim/scene.h"
 
 static viewer_state *viewer_of(GLFWwindow *w) {
     return glfwGetWindowUserPointer(w);
@@ -64,7 +63,14 @@ static void on_press(viewer_state *v, int key, int shift) {
     case GLFW_KEY_2:
     case GLFW_KEY_3:
     case GLFW_KEY_4:
-        viewer_set_scene(v, scene_keys[key - GLFW_KEY_1]);
+    case GLFW_KEY_5:
+    case GLFW_KEY_6:
+    case GLFW_KEY_7:
+    case GLFW_KEY_8:
+    case GLFW_KEY_9:
+        if (key - GLFW_KEY_1 < sim_scene_builtin_count()) { /* the built-in scenes, in order */
+            viewer_set_scene(v, sim_scene_builtin_name(key - GLFW_KEY_1));
+        }
         break;
     case GLFW_KEY_C:
         viewer_cycle_color(v);

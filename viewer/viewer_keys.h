@@ -10,7 +10,7 @@
     "  I             the map at work (inset)        K             culled contacts on/off\n"        \
     "  A             triplet forces on/off          Space         pause\n"                         \
     "  N or Right    one step while paused          R             reset the scene\n"               \
-    "  1-4           scene: gas, pile, collide, triplets\n"                                        \
+    "  1, 2, ...     scene: the built-in scenes, in --help's order\n"                             \
     "  C             colour: speed, radius, index,  O             overlay on/off\n"                \
     "                angular speed                  X             friction on/off\n"               \
     "  G             timing graph on/off            Y             graph: log / linear axis\n"      \

@@ -298,7 +298,7 @@ static int set_sweep(void *t, int arg, const char *v, char *why, size_t cap) {
 static const app_option_row rows[] = {
     {NULL, NULL, "Scene:", NULL, 0},
     {"--scene", "NAME|FILE",
-     "built-in gas, pile, collide, triplets (default gas), or a scene file\n"
+     "a built-in scene (below; default gas), or a scene file\n"
      "(format: assets/README.md)",
      set_scene, 0},
     {"--n", "N", "bodies in a built-in scene (default: the scene's)", set_n, 0},
@@ -422,6 +422,13 @@ static void print_help(FILE *out) {
     char names[512];
     fprintf(out, "\nPair maps:    %s, full\n", sim_map_names(2, names, sizeof names));
     fprintf(out, "Triplet maps: %s\n\n", sim_map_names(3, names, sizeof names));
+    fprintf(out, "Built-in scenes (--scene NAME; the viewer's keys 1-%d in this order):\n",
+            sim_scene_builtin_count());
+    for (int i = 0; i < sim_scene_builtin_count(); ++i) {
+        fprintf(out, "  %-9s %s (default N %u)\n", sim_scene_builtin_name(i),
+                sim_scene_builtin_description(i), sim_scene_builtin_default_n(i));
+    }
+    fputc('\n', out);
     fprintf(out, "The summary (stdout, --summary) and the log (--log), per step [ms]:\n");
 #define HELP_PHASE(id, name, ms, includes) fprintf(out, "  %-17s %s\n", name, includes);
     SIM_RUN_KERNEL_LIST(HELP_PHASE)

@@ -19,10 +19,10 @@ from .errors import (BadArgumentError, CudaError, Error, FileError, NoDeviceErro
 from .io import (cuda_device_count, netcdf_available, read_state, read_trajectory_last, scenes,
                  write_state)
 from .simulation import KERNELS, Simulation
-from .state import State
+from .state import CONTACT_DTYPE, WALL_BASE, State
 
 __all__ = [
-    "Simulation", "State", "maps", "params", "errors", "io", "scenes", "read_state",
+    "Simulation", "State", "CONTACT_DTYPE", "WALL_BASE", "maps", "params", "errors", "io", "scenes", "read_state",
     "read_trajectory_last", "write_state", "cuda_device_count", "netcdf_available", "KERNELS",
     "Error", "BadArgumentError", "NoDeviceError", "OutOfMemoryError", "CudaError", "FileError",
     "ParseError", "UnstableError", "UnsupportedError", "StoppedError", "ffi", "lib",

@@ -5,7 +5,7 @@ import numpy as np
 
 from . import params as _params
 from ._lib import check, ffi, lib, new_error, path_bytes, struct_dict, text
-from .state import CState, cstate_from_arrays
+from .state import cstate_from_arrays, take_state
 
 
 def scenes():
@@ -16,23 +16,6 @@ def scenes():
             for i in range(lib.sim_scene_builtin_count())]
 
 
-def _take(loaded):
-    """A sim_state the library allocated, as a CState's arrays (copied), then freed."""
-    n = loaded.n
-    cs = CState(n)
-    try:
-        if n:
-            ffi.memmove(ffi.from_buffer(cs.pos), loaded.pos, n * ffi.sizeof("sim_vec4d"))
-            ffi.memmove(ffi.from_buffer(cs.vel), loaded.vel, n * ffi.sizeof("sim_vec4d"))
-            for name, a in cs.extra.items():
-                src = getattr(loaded, name)
-                if src != ffi.NULL:
-                    ffi.memmove(ffi.from_buffer(a), src, a.nbytes)
-    finally:
-        lib.sim_state_free(loaded)
-    return cs
-
-
 def read_state(path):
     """A scene file or saved state (or a trajectory's last frame): (State, params dict). Forces
     are not read (a saved state's fx fy fz columns are ignored on loading, as by the library)."""
@@ -40,7 +23,7 @@ def read_state(path):
     st = ffi.new("sim_state *")
     err = new_error()
     check(lib.sim_scene_load(path_bytes(path), p, st, err), err)
-    return _take(st).state(), _params.as_dict(p[0])
+    return take_state(st).state(), _params.as_dict(p[0])
 
 
 def read_trajectory_last(path):
@@ -53,14 +36,15 @@ def read_trajectory_last(path):
     check(lib.sim_traj_read_last(path_bytes(path), p, st, info, err), err)
     d = struct_dict(info[0])
     d["format"] = text(lib.sim_traj_format_label(info.format))
-    state = _take(st).state(step=info.step, time=info.time)
+    state = take_state(st).state(step=info.step, time=info.time)
     return state, _params.as_dict(p[0]), d
 
 
 def write_state(path, positions, velocities=None, radii=None, densities=None, masses=None,
-                forces=None, params=None):
-    """Writes bodies as a scene file (sim_state_save: full double precision, complete or absent)."""
-    cs = cstate_from_arrays(positions, velocities, radii, densities, masses)
+                forces=None, params=None, omega=None, contacts=None):
+    """Writes bodies as a scene file (sim_state_save: full double precision, complete or absent):
+    with omega (N, 3) [rad/s] and friction's contact histories (State.contacts) when given."""
+    cs = cstate_from_arrays(positions, velocities, radii, densities, masses, omega, contacts)
     p = ffi.new("sim_params *", lib.sim_params_default())
     if params:
         _params.apply(p, dict(params))

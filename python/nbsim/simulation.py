@@ -26,7 +26,7 @@ from . import params as _params
 from ._lib import (as_uint, check, ffi, lib, map_names, new_error, path_bytes, struct_dict,
                    text)
 from .errors import BadArgumentError, Error
-from .state import CState, cstate_from_arrays
+from .state import cstate_from_arrays, take_state
 
 log = logging.getLogger("nbsim")
 
@@ -290,25 +290,24 @@ class Simulation:
 
     @classmethod
     def from_arrays(cls, positions, velocities=None, radii=None, densities=None, masses=None,
-                    omega=None, *, name="arrays", params=None, **settings):
+                    omega=None, contacts=None, *, name="arrays", params=None, **settings):
         """The caller's bodies (copied): positions (N, 3) [m], velocities (N, 3) [m/s] (default
         0), radii (N,) or one number [m], densities (N,) or one number [kg/m^3] (default 1) or
-        masses (N,) [kg]; omega (N, 3) [rad/s] once the library's state has an angular velocity.
+        masses (N,) [kg]; omega (N, 3) [rad/s] (default 0); contacts: friction's histories
+        (State.contacts; a frictional run resumes with its springs).
         params: the physics (a dict by key; the rest the library's defaults: no gravity, box
         half-width 10 m, ...), taken whole. name: what logs and summaries call the scene (not a
         built-in scene's name); reset() reloads these bodies."""
-        bodies = cstate_from_arrays(positions, velocities, radii, densities, masses, omega)
+        bodies = cstate_from_arrays(positions, velocities, radii, densities, masses, omega,
+                                    contacts)
         return cls(scene=name, params=params, _bodies=bodies, **settings)
 
     @classmethod
     def from_state(cls, state, *, params=None, name="arrays", **settings):
         """A State (sim.state(), nbsim.read_state()) as the bodies: from_arrays of its arrays."""
-        extra = {}
-        if state.omega is not None:
-            extra["omega"] = state.omega
         return cls.from_arrays(state.positions, state.velocities, state.radii,
-                               masses=state.masses, name=name, params=params, **extra,
-                               **settings)
+                               masses=state.masses, omega=state.omega, contacts=state.contacts,
+                               name=name, params=params, **settings)
 
     # ---- what runs ----
 
@@ -473,13 +472,18 @@ class Simulation:
 
     def state(self):
         """The bodies now (a State of copies): positions, velocities, radii, masses, the last
-        total force per body, omega where the library has it, step and time."""
+        total force per body, omega, friction's contact histories, step and time."""
         with self._lock:
             i = self._info()
-            cs = CState(i.n)
+            st = ffi.new("sim_state *")  # the library's: read_state sizes its contacts
+            err = new_error()
+            check(lib.sim_state_alloc(st, i.n, err), err)
             forces = np.zeros((i.n, 3))
-            self._call(lib.sim_session_read_state, cs.c,
-                       ffi.cast("sim_vec3d *", ffi.from_buffer(forces)))
+            try:
+                self._call(lib.sim_session_read_state, st,
+                           ffi.cast("sim_vec3d *", ffi.from_buffer(forces)))
+            finally:
+                cs = take_state(st)
             i = self._info()
             return cs.state(forces=forces, step=i.steps, time=i.sim_time)
 
@@ -489,10 +493,12 @@ class Simulation:
     radii = property(lambda self: self.state().radii, doc="(N,) [m], a copy")
     masses = property(lambda self: self.state().masses, doc="(N,) [kg], a copy")
     omega = property(lambda self: self.state().omega,
-                     doc="(N, 3) angular velocity [rad/s], a copy; None without rotation")
+                     doc="(N, 3) angular velocity [rad/s], a copy (turns only with friction)")
+    contacts = property(lambda self: self.state().contacts,
+                        doc="friction's contact histories (nbsim.CONTACT_DTYPE rows), a copy")
 
     def energy(self):
-        """Energies now [J]: kinetic, contact, atm, gravity, total."""
+        """Energies now [J]: kinetic (translation), rotational, contact, atm, gravity, total."""
         with self._lock:
             e = ffi.new("sim_energy *")
             self._call(lib.sim_session_energy, e)

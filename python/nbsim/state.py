@@ -1,46 +1,38 @@
 # SPDX-License-Identifier: MIT
-"""Bodies as numpy arrays, and the library's sim_state (pos = (x, y, z, r), vel = (vx, vy, vz, m))
-filled from them or read into them.
+"""Bodies as numpy arrays, and the library's sim_state (pos = (x, y, z, r), vel = (vx, vy, vz, m),
+spin = (wx, wy, wz, -), friction's contact histories) filled from them or read into them.
 
 Every array this module hands out is a copy owned by Python: it stays valid for as long as Python
 keeps it, whatever the simulation does next, and changing it changes nothing in the simulation.
 
-Angular velocity (omega): the library's sim_state gets a per-body spin array with rotation
-(friction). The binding needs no change for it to travel: every per-body array sim_state has
-beyond pos and vel is allocated, read and passed by its field name (`State.extra`), and
-`State.omega` is the one named like an angular velocity, None while the library has none."""
+Angular velocity: `omega`, (N, 3) [rad/s]; bodies turn only with friction (without it omega is
+carried unchanged). Contact histories: `contacts`, a structured array of CONTACT_DTYPE, one row
+per frictional contact (sim_state_contact in include/nbsim/state.h: bodies i > j, or body i and
+wall j = WALL_BASE + k; the sliding spring xi and the rolling spring roll [m] as seen from i), so
+that a state taken from a frictional run resumes it with its springs."""
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._lib import ffi
+from ._lib import ffi, lib
 from .errors import BadArgumentError
 
-# Names the library may give the angular velocity in sim_state (the first found is `omega`).
-OMEGA_FIELDS = ("omega", "spin", "ang_vel", "angular_velocity", "angvel")
+# One frictional contact, laid out as sim_state_contact (checked against the library below).
+CONTACT_DTYPE = np.dtype([("i", "<u4"), ("j", "<u4"), ("xi", "<f8", (3,)), ("roll", "<f8", (3,))],
+                         align=True)
+# Walls as partners: j = WALL_BASE + k, k = 2 axis + side (0: x at -box_half, 1: x at +box_half,
+# 2, 3: y, 4, 5: z), as SIM_CONTACT_WALL(k).
+WALL_BASE = 2 ** 32 - 1 - 5
+
+if CONTACT_DTYPE.itemsize != ffi.sizeof("sim_state_contact") or \
+        CONTACT_DTYPE.fields["xi"][1] != ffi.offsetof("sim_state_contact", "xi") or \
+        CONTACT_DTYPE.fields["roll"][1] != ffi.offsetof("sim_state_contact", "roll"):
+    raise ImportError("nbsim: CONTACT_DTYPE does not match the library's sim_state_contact")
 
 
-def _extra_fields():
-    """sim_state's per-body arrays beyond pos and vel: name -> components per body (each a
-    double, or a struct of doubles)."""
-    out = {}
-    for name, f in ffi.typeof("sim_state").fields:
-        if name in ("n", "pos", "vel") or f.type.kind != "pointer":
-            continue
-        item = f.type.item
-        if item.kind == "primitive" and item.cname == "double":
-            out[name] = 1
-        elif item.kind == "struct" and all(sub.type.cname == "double" for _, sub in item.fields):
-            out[name] = len(item.fields)
-        else:
-            raise BadArgumentError("the library's sim_state has a per-body field '%s' of type %s "
-                                   "that this binding does not know" % (name, item.cname))
-    return out
-
-
-EXTRA = _extra_fields()
-OMEGA = next((name for name in OMEGA_FIELDS if name in EXTRA), None)
+def no_contacts():
+    return np.zeros(0, dtype=CONTACT_DTYPE)
 
 
 @dataclass
@@ -52,7 +44,8 @@ class State:
     radii: np.ndarray               # (N,) [m]
     masses: np.ndarray              # (N,) [kg]
     forces: np.ndarray = None       # (N, 3) [N]: the last total force per body (None: unknown)
-    extra: dict = field(default_factory=dict)  # the library's other per-body arrays, by name
+    omega: np.ndarray = None        # (N, 3) angular velocity [rad/s] (None: zero)
+    contacts: np.ndarray = field(default_factory=no_contacts)  # CONTACT_DTYPE: friction's springs
     step: int = 0                   # integration steps since the scene was (re)loaded
     time: float = 0.0               # simulated time [s]
 
@@ -61,39 +54,54 @@ class State:
         return len(self.radii)
 
     @property
-    def omega(self):
-        """(N, 3) angular velocity [rad/s], or None while the library's state has none."""
-        return self.extra.get(OMEGA) if OMEGA else None
-
-    @property
     def densities(self):
         """mass / (4/3 pi r^3) [kg/m^3]."""
         return self.masses / (4.0 / 3.0 * math.pi * self.radii ** 3)
 
 
 class CState:
-    """A sim_state whose arrays are numpy arrays of this object's (n x 4 doubles each): what C
-    reads from or writes into. Keep it alive while C uses it."""
+    """A sim_state whose arrays are numpy arrays of this object's: what C reads from (a scene to
+    open, a state to save). Keep it alive while C uses it. C must not resize it: states the
+    library fills (read_state, loads) are the library's own, taken with take_state."""
 
-    def __init__(self, n):
+    def __init__(self, n, contacts=None):
         self.n = n
         self.pos = np.zeros((n, 4))
         self.vel = np.zeros((n, 4))
-        self.extra = {name: np.zeros((n, k)) for name, k in EXTRA.items()}
+        self.spin = np.zeros((n, 4))
+        self.contacts = no_contacts() if contacts is None else contacts
         self.c = ffi.new("sim_state *")
         self.c.n = n
         self.c.pos = ffi.cast("sim_vec4d *", ffi.from_buffer(self.pos))
         self.c.vel = ffi.cast("sim_vec4d *", ffi.from_buffer(self.vel))
-        fields = dict(ffi.typeof("sim_state").fields)
-        for name, a in self.extra.items():
-            setattr(self.c, name, ffi.cast(fields[name].type, ffi.from_buffer(a)))
+        self.c.spin = ffi.cast("sim_vec4d *", ffi.from_buffer(self.spin))
+        if len(self.contacts):
+            self.c.contacts = ffi.cast("sim_state_contact *", ffi.from_buffer(self.contacts))
+        self.c.contact_count = len(self.contacts)
 
     def state(self, forces=None, step=0, time=0.0):
-        extra = {name: (a[:, 0].copy() if a.shape[1] == 1 else a.copy())
-                 for name, a in self.extra.items()}
         return State(positions=self.pos[:, :3].copy(), velocities=self.vel[:, :3].copy(),
                      radii=self.pos[:, 3].copy(), masses=self.vel[:, 3].copy(), forces=forces,
-                     extra=extra, step=step, time=time)
+                     omega=self.spin[:, :3].copy(), contacts=self.contacts.copy(), step=step,
+                     time=time)
+
+
+def take_state(loaded):
+    """A sim_state the library allocated (sim_state_alloc, a load) as a CState of copies; the
+    library's is freed, whatever happens."""
+    try:
+        contacts = np.zeros(loaded.contact_count, dtype=CONTACT_DTYPE)
+        if len(contacts):
+            ffi.memmove(ffi.from_buffer(contacts), loaded.contacts, contacts.nbytes)
+        cs = CState(loaded.n, contacts)
+        if cs.n:
+            ffi.memmove(ffi.from_buffer(cs.pos), loaded.pos, cs.pos.nbytes)
+            ffi.memmove(ffi.from_buffer(cs.vel), loaded.vel, cs.vel.nbytes)
+            if loaded.spin != ffi.NULL:
+                ffi.memmove(ffi.from_buffer(cs.spin), loaded.spin, cs.spin.nbytes)
+    finally:
+        lib.sim_state_free(loaded)
+    return cs
 
 
 def _array(name, value, n, width, dtype=np.float64):
@@ -119,12 +127,32 @@ def sphere_mass(radii, densities):
     return densities * 4.0 / 3.0 * math.pi * radii * radii * radii
 
 
+def _contacts(value, n):
+    """value as a CONTACT_DTYPE array (a copy): a structured array with those fields, or rows
+    (i, j, xi, roll). The library checks the indices when the state is used."""
+    if value is None:
+        return no_contacts()
+    a = np.asarray(value)
+    if a.dtype.names is None:
+        try:
+            a = np.array([tuple(row) for row in value], dtype=CONTACT_DTYPE)
+        except (TypeError, ValueError) as e:
+            raise BadArgumentError("contacts: rows (i, j, xi[3], roll[3]) expected (%s)" % e)
+    missing = [f for f in CONTACT_DTYPE.names if f not in (a.dtype.names or ())]
+    if missing or a.ndim != 1:
+        raise BadArgumentError("contacts: a 1-D array with fields i, j, xi, roll expected")
+    out = np.zeros(len(a), dtype=CONTACT_DTYPE)
+    for f in CONTACT_DTYPE.names:
+        out[f] = a[f]
+    return out
+
+
 def cstate_from_arrays(positions, velocities=None, radii=None, densities=None, masses=None,
-                       omega=None):
+                       omega=None, contacts=None):
     """A CState from the caller's arrays (copied): positions (N, 3) [m]; velocities (N, 3) [m/s],
     default zero; radii (N,) or one number [m]; densities (N,) or one number [kg/m^3] (default 1,
-    the built-in scenes'), or masses instead [kg]; omega (N, 3) [rad/s] where the library's state
-    has an angular velocity."""
+    the built-in scenes'), or masses instead [kg]; omega (N, 3) [rad/s], default zero; contacts:
+    friction's histories (CONTACT_DTYPE rows, as State.contacts)."""
     pos = np.asarray(positions)
     if pos.ndim != 2 or pos.shape[1] != 3:
         raise BadArgumentError("positions has shape %s; expected (N, 3)" % (tuple(pos.shape),))
@@ -144,16 +172,11 @@ def cstate_from_arrays(positions, velocities=None, radii=None, densities=None, m
         m = _array("masses", masses, n, 0)
     else:
         m = sphere_mass(r, _array("densities", 1.0 if densities is None else densities, n, 0))
-    cs = CState(n)
+    cs = CState(n, _contacts(contacts, n))
     cs.pos[:, :3] = pos
     cs.pos[:, 3] = r
     cs.vel[:, :3] = vel
     cs.vel[:, 3] = m
     if omega is not None:
-        if OMEGA is None:
-            raise BadArgumentError("omega: this build's state has no angular velocity (rotation "
-                                   "comes with friction in a later nbsim)")
-        k = EXTRA[OMEGA]
-        cs.extra[OMEGA][:] = _array("omega", omega, n, k) if k > 1 else \
-            _array("omega", omega, n, 0)[:, None]
+        cs.spin[:, :3] = _array("omega", omega, n, 3)
     return cs

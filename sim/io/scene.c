@@ -274,8 +274,9 @@ static double heap_radius(uint32_t poured) {
 static void scene_heap(sim_state *st, rng *r, sim_params *p) {
     /* the carpet for the spheres that remain, at most a third of them */
     double cr = heap_radius(st->n);
-    for (int it = 0; it < 3; ++it) {
-        cr = heap_radius(st->n - heap_carpet_sites(cr));
+    for (int it = 0; it < 3; ++it) { /* few bodies: the carpet's sites can outnumber them */
+        const uint32_t sites = heap_carpet_sites(cr);
+        cr = heap_radius(sites < st->n ? st->n - sites : 0u);
     }
     while (cr > 0.0 && heap_carpet_sites(cr) > st->n / 3) {
         cr -= HEAP_CARPET_SPACING;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — body state allocation and default parameters. */
 #include "nbsim/state.h"
+#include "nbsim/params.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -229,5 +230,8 @@ sim_params sim_params_default(void) {
     p.atm_cutoff = 0.0;
     p.triplets = 0;
     p.steps_per_frame = 1;
+    /* written out, so that a saved state (which writes the ratio in force) loads as it was; a
+     * params struct zeroed by hand means the same ratio */
+    p.stiffness_ratio = SIM_DEFAULT_STIFFNESS_RATIO;
     return p;
 }

@@ -67,7 +67,7 @@ def test_forces_are_the_last_step_s():
 def test_energies_elastic_gas():
     sim = cpu_sim("gas", 300, params={"restitution": 1.0})
     e0 = sim.energy()
-    assert set(e0) == {"kinetic", "contact", "atm", "gravity", "total"}
+    assert set(e0) == {"kinetic", "rotational", "contact", "atm", "gravity", "total"}
     assert e0["kinetic"] > 0
     sim.run(50)
     e1 = sim.energy()
