@@ -14,10 +14,12 @@
  *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
  *               [--skin S|auto] [--nlist half|full|default] [--count 0|1]
+ *               [--friction MU] [--rolling-friction MU_R]
  *
  * --skin: the neighbour lists' skin [m] (0: culled tile pairs, no lists; default auto, as nbsim);
  * --nlist: their kind (sim_nlist_kind); --count 0: the sweeps do not count their tests and
- * touching pairs (to time what counting costs). The CSV adds what the lists did over the timed
+ * touching pairs (to time what counting costs); --friction, --rolling-friction: the
+ * coefficients (default: the scene's own; scripts/gpu_friction.sh times friction on and off). The CSV adds what the lists did over the timed
  * frames (rebuilds, the skin, bytes per body, tests and touching pairs per step) before its last
  * three columns, which stay timed_steps, mean_step_ms and wall_step_ms.
  *
@@ -46,6 +48,7 @@ typedef struct {
     double skin; /* < 0: auto */
     sim_nlist_kind nlist;
     int count;
+    double friction, rolling; /* < 0: the scene's */
 } options;
 
 static int usage(const char *why) {
@@ -56,7 +59,7 @@ static int usage(const char *why) {
 static int parse(int argc, char **argv, options *o) {
     *o = (options){
         SIM_BACKEND_CUDA,  "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, "", -1.0,
-        SIM_NLIST_DEFAULT, 1};
+        SIM_NLIST_DEFAULT, 1, -1.0, -1.0};
     for (int a = 1; a < argc; ++a) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (v == NULL) {
@@ -105,6 +108,10 @@ static int parse(int argc, char **argv, options *o) {
                                                 : SIM_NLIST_DEFAULT;
         } else if (strcmp(f, "--count") == 0) {
             o->count = atoi(v);
+        } else if (strcmp(f, "--friction") == 0) {
+            o->friction = strtod(v, NULL);
+        } else if (strcmp(f, "--rolling-friction") == 0) {
+            o->rolling = strtod(v, NULL);
         } else {
             return usage("unknown option");
         }
@@ -168,6 +175,12 @@ int main(int argc, char **argv) {
                         ? dense_scene(o.n, o.seed, &p, &s, &err)
                         : sim_scene_builtin(o.scene, o.n, o.seed, &p, &s, &err);
     p.triplets = 0;
+    if (o.friction >= 0.0) {
+        p.friction = o.friction;
+    }
+    if (o.rolling >= 0.0) {
+        p.rolling_friction = o.rolling;
+    }
     p.skin.value = o.skin > 0.0 ? o.skin : 0.0;
     p.skin.set = o.skin >= 0.0;
     sim_backend_config c = sim_backend_config_default();
