@@ -65,8 +65,8 @@ void viewer_export_bodies(viewer_state *v) {
     }
     sim_error err;
     sim_error_clear(&err);
-    /* Angular speeds come from the host (the CUDA backend keeps spin there until it integrates
-     * it): that colour goes through the host arrays. */
+    /* Angular speeds are read back through the state (sim_backend_read_spin): that colour goes
+     * through the host arrays. */
     if (v->bodies.interop && v->color_mode != VIEWER_COLOR_SPIN) {
         if (export_interop(v, &err) == SIM_OK) {
             v->dirty = 0;
