@@ -10,6 +10,10 @@
 #include "nlist/atm_list.h"
 #include "physics/physics.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     uint32_t n, stride, cap; /* bodies, entries between neighbour k and k + 1, entries per body */
     uint32_t *nbr;           /* slot-major: nbr[k * stride + i], bodies j < i */
@@ -49,5 +53,9 @@ uint64_t sim_cpu_atm_list_sweep(const sim_cpu_atm_list *l, uint32_t begin, uint3
 
 /* Bytes the lists hold: entries, counts and the positions of the build. */
 uint64_t sim_cpu_atm_list_bytes(const sim_cpu_atm_list *l);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* SIM_CPU_ATM_LIST_H */
