@@ -147,12 +147,13 @@ static __device__ __forceinline__ bool atm_pair(sim_vec4f u, sim_vec4f v, float 
  * i < n; every thread reaches the energy's block sum). For every pair of entries a < b of its list
  * (j = nbr[a], k = nbr[b]): the triple (i, j, k) when its three pairs count (the (i, j) pair is
  * tested once per a). HALF (j, k < i: each triple once): i's force summed in registers and added
- * once, j's and k's added with a vector atomic each per counted triple. Full lists (each triple
- * from all three bodies): only i's force, added without atomics (thread i alone writes force[i]
- * in this kernel), a third of the energy. Cost per candidate (a, b): 16 B gathered (L1 mostly),
- * two differences and squares (~14 FP32); per counted triple two rsqrt (pair terms) and ~60 FP32
- * (sim_atm_triple_f + three coefficients), and for HALF two RED.128. The list is read slot-major:
- * the 32 threads of a warp read entry a of 32 adjacent slots, 128 adjacent bytes. */
+ * once, j's summed over its row (entry a) and added once per a, k's added with a vector atomic
+ * per counted triple. Full lists (each triple from all three bodies): only i's force, added
+ * without atomics (thread i alone writes force[i] in this kernel), a third of the energy. Cost
+ * per candidate (a, b): 16 B gathered (L1 mostly), two differences and squares (~14 FP32); per
+ * counted triple two rsqrt (pair terms) and ~60 FP32 (sim_atm_triple_f + three coefficients),
+ * and for HALF one RED.128 (k's; j's once per row). The list is read slot-major: the 32 threads
+ * of a warp read entry a of 32 adjacent slots, 128 adjacent bytes. */
 template <bool HALF>
 __global__ void __launch_bounds__(kThreads)
     atm_list_sweep_kernel(const sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ force,
@@ -175,6 +176,7 @@ __global__ void __launch_bounds__(kThreads)
             if (!atm_pair(pi, pj, nu3, a2_max, &dij, &aij, &hij)) {
                 continue; /* every triple with this pair gives zero */
             }
+            float gx = 0.0f, gy = 0.0f, gz = 0.0f; /* HALF: j's force over this row, one atomic */
             for (uint32_t b = a + 1u; b < m; ++b) {
                 const uint32_t k = nbr[(size_t)b * stride + i];
                 const sim_vec4f pk = sim_ld4(pos + k);
@@ -199,12 +201,16 @@ __global__ void __launch_bounds__(kThreads)
                 fy += ka * dij.y - kc * cy;
                 fz += ka * dij.z - kc * cz;
                 if (HALF) {
-                    sim_atomic_add3(&force[j], kb * djk.x - ka * dij.x, kb * djk.y - ka * dij.y,
-                                    kb * djk.z - ka * dij.z);
+                    gx += kb * djk.x - ka * dij.x;
+                    gy += kb * djk.y - ka * dij.y;
+                    gz += kb * djk.z - ka * dij.z;
                     sim_atomic_add3(&force[k], kc * cx - kb * djk.x, kc * cy - kb * djk.y,
                                     kc * cz - kb * djk.z);
                 }
                 ++counted;
+            }
+            if (HALF) {
+                sim_atomic_add3(&force[j], gx, gy, gz);
             }
         }
         if (HALF) {
