@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — the ATM cut-off over neighbour lists on the CPU (sim/nlist/cpu_atm_list.c, atm_list.h)
+ * against today's CPU path, the culled tile-triple sweep of the CPU backend (cpu_tcull.c), and a
+ * brute-force enumeration of every triple:
+ *  - the lists, per body, are exactly the bodies j < i within the reach (brute force), through
+ *    dense and dilute grids (cells clamped, widened);
+ *  - forces and ATM energy equal the backend's culled sweep (no contacts, walls or gravity in
+ *    these scenes: its forces are the ATM forces) to 1e-12 relative, and the triples the sweep
+ *    counts equal the brute-force count of sim_atm_forces_d's own rule (tscene_triple_counts),
+ *    on the `triplets` cluster and the `gas` at R = 3 m, random clouds dense and dilute, and the
+ *    integer grid whose triples sit exactly on the cut-off, under skins 0, 0.3 and 1 m;
+ *  - after every body moved by up to half the skin, the old lists (not stale) still give the
+ *    brute-force forces and count at the new positions; a body moved past half the skin makes
+ *    them stale. */
+#include "nbsim/backend.h"
+#include "nlist/cpu_atm_list.h"
+
+#include "ensure.h"
+#include "test_backend_util.h"
+#include "test_tcull_scenes.h"
+
+#include <stdlib.h>
+
+#define TOL_REL 1e-12
+
+static const double k_skins[] = {0.0, 0.3, 1.0};
+#define SKINS ((int)(sizeof k_skins / sizeof k_skins[0]))
+
+/* ||a - ref|| / ||ref|| and the largest per-body difference over the largest force. */
+static void force_diff(const sim_vec3d *a, const sim_vec3d *ref, uint32_t n, double *rel_l2,
+                       double *rel_max) {
+    double num = 0.0, den = 0.0, big = 0.0, worst = 0.0;
+    for (uint32_t i = 0; i < n; ++i) {
+        const double dx = a[i].x - ref[i].x, dy = a[i].y - ref[i].y, dz = a[i].z - ref[i].z;
+        const double r2 = ref[i].x * ref[i].x + ref[i].y * ref[i].y + ref[i].z * ref[i].z;
+        num += dx * dx + dy * dy + dz * dz;
+        den += r2;
+        big = fmax(big, sqrt(r2));
+        worst = fmax(worst, sqrt(dx * dx + dy * dy + dz * dz));
+    }
+    *rel_l2 = den > 0.0 ? sqrt(num / den) : sqrt(num);
+    *rel_max = big > 0.0 ? worst / big : worst;
+}
+
+/* Every triple i > j > k through sim_atm_forces_d, as the tile sweep's argument order. */
+static uint64_t brute(const sim_vec4d *pos, uint32_t n, const sim_physics *ph, sim_vec3d *f,
+                      double *energy) {
+    uint64_t inside = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        f[i] = (sim_vec3d){0.0, 0.0, 0.0};
+    }
+    for (uint32_t i = 2; i < n; ++i) {
+        for (uint32_t j = 1; j < i; ++j) {
+            for (uint32_t k = 0; k < j; ++k) {
+                if (!tscene_triple_counts(pos, i, j, k, ph->atm_cutoff)) {
+                    continue;
+                }
+                sim_vec3d fi, fj, fk;
+                sim_atm_forces_d(pos[i], pos[j], pos[k], ph, &fi, &fj, &fk, energy);
+                f[i].x += fi.x, f[i].y += fi.y, f[i].z += fi.z;
+                f[j].x += fj.x, f[j].y += fj.y, f[j].z += fj.z;
+                f[k].x += fk.x, f[k].y += fk.y, f[k].z += fk.z;
+                ++inside;
+            }
+        }
+    }
+    return inside;
+}
+
+/* The lists hold exactly the j < i within reach, each once. */
+static void check_lists(const sim_cpu_atm_list *l, const sim_vec4d *pos, double reach2,
+                        const char *name) {
+    uint32_t bad = 0;
+    char *mark = calloc(l->n, 1);
+    for (uint32_t i = 0; i < l->n; ++i) {
+        uint32_t want = 0;
+        for (uint32_t a = 0; a < l->count[i]; ++a) {
+            const uint32_t j = l->nbr[(size_t)a * l->stride + i];
+            bad += j >= i || mark[j] || !sim_atm_list_near_d(pos[i], pos[j], reach2);
+            mark[j] = 1;
+        }
+        for (uint32_t j = 0; j < i; ++j) {
+            want += sim_atm_list_near_d(pos[i], pos[j], reach2);
+            mark[j] = 0;
+        }
+        bad += want != l->count[i];
+    }
+    free(mark);
+    ENSURE_MSG(bad == 0, "%s: %u bodies with wrong lists", name, bad);
+}
+
+static uint64_t list_forces(const sim_cpu_atm_list *l, const sim_vec4d *pos,
+                            const sim_physics *ph, sim_vec3d *f, double *energy) {
+    for (uint32_t i = 0; i < l->n; ++i) {
+        f[i] = (sim_vec3d){0.0, 0.0, 0.0};
+    }
+    *energy = 0.0;
+    /* two slices: a sweep of part of the bodies adds only their triples */
+    const uint32_t mid = l->n / 3u;
+    return sim_cpu_atm_list_sweep(l, 0, mid, pos, ph, f, energy) +
+           sim_cpu_atm_list_sweep(l, mid, l->n, pos, ph, f, energy);
+}
+
+/* The scene against the backend's culled sweep under every skin, then moved within half the
+ * largest skin. */
+static void scene_case(tscene *sc) {
+    const uint32_t n = sc->s.n;
+    sc->p.gravity = (sim_vec3d){0.0, 0.0, 0.0};
+    sc->p.box_half = 1e6; /* no walls */
+    sim_backend_config c = sim_backend_config_default();
+    c.kind = SIM_BACKEND_CPU;
+    c.cull = 1;
+    c.cpu_threads = 1;
+    sim_backend *b = test_backend_make(&c, &sc->p, &sc->s, sc->name);
+    sim_vec3d *f_tiles = test_backend_forces(b, n);
+    sim_energy e_tiles;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_backend_energy(b, &e_tiles, &err) == SIM_OK);
+    sim_backend_destroy(b);
+
+    const sim_physics ph = sim_physics_from_params(&sc->p);
+    sim_vec3d *f_brute = malloc(n * sizeof *f_brute), *f = malloc(n * sizeof *f);
+    double e_brute = 0.0;
+    const uint64_t want = brute(sc->s.pos, n, &ph, f_brute, &e_brute);
+    sim_cpu_atm_list l;
+    ENSURE(sim_cpu_atm_list_init(&l, n, &err) == SIM_OK);
+    for (int s = 0; s < SKINS; ++s) {
+        ENSURE(sim_cpu_atm_list_build(&l, sc->s.pos, ph.atm_cutoff, k_skins[s], &err) == SIM_OK);
+        check_lists(&l, sc->s.pos, sim_atm_list_reach2_d(ph.atm_cutoff, k_skins[s]), sc->name);
+        double e = 0.0, rel_l2, rel_max;
+        const uint64_t got = list_forces(&l, sc->s.pos, &ph, f, &e);
+        force_diff(f, f_tiles, n, &rel_l2, &rel_max);
+        ENSURE_MSG(got == want && rel_l2 <= TOL_REL && rel_max <= TOL_REL &&
+                       fabs(e - e_tiles.atm) <= TOL_REL * fabs(e_tiles.atm),
+                   "%s skin %g: %llu triples (brute %llu), F vs tiles %.3g / %.3g, E %.17g vs "
+                   "%.17g",
+                   sc->name, k_skins[s], (unsigned long long)got, (unsigned long long)want, rel_l2,
+                   rel_max, e, e_tiles.atm);
+        ENSURE(!sim_cpu_atm_list_stale(&l, sc->s.pos, ph.atm_cutoff, k_skins[s]));
+        if (s == 0) {
+            printf("  %-40s N=%-4u %llu triples within the cut-off, %.1f entries per body, E %.6g\n",
+                   sc->name, n, (unsigned long long)got, (double)l.entries / n, e);
+        }
+    }
+    ENSURE(e_brute != 0.0 && want > 0);
+
+    /* Move every body by up to s/2 (s the last, largest skin): the lists stay valid. */
+    const double skin = k_skins[SKINS - 1];
+    sim_vec4d *moved = malloc(n * sizeof *moved);
+    uint64_t rng = 99;
+    for (uint32_t i = 0; i < n; ++i) {
+        double d[3], len = 0.0;
+        for (int a = 0; a < 3; ++a) {
+            d[a] = test_rnd(&rng, -1.0, 1.0);
+            len += d[a] * d[a];
+        }
+        const double scale = test_rnd(&rng, 0.0, 0.499 * skin) / sqrt(len);
+        moved[i] = (sim_vec4d){sc->s.pos[i].x + scale * d[0], sc->s.pos[i].y + scale * d[1],
+                               sc->s.pos[i].z + scale * d[2], sc->s.pos[i].w};
+    }
+    ENSURE(!sim_cpu_atm_list_stale(&l, moved, ph.atm_cutoff, skin));
+    double e = 0.0, e_ref = 0.0, rel_l2, rel_max;
+    const uint64_t got = list_forces(&l, moved, &ph, f, &e);
+    const uint64_t want_moved = brute(moved, n, &ph, f_brute, &e_ref);
+    force_diff(f, f_brute, n, &rel_l2, &rel_max);
+    ENSURE_MSG(got == want_moved && rel_l2 <= TOL_REL && rel_max <= TOL_REL &&
+                   fabs(e - e_ref) <= TOL_REL * fabs(e_ref),
+               "%s moved < s/2: %llu triples (brute %llu), F %.3g / %.3g", sc->name,
+               (unsigned long long)got, (unsigned long long)want_moved, rel_l2, rel_max);
+    moved[n / 2].x = l.ref[n / 2].x + 0.5001 * skin;
+    moved[n / 2].y = l.ref[n / 2].y;
+    moved[n / 2].z = l.ref[n / 2].z;
+    ENSURE(sim_cpu_atm_list_stale(&l, moved, ph.atm_cutoff, skin));
+    ENSURE(sim_cpu_atm_list_stale(&l, sc->s.pos, ph.atm_cutoff, 0.5 * skin)); /* another skin */
+    free(moved);
+    free(f);
+    free(f_brute);
+    free(f_tiles);
+    sim_cpu_atm_list_free(&l);
+    tscene_free(sc);
+}
+
+static void test_builtin(void) {
+    tscene a = tscene_builtin("triplets", 421, 3.0, 3u);
+    scene_case(&a);
+    tscene b = tscene_builtin("gas", 517, 3.0, 4u);
+    scene_case(&b);
+}
+
+/* Uniform clouds of small spheres (no contacts): dense (~12 bodies within R) and dilute (~1). */
+static tscene cloud(uint32_t n, double h, double cutoff, uint64_t seed, const char *kind) {
+    tscene sc;
+    memset(&sc, 0, sizeof sc);
+    sc.p = sim_params_default();
+    sc.s = test_random_state(&seed, n, h, 0.0);
+    for (uint32_t i = 0; i < n; ++i) {
+        sc.s.pos[i].w = 0.01;
+    }
+    sc.p.triplets = 1;
+    sc.p.atm_nu = 0.5;
+    sc.p.atm_cutoff = cutoff;
+    snprintf(sc.name, sizeof sc.name, "%s cloud h %g cut-off %g", kind, h, cutoff);
+    tscene_round(&sc);
+    return sc;
+}
+
+static void test_clouds(void) {
+    tscene a = cloud(500, 4.0, 1.8, 11u, "dense");
+    scene_case(&a);
+    tscene b = cloud(400, 20.0, 3.0, 12u, "dilute");
+    scene_case(&b);
+}
+
+/* The integer grid: many triples exactly on R = 2 and R = sqrt(8) (tscene_grid). */
+static void test_on_cutoff(void) {
+    tscene a = tscene_grid(343, 7, 1.0, 2.0, 5u);
+    scene_case(&a);
+    tscene b = tscene_grid(343, 7, 1.0, sqrt(8.0), 6u);
+    scene_case(&b);
+}
+
+int main(int argc, char **argv) {
+    static const ensure_test tests[] = {
+        {"builtin_scenes", test_builtin},
+        {"random_clouds", test_clouds},
+        {"on_the_cutoff", test_on_cutoff},
+    };
+    return ensure_run(tests, (int)(sizeof tests / sizeof tests[0]), argc > 1 ? argv[1] : NULL);
+}
