@@ -19,6 +19,15 @@ static __device__ __forceinline__ sim_vec3f sim_fric_xyz(const sim_vec4f &v) {
     return r;
 }
 
+/* sim_friction_contact's own first test (the same operations: the sign of a difference does not
+ * change its square), taken before anything is read from global memory: most pairs a sweep
+ * tests do not touch, and for them a visit must cost no more than the frictionless kernel's. */
+static __device__ __forceinline__ bool sim_fric_touch(const sim_vec4f &pa, const sim_vec4f &pb) {
+    const float dx = pa.x - pb.x, dy = pa.y - pb.y, dz = pa.z - pb.z;
+    const float d2 = dx * dx + dy * dy + dz * dz, reach = pa.w + pb.w;
+    return d2 < reach * reach;
+}
+
 /* Owner u's history with partner in the last step's table, zero when there is none: by the
  * partner's index, whatever slot it sits in (at most the row's capacity: a row that overflowed
  * counted past it). */
@@ -64,6 +73,9 @@ sim_fric_contact(const sim_gpu_fric &fr, const sim_physics_f &ph, uint32_t ua, u
                  const sim_vec4f &pa, const sim_vec4f &va, const sim_vec4f &pb,
                  const sim_vec4f &vb, bool store, sim_vec3f *fa, sim_vec3f *ta, sim_vec3f *tb,
                  float *energy) {
+    if (!sim_fric_touch(pa, pb)) {
+        return false;
+    }
     const bool a_owns = ua > ub;
     const uint32_t i = a_owns ? ua : ub, j = a_owns ? ub : ua;
     sim_contact_history_f h = sim_fric_find(fr, i, j);
@@ -93,9 +105,13 @@ static __device__ __forceinline__ sim_vec3f sim_fric_pair(const sim_gpu_fric &fr
                                                           uint32_t sb, const sim_vec4f &pa,
                                                           const sim_vec4f &va, const sim_vec4f &pb,
                                                           const sim_vec4f &vb, float *energy) {
+    sim_vec3f f, ta, tb;
+    if (!sim_fric_touch(pa, pb)) {
+        f.x = f.y = f.z = 0.0f;
+        return f;
+    }
     const uint32_t ua = fr.perm != nullptr ? fr.perm[sa] : sa;
     const uint32_t ub = fr.perm != nullptr ? fr.perm[sb] : sb;
-    sim_vec3f f, ta, tb;
     if (!sim_fric_contact(fr, ph, ua, ub, pa, va, pb, vb, true, &f, &ta, &tb, energy)) {
         f.x = f.y = f.z = 0.0f;
         return f;

@@ -315,6 +315,13 @@ __global__ void __launch_bounds__(kBuildWarps * 32)
  * once, a full list's from its larger slot as the CPU's; both forces and the torques by atomics).
  * kFriction is its own instantiation: the frictionless sweeps are the code they were. */
 enum sweep_mode { kForce, kEnergy, kContacts, kFriction };
+/* Resident blocks the sweeps are compiled for: kSweepBlocksPerSm caps a thread at 42 registers,
+ * and the frictional visit (history lookup and store, spin, the springs' rotation and limit)
+ * spilled 324 bytes under that cap in its inner loop (ptxas -v, sm_90); half the blocks allow
+ * 85 registers: it takes 72, and spills nothing. */
+constexpr int sweep_blocks_per_sm(int mode) {
+    return mode == kFriction ? kSweepBlocksPerSm / 2 : kSweepBlocksPerSm;
+}
 
 /* Where a sweep's results go besides the forces. */
 struct sweep_sink {
@@ -360,7 +367,7 @@ static __device__ __forceinline__ void emit_pair(const sweep_sink &sink, uint32_
  * a counter slot (count != 0) and the most entries of a body into the lists' most (an atomic only
  * where it is larger than seen). */
 template <int MODE, bool HALF>
-__global__ void __launch_bounds__(kThreads, kSweepBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
     sweep_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
                  sim_vec4f *__restrict__ force, uint32_t n, const uint32_t *__restrict__ nbr,
                  const uint32_t *__restrict__ count, uint32_t stride, uint32_t cap,
