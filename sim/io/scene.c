@@ -244,9 +244,9 @@ static void scene_lattice(sim_state *st, rng *r, sim_params *p) {
  *    tall as in the open.
  *  - Contacts: stiffness 1e4 N/m (impacts overlap less than 10 % of a radius), restitution 0.7
  *    (the default step, t_c / 51, stays coarse enough to pour in seconds), friction 0.5, rolling
- *    friction 0.1. The cone settles within ~5 s at an angle of repose of 18-20 degrees (test_heap
- *    measures it; it grows with both coefficients: 10 degrees without rolling friction). A
- *    hopper feeding slowly would settle steeper. Gravity -y; the CPU backend (friction). */
+ *    friction 0.1. The cone settles within ~5 s at an angle of repose of 19-21 degrees (test_heap
+ *    measures it; it grows with both coefficients: 13 degrees without rolling friction). A
+ *    hopper feeding slowly would settle steeper. Gravity -y. */
 #define HEAP_SPACING 1.15
 #define HEAP_LAYER 1.5
 #define HEAP_GAP 1.6
@@ -345,7 +345,7 @@ static const scene_entry scenes[] = {
      4096, scene_lattice},
     {"heap",
      "spheres poured into a corner onto a rough floor build a cone (friction 0.5, rolling "
-     "friction 0.1; the CPU backend)",
+     "friction 0.1)",
      1400, scene_heap},
 };
 
