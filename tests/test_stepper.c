@@ -101,6 +101,7 @@ static sim_status fake_elapsed(sim_backend *b, int from, int to, double *ms, sim
     }
 FAKE_PHASE(fake_first, "first", SIM_PHASE_FIRST)
 FAKE_PHASE(fake_sort, "sort", SIM_PHASE_SORT)
+FAKE_PHASE(fake_wrap, "wrap", SIM_PHASE_WRAP)
 FAKE_PHASE(fake_reduce, "reduce", SIM_PHASE_REDUCE)
 FAKE_PHASE(fake_body, "body", SIM_PHASE_SECOND)
 #undef FAKE_PHASE
@@ -217,10 +218,11 @@ static int fake_culls_triplets(const sim_backend *b) {
 }
 
 static sim_step_ops fake_ops = {
-    fake_begin,       fake_mark,       fake_wait,           fake_elapsed, fake_first,  fake_sort,
-    fake_cull,        fake_neighbours, fake_sweep,          fake_tcull,   fake_reduce, fake_body,
-    fake_second,      fake_end,        fake_measure,        fake_grow,    fake_save,   fake_restore,
-    fake_list_blocks, fake_guess,      fake_culls_triplets,
+    fake_begin,    fake_mark,        fake_wait,  fake_elapsed,        fake_first,
+    fake_wrap,     fake_sort,        fake_cull,  fake_neighbours,     fake_sweep,
+    fake_tcull,    fake_reduce,      fake_body,  fake_second,         fake_end,
+    fake_measure,  fake_grow,        fake_save,  fake_restore,        fake_list_blocks,
+    fake_guess,    fake_culls_triplets,
 };
 
 /* A fake of N = 2560 bodies (40 pair tiles of 64, 80 triplet tiles), the ltm and tetra maps;
@@ -330,6 +332,19 @@ static void test_phase_order(void) {
     clear_log(f);
     ENSURE(sim_step_forces(&f->base, 0, &err) == SIM_OK);
     ENSURE_MSG(strcmp(f->log, "begin cull pair-list triplets body end") == 0, "%s", f->log);
+    drop(f);
+    /* periodic axes: WRAP right after the drift, before the sort makes its boxes; none in the
+     * forces alone (nothing moved) */
+    setup per = {1, 0, 0, 0, 0, 2, 0.0, 0.0};
+    f = make(&per);
+    f->base.params.periodic = 5;
+    ENSURE(frame(f, &t) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin first wrap sort cull/sorted pair-list second first wrap cull "
+                              "pair-list second end") == 0,
+               "%s", f->log);
+    clear_log(f);
+    ENSURE(sim_step_forces(&f->base, 0, &err) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin cull pair-list body end") == 0, "%s", f->log);
     drop(f);
 }
 

@@ -22,30 +22,58 @@ static __device__ __forceinline__ bool touching(const sim_vec4f &pi, const sim_v
     return dx * dx + dy * dy + dz * dz < rs * rs;
 }
 
-/* Sweeps this thread's body pi over the TILE bodies in shared memory (all lanes read the same
- * j: a broadcast LDS.128, no bank conflicts) and calls contact(jl, pj) for each touching pair.
- * Must be called by whole warps (the vote). Fast path per pair: LDS.128 + the 9 instructions
- * of touching() + 1/kGroup of vote/branch + loop overhead, i.e. about 10.5 instructions and
- * 0 bytes of global memory traffic (the tile costs 16 B per body per block). */
-template <int TILE, typename Contact>
-static __device__ __forceinline__ void sweep_tile(const sim_vec4f &pi, const sim_vec4f *sh_pos,
-                                                  Contact &&contact) {
+/* The same through the minimum image on the periodic axes of per (physics.h): 9 more
+ * instructions (FMUL, FRND, FFMA per axis). */
+static __device__ __forceinline__ bool touching_periodic(const sim_vec4f &pi, const sim_vec4f &pj,
+                                                         const sim_period_f &per) {
+    float dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
+    sim_min_image_in_f(&dx, &dy, &dz, &per);
+    const float rs = pi.w + pj.w;
+    return dx * dx + dy * dy + dz * dz < rs * rs;
+}
+
+template <int TILE, typename Test, typename Contact>
+static __device__ __forceinline__ void sweep_tile_with(const sim_vec4f &pi, const sim_vec4f *sh_pos,
+                                                       Test &&test, Contact &&contact) {
 #pragma unroll 2
     for (int jb = 0; jb < TILE; jb += kGroup) {
         bool any = false;
 #pragma unroll
         for (int u = 0; u < kGroup; ++u) {
-            any |= touching(pi, sh_pos[jb + u]);
+            any |= test(pi, sh_pos[jb + u]);
         }
         if (__any_sync(SIM_FULL_MASK, any)) {
 #pragma unroll
             for (int u = 0; u < kGroup; ++u) {
                 const sim_vec4f pj = sh_pos[jb + u];
-                if (touching(pi, pj)) {
+                if (test(pi, pj)) {
                     contact(jb + u, pj);
                 }
             }
         }
+    }
+}
+
+/* Sweeps this thread's body pi over the TILE bodies in shared memory (all lanes read the same
+ * j: a broadcast LDS.128, no bank conflicts) and calls contact(jl, pj) for each touching pair.
+ * Must be called by whole warps (the vote). Fast path per pair: LDS.128 + the 9 instructions
+ * of touching() + 1/kGroup of vote/branch + loop overhead, i.e. about 10.5 instructions and
+ * 0 bytes of global memory traffic (the tile costs 16 B per body per block). A periodic box
+ * (ph.periodic, uniform: one branch per tile, none per pair) takes touching_periodic instead,
+ * ~19.5 instructions per pair; the contact's own test takes the same image (physics_impl.h). */
+template <int TILE, typename Contact>
+static __device__ __forceinline__ void sweep_tile(const sim_vec4f &pi, const sim_vec4f *sh_pos,
+                                                  const sim_physics_f &ph, Contact &&contact) {
+    if (ph.periodic) {
+        const sim_period_f per = ph.period;
+        sweep_tile_with<TILE>(
+            pi, sh_pos,
+            [&](const sim_vec4f &a, const sim_vec4f &b) { return touching_periodic(a, b, per); },
+            contact);
+    } else {
+        sweep_tile_with<TILE>(
+            pi, sh_pos, [](const sim_vec4f &a, const sim_vec4f &b) { return touching(a, b); },
+            contact);
     }
 }
 
@@ -103,7 +131,7 @@ pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *_
     const bool diag = tile.i == tile.j;
     float fx = 0.0f, fy = 0.0f, fz = 0.0f;
     int touched = 0;
-    sweep_tile<TILE>(pi, sh_pos, [&](int jl, const sim_vec4f &pj) {
+    sweep_tile<TILE>(pi, sh_pos, ph, [&](int jl, const sim_vec4f &pj) {
         if (diag && jl >= t) {
             return; /* the diagonal tile: each unordered pair once, from its larger index */
         }
@@ -299,7 +327,7 @@ __global__ void __launch_bounds__(TILE)
         __syncthreads(); /* everybody is done with the previous tile */
         sh_pos[t] = j0 + (uint32_t)t < n ? sim_ld4(pos + j0 + t) : sim_pad_body();
         __syncthreads();
-        sweep_tile<TILE>(pi, sh_pos, [&](int jl, const sim_vec4f &pj) {
+        sweep_tile<TILE>(pi, sh_pos, ph, [&](int jl, const sim_vec4f &pj) {
             if (j0 + (uint32_t)jl == i) {
                 return;
             }
