@@ -72,6 +72,8 @@ typedef struct sim_traj_frame {
     const sim_vec4f *pos;   /* (x, y, z, radius) [m] */
     const sim_vec4f *vel;   /* (vx, vy, vz, mass) [m/s, kg] */
     const sim_vec4f *force; /* (fx, fy, fz, unused) [N]; NULL writes zeros */
+    int periodic;           /* sim_params.periodic: the axes the formats mark periodic (LAMMPS
+                             * BOX BOUNDS pp, extended XYZ pbc="T"); the others are walls */
 } sim_traj_frame;
 
 typedef struct sim_traj_writer sim_traj_writer;
