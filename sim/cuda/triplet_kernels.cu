@@ -275,7 +275,10 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
         }
         /* c and C as sim_atm_pair computed them in the loop; a dropped pair has sum 0, so K 0 */
         const sim_vec4f pk = sh.pos[2][(lane + s) & (kT - 1)];
-        const float cx = pi.x - pk.x, cy = pi.y - pk.y, cz = pi.z - pk.z;
+        float cx = pi.x - pk.x, cy = pi.y - pk.y, cz = pi.z - pk.z;
+        if (pp != nullptr) {
+            sim_min_image_in_f(&cx, &cy, &cz, pp);
+        }
         const float kc = sim_atm_pair_coefficient_f(sum, cx * cx + cy * cy + cz * cz);
         sh.u.fin.kik[s][lane] = kc; /* over wik[0][s][lane], read above by this lane only */
         fi.x -= kc * cx;
@@ -291,9 +294,13 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
         const int il = (lane - s) & (kT - 1);
         const float kc = sh.u.fin.kik[s][il];
         const sim_vec4f p = sh.pos[0][il];
-        fk.x += kc * (p.x - pk.x);
-        fk.y += kc * (p.y - pk.y);
-        fk.z += kc * (p.z - pk.z);
+        float cx = p.x - pk.x, cy = p.y - pk.y, cz = p.z - pk.z;
+        if (pp != nullptr) {
+            sim_min_image_in_f(&cx, &cy, &cz, pp);
+        }
+        fk.x += kc * cx;
+        fk.y += kc * cy;
+        fk.z += kc * cz;
     }
     /* (i, j) and (j, k) of this warp's j: lane l holds i = l and, after the rotation, k = l.
      * v: this lane's share of the force on each j, summed over the lanes below. */
