@@ -14,10 +14,12 @@
  *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
  *               [--skin S|auto] [--nlist half|full|default] [--count 0|1]
+ *               [--periodic AXES]
  *
  * --skin: the neighbour lists' skin [m] (0: culled tile pairs, no lists; default auto, as nbsim);
  * --nlist: their kind (sim_nlist_kind); --count 0: the sweeps do not count their tests and
- * touching pairs (to time what counting costs). The CSV adds what the lists did over the timed
+ * touching pairs (to time what counting costs); --periodic: the scene's box periodic on those axes
+ * (xz, xyz: as nbsim's flag; scripts/gpu_periodic.sh times it against the walls). The CSV adds what the lists did over the timed
  * frames (rebuilds, the skin, bytes per body, tests and touching pairs per step) before its last
  * three columns, which stay timed_steps, mean_step_ms and wall_step_ms.
  *
@@ -30,6 +32,7 @@
 #include <string.h>
 
 #include "nbsim/backend.h"
+#include "nbsim/params.h"
 #include "nbsim/scene.h"
 
 #include "test_rng.h"
@@ -46,6 +49,7 @@ typedef struct {
     double skin; /* < 0: auto */
     sim_nlist_kind nlist;
     int count;
+    const char *periodic; /* NULL: walls on every axis */
 } options;
 
 static int usage(const char *why) {
@@ -56,7 +60,7 @@ static int usage(const char *why) {
 static int parse(int argc, char **argv, options *o) {
     *o = (options){
         SIM_BACKEND_CUDA,  "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, "", -1.0,
-        SIM_NLIST_DEFAULT, 1};
+        SIM_NLIST_DEFAULT, 1, NULL};
     for (int a = 1; a < argc; ++a) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (v == NULL) {
@@ -105,6 +109,8 @@ static int parse(int argc, char **argv, options *o) {
                                                 : SIM_NLIST_DEFAULT;
         } else if (strcmp(f, "--count") == 0) {
             o->count = atoi(v);
+        } else if (strcmp(f, "--periodic") == 0) {
+            o->periodic = v;
         } else {
             return usage("unknown option");
         }
@@ -168,6 +174,11 @@ int main(int argc, char **argv) {
                         ? dense_scene(o.n, o.seed, &p, &s, &err)
                         : sim_scene_builtin(o.scene, o.n, o.seed, &p, &s, &err);
     p.triplets = 0;
+    if (st == SIM_OK && o.periodic != NULL &&
+        sim_param_set(&p, SIM_PARAM_PERIODIC, o.periodic, &err) != SIM_OK) {
+        sim_state_free(&s);
+        return usage(err.message);
+    }
     p.skin.value = o.skin > 0.0 ? o.skin : 0.0;
     p.skin.set = o.skin >= 0.0;
     sim_backend_config c = sim_backend_config_default();
