@@ -608,7 +608,11 @@ static void test_window(void) {
 static void test_timing(void) {
     setup u = {1, 1, 2, 0, 2, 4, 1.0, 0.0};
     fake *f = make(&u);
-    const double c[SIM_PHASE_COUNT] = {1.0, 2.0, 3.0, 4.0, 0.0, 5.0, 0.0, 7.0, 8.0};
+    const double c[SIM_PHASE_COUNT] = {
+        [SIM_PHASE_FIRST] = 1.0,        [SIM_PHASE_WRAP] = 0.5,     [SIM_PHASE_SORT] = 2.0,
+        [SIM_PHASE_CULL] = 3.0,         [SIM_PHASE_NEIGHBOURS] = 4.0, [SIM_PHASE_CONTACTS] = 0.0,
+        [SIM_PHASE_TRIPLET_CULL] = 5.0, [SIM_PHASE_TRIPLETS] = 0.0, [SIM_PHASE_REDUCE] = 7.0,
+        [SIM_PHASE_SECOND] = 8.0};
     memcpy(f->cost, c, sizeof c);
     f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25; /* 100 entries: 25 ms */
     f->ms_per_block[SIM_SWEEP_TRIPLET_LIST] = 0.5;
@@ -627,6 +631,16 @@ static void test_timing(void) {
     ENSURE(t.pair_blocks == 100 && t.triplet_blocks == 100 && t.ranks == 2);
     /* a rank sweeps its share, not the plan: no rate is measured */
     ENSURE(f->base.stepper.rate[SIM_SWEEP_PAIR_LIST].blocks_per_ms == 0.0);
+    drop(f);
+    /* periodic axes: the WRAP phase's time goes to integrate_ms, with the drift's and kick's */
+    f = make(&u);
+    memcpy(f->cost, c, sizeof c);
+    f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25;
+    f->ms_per_block[SIM_SWEEP_TRIPLET_LIST] = 0.5;
+    f->base.params.periodic = 7;
+    ENSURE(frame(f, &t) == SIM_OK && t.steps == 4);
+    ENSURE_NEAR(t.integrate_ms, 4.0 * (1.0 + 0.5 + 8.0), 1e-9);
+    ENSURE_NEAR(t.step_ms, 4.0 * (1 + 0.5 + 3 + 25 + 5 + 50 + 7 + 8) + 2.0 * t.sorts, 1e-9);
     drop(f);
     /* alone: whole sweeps give their plan's rate, the reduce phase neither runs nor counts */
     setup a = {0, 1, 0, 0, 0, 2, 0.0, 0.0};
