@@ -14,12 +14,14 @@
  *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
  *               [--skin S|auto] [--nlist half|full|default] [--count 0|1]
- *               [--friction MU] [--rolling-friction MU_R]
+ *               [--friction MU] [--rolling-friction MU_R] [--periodic AXES]
  *
  * --skin: the neighbour lists' skin [m] (0: culled tile pairs, no lists; default auto, as nbsim);
  * --nlist: their kind (sim_nlist_kind); --count 0: the sweeps do not count their tests and
  * touching pairs (to time what counting costs); --friction, --rolling-friction: the
- * coefficients (default: the scene's own; scripts/gpu_friction.sh times friction on and off). The CSV adds what the lists did over the timed
+ * coefficients (default: the scene's own; scripts/gpu_friction.sh times friction on and off);
+ * --periodic: the scene's box periodic on those axes (xz, xyz: as nbsim's flag;
+ * scripts/gpu_periodic.sh times it against the walls). The CSV adds what the lists did over the timed
  * frames (rebuilds, the skin, bytes per body, tests and touching pairs per step) before its last
  * three columns, which stay timed_steps, mean_step_ms and wall_step_ms.
  *
@@ -32,6 +34,7 @@
 #include <string.h>
 
 #include "nbsim/backend.h"
+#include "nbsim/params.h"
 #include "nbsim/scene.h"
 
 #include "test_rng.h"
@@ -49,6 +52,7 @@ typedef struct {
     sim_nlist_kind nlist;
     int count;
     double friction, rolling; /* < 0: the scene's */
+    const char *periodic;     /* NULL: walls on every axis */
 } options;
 
 static int usage(const char *why) {
@@ -59,7 +63,7 @@ static int usage(const char *why) {
 static int parse(int argc, char **argv, options *o) {
     *o = (options){
         SIM_BACKEND_CUDA,  "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, "", -1.0,
-        SIM_NLIST_DEFAULT, 1, -1.0, -1.0};
+        SIM_NLIST_DEFAULT, 1, -1.0, -1.0, NULL};
     for (int a = 1; a < argc; ++a) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (v == NULL) {
@@ -112,6 +116,8 @@ static int parse(int argc, char **argv, options *o) {
             o->friction = strtod(v, NULL);
         } else if (strcmp(f, "--rolling-friction") == 0) {
             o->rolling = strtod(v, NULL);
+        } else if (strcmp(f, "--periodic") == 0) {
+            o->periodic = v;
         } else {
             return usage("unknown option");
         }
@@ -180,6 +186,11 @@ int main(int argc, char **argv) {
     }
     if (o.rolling >= 0.0) {
         p.rolling_friction = o.rolling;
+    }
+    if (st == SIM_OK && o.periodic != NULL &&
+        sim_param_set(&p, SIM_PARAM_PERIODIC, o.periodic, &err) != SIM_OK) {
+        sim_state_free(&s);
+        return usage(err.message);
     }
     p.skin.value = o.skin > 0.0 ? o.skin : 0.0;
     p.skin.set = o.skin >= 0.0;

@@ -37,11 +37,25 @@ static bool emu_launch(dim3 grid, dim3 block, uint64_t *seed, const std::functio
     return true;
 }
 
-/* Bodies as the kernels see them (float), with the ATM strength and cut-off (0: none). */
+/* Bodies as the kernels see them (float), with the ATM strength and cut-off (0: none), and a
+ * periodic box (periodic: the axes' bits, 0: none; half: its half-width [m]). */
 struct scene {
     std::vector<sim_vec4f> pos;
     double nu, cutoff;
+    int periodic = 0;
+    double half = 0.0;
 };
+
+/* The periods of s's box (physics.h). */
+static sim_period_d scene_period(const scene &s) {
+    sim_period_d per;
+    for (int a = 0; a < 3; ++a) {
+        const bool on = (s.periodic >> a) & 1;
+        per.len[a] = on ? 2.0 * s.half : 0.0;
+        per.inv[a] = on ? 1.0 / (2.0 * s.half) : 0.0;
+    }
+    return per;
+}
 
 /* n bodies of radius 0.5 m on a cubic lattice of pitch `spacing` [m], jittered by +-0.1 m
  * (drawn from *seed), in lattice order; exact floats. */
@@ -71,6 +85,9 @@ static double atm_reference(const scene &s, std::vector<sim_vec3d> &f, uint32_t 
     memset(&ph, 0, sizeof ph);
     ph.atm_nu = s.nu;
     ph.atm_cutoff = s.cutoff;
+    ph.periodic = s.periodic;
+    ph.box_half = s.half;
+    ph.period = scene_period(s);
     const uint32_t n = (uint32_t)s.pos.size();
     f.assign(n, sim_vec3d{0.0, 0.0, 0.0});
     double e = 0.0;

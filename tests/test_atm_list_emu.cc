@@ -119,7 +119,7 @@ static unsigned long long brute_triples(const std::vector<sim_vec4f> &pos, const
         for (uint32_t j = 0; j < n; ++j) {
             sim_vec3f d;
             float a2, h;
-            sim_atm_pair_f(pos[i], pos[j], i != j, nu3, a2_max, &d, &a2, &h);
+            sim_atm_pair_f(pos[i], pos[j], i != j, nu3, a2_max, nullptr, &d, &a2, &h);
             in[(size_t)i * n + j] = h != 0.0f;
         }
     }

@@ -175,4 +175,29 @@ grep -q "^nbsim: --seed applies to built-in scenes; the scene file warn.scene do
 "$nbsim" --backend cpu --frames 1 --scene triplets --n 100 --quiet >/dev/null 2>quiet.txt \
   && [ ! -s quiet.txt ] && ok || fail "--quiet showed a notice: $(cat quiet.txt)"
 
+# ---- periodic boundaries (issue 22): bad axes, and the refusals of a periodic box ----
+expect_error 2 "${cpu[@]}" --frames 1 --n 20 --periodic xw
+grep -q -- "--periodic: 'xw' must be periodic axes: x, y and z each at most once" err.txt \
+  && ok || fail "--periodic xw: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --n 20 --periodic xx
+expect_error 2 "${cpu[@]}" --frames 1 --n 20 --periodic ""
+expect_error 2 "${cpu[@]}" --frames 1 --scene triplets --n 100 --triplets on --periodic xyz
+grep -q "periodic xyz: ATM triplets need a cut-off.*the sum over images is not defined" err.txt \
+  && ok || fail "ATM without a cut-off: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --scene triplets --n 100 --triplets on --periodic z \
+  --atm-cutoff 1000
+grep -q "periodic z: atm_cutoff 1000 m is more than half the box" err.txt \
+  && ok || fail "ATM cut-off above half the box: $(cat err.txt)"
+printf 'box_half = 2.5\n%s\n0 0 0 0 0 0 1.5 1000\n' "$header" >big_ball.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene big_ball.scene --periodic y
+grep -q "periodic y: a contact diameter of 3 m is not below half the box (2.5 m)" err.txt \
+  && ok || fail "diameter above half the box: $(cat err.txt)"
+printf 'periodic = x, q\nbox_half = 5\n%s\n0 0 0 0 0 0 0.5 1000\n' "$header" >per.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene per.scene
+grep -q "per.scene:1: bad value: periodic: ' x, q' must be periodic axes" err.txt \
+  && ok || fail "periodic in a scene file: $(cat err.txt)"
+printf 'periodic = x, z\nbox_half = 5\n%s\n4.9 0 -4.9 1 0 -1 0.5 1000\n' "$header" >per.scene
+"$nbsim" "${cpu[@]}" --frames 2 --scene per.scene --save-state per_out.scene 2>err.txt \
+  && grep -q "^periodic = x,z$" per_out.scene && ok || fail "periodic round trip: $(cat err.txt)"
+
 finish

@@ -490,8 +490,134 @@ static void test_drift(void) {
     ENSURE(flag == 1u);
 }
 
+
+/* A periodic box (issue 22), all axes and x and z: bodies dense against every face (the box of
+ * half-width 5 m filled edge to edge), tile pairs culled through images (sim_cull_overlap_p), the
+ * lists built through them, each holding exactly the pairs near through their minimum image; the
+ * sweep's forces are the double reference's through minimum images; a body wrapped across a face
+ * by less than half the skin is not "moved", one moved past it is. */
+static void test_periodic(void) {
+    const float h = 5.0f;
+    for (int axes : {7, 5}) {
+        bodies b = make_bodies(kN, h, 8u + (uint64_t)axes);
+        sim_params p = sim_params_default();
+        p.restitution = 0.7;
+        p.box_half = h;
+        p.periodic = axes;
+        sim_physics phd = sim_physics_from_params(&p);
+        phd.inv_dt = 1.0 / 1e-4;
+        const sim_physics_f ph = sim_physics_to_float(&phd);
+        const sim_period_f per = ph.period;
+        for (bool half : {false, true}) {
+            char what[96];
+            snprintf(what, sizeof what, "periodic %d, %s lists", axes, half ? "half" : "full");
+            state st(kN, 32, 96, half, 0.3f);
+            launch(dim3(st.n_supers), dim3(nl::kBoxWarps * 32), [&] {
+                nl::boxes_kernel(b.pos.data(), st.n, st.tile, st.n_tiles, 0.5f * st.skin,
+                                 st.boxes.data(), st.supers.data(), &st.cc, st.ref.data(),
+                                 st.count.data(), &st.nc,
+                                 SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD);
+            });
+            std::vector<sim_tile2> all;
+            uint32_t across = 0; /* tile pairs that meet only through an image */
+            for (uint32_t i = 0; i < st.n_tiles; ++i) {
+                for (uint32_t j = 0; j <= i; ++j) {
+                    if (sim_cull_overlap_p(&st.boxes[i], &st.boxes[j], &per)) {
+                        all.push_back(sim_tile2{i, j});
+                        across += !sim_cull_overlap(&st.boxes[i], &st.boxes[j]);
+                    }
+                }
+            }
+            ENSURE(across > 0);
+            st.cc.tiles = (uint32_t)all.size();
+            st.tiles.assign(all.begin(), all.end());
+            st.tiles.resize(st.tiles.size() + kGuard, sim_tile2{kSentinel, kSentinel});
+            launch(dim3(3), dim3(nl::kBuildWarps * 32), [&] {
+                nl::build_kernel(b.pos.data(), st.n, st.tile, st.boxes.data(), st.tiles.data(),
+                                 st.tile_cap, &st.cc, 0, st.n_tiles, st.skin, st.nbr.data(),
+                                 st.count.data(), st.stride, st.cap, !st.half, &st.nc,
+                                 SIM_GPU_CULL_RECORD, per);
+            });
+            uint32_t wrong = 0, images = 0;
+            for (uint32_t i = 0; i < st.n; ++i) {
+                std::set<uint32_t> want, got;
+                for (uint32_t j = 0; j < st.n; ++j) {
+                    if (j != i && (half ? j < i : true) &&
+                        sim_nlist_near_pf(b.pos[i], b.pos[j], st.skin, &per)) {
+                        want.insert(j);
+                        images += !sim_nlist_near_f(b.pos[i], b.pos[j], st.skin);
+                    }
+                }
+                for (uint32_t k = 0; k < std::min(st.count[i], st.cap); ++k) {
+                    got.insert(st.nbr[(size_t)k * st.stride + i]);
+                }
+                wrong += got != want || st.count[i] != want.size();
+            }
+            ENSURE_MSG(wrong == 0 && images > 0 && st.nc.overflow == 0u,
+                       "%s: %u bodies' lists wrong (%u neighbours through images)", what, wrong,
+                       images);
+            /* the sweep (and its fallback over the tile pairs) against minimum-image forces */
+            for (int fallback = 0; fallback < 2; ++fallback) {
+                std::vector<sim_vec4f> f(st.n, sim_vec4f{0.0f, 0.0f, 0.0f, 0.0f});
+                st.nc.overflow = (uint32_t)fallback;
+                launch(dim3((st.n + 255) / 256), dim3(256), [&] {
+                    if (half) {
+                        nl::sweep_kernel<nl::kForce, true>(
+                            b.pos.data(), b.vel.data(), f.data(), st.n, st.nbr.data(),
+                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st), ph,
+                            nl::sweep_sink{}, 0u, 0);
+                    } else {
+                        nl::sweep_kernel<nl::kForce, false>(
+                            b.pos.data(), b.vel.data(), f.data(), st.n, st.nbr.data(),
+                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st), ph,
+                            nl::sweep_sink{}, 0u, 0);
+                    }
+                });
+                std::vector<sim_vec3d> ref(st.n, sim_vec3d{0.0, 0.0, 0.0});
+                for (uint32_t i = 0; i < st.n; ++i) {
+                    for (uint32_t j = 0; j < i; ++j) {
+                        const sim_vec3d fij = sim_contact_force_d(
+                            to_d(b.pos[i]), to_d(b.vel[i]), to_d(b.pos[j]), to_d(b.vel[j]), &phd,
+                            nullptr);
+                        ref[i].x += fij.x, ref[i].y += fij.y, ref[i].z += fij.z;
+                        ref[j].x -= fij.x, ref[j].y -= fij.y, ref[j].z -= fij.z;
+                    }
+                }
+                const force_error e = force_error_of(f, ref);
+                printf("  %-52s F rel %.1e, worst body %.1e%s\n", what, e.rel, e.worst,
+                       fallback ? " (fallback)" : "");
+                ENSURE_MSG(e.ref_l2 > 0.0 && e.rel <= 1e-5 && e.worst <= 1e-4,
+                           "%s%s: rel %.3g, worst body %.3g", what, fallback ? " fallback" : "",
+                           e.rel, e.worst);
+            }
+            st.nc.overflow = 0u;
+            /* wrapped across a face: not moved; moved past half the skin: moved */
+            bodies moved = b;
+            const float hs = 0.5f * st.skin;
+            uint32_t wrapped = 0;
+            for (sim_vec4f &q : moved.pos) {
+                if (q.x > h - 0.05f) {
+                    q.x = q.x + 0.1f - 2.0f * h; /* 0.1 m on, through the face at +h */
+                    ++wrapped;
+                }
+            }
+            uint32_t flag = 0;
+            launch(dim3((kN + 255) / 256), dim3(256), [&] {
+                nl::check_kernel(moved.pos.data(), kN, st.ref.data(), hs * hs, &flag, per);
+            });
+            ENSURE(wrapped > 0 && flag == 0u);
+            moved.pos[kN / 2].z += 1.01f * hs;
+            launch(dim3((kN + 255) / 256), dim3(256), [&] {
+                nl::check_kernel(moved.pos.data(), kN, st.ref.data(), hs * hs, &flag, per);
+            });
+            ENSURE(flag == 1u);
+        }
+    }
+}
+
 static const ensure_test tests[] = {
     {"build_and_sweep", test_build_and_sweep},
+    {"periodic", test_periodic},
     {"moved_within_half_skin", test_moved_within_half_skin},
     {"overflow", test_overflow},
     {"rows", test_rows},

@@ -427,7 +427,7 @@ static float atm_pairwise_f(const sim_vec4d p[3], const sim_physics *ph, sim_vec
     const float nu3 = sim_atm_nu3_f((float)ph->atm_nu);
     const float a2_max = sim_atm_a2_max_f((float)(ph->atm_cutoff * ph->atm_cutoff));
     float e = 0.0f;
-    sim_atm_forces_pairwise_f(to_f(p[0]), to_f(p[1]), to_f(p[2]), nu3, a2_max, &f[0], &f[1], &f[2],
+    sim_atm_forces_pairwise_f(to_f(p[0]), to_f(p[1]), to_f(p[2]), nu3, a2_max, NULL, &f[0], &f[1], &f[2],
                               &e);
     return e;
 }
@@ -487,7 +487,7 @@ static void test_atm_pairwise_algebra(void) {
         sim_vec3d d[3], g[3];
         double ed = 0.0, eg = 0.0;
         sim_atm_forces_d(p[0], p[1], p[2], &ph, &d[0], &d[1], &d[2], &ed);
-        sim_atm_forces_pairwise_d(p[0], p[1], p[2], nu3, a2_max, &g[0], &g[1], &g[2], &eg);
+        sim_atm_forces_pairwise_d(p[0], p[1], p[2], nu3, a2_max, NULL, &g[0], &g[1], &g[2], &eg);
         double scale = 0.0;
         for (int i = 0; i < 3; ++i) {
             scale = fmax(scale, norm3(d[i]));

@@ -101,6 +101,7 @@ static sim_status fake_elapsed(sim_backend *b, int from, int to, double *ms, sim
     }
 FAKE_PHASE(fake_first, "first", SIM_PHASE_FIRST)
 FAKE_PHASE(fake_sort, "sort", SIM_PHASE_SORT)
+FAKE_PHASE(fake_wrap, "wrap", SIM_PHASE_WRAP)
 FAKE_PHASE(fake_reduce, "reduce", SIM_PHASE_REDUCE)
 FAKE_PHASE(fake_body, "body", SIM_PHASE_SECOND)
 #undef FAKE_PHASE
@@ -217,10 +218,11 @@ static int fake_culls_triplets(const sim_backend *b) {
 }
 
 static sim_step_ops fake_ops = {
-    fake_begin,       fake_mark,       fake_wait,           fake_elapsed, fake_first,  fake_sort,
-    fake_cull,        fake_neighbours, fake_sweep,          fake_tcull,   fake_reduce, fake_body,
-    fake_second,      fake_end,        fake_measure,        fake_grow,    fake_save,   fake_restore,
-    fake_list_blocks, fake_guess,      fake_culls_triplets, NULL, /* no friction */
+    fake_begin,    fake_mark,        fake_wait,  fake_elapsed,        fake_first,
+    fake_wrap,     fake_sort,        fake_cull,  fake_neighbours,     fake_sweep,
+    fake_tcull,    fake_reduce,      fake_body,  fake_second,         fake_end,
+    fake_measure,  fake_grow,        fake_save,  fake_restore,        fake_list_blocks,
+    fake_guess,    fake_culls_triplets, NULL, /* no friction */
 };
 
 /* A fake of N = 2560 bodies (40 pair tiles of 64, 80 triplet tiles), the ltm and tetra maps;
@@ -330,6 +332,19 @@ static void test_phase_order(void) {
     clear_log(f);
     ENSURE(sim_step_forces(&f->base, 0, &err) == SIM_OK);
     ENSURE_MSG(strcmp(f->log, "begin cull pair-list triplets body end") == 0, "%s", f->log);
+    drop(f);
+    /* periodic axes: WRAP right after the drift, before the sort makes its boxes; none in the
+     * forces alone (nothing moved) */
+    setup per = {1, 0, 0, 0, 0, 2, 0.0, 0.0};
+    f = make(&per);
+    f->base.params.periodic = 5;
+    ENSURE(frame(f, &t) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin first wrap sort cull/sorted pair-list second first wrap cull "
+                              "pair-list second end") == 0,
+               "%s", f->log);
+    clear_log(f);
+    ENSURE(sim_step_forces(&f->base, 0, &err) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin cull pair-list body end") == 0, "%s", f->log);
     drop(f);
 }
 
@@ -593,7 +608,11 @@ static void test_window(void) {
 static void test_timing(void) {
     setup u = {1, 1, 2, 0, 2, 4, 1.0, 0.0};
     fake *f = make(&u);
-    const double c[SIM_PHASE_COUNT] = {1.0, 2.0, 3.0, 4.0, 0.0, 5.0, 0.0, 7.0, 8.0};
+    const double c[SIM_PHASE_COUNT] = {
+        [SIM_PHASE_FIRST] = 1.0,        [SIM_PHASE_WRAP] = 0.5,     [SIM_PHASE_SORT] = 2.0,
+        [SIM_PHASE_CULL] = 3.0,         [SIM_PHASE_NEIGHBOURS] = 4.0, [SIM_PHASE_CONTACTS] = 0.0,
+        [SIM_PHASE_TRIPLET_CULL] = 5.0, [SIM_PHASE_TRIPLETS] = 0.0, [SIM_PHASE_REDUCE] = 7.0,
+        [SIM_PHASE_SECOND] = 8.0};
     memcpy(f->cost, c, sizeof c);
     f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25; /* 100 entries: 25 ms */
     f->ms_per_block[SIM_SWEEP_TRIPLET_LIST] = 0.5;
@@ -612,6 +631,16 @@ static void test_timing(void) {
     ENSURE(t.pair_blocks == 100 && t.triplet_blocks == 100 && t.ranks == 2);
     /* a rank sweeps its share, not the plan: no rate is measured */
     ENSURE(f->base.stepper.rate[SIM_SWEEP_PAIR_LIST].blocks_per_ms == 0.0);
+    drop(f);
+    /* periodic axes: the WRAP phase's time goes to integrate_ms, with the drift's and kick's */
+    f = make(&u);
+    memcpy(f->cost, c, sizeof c);
+    f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25;
+    f->ms_per_block[SIM_SWEEP_TRIPLET_LIST] = 0.5;
+    f->base.params.periodic = 7;
+    ENSURE(frame(f, &t) == SIM_OK && t.steps == 4);
+    ENSURE_NEAR(t.integrate_ms, 4.0 * (1.0 + 0.5 + 8.0), 1e-9);
+    ENSURE_NEAR(t.step_ms, 4.0 * (1 + 0.5 + 3 + 25 + 5 + 50 + 7 + 8) + 2.0 * t.sorts, 1e-9);
     drop(f);
     /* alone: whole sweeps give their plan's rate, the reduce phase neither runs nor counts */
     setup a = {0, 1, 0, 0, 0, 2, 0.0, 0.0};

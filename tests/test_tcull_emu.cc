@@ -146,8 +146,17 @@ struct tcull_state {
     }
 };
 
+/* The triplet kernels' view of s's box (triplet_kernels.cu's atm_box_of). */
+static atm_box box_of(const scene &s) {
+    atm_box box = {sim_period_to_float(scene_period(s)), s.periodic != 0, 0};
+    for (int a = 0; a < 3; ++a) {
+        box.check |= box.per.len[a] > 0.0f && 3.0 * s.cutoff >= box.per.len[a];
+    }
+    return box;
+}
+
 /* The top pass of one pair map, every launch of its plan over the groups. */
-static void top_pass(tcull_state &c, sim_pair_map map, int levels) {
+static void top_pass(tcull_state &c, sim_pair_map map, int levels, const sim_period_f &per) {
     const bool two = levels == 2;
     const uint32_t items = two ? c.n_supers : c.n_tiles;
     sim_map_plan plan;
@@ -164,7 +173,8 @@ static void top_pass(tcull_state &c, sim_pair_map map, int levels) {
 #define EMU_PAIR_CASE(id, name, label, paper)                                                      \
     case SIM_PAIR_MAP_##id:                                                                        \
         launch(grid, dim3(16, 16), [&] {                                                           \
-            tcull::tcull_map_kernel<SIM_PAIR_MAP_##id>(boxes, items, L, c.limit, out, cap, count); \
+            tcull::tcull_map_kernel<SIM_PAIR_MAP_##id>(boxes, items, L, c.limit, out, cap, count,  \
+                                                       per);                                       \
         });                                                                                        \
         break;
             SIM_PAIR_MAP_LIST(EMU_PAIR_CASE)
@@ -180,16 +190,17 @@ static void top_pass(tcull_state &c, sim_pair_map map, int levels) {
 static void build(tcull_state &c, const scene &s, sim_pair_map map, int levels, uint32_t part = 0,
                   uint32_t parts = 1) {
     const sim_vec4f *pos = s.pos.data();
+    const sim_period_f per = sim_period_to_float(scene_period(s));
     launch(dim3(c.n_supers), dim3(128), [&] {
         tcull::tcull_boxes_kernel(pos, c.n, c.n_tiles, c.boxes.data(), c.supers.data(),
                                   c.row_count.data(), &c.counts);
     });
-    top_pass(c, map, levels);
+    top_pass(c, map, levels, per);
     if (levels == 2) {
         launch(dim3(3), dim3(16, 16), [&] {
             tcull::tcull_second_kernel(c.boxes.data(), c.n_tiles, c.n_supers, c.super_list.data(),
                                        c.super_cap, c.limit, &c.counts, c.pair_list.data(),
-                                       c.pair_cap);
+                                       c.pair_cap, per);
         });
     }
     launch(dim3(2), dim3(128), [&] {
@@ -207,7 +218,7 @@ static void build(tcull_state &c, const scene &s, sim_pair_map map, int levels, 
     launch(dim3(3), dim3(128), [&] {
         tcull::tcull_extend_kernel(c.boxes.data(), c.pair_list.data(), c.pair_cap,
                                    c.row_start.data(), c.nbr.data(), c.limit, part, parts,
-                                   &c.counts, c.triple_list.data(), c.triple_cap);
+                                   &c.counts, c.triple_list.data(), c.triple_cap, per);
     });
 }
 
@@ -365,10 +376,12 @@ static void check_kernel(const char *label, const scene &s, uint32_t ref_block, 
                              &c.counts,
                              part,
                              parts,
-                             SIM_GPU_CULL_RECORD};
+                             SIM_GPU_CULL_RECORD,
+                             sim_period_to_float(scene_period(s))};
             c.counts.cursor = 0;
             launch(dim3(3), dim3(128), [&] {
-                triplet_culled_kernel<false>(a, s.pos.data(), f.data(), nullptr, n, nu3, a2);
+                triplet_culled_kernel<false>(a, s.pos.data(), f.data(), nullptr, n, nu3, a2,
+                                             box_of(s));
             });
         }
         char what[96];
@@ -394,10 +407,12 @@ static void check_kernel(const char *label, const scene &s, uint32_t ref_block, 
                      &c.counts,
                      0u,
                      1u,
-                     0u};
+                     0u,
+                     sim_period_to_float(scene_period(s))};
     c.counts.cursor = 0;
-    launch(dim3(2), dim3(128),
-           [&] { triplet_culled_kernel<true>(a, s.pos.data(), nullptr, &e, n, nu3, a2); });
+    launch(dim3(2), dim3(128), [&] {
+        triplet_culled_kernel<true>(a, s.pos.data(), nullptr, &e, n, nu3, a2, box_of(s));
+    });
     printf("  %-44s E %.9g, reference %.9g (%u tile triples)\n", "", e, e_ref, c.counts.triples);
     ENSURE_NEAR(e, e_ref, TOL_E * fabs(e_ref) + 1e-300);
 }
@@ -426,7 +441,31 @@ static void test_kernel(void) {
     check_kernel("130 clusters cut-off 3", clusters_on_a_line(130, 3.0), 32, 1, 10u, false);
 }
 
+/* A periodic box (issue 22): a 6 x 6 x 6 lattice of pitch 1 m centred in a box of side 6 m, so
+ * that it continues across every face; cut-offs below and above a third of the period. The tile
+ * triples found through images, and the culled kernel's forces (list, fallback, 3 parts) against
+ * the double reference over all triples through minimum images. */
+static void test_periodic(void) {
+    static const int axes[2] = {7, 5};
+    static const double cuts[2] = {1.6, 2.6};
+    for (int k = 0; k < 2; ++k) {
+        scene s = lattice(216, 1.0, cuts[k], 31u + (uint64_t)k);
+        s.periodic = axes[k];
+        s.half = 3.0;
+        s.nu = 0.05;
+        for (sim_vec4f &p : s.pos) {
+            p.x -= 2.5f;
+            p.y -= 2.5f;
+            p.z -= 2.5f;
+        }
+        char label[64];
+        snprintf(label, sizeof label, "periodic %d lattice cut-off %g", axes[k], cuts[k]);
+        check_kernel(label, s, 0, k == 0 ? 1 : 2, 15u, true);
+    }
+}
+
 static const ensure_test tests[] = {
+    {"periodic", test_periodic},
     {"lists", test_lists},
     {"overflow", test_overflow},
     {"kernel", test_kernel},

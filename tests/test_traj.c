@@ -61,7 +61,7 @@ static void free_frame(frame_data *f) {
 }
 
 static sim_traj_frame as_traj(const frame_data *d, uint64_t step, double time, double box) {
-    return (sim_traj_frame){d->n, step, time, box, d->pos, d->vel, d->force, NULL};
+    return (sim_traj_frame){d->n, step, time, box, d->pos, d->vel, d->force, NULL, 0};
 }
 
 /* ---- formats and numbers ---- */
@@ -340,6 +340,7 @@ static sim_params unusual_params(void) {
     p.tangential_damping.set = 1;
     p.skin.value = 0.125;
     p.skin.set = 1;
+    p.periodic = 5; /* x and z: "xz" in every format */
     return p;
 }
 
@@ -352,7 +353,8 @@ static int same_params(const sim_params *a, const sim_params *b) {
            a->rolling_friction == b->rolling_friction && a->stiffness_ratio == b->stiffness_ratio &&
            a->tangential_damping.value == b->tangential_damping.value &&
            a->tangential_damping.set == b->tangential_damping.set &&
-           a->skin.value == b->skin.value && a->skin.set == b->skin.set;
+           a->skin.value == b->skin.value && a->skin.set == b->skin.set &&
+           a->periodic == b->periodic;
 }
 
 /* Writes two frames of 40 bodies inside walls at +-box, with params (NULL: none). */
@@ -424,7 +426,7 @@ static void test_params_in_dumps(void) {
                        strstr(warnings,
                               "does not carry dt, restitution, gravity, atm_nu, "
                               "atm_cutoff, steps_per_frame, friction, rolling_friction, "
-                              "stiffness_ratio, tangential_damping, skin, hertz, triplets") &&
+                              "stiffness_ratio, tangential_damping, skin, periodic, hertz, triplets") &&
                        strstr(warnings, "not restored") && !strchr(warnings, '\n'),
                    "%s", warnings);
         sim_state_free(&s);

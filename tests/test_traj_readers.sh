@@ -79,6 +79,33 @@ done
 # Dumps that carry the run's parameters (traj_demo writes them as sim_traj_writer_open_params
 # does for the recorder): the readers still read them, and nbsim continues the run with its
 # physics (the pile's gravity and restitution, no "not restored" notice).
+# A periodic run (--periodic xz): the formats mark x and z periodic and y walled, as ASE reads
+# them, and nbsim continues the run periodic (the scene file it saves says so).
+mkdir "$work/periodic"
+for fmt in xyz lammpstrj; do
+  "$nbsim" --backend cpu --scene gas --n 200 --periodic xz --frames 3 \
+    --dump "$work/periodic/run.$fmt" >/dev/null 2>&1 \
+    || { echo "FAIL: nbsim --periodic xz --dump run.$fmt"; fails=$((fails + 1)); }
+  "$nbsim" --backend cpu --scene "$work/periodic/run.$fmt" --frames 1 \
+    --save-state "$work/periodic/resumed.$fmt" >/dev/null 2>&1 &&
+    grep -q "^periodic = x,z$" "$work/periodic/resumed.$fmt" && ran=$((ran + 1)) ||
+    { echo "FAIL: resuming the periodic run.$fmt"; fails=$((fails + 1)); }
+done
+grep -q "ITEM: BOX BOUNDS pp ff pp" "$work/periodic/run.lammpstrj" && ran=$((ran + 1)) ||
+  { echo "FAIL: run.lammpstrj lacks BOX BOUNDS pp ff pp"; fails=$((fails + 1)); }
+if py=$(python_with ase); then
+  if "$py" - "$work/periodic" <<'PY'
+import sys
+import ase.io
+d = sys.argv[1]
+xyz = ase.io.read(d + "/run.xyz", index=-1)
+assert list(xyz.pbc) == [True, False, True], xyz.pbc
+lmp = ase.io.read(d + "/run.lammpstrj", index=-1, format="lammps-dump-text")
+assert list(lmp.pbc) == [True, False, True], lmp.pbc
+print(f"ase ({sys.executable}): pbc T F T in the periodic run's dumps")
+PY
+  then ran=$((ran + 1)); else echo "FAIL: ASE on the periodic dumps"; fails=$((fails + 1)); fi
+fi
 demo="$(dirname "$nbsim")/traj_demo"
 if [ -x "$demo" ]; then
   mkdir "$work/params"

@@ -58,9 +58,13 @@ static bool run_grid(const TILES &tiles, dim3 grid, const scene &s, sim_vec4f *f
                      double *energy) {
     const float nu3 = sim_atm_nu3_f((float)s.nu);
     const float a2_max = sim_atm_a2_max_f((float)(s.cutoff * s.cutoff));
+    atm_box box = {sim_period_to_float(scene_period(s)), s.periodic != 0, 0};
+    for (int a = 0; a < 3; ++a) { /* as atm_box_of: the wrap check above a third of a period */
+        box.check |= box.per.len[a] > 0.0f && 3.0 * s.cutoff >= box.per.len[a];
+    }
     return emu_launch(grid, dim3(kThreads), &schedule_seed, [&] {
         triplet_kernel<TILES, ENERGY, CUT>(tiles, s.pos.data(), force, energy,
-                                           (uint32_t)s.pos.size(), nu3, a2_max);
+                                           (uint32_t)s.pos.size(), nu3, a2_max, box);
     });
 }
 
@@ -182,7 +186,33 @@ static void test_coincident_and_needles(void) {
     scene_case<false>("needles", s, false, false);
 }
 
+/* A periodic box (issue 22): the lattice wrapped into a box of side 8 m, cut-offs below and above
+ * a third of the period (above it triples whose pair images wrap round the box are dropped). */
+static void test_periodic(void) {
+    static const int axes[2] = {7, 5};
+    static const double cuts[2] = {2.5, 3.9};
+    for (int k = 0; k < 2; ++k) {
+        scene s = lattice(100, 1.6, 21u + (uint64_t)k);
+        s.cutoff = cuts[k];
+        s.periodic = axes[k];
+        s.half = 4.0;
+        for (sim_vec4f &p : s.pos) {
+            float *x[3] = {&p.x, &p.y, &p.z};
+            for (int a = 0; a < 3; ++a) {
+                *x[a] -= 3.5f; /* the lattice spans 0 .. 7.3 m: now -3.5 .. 3.8 */
+                if ((s.periodic >> a) & 1) {
+                    *x[a] = *x[a] >= 4.0f ? *x[a] - 8.0f : *x[a];
+                }
+            }
+        }
+        char label[64];
+        snprintf(label, sizeof label, "periodic %d cutoff %g", axes[k], cuts[k]);
+        scene_case<true>(label, s, k == 0, true);
+    }
+}
+
 static const ensure_test tests[] = {
+    {"periodic", test_periodic},
     {"small_sizes", test_small_sizes},
     {"cutoff", test_cutoff},
     {"coincident_and_needles", test_coincident_and_needles},

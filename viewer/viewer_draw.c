@@ -7,6 +7,8 @@ void viewer_draw_scene(viewer_state *v) {
     static const float top[3] = {0.30f, 0.34f, 0.40f};
     static const float bottom[3] = {0.10f, 0.11f, 0.14f};
     static const float box_color[4] = {0.85f, 0.88f, 0.95f, 0.55f};
+    /* the faces of periodic axes: warm, where the walls are cool grey */
+    static const float periodic_color[4] = {1.0f, 0.62f, 0.18f, 0.85f};
     render_window *w = &v->window;
     glViewport(0, 0, w->fb_width, w->fb_height);
     glClearColor(bottom[0], bottom[1], bottom[2], 1.0f);
@@ -45,7 +47,8 @@ void viewer_draw_scene(viewer_state *v) {
     glEnable(GL_BLEND);
     glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
     glDepthMask(GL_FALSE);
-    render_box_lines_draw(&v->box, (float)viewer_info(v)->params.box_half, view_proj, box_color);
+    render_box_lines_draw(&v->box, (float)viewer_info(v)->params.box_half,
+                          viewer_info(v)->params.periodic, view_proj, box_color, periodic_color);
     glDepthMask(GL_TRUE);
     glDisable(GL_BLEND);
     render_gpu_timer_end(&v->gpu_timer);

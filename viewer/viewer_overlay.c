@@ -100,8 +100,11 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
     add(l, head_color, "nbsim  %.1f fps  %.2f ms/frame%s%s", v->fps,
         v->fps > 0.0 ? 1e3 / v->fps : 0.0, v->paused ? "   [PAUSED]" : "",
         v->sim_failed ? "  [STOPPED - R resets]" : "");
-    add(l, text_color, "N %s   scene %s   backend %s: %s", grouped(s->n), s->scene,
-        c->kind == SIM_BACKEND_CUDA ? "CUDA" : "CPU", s->device);
+    char axes[8];
+    add(l, text_color, "N %s   scene %s   backend %s: %s%s%s", grouped(s->n), s->scene,
+        c->kind == SIM_BACKEND_CUDA ? "CUDA" : "CPU", s->device,
+        s->params.periodic ? "   periodic " : "",
+        s->params.periodic ? sim_periodic_text(s->params.periodic, "", axes, sizeof axes) : "");
     add(l, v->bodies.interop ? text_color : warn_color, "positions: %s", v->bodies.mode);
     add(l, text_color, "GL: %s", v->window.gl_renderer);
     if (t->culled) { /* the map places the culling pass; the contacts sweep its list */
@@ -393,9 +396,12 @@ void viewer_update_title(viewer_state *v) {
     const sim_run_info *s = viewer_info(v);
     const sim_backend_config *c = &s->config;
     char title[256];
-    snprintf(title, sizeof title, "nbsim | %.1f fps | N %u | %s / %s | pair %.3f ms%s", v->fps,
+    char axes[8];
+    snprintf(title, sizeof title, "nbsim | %.1f fps | N %u | %s / %s | pair %.3f ms%s%s%s", v->fps,
              s->n, sim_pair_choice_name(c->pair_map),
              s->params.triplets ? sim_triplet_map_name(c->triplet_map) : "no triplets",
-             v->smooth.pair_ms, v->paused ? " | paused" : "");
+             v->smooth.pair_ms, s->params.periodic ? " | periodic " : "",
+             s->params.periodic ? sim_periodic_text(s->params.periodic, "", axes, sizeof axes) : "",
+             v->paused ? " | paused" : "");
     glfwSetWindowTitle(v->window.handle, title);
 }

@@ -49,7 +49,10 @@ extern "C" {
       "X|auto", "a factor in [0, 10] or auto",                                                     \
       "tangential / normal dashpot (auto: the normal damping ratio)")                              \
     R(X, SKIN, skin, "skin", "--skin", "S|auto", "a distance in [0, 1e9] m or auto",               \
-      "neighbour-list skin [m] (auto: from the speeds and the step; 0: no lists, culled tiles)")
+      "neighbour-list skin [m] (auto: from the speeds and the step; 0: no lists, culled tiles)")   \
+    R(X, PERIODIC, periodic, "periodic", "--periodic", "AXES",                                     \
+      "periodic axes: x, y and z each at most once (xz, x,z) or none",                             \
+      "periodic axes, e.g. xz (walls stay on the others; default none)")
 #define SIM_PARAM_LIST(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW)
 #define SIM_PARAM_FIELDS(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW_FIELD)
 #define SIM_PARAM_ROW(X, id, field, key, flag, value, rule, help)                                  \
@@ -97,6 +100,12 @@ void sim_params_take(sim_params *to, const sim_params *from, unsigned bits);
 /* Every parameter of p, and hertz / triplets (0 or 1), against its rule. stiffness_ratio 0 (the
  * zero-initialised field: the default ratio) and tangential_damping_set 0 (auto) pass. */
 sim_status sim_params_check(const sim_params *p, sim_error *err);
+
+/* The periodic axes of sim_params.periodic (bit 0 x, 1 y, 2 z) as text: "none", or the axes in
+ * order joined by sep ("x,z" with sep ","; "xz" with ""); what sim_param_set reads back. out
+ * holds at least 8 bytes; returns out. */
+#define SIM_PERIODIC_ALL 7
+const char *sim_periodic_text(int axes, const char *sep, char *out, size_t cap);
 
 /* A finite decimal number filling the whole text (no blanks, no hexadecimal, no inf/nan):
  * 1 and *out set, else 0. The one number syntax of scene files and the command line. */

@@ -113,6 +113,10 @@ typedef struct sim_params {
      * pairs are swept as before); .set 0: auto, chosen by the backend from the speeds and the
      * step. It changes no force, only how contacts are found. */
     sim_optional_value skin;
+    /* Periodic axes, bit 0 x, 1 y, 2 z (SIM_PERIODIC_ALL: all three); 0: walls on every axis.
+     * A periodic axis has no walls: bodies leaving one face enter at the other, and pairs and
+     * triples interact through their minimum image (box side 2 box_half). */
+    int periodic;
 } sim_params;
 
 sim_params sim_params_default(void);

@@ -76,6 +76,8 @@ typedef struct sim_traj_frame {
     const sim_vec4f *force; /* (fx, fy, fz, unused) [N]; NULL writes zeros */
     const sim_vec4f *spin;  /* (wx, wy, wz, unused) [rad/s]; NULL writes zeros where the file
                                carries spin */
+    int periodic;           /* sim_params.periodic: the axes the formats mark periodic (LAMMPS
+                             * BOX BOUNDS pp, extended XYZ pbc="T"); the others are walls */
 } sim_traj_frame;
 
 typedef struct sim_traj_writer sim_traj_writer;

@@ -109,7 +109,7 @@ static void pair_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *pos, c
             add3(&f[i], fij);
             sub3(&f[j], fij);
             if (touching != NULL) {
-                *touching += (uint64_t)sim_cpu_touching(pos[i], pos[j]);
+                *touching += (uint64_t)sim_cpu_touching(pos[i], pos[j], &b->ph);
             }
         }
     }
@@ -381,6 +381,7 @@ static sim_status nlist_ready(cpu_backend *b, sim_error *err) {
     const uint32_t cap =
         b->base.config.nlist_capacity ? b->base.config.nlist_capacity : SIM_NLIST_INITIAL_CAP;
     SIM_TRY(sim_cpu_nlist_init(&b->nlist, b->st.n, cap, half, err));
+    b->nlist.per = &b->ph.period; /* zeros on walled axes: the images are the separations */
     b->nlist_ready = 1;
     return SIM_OK;
 }
@@ -494,6 +495,16 @@ static sim_status cpu_verlet_first(sim_backend *base, sim_error *err) {
     }
     if (b->fric != NULL) {
         sim_cpu_friction_kick(b->fric, b->st.pos, b->st.vel, dt, team);
+    }
+    return SIM_OK;
+}
+
+/* Centres back into the box on its periodic axes (the stepper calls it only for those). */
+static sim_status cpu_wrap(sim_backend *base, sim_error *err) {
+    cpu_backend *b = sim_cpu_of(base);
+    const int64_t n = b->st.n;
+    for (int64_t i = 0; i < n; ++i) {
+        sim_wrap_d(&b->st.pos[i], &b->ph);
     }
     return SIM_OK;
 }
@@ -751,6 +762,7 @@ static const sim_step_ops cpu_step_ops = {
     .wait_mark = cpu_wait_mark,
     .elapsed = cpu_elapsed,
     .verlet_first = cpu_verlet_first,
+    .wrap = cpu_wrap,
     .sort = cpu_sort,
     .cull = cpu_cull,
     .neighbours = cpu_neighbours,

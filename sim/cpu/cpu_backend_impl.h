@@ -72,9 +72,12 @@ static inline void sim_cpu_tile_range(const cpu_backend *b, uint32_t t, uint32_t
     *hi = *lo + rho < b->st.n ? *lo + rho : b->st.n;
 }
 
-/* The kernels' contact test in double: |x_i - x_j| < r_i + r_j (NaN: no). */
-static inline int sim_cpu_touching(sim_vec4d a, sim_vec4d b) {
-    const double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z, reach = a.w + b.w;
+/* The kernels' contact test in double: |x_i - x_j| < r_i + r_j (NaN: no), through the minimum
+ * image on ph's periodic axes. */
+static inline int sim_cpu_touching(sim_vec4d a, sim_vec4d b, const sim_physics *ph) {
+    double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
+    const double reach = a.w + b.w;
+    sim_min_image_d(&dx, &dy, &dz, ph);
     return dx * dx + dy * dy + dz * dz < reach * reach;
 }
 

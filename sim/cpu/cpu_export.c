@@ -77,7 +77,7 @@ static void contacts_tile(const cpu_backend *b, sim_tile2 t, const sim_vec4d *po
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = t.i == t.j ? i : j1;
         for (uint32_t j = j0; j < j_end; ++j) {
-            if (sim_cpu_touching(pos[i], pos[j])) {
+            if (sim_cpu_touching(pos[i], pos[j], &b->ph)) {
                 const uint32_t bi = order ? order[i] : i, bj = order ? order[j] : j;
                 if (sink->count < sink->cap) {
                     sink->out[sink->count] = (sim_body_pair){bi > bj ? bi : bj, bi > bj ? bj : bi};

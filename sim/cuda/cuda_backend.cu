@@ -116,6 +116,8 @@ sim_status set_physics(cuda_backend *b, const sim_params *p, const sim_state *s,
     }
     ph.inv_dt = 1.0 / dt;
     b->ph = sim_physics_to_float(&ph);
+    b->cull.period = b->ph.period; /* and again before each cull: allocations clear these */
+    b->nlist.period = b->ph.period;
     b->dt = (float)dt;
     b->base.nlist_skin = sim_nlist_skin(p, s, dt);
     return SIM_OK;

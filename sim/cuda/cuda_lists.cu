@@ -108,6 +108,8 @@ sim_status sim_cuda_cull_prepare(cuda_backend *b, sim_error *err) {
 }
 
 sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) {
+    b->cull.period = b->ph.period; /* the physics may have changed since the lists were made */
+    b->nlist.period = b->ph.period;
     const sim_gpu_cull *c = &b->cull;
     const uint32_t *gate = nullptr;
     if (sim_backend_listing(&b->base)) {

@@ -129,6 +129,12 @@ sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
     return SIM_OK;
 }
 
+/* The centres back into the box on the periodic axes. */
+sim_status cuda_wrap(sim_backend *base, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    return sim_gpu_wrap(&b->bodies, &b->ph, b->streams.main, err);
+}
+
 /* Keys, radix sort and gather (the pointers swap with the gather's buffers). */
 sim_status cuda_sort(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
@@ -439,11 +445,11 @@ sim_status cuda_commit_history(sim_backend *base, sim_error *err) {
 
 /* In sim_step_ops' order (no designated initializers before C++20). */
 const sim_step_ops sim_cuda_step_ops = {
-    cuda_begin_frame,    cuda_mark,        cuda_wait_mark,     cuda_elapsed,     cuda_verlet_first,
-    cuda_sort,           cuda_cull,        cuda_neighbours,    cuda_sweep,       cuda_triplet_cull,
-    cuda_reduce,         cuda_body_forces, cuda_verlet_second, cuda_end_frame,   sim_cuda_measure,
-    sim_cuda_grow_list,  cuda_save,        cuda_restore,       cuda_list_blocks, cuda_guess_rate,
-    cuda_culls_triplets, cuda_commit_history,
+    cuda_begin_frame,   cuda_mark,          cuda_wait_mark,   cuda_elapsed,     cuda_verlet_first,
+    cuda_wrap,          cuda_sort,          cuda_cull,        cuda_neighbours,  cuda_sweep,
+    cuda_triplet_cull,  cuda_reduce,        cuda_body_forces, cuda_verlet_second, cuda_end_frame,
+    sim_cuda_measure,   sim_cuda_grow_list, cuda_save,        cuda_restore,     cuda_list_blocks,
+    cuda_guess_rate,    cuda_culls_triplets, cuda_commit_history,
 };
 
 void sim_cuda_events_free(cuda_backend *b) {

@@ -67,6 +67,9 @@ typedef struct {
     uint32_t row0, row1;
     int list_grid;  /* blocks of the persistent contact sweep (SMs x resident blocks) */
     int super_grid; /* blocks of the persistent second culling pass */
+    /* The box's periods (physics.h; all 0: walls), the backend's, copied in before each cull:
+     * boxes meet through their images on a periodic axis. */
+    sim_period_f period;
 } sim_gpu_cull;
 
 #define SIM_GPU_CULL_BYTES_PER_BODY (2u * 16u + 6u * 4u)

@@ -38,6 +38,20 @@ __global__ void __launch_bounds__(kThreads)
     vel[i] = v;
 }
 
+/* The WRAP phase: centres back into the box on the periodic axes (sim_wrap_f).
+ * Launch contract: ceil(N / 256) blocks of 256 threads, thread i body i (guard i < n). Cost per
+ * body: 16 B read, 16 B written, ~12 flops. */
+__global__ void __launch_bounds__(kThreads)
+    wrap_kernel(sim_vec4f *__restrict__ pos, uint32_t n, sim_physics_f ph) {
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    sim_vec4f p = pos[i];
+    sim_wrap_f(&p, &ph);
+    pos[i] = p;
+}
+
 static __device__ __forceinline__ void flag_body(uint64_t *flag, uint32_t step, uint32_t i,
                                                  int cause) {
     const unsigned long long key =
@@ -136,6 +150,13 @@ __global__ void __launch_bounds__(kThreads)
 sim_status sim_gpu_verlet_first(const sim_gpu_bodies *b, float dt, cudaStream_t s, sim_error *err) {
     verlet_first_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt);
     SIM_CUDA_CHECK_LAUNCH("verlet_first_kernel");
+    return SIM_OK;
+}
+
+sim_status sim_gpu_wrap(const sim_gpu_bodies *b, const sim_physics_f *ph, cudaStream_t s,
+                        sim_error *err) {
+    wrap_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->n, *ph);
+    SIM_CUDA_CHECK_LAUNCH("wrap_kernel");
     return SIM_OK;
 }
 

@@ -23,6 +23,10 @@ static inline void sim_gpu_unstable_decode(uint64_t key, uint32_t *step, uint32_
 /* Half kick with the last total force + drift. */
 sim_status sim_gpu_verlet_first(const sim_gpu_bodies *b, float dt, cudaStream_t s, sim_error *err);
 
+/* Centres back into the box on ph's periodic axes (the WRAP phase). */
+sim_status sim_gpu_wrap(const sim_gpu_bodies *b, const sim_physics_f *ph, cudaStream_t s,
+                        sim_error *err);
+
 /* Adds the body force (walls + m g) to the pair + triplet force, stores that total as the
  * last total force, half kick; flags NaN/inf or a body beyond SIM_ESCAPE_FACTOR * box_half
  * on any axis into *d_flag (step = the step's index inside the frame; the body by its user

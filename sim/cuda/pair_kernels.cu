@@ -6,6 +6,7 @@
 #include "cull/cull_kernels.h"
 #include "cuda/device_util.cuh"
 #include "cuda/friction.cuh"
+#include "cull/cull_device.cuh"
 
 namespace {
 
@@ -23,30 +24,108 @@ static __device__ __forceinline__ bool touching(const sim_vec4f &pi, const sim_v
     return dx * dx + dy * dy + dz * dz < rs * rs;
 }
 
-/* Sweeps this thread's body pi over the TILE bodies in shared memory (all lanes read the same
- * j: a broadcast LDS.128, no bank conflicts) and calls contact(jl, pj) for each touching pair.
- * Must be called by whole warps (the vote). Fast path per pair: LDS.128 + the 9 instructions
- * of touching() + 1/kGroup of vote/branch + loop overhead, i.e. about 10.5 instructions and
- * 0 bytes of global memory traffic (the tile costs 16 B per body per block). */
-template <int TILE, typename Contact>
-static __device__ __forceinline__ void sweep_tile(const sim_vec4f &pi, const sim_vec4f *sh_pos,
-                                                  Contact &&contact) {
+/* The same through the minimum image on the periodic axes of per (physics.h): 9 more
+ * instructions (FMUL, FRND, FFMA per axis). */
+static __device__ __forceinline__ bool touching_periodic(const sim_vec4f &pi, const sim_vec4f &pj,
+                                                         const sim_period_f &per) {
+    float dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
+    sim_min_image_in_f(&dx, &dy, &dz, &per);
+    const float rs = pi.w + pj.w;
+    return dx * dx + dy * dy + dz * dz < rs * rs;
+}
+
+/* The same with the image fixed per tile pair: (x_j - x_i) - s on each axis, s the shift of the
+ * tile pair's boxes (pair_shift): 3 FADDs more than touching(), and the same bits as
+ * touching_periodic wherever the pair's own image is s, which it is for every pair that can
+ * touch (pair_shift's condition). */
+static __device__ __forceinline__ bool touching_shifted(const sim_vec4f &pi, const sim_vec4f &pj,
+                                                        const sim_vec3f &s) {
+    const float dx = (pj.x - pi.x) - s.x;
+    const float dy = (pj.y - pi.y) - s.y;
+    const float dz = (pj.z - pi.z) - s.z;
+    const float rs = pi.w + pj.w;
+    return dx * dx + dy * dy + dz * dz < rs * rs;
+}
+
+/* How a block tests its pairs in a periodic box. */
+enum image_mode { kWalls, kShifted, kPerPair };
+
+/* The one image shift s of tile pair (I, J) (per periodic axis len * rint((c_J - c_I) / len), c
+ * the boxes' centres) when every pair that can touch takes it: the boxes' half-widths w_I + w_J
+ * (radii included, so also >= r_i + r_j) below a quarter period. Then a pair touching through
+ * another image s' = s +- L would be within r_i + r_j of it, while |x_j - x_i - s| <= L/2 + w_I +
+ * w_J: L - (r_i + r_j) <= L/2 + w_I + w_J, impossible. 0.24 leaves room for the float rounding of
+ * centres and widths. Returns false (take images pair by pair) otherwise. */
+static __device__ __forceinline__ bool pair_shift(const sim_cull_box &a, const sim_cull_box &b,
+                                                  const sim_period_f &per, sim_vec3f *s) {
+    const float alo[3] = {a.lo.x, a.lo.y, a.lo.z}, ahi[3] = {a.hi.x, a.hi.y, a.hi.z};
+    const float blo[3] = {b.lo.x, b.lo.y, b.lo.z}, bhi[3] = {b.hi.x, b.hi.y, b.hi.z};
+    float out[3];
+    bool unique = true;
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        const float len = per.len[k];
+        const float dc = 0.5f * ((blo[k] + bhi[k]) - (alo[k] + ahi[k]));
+        const float w = 0.5f * ((ahi[k] - alo[k]) + (bhi[k] - blo[k]));
+        out[k] = len * rintf(dc * per.inv[k]);
+        unique = unique && (len == 0.0f || w < 0.24f * len); /* NaN: not unique */
+    }
+    s->x = out[0];
+    s->y = out[1];
+    s->z = out[2];
+    return unique;
+}
+
+template <int TILE, typename Test, typename Contact>
+static __device__ __forceinline__ void sweep_tile_with(const sim_vec4f &pi, const sim_vec4f *sh_pos,
+                                                       Test &&test, Contact &&contact) {
 #pragma unroll 2
     for (int jb = 0; jb < TILE; jb += kGroup) {
         bool any = false;
 #pragma unroll
         for (int u = 0; u < kGroup; ++u) {
-            any |= touching(pi, sh_pos[jb + u]);
+            any |= test(pi, sh_pos[jb + u]);
         }
         if (__any_sync(SIM_FULL_MASK, any)) {
 #pragma unroll
             for (int u = 0; u < kGroup; ++u) {
                 const sim_vec4f pj = sh_pos[jb + u];
-                if (touching(pi, pj)) {
+                if (test(pi, pj)) {
                     contact(jb + u, pj);
                 }
             }
         }
+    }
+}
+
+/* Sweeps this thread's body pi over the TILE bodies in shared memory (all lanes read the same
+ * j: a broadcast LDS.128, no bank conflicts) and calls contact(jl, pj) for each touching pair.
+ * Must be called by whole warps (the vote). Fast path per pair: LDS.128 + the 9 instructions
+ * of touching() + 1/kGroup of vote/branch + loop overhead, i.e. about 10.5 instructions and
+ * 0 bytes of global memory traffic (the tile costs 16 B per body per block). A periodic box
+ * (mode block-uniform: one branch per tile, none per pair) takes touching_shifted (~13.5
+ * instructions: the culled list's tile pairs, whose boxes give one image) or touching_periodic
+ * (~19.5: the map-placed sweeps, and tile pairs too wide for one image); the contact's own test
+ * takes the same image (physics_impl.h), bit for bit. */
+template <int TILE, typename Contact>
+static __device__ __forceinline__ void sweep_tile(const sim_vec4f &pi, const sim_vec4f *sh_pos,
+                                                  const sim_physics_f &ph, image_mode mode,
+                                                  const sim_vec3f &shift, Contact &&contact) {
+    if (mode == kShifted) {
+        sweep_tile_with<TILE>(
+            pi, sh_pos,
+            [&](const sim_vec4f &a, const sim_vec4f &b) { return touching_shifted(a, b, shift); },
+            contact);
+    } else if (mode == kPerPair) {
+        const sim_period_f per = ph.period;
+        sweep_tile_with<TILE>(
+            pi, sh_pos,
+            [&](const sim_vec4f &a, const sim_vec4f &b) { return touching_periodic(a, b, per); },
+            contact);
+    } else {
+        sweep_tile_with<TILE>(
+            pi, sh_pos, [](const sim_vec4f &a, const sim_vec4f &b) { return touching(a, b); },
+            contact);
     }
 }
 
@@ -91,7 +170,8 @@ template <int TILE, int MODE>
 static __device__ __forceinline__ void
 pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
            uint32_t n, const sim_physics_f &ph, const pair_sink &sink, double &e, sim_vec4f *sh_pos,
-           float *sh_fx, float *sh_fy, float *sh_fz, uint32_t *touches) {
+           float *sh_fx, float *sh_fy, float *sh_fz, uint32_t *touches,
+           const sim_cull_box *__restrict__ boxes = nullptr) {
     const int t = (int)threadIdx.x;
     const uint32_t i = tile.i * TILE + (uint32_t)t;
     const uint32_t j0 = tile.j * TILE;
@@ -108,7 +188,15 @@ pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *_
     const bool diag = tile.i == tile.j;
     float fx = 0.0f, fy = 0.0f, fz = 0.0f;
     int touched = 0;
-    sweep_tile<TILE>(pi, sh_pos, [&](int jl, const sim_vec4f &pj) {
+    image_mode mode = kWalls;
+    sim_vec3f shift = {0.0f, 0.0f, 0.0f};
+    if (ph.periodic) { /* block-uniform: every thread reads the same two boxes */
+        mode = boxes != nullptr && pair_shift(sim_cull_load_box(boxes, tile.i),
+                                              sim_cull_load_box(boxes, tile.j), ph.period, &shift)
+                   ? kShifted
+                   : kPerPair;
+    }
+    sweep_tile<TILE>(pi, sh_pos, ph, mode, shift, [&](int jl, const sim_vec4f &pj) {
         if (diag && jl >= t) {
             return; /* the diagonal tile: each unordered pair once, from its larger index */
         }
@@ -251,7 +339,8 @@ __global__ void __launch_bounds__(TILE, list_min_blocks(TILE, MODE))
     pair_list_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
                      uint32_t n, uint32_t row0, uint32_t row1, const sim_tile2 *__restrict__ list,
                      uint32_t cap, sim_gpu_cull_counts *__restrict__ counts, unsigned flags,
-                     sim_physics_f ph, pair_sink sink, int count_on) {
+                     sim_physics_f ph, pair_sink sink, int count_on,
+                     const sim_cull_box *__restrict__ boxes) {
     const uint32_t found = counts->tiles;
     const bool overflow = found > cap;
     const uint32_t first = sim_map_t2(row0);
@@ -276,7 +365,7 @@ __global__ void __launch_bounds__(TILE, list_min_blocks(TILE, MODE))
     for (uint32_t k = blockIdx.x; k < items; k += gridDim.x) {
         const sim_tile2 tile = overflow ? sim_cull_simplex_pair(first + k) : list[k];
         pair_block<TILE, MODE>(tile, pos, vel, n, ph, sink, e, sh_pos, sh_fx, sh_fy, sh_fz,
-                               counted ? &touches : nullptr);
+                               counted ? &touches : nullptr, boxes);
     }
     if constexpr (MODE == kEnergy) {
         sim_block_sum_add<TILE>(e, sink.energy);
@@ -318,7 +407,9 @@ __global__ void __launch_bounds__(TILE)
         __syncthreads(); /* everybody is done with the previous tile */
         sh_pos[t] = j0 + (uint32_t)t < n ? sim_ld4(pos + j0 + t) : sim_pad_body();
         __syncthreads();
-        sweep_tile<TILE>(pi, sh_pos, [&](int jl, const sim_vec4f &pj) {
+        const sim_vec3f none = {0.0f, 0.0f, 0.0f};
+        sweep_tile<TILE>(pi, sh_pos, ph, ph.periodic ? kPerPair : kWalls, none,
+                         [&](int jl, const sim_vec4f &pj) {
             if (j0 + (uint32_t)jl == i) {
                 return;
             }
@@ -418,7 +509,8 @@ sim_status launch_list(const sim_gpu_bodies *b, const sim_physics_f *ph, const s
                        int count_on = 0) {
     pair_list_kernel<TILE, MODE>
         <<<c->list_grid, TILE, 0, s>>>(b->pos, b->vel, b->n, c->row0, c->row1, c->tile_list,
-                                       c->tile_cap, c->counts, flags, *ph, sink, count_on);
+                                       c->tile_cap, c->counts, flags, *ph, sink, count_on,
+                                       c->boxes);
     SIM_CUDA_CHECK_LAUNCH("pair_list_kernel");
     return SIM_OK;
 }

@@ -84,6 +84,16 @@ static __device__ __forceinline__ float dot3(const sim_vec3f &u, const sim_vec3f
     return u.x * v.x + u.y * v.y + u.z * v.z;
 }
 
+/* A periodic box as the triplet kernels take it (physics.h): each pair's difference vector is
+ * its minimum image under per (periodic 0: walls only, per unused); check 1 where the cut-off
+ * exceeds a third of a period, so that three sides within it can wrap around the box: a triple
+ * whose pair images do not close (sim_atm_images_agree_f) is dropped, as LAMMPS's ghost atoms
+ * never form it. Cost: 9 instructions per pair (the images); with check, 9 per triple. */
+struct atm_box {
+    sim_period_f per;
+    int periodic, check;
+};
+
 /* The work of one block on one tile triple: each unordered triple once; pair terms once per
  * pair; the forces of the block's triples reduced inside the block, one atomic per body. All 128
  * threads (4 warps) call it with the same tile triple (I, J, K), I >= J >= K < ceil(n / 32), and
@@ -123,7 +133,10 @@ static __device__ __forceinline__ float dot3(const sim_vec3f &u, const sim_vec3f
 template <bool ENERGY, bool CUT>
 static __device__ __forceinline__ void
 triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__restrict__ pos,
-              sim_vec4f *__restrict__ force, double &e, uint32_t n, float nu3, float a2_max) {
+              sim_vec4f *__restrict__ force, double &e, uint32_t n, float nu3, float a2_max,
+              const atm_box &box) {
+    const sim_period_f per = box.per;
+    const sim_period_f *pp = box.periodic ? &per : nullptr;
     /* (1) Positions. */
     const int t = (int)threadIdx.x;
     const int lane = t & (kT - 1);
@@ -146,8 +159,8 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
 #pragma unroll
     for (int jj = 0; jj < kJ; ++jj) {
         const int jl = kJ * w + jj;
-        sim_atm_pair_f(pi, sh.pos[1][jl], !same_ij || lane > jl, nu3, a2_max, &a_ij[jj], &a2_ij[jj],
-                       &h_ij[jj]);
+        sim_atm_pair_f(pi, sh.pos[1][jl], !same_ij || lane > jl, nu3, a2_max, pp, &a_ij[jj],
+                       &a2_ij[jj], &h_ij[jj]);
         any_ij += fabsf(h_ij[jj]);
     }
     {
@@ -156,7 +169,7 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
         for (int r = w; r < kT; r += kWarps) {
             sim_vec3f b;
             float b2, h;
-            sim_atm_pair_f(sh.pos[1][r], pk, !same_jk || r > lane, nu3, a2_max, &b, &b2, &h);
+            sim_atm_pair_f(sh.pos[1][r], pk, !same_jk || r > lane, nu3, a2_max, pp, &b, &b2, &h);
             sh.jk[r][lane] = make_float4(b.x, b.y, b.z, h);
             sh.jk_b2[r][lane] = b2;
             any_jk += fabsf(h);
@@ -194,7 +207,7 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
         const int kl = (lane + s) & (kT - 1);
         sim_vec3f c; /* c = x_i - x_k */
         float c2, hc;
-        sim_atm_pair_f(sh.pos[2][kl], pi, 1, nu3, a2_max, &c, &c2, &hc);
+        sim_atm_pair_f(sh.pos[2][kl], pi, 1, nu3, a2_max, pp, &c, &c2, &hc);
         const float4 *jk = &sh.jk[kJ * w][kl];
         const float *jk_b2 = &sh.jk_b2[kJ * w][kl];
         float wc = 0.0f, es = 0.0f;
@@ -215,9 +228,13 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
                 const float4 bh = jk[jj * kT];
                 const sim_vec3f b = {bh.x, bh.y, bh.z};
                 float ya, yb, yc;
+                float ha = h_ij[jj];
+                if (box.check && !sim_atm_images_agree_f(a_ij[jj], b, c, &per)) {
+                    ha = 0.0f; /* the images wrap around the box: not one triple */
+                }
                 const float w3 = sim_atm_triple_f(a2_ij[jj], jk_b2[jj * kT], c2, dot3(a_ij[jj], b),
-                                                  dot3(b, c), dot3(c, a_ij[jj]), h_ij[jj], bh.w, hc,
-                                                  &ya, &yb, &yc, ENERGY ? &es : nullptr);
+                                                  dot3(b, c), dot3(c, a_ij[jj]), ha, bh.w, hc, &ya,
+                                                  &yb, &yc, ENERGY ? &es : nullptr);
                 if constexpr (!ENERGY) {
                     wa[jj] += w3 * ya;
                     wb[jj] += w3 * yb;
@@ -258,7 +275,10 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
         }
         /* c and C as sim_atm_pair computed them in the loop; a dropped pair has sum 0, so K 0 */
         const sim_vec4f pk = sh.pos[2][(lane + s) & (kT - 1)];
-        const float cx = pi.x - pk.x, cy = pi.y - pk.y, cz = pi.z - pk.z;
+        float cx = pi.x - pk.x, cy = pi.y - pk.y, cz = pi.z - pk.z;
+        if (pp != nullptr) {
+            sim_min_image_in_f(&cx, &cy, &cz, pp);
+        }
         const float kc = sim_atm_pair_coefficient_f(sum, cx * cx + cy * cy + cz * cz);
         sh.u.fin.kik[s][lane] = kc; /* over wik[0][s][lane], read above by this lane only */
         fi.x -= kc * cx;
@@ -274,9 +294,13 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
         const int il = (lane - s) & (kT - 1);
         const float kc = sh.u.fin.kik[s][il];
         const sim_vec4f p = sh.pos[0][il];
-        fk.x += kc * (p.x - pk.x);
-        fk.y += kc * (p.y - pk.y);
-        fk.z += kc * (p.z - pk.z);
+        float cx = p.x - pk.x, cy = p.y - pk.y, cz = p.z - pk.z;
+        if (pp != nullptr) {
+            sim_min_image_in_f(&cx, &cy, &cz, pp);
+        }
+        fk.x += kc * cx;
+        fk.y += kc * cy;
+        fk.z += kc * cz;
     }
     /* (i, j) and (j, k) of this warp's j: lane l holds i = l and, after the rotation, k = l.
      * v: this lane's share of the force on each j, summed over the lanes below. */
@@ -389,14 +413,15 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
 template <class TILES, bool ENERGY, bool CUT>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
     triplet_kernel(TILES tiles, const sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ force,
-                   double *__restrict__ energy, uint32_t n, float nu3, float a2_max) {
+                   double *__restrict__ energy, uint32_t n, float nu3, float a2_max,
+                   atm_box box = atm_box()) {
     sim_tile3 tile;
     if (!tiles.get(blockIdx.x, blockIdx.y, blockIdx.z, &tile)) {
         return;
     }
     __shared__ triplet_shared sh;
     double e = 0.0;
-    triplet_block<ENERGY, CUT>(tile, sh, pos, force, e, n, nu3, a2_max);
+    triplet_block<ENERGY, CUT>(tile, sh, pos, force, e, n, nu3, a2_max, box);
     if constexpr (ENERGY) {
         sim_block_sum_add<kThreads>(e, energy);
     }
@@ -416,6 +441,7 @@ struct culled_args {
     sim_gpu_tcull_counts *counts;
     uint32_t part, parts; /* this device's share (triplet_cull.h) */
     unsigned flags;       /* SIM_GPU_CULL_RECORD, SIM_GPU_CULL_SORTED */
+    sim_period_f per;     /* the box's periods (all 0: walls): boxes near through images */
 };
 
 /* The source's block-uniform state in shared memory, 1.1 KB: written by thread 0 (or by a
@@ -460,7 +486,7 @@ static __device__ __forceinline__ uint32_t block_compact(bool keep, uint32_t val
 
 static __device__ __forceinline__ bool near_tiles(const culled_args &a, uint32_t u, uint32_t v) {
     const sim_cull_box bu = sim_cull_load_box(a.boxes, u), bv = sim_cull_load_box(a.boxes, v);
-    return sim_tcull_near_f(&bu, &bv, a.limit) != 0;
+    return sim_tcull_near_pf(&bu, &bv, a.limit, sim_period_or_null(&a.per)) != 0;
 }
 
 /* Thread 0, once: the mode and this block's range; block 0 records the step's counts. */
@@ -594,7 +620,7 @@ template <bool ENERGY>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
     triplet_culled_kernel(culled_args a, const sim_vec4f *__restrict__ pos,
                           sim_vec4f *__restrict__ force, double *__restrict__ energy, uint32_t n,
-                          float nu3, float a2_max) {
+                          float nu3, float a2_max, atm_box box = atm_box()) {
     __shared__ triplet_shared sh;
     __shared__ culled_queue q;
     uint32_t prefetch = 0; /* thread 0: the cursor's value for the entry after this one */
@@ -604,7 +630,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
     double e = 0.0;
     sim_tile3 tile;
     while (culled_next(a, q, prefetch, &tile)) {
-        triplet_block<ENERGY, true>(tile, sh, pos, force, e, n, nu3, a2_max);
+        triplet_block<ENERGY, true>(tile, sh, pos, force, e, n, nu3, a2_max, box);
     }
     if constexpr (ENERGY) {
         sim_block_sum_add<kThreads>(e, energy);
@@ -616,6 +642,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
 #ifndef SIM_TRIPLET_KERNEL_ONLY
 namespace {
 
+/* The kernels' view of ph's box (atm_box). */
+atm_box atm_box_of(const sim_physics_f *ph) {
+    atm_box box = {ph->period, ph->periodic != 0, 0};
+    const float cut = sqrtf(ph->atm_cutoff2);
+    for (int a = 0; a < 3; ++a) {
+        box.check |= ph->period.len[a] > 0.0f && 3.0f * cut >= ph->period.len[a];
+    }
+    return box;
+}
+
 /* Launches triplet_kernel<TILES, ENERGY, CUT> with CUT chosen by the cut-off. */
 template <class TILES, bool ENERGY>
 sim_status launch(const TILES &tiles, dim3 grid, cudaStream_t stream, const sim_gpu_bodies *b,
@@ -624,10 +660,12 @@ sim_status launch(const TILES &tiles, dim3 grid, cudaStream_t stream, const sim_
     const float a2_max = sim_atm_a2_max_f(ph->atm_cutoff2);
     if (ph->atm_cutoff2 > 0.0f) {
         triplet_kernel<TILES, ENERGY, true>
-            <<<grid, kThreads, 0, stream>>>(tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max);
+            <<<grid, kThreads, 0, stream>>>(tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max,
+                                            atm_box_of(ph));
     } else {
         triplet_kernel<TILES, ENERGY, false>
-            <<<grid, kThreads, 0, stream>>>(tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max);
+            <<<grid, kThreads, 0, stream>>>(tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max,
+                                            atm_box_of(ph));
     }
     SIM_CUDA_CHECK_LAUNCH(ENERGY ? "triplet_kernel<energy>" : "triplet_kernel");
     return SIM_OK;
@@ -696,6 +734,7 @@ sim_status culled_setup(const sim_gpu_tcull *c, const sim_physics_f *ph, unsigne
     a->part = share.part;
     a->parts = share.parts;
     a->flags = flags;
+    a->per = ph->period;
     return SIM_OK;
 }
 
@@ -709,7 +748,8 @@ sim_status launch_culled(const sim_gpu_bodies *b, const sim_physics_f *ph, const
     const unsigned grid = c->sweep_grid > 0 ? (unsigned)c->sweep_grid : 1u;
     triplet_culled_kernel<ENERGY><<<grid, kThreads, 0, stream>>>(a, b->pos, b->force, d_energy,
                                                                  b->n, sim_atm_nu3_f(ph->atm_nu),
-                                                                 sim_atm_a2_max_f(ph->atm_cutoff2));
+                                                                 sim_atm_a2_max_f(ph->atm_cutoff2),
+                                                                 atm_box_of(ph));
     SIM_CUDA_CHECK_LAUNCH(ENERGY ? "triplet_culled_kernel<energy>" : "triplet_culled_kernel");
     return SIM_OK;
 }

@@ -109,9 +109,18 @@ static void box_union(sim_cull_boxd *u, const sim_cull_boxd *b) {
     }
 }
 
-static int box_overlap(const sim_cull_boxd *a, const sim_cull_boxd *b) {
-    return a->lo[0] <= b->hi[0] && b->lo[0] <= a->hi[0] && a->lo[1] <= b->hi[1] &&
-           b->lo[1] <= a->hi[1] && a->lo[2] <= b->hi[2] && b->lo[2] <= a->hi[2];
+/* On a periodic axis of per (NULL: none) through any image: across a face, an edge, a corner. */
+static int box_overlap(const sim_cull_boxd *a, const sim_cull_boxd *b, const sim_period_d *per) {
+    if (per == NULL) {
+        return a->lo[0] <= b->hi[0] && b->lo[0] <= a->hi[0] && a->lo[1] <= b->hi[1] &&
+               b->lo[1] <= a->hi[1] && a->lo[2] <= b->hi[2] && b->lo[2] <= a->hi[2];
+    }
+    for (int k = 0; k < 3; ++k) {
+        if (!sim_period_meets_d(a->lo[k], a->hi[k], b->lo[k], b->hi[k], per->len[k], per->inv[k])) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Tile boxes over the sorted copies (fmin/fmax skip NaN, like the kernel's fminf/fmaxf), and
@@ -185,12 +194,13 @@ int sim_plan_walk_next(sim_plan_walk *w, sim_tile2 *group) {
 /* One culling block: the 16 x 16 threads of group pair `group` over `count` items; keeps the
  * item pairs whose row I lies in [row0, row1) (a rank's rows of a multi-GPU run). */
 static sim_status cull_block(sim_tile2 group, uint32_t count, const sim_cull_boxd *boxes,
-                             uint32_t row0, uint32_t row1, sim_pair_list *out, sim_error *err) {
+                             const sim_period_d *per, uint32_t row0, uint32_t row1,
+                             sim_pair_list *out, sim_error *err) {
     for (uint32_t ty = 0; ty < SIM_CULL_GROUP; ++ty) {
         for (uint32_t tx = 0; tx < SIM_CULL_GROUP; ++tx) {
             sim_tile2 p;
             if (sim_cull_thread_pair(group, tx, ty, count, &p) && p.i >= row0 && p.i < row1 &&
-                box_overlap(&boxes[p.i], &boxes[p.j])) {
+                box_overlap(&boxes[p.i], &boxes[p.j], per)) {
                 SIM_TRY(sim_pair_list_push(out, p, "tile-pair", err));
             }
         }
@@ -213,6 +223,8 @@ sim_status sim_cpu_cull_build(sim_cpu_cull *c, const sim_backend *b, const sim_v
 
 sim_status sim_cpu_cull_passes(sim_cpu_cull *c, const sim_backend *b, double pad, sim_error *err) {
     const int two = b->cull_levels == 2;
+    const sim_period_d period = sim_period_of(&b->params);
+    const sim_period_d *per = b->params.periodic ? &period : NULL;
     make_boxes(c, b->tiles, two ? b->super_tiles : 0u, pad);
     sim_pair_list *top = two ? &c->super_pairs : &c->tiles;
     c->tiles.count = 0;
@@ -227,11 +239,13 @@ sim_status sim_cpu_cull_passes(sim_cpu_cull *c, const sim_backend *b, double pad
     sim_plan_walk w = sim_plan_walk_begin(&b->cull_plan, (sim_pair_map)b->config.pair_map);
     sim_tile2 group;
     while (sim_plan_walk_next(&w, &group)) {
-        SIM_TRY(cull_block(group, b->cull_items, two ? c->supers : c->boxes, top0, top1, top, err));
+        SIM_TRY(cull_block(group, b->cull_items, two ? c->supers : c->boxes, per, top0, top1, top,
+                           err));
     }
     /* Second pass: the tile pairs inside each surviving super-tile pair, one block each. */
     for (size_t k = 0; two && k < c->super_pairs.count; ++k) {
-        SIM_TRY(cull_block(c->super_pairs.v[k], b->tiles, c->boxes, row0, row1, &c->tiles, err));
+        SIM_TRY(cull_block(c->super_pairs.v[k], b->tiles, c->boxes, per, row0, row1, &c->tiles,
+                           err));
     }
     return SIM_OK;
 }

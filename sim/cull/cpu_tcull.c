@@ -83,8 +83,10 @@ static void make_boxes(sim_cpu_tcull *c, const sim_vec4d *pos) {
     }
 }
 
-static int near(const sim_cull_boxd *a, const sim_cull_boxd *b, double limit) {
-    return sim_tcull_near_d(a->lo, a->hi, b->lo, b->hi, limit);
+/* per: the box's periods (NULL: walls on every axis). */
+static int near(const sim_cull_boxd *a, const sim_cull_boxd *b, double limit,
+                const sim_period_d *per) {
+    return sim_tcull_near_pd(a->lo, a->hi, b->lo, b->hi, limit, per);
 }
 
 static sim_status push_triple(sim_triple_list *l, sim_tile3 t, sim_error *err) {
@@ -104,12 +106,13 @@ static sim_status push_triple(sim_triple_list *l, sim_tile3 t, sim_error *err) {
 
 /* One neighbour-pass block: the 16 x 16 threads of group pair `group` over `count` items. */
 static sim_status pass_block(sim_tile2 group, uint32_t count, const sim_cull_boxd *boxes,
-                             double limit, sim_pair_list *out, sim_error *err) {
+                             double limit, const sim_period_d *per, sim_pair_list *out,
+                             sim_error *err) {
     for (uint32_t ty = 0; ty < SIM_CULL_GROUP; ++ty) {
         for (uint32_t tx = 0; tx < SIM_CULL_GROUP; ++tx) {
             sim_tile2 p;
             if (sim_cull_thread_pair(group, tx, ty, count, &p) &&
-                near(&boxes[p.i], &boxes[p.j], limit)) {
+                near(&boxes[p.i], &boxes[p.j], limit, per)) {
                 SIM_TRY(sim_pair_list_push(out, p, "neighbour-pair", err));
             }
         }
@@ -146,6 +149,8 @@ static sim_status make_rows(sim_cpu_tcull *c, sim_error *err) {
 sim_status sim_cpu_tcull_build(sim_cpu_tcull *c, const sim_backend *b, const sim_vec4d *pos,
                                double cutoff, sim_error *err) {
     const double limit = sim_tcull_limit_d(cutoff);
+    const sim_period_d period = sim_period_of(&b->params);
+    const sim_period_d *per = b->params.periodic ? &period : NULL;
     make_boxes(c, pos);
     const int two = b->tcull_levels == 2;
     sim_pair_list *top = two ? &c->super_pairs : &c->pairs;
@@ -156,10 +161,10 @@ sim_status sim_cpu_tcull_build(sim_cpu_tcull *c, const sim_backend *b, const sim
     sim_plan_walk w = sim_plan_walk_begin(&b->tcull_plan, (sim_pair_map)b->config.pair_map);
     sim_tile2 group;
     while (sim_plan_walk_next(&w, &group)) {
-        SIM_TRY(pass_block(group, b->tcull_items, two ? c->supers : c->boxes, limit, top, err));
+        SIM_TRY(pass_block(group, b->tcull_items, two ? c->supers : c->boxes, limit, per, top, err));
     }
     for (size_t k = 0; two && k < c->super_pairs.count; ++k) {
-        SIM_TRY(pass_block(c->super_pairs.v[k], c->n_tiles, c->boxes, limit, &c->pairs, err));
+        SIM_TRY(pass_block(c->super_pairs.v[k], c->n_tiles, c->boxes, limit, per, &c->pairs, err));
     }
     /* Each pair (I, J) of this rank's rows (triplet_cull.h) with every K of row J whose box is
      * within the limit of I's too. */
@@ -173,7 +178,7 @@ sim_status sim_cpu_tcull_build(sim_cpu_tcull *c, const sim_backend *b, const sim
         }
         for (uint32_t r = c->row_start[ij.j]; r < c->row_start[ij.j + 1u]; ++r) {
             const uint32_t k = c->nbr[r];
-            if (near(&c->boxes[ij.i], &c->boxes[k], limit)) {
+            if (near(&c->boxes[ij.i], &c->boxes[k], limit, per)) {
                 SIM_TRY(push_triple(&c->triples, (sim_tile3){ij.i, ij.j, k}, err));
             }
         }

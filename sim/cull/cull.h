@@ -30,6 +30,7 @@
 #define SIM_CULL_H
 
 #include "nbsim/maps.h"
+#include "physics/physics.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,6 +77,23 @@ SIM_HD float sim_cull_margin_f(float lo, float hi) {
 SIM_HD int sim_cull_overlap(const sim_cull_box *a, const sim_cull_box *b) {
     return a->lo.x <= b->hi.x && b->lo.x <= a->hi.x && a->lo.y <= b->hi.y && b->lo.y <= a->hi.y &&
            a->lo.z <= b->hi.z && b->lo.z <= a->hi.z;
+}
+
+/* per when some axis is periodic, else NULL: what the _p tests below take (kernels get the
+ * periods by value, all 0 in a box with walls only). */
+SIM_HD const sim_period_f *sim_period_or_null(const sim_period_f *per) {
+    return per->len[0] > 0.0f || per->len[1] > 0.0f || per->len[2] > 0.0f ? per : NULL;
+}
+
+/* The same in a box with periodic axes (per: its periods; NULL, none): on a periodic axis the
+ * boxes meet through any image, across a face, an edge or a corner (sim_period_meets_f). */
+SIM_HD int sim_cull_overlap_p(const sim_cull_box *a, const sim_cull_box *b, const sim_period_f *per) {
+    if (per == NULL) {
+        return sim_cull_overlap(a, b);
+    }
+    return sim_period_meets_f(a->lo.x, a->hi.x, b->lo.x, b->hi.x, per->len[0], per->inv[0]) &&
+           sim_period_meets_f(a->lo.y, a->hi.y, b->lo.y, b->hi.y, per->len[1], per->inv[1]) &&
+           sim_period_meets_f(a->lo.z, a->hi.z, b->lo.z, b->hi.z, per->len[2], per->inv[2]);
 }
 
 /* 10 bits spread to every third bit (bit k -> bit 3k). */

@@ -122,12 +122,12 @@ __global__ void __launch_bounds__(kBoxWarps * 32)
 /* The item pair a culling thread owns in `group` and whether its boxes overlap. */
 static __device__ __forceinline__ bool test_pair(sim_tile2 group, uint32_t count,
                                                  const sim_cull_box *__restrict__ boxes,
-                                                 sim_tile2 *pair) {
+                                                 const sim_period_f &per, sim_tile2 *pair) {
     if (!sim_cull_thread_pair(group, threadIdx.x, threadIdx.y, count, pair)) {
         return false;
     }
     const sim_cull_box a = sim_cull_load_box(boxes, pair->i), b = sim_cull_load_box(boxes, pair->j);
-    return sim_cull_overlap(&a, &b) != 0;
+    return sim_cull_overlap_p(&a, &b, sim_period_or_null(&per)) != 0;
 }
 
 /* The map-placed culling pass (the top level).
@@ -145,7 +145,8 @@ template <sim_pair_map MAP>
 __global__ void __launch_bounds__(kCullThreads)
     cull_map_kernel(const sim_cull_box *__restrict__ boxes, uint32_t count, uint32_t row0,
                     uint32_t row1, sim_map_launch launch, sim_tile2 *__restrict__ out, uint32_t cap,
-                    uint32_t *__restrict__ out_count, const uint32_t *__restrict__ gate) {
+                    uint32_t *__restrict__ out_count, const uint32_t *__restrict__ gate,
+                    sim_period_f per) {
     if (gate != nullptr && *gate == 0u) {
         return;
     }
@@ -154,7 +155,8 @@ __global__ void __launch_bounds__(kCullThreads)
         return;
     }
     sim_tile2 pair = {0u, 0u};
-    const bool keep = test_pair(group, count, boxes, &pair) && pair.i >= row0 && pair.i < row1;
+    const bool keep =
+        test_pair(group, count, boxes, per, &pair) && pair.i >= row0 && pair.i < row1;
     const uint32_t lane = (threadIdx.y * kGroup + threadIdx.x) & 31u;
     sim_cull_append(keep, pair, lane, out, cap, out_count);
 }
@@ -174,7 +176,7 @@ __global__ void __launch_bounds__(kCullThreads)
                        uint32_t row0, uint32_t row1, const sim_tile2 *__restrict__ super_list,
                        uint32_t super_cap, sim_gpu_cull_counts *__restrict__ counts,
                        sim_tile2 *__restrict__ out, uint32_t cap, unsigned flags,
-                       const uint32_t *__restrict__ gate) {
+                       const uint32_t *__restrict__ gate, sim_period_f per) {
     if (gate != nullptr && *gate == 0u) {
         return;
     }
@@ -192,7 +194,7 @@ __global__ void __launch_bounds__(kCullThreads)
         const sim_tile2 group = overflow ? sim_cull_simplex_pair(k) : super_list[k];
         sim_tile2 pair = {0u, 0u};
         const bool keep =
-            test_pair(group, n_tiles, boxes, &pair) && pair.i >= row0 && pair.i < row1;
+            test_pair(group, n_tiles, boxes, per, &pair) && pair.i >= row0 && pair.i < row1;
         sim_cull_append(keep, pair, lane, out, cap, &counts->tiles);
     }
 }
@@ -283,7 +285,8 @@ sim_status sim_gpu_cull_top(const sim_gpu_cull *c, const sim_map_plan *plan, int
 #define SIM_PAIR_CASE(id, name, label, paper)                                                      \
     case SIM_PAIR_MAP_##id:                                                                        \
         cull_map_kernel<SIM_PAIR_MAP_##id>                                                         \
-            <<<grid, block, 0, s>>>(boxes, count, row0, row1, *l, out, cap, out_count, gate);      \
+            <<<grid, block, 0, s>>>(boxes, count, row0, row1, *l, out, cap, out_count, gate,      \
+                                    c->period);                                                    \
         break;
             SIM_PAIR_MAP_LIST(SIM_PAIR_CASE)
 #undef SIM_PAIR_CASE
@@ -301,7 +304,7 @@ sim_status sim_gpu_cull_second(const sim_gpu_cull *c, unsigned flags, const uint
     const dim3 block(kGroup, kGroup);
     cull_second_kernel<<<c->super_grid, block, 0, s>>>(
         c->boxes, c->n_tiles, c->n_supers, c->row0, c->row1, c->super_list, c->super_cap, c->counts,
-        c->tile_list, c->tile_cap, flags, gate);
+        c->tile_list, c->tile_cap, flags, gate, c->period);
     SIM_CUDA_CHECK_LAUNCH("cull_second_kernel");
     return SIM_OK;
 }

@@ -102,6 +102,20 @@ SIM_HD int sim_tcull_near_f(const sim_cull_box *a, const sim_cull_box *b, float 
     return sim_tcull_dist2_f(a, b) <= limit;
 }
 
+/* The same in a box with periodic axes (per: its periods; NULL, none): the gap on a periodic
+ * axis is through the nearest images (sim_period_gap_f, less a rounding slack: never larger than
+ * the pairs' minimum-image separations). */
+SIM_HD int sim_tcull_near_pf(const sim_cull_box *a, const sim_cull_box *b, float limit,
+                             const sim_period_f *per) {
+    if (per == NULL) {
+        return sim_tcull_near_f(a, b, limit);
+    }
+    const float gx = sim_period_gap_f(a->lo.x, a->hi.x, b->lo.x, b->hi.x, per->len[0], per->inv[0]);
+    const float gy = sim_period_gap_f(a->lo.y, a->hi.y, b->lo.y, b->hi.y, per->len[1], per->inv[1]);
+    const float gz = sim_period_gap_f(a->lo.z, a->hi.z, b->lo.z, b->hi.z, per->len[2], per->inv[2]);
+    return fmaf(gz, gz, fmaf(gy, gy, gx * gx)) <= limit;
+}
+
 /* The double twins, on corners lo[3], hi[3]. */
 SIM_HD double sim_tcull_gap_d(double alo, double ahi, double blo, double bhi) {
     return fmax(0.0, fmax(blo - ahi, alo - bhi));
@@ -113,6 +127,19 @@ SIM_HD int sim_tcull_near_d(const double alo[3], const double ahi[3], const doub
     const double gy = sim_tcull_gap_d(alo[1], ahi[1], blo[1], bhi[1]);
     const double gz = sim_tcull_gap_d(alo[2], ahi[2], blo[2], bhi[2]);
     return fma(gz, gz, fma(gy, gy, gx * gx)) <= limit;
+}
+
+SIM_HD int sim_tcull_near_pd(const double alo[3], const double ahi[3], const double blo[3],
+                             const double bhi[3], double limit, const sim_period_d *per) {
+    if (per == NULL) {
+        return sim_tcull_near_d(alo, ahi, blo, bhi, limit);
+    }
+    double g2 = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        const double g = sim_period_gap_d(alo[k], ahi[k], blo[k], bhi[k], per->len[k], per->inv[k]);
+        g2 += g * g;
+    }
+    return g2 <= limit;
 }
 
 /* Whether part `part` of `parts` (parts >= 1, part < parts) takes the tile triples of row I:

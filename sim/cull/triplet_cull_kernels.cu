@@ -90,12 +90,13 @@ __global__ void __launch_bounds__(kBoxThreads)
 /* The item pair a culling thread owns in `group` and whether their boxes are within the limit. */
 static __device__ __forceinline__ bool near_pair(sim_tile2 group, uint32_t count,
                                                  const sim_cull_box *__restrict__ boxes,
-                                                 float limit, sim_tile2 *pair) {
+                                                 float limit, const sim_period_f &per,
+                                                 sim_tile2 *pair) {
     if (!sim_cull_thread_pair(group, threadIdx.x, threadIdx.y, count, pair)) {
         return false;
     }
     const sim_cull_box a = sim_cull_load_box(boxes, pair->i), b = sim_cull_load_box(boxes, pair->j);
-    return sim_tcull_near_f(&a, &b, limit) != 0;
+    return sim_tcull_near_pf(&a, &b, limit, sim_period_or_null(&per)) != 0;
 }
 
 /* The map-placed neighbour pass (the top level).
@@ -110,13 +111,13 @@ template <sim_pair_map MAP>
 __global__ void __launch_bounds__(kPairThreads)
     tcull_map_kernel(const sim_cull_box *__restrict__ boxes, uint32_t count, sim_map_launch launch,
                      float limit, sim_tile2 *__restrict__ out, uint32_t cap,
-                     uint32_t *__restrict__ out_count) {
+                     uint32_t *__restrict__ out_count, sim_period_f per = sim_period_f()) {
     sim_tile2 group;
     if (!sim_pair_map_block(MAP, &launch, blockIdx.x, blockIdx.y, blockIdx.z, &group)) {
         return;
     }
     sim_tile2 pair = {0u, 0u};
-    const bool keep = near_pair(group, count, boxes, limit, &pair);
+    const bool keep = near_pair(group, count, boxes, limit, per, &pair);
     const uint32_t lane = (threadIdx.y * kGroup + threadIdx.x) & 31u;
     sim_cull_append(keep, pair, lane, out, cap, out_count);
 }
@@ -131,7 +132,7 @@ __global__ void __launch_bounds__(kPairThreads)
     tcull_second_kernel(const sim_cull_box *__restrict__ boxes, uint32_t n_tiles, uint32_t n_supers,
                         const sim_tile2 *__restrict__ super_list, uint32_t super_cap, float limit,
                         sim_gpu_tcull_counts *__restrict__ counts, sim_tile2 *__restrict__ out,
-                        uint32_t cap) {
+                        uint32_t cap, sim_period_f per = sim_period_f()) {
     const uint32_t found = counts->supers;
     const bool overflow = found > super_cap;
     const uint32_t items = overflow ? sim_map_t2(n_supers) : found;
@@ -139,7 +140,7 @@ __global__ void __launch_bounds__(kPairThreads)
     for (uint32_t k = blockIdx.x; k < items; k += gridDim.x) {
         const sim_tile2 group = overflow ? sim_cull_simplex_pair(k) : super_list[k];
         sim_tile2 pair = {0u, 0u};
-        const bool keep = near_pair(group, n_tiles, boxes, limit, &pair);
+        const bool keep = near_pair(group, n_tiles, boxes, limit, per, &pair);
         sim_cull_append(keep, pair, lane, out, cap, &counts->pairs);
     }
 }
@@ -196,8 +197,10 @@ __global__ void __launch_bounds__(kListThreads)
                         uint32_t pair_cap, const uint32_t *__restrict__ row_start,
                         const uint32_t *__restrict__ nbr, float limit, uint32_t part,
                         uint32_t parts, sim_gpu_tcull_counts *__restrict__ counts,
-                        sim_tile3 *__restrict__ out, uint32_t cap) {
+                        sim_tile3 *__restrict__ out, uint32_t cap,
+                        sim_period_f period = sim_period_f()) {
     const uint32_t stored = stored_pairs(counts, pair_cap);
+    const sim_period_f *per = sim_period_or_null(&period);
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t warps = gridDim.x * (blockDim.x >> 5);
     for (uint32_t p = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; p < stored; p += warps) {
@@ -214,7 +217,7 @@ __global__ void __launch_bounds__(kListThreads)
             if (slot < r1) {
                 t.k = nbr[slot];
                 const sim_cull_box bk = sim_cull_load_box(boxes, t.k);
-                keep = sim_tcull_near_f(&bi, &bk, limit) != 0;
+                keep = sim_tcull_near_pf(&bi, &bk, limit, per) != 0;
             }
             sim_cull_append(keep, t, lane, out, cap, &counts->triples);
         }
@@ -397,7 +400,7 @@ sim_status sim_gpu_tcull_build(const sim_gpu_bodies *b, const sim_gpu_tcull *c,
 #define SIM_PAIR_CASE(id, name, label, paper)                                                      \
     case SIM_PAIR_MAP_##id:                                                                        \
         tcull_map_kernel<SIM_PAIR_MAP_##id>                                                        \
-            <<<grid, block, 0, ls>>>(items, count, *l, limit, out, cap, out_count);                \
+            <<<grid, block, 0, ls>>>(items, count, *l, limit, out, cap, out_count, ph->period);    \
         break;
             SIM_PAIR_MAP_LIST(SIM_PAIR_CASE)
 #undef SIM_PAIR_CASE
@@ -411,7 +414,7 @@ sim_status sim_gpu_tcull_build(const sim_gpu_bodies *b, const sim_gpu_tcull *c,
     if (two) {
         tcull_second_kernel<<<c->second_grid, dim3(kGroup, kGroup), 0, s>>>(
             c->boxes, c->n_tiles, c->n_supers, c->super_list, c->super_cap, limit, c->counts,
-            c->pair_list, c->pair_cap);
+            c->pair_list, c->pair_cap, ph->period);
         SIM_CUDA_CHECK_LAUNCH("tcull_second_kernel");
     }
     /* Rows of the neighbour list, then the tile triples. */
@@ -428,7 +431,7 @@ sim_status sim_gpu_tcull_build(const sim_gpu_bodies *b, const sim_gpu_tcull *c,
     const unsigned warps_grid = stride_blocks(32u * (uint64_t)c->pair_cap, sm_count);
     tcull_extend_kernel<<<warps_grid, kListThreads, 0, s>>>(
         c->boxes, c->pair_list, c->pair_cap, c->row_start, c->nbr, limit, share.part, share.parts,
-        c->counts, c->triple_list, c->triple_cap);
+        c->counts, c->triple_list, c->triple_cap, ph->period);
     SIM_CUDA_CHECK_LAUNCH("tcull_extend_kernel");
     return SIM_OK;
 }

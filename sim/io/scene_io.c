@@ -133,9 +133,9 @@ static sim_status parse_param(where *w, char *key, char *value, sim_params *p) {
     const int id = sim_param_from_key(key);
     const int hertz = strcmp(key, "hertz") == 0, triplets = strcmp(key, "triplets") == 0;
     sim_params scratch = *p;
-    if (id == SIM_PARAM_GRAVITY) {
-        if (sim_param_set(&scratch, SIM_PARAM_GRAVITY, value, w->err) != SIM_OK) {
-            snprintf(text, sizeof text, "gravity: %.400s", w->err->message);
+    if (id == SIM_PARAM_GRAVITY || id == SIM_PARAM_PERIODIC) { /* "x, z": the whole value */
+        if (sim_param_set(&scratch, (sim_param_id)id, value, w->err) != SIM_OK) {
+            snprintf(text, sizeof text, "%s: %.400s", key, w->err->message);
             return fail_at(w, "bad value: ", text);
         }
     } else if (id < 0 && !hertz && !triplets) {
@@ -646,6 +646,8 @@ static void write_all(FILE *f, const sim_params *p, const sim_state *st, const s
     fprintf(f, "hertz = %d\n", p->hertz ? 1 : 0);
     fprintf(f, "gravity = %.17g, %.17g, %.17g\n", p->gravity.x, p->gravity.y, p->gravity.z);
     fprintf(f, "box_half = %.17g\n", p->box_half);
+    char axes[8];
+    fprintf(f, "periodic = %s\n", sim_periodic_text(p->periodic, ",", axes, sizeof axes));
     fprintf(f, "atm_nu = %.17g\n", p->atm_nu);
     fprintf(f, "atm_cutoff = %.17g\n", p->atm_cutoff);
     fprintf(f, "triplets = %d\n", p->triplets ? 1 : 0);

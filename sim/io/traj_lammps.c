@@ -16,7 +16,7 @@
  *   ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz
  *   1 1 0.5 -1.25 3 0 0 0 0.5 0.523598776 0 0 0
  *
- * "ff" marks fixed (non-periodic) boundaries: nbsim's walls. TIMESTEP is the step count, TIME
+ * "ff" marks fixed (non-periodic) boundaries: nbsim's walls; "pp" a periodic axis (--periodic). TIMESTEP is the step count, TIME
  * the simulated time [s] (LAMMPS's `units si`). OVITO and ASE read these columns by name; every
  * sphere has type 1 (ASE refuses a dump without a type or element column, and VMD and most
  * scripts expect one). ITEM: NBSIM PARAMETERS (sim_traj_writer_open_params: the run's physics,
@@ -47,12 +47,15 @@ static sim_status lammps_write(sim_traj_writer *w, const sim_traj_frame *f, sim_
         params[n + k] = '\n';
         params[n + k + 1] = '\0';
     }
-    const int len = snprintf(header, sizeof header,
-                             "ITEM: TIME\n%s\nITEM: TIMESTEP\n%llu\nITEM: NUMBER OF ATOMS\n%u\n"
-                             "ITEM: BOX BOUNDS ff ff ff\n%s %s\n%s %s\n%s %s\n%s"
-                             "ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz%s\n",
-                             t, (unsigned long long)f->step, f->n, lo, hi, lo, hi, lo, hi, params,
-                             w->spin ? " omegax omegay omegaz" : "");
+    const char *b[2] = {"ff", "pp"};
+    const int len =
+        snprintf(header, sizeof header,
+                 "ITEM: TIME\n%s\nITEM: TIMESTEP\n%llu\nITEM: NUMBER OF ATOMS\n%u\n"
+                 "ITEM: BOX BOUNDS %s %s %s\n%s %s\n%s %s\n%s %s\n%s"
+                 "ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz%s\n",
+                 t, (unsigned long long)f->step, f->n, b[f->periodic & 1], b[(f->periodic >> 1) & 1],
+                 b[(f->periodic >> 2) & 1], lo, hi, lo, hi, lo, hi, params,
+                 w->spin ? " omegax omegay omegaz" : "");
     SIM_ASSERT(len > 0 && (size_t)len < sizeof header);
     return traj_text_frame(w, header, (size_t)len, f, err);
 }

@@ -31,6 +31,8 @@
  * readers take a cell of non-zero lengths as periodic (a zero one, as LAMMPS writes for
  * non-periodic axes, makes MDAnalysis 2.x fail), so analyses across the box's faces see periodic
  * images nbsim never has; box_half [m] says what the walls are, and nbsim reads the box from it.
+ * On the axes of a periodic run (--periodic; the nbsim_periodic attribute names them) the
+ * readers' periodic cell is right: ASE, OVITO and MDAnalysis wrap and image as nbsim does.
  *
  * Frames are whole or absent: numrecs (the frame count in the header) reaches the disk only by
  * nc_sync after all of a frame's variables are written. When a write fails, the file is closed,
@@ -100,6 +102,9 @@ static int put_params(int ncid, const sim_params *p) {
         const double g[3] = {p->gravity.x, p->gravity.y, p->gravity.z};
         if (k == SIM_PARAM_GRAVITY) {
             rc = nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 3, g);
+        } else if (k == SIM_PARAM_PERIODIC) {
+            char axes[8];
+            rc = put_text_att(ncid, NC_GLOBAL, name, sim_periodic_text(p->periodic, "", axes, 8));
         } else if (sim_param_is_auto(p, (sim_param_id)k)) {
             rc = put_text_att(ncid, NC_GLOBAL, name, "auto");
         } else {

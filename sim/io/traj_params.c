@@ -37,6 +37,8 @@ double traj_param_scalar(const sim_params *p, sim_param_id id) {
         return p->tangential_damping.value;
     case SIM_PARAM_SKIN: /* the same */
         return p->skin.value;
+    case SIM_PARAM_PERIODIC: /* the axes' bits; written as text (traj_params_text) */
+        return (double)p->periodic;
     default:
         SIM_ASSERT(!"a parameter traj_params.c does not know: add it to traj_param_scalar");
         return 0.0;
@@ -68,6 +70,9 @@ size_t traj_params_text(char *out, size_t cap, const sim_params *p, const char *
             } else {
                 APPEND("%s%s%s=%s,%s,%s", len ? " " : "", prefix, key, a, b, c);
             }
+        } else if (id == SIM_PARAM_PERIODIC) { /* "xz": no comma, no blank in any format */
+            APPEND("%s%s%s=%s", len ? " " : "", prefix, key,
+                   sim_periodic_text(p->periodic, "", a, sizeof a));
         } else if (sim_param_is_auto(p, (sim_param_id)id)) {
             APPEND("%s%s%s=auto", len ? " " : "", prefix, key);
         } else {

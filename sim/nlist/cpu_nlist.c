@@ -58,7 +58,7 @@ int sim_cpu_nlist_stale(const sim_cpu_nlist *l, const sim_vec4d *pos, double ski
     }
     const double half = 0.5 * skin, h2 = half * half;
     for (uint32_t s = 0; s < l->n; ++s) {
-        if (sim_nlist_moved_d(pos[s], l->ref[s], h2)) {
+        if (sim_nlist_moved_pd(pos[s], l->ref[s], h2, l->per)) {
             return 1;
         }
     }
@@ -85,7 +85,7 @@ void sim_cpu_nlist_build(sim_cpu_nlist *l, const sim_tile2 *pairs, size_t pair_c
         for (uint32_t i = i0; i < i1; ++i) {
             const uint32_t j_end = t.i == t.j ? i : j1; /* j < i: each pair once */
             for (uint32_t j = j0; j < j_end; ++j) {
-                if (sim_nlist_near_d(pos[i], pos[j], skin)) {
+                if (sim_nlist_near_pd(pos[i], pos[j], skin, l->per)) {
                     append(l, i, j);
                     if (!l->half) {
                         append(l, j, i);
@@ -107,9 +107,14 @@ void sim_cpu_nlist_build(sim_cpu_nlist *l, const sim_tile2 *pairs, size_t pair_c
     l->built = 1;
 }
 
-/* The kernels' contact test in double: |x_i - x_j| < r_i + r_j (NaN: no). */
-static int touching(sim_vec4d a, sim_vec4d b) {
-    const double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z, reach = a.w + b.w;
+/* The kernels' contact test in double: |x_i - x_j| < r_i + r_j (NaN: no), minimum image under
+ * per (NULL: none). */
+static int touching(sim_vec4d a, sim_vec4d b, const sim_period_d *per) {
+    double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
+    const double reach = a.w + b.w;
+    if (per != NULL) {
+        sim_min_image_in_d(&dx, &dy, &dz, per);
+    }
     return dx * dx + dy * dy + dz * dz < reach * reach;
 }
 
@@ -122,7 +127,7 @@ double sim_cpu_nlist_sweep(const sim_cpu_nlist *l, uint32_t begin, uint32_t end,
         tally->tests += c;
         for (uint32_t k = 0; k < c; ++k) {
             const uint32_t j = l->nbr[(size_t)k * l->stride + i];
-            if (!touching(pos[i], pos[j])) {
+            if (!touching(pos[i], pos[j], l->per)) {
                 continue;
             }
             double e = 0.0;
@@ -151,7 +156,7 @@ void sim_cpu_nlist_contacts(const sim_cpu_nlist *l, const sim_vec4d *pos,
         const uint32_t c = l->count[i] < l->cap ? l->count[i] : l->cap;
         for (uint32_t k = 0; k < c; ++k) {
             const uint32_t j = l->nbr[(size_t)k * l->stride + i];
-            if ((l->half || i > j) && touching(pos[i], pos[j])) {
+            if ((l->half || i > j) && touching(pos[i], pos[j], l->per)) {
                 emit(ctx, i > j ? i : j, i > j ? j : i);
             }
         }

@@ -20,6 +20,9 @@ typedef struct {
     int overflow;            /* some body had more than cap neighbours at the last build */
     uint32_t most;           /* the most neighbours of one body at the last build */
     uint64_t entries;        /* entries the lists hold (sum of min(count, cap)) */
+    /* The box's periods (NULL: walls on every axis), the owner's, set after init: builds,
+     * sweeps and the displacement check take minimum images through them. */
+    const sim_period_d *per;
 } sim_cpu_nlist;
 
 /* Lists for n slots with cap entries each (nothing built); SIM_OUT_OF_MEMORY names them. */

@@ -43,6 +43,7 @@
 
 #include "nbsim/maps.h"
 #include "nbsim/state.h"
+#include "physics/physics.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,6 +110,42 @@ SIM_HD int sim_nlist_moved_f(sim_vec4f p, sim_vec4f ref, float h2) {
 
 SIM_HD int sim_nlist_moved_d(sim_vec4d p, sim_vec4d ref, double h2) {
     const double dx = p.x - ref.x, dy = p.y - ref.y, dz = p.z - ref.z;
+    return !(dx * dx + dy * dy + dz * dz <= h2);
+}
+
+/* The same in a box with periodic axes (per: its periods; NULL, none): separations and
+ * displacements are minimum images, so a body wrapped across a face has not moved a period. */
+SIM_HD int sim_nlist_near_pf(sim_vec4f a, sim_vec4f b, float skin, const sim_period_f *per) {
+    float dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z;
+    if (per != NULL) {
+        sim_min_image_in_f(&dx, &dy, &dz, per);
+    }
+    const float reach = a.w + b.w + skin;
+    return dx * dx + dy * dy + dz * dz < reach * reach * SIM_NLIST_REACH2_F;
+}
+
+SIM_HD int sim_nlist_near_pd(sim_vec4d a, sim_vec4d b, double skin, const sim_period_d *per) {
+    double dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z;
+    if (per != NULL) {
+        sim_min_image_in_d(&dx, &dy, &dz, per);
+    }
+    const double reach = a.w + b.w + skin;
+    return dx * dx + dy * dy + dz * dz < reach * reach * SIM_NLIST_REACH2_D;
+}
+
+SIM_HD int sim_nlist_moved_pf(sim_vec4f p, sim_vec4f ref, float h2, const sim_period_f *per) {
+    float dx = p.x - ref.x, dy = p.y - ref.y, dz = p.z - ref.z;
+    if (per != NULL) {
+        sim_min_image_in_f(&dx, &dy, &dz, per);
+    }
+    return !(dx * dx + dy * dy + dz * dz <= h2);
+}
+
+SIM_HD int sim_nlist_moved_pd(sim_vec4d p, sim_vec4d ref, double h2, const sim_period_d *per) {
+    double dx = p.x - ref.x, dy = p.y - ref.y, dz = p.z - ref.z;
+    if (per != NULL) {
+        sim_min_image_in_d(&dx, &dy, &dz, per);
+    }
     return !(dx * dx + dy * dy + dz * dz <= h2);
 }
 

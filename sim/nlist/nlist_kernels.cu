@@ -36,15 +36,27 @@ static __device__ __forceinline__ uint32_t lane_id() {
     return threadIdx.x & 31u;
 }
 
-/* Whether a body's interval of half-width w (nlist.h) meets a box on every axis. */
-static __device__ __forceinline__ bool meets(const sim_vec4f &p, float w, const sim_cull_box &b) {
+/* Whether a body's interval of half-width w (nlist.h) meets a box on every axis; per (NULL:
+ * walls only) the box's periods, through whose images it may meet (sim_period_meets_f). */
+static __device__ __forceinline__ bool meets(const sim_vec4f &p, float w, const sim_cull_box &b,
+                                             const sim_period_f *per = nullptr) {
+    if (per != nullptr) {
+        return sim_period_meets_f(p.x - w, p.x + w, b.lo.x, b.hi.x, per->len[0], per->inv[0]) &&
+               sim_period_meets_f(p.y - w, p.y + w, b.lo.y, b.hi.y, per->len[1], per->inv[1]) &&
+               sim_period_meets_f(p.z - w, p.z + w, b.lo.z, b.hi.z, per->len[2], per->inv[2]);
+    }
     return p.x - w <= b.hi.x && b.lo.x <= p.x + w && p.y - w <= b.hi.y && b.lo.y <= p.y + w &&
            p.z - w <= b.hi.z && b.lo.z <= p.z + w;
 }
 
-/* The kernels' contact test (pair_kernels.cu's touching()): strict, NaN and padding never. */
-static __device__ __forceinline__ bool touching(const sim_vec4f &a, const sim_vec4f &b) {
-    const float dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z;
+/* The kernels' contact test (pair_kernels.cu's touching()): strict, NaN and padding never;
+ * through the minimum image under per (NULL: walls only). */
+static __device__ __forceinline__ bool touching(const sim_vec4f &a, const sim_vec4f &b,
+                                                const sim_period_f *per = nullptr) {
+    float dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z;
+    if (per != nullptr) {
+        sim_min_image_in_f(&dx, &dy, &dz, per);
+    }
     const float rs = a.w + b.w;
     return dx * dx + dy * dy + dz * dz < rs * rs;
 }
@@ -107,8 +119,8 @@ static __device__ __forceinline__ pair_walk walk_of(const sim_tile2 *list, uint3
 template <class OnPair>
 static __device__ __forceinline__ void
 warp_pairs(sim_tile2 t, uint32_t a, uint32_t b, uint32_t tile, const sim_vec4f *__restrict__ pos,
-           uint32_t n, const sim_cull_box *__restrict__ boxes, float pad, sim_vec4f *sh,
-           OnPair &&on_pair) {
+           uint32_t n, const sim_cull_box *__restrict__ boxes, float pad, const sim_period_f *per,
+           sim_vec4f *sh, OnPair &&on_pair) {
     const uint32_t lane = lane_id();
     const uint32_t base_a = t.i * tile + a * kSub, base_b = t.j * tile + b * kSub;
     const uint32_t ia = base_a + lane, ib = base_b + lane;
@@ -116,8 +128,8 @@ warp_pairs(sim_tile2 t, uint32_t a, uint32_t b, uint32_t tile, const sim_vec4f *
     const sim_vec4f pb = ib < n ? sim_ld4(pos + ib) : sim_pad_body();
     const sim_cull_box box_i = sim_cull_load_box(boxes, t.i), box_j = sim_cull_load_box(boxes, t.j);
     const bool diag = t.i == t.j && a == b;
-    const bool in_a = ia < n && meets(pa, sim_nlist_width_f(pa.w, pad), box_j);
-    const bool in_b = ib < n && meets(pb, sim_nlist_width_f(pb.w, pad), box_i);
+    const bool in_a = ia < n && meets(pa, sim_nlist_width_f(pa.w, pad), box_j, per);
+    const bool in_b = ib < n && meets(pb, sim_nlist_width_f(pb.w, pad), box_i, per);
     const unsigned ma = __ballot_sync(SIM_FULL_MASK, in_a);
     const unsigned mb = diag ? ma : __ballot_sync(SIM_FULL_MASK, in_b);
     if (ma == 0u || mb == 0u) {
@@ -153,7 +165,8 @@ warp_pairs(sim_tile2 t, uint32_t a, uint32_t b, uint32_t tile, const sim_vec4f *
 __global__ void __launch_bounds__(kThreads)
     drift_kernel(sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
                  sim_vec4f *__restrict__ force, uint32_t n, float dt,
-                 const sim_vec4f *__restrict__ ref, float h2, uint32_t *__restrict__ rebuild) {
+                 const sim_vec4f *__restrict__ ref, float h2, uint32_t *__restrict__ rebuild,
+                 sim_period_f per = sim_period_f()) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     bool moved = false;
     if (i < n) {
@@ -165,7 +178,7 @@ __global__ void __launch_bounds__(kThreads)
         sim_vec4f zero;
         zero.x = zero.y = zero.z = zero.w = 0.0f;
         force[i] = zero;
-        moved = sim_nlist_moved_f(p, sim_ld4(ref + i), h2) != 0;
+        moved = sim_nlist_moved_pf(p, sim_ld4(ref + i), h2, sim_period_or_null(&per)) != 0;
     }
     if (__any_sync(SIM_FULL_MASK, moved) && lane_id() == 0u) {
         *rebuild = 1u;
@@ -175,9 +188,10 @@ __global__ void __launch_bounds__(kThreads)
 /* The check alone (test hooks). Launch contract and guard as drift_kernel; 32 B read per body. */
 __global__ void __launch_bounds__(kThreads)
     check_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, const sim_vec4f *__restrict__ ref,
-                 float h2, uint32_t *__restrict__ rebuild) {
+                 float h2, uint32_t *__restrict__ rebuild, sim_period_f per = sim_period_f()) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
-    const bool moved = i < n && sim_nlist_moved_f(sim_ld4(pos + i), sim_ld4(ref + i), h2);
+    const bool moved =
+        i < n && sim_nlist_moved_pf(sim_ld4(pos + i), sim_ld4(ref + i), h2, sim_period_or_null(&per));
     if (__any_sync(SIM_FULL_MASK, moved) && lane_id() == 0u) {
         *rebuild = 1u;
     }
@@ -270,7 +284,8 @@ __global__ void __launch_bounds__(kBuildWarps * 32)
                  uint32_t list_cap, sim_gpu_cull_counts *__restrict__ cc, uint32_t row0,
                  uint32_t row1, float skin, uint32_t *__restrict__ nbr,
                  uint32_t *__restrict__ count, uint32_t stride, uint32_t cap, int full,
-                 sim_gpu_nlist_counts *__restrict__ nc, unsigned flags) {
+                 sim_gpu_nlist_counts *__restrict__ nc, unsigned flags,
+                 sim_period_f period = sim_period_f()) {
     if (nc->rebuild == 0u) {
         return;
     }
@@ -289,15 +304,16 @@ __global__ void __launch_bounds__(kBuildWarps * 32)
     const uint32_t warp = threadIdx.x >> 5;
     const uint64_t warps = (uint64_t)gridDim.x * kBuildWarps;
     const float pad = 0.5f * skin;
+    const sim_period_f *per = sim_period_or_null(&period);
     for (uint64_t k = (uint64_t)blockIdx.x * kBuildWarps + warp; k < walk.tasks(); k += warps) {
         sim_tile2 t;
         uint32_t a, b;
         if (!walk.task(k, &t, &a, &b)) {
             continue;
         }
-        warp_pairs(t, a, b, tile, pos, n, boxes, pad, sh[warp],
+        warp_pairs(t, a, b, tile, pos, n, boxes, pad, per, sh[warp],
                    [&](uint32_t i, const sim_vec4f &pi, uint32_t j, const sim_vec4f &pj) {
-                       if (sim_nlist_near_f(pi, pj, skin)) {
+                       if (sim_nlist_near_pf(pi, pj, skin, per)) {
                            const uint32_t hi = i > j ? i : j, lo = i > j ? j : i;
                            append(hi, lo, nbr, count, stride, cap, nc);
                            if (full) {
@@ -380,6 +396,8 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
     const bool fallback = nc->overflow != 0u;
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     uint32_t touched = 0, tests = 0;
+    const sim_period_f period = ph.period;
+    const sim_period_f *per = ph.periodic ? &period : nullptr;
     /* the neighbours body i needed at the build (also when they overflowed: the growth) */
     const uint32_t most = i < n ? count[i] : 0u;
     double e = 0.0;
@@ -395,7 +413,7 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
             for (uint32_t k = 0; k < c; ++k) {
                 const uint32_t j = nbr[(size_t)k * stride + i];
                 const sim_vec4f pj = sim_ld4(pos + j);
-                if (!touching(pi, pj)) {
+                if (!touching(pi, pj, per)) {
                     continue;
                 }
                 const bool once = HALF || i > j; /* a full list holds the pair twice */
@@ -469,9 +487,9 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
             if (!walk.task(k, &t, &a, &b)) {
                 continue;
             }
-            warp_pairs(t, a, b, fb.tile, pos, n, fb.boxes, 0.0f, sh[warp],
+            warp_pairs(t, a, b, fb.tile, pos, n, fb.boxes, 0.0f, per, sh[warp],
                        [&](uint32_t p, const sim_vec4f &pp, uint32_t q, const sim_vec4f &pq) {
-                           if (!touching(pp, pq)) {
+                           if (!touching(pp, pq, per)) {
                                return;
                            }
                            ++touched;
@@ -639,7 +657,7 @@ uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l) {
 sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
                                cudaStream_t s, sim_error *err) {
     drift_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt, l->ref,
-                                                        half_skin2(l), &l->counts->rebuild);
+                                                        half_skin2(l), &l->counts->rebuild, l->period);
     SIM_CUDA_CHECK_LAUNCH("nlist drift_kernel");
     return SIM_OK;
 }
@@ -647,7 +665,7 @@ sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, 
 sim_status sim_gpu_nlist_check(const sim_gpu_bodies *b, const sim_gpu_nlist *l, cudaStream_t s,
                                sim_error *err) {
     check_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(b->pos, b->n, l->ref, half_skin2(l),
-                                                        &l->counts->rebuild);
+                                                        &l->counts->rebuild, l->period);
     SIM_CUDA_CHECK_LAUNCH("nlist check_kernel");
     return SIM_OK;
 }
@@ -667,7 +685,7 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                sim_error *err) {
     build_kernel<<<l->build_grid, kBuildWarps * 32, 0, s>>>(
         b->pos, b->n, c->tile, c->boxes, c->tile_list, c->tile_cap, c->counts, c->row0, c->row1,
-        l->skin, l->nbr, l->count, l->stride, l->cap, !l->half, l->counts, flags);
+        l->skin, l->nbr, l->count, l->stride, l->cap, !l->half, l->counts, flags, l->period);
     SIM_CUDA_CHECK_LAUNCH("nlist build_kernel");
     return SIM_OK;
 }

@@ -52,6 +52,9 @@ typedef struct {
     int half;                     /* each pair in its larger slot's list only (atomics on j) */
     float skin;                   /* [m] */
     int build_grid;               /* blocks of the persistent build */
+    /* The box's periods (physics.h; all 0: walls), the backend's, copied in before each cull:
+     * builds, sweeps and the displacement check take minimum images through them. */
+    sim_period_f period;
 } sim_gpu_nlist;
 
 /* Bytes of the lists besides the entries: per body a count and a position. */

@@ -92,6 +92,8 @@ static int in_range(sim_param_id id, double v) {
         return v > 0.0 && v <= 10.0;
     case SIM_PARAM_SKIN:
         return v >= 0.0 && v <= 1e9;
+    case SIM_PARAM_PERIODIC: /* the axes as bits (sim_params_check) */
+        return v >= 0.0 && v <= SIM_PERIODIC_ALL && v == floor(v);
     default:
         return 0;
     }
@@ -130,6 +132,49 @@ static int parse_vec3(const char *text, double g[3]) {
         p = comma != NULL ? comma + 1 : p + len;
     }
     return 1;
+}
+
+/* "none", or x, y, z each at most once, separated by nothing, commas or blanks: the bits of
+ * sim_params.periodic, or -1. */
+static int parse_axes(const char *text) {
+    while (*text == ' ' || *text == '\t') { /* scene files keep the blanks around a value */
+        ++text;
+    }
+    size_t len = strlen(text);
+    while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t')) {
+        --len;
+    }
+    if (len == 4 && strncmp(text, "none", 4) == 0) {
+        return 0;
+    }
+    int axes = 0;
+    for (const char *c = text; c < text + len; ++c) {
+        if (*c == ',' || *c == ' ' || *c == '\t') {
+            continue;
+        }
+        const int bit = *c == 'x' ? 1 : *c == 'y' ? 2 : *c == 'z' ? 4 : 0;
+        if (bit == 0 || (axes & bit)) {
+            return -1;
+        }
+        axes |= bit;
+    }
+    return axes != 0 ? axes : -1;
+}
+
+const char *sim_periodic_text(int axes, const char *sep, char *out, size_t cap) {
+    SIM_ASSERT(cap >= 8);
+    out[0] = '\0';
+    if ((axes & SIM_PERIODIC_ALL) == 0) {
+        snprintf(out, cap, "none");
+        return out;
+    }
+    for (int a = 0; a < 3; ++a) {
+        if (axes & (1 << a)) {
+            const size_t len = strlen(out);
+            snprintf(out + len, cap - len, "%s%c", len ? sep : "", "xyz"[a]);
+        }
+    }
+    return out;
 }
 
 /* The parameters that may be left to a default ("auto"): their field, else NULL. */
@@ -191,6 +236,14 @@ static void put(sim_params *p, sim_param_id id, double v) {
 
 sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_error *err) {
     SIM_ASSERT((int)id >= 0 && id < SIM_PARAM_COUNT);
+    if (id == SIM_PARAM_PERIODIC) {
+        const int axes = parse_axes(text);
+        if (axes < 0) {
+            return bad_value(id, text, err);
+        }
+        p->periodic = axes;
+        return SIM_OK;
+    }
     if (id == SIM_PARAM_GRAVITY) {
         double g[3];
         if (!parse_vec3(text, g)) {
@@ -243,6 +296,7 @@ sim_status sim_params_check(const sim_params *p, sim_error *err) {
         [SIM_PARAM_STIFFNESS_RATIO] = p->stiffness_ratio == 0.0 ? 1.0 : p->stiffness_ratio,
         [SIM_PARAM_TANGENTIAL_DAMPING] = p->tangential_damping.value,
         [SIM_PARAM_SKIN] = p->skin.value,
+        [SIM_PARAM_PERIODIC] = (double)p->periodic,
     };
     for (int id = 0; id < SIM_PARAM_COUNT; ++id) {
         if (id == SIM_PARAM_GRAVITY) {

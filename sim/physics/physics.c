@@ -153,6 +153,8 @@ sim_physics sim_physics_from_params(const sim_params *p) {
     ph.atm_nu = p->atm_nu;
     ph.atm_cutoff = p->atm_cutoff;
     ph.box_half = p->box_half;
+    ph.periodic = p->periodic;
+    ph.period = sim_period_of(p);
     ph.hertz = p->hertz ? 1 : 0;
     ph.gravity = p->gravity;
     ph.inv_dt = p->dt > 0.0 ? 1.0 / p->dt : 0.0; /* backends set it once dt is derived */
@@ -194,9 +196,64 @@ int sim_params_same_model(const sim_params *a, const sim_params *b) {
            a->gravity.z == b->gravity.z && (a->triplets != 0) == (b->triplets != 0) &&
            a->friction == b->friction && a->rolling_friction == b->rolling_friction &&
            a->stiffness_ratio == b->stiffness_ratio &&
-           a->tangential_damping.set == b->tangential_damping.set &&
+           a->tangential_damping.set == b->tangential_damping.set && a->periodic == b->periodic &&
            (!a->tangential_damping.set ||
             a->tangential_damping.value == b->tangential_damping.value);
+}
+
+sim_status sim_periodic_check(const sim_params *p, double max_radius, sim_error *err) {
+    if (p->periodic == 0) {
+        return SIM_OK;
+    }
+    char axes[8];
+    sim_periodic_text(p->periodic, "", axes, sizeof axes);
+    const double half_side = p->box_half; /* half the box's side 2 box_half */
+    if (p->triplets && p->atm_cutoff <= 0.0) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "periodic %s: ATM triplets need a cut-off (atm_cutoff, at most %g m): "
+                        "without one the sum over images is not defined",
+                        axes, half_side);
+    }
+    if (p->triplets && p->atm_cutoff > half_side) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "periodic %s: atm_cutoff %g m is more than half the box (%g m): a triple "
+                        "would be counted through several images",
+                        axes, p->atm_cutoff, half_side);
+    }
+    if (2.0 * max_radius >= half_side) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "periodic %s: a contact diameter of %g m is not below half the box (%g m): "
+                        "a pair would touch through two images (use a larger box_half)",
+                        axes, 2.0 * max_radius, half_side);
+    }
+    return SIM_OK;
+}
+
+double sim_state_max_radius(const sim_state *s) {
+    double r = 0.0;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        r = s->pos[i].w > r ? s->pos[i].w : r;
+    }
+    return r;
+}
+
+sim_period_d sim_period_of(const sim_params *p) {
+    sim_period_d per;
+    for (int a = 0; a < 3; ++a) {
+        const int on = (p->periodic >> a) & 1;
+        per.len[a] = on ? 2.0 * p->box_half : 0.0;
+        per.inv[a] = on ? 1.0 / (2.0 * p->box_half) : 0.0;
+    }
+    return per;
+}
+
+sim_period_f sim_period_to_float(sim_period_d p) {
+    sim_period_f f;
+    for (int a = 0; a < 3; ++a) {
+        f.len[a] = (float)p.len[a];
+        f.inv[a] = (float)p.inv[a];
+    }
+    return f;
 }
 
 sim_physics_f sim_physics_to_float(const sim_physics *ph) {
@@ -215,5 +272,7 @@ sim_physics_f sim_physics_to_float(const sim_physics *ph) {
     f.rolling_friction = (float)ph->rolling_friction;
     f.tangential_stiffness = (float)ph->tangential_stiffness;
     f.tangential_damping = (float)ph->tangential_damping;
+    f.periodic = ph->periodic;
+    f.period = sim_period_to_float(ph->period);
     return f;
 }

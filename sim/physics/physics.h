@@ -25,6 +25,12 @@
  *    off). Strongly damped contacts also need a finer step (sim_default_dt): together the
  *    measured restitution stays within 1 % of e for every e and impact speed (test_physics).
  *  - Walls: the six planes +-box_half, same law with the wall as an infinite mass (m_eff = m).
+ *  - Periodic axes (sim_params.periodic): no walls there; every separation of a pair is its
+ *    minimum image (sim_min_image: side L = 2 box_half), so a pair interacts once, through its
+ *    nearest image: a contact needs r_i + r_j < L / 2 and an ATM cut-off <= L / 2 (the session
+ *    refuses the rest). ATM edges: a and b minimum images, c = -(a + b), so a triple is the one
+ *    LAMMPS's ghost atoms give (all three sides within the cut-off in one image); the GPU's
+ *    independent pair images drop a triple whose images disagree (a + b + c != 0).
  *  - Friction (friction or rolling_friction > 0; docs/friction.md): bodies are solid spheres
  *    that spin (I = 2/5 m r^2); a contact adds a tangential spring-dashpot with a Coulomb limit
  *    mu |F_n| (linear history for the linear law, Mindlin's k_t ~ d^(1/2) for Hertz) and a
@@ -59,6 +65,15 @@ typedef struct {
     float x, y, z;
 } sim_vec3f;
 
+/* The box's periods, for minimum images: len = 2 box_half [m] on a periodic axis and inv = 1/len
+ * [1/m]; both 0 on an axis with walls, where an image is the separation itself. */
+typedef struct {
+    float len[3], inv[3];
+} sim_period_f;
+typedef struct {
+    double len[3], inv[3];
+} sim_period_d;
+
 /* Model constants in double (CPU reference). */
 typedef struct {
     double stiffness;     /* k [N/m] (linear) or [N/m^1.5] (Hertz) */
@@ -75,6 +90,8 @@ typedef struct {
     double tangential_stiffness; /* k_t = this [N/m] (linear) or this sqrt(d) (Hertz-Mindlin,
                                   * [N/m^1.5]): ratio k (linear), ratio 3/2 k (Hertz) */
     double tangential_damping;   /* gamma_t = this eta_n: eta_n the normal dashpot's coefficient */
+    int periodic;                /* sim_params.periodic: periodic axes (no walls there) */
+    sim_period_d period;
 } sim_physics;
 
 /* The same in float for the GPU (cut-off squared so the hot loop compares squares). */
@@ -86,6 +103,8 @@ typedef struct {
     float gx, gy, gz;
     float inv_dt; /* 1/dt [1/s]; 0 = no contact-onset correction */
     float friction, rolling_friction, tangential_stiffness, tangential_damping;
+    int periodic;
+    sim_period_f period;
 } sim_physics_f;
 
 /* What one contact remembers from step to step (friction only): the tangential spring's
@@ -120,6 +139,16 @@ typedef struct {
 uint64_t sim_friction_slots(double r, double r_min, uint32_t n);
 
 sim_physics sim_physics_from_params(const sim_params *p);
+/* The periodic box's refusals, before any work (physics.h: one image per pair and triple):
+ * ATM triplets without a cut-off (the sum over images is not defined), a cut-off above half the
+ * box, and a contact diameter 2 max_radius [m] of at least half the box (a pair would touch
+ * through two images). SIM_BAD_ARGUMENT with a one-line message; SIM_OK without periodic axes. */
+sim_status sim_periodic_check(const sim_params *p, double max_radius, sim_error *err);
+/* The largest radius of s [m] (0 when empty). */
+double sim_state_max_radius(const sim_state *s);
+/* The periods of p's box (sim_period_d above): 2 box_half on p's periodic axes. */
+sim_period_d sim_period_of(const sim_params *p);
+sim_period_f sim_period_to_float(sim_period_d p);
 /* Whether the model has friction (sliding or rolling): bodies then rotate, and contacts keep a
  * history (sim_friction_contact instead of sim_contact_force). */
 int sim_physics_has_friction(const sim_physics *ph);
@@ -214,6 +243,10 @@ static __device__ __forceinline__ float sim_rsqrt_ftz_f(float x) {
 #define SIM_ATM_S_MAX 1e30f
 #define SIM_ATM_H_MAX 1e18f
 #define SIM_ATM_A2_MAX 1e10f
+#define SIM_PER sim_period_f
+#define SIM_RINT(x) rintf(x)
+#define SIM_FLOOR(x) floorf(x)
+#define SIM_PERIOD_SLACK 0x1p-17f
 #include "physics/physics_impl.h"
 
 #define SIM_R double
@@ -236,6 +269,10 @@ static __device__ __forceinline__ float sim_rsqrt_ftz_f(float x) {
 #define SIM_ATM_S_MAX 1e200
 #define SIM_ATM_H_MAX 1e90
 #define SIM_ATM_A2_MAX 1e60
+#define SIM_PER sim_period_d
+#define SIM_RINT(x) rint(x)
+#define SIM_FLOOR(x) floor(x)
+#define SIM_PERIOD_SLACK 0x1p-40
 #include "physics/physics_impl.h"
 
 #endif /* SIM_PHYSICS_H */

@@ -7,6 +7,83 @@
  *
  * Written for C and C++ (nvcc): no compound literals, no designated initialisers. */
 
+/* ---- Periodic axes (physics.h): minimum images, wrapping, and the box tests of culling ----
+ * An image is d - L rint(d / L): exact for the |d| < 2L of two wrapped bodies, since L k is
+ * exact for k in {-1, 0, 1} (the float and double paths, fused or not, give the same bits). On a
+ * walled axis L = 1/L = 0 leaves d as it is; a box with no periodic axis skips it all. */
+
+/* The minimum image of separation d [m] along an axis of period len (inv = 1/len; 0: walls). */
+SIM_HD SIM_R SIM_FN(sim_image)(SIM_R d, SIM_R len, SIM_R inv) {
+    return d - len * SIM_RINT(d * inv);
+}
+
+/* The minimum image of the separation (dx, dy, dz) under the periods *per, in place. */
+SIM_HD void SIM_FN(sim_min_image_in)(SIM_R *dx, SIM_R *dy, SIM_R *dz, const SIM_PER *per) {
+    *dx = SIM_FN(sim_image)(*dx, per->len[0], per->inv[0]);
+    *dy = SIM_FN(sim_image)(*dy, per->len[1], per->inv[1]);
+    *dz = SIM_FN(sim_image)(*dz, per->len[2], per->inv[2]);
+}
+
+/* The same on the periodic axes of ph (none: untouched): the one helper every pair and triple
+ * separation goes through. */
+SIM_HD void SIM_FN(sim_min_image)(SIM_R *dx, SIM_R *dy, SIM_R *dz, const SIM_PH *ph) {
+    if (ph->periodic) {
+        SIM_FN(sim_min_image_in)(dx, dy, dz, &ph->period);
+    }
+}
+
+/* How many periods x [m] lies beyond the box's lower face (-L/2): floor(x / L + 1/2). */
+SIM_HD SIM_R SIM_FN(sim_floor_shift)(SIM_R x, SIM_R inv) {
+    return SIM_FLOOR(x * inv + SIM_K(0.5));
+}
+
+/* Coordinate x [m] wrapped into [-L/2, L/2] on an axis of period len (0: x as it is). */
+SIM_HD SIM_R SIM_FN(sim_wrap_coord)(SIM_R x, SIM_R len, SIM_R inv) {
+    return len > SIM_K(0.0) ? x - len * SIM_FN(sim_floor_shift)(x, inv) : x;
+}
+
+/* The centre of *pos wrapped into the box on the periodic axes of ph (the WRAP phase). */
+SIM_HD void SIM_FN(sim_wrap)(SIM_V4 *pos, const SIM_PH *ph) {
+    if (ph->periodic) {
+        pos->x = SIM_FN(sim_wrap_coord)(pos->x, ph->period.len[0], ph->period.inv[0]);
+        pos->y = SIM_FN(sim_wrap_coord)(pos->y, ph->period.len[1], ph->period.inv[1]);
+        pos->z = SIM_FN(sim_wrap_coord)(pos->z, ph->period.len[2], ph->period.inv[2]);
+    }
+}
+
+/* Whether intervals [alo, ahi] and [blo, bhi] (a tile box's sides, radii included) meet along
+ * an axis of period len (0: walls, the plain test), through any image: their centres' minimum
+ * image within their half-widths summed (true for every separation once those reach L/2).
+ * SIM_PERIOD_SLACK len covers the rounding of the images a kernel takes (a few ulp of L): the
+ * test never drops a pair a sweep would count. Empty boxes (lo = +inf) give NaN: no. */
+SIM_HD int SIM_FN(sim_period_meets)(SIM_R alo, SIM_R ahi, SIM_R blo, SIM_R bhi, SIM_R len,
+                                     SIM_R inv) {
+    if (!(len > SIM_K(0.0))) {
+        return alo <= bhi && blo <= ahi;
+    }
+    const SIM_R d2 = SIM_FN(sim_image)((blo + bhi) - (alo + ahi), len + len, SIM_K(0.5) * inv);
+    const SIM_R w2 = (ahi - alo) + (bhi - blo); /* twice the half-widths */
+    return SIM_FABS(d2) <= w2 + len * SIM_PERIOD_SLACK;
+}
+
+/* The gap [m] between intervals along an axis of period len through the nearest images (0 when
+ * they meet), less the rounding slack; +inf for an empty interval. The ATM cut-off's box
+ * distance (triplet_cull.h). */
+SIM_HD SIM_R SIM_FN(sim_period_gap)(SIM_R alo, SIM_R ahi, SIM_R blo, SIM_R bhi, SIM_R len,
+                                     SIM_R inv) {
+    if (!(len > SIM_K(0.0))) { /* walls: the plain gap, monotone in the corners */
+        const SIM_R g = blo - ahi > alo - bhi ? blo - ahi : alo - bhi;
+        return g > SIM_K(0.0) ? g : SIM_K(0.0);
+    }
+    if (!(ahi >= alo) || !(bhi >= blo)) {
+        return SIM_K(1.0) / SIM_K(0.0);
+    }
+    const SIM_R d2 = SIM_FN(sim_image)((blo + bhi) - (alo + ahi), len + len, SIM_K(0.5) * inv);
+    const SIM_R w2 = (ahi - alo) + (bhi - blo);
+    const SIM_R g = SIM_K(0.5) * (SIM_FABS(d2) - w2) - len * SIM_PERIOD_SLACK;
+    return g > SIM_K(0.0) ? g : SIM_K(0.0);
+}
+
 /* Magnitude of the normal contact force [N] for overlap d > 0 [m], normal relative speed vn
  * [m/s] (< 0 approaching) and effective mass m_eff [kg]; positive = repulsive. Adds the elastic
  * energy (linear k d^2/2, Hertz 2/5 k d^2.5) to *energy if given. Not clamped (see physics.h). */
@@ -41,9 +118,10 @@ SIM_HD SIM_V3 SIM_FN(sim_contact_force)(SIM_V4 pi, SIM_V4 vi, SIM_V4 pj, SIM_V4 
     f.x = SIM_K(0.0);
     f.y = SIM_K(0.0);
     f.z = SIM_K(0.0);
-    const SIM_R dx = pi.x - pj.x;
-    const SIM_R dy = pi.y - pj.y;
-    const SIM_R dz = pi.z - pj.z;
+    SIM_R dx = pi.x - pj.x;
+    SIM_R dy = pi.y - pj.y;
+    SIM_R dz = pi.z - pj.z;
+    SIM_FN(sim_min_image)(&dx, &dy, &dz, ph);
     const SIM_R d2 = dx * dx + dy * dy + dz * dz;
     const SIM_R reach = pi.w + pj.w;
     if (d2 >= reach * reach) {
@@ -80,12 +158,19 @@ SIM_HD SIM_R SIM_FN(sim_wall_axis)(SIM_R x, SIM_R v, SIM_R r, SIM_R m, const SIM
     return f;
 }
 
-/* The six walls [N]; energy gets the walls' elastic energy. */
+/* The walls of the non-periodic axes [N]; energy gets their elastic energy. */
 SIM_HD SIM_V3 SIM_FN(sim_wall_force)(SIM_V4 pos, SIM_V4 vel, const SIM_PH *ph, SIM_R *energy) {
     SIM_V3 f;
-    f.x = SIM_FN(sim_wall_axis)(pos.x, vel.x, pos.w, vel.w, ph, energy);
-    f.y = SIM_FN(sim_wall_axis)(pos.y, vel.y, pos.w, vel.w, ph, energy);
-    f.z = SIM_FN(sim_wall_axis)(pos.z, vel.z, pos.w, vel.w, ph, energy);
+    f.x = f.y = f.z = SIM_K(0.0);
+    if (!(ph->periodic & 1)) {
+        f.x = SIM_FN(sim_wall_axis)(pos.x, vel.x, pos.w, vel.w, ph, energy);
+    }
+    if (!(ph->periodic & 2)) {
+        f.y = SIM_FN(sim_wall_axis)(pos.y, vel.y, pos.w, vel.w, ph, energy);
+    }
+    if (!(ph->periodic & 4)) {
+        f.z = SIM_FN(sim_wall_axis)(pos.z, vel.z, pos.w, vel.w, ph, energy);
+    }
     return f;
 }
 
@@ -241,9 +326,10 @@ SIM_HD int SIM_FN(sim_friction_contact)(SIM_V4 pi, SIM_V4 vi, SIM_V3 wi, SIM_V4 
     force->x = force->y = force->z = SIM_K(0.0);
     torque_i->x = torque_i->y = torque_i->z = SIM_K(0.0);
     torque_j->x = torque_j->y = torque_j->z = SIM_K(0.0);
-    const SIM_R dx = pi.x - pj.x;
-    const SIM_R dy = pi.y - pj.y;
-    const SIM_R dz = pi.z - pj.z;
+    SIM_R dx = pi.x - pj.x;
+    SIM_R dy = pi.y - pj.y;
+    SIM_R dz = pi.z - pj.z;
+    SIM_FN(sim_min_image)(&dx, &dy, &dz, ph);
     const SIM_R d2 = dx * dx + dy * dy + dz * dz;
     const SIM_R reach = pi.w + pj.w;
     if (d2 >= reach * reach || !(d2 > SIM_K(0.0))) {
@@ -302,7 +388,7 @@ SIM_HD int SIM_FN(sim_friction_wall)(SIM_V4 pos, SIM_V4 vel, SIM_V3 w, int wall,
     const SIM_R v = axis == 0 ? vel.x : axis == 1 ? vel.y : vel.z;
     /* Overlap as sim_wall_axis writes it, so that the normal force is the frictionless one. */
     const SIM_R overlap = (wall & 1) ? x + pos.w - ph->box_half : pos.w - ph->box_half - x;
-    if (!(overlap > SIM_K(0.0))) {
+    if (!(overlap > SIM_K(0.0)) || ((ph->periodic >> axis) & 1)) { /* a periodic axis: no wall */
         SIM_FN(sim_contact_history_clear)(h);
         return 0;
     }
@@ -365,8 +451,12 @@ SIM_HD void SIM_FN(sim_verlet_spin)(SIM_V3 *w, SIM_V3 torque, SIM_V4 pos, SIM_R 
  * The forces sum to zero by construction. Cost ~75 flops incl. one rsqrt (no division). */
 SIM_HD void SIM_FN(sim_atm_forces)(SIM_V4 p1, SIM_V4 p2, SIM_V4 p3, const SIM_PH *ph, SIM_V3 *f1,
                                    SIM_V3 *f2, SIM_V3 *f3, SIM_R *energy) {
-    const SIM_R ax = p2.x - p1.x, ay = p2.y - p1.y, az = p2.z - p1.z;
-    const SIM_R bx = p3.x - p2.x, by = p3.y - p2.y, bz = p3.z - p2.z;
+    SIM_R ax = p2.x - p1.x, ay = p2.y - p1.y, az = p2.z - p1.z;
+    SIM_R bx = p3.x - p2.x, by = p3.y - p2.y, bz = p3.z - p2.z;
+    /* Periodic: a and b minimum images, c closes the triangle: the images of one triple (a
+     * triple whose third side is then beyond the cut-off is not within it in any one image). */
+    SIM_FN(sim_min_image)(&ax, &ay, &az, ph);
+    SIM_FN(sim_min_image)(&bx, &by, &bz, ph);
     const SIM_R cx = -(ax + bx), cy = -(ay + by), cz = -(az + bz);
     const SIM_R A = ax * ax + ay * ay + az * az;
     const SIM_R B = bx * bx + by * by + bz * bz;
@@ -468,11 +558,15 @@ SIM_HD SIM_R SIM_FN(sim_atm_pair_term)(SIM_R a2, SIM_R nu3, SIM_R a2_max) {
     return SIM_FN(sim_atm_pair_in_range)(a2, h, a2_max) ? h : SIM_K(0.0);
 }
 
-/* The pair (u, v) as the kernel holds it: difference d = v - u [m], squared distance a2 [m^2],
- * pair term h; all 0 when the pair is dropped or not `valid` (ordering, masked bodies). */
-SIM_HD void SIM_FN(sim_atm_pair)(SIM_V4 u, SIM_V4 v, int valid, SIM_R nu3, SIM_R a2_max, SIM_V3 *d,
-                                 SIM_R *a2, SIM_R *h) {
-    const SIM_R dx = v.x - u.x, dy = v.y - u.y, dz = v.z - u.z;
+/* The pair (u, v) as the kernel holds it: difference d = v - u [m] (its minimum image under *per
+ * when per is not NULL: a periodic box), squared distance a2 [m^2], pair term h; all 0 when the
+ * pair is dropped or not `valid` (ordering, masked bodies). */
+SIM_HD void SIM_FN(sim_atm_pair)(SIM_V4 u, SIM_V4 v, int valid, SIM_R nu3, SIM_R a2_max,
+                                 const SIM_PER *per, SIM_V3 *d, SIM_R *a2, SIM_R *h) {
+    SIM_R dx = v.x - u.x, dy = v.y - u.y, dz = v.z - u.z;
+    if (per != NULL) {
+        SIM_FN(sim_min_image_in)(&dx, &dy, &dz, per);
+    }
     const SIM_R d2 = dx * dx + dy * dy + dz * dz;
     const SIM_R hh = SIM_FN(sim_atm_pair_h)(d2, nu3);
     const int ok = valid && SIM_FN(sim_atm_pair_in_range)(d2, hh, a2_max);
@@ -481,6 +575,18 @@ SIM_HD void SIM_FN(sim_atm_pair)(SIM_V4 u, SIM_V4 v, int valid, SIM_R nu3, SIM_R
     d->z = ok ? dz : SIM_K(0.0);
     *a2 = ok ? d2 : SIM_K(0.0);
     *h = ok ? hh : SIM_K(0.0);
+}
+
+/* Whether a triple's independent pair images a, b, c close (a + b + c = 0 up to rounding: one
+ * image of the triple) rather than wrap around a periodic axis (a + b + c a lattice vector, at
+ * least a period long). Only a cut-off above a third of the period lets three sides within it
+ * wrap (|a| + |b| + |c| >= L), so the kernels ask only then (sim_atm_images_checked). */
+SIM_HD int SIM_FN(sim_atm_images_agree)(SIM_V3 a, SIM_V3 b, SIM_V3 c, const SIM_PER *per) {
+    const SIM_R sx = SIM_FABS(a.x + b.x + c.x), sy = SIM_FABS(a.y + b.y + c.y),
+                sz = SIM_FABS(a.z + b.z + c.z);
+    return (sx <= SIM_K(0.5) * per->len[0] || per->len[0] == SIM_K(0.0)) &&
+           (sy <= SIM_K(0.5) * per->len[1] || per->len[1] == SIM_K(0.0)) &&
+           (sz <= SIM_K(0.5) * per->len[2] || per->len[2] == SIM_K(0.0));
 }
 
 /* One triple from its pairs: A, B, C the squared distances of pairs (1,2), (2,3), (3,1), p = a.b,
@@ -515,13 +621,16 @@ SIM_HD SIM_R SIM_FN(sim_atm_pair_coefficient)(SIM_R w3y_sum, SIM_R a2) {
  * a time exactly as the kernel combines them; nu3 = sim_atm_nu3(nu), a2_max = sim_atm_a2_max
  * (cut-off^2). The CPU tests check the float version against sim_atm_forces_d. */
 SIM_HD void SIM_FN(sim_atm_forces_pairwise)(SIM_V4 p1, SIM_V4 p2, SIM_V4 p3, SIM_R nu3,
-                                            SIM_R a2_max, SIM_V3 *f1, SIM_V3 *f2, SIM_V3 *f3,
-                                            SIM_R *energy) {
+                                            SIM_R a2_max, const SIM_PER *per, SIM_V3 *f1,
+                                            SIM_V3 *f2, SIM_V3 *f3, SIM_R *energy) {
     SIM_V3 a, b, c;
     SIM_R A, B, C, hA, hB, hC, ya, yb, yc;
-    SIM_FN(sim_atm_pair)(p1, p2, 1, nu3, a2_max, &a, &A, &hA);
-    SIM_FN(sim_atm_pair)(p2, p3, 1, nu3, a2_max, &b, &B, &hB);
-    SIM_FN(sim_atm_pair)(p3, p1, 1, nu3, a2_max, &c, &C, &hC);
+    SIM_FN(sim_atm_pair)(p1, p2, 1, nu3, a2_max, per, &a, &A, &hA);
+    SIM_FN(sim_atm_pair)(p2, p3, 1, nu3, a2_max, per, &b, &B, &hB);
+    SIM_FN(sim_atm_pair)(p3, p1, 1, nu3, a2_max, per, &c, &C, &hC);
+    if (per != NULL && !SIM_FN(sim_atm_images_agree)(a, b, c, per)) {
+        hA = SIM_K(0.0); /* the images wrap around the box: no one image of the triple */
+    }
     const SIM_R p = a.x * b.x + a.y * b.y + a.z * b.z;
     const SIM_R q = b.x * c.x + b.y * c.y + b.z * c.z;
     const SIM_R r = c.x * a.x + c.y * a.y + c.z * a.z;
@@ -581,3 +690,7 @@ SIM_HD void SIM_FN(sim_verlet_second)(SIM_V4 *vel, SIM_V3 force, SIM_R dt) {
 #undef SIM_ATM_S_MAX
 #undef SIM_ATM_H_MAX
 #undef SIM_ATM_A2_MAX
+#undef SIM_PER
+#undef SIM_RINT
+#undef SIM_FLOOR
+#undef SIM_PERIOD_SLACK

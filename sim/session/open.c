@@ -342,6 +342,16 @@ static sim_status choose_triplets(sim_session *s, const char *scene, uint32_t n,
     if (!built_around && !mild) {
         return SIM_OK;
     }
+    if (mild && p->periodic != 0 && !(p->atm_cutoff > 0.0)) {
+        /* the scene merely sets a strength: a periodic box is no reason to refuse the run, but
+         * without a cut-off ATM is not defined there (sim_periodic_check refuses asking for it) */
+        snprintf(text, sizeof text,
+                 "triplet forces off: %s sets atm_nu, but in a periodic box ATM needs a cut-off "
+                 "(--atm-cutoff, at most half the box)",
+                 scene);
+        sim_session_notice(s, text);
+        return SIM_OK;
+    }
     if (n > max_n) {
         snprintf(text, sizeof text,
                  "triplet forces off: N = %u is above %u, the most bodies the triplet %s take", n,
@@ -405,6 +415,9 @@ sim_status sim_session_load(sim_session *s, const char *scene, sim_error *err) {
     if (st == SIM_OK) {
         st = choose_triplets(s, scene, state.n, &params, err);
     }
+    if (st == SIM_OK) {
+        st = sim_periodic_check(&params, sim_state_max_radius(&state), err);
+    }
     if (st != SIM_OK) {
         sim_state_free(&state);
         return st;
@@ -436,9 +449,10 @@ static void run_settings(const sim_session *s, char *buf, size_t cap) {
     h = fnv1a(h, s->initial.vel, state_bytes);
     const sim_params *p = &s->params;
     char physics[256];
-    snprintf(physics, sizeof physics, "%.17g %.17g %.17g %d %.17g %.17g %.17g %.17g %.17g %.17g",
-             p->dt, p->stiffness, p->restitution, p->hertz, p->gravity.x, p->gravity.y,
-             p->gravity.z, p->box_half, p->atm_nu, p->atm_cutoff);
+    snprintf(physics, sizeof physics,
+             "%.17g %.17g %.17g %d %.17g %.17g %.17g %.17g %.17g %.17g %d", p->dt, p->stiffness,
+             p->restitution, p->hertz, p->gravity.x, p->gravity.y, p->gravity.z, p->box_half,
+             p->atm_nu, p->atm_cutoff, p->periodic);
     h = fnv1a(h, physics, strlen(physics));
     const sim_backend_config *c = &s->config;
     snprintf(buf, cap,

@@ -25,6 +25,7 @@ typedef struct {
     uint64_t seq;
     uint64_t step;
     double time, box_half;
+    int periodic;
 } dump_slot;
 
 struct sim_dump {
@@ -61,7 +62,7 @@ static sim_status write_slot(sim_dump *d, dump_slot *s, sim_error *err) {
                             d->path, d->n);
         }
     }
-    sim_traj_frame f = {d->n, s->step, s->time, s->box_half, NULL, NULL, NULL, NULL};
+    sim_traj_frame f = {d->n, s->step, s->time, s->box_half, NULL, NULL, NULL, NULL, s->periodic};
     sim_capture_user_order(&s->cap, d->user_pos, d->user_vel, d->user_force, &f.pos, &f.vel,
                            &f.force);
     f.spin = sim_capture_user_spin(&s->cap, d->user_spin);
@@ -223,6 +224,7 @@ sim_status sim_dump_frame(sim_dump *d, sim_backend *backend, uint64_t frame, uin
     s->step = steps;
     s->time = sim_time;
     s->box_half = sim_backend_get_params(backend)->box_half;
+    s->periodic = sim_backend_get_params(backend)->periodic;
     s->seq = d->next_seq++;
     s->state = SLOT_QUEUED;
     const double cost = sim_now_ms() - t0;

@@ -351,6 +351,7 @@ sim_status sim_backend_create(const sim_backend_config *config, const sim_params
         return sim_fail(err, SIM_BAD_ARGUMENT, "the scene has no bodies");
     }
     SIM_TRY(sim_params_check(params, err));
+    SIM_TRY(sim_periodic_check(params, sim_state_max_radius(initial), err));
     SIM_TRY(check_multi(config, err));
     SIM_TRY(check_friction(config, params, err));
     sim_status st;
@@ -455,6 +456,7 @@ sim_status sim_backend_set_params(sim_backend *b, const sim_params *p, sim_error
     SIM_ASSERT(b != NULL && p != NULL);
     SIM_TRY(sim_params_check(p, err));
     SIM_TRY(check_friction(&b->config, p, err));
+    SIM_TRY(sim_periodic_check(p, 0.0, err)); /* the bodies' radii: set_state and create */
     /* New params may need the triplet map's plan (triplets turned on, the cut-off removed). */
     if (p->triplets && !b->triplet_planned) {
         SIM_TRY(sim_backend_plan_maps(b, b->config.pair_map, b->config.triplet_map, p, err));
@@ -478,6 +480,7 @@ sim_status sim_backend_set_state(sim_backend *b, const sim_state *state, sim_err
         return sim_fail(err, SIM_BAD_ARGUMENT, "state has %u bodies, backend holds %u", state->n,
                         b->n);
     }
+    SIM_TRY(sim_periodic_check(&b->params, sim_state_max_radius(state), err));
     SIM_TRY(b->ops->set_state(b, state, err));
     SIM_TRY(keep_spin(b, state, err));
     if (b->stepper.ops == NULL) {

@@ -95,12 +95,13 @@ static sim_step_shape shape_of(const sim_backend *b) {
     f.triplets = b->params.triplets != 0;
     f.ranks = b->rank.world > 1;
     f.friction = sim_params_have_friction(&b->params);
+    f.wrapped = b->params.periodic != 0;
     return f;
 }
 
 /* Phases a step of this shape marks. */
 static int phases_of(const sim_step_shape *f) {
-    return 3 + 2 * f->culled + f->listed + f->tculled + f->triplets + f->ranks;
+    return 3 + f->wrapped + 2 * f->culled + f->listed + f->tculled + f->triplets + f->ranks;
 }
 
 static sim_sweep pair_sweep(const sim_step_shape *f) {
@@ -405,6 +406,10 @@ static sim_status run_step(sim_backend *b, int k, const sim_step_shape *f,
     s->clock.steps_since_sort++;
     SIM_TRY(o->verlet_first(b, err));
     SIM_TRY(mark(b, SIM_PHASE_FIRST, -1, 0, err));
+    if (f->wrapped) {
+        SIM_TRY(o->wrap(b, err));
+        SIM_TRY(mark(b, SIM_PHASE_WRAP, -1, 0, err));
+    }
     int sorted = 0;
     SIM_TRY(force_phases(b, f, 1, watch, &sorted, err));
     s->step_sorted[k] = (unsigned char)sorted;

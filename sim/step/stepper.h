@@ -12,6 +12,9 @@
  *
  *   FIRST          save the step's start (long steps only), first half kick and drift (with
  *                  neighbour lists: each body's displacement since the lists' build checked)
+ *   WRAP           periodic axes (sim_params.periodic): centres back into the box, before the
+ *                  boxes of SORT and CULL are made (the neighbour lists' displacement check
+ *                  takes minimum images: a wrapped body has not moved a period)
  *   SORT           culled, when due: the bodies re-sorted along the Morton curve
  *   CULL           culled: tile boxes and culling passes -> the tile-pair list (with neighbour
  *                  lists only when they are rebuilt: boxes inflated by half the skin)
@@ -41,10 +44,8 @@
  *
  * Where a new phase goes: a row in SIM_PHASE_LIST (its name and the sim_frame_timing field its
  * time adds to), a primitive in sim_step_ops, its call in stepper.c where the row sits in the
- * order, and its state in the backend's save / restore (NEIGHBOURS is one: sim/nlist/nlist.h).
- * Designed for, not built:
- *  - periodic boundaries: a WRAP row after FIRST (positions back into the box, before the boxes
- *    of SORT and CULL are made). */
+ * order, and its state in the backend's save / restore (NEIGHBOURS is one: sim/nlist/nlist.h;
+ * WRAP, periodic boundaries' positions back into the box, another). */
 #ifndef SIM_STEPPER_H
 #define SIM_STEPPER_H
 
@@ -87,6 +88,7 @@ extern "C" {
 /* The phases of a step, in order: id, name, the sim_frame_timing field its time is added to. */
 #define SIM_PHASE_LIST(X)                                                                          \
     X(FIRST, "verlet_first", integrate_ms)                                                         \
+    X(WRAP, "wrap", integrate_ms)                                                                  \
     X(SORT, "sort", sort_ms)                                                                       \
     X(CULL, "cull", cull_ms)                                                                       \
     X(NEIGHBOURS, "neighbours", nlist_ms)                                                          \
@@ -176,6 +178,7 @@ typedef struct {
     int triplets; /* ATM forces on */
     int ranks;    /* several ranks: the REDUCE phase runs */
     int friction; /* friction on: bodies spin, contacts keep histories (commit_history) */
+    int wrapped;  /* periodic axes: the WRAP phase runs */
 } sim_step_shape;
 
 /* The primitives a backend gives the stepper. Every one enqueues work and returns at once on
@@ -194,6 +197,8 @@ typedef struct sim_step_ops {
     sim_status (*elapsed)(sim_backend *b, int from, int to, double *ms, sim_error *err);
     /* The phases. */
     sim_status (*verlet_first)(sim_backend *b, sim_error *err);
+    /* Centres back into the box on the periodic axes; called only when some axis is. */
+    sim_status (*wrap)(sim_backend *b, sim_error *err);
     sim_status (*sort)(sim_backend *b, sim_error *err);
     sim_status (*cull)(sim_backend *b, unsigned flags, sim_error *err);
     /* The neighbour lists from the tile-pair list: rebuilt when a body moved more than half the
