@@ -168,7 +168,9 @@ static void check_contacts(const sim_state *s, const char *name) {
         walls += SIM_CONTACT_IS_WALL(c->j);
     }
     ENSURE_MSG(ordered, "%s: contacts not each once, owner first, sorted", name);
-    ENSURE_MSG(s->contact_count > s->n / 2 && walls > 0, "%s: %llu contacts, %d with walls", name,
+    /* the dense boxes hold ~1.5 contacts per body, the poured heap (its column still settling,
+     * its carpet on the floor) ~0.4 */
+    ENSURE_MSG(s->contact_count > s->n / 3 && walls > 0, "%s: %llu contacts, %d with walls", name,
                (unsigned long long)s->contact_count, walls);
 }
 
@@ -374,7 +376,9 @@ static void test_friction_off_bits(void) {
     const uint32_t n = sc.s.n;
     sim_params off = sc.p;
     off.friction = off.rolling_friction = 0.0;
-    const sim_backend_config g = config(SIM_BACKEND_CUDA, SIM_PAIR_MAP_LTM, 64, 1, 0, 0);
+    /* unculled: the bodies stay in the user's order (a culled backend's sort is stable, so its
+     * order after set_state keeps traces of the frame each ran, and the sums their order) */
+    const sim_backend_config g = config(SIM_BACKEND_CUDA, SIM_PAIR_MAP_LTM, 64, 0, 0, 0);
     sim_error err = {SIM_OK, ""};
     sim_backend *a = test_backend_make(&g, &off, &sc.s, "frictionless");
     sim_backend *b = test_backend_make(&g, &sc.p, &sc.s, "frictional");
