@@ -19,9 +19,9 @@
  * --skin: the neighbour lists' skin [m] (0: culled tile pairs, no lists; default auto, as nbsim);
  * --nlist: their kind (sim_nlist_kind); --count 0: the sweeps do not count their tests and
  * touching pairs (to time what counting costs); --periodic: the scene's box periodic on those axes
- * (xz, xyz: as nbsim's flag; scripts/gpu_periodic.sh times it against the walls). The CSV adds what the lists did over the timed
- * frames (rebuilds, the skin, bytes per body, tests and touching pairs per step) before its last
- * three columns, which stay timed_steps, mean_step_ms and wall_step_ms.
+ * (xz, xyz: as nbsim's flag; scripts/gpu_periodic.sh times it against the walls). The CSV adds what
+ * the lists did over the timed frames (rebuilds, the skin, bytes per body, tests and touching pairs
+ * per step) before its last three columns, which stay timed_steps, mean_step_ms and wall_step_ms.
  *
  * Scenes are the built-in ones, except `dense`: a resting simple-cubic pack (pitch 1.2 m, radii
  * 0.60-0.61 m, so every face neighbour touches with an overlap of at most 2 cm: ~6 contacts per
@@ -60,7 +60,7 @@ static int usage(const char *why) {
 static int parse(int argc, char **argv, options *o) {
     *o = (options){
         SIM_BACKEND_CUDA,  "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, "", -1.0,
-        SIM_NLIST_DEFAULT, 1, NULL};
+        SIM_NLIST_DEFAULT, 1,     NULL};
     for (int a = 1; a < argc; ++a) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (v == NULL) {

@@ -163,8 +163,8 @@ static void test_contacts_over_time(void) {
             ENSURE(sim_backend_read_state(b, &now, NULL, &err) == SIM_OK);
             int inside = 1;
             for (uint32_t i = 0; i < n; ++i) {
-                inside &= fabs(now.pos[i].x) <= h && fabs(now.pos[i].y) <= h &&
-                          fabs(now.pos[i].z) <= h;
+                inside &=
+                    fabs(now.pos[i].x) <= h && fabs(now.pos[i].y) <= h && fabs(now.pos[i].z) <= h;
             }
             ENSURE(sim_backend_set_state(probe, &now, &err) == SIM_OK);
             uint64_t na, nb;

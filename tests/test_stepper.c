@@ -218,11 +218,10 @@ static int fake_culls_triplets(const sim_backend *b) {
 }
 
 static sim_step_ops fake_ops = {
-    fake_begin,    fake_mark,        fake_wait,  fake_elapsed,        fake_first,
-    fake_wrap,     fake_sort,        fake_cull,  fake_neighbours,     fake_sweep,
-    fake_tcull,    fake_reduce,      fake_body,  fake_second,         fake_end,
-    fake_measure,  fake_grow,        fake_save,  fake_restore,        fake_list_blocks,
-    fake_guess,    fake_culls_triplets,
+    fake_begin,   fake_mark,        fake_wait,       fake_elapsed,        fake_first, fake_wrap,
+    fake_sort,    fake_cull,        fake_neighbours, fake_sweep,          fake_tcull, fake_reduce,
+    fake_body,    fake_second,      fake_end,        fake_measure,        fake_grow,  fake_save,
+    fake_restore, fake_list_blocks, fake_guess,      fake_culls_triplets,
 };
 
 /* A fake of N = 2560 bodies (40 pair tiles of 64, 80 triplet tiles), the ltm and tetra maps;
@@ -609,9 +608,9 @@ static void test_timing(void) {
     setup u = {1, 1, 2, 0, 2, 4, 1.0, 0.0};
     fake *f = make(&u);
     const double c[SIM_PHASE_COUNT] = {
-        [SIM_PHASE_FIRST] = 1.0,        [SIM_PHASE_WRAP] = 0.5,     [SIM_PHASE_SORT] = 2.0,
+        [SIM_PHASE_FIRST] = 1.0,        [SIM_PHASE_WRAP] = 0.5,       [SIM_PHASE_SORT] = 2.0,
         [SIM_PHASE_CULL] = 3.0,         [SIM_PHASE_NEIGHBOURS] = 4.0, [SIM_PHASE_CONTACTS] = 0.0,
-        [SIM_PHASE_TRIPLET_CULL] = 5.0, [SIM_PHASE_TRIPLETS] = 0.0, [SIM_PHASE_REDUCE] = 7.0,
+        [SIM_PHASE_TRIPLET_CULL] = 5.0, [SIM_PHASE_TRIPLETS] = 0.0,   [SIM_PHASE_REDUCE] = 7.0,
         [SIM_PHASE_SECOND] = 8.0};
     memcpy(f->cost, c, sizeof c);
     f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25; /* 100 entries: 25 ms */

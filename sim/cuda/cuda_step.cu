@@ -362,11 +362,11 @@ int cuda_culls_triplets(const sim_backend *base) {
 
 /* In sim_step_ops' order (no designated initializers before C++20). */
 const sim_step_ops sim_cuda_step_ops = {
-    cuda_begin_frame,   cuda_mark,          cuda_wait_mark,   cuda_elapsed,     cuda_verlet_first,
-    cuda_wrap,          cuda_sort,          cuda_cull,        cuda_neighbours,  cuda_sweep,
-    cuda_triplet_cull,  cuda_reduce,        cuda_body_forces, cuda_verlet_second, cuda_end_frame,
-    sim_cuda_measure,   sim_cuda_grow_list, cuda_save,        cuda_restore,     cuda_list_blocks,
-    cuda_guess_rate,    cuda_culls_triplets,
+    cuda_begin_frame,  cuda_mark,           cuda_wait_mark,   cuda_elapsed,       cuda_verlet_first,
+    cuda_wrap,         cuda_sort,           cuda_cull,        cuda_neighbours,    cuda_sweep,
+    cuda_triplet_cull, cuda_reduce,         cuda_body_forces, cuda_verlet_second, cuda_end_frame,
+    sim_cuda_measure,  sim_cuda_grow_list,  cuda_save,        cuda_restore,       cuda_list_blocks,
+    cuda_guess_rate,   cuda_culls_triplets,
 };
 
 void sim_cuda_events_free(cuda_backend *b) {

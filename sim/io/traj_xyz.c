@@ -9,9 +9,9 @@
  *   pbc="F F F"                                                             (one line)
  *   X 1 0.5 -1.25 3 2 0 0 1.04719755 0 0 0.5 0.523598776 0.523598776 0 0 0
  *
- * The lattice is the box (pbc "T" on its periodic axes, "F" where it has walls); Origin is OVITO's key for the
- * cell's corner (ASE keeps it in atoms.info). Property names are the readers' own, and where
- * OVITO and ASE name a quantity differently both columns are written: OVITO maps species, id,
+ * The lattice is the box (pbc "T" on its periodic axes, "F" where it has walls); Origin is OVITO's
+ * key for the cell's corner (ASE keeps it in atoms.info). Property names are the readers' own, and
+ * where OVITO and ASE name a quantity differently both columns are written: OVITO maps species, id,
  * pos, velo, radius, mass and forces to its Particle Type, Particle Identifier, Position,
  * Velocity, Radius, Mass and Force; ASE takes species as the symbols (X: its dummy element),
  * pos as positions, and reads velocities only as momenta / masses (its get_velocities and
@@ -39,14 +39,13 @@ static sim_status xyz_write(sim_traj_writer *w, const sim_traj_frame *f, sim_err
         params[0] = ' ';
         traj_params_text(params + 1, sizeof params - 1, &w->params, "nbsim_", 1);
     }
-    const int len =
-        snprintf(header, sizeof header,
-                 "%u\nLattice=\"%s 0 0 0 %s 0 0 0 %s\" Origin=\"%s %s %s\" "
-                 "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:momenta:R:3:radius:R:1:mass:R:1:"
-                 "masses:R:1:forces:R:3 Time=%s Step=%llu pbc=\"%c %c %c\"%s\n",
-                 f->n, L, L, L, h, h, h, t, (unsigned long long)f->step,
-                 (f->periodic & 1) ? 'T' : 'F', (f->periodic & 2) ? 'T' : 'F',
-                 (f->periodic & 4) ? 'T' : 'F', params);
+    const int len = snprintf(
+        header, sizeof header,
+        "%u\nLattice=\"%s 0 0 0 %s 0 0 0 %s\" Origin=\"%s %s %s\" "
+        "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:momenta:R:3:radius:R:1:mass:R:1:"
+        "masses:R:1:forces:R:3 Time=%s Step=%llu pbc=\"%c %c %c\"%s\n",
+        f->n, L, L, L, h, h, h, t, (unsigned long long)f->step, (f->periodic & 1) ? 'T' : 'F',
+        (f->periodic & 2) ? 'T' : 'F', (f->periodic & 4) ? 'T' : 'F', params);
     SIM_ASSERT(len > 0 && (size_t)len < sizeof header);
     return traj_text_frame(w, header, (size_t)len, f, err);
 }
