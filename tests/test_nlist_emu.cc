@@ -490,7 +490,6 @@ static void test_drift(void) {
     ENSURE(flag == 1u);
 }
 
-
 /* A periodic box (issue 22), all axes and x and z: bodies dense against every face (the box of
  * half-width 5 m filled edge to edge), tile pairs culled through images (sim_cull_overlap_p), the
  * lists built through them, each holding exactly the pairs near through their minimum image; the
@@ -576,9 +575,9 @@ static void test_periodic(void) {
                 std::vector<sim_vec3d> ref(st.n, sim_vec3d{0.0, 0.0, 0.0});
                 for (uint32_t i = 0; i < st.n; ++i) {
                     for (uint32_t j = 0; j < i; ++j) {
-                        const sim_vec3d fij = sim_contact_force_d(
-                            to_d(b.pos[i]), to_d(b.vel[i]), to_d(b.pos[j]), to_d(b.vel[j]), &phd,
-                            nullptr);
+                        const sim_vec3d fij =
+                            sim_contact_force_d(to_d(b.pos[i]), to_d(b.vel[i]), to_d(b.pos[j]),
+                                                to_d(b.vel[j]), &phd, nullptr);
                         ref[i].x += fij.x, ref[i].y += fij.y, ref[i].z += fij.z;
                         ref[j].x -= fij.x, ref[j].y -= fij.y, ref[j].z -= fij.z;
                     }

@@ -129,16 +129,16 @@ static void test_params(void) {
     static const struct {
         const char *text;
         int axes;
-    } good[] = {{"x", 1}, {"y", 2}, {"z", 4}, {"xz", 5}, {"x,z", 5}, {"x, y, z", 7},
-                {"zyx", 7}, {"none", 0}, {"y,x", 3}};
+    } good[] = {{"x", 1},       {"y", 2},   {"z", 4},    {"xz", 5}, {"x,z", 5},
+                {"x, y, z", 7}, {"zyx", 7}, {"none", 0}, {"y,x", 3}};
     for (size_t k = 0; k < sizeof good / sizeof good[0]; ++k) {
         p.periodic = -1;
         ENSURE_MSG(sim_param_set(&p, SIM_PARAM_PERIODIC, good[k].text, &err) == SIM_OK &&
                        p.periodic == good[k].axes,
                    "'%s' -> %d", good[k].text, p.periodic);
     }
-    static const char *const bad[] = {"", "w", "xx", "x,x", "xyzx", "none,x", "X", "1", "auto",
-                                      ",", "x;z"};
+    static const char *const bad[] = {"",  "w", "xx",   "x,x", "xyzx", "none,x",
+                                      "X", "1", "auto", ",",   "x;z"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
         ENSURE_MSG(sim_param_set(&p, SIM_PARAM_PERIODIC, bad[k], &err) == SIM_BAD_ARGUMENT &&
                        strstr(err.message, "periodic axes") != NULL,
@@ -264,7 +264,8 @@ static void test_pair_across(void) {
                     sim_vec3d *f = test_backend_forces(bk, 2);
                     ENSURE_MSG(fabs(f[0].x - fi.x) + fabs(f[0].y - fi.y) + fabs(f[0].z - fi.z) <=
                                        1e-12 * mag &&
-                                   fabs(f[1].x + fi.x) + fabs(f[1].y + fi.y) + fabs(f[1].z + fi.z) <=
+                                   fabs(f[1].x + fi.x) + fabs(f[1].y + fi.y) +
+                                           fabs(f[1].z + fi.z) <=
                                        1e-12 * mag,
                                "direction (%d %d %d), path %d", dx, dy, dz, path);
                     free(f);
@@ -294,8 +295,8 @@ static void brute_forces(const sim_params *p, const sim_state *s, sim_vec3d *f) 
                                   s->pos[j].w};
             sim_physics none = ph;
             none.periodic = 0;
-            const sim_vec3d fij = sim_contact_force_d(s->pos[i], s->vel[i], pj, s->vel[j], &none,
-                                                      NULL);
+            const sim_vec3d fij =
+                sim_contact_force_d(s->pos[i], s->vel[i], pj, s->vel[j], &none, NULL);
             f[i].x += fij.x;
             f[i].y += fij.y;
             f[i].z += fij.z;
@@ -688,7 +689,8 @@ static int lammps_atm(const sim_state *s, double h, const char *bounds, double n
     FILE *o = fopen(data, "w");
     ENSURE(o != NULL);
     fprintf(o, "nbsim periodic ATM\n\n%u atoms\n1 atom types\n\n", s->n);
-    fprintf(o, "%.17g %.17g xlo xhi\n%.17g %.17g ylo yhi\n%.17g %.17g zlo zhi\n\nAtoms # atomic\n\n",
+    fprintf(o,
+            "%.17g %.17g xlo xhi\n%.17g %.17g ylo yhi\n%.17g %.17g zlo zhi\n\nAtoms # atomic\n\n",
             -h, h, -h, h, -h, h);
     for (uint32_t i = 0; i < s->n; ++i) {
         fprintf(o, "%u 1 %.17g %.17g %.17g\n", i + 1, s->pos[i].x, s->pos[i].y, s->pos[i].z);
@@ -715,8 +717,8 @@ static int lammps_atm(const sim_state *s, double h, const char *bounds, double n
         }
         unsigned id;
         double x, y, z, fx, fy, fz;
-        if (atoms && sscanf(line, "%u %lf %lf %lf %lf %lf %lf", &id, &x, &y, &z, &fx, &fy, &fz) ==
-                         7 &&
+        if (atoms &&
+            sscanf(line, "%u %lf %lf %lf %lf %lf %lf", &id, &x, &y, &z, &fx, &fy, &fz) == 7 &&
             id >= 1 && id <= s->n) {
             f[id - 1] = (sim_vec3d){fx, fy, fz};
             ++got;

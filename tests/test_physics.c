@@ -427,8 +427,8 @@ static float atm_pairwise_f(const sim_vec4d p[3], const sim_physics *ph, sim_vec
     const float nu3 = sim_atm_nu3_f((float)ph->atm_nu);
     const float a2_max = sim_atm_a2_max_f((float)(ph->atm_cutoff * ph->atm_cutoff));
     float e = 0.0f;
-    sim_atm_forces_pairwise_f(to_f(p[0]), to_f(p[1]), to_f(p[2]), nu3, a2_max, NULL, &f[0], &f[1], &f[2],
-                              &e);
+    sim_atm_forces_pairwise_f(to_f(p[0]), to_f(p[1]), to_f(p[2]), nu3, a2_max, NULL, &f[0], &f[1],
+                              &f[2], &e);
     return e;
 }
 

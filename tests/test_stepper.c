@@ -609,9 +609,9 @@ static void test_timing(void) {
     setup u = {1, 1, 2, 0, 2, 4, 1.0, 0.0};
     fake *f = make(&u);
     const double c[SIM_PHASE_COUNT] = {
-        [SIM_PHASE_FIRST] = 1.0,        [SIM_PHASE_WRAP] = 0.5,     [SIM_PHASE_SORT] = 2.0,
+        [SIM_PHASE_FIRST] = 1.0,        [SIM_PHASE_WRAP] = 0.5,       [SIM_PHASE_SORT] = 2.0,
         [SIM_PHASE_CULL] = 3.0,         [SIM_PHASE_NEIGHBOURS] = 4.0, [SIM_PHASE_CONTACTS] = 0.0,
-        [SIM_PHASE_TRIPLET_CULL] = 5.0, [SIM_PHASE_TRIPLETS] = 0.0, [SIM_PHASE_REDUCE] = 7.0,
+        [SIM_PHASE_TRIPLET_CULL] = 5.0, [SIM_PHASE_TRIPLETS] = 0.0,   [SIM_PHASE_REDUCE] = 7.0,
         [SIM_PHASE_SECOND] = 8.0};
     memcpy(f->cost, c, sizeof c);
     f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25; /* 100 entries: 25 ms */

@@ -659,13 +659,11 @@ sim_status launch(const TILES &tiles, dim3 grid, cudaStream_t stream, const sim_
     const float nu3 = sim_atm_nu3_f(ph->atm_nu);
     const float a2_max = sim_atm_a2_max_f(ph->atm_cutoff2);
     if (ph->atm_cutoff2 > 0.0f) {
-        triplet_kernel<TILES, ENERGY, true>
-            <<<grid, kThreads, 0, stream>>>(tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max,
-                                            atm_box_of(ph));
+        triplet_kernel<TILES, ENERGY, true><<<grid, kThreads, 0, stream>>>(
+            tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max, atm_box_of(ph));
     } else {
-        triplet_kernel<TILES, ENERGY, false>
-            <<<grid, kThreads, 0, stream>>>(tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max,
-                                            atm_box_of(ph));
+        triplet_kernel<TILES, ENERGY, false><<<grid, kThreads, 0, stream>>>(
+            tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max, atm_box_of(ph));
     }
     SIM_CUDA_CHECK_LAUNCH(ENERGY ? "triplet_kernel<energy>" : "triplet_kernel");
     return SIM_OK;
@@ -746,10 +744,9 @@ sim_status launch_culled(const sim_gpu_bodies *b, const sim_physics_f *ph, const
     SIM_TRY(culled_setup(c, ph, flags, share, &a, err));
     SIM_CUDA_TRY(cudaMemsetAsync(&c->counts->cursor, 0, sizeof c->counts->cursor, stream));
     const unsigned grid = c->sweep_grid > 0 ? (unsigned)c->sweep_grid : 1u;
-    triplet_culled_kernel<ENERGY><<<grid, kThreads, 0, stream>>>(a, b->pos, b->force, d_energy,
-                                                                 b->n, sim_atm_nu3_f(ph->atm_nu),
-                                                                 sim_atm_a2_max_f(ph->atm_cutoff2),
-                                                                 atm_box_of(ph));
+    triplet_culled_kernel<ENERGY><<<grid, kThreads, 0, stream>>>(
+        a, b->pos, b->force, d_energy, b->n, sim_atm_nu3_f(ph->atm_nu),
+        sim_atm_a2_max_f(ph->atm_cutoff2), atm_box_of(ph));
     SIM_CUDA_CHECK_LAUNCH(ENERGY ? "triplet_culled_kernel<energy>" : "triplet_culled_kernel");
     return SIM_OK;
 }

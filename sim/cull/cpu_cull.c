@@ -244,8 +244,8 @@ sim_status sim_cpu_cull_passes(sim_cpu_cull *c, const sim_backend *b, double pad
     }
     /* Second pass: the tile pairs inside each surviving super-tile pair, one block each. */
     for (size_t k = 0; two && k < c->super_pairs.count; ++k) {
-        SIM_TRY(cull_block(c->super_pairs.v[k], b->tiles, c->boxes, per, row0, row1, &c->tiles,
-                           err));
+        SIM_TRY(
+            cull_block(c->super_pairs.v[k], b->tiles, c->boxes, per, row0, row1, &c->tiles, err));
     }
     return SIM_OK;
 }

@@ -161,7 +161,8 @@ sim_status sim_cpu_tcull_build(sim_cpu_tcull *c, const sim_backend *b, const sim
     sim_plan_walk w = sim_plan_walk_begin(&b->tcull_plan, (sim_pair_map)b->config.pair_map);
     sim_tile2 group;
     while (sim_plan_walk_next(&w, &group)) {
-        SIM_TRY(pass_block(group, b->tcull_items, two ? c->supers : c->boxes, limit, per, top, err));
+        SIM_TRY(
+            pass_block(group, b->tcull_items, two ? c->supers : c->boxes, limit, per, top, err));
     }
     for (size_t k = 0; two && k < c->super_pairs.count; ++k) {
         SIM_TRY(pass_block(c->super_pairs.v[k], c->n_tiles, c->boxes, limit, per, &c->pairs, err));

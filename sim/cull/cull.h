@@ -87,7 +87,8 @@ SIM_HD const sim_period_f *sim_period_or_null(const sim_period_f *per) {
 
 /* The same in a box with periodic axes (per: its periods; NULL, none): on a periodic axis the
  * boxes meet through any image, across a face, an edge or a corner (sim_period_meets_f). */
-SIM_HD int sim_cull_overlap_p(const sim_cull_box *a, const sim_cull_box *b, const sim_period_f *per) {
+SIM_HD int sim_cull_overlap_p(const sim_cull_box *a, const sim_cull_box *b,
+                              const sim_period_f *per) {
     if (per == NULL) {
         return sim_cull_overlap(a, b);
     }

@@ -155,8 +155,7 @@ __global__ void __launch_bounds__(kCullThreads)
         return;
     }
     sim_tile2 pair = {0u, 0u};
-    const bool keep =
-        test_pair(group, count, boxes, per, &pair) && pair.i >= row0 && pair.i < row1;
+    const bool keep = test_pair(group, count, boxes, per, &pair) && pair.i >= row0 && pair.i < row1;
     const uint32_t lane = (threadIdx.y * kGroup + threadIdx.x) & 31u;
     sim_cull_append(keep, pair, lane, out, cap, out_count);
 }
@@ -284,9 +283,8 @@ sim_status sim_gpu_cull_top(const sim_gpu_cull *c, const sim_map_plan *plan, int
         switch (map) {
 #define SIM_PAIR_CASE(id, name, label, paper)                                                      \
     case SIM_PAIR_MAP_##id:                                                                        \
-        cull_map_kernel<SIM_PAIR_MAP_##id>                                                         \
-            <<<grid, block, 0, s>>>(boxes, count, row0, row1, *l, out, cap, out_count, gate,      \
-                                    c->period);                                                    \
+        cull_map_kernel<SIM_PAIR_MAP_##id><<<grid, block, 0, s>>>(                                 \
+            boxes, count, row0, row1, *l, out, cap, out_count, gate, c->period);                   \
         break;
             SIM_PAIR_MAP_LIST(SIM_PAIR_CASE)
 #undef SIM_PAIR_CASE

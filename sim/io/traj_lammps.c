@@ -16,11 +16,12 @@
  *   ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz
  *   1 1 0.5 -1.25 3 0 0 0 0.5 0.523598776 0 0 0
  *
- * "ff" marks fixed (non-periodic) boundaries: nbsim's walls; "pp" a periodic axis (--periodic). TIMESTEP is the step count, TIME
- * the simulated time [s] (LAMMPS's `units si`). OVITO and ASE read these columns by name; every
- * sphere has type 1 (ASE refuses a dump without a type or element column, and VMD and most
- * scripts expect one). ITEM: NBSIM PARAMETERS (sim_traj_writer_open_params: the run's physics,
- * for continuing it) is nbsim's own item; OVITO, ASE and VMD skip items they do not know.
+ * "ff" marks fixed (non-periodic) boundaries: nbsim's walls; "pp" a periodic axis (--periodic).
+ * TIMESTEP is the step count, TIME the simulated time [s] (LAMMPS's `units si`). OVITO and ASE read
+ * these columns by name; every sphere has type 1 (ASE refuses a dump without a type or element
+ * column, and VMD and most scripts expect one). ITEM: NBSIM PARAMETERS
+ * (sim_traj_writer_open_params: the run's physics, for continuing it) is nbsim's own item; OVITO,
+ * ASE and VMD skip items they do not know.
  *
  * Reading accepts what LAMMPS writes for granular runs: positions as x y z, xu yu zu (unwrapped)
  * or xs ys zs (scaled to the box); `radius` or `diameter`; `mass`, else `density`; atoms in any

@@ -9,9 +9,9 @@
  *   pbc="F F F"                                                             (one line)
  *   X 1 0.5 -1.25 3 2 0 0 1.04719755 0 0 0.5 0.523598776 0.523598776 0 0 0
  *
- * The lattice is the box (pbc "T" on its periodic axes, "F" where it has walls); Origin is OVITO's key for the
- * cell's corner (ASE keeps it in atoms.info). Property names are the readers' own, and where
- * OVITO and ASE name a quantity differently both columns are written: OVITO maps species, id,
+ * The lattice is the box (pbc "T" on its periodic axes, "F" where it has walls); Origin is OVITO's
+ * key for the cell's corner (ASE keeps it in atoms.info). Property names are the readers' own, and
+ * where OVITO and ASE name a quantity differently both columns are written: OVITO maps species, id,
  * pos, velo, radius, mass and forces to its Particle Type, Particle Identifier, Position,
  * Velocity, Radius, Mass and Force; ASE takes species as the symbols (X: its dummy element),
  * pos as positions, and reads velocities only as momenta / masses (its get_velocities and

@@ -190,8 +190,8 @@ __global__ void __launch_bounds__(kThreads)
     check_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, const sim_vec4f *__restrict__ ref,
                  float h2, uint32_t *__restrict__ rebuild, sim_period_f per = sim_period_f()) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
-    const bool moved =
-        i < n && sim_nlist_moved_pf(sim_ld4(pos + i), sim_ld4(ref + i), h2, sim_period_or_null(&per));
+    const bool moved = i < n && sim_nlist_moved_pf(sim_ld4(pos + i), sim_ld4(ref + i), h2,
+                                                   sim_period_or_null(&per));
     if (__any_sync(SIM_FULL_MASK, moved) && lane_id() == 0u) {
         *rebuild = 1u;
     }
@@ -656,8 +656,8 @@ uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l) {
 
 sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
                                cudaStream_t s, sim_error *err) {
-    drift_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt, l->ref,
-                                                        half_skin2(l), &l->counts->rebuild, l->period);
+    drift_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(
+        b->pos, b->vel, b->force, b->n, dt, l->ref, half_skin2(l), &l->counts->rebuild, l->period);
     SIM_CUDA_CHECK_LAUNCH("nlist drift_kernel");
     return SIM_OK;
 }

@@ -57,7 +57,7 @@ SIM_HD void SIM_FN(sim_wrap)(SIM_V4 *pos, const SIM_PH *ph) {
  * SIM_PERIOD_SLACK len covers the rounding of the images a kernel takes (a few ulp of L): the
  * test never drops a pair a sweep would count. Empty boxes (lo = +inf) give NaN: no. */
 SIM_HD int SIM_FN(sim_period_meets)(SIM_R alo, SIM_R ahi, SIM_R blo, SIM_R bhi, SIM_R len,
-                                     SIM_R inv) {
+                                    SIM_R inv) {
     if (!(len > SIM_K(0.0))) {
         return alo <= bhi && blo <= ahi;
     }
@@ -70,7 +70,7 @@ SIM_HD int SIM_FN(sim_period_meets)(SIM_R alo, SIM_R ahi, SIM_R blo, SIM_R bhi, 
  * they meet), less the rounding slack; +inf for an empty interval. The ATM cut-off's box
  * distance (triplet_cull.h). */
 SIM_HD SIM_R SIM_FN(sim_period_gap)(SIM_R alo, SIM_R ahi, SIM_R blo, SIM_R bhi, SIM_R len,
-                                     SIM_R inv) {
+                                    SIM_R inv) {
     if (!(len > SIM_K(0.0))) { /* walls: the plain gap, monotone in the corners */
         const SIM_R g = blo - ahi > alo - bhi ? blo - ahi : alo - bhi;
         return g > SIM_K(0.0) ? g : SIM_K(0.0);

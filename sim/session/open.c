@@ -449,10 +449,9 @@ static void run_settings(const sim_session *s, char *buf, size_t cap) {
     h = fnv1a(h, s->initial.vel, state_bytes);
     const sim_params *p = &s->params;
     char physics[256];
-    snprintf(physics, sizeof physics,
-             "%.17g %.17g %.17g %d %.17g %.17g %.17g %.17g %.17g %.17g %d", p->dt, p->stiffness,
-             p->restitution, p->hertz, p->gravity.x, p->gravity.y, p->gravity.z, p->box_half,
-             p->atm_nu, p->atm_cutoff, p->periodic);
+    snprintf(physics, sizeof physics, "%.17g %.17g %.17g %d %.17g %.17g %.17g %.17g %.17g %.17g %d",
+             p->dt, p->stiffness, p->restitution, p->hertz, p->gravity.x, p->gravity.y,
+             p->gravity.z, p->box_half, p->atm_nu, p->atm_cutoff, p->periodic);
     h = fnv1a(h, physics, strlen(physics));
     const sim_backend_config *c = &s->config;
     snprintf(buf, cap,
