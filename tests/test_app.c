@@ -160,14 +160,16 @@ static void test_session_log_and_summary(void) {
         int header_fields = count_fields(sim_timing_log_header());
         ENSURE(fgets(line, sizeof line, f) && strncmp(line, "frame,sim_time,n,", 17) == 0);
         /* the new columns come last, after every earlier one */
-        ENSURE(strstr(line, ",mean_height,particle_steps_per_s,candidate_tests,contacts\n"));
+        ENSURE(strstr(line, ",mean_height,particle_steps_per_s,candidate_tests,contacts,"
+                            "atm_list_entries,atm_list_rebuilds\n"));
         while (fgets(line, sizeof line, f)) {
             ++rows;
             ENSURE_MSG(count_fields(line) == header_fields, "row %d: %s", rows, line);
             ENSURE(strncmp(line, rows == 1 ? "1," : rows == 2 ? "2," : "3,", 2) == 0);
             ENSURE(strstr(line, ",cpu,") != NULL);
             /* culled: pairs_per_s (the 16th field) empty; particle steps/s, the sweep's pair
-             * tests and its contacts (the last three) counted */
+             * tests and its contacts (the three before the ATM lists' two) counted; no ATM
+             * cut-off here: the lists' columns empty */
             char *field[64];
             int nf = 0;
             for (char *c = line; nf < 64;) {
@@ -181,7 +183,8 @@ static void test_session_log_and_summary(void) {
             }
             ENSURE_MSG(nf == header_fields && field[15][0] == '\0', "row %d: pairs_per_s '%s'",
                        rows, field[15]);
-            ENSURE(atof(field[nf - 3]) > 0.0 && field[nf - 2][0] && field[nf - 1][0]);
+            ENSURE(atof(field[nf - 5]) > 0.0 && field[nf - 4][0] && field[nf - 3][0]);
+            ENSURE(field[nf - 2][0] == '\0' && field[nf - 1][0] == '\0');
         }
         ENSURE(rows == 3);
         fclose(f);

@@ -11,7 +11,11 @@
  *    integer grid whose triples sit exactly on the cut-off, under skins 0, 0.3 and 1 m;
  *  - after every body moved by up to half the skin, the old lists (not stale) still give the
  *    brute-force forces and count at the new positions; a body moved past half the skin makes
- *    them stale. */
+ *    them stale;
+ *  - the backend's default path (the lists, stepped: rebuilt when stale or after a sort) over
+ *    thousands of steps of a moving cloud: at every frame its forces and ATM energy equal the
+ *    tile-triple path's (--skin 0) at the same state to rounding, the lists rebuilt far less
+ *    often than every step; and the two paths' trajectories agree over the first steps. */
 #include "nbsim/backend.h"
 #include "nlist/cpu_atm_list.h"
 
@@ -89,8 +93,8 @@ static void check_lists(const sim_cpu_atm_list *l, const sim_vec4d *pos, double 
     ENSURE_MSG(bad == 0, "%s: %u bodies with wrong lists", name, bad);
 }
 
-static uint64_t list_forces(const sim_cpu_atm_list *l, const sim_vec4d *pos,
-                            const sim_physics *ph, sim_vec3d *f, double *energy) {
+static uint64_t list_forces(const sim_cpu_atm_list *l, const sim_vec4d *pos, const sim_physics *ph,
+                            sim_vec3d *f, double *energy) {
     for (uint32_t i = 0; i < l->n; ++i) {
         f[i] = (sim_vec3d){0.0, 0.0, 0.0};
     }
@@ -111,7 +115,10 @@ static void scene_case(tscene *sc) {
     c.kind = SIM_BACKEND_CPU;
     c.cull = 1;
     c.cpu_threads = 1;
-    sim_backend *b = test_backend_make(&c, &sc->p, &sc->s, sc->name);
+    sim_params tiles = sc->p; /* skin 0: the tile triples, not the backend's lists */
+    tiles.skin.value = 0.0;
+    tiles.skin.set = 1;
+    sim_backend *b = test_backend_make(&c, &tiles, &sc->s, sc->name);
     sim_vec3d *f_tiles = test_backend_forces(b, n);
     sim_energy e_tiles;
     sim_error err = {SIM_OK, ""};
@@ -138,8 +145,9 @@ static void scene_case(tscene *sc) {
                    rel_max, e, e_tiles.atm);
         ENSURE(!sim_cpu_atm_list_stale(&l, sc->s.pos, ph.atm_cutoff, k_skins[s]));
         if (s == 0) {
-            printf("  %-40s N=%-4u %llu triples within the cut-off, %.1f entries per body, E %.6g\n",
-                   sc->name, n, (unsigned long long)got, (double)l.entries / n, e);
+            printf(
+                "  %-40s N=%-4u %llu triples within the cut-off, %.1f entries per body, E %.6g\n",
+                sc->name, n, (unsigned long long)got, (double)l.entries / n, e);
         }
     }
     ENSURE(e_brute != 0.0 && want > 0);
@@ -219,11 +227,88 @@ static void test_on_cutoff(void) {
     scene_case(&b);
 }
 
+static sim_backend *cpu_backend(const tscene *sc, const sim_params *p, int sort_every) {
+    sim_backend_config c = sim_backend_config_default();
+    c.kind = SIM_BACKEND_CPU;
+    c.cull = 1;
+    c.cpu_threads = 1;
+    c.sort_every = sort_every;
+    return test_backend_make(&c, p, &sc->s, sc->name);
+}
+
+/* The stepped lists against the tile triples, frame by frame, at the lists' own states (the
+ * trajectories themselves part by rounding that the ATM forces amplify: compared early only). */
+static void stepped_case(tscene *sc, int frames, int sort_every) {
+    const uint32_t n = sc->s.n;
+    sim_params tp = sc->p;
+    tp.skin.value = 0.0;
+    tp.skin.set = 1;
+    sim_backend *lists = cpu_backend(sc, &sc->p, sort_every);
+    sim_backend *tiles = cpu_backend(sc, &tp, sort_every);
+    sim_backend *follow = cpu_backend(sc, &tp, sort_every); /* the tile path's own trajectory */
+    sim_state st;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_state_alloc(&st, n, &err) == SIM_OK);
+    sim_vec3d *f_lists = malloc(n * sizeof *f_lists);
+    int rebuilds = 0, steps = 0, sorts = 0;
+    double worst = 0.0, early = 0.0;
+    uint64_t entries = 0;
+    for (int fr = 0; fr < frames; ++fr) {
+        sim_frame_timing t;
+        ENSURE(sim_backend_run_frame(lists, &t, &err) == SIM_OK);
+        ENSURE_MSG(t.atm_lists && t.triplet_culled && t.tile_triples == 0, "frame %d", fr);
+        rebuilds += t.atm_list_rebuilds;
+        steps += t.steps;
+        sorts += t.sorts;
+        entries = t.atm_list_entries;
+        if (fr < 3) {
+            ENSURE(sim_backend_run_frame(follow, &t, &err) == SIM_OK && !t.atm_lists);
+            early = fmax(early, test_backend_state_diff(lists, follow, n));
+        }
+        ENSURE(sim_backend_read_state(lists, &st, f_lists, &err) == SIM_OK);
+        sim_energy e_lists, e_tiles;
+        ENSURE(sim_backend_energy(lists, &e_lists, &err) == SIM_OK);
+        ENSURE(sim_backend_set_state(tiles, &st, &err) == SIM_OK);
+        sim_vec3d *f_tiles = test_backend_forces(tiles, n);
+        ENSURE(sim_backend_energy(tiles, &e_tiles, &err) == SIM_OK);
+        double rel_l2, rel_max;
+        force_diff(f_lists, f_tiles, n, &rel_l2, &rel_max);
+        ENSURE_MSG(rel_l2 <= TOL_REL && rel_max <= TOL_REL &&
+                       fabs(e_lists.atm - e_tiles.atm) <= TOL_REL * fabs(e_tiles.atm),
+                   "%s frame %d: F lists vs tiles %.3g / %.3g, E %.17g vs %.17g", sc->name, fr,
+                   rel_l2, rel_max, e_lists.atm, e_tiles.atm);
+        ENSURE(e_tiles.atm != 0.0);
+        worst = fmax(worst, fmax(rel_l2, rel_max));
+        free(f_tiles);
+    }
+    printf("  %-40s N=%-4u %d steps: forces = the tile triples' within %.1e at every frame; "
+           "%d list rebuilds, %d sorts, %.1f entries per body; the paths' states within %.1e "
+           "after %d steps\n",
+           sc->name, n, steps, worst, rebuilds, sorts, (double)entries / n, early,
+           3 * sc->p.steps_per_frame);
+    ENSURE(rebuilds > 2 && rebuilds < steps / 4);
+    ENSURE(early <= 1e-6);
+    free(f_lists);
+    sim_state_free(&st);
+    sim_backend_destroy(lists);
+    sim_backend_destroy(tiles);
+    sim_backend_destroy(follow);
+    tscene_free(sc);
+}
+
+static void test_stepped(void) {
+    tscene a = tscene_moving_lattice(7, 1.0, 1.8, 21u);
+    stepped_case(&a, 60, 1000); /* 2,400 steps, no sort after the first */
+    tscene b = tscene_moving_lattice(5, 0.5, 2.0, 22u);
+    stepped_case(&b, 30, 7); /* 1,200 steps, sorted every 7: the lists rebuilt after each */
+}
+
 int main(int argc, char **argv) {
     static const ensure_test tests[] = {
         {"builtin_scenes", test_builtin},
         {"random_clouds", test_clouds},
         {"on_the_cutoff", test_on_cutoff},
+        {"stepped", test_stepped},
     };
     return ensure_run(tests, (int)(sizeof tests / sizeof tests[0]), argc > 1 ? argv[1] : NULL);
 }

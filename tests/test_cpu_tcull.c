@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the ATM cut-off culled on the CPU reference (sim/cull/triplet_cull.h, sim/cull/cpu_tcull.c):
- * culled against unculled triplet forces and energies (double, the same triples: only the
- * summation order differs), the unculled sweep under every exact triplet map and the culled one
- * with every pair map placing the neighbour pass, one and two levels; triples exactly on the
- * cut-off (integer coordinates: equilateral sides sqrt(2) and sqrt(8) at R = sqrt(8) and one ulp
- * below it), partial last tiles, cut-offs that keep few and many tile triples; every body triple
- * within the cut-off lies in a surviving tile triple; the frame's report; trajectories over
- * re-sorts; culling and the cut-off switched at run time. */
+ * nbsim — the ATM cut-off culled on the CPU reference (sim/cull/triplet_cull.h,
+ * sim/cull/cpu_tcull.c): culled against unculled triplet forces and energies (double, the same
+ * triples: only the summation order differs), the unculled sweep under every exact triplet map and
+ * the culled one with every pair map placing the neighbour pass, one and two levels; triples
+ * exactly on the cut-off (integer coordinates: equilateral sides sqrt(2) and sqrt(8) at R = sqrt(8)
+ * and one ulp below it), partial last tiles, cut-offs that keep few and many tile triples; every
+ * body triple within the cut-off lies in a surviving tile triple; the frame's report; trajectories
+ * over re-sorts; culling and the cut-off switched at run time. Each culled case runs both paths of
+ * the cut-off: its neighbour lists (the default, a skin) and the tile triples (--skin 0). */
 #include "nbsim/backend.h"
 #include "cull/cpu_cull.h"
 #include "physics/physics.h"
@@ -37,6 +38,19 @@ static sim_backend_config config(int cull, int pair_map, sim_triplet_map tm, int
 
 static sim_backend *make(const sim_backend_config *c, const tscene *sc) {
     return test_backend_make(c, &sc->p, &sc->s, sc->name);
+}
+
+/* The scene's parameters with skin 0: the cut-off over tile triples, not its lists. */
+static sim_params tile_params(const sim_params *p) {
+    sim_params q = *p;
+    q.skin.value = 0.0;
+    q.skin.set = 1;
+    return q;
+}
+
+static sim_backend *make_tiles(const sim_backend_config *c, const tscene *sc) {
+    const sim_params p = tile_params(&sc->p);
+    return test_backend_make(c, &p, &sc->s, sc->name);
 }
 
 typedef struct {
@@ -94,35 +108,43 @@ static void scene_case(tscene *sc, int maps, int every_pair_map) {
         if (!every_pair_map && !main_map) {
             continue;
         }
-        for (int levels = 1; levels <= (main_map ? 2 : 1); ++levels) {
-            const sim_backend_config c = config(1, pm, exact[(pm + levels) % 3], levels);
-            sim_backend *b = make(&c, sc);
-            sim_vec3d *f = test_backend_forces(b, n);
-            const fdiff d = force_diff(f, f_ref, n);
-            const double e = atm_energy(b);
-            sim_frame_timing t;
-            sim_error err = {SIM_OK, ""};
-            ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
-            const int ok = d.rel_l2 <= TOL_REL_L2 && d.rel_max <= TOL_REL_MAX &&
-                           fabs(e - e_ref) <= 1e-12 * fabs(e_ref) + 1e-300 && t.triplet_culled &&
-                           t.tile_triples > 0 && t.tile_triples <= t.tile_triples_total;
-            ENSURE_MSG(ok,
-                       "%s: culled (pair map %s, levels %d): F %.3g / %.3g, E %.17g vs %.17g, "
-                       "%llu of %llu tile triples",
-                       sc->name, sim_pair_choice_name(pm), c.cull_levels, d.rel_l2, d.rel_max, e,
-                       e_ref, (unsigned long long)t.tile_triples,
-                       (unsigned long long)t.tile_triples_total);
-            worst = fmax(worst, fmax(d.rel_l2, d.rel_max));
-            tiles += t.tile_triples;
-            total += t.tile_triples_total;
-            agree += ok;
-            ++configs;
-            free(f);
-            sim_backend_destroy(b);
+        for (int path = 0; path < 2; ++path) {
+            for (int levels = 1; levels <= (main_map ? 2 : 1); ++levels) {
+                const sim_backend_config c = config(1, pm, exact[(pm + levels) % 3], levels);
+                sim_backend *b = path ? make(&c, sc) : make_tiles(&c, sc); /* 1: the lists */
+                sim_vec3d *f = test_backend_forces(b, n);
+                const fdiff d = force_diff(f, f_ref, n);
+                const double e = atm_energy(b);
+                sim_frame_timing t;
+                sim_error err = {SIM_OK, ""};
+                ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+                const int counted =
+                    path ? t.atm_lists && t.atm_list_entries > 0 && t.tile_triples == 0
+                         : !t.atm_lists && t.tile_triples > 0 &&
+                               t.tile_triples <= t.tile_triples_total;
+                const int ok = d.rel_l2 <= TOL_REL_L2 && d.rel_max <= TOL_REL_MAX &&
+                               fabs(e - e_ref) <= 1e-12 * fabs(e_ref) + 1e-300 &&
+                               t.triplet_culled && counted;
+                ENSURE_MSG(
+                    ok,
+                    "%s: culled %s (pair map %s, levels %d): F %.3g / %.3g, E %.17g vs %.17g, "
+                    "%llu of %llu tile triples, %llu list entries",
+                    sc->name, path ? "lists" : "tiles", sim_pair_choice_name(pm), c.cull_levels,
+                    d.rel_l2, d.rel_max, e, e_ref, (unsigned long long)t.tile_triples,
+                    (unsigned long long)t.tile_triples_total,
+                    (unsigned long long)t.atm_list_entries);
+                worst = fmax(worst, fmax(d.rel_l2, d.rel_max));
+                tiles += t.tile_triples;
+                total += t.tile_triples_total;
+                agree += ok;
+                ++configs;
+                free(f);
+                sim_backend_destroy(b);
+            }
         }
     }
-    printf("  %-40s N=%-4u %d/%d culled configurations give the unculled forces (within %.1e) "
-           "and ATM energy %.6g; tile triples swept %.1f %%\n",
+    printf("  %-40s N=%-4u %d/%d culled configurations (lists and tiles) give the unculled forces "
+           "(within %.1e) and ATM energy %.6g; tile triples swept %.1f %%\n",
            sc->name, n, agree, configs, worst, e_ref,
            total ? 100.0 * (double)tiles / (double)total : 0.0);
     ENSURE(e_ref != 0.0);
@@ -164,7 +186,7 @@ static void test_on_the_cutoff(void) {
 static void coverage_case(tscene *sc) {
     const uint32_t n = sc->s.n;
     const sim_backend_config c = config(1, SIM_PAIR_MAP_RB, SIM_TRIPLET_MAP_TETRA, 0);
-    sim_backend *b = make(&c, sc);
+    sim_backend *b = make_tiles(&c, sc); /* the tile-triple list is what is covered */
     sim_frame_timing t;
     sim_error err = {SIM_OK, ""};
     uint64_t count = 0;
@@ -240,8 +262,24 @@ static void test_report_and_switches(void) {
     sim_backend *b = make(&c, &sc);
     sim_frame_timing t;
     sim_error err = {SIM_OK, ""};
+    /* the default: the cut-off's lists, rebuilt by set-up (not by these two steps: nothing moved
+     * half the skin), no tile triple built */
+    ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+    ENSURE(t.triplet_culled == 1 && t.atm_lists == 1 && t.tile_triples == 0);
+    ENSURE(t.atm_list_entries > 0 && t.atm_list_bytes > 0 && t.atm_list_cap > 0);
+    ENSURE(t.triplet_blocks == n && t.triplet_cull_ms > 0.0 && t.triplet_ms > 0.0);
+    printf("  triplets N=%u cut-off 3, skin %.3g m: %llu list entries (%.1f per body, at most "
+           "%u), %d rebuilds in %d steps\n",
+           n, t.skin, (unsigned long long)t.atm_list_entries, (double)t.atm_list_entries / n,
+           t.atm_list_cap, t.atm_list_rebuilds, t.steps);
+    uint64_t count = 0;
+    ENSURE(sim_backend_tile_triples(b, NULL, 0, &count, &err) == SIM_OK && count == 0);
+    /* skin 0: the tile triples */
+    sim_params p = tile_params(&sc.p);
+    ENSURE(sim_backend_set_params(b, &p, &err) == SIM_OK);
     ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
     ENSURE(t.triplet_culled == 1 && t.tile_triples > 0 && t.triplet_tile_pairs >= tiles);
+    ENSURE(!t.atm_lists && t.atm_list_entries == 0);
     ENSURE(t.tile_triples_total == (uint64_t)tiles * (tiles + 1) * (tiles + 2) / 6);
     ENSURE(t.triplet_blocks == t.tile_triples && t.triplet_blocks_wasted == 0);
     ENSURE(t.triplet_cull_ms > 0.0 && t.triplet_ms > 0.0 && t.step_ms >= t.triplet_ms);
@@ -251,7 +289,6 @@ static void test_report_and_switches(void) {
            n, (unsigned long long)t.tile_triples, (unsigned long long)t.tile_triples_total,
            (unsigned long long)t.triplet_tile_pairs, t.triplet_cull_ms / t.steps,
            t.triplet_ms / t.steps);
-    uint64_t count = 0;
     ENSURE(sim_backend_tile_triples(b, NULL, 0, &count, &err) == SIM_OK);
     ENSURE(count == t.tile_triples);
     /* culling off: the triplet map sweeps every tile triple; on again */
@@ -263,7 +300,6 @@ static void test_report_and_switches(void) {
     ENSURE(sim_backend_set_cull(b, 1, &err) == SIM_OK);
     ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK && t.triplet_culled);
     /* no cut-off: unculled triplets, culled contacts */
-    sim_params p = sc.p;
     p.atm_cutoff = 0.0;
     ENSURE(sim_backend_set_params(b, &p, &err) == SIM_OK);
     ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);

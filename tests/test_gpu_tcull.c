@@ -20,7 +20,11 @@
  *  - lists too short (culling turned on with lists of 16): the first frame falls back, exact,
  *    and says so; the next frame runs from grown lists;
  *  - N = 140,001 (4,376 triplet tiles, beyond the 3-D maps' 4,096): culled triplets run without a
- *    triplet map; turning culling or the cut-off off is refused, and the backend goes on. */
+ *    triplet map; turning culling or the cut-off off is refused, and the backend goes on;
+ *  - the default path over time: the CPU reference stepped over its neighbour lists of the
+ *    cut-off (rebuilt when stale, after sorts) for 1,200 steps of a moving lattice; at every frame
+ *    the GPU's forces and ATM energy at the CPU's state equal the CPU's (the GPU's own path:
+ *    whichever its default is, tile triples or lists). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,9 +446,52 @@ static void test_sanitizer_small(void) {
     tscene_free(&sc);
 }
 
+/* The CPU's stepped lists against the GPU at every frame, at the CPU's states. */
+static void test_lists_over_time(void) {
+    tscene sc = tscene_moving_lattice(9, 1.0, 1.8, 71u);
+    const uint32_t n = sc.s.n;
+    const sim_backend_config cc =
+        config(SIM_BACKEND_CPU, 1, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_RM, 0);
+    const sim_backend_config gc =
+        config(SIM_BACKEND_CUDA, 1, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_RM, 0);
+    sim_backend *cpu = make(&cc, &sc), *gpu = make(&gc, &sc);
+    sim_state st;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_state_alloc(&st, n, &err) == SIM_OK);
+    int rebuilds = 0;
+    double worst = 0.0;
+    for (int fr = 0; fr < 30 && cpu != NULL && gpu != NULL; ++fr) {
+        sim_frame_timing t;
+        ENSURE(sim_backend_run_frame(cpu, &t, &err) == SIM_OK && t.atm_lists);
+        rebuilds += t.atm_list_rebuilds;
+        ENSURE(sim_backend_read_state(cpu, &st, NULL, &err) == SIM_OK);
+        ENSURE_MSG(sim_backend_set_state(gpu, &st, &err) == SIM_OK, "%s", err.message);
+        gpu_snapshot a = snapshot(gpu, n), ref = snapshot(cpu, n);
+        char what[192];
+        snprintf(what, sizeof what, "%s frame %d: GPU vs the CPU's lists", sc.name, fr);
+        ENSURE(forces_agree(what, &a, &ref, n, NULL));
+        const double eg = atm_energy(gpu), ec = atm_energy(cpu);
+        ENSURE_MSG(fabs(eg - ec) <= TOL_E * fabs(ec) && ec != 0.0, "%s: E %.9g vs %.9g", what, eg,
+                   ec);
+        worst = fmax(worst, gpu_compare3(a.force, ref.force, n, FLOOR).rel_l2);
+        gpu_snapshot_free(&a);
+        gpu_snapshot_free(&ref);
+    }
+    printf(
+        "  %s N=%u: 1,200 steps of the CPU's lists (%d rebuilds), the GPU's forces at its states "
+        "within %.1e\n",
+        sc.name, n, rebuilds, worst);
+    ENSURE(rebuilds > 2);
+    sim_state_free(&st);
+    sim_backend_destroy(cpu);
+    sim_backend_destroy(gpu);
+    tscene_free(&sc);
+}
+
 static const ensure_test tests[] = {
     {"sanitizer_small", test_sanitizer_small}, {"count", test_count},       {"scenes", test_scenes},
     {"on_the_cutoff", test_on_the_cutoff},     {"overflow", test_overflow}, {"large", test_large},
+    {"lists_over_time", test_lists_over_time},
 };
 
 int main(int argc, char **argv) {

@@ -105,8 +105,8 @@ static void compare_run(const sim_state *s, const sim_params *p, int pair_map, i
         const uint64_t dt_ = tg.candidate_tests > t1.candidate_tests
                                  ? tg.candidate_tests - t1.candidate_tests
                                  : t1.candidate_tests - tg.candidate_tests;
-        const uint64_t dc_ = tg.contacts > t1.contacts ? tg.contacts - t1.contacts
-                                                       : t1.contacts - tg.contacts;
+        const uint64_t dc_ =
+            tg.contacts > t1.contacts ? tg.contacts - t1.contacts : t1.contacts - tg.contacts;
         ENSURE_MSG(dt_ <= (uint64_t)g && dc_ <= (uint64_t)g,
                    "G %d: %llu tests, %llu contacts vs %llu, %llu alone", g,
                    (unsigned long long)tg.candidate_tests, (unsigned long long)tg.contacts,
@@ -120,10 +120,13 @@ static void compare_run(const sim_state *s, const sim_params *p, int pair_map, i
                        (unsigned long long)tg.tile_pairs, (unsigned long long)t1.tile_pairs);
         }
         ENSURE(tg.triplet_culled == t1.triplet_culled);
-        if (t1.triplet_culled) { /* so do the tile triples of their rows */
+        if (t1.triplet_culled && !t1.atm_lists) { /* so do the tile triples of their rows */
             ENSURE_MSG(tg.tile_triples == t1.tile_triples && t1.tile_triples > 0,
                        "tile triples %llu vs %llu", (unsigned long long)tg.tile_triples,
                        (unsigned long long)t1.tile_triples);
+        }
+        if (t1.atm_lists) { /* one rank sweeps the cut-off's lists; ranks their tile triples */
+            ENSURE(!tg.atm_lists && tg.tile_triples > 0);
         }
     }
     snapshot a = take(one, s->n), b = take(many, s->n);

@@ -5,16 +5,19 @@
  * does is decided here: the phase order of a step and of a force computation, when a culled
  * step sorts (every N steps, on demand, when a swept list regrew, never on regrowth for ranks),
  * when and how much each list grows (and what a list that cannot grow reports), when the
- * neighbour lists are rebuilt whatever they say (set-up, a sort, a request, their growth, a
- * rollback), the settling of counts that were lower bounds, when a step is long (saved, sliced, the
- * slices sized from the measured rate), rollback when the flag rises in a slice, the flag read
- * between steps, the window of steps in flight, and where each phase's time goes. */
+ * neighbour lists (the contacts' and the ATM cut-off's) are rebuilt whatever they say (set-up, a
+ * sort, a request, their growth, a rollback), when the cut-off sweeps its lists rather than tile
+ * triples (a skin, one rank, walls), the settling of counts that were lower bounds, when a step is
+ * long (saved, sliced, the slices sized from the measured rate), rollback when the flag rises in a
+ * slice, the flag read between steps, the window of steps in flight, and where each phase's time
+ * goes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ensure.h"
 #include "step/backend_impl.h"
 #include "nlist/nlist.h"
+#include "nlist/atm_list.h"
 
 #define MAX_SLICES 4096
 
@@ -41,6 +44,7 @@ typedef struct {
     double guess; /* interactions / ms */
     int can_save, grow_fails;
     int has_grow, has_measure;
+    int atm_lists; /* the ATM cut-off over its lists when the backend allows (lists_triplets) */
     /* the stop flag, raised when the clock passes raise_at */
     volatile sig_atomic_t flag;
     double raise_at;
@@ -119,7 +123,8 @@ static sim_status fake_neighbours(sim_backend *b, unsigned flags, sim_error *e) 
 }
 
 static sim_status fake_tcull(sim_backend *b, unsigned flags, sim_error *e) {
-    say(as_fake(b), "tcull");
+    const int lists = as_fake(b)->atm_lists && sim_backend_atm_listing(b);
+    say(as_fake(b), lists && (flags & SIM_STEP_REBUILD) ? "tcull/rebuild" : "tcull");
     advance(as_fake(b), as_fake(b)->cost[SIM_PHASE_TRIPLET_CULL]);
     return SIM_OK;
 }
@@ -127,8 +132,8 @@ static sim_status fake_tcull(sim_backend *b, unsigned flags, sim_error *e) {
 static sim_status fake_sweep(sim_backend *b, sim_sweep w, uint64_t begin, uint64_t end,
                              unsigned flags, sim_error *e) {
     fake *f = as_fake(b);
-    static const char *const names[SIM_SWEEP_COUNT] = {"pairs", "pair-list", "triplets",
-                                                       "triplet-list", "nlist-sweep"};
+    static const char *const names[SIM_SWEEP_COUNT] = {
+        "pairs", "pair-list", "triplets", "triplet-list", "nlist-sweep", "triplet-nlist"};
     if (flags & SIM_SLICE_FIRST) {
         say(f, names[w]);
     }
@@ -149,9 +154,10 @@ static sim_status fake_second(sim_backend *b, int step, sim_error *e) {
 /* The scripted counts, the lists of the shape active. */
 static void fill_counts(const sim_step_shape *s, sim_step_counts *c) {
     for (int l = 0; l < SIM_LIST_COUNT; ++l) {
-        c->list[l].active = l <= SIM_LIST_SUPER_PAIRS ? s->culled : s->tculled;
+        c->list[l].active = l <= SIM_LIST_SUPER_PAIRS ? s->culled : s->tculled && !s->tlisted;
     }
     c->list[SIM_LIST_NEIGHBOURS].active = s->listed;
+    c->list[SIM_LIST_ATM_NEIGHBOURS].active = s->tlisted;
 }
 
 static sim_status fake_end(sim_backend *b, const sim_step_shape *s, sim_step_counts *c,
@@ -217,12 +223,17 @@ static int fake_culls_triplets(const sim_backend *b) {
     return sim_backend_triplet_culling(b);
 }
 
+static int fake_lists_triplets(const sim_backend *b) {
+    return ((const fake *)b)->atm_lists && sim_backend_atm_listing(b);
+}
+
 static sim_step_ops fake_ops = {
-    fake_begin,    fake_mark,        fake_wait,  fake_elapsed,        fake_first,
-    fake_wrap,     fake_sort,        fake_cull,  fake_neighbours,     fake_sweep,
-    fake_tcull,    fake_reduce,      fake_body,  fake_second,         fake_end,
-    fake_measure,  fake_grow,        fake_save,  fake_restore,        fake_list_blocks,
-    fake_guess,    fake_culls_triplets, NULL, /* no friction */
+    fake_begin,          fake_mark,           fake_wait, fake_elapsed,    fake_first,
+    fake_wrap,           fake_sort,           fake_cull, fake_neighbours, fake_sweep,
+    fake_tcull,          fake_reduce,         fake_body, fake_second,     fake_end,
+    fake_measure,        fake_grow,           fake_save, fake_restore,    fake_list_blocks,
+    fake_guess,          fake_culls_triplets, NULL, /* no friction */
+    fake_lists_triplets,
 };
 
 /* A fake of N = 2560 bodies (40 pair tiles of 64, 80 triplet tiles), the ltm and tetra maps;
@@ -407,6 +418,7 @@ static void test_growth(void) {
     for (int l = 0; l < SIM_LIST_COUNT; ++l) {
         setup u = {1, 1, 0, 0, 0, 1, 1.0, 0.1};
         fake *f = make(&u);
+        f->atm_lists = l == SIM_LIST_ATM_NEIGHBOURS; /* else the cut-off's tile-triple lists */
         sim_frame_timing t;
         sim_list_count *x = &f->counts.list[l];
         x->cap = 1000;
@@ -762,6 +774,100 @@ static void test_nlist_report(void) {
     drop(f);
 }
 
+/* The ATM cut-off over its neighbour lists: TRIPLET_CULL gets SIM_STEP_REBUILD exactly when the
+ * contacts' lists do (set-up, a sort, a request, a rollback) and when its own lists grew; the
+ * sweep is the lists'; tile triples with skin 0, on several ranks, with periodic axes, and where
+ * the backend has no list sweep; the report carries the lists' counts. */
+static void test_atm_lists(void) {
+    setup u = {1, 1, 0, 0, 3, 4, 3.0, 0.25};
+    fake *f = make(&u);
+    f->atm_lists = 1;
+    sim_error err;
+    sim_frame_timing t;
+    clear_log(f);
+    ENSURE(sim_step_forces(&f->base, 0, &err) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin sort cull/sorted nlist/rebuild nlist-sweep tcull/rebuild "
+                              "triplet-nlist body end") == 0,
+               "%s", f->log);
+    f->counts.atm_rebuilds = 2;
+    f->counts.atm_entries = 4321;
+    f->counts.atm_bytes = 99999;
+    f->counts.list[SIM_LIST_ATM_NEIGHBOURS] = (sim_list_count){40, 43, 0, 64, 2559, 0};
+    f->cost[SIM_PHASE_TRIPLET_CULL] = 1.5;
+    ENSURE(frame(f, &t) == SIM_OK && t.sorts == 1);
+    ENSURE_MSG(strcmp(f->log,
+                      "begin first cull nlist nlist-sweep tcull triplet-nlist second "
+                      "first cull nlist nlist-sweep tcull triplet-nlist second "
+                      "first sort cull/sorted nlist/rebuild nlist-sweep tcull/rebuild "
+                      "triplet-nlist second first cull nlist nlist-sweep tcull triplet-nlist "
+                      "second end") == 0,
+               "%s", f->log);
+    ENSURE(t.triplet_culled && t.atm_lists && t.atm_list_rebuilds == 2);
+    ENSURE(t.atm_list_entries == 4321 && t.atm_list_bytes == 99999 && t.atm_list_cap == 64 &&
+           t.atm_list_peak == 43 && t.skin == 0.25);
+    ENSURE(t.tile_triples == 0 && t.triplet_blocks == f->base.n);
+    ENSURE_NEAR(t.triplet_cull_ms, 4.0 * 1.5, 1e-9);
+    f->base.config.sort_every = 1000;
+    f->base.params.steps_per_frame = 1;
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "rebuild") == NULL);
+    /* asked (new parameters: the skin or the cut-off may change): both kinds, once */
+    sim_step_request_rebuild(&f->base.stepper);
+    ENSURE(frame(f, &t) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin first cull nlist/rebuild nlist-sweep tcull/rebuild "
+                              "triplet-nlist second end") == 0,
+               "%s", f->log);
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "rebuild") == NULL);
+    /* its lists grown (the GPU's have a capacity): rebuilt by the next step */
+    sim_list_count *x = &f->counts.list[SIM_LIST_ATM_NEIGHBOURS];
+    x->peak = x->count = 60;
+    ENSURE(frame(f, &t) == SIM_OK && f->grows == 1);
+    ENSURE(f->grow_list[0] == SIM_LIST_ATM_NEIGHBOURS && f->grow_cap[0] == 120);
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "tcull/rebuild") != NULL);
+    x->peak = x->count = 40;
+    /* skin 0: the tile triples, nothing of the lists reported */
+    f->base.nlist_skin = 0.0;
+    ENSURE(frame(f, &t) == SIM_OK && !t.atm_lists && t.atm_list_entries == 0);
+    ENSURE_MSG(strcmp(f->log, "begin first cull pair-list tcull triplet-list second end") == 0,
+               "%s", f->log);
+    f->base.nlist_skin = 0.25;
+    /* periodic axes: the tile triples (the lists take no minimum image yet) */
+    f->base.params.periodic = 1;
+    ENSURE(frame(f, &t) == SIM_OK && !t.atm_lists && strstr(f->log, "triplet-list") != NULL);
+    f->base.params.periodic = 0;
+    /* a backend without a list sweep: the tile triples */
+    f->atm_lists = 0;
+    ENSURE(frame(f, &t) == SIM_OK && !t.atm_lists && strstr(f->log, "triplet-list") != NULL);
+    drop(f);
+    /* several ranks: the tile triples of each rank's rows */
+    setup r = {1, 1, 2, 0, 0, 1, 3.0, 0.25};
+    f = make(&r);
+    f->atm_lists = 1;
+    ENSURE(frame(f, &t) == SIM_OK && !t.atm_lists && strstr(f->log, "triplet-list") != NULL);
+    drop(f);
+}
+
+/* A long step over the cut-off's lists cut short: rolled back, and the next step rebuilds them. */
+static void test_atm_lists_rollback(void) {
+    setup u = {1, 1, 0, 1, 1000, 1, 3.0, 0.25};
+    fake *f = make(&u);
+    f->atm_lists = 1;
+    sim_frame_timing t;
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "tcull/rebuild") != NULL);
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "rebuild") == NULL);
+    f->list_len[SIM_SWEEP_TRIPLET_NLIST] = 100000;
+    f->ms_per_block[SIM_SWEEP_TRIPLET_NLIST] = 0.01; /* 1 s */
+    memset(f->base.stepper.rate, 0, sizeof f->base.stepper.rate);
+    f->guess = SIM_ATM_LIST_GUESS_TRIPLES * 100.0; /* 100 bodies / ms: as slow as it is */
+    f->raise_at = f->now + 350.0;
+    ENSURE(frame(f, &t) == SIM_INTERRUPTED && t.steps == 0 && f->restores == 1);
+    ENSURE(f->slices > 1 && f->slices < 10);
+    f->flag = 0;
+    f->raise_at = 0.0;
+    f->list_len[SIM_SWEEP_TRIPLET_NLIST] = 100;
+    ENSURE(frame(f, &t) == SIM_OK && strstr(f->log, "tcull/rebuild") != NULL);
+    drop(f);
+}
+
 static const ensure_test tests[] = {
     {"phase_order", test_phase_order},
     {"sort_every", test_sort_every},
@@ -775,6 +881,8 @@ static const ensure_test tests[] = {
     {"nlist_rebuilds", test_nlist_rebuilds},
     {"nlist_rollback", test_nlist_rollback},
     {"nlist_report", test_nlist_report},
+    {"atm_lists", test_atm_lists},
+    {"atm_lists_rollback", test_atm_lists_rollback},
 };
 
 ENSURE_MAIN(tests)

@@ -101,4 +101,40 @@ static inline int tscene_triple_counts(const sim_vec4d *pos, uint32_t i, uint32_
            cx * cx + cy * cy + cz * cz <= c2;
 }
 
+/* A jittered cubic lattice of side^3 spheres of radius 0.2 m (pitch 1 m) moving at up to v m/s,
+ * no walls or gravity, elastic contacts (so that the forces are functions of the positions alone,
+ * as the comparison at a state needs) and a weak ATM strength (no triple collapses), skin 0.2 m,
+ * the default step, in shuffled order. */
+static inline tscene tscene_moving_lattice(uint32_t side, double v, double cutoff, uint64_t seed) {
+    tscene sc;
+    memset(&sc, 0, sizeof sc);
+    sc.p = sim_params_default();
+    const uint32_t n = side * side * side;
+    sim_error err;
+    if (sim_state_alloc(&sc.s, n, &err) != SIM_OK) {
+        exit(1);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        sc.s.vel[i] = (sim_vec4d){test_rnd(&seed, -v, v), test_rnd(&seed, -v, v),
+                                  test_rnd(&seed, -v, v), test_rnd(&seed, 0.5, 2.0)};
+        const uint32_t c = (uint32_t)((uint64_t)i * 2654435761u % n); /* a prime: a permutation */
+        sc.s.pos[i].x = (double)(c % side) - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
+        sc.s.pos[i].y = (double)(c / side % side) - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
+        sc.s.pos[i].z = (double)(c / side / side) - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
+        sc.s.pos[i].w = 0.2;
+    }
+    sc.p.triplets = 1;
+    sc.p.atm_nu = 0.0005;
+    sc.p.restitution = 1.0; /* no damping: contacts are functions of the positions alone */
+    sc.p.atm_cutoff = cutoff;
+    sc.p.gravity = (sim_vec3d){0.0, 0.0, 0.0};
+    sc.p.box_half = 1e6;
+    sc.p.steps_per_frame = 40;
+    sc.p.skin.value = 0.2;
+    sc.p.skin.set = 1;
+    snprintf(sc.name, sizeof sc.name, "moving lattice v %g cut-off %g", v, cutoff);
+    tscene_round(&sc);
+    return sc;
+}
+
 #endif /* NBSIM_TEST_TCULL_SCENES_H */

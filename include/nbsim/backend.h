@@ -133,8 +133,8 @@ typedef struct {
      * ranks, the transfer; step_ms is the slowest rank's). 0 alone. */
     double comm_ms;
     int ranks; /* ranks (GPUs) the frame ran on, 1 alone */
-    /* The ATM cut-off, culled (sim/cull/triplet_cull.h: with config.cull, a pair map, triplets on and
-     * atm_cutoff > 0, only the tile triples whose three tile pairs have boxes of centres within
+    /* The ATM cut-off, culled (sim/cull/triplet_cull.h: with config.cull, a pair map, triplets on
+     * and atm_cutoff > 0, only the tile triples whose three tile pairs have boxes of centres within
      * the cut-off are swept); all 0 when the frame's triplets were not culled. triplet_ms is then
      * the ATM kernel over those tile triples alone, as pair_ms is the contact sweep alone;
      * triplet_blocks is tile_triples, none wasted. */
@@ -164,6 +164,17 @@ typedef struct {
     uint32_t nlist_cap;       /* entries a body's list holds */
     uint32_t nlist_peak;      /* the most entries one body needed this frame */
     uint64_t nlist_bytes;     /* the lists' memory (entries, counts, build positions) */
+    /* The ATM cut-off over its neighbour lists (sim/nlist/atm_list.h: the default with a skin
+     * > 0, one rank and walls; --skin 0 keeps the tile triples): triplet_culled is 1, the
+     * tile-triple counts above 0; triplet_cull_ms is the lists' displacement checks and builds,
+     * triplet_ms the sweep of the lists, triplet_blocks the bodies (a block: one body's list).
+     * All 0 when the frame did not use them. */
+    int atm_lists;
+    int atm_list_rebuilds;     /* steps of the frame that rebuilt them */
+    uint32_t atm_list_cap;     /* entries a body's list holds */
+    uint32_t atm_list_peak;    /* the most entries one body needed this frame */
+    uint64_t atm_list_entries; /* entries at the last build: neighbours within R + skin, j < i */
+    uint64_t atm_list_bytes;   /* the lists' memory (entries, counts, build positions) */
 } sim_frame_timing;
 
 /* [J]: kinetic = translation, rotational = spin (I = 2/5 m r^2), contact = the contacts' springs
@@ -275,8 +286,8 @@ sim_status sim_backend_tile_pairs(sim_backend *backend, sim_tile2 *out, uint64_t
 
 /* The surviving tile triples of the ATM cut-off (I >= J >= K, triplet tiles of SIM_TRIPLET_TILE
  * bodies of the sorted order) at the current positions, as sim_backend_tile_pairs: min(count,
- * cap) into out, their number into *count (0 when triplets are not culled). Reruns the culling
- * passes; syncs. */
+ * cap) into out, their number into *count (0 when triplets are not culled, or when the cut-off
+ * sweeps its neighbour lists instead: atm_lists). Reruns the culling passes; syncs. */
 sim_status sim_backend_tile_triples(sim_backend *backend, sim_tile3 *out, uint64_t cap,
                                     uint64_t *count, sim_error *err);
 

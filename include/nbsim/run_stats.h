@@ -25,7 +25,8 @@ extern "C" {
     X(CONTACT, "contact", t->sort_ms + t->cull_ms + t->pair_ms,                                    \
       "sort + cull + pair: the whole contact phase")                                               \
     X(TRIPLET, "triplet", t->triplet_ms, "the ATM sweep")                                          \
-    X(TRIPLET_CULL, "triplet_cull", t->triplet_cull_ms, "the ATM cut-off's tile-triple lists")     \
+    X(TRIPLET_CULL, "triplet_cull", t->triplet_cull_ms,                                            \
+      "the ATM cut-off: its neighbour lists' checks and rebuilds (or its tile triples, --skin 0)") \
     X(INTEGRATE, "integrate", t->integrate_ms, "half kicks, drift, walls and gravity")             \
     X(COMM, "comm", t->comm_ms, "all-reduce of the forces over the GPUs")                          \
     X(STEP, "step", t->step_ms, "the whole step: all of the above")
@@ -56,6 +57,10 @@ typedef struct {
     size_t count, capacity;
     int culled;         /* some frame ran the culled pipeline (sort and cull are worth printing) */
     int triplet_culled; /* some frame culled tile triples by the cut-off */
+    /* the ATM cut-off's neighbour lists: some frame swept them; the steps that did and their
+     * rebuilds; the entries of the last frame's last build */
+    int atm_lists;
+    uint64_t atm_steps, atm_rebuilds, atm_entries;
 } sim_run_stats;
 
 /* Whether the frames' touching pairs (sim_frame_timing.contacts) were counted: by the culled

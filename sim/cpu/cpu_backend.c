@@ -25,11 +25,9 @@
  * order) are scattered back to the bodies. The same pairs are evaluated, so forces agree with
  * the full sweep up to summation order. Its lists grow as they fill: no capacity to manage.
  *
- * The ATM cut-off (config.cull, atm_cutoff > 0, cpu_tcull.c): the triplet cull phase boxes the
- * triplet tiles of the same sorted copies and finds the tile triples whose three tile pairs have
- * boxes within the cut-off (the kernels' passes, in double); the triplet sweep takes only those,
- * the forces going back through the body order like the pairs'. The same triples count, so
- * forces agree with the map's sweep up to summation order.
+ * The ATM cut-off (config.cull, atm_cutoff > 0): cpu_atm.c's phase over the same sorted copies
+ * (its neighbour lists, or the tile triples with skin 0); the sweep's forces go back through
+ * the body order like the pairs'; the same triples count (up to summation order).
  *
  * Energies: `contact` = pair springs, `atm` = ATM triples (0 while triplets are off), `gravity`
  * = the per-body potential, gravity -m g.x plus the walls' elastic energy (what sim_body_force
@@ -305,6 +303,8 @@ static double sweep_work(const cpu_backend *b, sim_sweep w) {
                                  : (double)b->nlist.entries;
     case SIM_SWEEP_TRIPLET_PLAN:
         return n * n * n / 6.0;
+    case SIM_SWEEP_TRIPLET_NLIST:
+        return sim_cpu_atm_list_work(b);
     default:
         return (double)b->tcull.triples.count * t3 * t3 * t3;
     }
@@ -320,8 +320,9 @@ static double body_phase(cpu_backend *b) {
     SIM_OMP(omp parallel for num_threads(team) schedule(static) reduction(+ : energy))
     for (int64_t i = 0; i < n; ++i) {
         const sim_vec4d x = b->st.pos[i], v = b->st.vel[i];
-        add3(&b->force[i], b->fric ? sim_cpu_friction_body(b->fric, &b->ph, (uint32_t)i, x, v, &energy)
-                                   : sim_body_force_d(x, v, &b->ph, &energy));
+        add3(&b->force[i], b->fric
+                               ? sim_cpu_friction_body(b->fric, &b->ph, (uint32_t)i, x, v, &energy)
+                               : sim_body_force_d(x, v, &b->ph, &energy));
     }
     return energy;
 }
@@ -355,17 +356,6 @@ static sim_status cull_ready(cpu_backend *b, sim_error *err) {
         sim_step_request_sort(&b->base.stepper);
     }
     return SIM_OK;
-}
-
-/* A list's count as a recorded build found it (flags: SIM_STEP_*). */
-static void record(sim_list_count *x, uint64_t count, uint64_t all, unsigned flags) {
-    if (!(flags & SIM_STEP_RECORD)) {
-        return;
-    }
-    x->count = count;
-    x->peak = count > x->peak ? count : x->peak;
-    x->sorted = flags & SIM_STEP_SORTED ? count : x->sorted;
-    x->cap = x->all = all;
 }
 
 /* The neighbour lists on first use, or of another kind; their size from the config. */
@@ -402,9 +392,10 @@ static sim_status cull_pairs(cpu_backend *b, unsigned flags, sim_error *err) {
         pad = 0.5 * skin;
     }
     SIM_TRY(sim_cpu_cull_passes(c, &b->base, pad, err));
-    record(&b->rec.list[SIM_LIST_TILE_PAIRS], c->tiles.count, sim_t2_u64(b->base.tiles), flags);
-    record(&b->rec.list[SIM_LIST_SUPER_PAIRS], c->super_pairs.count,
-           sim_t2_u64(b->base.super_tiles), flags & ~(unsigned)SIM_STEP_SORTED);
+    sim_cpu_record(&b->rec.list[SIM_LIST_TILE_PAIRS], c->tiles.count, sim_t2_u64(b->base.tiles),
+                   flags);
+    sim_cpu_record(&b->rec.list[SIM_LIST_SUPER_PAIRS], c->super_pairs.count,
+                   sim_t2_u64(b->base.super_tiles), flags & ~(unsigned)SIM_STEP_SORTED);
     return SIM_OK;
 }
 
@@ -419,7 +410,7 @@ static void build_nlist(cpu_backend *b, unsigned flags) {
                         b->base.nlist_skin);
     b->nlist_rebuild = 0;
     sim_list_count *x = &b->rec.list[SIM_LIST_NEIGHBOURS];
-    record(x, l->most, b->st.n > 1 ? b->st.n - 1u : 1u, flags);
+    sim_cpu_record(x, l->most, b->st.n > 1 ? b->st.n - 1u : 1u, flags);
     x->cap = l->cap;
     b->rec.nlist_rebuilds += (flags & SIM_STEP_RECORD) != 0;
 }
@@ -463,7 +454,7 @@ static sim_status cpu_begin_frame(sim_backend *base, const sim_step_shape *f, in
     for (int l = 0; l < SIM_LIST_COUNT; ++l) {
         b->rec.list[l].peak = 0;
     }
-    b->rec.nlist_rebuilds = b->rec.nlist_fallback_steps = 0;
+    b->rec.nlist_rebuilds = b->rec.nlist_fallback_steps = b->rec.atm_rebuilds = 0;
     b->rec.candidates = b->rec.contacts = 0;
     return SIM_OK;
 }
@@ -572,6 +563,9 @@ static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint
     case SIM_SWEEP_TRIPLET_PLAN:
         b->e_atm += triplet_plan_slice(b, begin, end);
         break;
+    case SIM_SWEEP_TRIPLET_NLIST:
+        b->e_atm += sim_cpu_atm_list_slice(b, begin, end);
+        break;
     default:
         b->e_atm += triplet_list_slice(b, begin, end);
         break;
@@ -587,19 +581,6 @@ static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint
             sim_cpu_friction_end(b->fric, b->team);
         }
     }
-    return SIM_OK;
-}
-
-/* The cut-off's tile triples from the sorted copies the cull phase gathered. */
-static sim_status cpu_triplet_cull(sim_backend *base, unsigned flags, sim_error *err) {
-    cpu_backend *b = sim_cpu_of(base);
-    sim_cpu_tcull *c = &b->tcull;
-    SIM_TRY(sim_cpu_tcull_build(c, &b->base, b->cull.pos, b->base.params.atm_cutoff, err));
-    const unsigned unsorted = flags & ~(unsigned)SIM_STEP_SORTED;
-    record(&b->rec.list[SIM_LIST_TCULL_SUPERS], c->super_pairs.count, sim_t2_u64(c->n_supers),
-           unsorted);
-    record(&b->rec.list[SIM_LIST_TCULL_PAIRS], c->pairs.count, sim_t2_u64(c->n_tiles), unsorted);
-    record(&b->rec.list[SIM_LIST_TCULL_TRIPLES], c->triples.count, sim_t3_u64(c->n_tiles), flags);
     return SIM_OK;
 }
 
@@ -653,10 +634,12 @@ static sim_status cpu_end_frame(sim_backend *base, const sim_step_shape *f, sim_
     const cpu_backend *b = sim_cpu_of(base);
     *c = b->rec;
     for (int l = 0; l < SIM_LIST_COUNT; ++l) {
-        c->list[l].active = l <= SIM_LIST_SUPER_PAIRS ? f->culled : f->tculled;
+        c->list[l].active = l <= SIM_LIST_SUPER_PAIRS ? f->culled : f->tculled && !f->tlisted;
     }
     c->list[SIM_LIST_NEIGHBOURS].active = f->listed;
+    c->list[SIM_LIST_ATM_NEIGHBOURS].active = f->tlisted;
     c->nlist_bytes = b->nlist_ready ? sim_cpu_nlist_bytes(&b->nlist) : 0u;
+    c->atm_bytes = b->atm_ready ? sim_cpu_atm_list_bytes(&b->atm) : 0u;
     return SIM_OK;
 }
 
@@ -725,7 +708,7 @@ static sim_status cpu_restore(sim_backend *base, sim_error *err) {
  * neighbour lists' sweep covers the slots, or the tile pairs when a list overflowed. */
 static uint64_t cpu_list_blocks(const sim_backend *base, sim_sweep w) {
     const cpu_backend *b = sim_cpu_of_const(base);
-    if (w == SIM_SWEEP_PAIR_NLIST && !b->nlist.overflow) {
+    if ((w == SIM_SWEEP_PAIR_NLIST && !b->nlist.overflow) || w == SIM_SWEEP_TRIPLET_NLIST) {
         return b->st.n;
     }
     if (w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST) {
@@ -739,10 +722,6 @@ static double cpu_guess_rate(const sim_backend *base, sim_sweep w) {
     const int pairs =
         w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_PAIR_NLIST;
     return (pairs ? CPU_GUESS_PAIR_CHECKS_PER_MS : CPU_GUESS_TRIPLES_PER_MS) * b->threads;
-}
-
-static int cpu_culls_triplets(const sim_backend *base) {
-    return sim_backend_triplet_culling(base);
 }
 
 /* The neighbour lists' entries per body (the other lists grow as they fill: never asked). The
@@ -767,7 +746,7 @@ static const sim_step_ops cpu_step_ops = {
     .cull = cpu_cull,
     .neighbours = cpu_neighbours,
     .sweep = cpu_sweep,
-    .triplet_cull = cpu_triplet_cull,
+    .triplet_cull = sim_cpu_triplet_cull,
     .reduce = cpu_reduce,
     .body_forces = cpu_body_forces,
     .verlet_second = cpu_verlet_second,
@@ -778,8 +757,9 @@ static const sim_step_ops cpu_step_ops = {
     .restore = cpu_restore,
     .list_blocks = cpu_list_blocks,
     .guess_rate = cpu_guess_rate,
-    .culls_triplets = cpu_culls_triplets,
+    .culls_triplets = sim_backend_triplet_culling,
     .commit_history = cpu_commit_history,
+    .lists_triplets = sim_backend_atm_listing,
 };
 
 /* ---- the interface ---- */
@@ -807,6 +787,9 @@ static void cpu_destroy(sim_backend *base) {
     if (b->nlist_ready) {
         sim_cpu_nlist_free(&b->nlist);
     }
+    if (b->atm_ready) {
+        sim_cpu_atm_list_free(&b->atm);
+    }
     step_save_free(&b->save);
     free(b->mark_ms);
     sim_stepper_free(&b->base.stepper);
@@ -825,6 +808,7 @@ static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_err
         return st;
     }
     b->nlist.built = 0; /* built for another skin */
+    b->atm.built = 0;   /* for another skin or cut-off */
     return SIM_OK;
 }
 
@@ -837,6 +821,7 @@ static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error
     sim_state_copy_bodies(&b->st, s);
     apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
     b->nlist.built = 0;               /* built for other bodies (radii) */
+    b->atm.built = 0;                 /* for other bodies */
     return SIM_OK;
 }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — private to the CPU reference backend: its state and what its files share. Two files,
- * one role each (as the CUDA backend's):
+ * nbsim — private to the CPU reference backend: its state and what its files share. Three
+ * files, one role each (as the CUDA backend's):
  *   cpu_backend.c  set-up, the stepper's primitives (the phases done at once, the host clock as
  *                  marks, save and restore) and the sim_backend table;
+ *   cpu_atm.c      the ATM cut-off's TRIPLET_CULL phase (its neighbour lists or tile triples)
+ *                  and the sweep of its lists;
  *   cpu_export.c   what leaves the backend: state, positions, captures, energies, and the test
  *                  hooks' tile pairs, tile triples and contacts. */
 #ifndef SIM_CPU_BACKEND_IMPL_H
@@ -13,6 +15,7 @@
 #include "cull/cpu_cull.h"
 #include "cull/cpu_tcull.h"
 #include "nlist/cpu_nlist.h"
+#include "nlist/cpu_atm_list.h"
 #include "physics/physics.h"
 
 /* What a step changes, saved at the start of a long step so that it can be put back exactly as
@@ -49,7 +52,9 @@ typedef struct {
     int tcull_ready;
     sim_cpu_nlist nlist; /* the neighbour lists, allocated on first use (nlist_ready) */
     int nlist_ready;
-    int nlist_rebuild;   /* this step's cull rebuilt the tile pairs: the lists follow */
+    int nlist_rebuild;    /* this step's cull rebuilt the tile pairs: the lists follow */
+    sim_cpu_atm_list atm; /* the ATM cut-off's lists, allocated on first use (atm_ready) */
+    int atm_ready;
     sim_step_counts rec; /* the lists' lengths as the steps' builds recorded them */
     double *mark_ms;     /* the stepper's marks: host clock [ms] */
     int mark_cap;
@@ -85,6 +90,25 @@ static inline int sim_cpu_touching(sim_vec4d a, sim_vec4d b, const sim_physics *
  * copies gathered, the tile pairs culled; with neighbour lists those rebuilt only when a body
  * moved more than half the skin), untimed and unrecorded: for the test hooks. */
 sim_status sim_cpu_pairs_current(cpu_backend *b, sim_error *err);
+
+/* A list's count as a recorded build found it (flags: SIM_STEP_*); all: what it may need. */
+static inline void sim_cpu_record(sim_list_count *x, uint64_t count, uint64_t all, unsigned flags) {
+    if (!(flags & SIM_STEP_RECORD)) {
+        return;
+    }
+    x->count = count;
+    x->peak = count > x->peak ? count : x->peak;
+    x->sorted = flags & SIM_STEP_SORTED ? count : x->sorted;
+    x->cap = x->all = all;
+}
+
+/* cpu_atm.c: the ATM cut-off's phase and its lists */
+sim_status sim_cpu_triplet_cull(sim_backend *base, unsigned flags, sim_error *err);
+/* The cut-off's lists of slots [begin, end) swept into the per-thread buffers (slot order);
+ * returns their ATM energy. */
+double sim_cpu_atm_list_slice(cpu_backend *b, uint64_t begin, uint64_t end);
+/* The triples the lists' sweep evaluates, about: its team's work. */
+double sim_cpu_atm_list_work(const cpu_backend *b);
 
 /* cpu_export.c: the sim_backend ops that read */
 sim_status sim_cpu_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces, sim_error *err);

@@ -48,8 +48,11 @@ static void copy_list(const void *list, size_t have, size_t size, void *out, uin
 sim_status sim_cpu_tile_triples(sim_backend *base, sim_tile3 *out, uint64_t cap, uint64_t *count,
                                 sim_error *err) {
     const cpu_backend *b = sim_cpu_of_const(base);
-    copy_list(b->tcull.triples.v, b->tcull_ready ? b->tcull.triples.count : 0u, sizeof *out, out,
-              cap, count);
+    /* the cut-off over its lists builds no tile triple (a list left from an earlier frame is
+     * not this state's) */
+    const int built = b->tcull_ready && !sim_backend_atm_listing(base);
+    copy_list(b->tcull.triples.v, built ? b->tcull.triples.count : 0u, sizeof *out, out, cap,
+              count);
     return SIM_OK;
 }
 

@@ -450,6 +450,12 @@ const sim_step_ops sim_cuda_step_ops = {
     cuda_triplet_cull,  cuda_reduce,        cuda_body_forces, cuda_verlet_second, cuda_end_frame,
     sim_cuda_measure,   sim_cuda_grow_list, cuda_save,        cuda_restore,     cuda_list_blocks,
     cuda_guess_rate,    cuda_culls_triplets, cuda_commit_history,
+    /* lists_triplets: none yet, so the ATM cut-off keeps its tile triples on the GPU while the
+     * CPU reference sweeps its neighbour lists. The lists' kernels exist (atm_list_kernels.h),
+     * but a step needs what they lack: the rebuild decided on the device (a displacement check
+     * that the build kernels read) and a sweep for a step whose lists overflowed (the build
+     * only grows them with a sync, which a step never takes). */
+    nullptr,
 };
 
 void sim_cuda_events_free(cuda_backend *b) {

@@ -56,6 +56,10 @@ extern "C" {
  * 3 m plus a skin; the drivers grow it to what a build needs. */
 #define SIM_ATM_LIST_INITIAL_CAP 64u
 
+/* Triples a body's half list yields, for the stepper's first guess of a list sweep's rate: the
+ * `triplets` scene's ~43 neighbours make ~900 pairs of them (a gas far fewer). */
+#define SIM_ATM_LIST_GUESS_TRIPLES 1000.0
+
 /* The squared reach [m^2] of a float build for a2_max (the GPU's squared cut-off) and skin s. */
 SIM_HD float sim_atm_list_reach2_f(float a2_max, float skin) {
     const float reach = sqrtf(a2_max) + skin;

@@ -59,6 +59,12 @@ sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_e
 #undef SIM_RUN_COUNT_STORE
     rs->culled |= t->culled;
     rs->triplet_culled |= t->triplet_culled;
+    if (t->atm_lists) {
+        rs->atm_lists = 1;
+        rs->atm_steps += (uint64_t)(t->steps > 0 ? t->steps : 0);
+        rs->atm_rebuilds += (uint64_t)t->atm_list_rebuilds;
+        rs->atm_entries = t->atm_list_entries;
+    }
     rs->count++;
     return SIM_OK;
 }
@@ -139,6 +145,14 @@ void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *o
                 rate(s->unique_triples, tri.median), (unsigned long long)s->unique_triples,
                 rs->triplet_culled ? "; culled by the cut-off: effective, the ATM kernel alone"
                                    : "");
+    }
+    if (rs->atm_lists) {
+        fprintf(out,
+                "  ATM lists        %llu entries, %.4g per body; rebuilt %llu times in %llu steps  "
+                "(the cut-off's neighbour lists of R + skin, at the last build)\n",
+                (unsigned long long)rs->atm_entries,
+                s->n > 0 ? (double)rs->atm_entries / s->n : 0.0,
+                (unsigned long long)rs->atm_rebuilds, (unsigned long long)rs->atm_steps);
     }
 }
 
@@ -233,6 +247,13 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
     const sim_stats touching = sim_run_stats_count(rs, SIM_RUN_COUNT_CONTACTS);
     fprintf(f, "  },\n  \"culled\": %s,\n  \"triplet_culled\": %s,\n",
             rs->culled ? "true" : "false", rs->triplet_culled ? "true" : "false");
+    if (rs->atm_lists) {
+        fprintf(f, "  \"atm_lists\": {\"entries\": %llu, \"rebuilds\": %llu, \"steps\": %llu},\n",
+                (unsigned long long)rs->atm_entries, (unsigned long long)rs->atm_rebuilds,
+                (unsigned long long)rs->atm_steps);
+    } else {
+        fputs("  \"atm_lists\": null,\n", f);
+    }
     fprintf(f, "  \"particle_steps_per_s\": %.6g,\n", sim_particle_steps_per_s(s, step.median));
     fprintf(f, "  \"candidate_tests_per_step\": %.17g,\n  \"candidate_tests_per_body\": %.6g,\n",
             tests.median, s->n > 0 ? tests.median / s->n : 0.0);

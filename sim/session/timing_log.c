@@ -16,7 +16,8 @@ static const char header[] =
     "integrate_ms,step_ms,unique_pairs,unique_triples,pairs_per_s,triples_per_s,pair_blocks,"
     "pair_blocks_wasted,triplet_blocks,triplet_blocks_wasted,kinetic,potential,total_energy,"
     "dump_ms,culled,sort_ms,cull_ms,tile_pairs,tile_pairs_total,triplet_cull_ms,tile_triples,"
-    "tile_triples_total,gpus,comm_ms,mean_height,particle_steps_per_s,candidate_tests,contacts";
+    "tile_triples_total,gpus,comm_ms,mean_height,particle_steps_per_s,candidate_tests,contacts,"
+    "atm_list_entries,atm_list_rebuilds";
 
 const char *sim_timing_log_header(void) {
     return header;
@@ -87,6 +88,15 @@ sim_status sim_timing_log_row(sim_timing_log *log, const sim_run_info *s, const 
     fprintf(f, "%llu,", (unsigned long long)t->candidate_tests);
     if (sim_frame_contacts_counted(t->culled)) {
         fprintf(f, "%llu", (unsigned long long)t->contacts);
+    }
+    /* The ATM cut-off over its neighbour lists (the default; triplet_cull_ms then times their
+     * checks and rebuilds, tile_triples is 0): entries at the last build and the frame's
+     * rebuilds; empty when it swept tile triples or had no cut-off. */
+    fputc(',', f);
+    if (t->atm_lists) {
+        fprintf(f, "%llu,%d", (unsigned long long)t->atm_list_entries, t->atm_list_rebuilds);
+    } else {
+        fputc(',', f);
     }
     fputc('\n', f);
     /* Each row reaches the file as its frame ends (a write per frame, nothing next to a step):

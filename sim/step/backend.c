@@ -96,6 +96,11 @@ int sim_backend_triplet_culling(const sim_backend *b) {
     return sim_config_culls_triplets(&b->config, &b->params);
 }
 
+int sim_backend_atm_listing(const sim_backend *b) {
+    return sim_backend_triplet_culling(b) && b->nlist_skin > 0.0 && b->rank.world <= 1 &&
+           !b->params.periodic;
+}
+
 uint64_t sim_cull_initial_capacity(const sim_backend *b) {
     const uint64_t all = sim_t2_u64(b->tiles);
     uint64_t cap = b->config.cull_capacity ? b->config.cull_capacity : 32u * (uint64_t)b->tiles;
@@ -229,7 +234,9 @@ void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t, uint64_
     }
     t->triplet_blocks = 0;
     t->triplet_blocks_wasted = 0;
-    if (sim_backend_triplet_culling(b)) {
+    if (t->atm_lists) { /* a block: one body's list */
+        t->triplet_blocks = b->n;
+    } else if (sim_backend_triplet_culling(b)) {
         t->triplet_blocks = t->tile_triples;
     } else if (b->params.triplets && b->triplet_planned) {
         t->triplet_blocks = b->triplet_plan.blocks;
@@ -305,8 +312,7 @@ static sim_status check_multi(const sim_backend_config *c, sim_error *err) {
  * any work (the session says it with the flags first). Its contact histories live in one
  * process's tables, keyed by the pairs' owners; several ranks would have to move them with the
  * pairs at every re-partition. */
-static sim_status check_friction(const sim_backend_config *c, const sim_params *p,
-                                 sim_error *err) {
+static sim_status check_friction(const sim_backend_config *c, const sim_params *p, sim_error *err) {
     if (!sim_params_have_friction(p)) {
         return SIM_OK;
     }

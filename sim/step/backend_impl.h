@@ -89,6 +89,14 @@ sim_nlist_kind sim_backend_nlist_kind(const sim_backend *b);
  * params.atm_cutoff > 0. The triplet map's plan is then not needed (it may not exist: 3-D plans
  * stop at SIM_MAX_TILES_3D tiles, culled triplets at 65,535 triplet tiles). */
 int sim_backend_triplet_culling(const sim_backend *b);
+/* Whether that cut-off sweeps its neighbour lists of R + skin (nlist/atm_list.h) rather than tile
+ * triples: the default where the lists were measured faster everywhere (README, bench/README:
+ * 6-56x on an H100), so wherever they are wired. They take the contacts' skin (b->nlist_skin:
+ * --skin, else the automatic one; 0 keeps the tile triples, the old path). Tile triples still on
+ * several ranks (each rank sweeps the tile triples of its rows, triplet_cull.h; splitting the
+ * lists' rows the same way is not built yet) and with periodic axes (the lists' cell grid and
+ * displacement check take no minimum image yet). A backend that has no list sweep ignores it. */
+int sim_backend_atm_listing(const sim_backend *b);
 
 /* Plans the maps for b->n and b->config.tile under params p (the triplet plan when p->triplets;
  * when it cannot be planned and these settings cull triplets, triplet_planned stays 0), then

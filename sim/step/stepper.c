@@ -8,9 +8,10 @@
  *    different rows of the lists and must keep one body order: they sort on the clock alone;
  *  - lists: at a frame's end every list whose peak passed SIM_LIST_GROW_AT of its capacity grows
  *    to twice the peak; counts that were lower bounds are measured again and grown (settled);
- *  - neighbour lists: rebuilt whatever the displacements after a sort, a new state or model
- *    (sim_step_request_rebuild), their growth and a rollback; otherwise the backend rebuilds
- *    them when a body moved more than half the skin (where the bodies are: on the device);
+ *  - neighbour lists (the contacts' in NEIGHBOURS, the ATM cut-off's in TRIPLET_CULL): rebuilt
+ *    whatever the displacements after a sort, a new state or model (sim_step_request_rebuild),
+ *    their growth and a rollback; otherwise the backend rebuilds them when a body moved more
+ *    than half the skin (where the bodies are: on the device);
  *  - stopping: the flag is read before each step; a step whose sweeps are expected to take
  *    longer than one slice (SIM_STEP_SLICE_MS, from their measured rates, else the backend's
  *    cautious guess) is saved first and its sweeps run in slices of about that much work, the
@@ -23,6 +24,7 @@
 #include "step/backend_impl.h"
 #include "physics/physics.h"
 #include "nlist/nlist.h"
+#include "nlist/atm_list.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -49,7 +51,8 @@ const char *sim_phase_name(sim_phase phase) {
 const char *sim_list_name(sim_list list) {
     static const char *const names[SIM_LIST_COUNT] = {
         "the tile-pair list",           "the super-pair list",  "the cut-off's super-pair list",
-        "the neighbour tile-pair list", "the tile-triple list", "the neighbour lists"};
+        "the neighbour tile-pair list", "the tile-triple list", "the neighbour lists",
+        "the cut-off's neighbour lists"};
     return list >= 0 && list < SIM_LIST_COUNT ? names[list] : "?";
 }
 
@@ -92,6 +95,8 @@ static sim_step_shape shape_of(const sim_backend *b) {
     f.culled = sim_backend_culling(b);
     f.listed = sim_backend_listing(b);
     f.tculled = b->stepper.ops->culls_triplets(b);
+    f.tlisted =
+        f.tculled && b->stepper.ops->lists_triplets != NULL && b->stepper.ops->lists_triplets(b);
     f.triplets = b->params.triplets != 0;
     f.ranks = b->rank.world > 1;
     f.friction = sim_params_have_friction(&b->params);
@@ -109,7 +114,9 @@ static sim_sweep pair_sweep(const sim_step_shape *f) {
 }
 
 static sim_sweep triplet_sweep(const sim_step_shape *f) {
-    return f->tculled ? SIM_SWEEP_TRIPLET_LIST : SIM_SWEEP_TRIPLET_PLAN;
+    return f->tlisted   ? SIM_SWEEP_TRIPLET_NLIST
+           : f->tculled ? SIM_SWEEP_TRIPLET_LIST
+                        : SIM_SWEEP_TRIPLET_PLAN;
 }
 
 static int sweep_is_pairs(sim_sweep w) {
@@ -117,7 +124,8 @@ static int sweep_is_pairs(sim_sweep w) {
 }
 
 static int sweep_is_list(sim_sweep w) {
-    return w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_TRIPLET_LIST || w == SIM_SWEEP_PAIR_NLIST;
+    return w == SIM_SWEEP_PAIR_LIST || w == SIM_SWEEP_TRIPLET_LIST || w == SIM_SWEEP_PAIR_NLIST ||
+           w == SIM_SWEEP_TRIPLET_NLIST;
 }
 
 /* The blocks a sweep covers, as the host knows them now (a list: the backend says). */
@@ -141,6 +149,9 @@ static double work_per_block(const sim_backend *b, sim_sweep w) {
     }
     if (w == SIM_SWEEP_PAIR_NLIST) {
         return SIM_NLIST_GUESS_ENTRIES;
+    }
+    if (w == SIM_SWEEP_TRIPLET_NLIST) {
+        return SIM_ATM_LIST_GUESS_TRIPLES;
     }
     return sweep_is_pairs(w) ? tile * tile : t3 * t3 * t3;
 }
@@ -365,9 +376,10 @@ static sim_status force_phases(sim_backend *b, const sim_step_shape *f, int adva
         *sorted = 1;
         SIM_TRY(mark(b, SIM_PHASE_SORT, -1, 0, err));
     }
-    /* Neighbour lists: rebuilt whatever they say after a sort (their indices are the old
-     * order's) and when asked (a new state or model, their growth, a rollback). */
-    const unsigned rebuild = f->listed && (*sorted || s->rebuild_due) ? SIM_STEP_REBUILD : 0u;
+    /* Neighbour lists (both kinds): rebuilt whatever they say after a sort (their indices are
+     * the old order's) and when asked (a new state or model, their growth, a rollback). */
+    const unsigned rebuild =
+        (f->listed || f->tlisted) && (*sorted || s->rebuild_due) ? SIM_STEP_REBUILD : 0u;
     const unsigned flags = SIM_STEP_RECORD | (*sorted ? SIM_STEP_SORTED : 0u) | rebuild;
     if (f->culled) {
         SIM_TRY(o->cull(b, flags, err));
@@ -382,6 +394,9 @@ static sim_status force_phases(sim_backend *b, const sim_step_shape *f, int adva
                       SIM_PHASE_CONTACTS, err));
     if (f->tculled) {
         SIM_TRY(o->triplet_cull(b, flags, err));
+        if (f->tlisted) {
+            s->rebuild_due = 0;
+        }
         SIM_TRY(mark(b, SIM_PHASE_TRIPLET_CULL, -1, 0, err));
     }
     if (f->triplets) {
@@ -449,7 +464,8 @@ static sim_status grow_lists(sim_backend *b, const sim_step_counts *c, int measu
         s->capped[l] |= !grown;
         /* A reallocated list holds nothing: the neighbour lists, and the tile pairs their
          * fallback sweeps until the next rebuild, are rebuilt by the next step. */
-        if (grown && (l == SIM_LIST_NEIGHBOURS || l == SIM_LIST_TILE_PAIRS)) {
+        if (grown && (l == SIM_LIST_NEIGHBOURS || l == SIM_LIST_TILE_PAIRS ||
+                      l == SIM_LIST_ATM_NEIGHBOURS)) {
             s->rebuild_due = 1;
         }
     }
@@ -502,13 +518,25 @@ static void report(const sim_backend *b, const sim_step_shape *f, const sim_step
     }
     if (f->tculled) {
         t->triplet_culled = 1;
-        t->tile_triples = c->list[SIM_LIST_TCULL_TRIPLES].count;
-        t->tile_triples_total = sim_t3_u64(b->ttiles);
-        t->triplet_tile_pairs = c->list[SIM_LIST_TCULL_PAIRS].count;
+        if (!f->tlisted) { /* over its lists no tile triple is built: their counts stay 0 */
+            t->tile_triples = c->list[SIM_LIST_TCULL_TRIPLES].count;
+            t->tile_triples_total = sim_t3_u64(b->ttiles);
+            t->triplet_tile_pairs = c->list[SIM_LIST_TCULL_PAIRS].count;
+        }
         t->triplet_fallback_steps = c->triplet_fallback_steps;
-        t->triplet_cull_capped = s->capped[SIM_LIST_TCULL_SUPERS] ||
-                                 s->capped[SIM_LIST_TCULL_PAIRS] ||
-                                 s->capped[SIM_LIST_TCULL_TRIPLES];
+        t->triplet_cull_capped =
+            s->capped[SIM_LIST_TCULL_SUPERS] || s->capped[SIM_LIST_TCULL_PAIRS] ||
+            s->capped[SIM_LIST_TCULL_TRIPLES] || s->capped[SIM_LIST_ATM_NEIGHBOURS];
+    }
+    if (f->tlisted) {
+        const sim_list_count *x = &c->list[SIM_LIST_ATM_NEIGHBOURS];
+        t->atm_lists = 1;
+        t->skin = b->nlist_skin;
+        t->atm_list_rebuilds = c->atm_rebuilds;
+        t->atm_list_entries = c->atm_entries;
+        t->atm_list_bytes = c->atm_bytes;
+        t->atm_list_cap = (uint32_t)x->cap;
+        t->atm_list_peak = (uint32_t)x->peak;
     }
     if (f->listed) {
         const sim_list_count *x = &c->list[SIM_LIST_NEIGHBOURS];
@@ -627,8 +655,8 @@ sim_status sim_step_forces(sim_backend *b, int watched, sim_error *err) {
     }
     int sorted = 0;
     s->rebuild_due = 1; /* new bodies or a new model (set-up too): lists are built for them */
-    SIM_TRY(force_phases(b, &f, 0, watch != NULL && forces_are_long(b, &f) ? watch : NULL,
-                         &sorted, err));
+    SIM_TRY(force_phases(b, &f, 0, watch != NULL && forces_are_long(b, &f) ? watch : NULL, &sorted,
+                         err));
     SIM_TRY(o->body_forces(b, err));
     SIM_TRY(mark(b, SIM_PHASE_SECOND, -1, 0, err));
     sim_step_counts c;

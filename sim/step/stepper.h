@@ -24,8 +24,13 @@
  *   CONTACTS       F = the contact forces: over the neighbour lists (or, when one overflowed,
  *                  the tile pairs of their build), over the tile-pair list, or over the pair
  *                  map's plan
- *   TRIPLET_CULL   the ATM cut-off, culled: the tile-triple list
- *   TRIPLETS       ATM forces on: over that list, or over the triplet map's plan
+ *   TRIPLET_CULL   the ATM cut-off, culled: by default (a skin > 0, one rank, walls) its
+ *                  neighbour lists of the cut-off plus the skin (nlist/atm_list.h), rebuilt when
+ *                  a body moved more than half the skin since their build (decided by the
+ *                  backend, where the bodies are) or always on SIM_STEP_REBUILD, as NEIGHBOURS;
+ *                  else (skin 0, several ranks, periodic axes) the tile-triple list
+ *   TRIPLETS       ATM forces on: over those lists, that tile-triple list, or the triplet map's
+ *                  plan
  *   REDUCE         several ranks: the forces summed over them
  *   SECOND         body forces (walls, gravity) and the second half kick; with friction the
  *                  step's contact histories then become the last step's (commit_history)
@@ -110,22 +115,25 @@ const char *sim_phase_name(sim_phase phase);
 /* The sweeps a step runs: what (contacts, ATM triples) over what (a map's plan, a culled list).
  * A plan's blocks are counted on the host; a list's, by the backend (on the device for CUDA). */
 typedef enum {
-    SIM_SWEEP_PAIR_PLAN,    /* contacts, every block of the pair map's plan (or the full sweep) */
-    SIM_SWEEP_PAIR_LIST,    /* contacts, the culled tile-pair list */
-    SIM_SWEEP_TRIPLET_PLAN, /* ATM, every block of the triplet map's plan */
-    SIM_SWEEP_TRIPLET_LIST, /* ATM, the cut-off's tile-triple list */
-    SIM_SWEEP_PAIR_NLIST,   /* contacts, the bodies' neighbour lists (a block: one body) */
+    SIM_SWEEP_PAIR_PLAN,     /* contacts, every block of the pair map's plan (or the full sweep) */
+    SIM_SWEEP_PAIR_LIST,     /* contacts, the culled tile-pair list */
+    SIM_SWEEP_TRIPLET_PLAN,  /* ATM, every block of the triplet map's plan */
+    SIM_SWEEP_TRIPLET_LIST,  /* ATM, the cut-off's tile-triple list */
+    SIM_SWEEP_PAIR_NLIST,    /* contacts, the bodies' neighbour lists (a block: one body) */
+    SIM_SWEEP_TRIPLET_NLIST, /* ATM, the cut-off's neighbour lists (a block: one body, the
+                              * triples whose largest slot it is) */
     SIM_SWEEP_COUNT
 } sim_sweep;
 
 /* The lists the culled phases build, each with a capacity the stepper grows. */
 typedef enum {
-    SIM_LIST_TILE_PAIRS,    /* contacts: interacting tile pairs */
-    SIM_LIST_SUPER_PAIRS,   /* contacts, two levels: surviving super-tile pairs */
-    SIM_LIST_TCULL_SUPERS,  /* the ATM cut-off: super-tile pairs within it */
-    SIM_LIST_TCULL_PAIRS,   /* the ATM cut-off: neighbour tile pairs */
-    SIM_LIST_TCULL_TRIPLES, /* the ATM cut-off: surviving tile triples */
-    SIM_LIST_NEIGHBOURS,    /* neighbour lists: entries per body (count, peak: the most of one) */
+    SIM_LIST_TILE_PAIRS,     /* contacts: interacting tile pairs */
+    SIM_LIST_SUPER_PAIRS,    /* contacts, two levels: surviving super-tile pairs */
+    SIM_LIST_TCULL_SUPERS,   /* the ATM cut-off: super-tile pairs within it */
+    SIM_LIST_TCULL_PAIRS,    /* the ATM cut-off: neighbour tile pairs */
+    SIM_LIST_TCULL_TRIPLES,  /* the ATM cut-off: surviving tile triples */
+    SIM_LIST_NEIGHBOURS,     /* neighbour lists: entries per body (count, peak: the most of one) */
+    SIM_LIST_ATM_NEIGHBOURS, /* the ATM cut-off's lists: entries per body, as above */
     SIM_LIST_COUNT
 } sim_list;
 
@@ -140,7 +148,8 @@ enum {
     SIM_STEP_SORTED = 2u, /* the step sorted: the first recorded list after it is the regrow base */
     SIM_SLICE_FIRST = 4u, /* a sweep's first slice: it starts the sweep (clears what it sums) */
     SIM_SLICE_LAST = 8u,  /* its last slice: it finishes the sweep (its forces are complete) */
-    SIM_STEP_REBUILD = 16u, /* the neighbour lists are rebuilt whatever the displacements */
+    SIM_STEP_REBUILD = 16u, /* the neighbour lists (contacts' and the ATM cut-off's) are rebuilt
+                             * whatever the displacements */
     SIM_STEP_ADVANCE = 32u  /* a step's contact sweep: friction's histories advance by dt (the
                              * forces alone evaluate them as they are) */
 };
@@ -165,6 +174,10 @@ typedef struct {
     int nlist_rebuilds;       /* recorded steps that rebuilt them */
     int nlist_fallback_steps; /* steps whose lists had overflowed: the tile pairs were swept */
     uint64_t nlist_bytes;     /* the lists' memory now (entries, counts, build positions) */
+    /* the ATM cut-off's neighbour lists: recorded steps that rebuilt them, their entries at the
+     * last recorded build (the sum over bodies), their memory now */
+    int atm_rebuilds;
+    uint64_t atm_entries, atm_bytes;
     /* Summed over the frame's recorded sweeps of culled contacts (tiles or lists): the pair tests
      * they made and the touching pairs they found (each pair once). */
     uint64_t candidates, contacts;
@@ -175,6 +188,7 @@ typedef struct {
     int culled;   /* contacts over the culled list: the SORT and CULL phases run */
     int listed;   /* culled over neighbour lists: the NEIGHBOURS phase runs */
     int tculled;  /* ATM over the cut-off's list: the TRIPLET_CULL phase runs */
+    int tlisted;  /* ... over its neighbour lists (tculled too), not its tile triples */
     int triplets; /* ATM forces on */
     int ranks;    /* several ranks: the REDUCE phase runs */
     int friction; /* friction on: bodies spin, contacts keep histories (commit_history) */
@@ -243,6 +257,10 @@ typedef struct sim_step_ops {
      * completed, with friction on; never for the forces alone or a step rolled back. NULL: a
      * backend without friction (last in the table, so that tables written before it say so). */
     sim_status (*commit_history)(sim_backend *b, sim_error *err);
+    /* Whether the ATM cut-off sweeps its neighbour lists now (sim_backend_atm_listing and the
+     * backend's support): triplet_cull then builds them when stale, sweep takes
+     * SIM_SWEEP_TRIPLET_NLIST. NULL: tile triples (a table written before it). */
+    int (*lists_triplets)(const sim_backend *b);
 } sim_step_ops;
 
 /* A sweep's measured rate [blocks / ms], valid for the plan it was measured on. */
@@ -263,7 +281,8 @@ typedef struct {
 typedef struct {
     const sim_step_ops *ops;
     sim_sort_clock clock, saved_clock;
-    int rebuild_due; /* the next listed step rebuilds its neighbour lists whatever they say */
+    int rebuild_due; /* the next listed step rebuilds its neighbour lists (both kinds) whatever
+                      * they say */
     int capped[SIM_LIST_COUNT];           /* a list could not grow (memory): sticky */
     sim_sweep_rate rate[SIM_SWEEP_COUNT]; /* measured rates */
     double step_ms_est;                   /* the last frame's time per step; <= 0: none yet */
