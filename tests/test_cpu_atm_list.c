@@ -15,7 +15,8 @@
  *  - the backend's default path (the lists, stepped: rebuilt when stale or after a sort) over
  *    thousands of steps of a moving cloud: at every frame its forces and ATM energy equal the
  *    tile-triple path's (--skin 0) at the same state to rounding, the lists rebuilt far less
- *    often than every step; and the two paths' trajectories agree over the first steps. */
+ *    often than every step; and the two paths' trajectories agree over the first steps; in
+ *    periodic boxes too (every axis; x and z, a cut-off of 2.6 m in a period of 7 m). */
 #include "nbsim/backend.h"
 #include "nlist/cpu_atm_list.h"
 
@@ -301,6 +302,18 @@ static void test_stepped(void) {
     stepped_case(&a, 60, 1000); /* 2,400 steps, no sort after the first */
     tscene b = tscene_moving_lattice(5, 0.5, 2.0, 22u);
     stepped_case(&b, 30, 7); /* 1,200 steps, sorted every 7: the lists rebuilt after each */
+    /* periodic: the lattice fills its box (period 7 m on every axis, then on x and z), bodies
+     * cross the faces, the lists hold minimum images */
+    tscene c = tscene_moving_lattice(7, 1.0, 1.8, 23u);
+    c.p.periodic = 7;
+    c.p.box_half = 3.5;
+    snprintf(c.name, sizeof c.name, "periodic xyz lattice cut-off 1.8");
+    stepped_case(&c, 30, 1000);
+    tscene d = tscene_moving_lattice(7, 2.0, 2.6, 24u);
+    d.p.periodic = 5;
+    d.p.box_half = 3.5;
+    snprintf(d.name, sizeof d.name, "periodic xz lattice cut-off 2.6");
+    stepped_case(&d, 16, 1000);
 }
 
 int main(int argc, char **argv) {

@@ -7,7 +7,7 @@
  * when and how much each list grows (and what a list that cannot grow reports), when the
  * neighbour lists (the contacts' and the ATM cut-off's) are rebuilt whatever they say (set-up, a
  * sort, a request, their growth, a rollback), when the cut-off sweeps its lists rather than tile
- * triples (a skin, one rank, walls), the settling of counts that were lower bounds, when a step is
+ * triples (a skin, one rank), the settling of counts that were lower bounds, when a step is
  * long (saved, sliced, the slices sized from the measured rate), rollback when the flag rises in a
  * slice, the flag read between steps, the window of steps in flight, and where each phase's time
  * goes. */
@@ -776,7 +776,7 @@ static void test_nlist_report(void) {
 
 /* The ATM cut-off over its neighbour lists: TRIPLET_CULL gets SIM_STEP_REBUILD exactly when the
  * contacts' lists do (set-up, a sort, a request, a rollback) and when its own lists grew; the
- * sweep is the lists'; tile triples with skin 0, on several ranks, with periodic axes, and where
+ * sweep is the lists' (periodic axes too); tile triples with skin 0, on several ranks and where
  * the backend has no list sweep; the report carries the lists' counts. */
 static void test_atm_lists(void) {
     setup u = {1, 1, 0, 0, 3, 4, 3.0, 0.25};
@@ -830,9 +830,10 @@ static void test_atm_lists(void) {
     ENSURE_MSG(strcmp(f->log, "begin first cull pair-list tcull triplet-list second end") == 0,
                "%s", f->log);
     f->base.nlist_skin = 0.25;
-    /* periodic axes: the tile triples (the lists take no minimum image yet) */
+    /* periodic axes: the lists too (minimum images), after WRAP */
     f->base.params.periodic = 1;
-    ENSURE(frame(f, &t) == SIM_OK && !t.atm_lists && strstr(f->log, "triplet-list") != NULL);
+    ENSURE(frame(f, &t) == SIM_OK && t.atm_lists && strstr(f->log, "wrap") != NULL &&
+           strstr(f->log, "triplet-nlist") != NULL);
     f->base.params.periodic = 0;
     /* a backend without a list sweep: the tile triples */
     f->atm_lists = 0;

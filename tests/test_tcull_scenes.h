@@ -118,9 +118,10 @@ static inline tscene tscene_moving_lattice(uint32_t side, double v, double cutof
         sc.s.vel[i] = (sim_vec4d){test_rnd(&seed, -v, v), test_rnd(&seed, -v, v),
                                   test_rnd(&seed, -v, v), test_rnd(&seed, 0.5, 2.0)};
         const uint32_t c = (uint32_t)((uint64_t)i * 2654435761u % n); /* a prime: a permutation */
-        sc.s.pos[i].x = (double)(c % side) - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
-        sc.s.pos[i].y = (double)(c / side % side) - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
-        sc.s.pos[i].z = (double)(c / side / side) - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
+        /* sites at -side/2 + 1/2 + k: inside a periodic box of half-width side / 2 */
+        sc.s.pos[i].x = (double)(c % side) + 0.5 - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
+        sc.s.pos[i].y = (double)(c / side % side) + 0.5 - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
+        sc.s.pos[i].z = (double)(c / side / side) + 0.5 - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
         sc.s.pos[i].w = 0.2;
     }
     sc.p.triplets = 1;

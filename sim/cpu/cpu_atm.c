@@ -3,7 +3,7 @@
  * TRIPLET_CULL phase and the sweep of its neighbour lists, over the sorted copies the cull phase
  * gathered (slot order; the sweep's buffers go back through the body order in cpu_backend.c).
  *
- * Lists (the default: sim_backend_atm_listing, a skin > 0 on one rank with walls): half lists
+ * Lists (the default: sim_backend_atm_listing, a skin > 0 on one rank): half lists
  * of the cut-off R plus the contacts' skin s (nlist/atm_list.h), rebuilt when the stepper says
  * (SIM_STEP_REBUILD: a sort - their indices are slots -, new bodies or parameters, a rollback)
  * or when a body moved more than s/2 since the build (sim_cpu_atm_list_stale: NaN counts as
@@ -12,7 +12,11 @@
  * so the same triples give the same forces up to summation order. The lists grow in the build to
  * the most neighbours a body has: they never drop a triple and the stepper has nothing to grow.
  *
- * Tile triples (skin 0, several ranks, periodic axes): cpu_tcull.c's boxes and passes. */
+ * Periodic axes: the lists hold minimum-image neighbours (a wrapping cell grid), the sweep's and
+ * sim_atm_forces_d's images agree (a and b minimum images, c closing the triangle), and a body
+ * wrapped across a face has not moved.
+ *
+ * Tile triples (skin 0, several ranks): cpu_tcull.c's boxes and passes. */
 #include "cpu/cpu_backend_impl.h"
 
 #ifdef _OPENMP
@@ -40,6 +44,8 @@ static sim_status atm_lists(cpu_backend *b, unsigned flags, sim_error *err) {
         SIM_TRY(sim_cpu_atm_list_init(&b->atm, b->st.n, err));
         b->atm_ready = 1;
     }
+    /* minimum images on the periodic axes (the parameters may have changed them) */
+    b->atm.per = b->ph.periodic ? &b->ph.period : NULL;
     sim_cpu_atm_list *l = &b->atm;
     const double cutoff = b->ph.atm_cutoff, skin = b->base.nlist_skin;
     if (!(flags & SIM_STEP_REBUILD) && !sim_cpu_atm_list_stale(l, b->cull.pos, cutoff, skin)) {

@@ -23,7 +23,11 @@
  * Why it is exact. A counted triple has its two sides at i within R (up to rounding: below).
  * Between rebuilds every body stays within s/2 of its build position (the contacts' displacement
  * check, nlist.h), so |x_i^b - x_j^b| <= |x_i - x_j| + s <= R + s: j was listed. With s = 0 the
- * lists are exact only at the positions they were built from.
+ * lists are exact only at the positions they were built from. Periodic axes (the CPU reference,
+ * cpu_atm_list.c): every distance above is a minimum image - a metric on the torus, so the same
+ * inequality holds - and a triple counted by sim_atm_forces_d (a and b minimum images, c closing
+ * the triangle: |c| is an image of x_i - x_k, so its minimum image is no longer) has both of
+ * its bodies j, k within R of i by minimum image; a body wrapped across a face has not moved.
  *
  * Rounding. Double: sim_atm_forces_d takes its third side as c = -(a + b), within 3u R per axis
  * of x1 - x3 (triplet_cull.h), so a counted triple's sides are at most R (1 + 17u) apart in

@@ -3,7 +3,8 @@
  * (atm_list.h: what they hold, why the triples swept from them are the tile sweep's), half lists
  * in nlist.h's slot-major layout, built by a cell grid (cells of edge >= R + s: O(N k) tests for
  * k neighbours), and the triple sweep over them. The lists always come out complete: the build
- * grows them to the most neighbours a body has. */
+ * grows them to the most neighbours a body has. Periodic axes (per): distances are minimum
+ * images, the grid wraps, a body wrapped across a face has not moved. */
 #ifndef SIM_CPU_ATM_LIST_H
 #define SIM_CPU_ATM_LIST_H
 
@@ -23,6 +24,9 @@ typedef struct {
     int built;
     uint32_t most;    /* the most neighbours of one body at the last build */
     uint64_t entries; /* sum of count */
+    /* The box's periods (NULL: walls on every axis), the owner's, set after init: builds,
+     * sweeps and the displacement check take minimum images through them. */
+    const sim_period_d *per;
     /* the cell grid's scratch: bodies by cell (counting sort) */
     uint32_t *cell_start, *cell_body, *body_cell;
     size_t cells_cap;

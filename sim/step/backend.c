@@ -97,8 +97,7 @@ int sim_backend_triplet_culling(const sim_backend *b) {
 }
 
 int sim_backend_atm_listing(const sim_backend *b) {
-    return sim_backend_triplet_culling(b) && b->nlist_skin > 0.0 && b->rank.world <= 1 &&
-           !b->params.periodic;
+    return sim_backend_triplet_culling(b) && b->nlist_skin > 0.0 && b->rank.world <= 1;
 }
 
 uint64_t sim_cull_initial_capacity(const sim_backend *b) {

@@ -28,7 +28,7 @@
  *                  neighbour lists of the cut-off plus the skin (nlist/atm_list.h), rebuilt when
  *                  a body moved more than half the skin since their build (decided by the
  *                  backend, where the bodies are) or always on SIM_STEP_REBUILD, as NEIGHBOURS;
- *                  else (skin 0, several ranks, periodic axes) the tile-triple list
+ *                  else (skin 0, several ranks) the tile-triple list
  *   TRIPLETS       ATM forces on: over those lists, that tile-triple list, or the triplet map's
  *                  plan
  *   REDUCE         several ranks: the forces summed over them
