@@ -137,7 +137,8 @@ sim_status sim_cpu_friction_ready(sim_cpu_friction **fric, const sim_params *p,
     }
     sim_state view = from != NULL ? *from : *st;
     view.contact_count = from != NULL ? from->contact_count : 0;
-    const sim_status status = on ? sim_cpu_friction_init(fr, &view, st->spin, threads, err) : SIM_OK;
+    const sim_status status =
+        on ? sim_cpu_friction_init(fr, &view, st->spin, threads, err) : SIM_OK;
     if (status != SIM_OK) {
         free(fr);
         return status;
@@ -175,15 +176,23 @@ void sim_cpu_friction_begin(sim_cpu_friction *fr, int team, double dt) {
     fr->overflow = UINT32_MAX;
 }
 
+/* The contact kernels' test (cpu_backend_impl.h), which sim_friction_contact repeats: the
+ * separation through the minimum image on ph's periodic axes (a pair across a face touches). */
+static int touches(const sim_physics *ph, sim_vec4d pa, sim_vec4d pb) {
+    double dx = pa.x - pb.x, dy = pa.y - pb.y, dz = pa.z - pb.z;
+    sim_min_image_d(&dx, &dy, &dz, ph);
+    const double reach = pa.w + pb.w;
+    return dx * dx + dy * dy + dz * dz < reach * reach;
+}
+
 /* The pair visit with this thread's torque buffer tq (user order). Body i, the one with the
  * larger user index, owns the history and is "i" of sim_friction_contact: the same arguments in
  * the same roles whichever enumeration found the pair, so the same bits. */
 static void visit(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint32_t ub,
                   sim_vec4d pa, sim_vec4d va, sim_vec4d pb, sim_vec4d vb, sim_vec3d *fa,
                   sim_vec3d *fb, sim_vec3d *tq, double *energy) {
-    const double dx = pa.x - pb.x, dy = pa.y - pb.y, dz = pa.z - pb.z, reach = pa.w + pb.w;
-    if (!(dx * dx + dy * dy + dz * dz < reach * reach)) {
-        return; /* the contact kernels' test: most pairs end here */
+    if (!touches(ph, pa, pb)) {
+        return; /* most pairs end here */
     }
     const int a_owns = ua > ub;
     const uint32_t i = a_owns ? ua : ub, j = a_owns ? ub : ua;
@@ -228,8 +237,7 @@ void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
         const sim_vec4d pi = pos[i];
         for (uint32_t j = j0; j < j_end; ++j) {
             const sim_vec4d pj = pos[j];
-            const double dx = pi.x - pj.x, dy = pi.y - pj.y, dz = pi.z - pj.z, reach = pi.w + pj.w;
-            if (dx * dx + dy * dy + dz * dz < reach * reach) { /* visit's own first test */
+            if (touches(ph, pi, pj)) { /* visit's own first test */
                 visit(fr, ph, ui, order != NULL ? order[j] : j, pi, vel[i], pj, vel[j], &f[i],
                       &f[j], tq, energy);
                 ++touched;
@@ -254,9 +262,8 @@ double sim_cpu_friction_nlist(sim_cpu_friction *fr, const sim_physics *ph, const
         for (uint32_t k = 0; k < c; ++k) {
             const uint32_t j = l->nbr[(size_t)k * l->stride + i];
             const sim_vec4d pj = pos[j];
-            const double dx = pi.x - pj.x, dy = pi.y - pj.y, dz = pi.z - pj.z, reach = pi.w + pj.w;
             /* full lists hold the pair at both ends: visited once, from the larger slot */
-            if ((l->half || i > j) && dx * dx + dy * dy + dz * dz < reach * reach) {
+            if ((l->half || i > j) && touches(ph, pi, pj)) {
                 visit(fr, ph, order[i], order[j], pi, vel[i], pj, vel[j], &f[i], &f[j], tq,
                       &energy);
                 tally->contacts++;
@@ -290,7 +297,11 @@ sim_vec3d sim_cpu_friction_body(sim_cpu_friction *fr, const sim_physics *ph, uin
     const sim_vec3d w = spin3(fr->spin[i]);
     const double x[3] = {pos.x, pos.y, pos.z};
     for (int k = 0; k < 6; ++k) {
-        /* sim_friction_wall's overlap: no lookup for the walls a body is far from */
+        /* sim_friction_wall's overlap: no lookup for the walls a body is far from, nor for the
+         * faces of a periodic axis (no walls there) */
+        if ((ph->periodic >> (k >> 1)) & 1) {
+            continue;
+        }
         const double overlap =
             (k & 1) ? x[k >> 1] + pos.w - ph->box_half : pos.w - ph->box_half - x[k >> 1];
         if (!(overlap > 0.0)) {

@@ -224,11 +224,12 @@ sim_status sim_cuda_contacts(sim_backend *base, sim_body_pair *out, uint64_t cap
         st = sim_fail(err, SIM_CUDA, "cannot clear the contact count");
     }
     if (st == SIM_OK && listed) { /* the lists as a step would sweep them */
-        st = sim_gpu_nlist_contacts(&b->bodies, &b->cull, &b->nlist, sim_cuda_body_order(b), d_out,
-                                    dcap, d_count, s, err);
+        st = sim_gpu_nlist_contacts(&b->bodies, &b->ph, &b->cull, &b->nlist, sim_cuda_body_order(b),
+                                    d_out, dcap, d_count, s, err);
     } else if (st == SIM_OK) {
-        st = sim_gpu_pair_contacts(&b->bodies, culled ? &b->cull : nullptr, base->config.tile,
-                                   sim_cuda_body_order(b), d_out, dcap, d_count, &b->streams, err);
+        st = sim_gpu_pair_contacts(&b->bodies, &b->ph, culled ? &b->cull : nullptr,
+                                   base->config.tile, sim_cuda_body_order(b), d_out, dcap, d_count,
+                                   &b->streams, err);
     }
     if (st == SIM_OK) {
         const cudaError_t e1 =

@@ -19,13 +19,15 @@ static __device__ __forceinline__ sim_vec3f sim_fric_xyz(const sim_vec4f &v) {
     return r;
 }
 
-/* sim_friction_contact's own first test (the same operations: the sign of a difference does not
- * change its square), taken before anything is read from global memory: most pairs a sweep
- * tests do not touch, and for them a visit must cost no more than the frictionless kernel's. */
-static __device__ __forceinline__ bool sim_fric_touch(const sim_vec4f &pa, const sim_vec4f &pb) {
-    const float dx = pa.x - pb.x, dy = pa.y - pb.y, dz = pa.z - pb.z;
-    const float d2 = dx * dx + dy * dy + dz * dz, reach = pa.w + pb.w;
-    return d2 < reach * reach;
+/* sim_friction_contact's own first test (the same separation through the same minimum image on
+ * ph's periodic axes: a pair across a face touches; the sign of a difference does not change its
+ * square), taken before anything is read from global memory: most pairs a sweep tests do not
+ * touch, and for them a visit must cost no more than the frictionless kernel's. */
+static __device__ __forceinline__ bool sim_fric_touch(const sim_vec4f &pa, const sim_vec4f &pb,
+                                                      const sim_physics_f &ph) {
+    float dx = pa.x - pb.x, dy = pa.y - pb.y, dz = pa.z - pb.z;
+    sim_min_image_f(&dx, &dy, &dz, &ph);
+    return sim_touch_f(dx, dy, dz, pa.w + pb.w) != 0;
 }
 
 /* Owner u's history with partner in the last step's table, zero when there is none: by the
@@ -70,10 +72,9 @@ static __device__ __forceinline__ void sim_fric_store(const sim_gpu_fric &fr, ui
  * it once). Returns whether they touch (nothing written otherwise). */
 static __device__ __forceinline__ bool
 sim_fric_contact(const sim_gpu_fric &fr, const sim_physics_f &ph, uint32_t ua, uint32_t ub,
-                 const sim_vec4f &pa, const sim_vec4f &va, const sim_vec4f &pb,
-                 const sim_vec4f &vb, bool store, sim_vec3f *fa, sim_vec3f *ta, sim_vec3f *tb,
-                 float *energy) {
-    if (!sim_fric_touch(pa, pb)) {
+                 const sim_vec4f &pa, const sim_vec4f &va, const sim_vec4f &pb, const sim_vec4f &vb,
+                 bool store, sim_vec3f *fa, sim_vec3f *ta, sim_vec3f *tb, float *energy) {
+    if (!sim_fric_touch(pa, pb, ph)) {
         return false;
     }
     const bool a_owns = ua > ub;
@@ -106,7 +107,7 @@ static __device__ __forceinline__ sim_vec3f sim_fric_pair(const sim_gpu_fric &fr
                                                           const sim_vec4f &va, const sim_vec4f &pb,
                                                           const sim_vec4f &vb, float *energy) {
     sim_vec3f f, ta, tb;
-    if (!sim_fric_touch(pa, pb)) {
+    if (!sim_fric_touch(pa, pb, ph)) {
         f.x = f.y = f.z = 0.0f;
         return f;
     }

@@ -31,6 +31,9 @@ __device__ void walls_and_gravity(const sim_gpu_fric &fr, const sim_physics_f &p
     total.x = total.y = total.z = 0.0f;
     const float x[3] = {p.x, p.y, p.z};
     for (int k = 0; k < 6; ++k) {
+        if ((ph.periodic >> (k >> 1)) & 1) { /* a periodic axis has no walls: no lookup either */
+            continue;
+        }
         const float overlap = (k & 1) ? x[k >> 1] + p.w - ph.box_half : p.w - ph.box_half - x[k >> 1];
         if (!(overlap > 0.0f)) {
             continue;
@@ -186,7 +189,8 @@ __global__ void __launch_bounds__(kThreads)
                 d = (wall & 1) ? x + p.w - ph.box_half : p.w - ph.box_half - x;
             } else {
                 const sim_vec4f q = pos_user[j];
-                const float dx = p.x - q.x, dy = p.y - q.y, dz = p.z - q.z;
+                float dx = p.x - q.x, dy = p.y - q.y, dz = p.z - q.z;
+                sim_min_image_f(&dx, &dy, &dz, &ph); /* a contact across a face */
                 d = p.w + q.w - sqrtf(dx * dx + dy * dy + dz * dz);
             }
             if (!(d > 0.0f)) {

@@ -20,8 +20,7 @@ static __device__ __forceinline__ bool touching(const sim_vec4f &pi, const sim_v
     const float dx = pj.x - pi.x;
     const float dy = pj.y - pi.y;
     const float dz = pj.z - pi.z;
-    const float rs = pi.w + pj.w;
-    return dx * dx + dy * dy + dz * dz < rs * rs;
+    return sim_touch_f(dx, dy, dz, pi.w + pj.w) != 0;
 }
 
 /* The same through the minimum image on the periodic axes of per (physics.h): 9 more
@@ -30,8 +29,7 @@ static __device__ __forceinline__ bool touching_periodic(const sim_vec4f &pi, co
                                                          const sim_period_f &per) {
     float dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
     sim_min_image_in_f(&dx, &dy, &dz, &per);
-    const float rs = pi.w + pj.w;
-    return dx * dx + dy * dy + dz * dz < rs * rs;
+    return sim_touch_f(dx, dy, dz, pi.w + pj.w) != 0;
 }
 
 /* The same with the image fixed per tile pair: (x_j - x_i) - s on each axis, s the shift of the
@@ -43,8 +41,7 @@ static __device__ __forceinline__ bool touching_shifted(const sim_vec4f &pi, con
     const float dx = (pj.x - pi.x) - s.x;
     const float dy = (pj.y - pi.y) - s.y;
     const float dz = (pj.z - pi.z) - s.z;
-    const float rs = pi.w + pj.w;
-    return dx * dx + dy * dy + dz * dz < rs * rs;
+    return sim_touch_f(dx, dy, dz, pi.w + pj.w) != 0;
 }
 
 /* How a block tests its pairs in a periodic box. */
@@ -640,15 +637,17 @@ sim_status sim_gpu_pair_energy_list(const sim_gpu_bodies *b, const sim_physics_f
     }
 }
 
-sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c, uint32_t tile,
-                                 const uint32_t *perm, sim_body_pair *d_out, uint32_t cap,
+sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_physics_f *phys,
+                                 const sim_gpu_cull *c, uint32_t tile, const uint32_t *perm, sim_body_pair *d_out, uint32_t cap,
                                  uint32_t *d_count, const sim_gpu_streams *st, sim_error *err) {
     pair_sink sink = {};
     sink.perm = perm;
     sink.contacts = d_out;
     sink.contacts_cap = cap;
     sink.contacts_count = d_count;
-    const sim_physics_f ph = {};
+    sim_physics_f ph = {}; /* the touching test alone: only the periodic axes matter */
+    ph.periodic = phys->periodic;
+    ph.period = phys->period;
     sim_map_plan plan;
     if (c == nullptr) { /* one launch of the bounding box: every tile pair */
         SIM_TRY(sim_pair_map_plan(SIM_PAIR_MAP_BB, (b->n + tile - 1) / tile, &plan, err));

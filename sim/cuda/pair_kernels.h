@@ -57,9 +57,10 @@ sim_status sim_gpu_pair_energy_list(const sim_gpu_bodies *b, const sim_physics_f
 
 /* The contacts hook: appends every touching pair (user indices through perm, NULL = identity;
  * i > j) to d_out while fewer than cap, counts all into *d_count (the caller zeroes it). With c:
- * over c's tile list (the culled pipeline); without: over every tile pair (bounding-box plan). */
-sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c, uint32_t tile,
-                                 const uint32_t *perm, sim_body_pair *d_out, uint32_t cap,
+ * over c's tile list (the culled pipeline); without: over every tile pair (bounding-box plan).
+ * ph: only its periodic axes are read (pairs across a face touch through their minimum image). */
+sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                 const sim_gpu_cull *c, uint32_t tile, const uint32_t *perm, sim_body_pair *d_out, uint32_t cap,
                                  uint32_t *d_count, const sim_gpu_streams *st, sim_error *err);
 
 /* ---- with friction (friction.h): the sweeps above, each pair's history found and stored, the

@@ -8,7 +8,15 @@
  *   sim_gpu_atm_list_forces   the ATM forces of every triple within R, from the lists
  * The build is asynchronous and counts what it could not store (counts->most > cap);
  * sim_gpu_atm_list_build_complete syncs once and grows the lists until they hold every neighbour:
- * a sweep needs complete lists (it has no fallback). */
+ * a sweep needs complete lists (it has no fallback).
+ *
+ * Walls only: the build (body test and tile-box distance) and the sweep form separations raw,
+ * x_j - x_i, never through the minimum image (physics.h), so in a box with periodic axes every
+ * triple across a face would be missing. The CUDA stepper must not take these kernels when
+ * params.periodic != 0: it keeps the tile triples there (triplet_cull.h, triplet_kernels.cu:
+ * minimum images, tested periodic). Making them periodic: sim_min_image_in_f in the body test,
+ * sim_tcull_near_pf's periodic box distance, and the sweep's sides as the tile sweep's (a and b
+ * imaged, a triple whose pair images disagree dropped). */
 #ifndef SIM_ATM_LIST_KERNELS_H
 #define SIM_ATM_LIST_KERNELS_H
 

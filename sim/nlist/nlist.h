@@ -72,6 +72,17 @@ extern "C" {
 #define SIM_NLIST_WIDTH_F (1.0f + 0x1p-17f)
 #define SIM_NLIST_REACH2_D (1.0 + 0x1p-40)
 #define SIM_NLIST_WIDTH_D (1.0 + 0x1p-39)
+/* On a periodic axis a separation's image is rounded at the magnitude of the period: x_j - x_i
+ * is up to L across a face (half an ulp of L, ~L 2^-24 per axis, where nearby bodies between
+ * walls subtract exactly), and so is a displacement across a face (p - ref ~ L). The build's
+ * separation, both displacements and the sweep's separation each carry it (4 x sqrt(3) x L 2^-23
+ * at most, the unwrapped drift included): a periodic build reaches SIM_NLIST_IMAGE_SLACK_F L (the
+ * longest period) further, 3.5 times that, or a pair that touches could be missing from the lists
+ * (the first GPU run: one pair in 1000 steps of a fast gas crowded on the faces). In double the
+ * same errors are ~1e-16 L, well inside SIM_NLIST_REACH2_D. */
+#ifndef SIM_NLIST_IMAGE_SLACK_F /* a test may take it away to see what it covers */
+#define SIM_NLIST_IMAGE_SLACK_F 0x1p-19f
+#endif
 
 /* Entries between neighbour k and k + 1 of one body: N rounded up to whole warps. */
 SIM_HD uint32_t sim_nlist_stride(uint32_t n) {
@@ -117,10 +128,11 @@ SIM_HD int sim_nlist_moved_d(sim_vec4d p, sim_vec4d ref, double h2) {
  * displacements are minimum images, so a body wrapped across a face has not moved a period. */
 SIM_HD int sim_nlist_near_pf(sim_vec4f a, sim_vec4f b, float skin, const sim_period_f *per) {
     float dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z;
+    float reach = a.w + b.w + skin;
     if (per != NULL) {
         sim_min_image_in_f(&dx, &dy, &dz, per);
+        reach += SIM_NLIST_IMAGE_SLACK_F * fmaxf(per->len[0], fmaxf(per->len[1], per->len[2]));
     }
-    const float reach = a.w + b.w + skin;
     return dx * dx + dy * dy + dz * dz < reach * reach * SIM_NLIST_REACH2_F;
 }
 

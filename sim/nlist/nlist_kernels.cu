@@ -57,8 +57,7 @@ static __device__ __forceinline__ bool touching(const sim_vec4f &a, const sim_ve
     if (per != nullptr) {
         sim_min_image_in_f(&dx, &dy, &dz, per);
     }
-    const float rs = a.w + b.w;
-    return dx * dx + dy * dy + dz * dz < rs * rs;
+    return sim_touch_f(dx, dy, dz, a.w + b.w) != 0;
 }
 
 /* Appends `other` to `owner`'s list: counted always, stored while it fits; an entry that does not
@@ -714,7 +713,8 @@ sim_status sim_gpu_nlist_energy(const sim_gpu_bodies *b, const sim_physics_f *ph
     return launch_sweep<kEnergy>(b, ph, c, l, sink, 0u, 0, s, err);
 }
 
-sim_status sim_gpu_nlist_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c,
+sim_status sim_gpu_nlist_contacts(const sim_gpu_bodies *b, const sim_physics_f *phys,
+                                  const sim_gpu_cull *c,
                                   const sim_gpu_nlist *l, const uint32_t *perm,
                                   sim_body_pair *d_out, uint32_t cap, uint32_t *d_count,
                                   cudaStream_t s, sim_error *err) {
@@ -723,7 +723,9 @@ sim_status sim_gpu_nlist_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c
     sink.out = d_out;
     sink.out_cap = cap;
     sink.out_count = d_count;
-    const sim_physics_f ph = {};
+    sim_physics_f ph = {}; /* the touching test alone: only the periodic axes matter */
+    ph.periodic = phys->periodic;
+    ph.period = phys->period;
     return launch_sweep<kContacts>(b, &ph, c, l, sink, 0u, 0, s, err);
 }
 

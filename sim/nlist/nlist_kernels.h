@@ -106,8 +106,10 @@ sim_status sim_gpu_nlist_energy(const sim_gpu_bodies *b, const sim_physics_f *ph
                                 const sim_gpu_cull *c, const sim_gpu_nlist *l, double *d_energy,
                                 cudaStream_t s, sim_error *err);
 /* The touching pairs the lists hold, in user indices (slot s is body perm[s]; perm NULL:
- * identity), i > j, appended while fewer than cap, all counted in *d_count. */
-sim_status sim_gpu_nlist_contacts(const sim_gpu_bodies *b, const sim_gpu_cull *c,
+ * identity), i > j, appended while fewer than cap, all counted in *d_count; through the minimum
+ * image on ph's periodic axes (nothing else of ph is read). */
+sim_status sim_gpu_nlist_contacts(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                  const sim_gpu_cull *c,
                                   const sim_gpu_nlist *l, const uint32_t *perm,
                                   sim_body_pair *d_out, uint32_t cap, uint32_t *d_count,
                                   cudaStream_t s, sim_error *err);

@@ -275,4 +275,13 @@ static __device__ __forceinline__ float sim_rsqrt_ftz_f(float x) {
 #define SIM_PERIOD_SLACK 0x1p-40
 #include "physics/physics_impl.h"
 
+/* The GPU's contact test on a separation (dx, dy, dz) [m] already imaged and the radii's sum rs
+ * [m]: strict, NaN never. Every kernel that decides touching (the tile sweeps, the lists, the
+ * friction visit) takes this one shape with its FMAs written out: a contracted
+ * dx*dx + dy*dy + dz*dz may be fused in another order in another kernel, and then a pair within
+ * an ulp of touching is counted by one enumeration and not by another. */
+SIM_HD int sim_touch_f(float dx, float dy, float dz, float rs) {
+    return fmaf(dz, dz, fmaf(dy, dy, dx * dx)) < rs * rs;
+}
+
 #endif /* SIM_PHYSICS_H */
