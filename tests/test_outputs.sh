@@ -131,7 +131,12 @@ start_run out.txt err.txt --backend cpu --threads 2 --cull off --n 20000 --steps
 # after the initial forces (announced with the frame's length) and a few steps of ~0.3 s: on a
 # loaded machine the signal once came before the first step
 wait_for err.txt "the initial forces took" || fail "mid-frame Ctrl-C: the run did not start: $(cat err.txt)"
-sleep 1.5
+# a step lasts about as long as the initial forces took (the announcement says): wait for two,
+# at least 1.5 s, so that a loaded machine (CI under ctest -j) has finished one before the signal
+took=$(sed -n 's/.*the initial forces took \([0-9.]*\) \(m\{0,1\}s\).*/\1 \2/p' err.txt | head -1)
+wait_s=$(awk -v t="${took% *}" -v u="${took#* }" 'BEGIN { s = (u == "ms") ? t / 1000 : t;
+  w = 2 * s + 0.5; if (w < 1.5) w = 1.5; if (w > 20) w = 20; print w }')
+sleep "$wait_s"
 kill -INT "$run_pid"
 signalled=$(date +%s%N)
 for _ in $(seq 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done

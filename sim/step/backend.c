@@ -356,7 +356,10 @@ sim_status sim_backend_create(const sim_backend_config *config, const sim_params
         return sim_fail(err, SIM_BAD_ARGUMENT, "the scene has no bodies");
     }
     SIM_TRY(sim_params_check(params, err));
-    SIM_TRY(sim_periodic_check(params, sim_state_max_radius(initial), err));
+    /* the radii only when it matters: the memory refusal below must come before any body is read
+     * (a state too large to hold is refused by its n alone) */
+    SIM_TRY(sim_periodic_check(params, params->periodic ? sim_state_max_radius(initial) : 0.0,
+                               err));
     SIM_TRY(check_multi(config, err));
     SIM_TRY(check_friction(config, params, err));
     sim_status st;
@@ -485,7 +488,8 @@ sim_status sim_backend_set_state(sim_backend *b, const sim_state *state, sim_err
         return sim_fail(err, SIM_BAD_ARGUMENT, "state has %u bodies, backend holds %u", state->n,
                         b->n);
     }
-    SIM_TRY(sim_periodic_check(&b->params, sim_state_max_radius(state), err));
+    SIM_TRY(sim_periodic_check(&b->params,
+                               b->params.periodic ? sim_state_max_radius(state) : 0.0, err));
     SIM_TRY(b->ops->set_state(b, state, err));
     SIM_TRY(keep_spin(b, state, err));
     if (b->stepper.ops == NULL) {
