@@ -19,24 +19,11 @@
  * Tile triples (skin 0, several ranks): cpu_tcull.c's boxes and passes. */
 #include "cpu/cpu_backend_impl.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#define SIM_OMP(directive) _Pragma(#directive)
-#else
-#define SIM_OMP(directive)
-#endif
+#include "cpu/cpu_omp.h"
 
 /* Slots per chunk of the lists' sweep: a chunk's triples vary with the density, so threads
  * take chunks as they finish (dynamic), and 64 keeps the scheduling cost below 1 %. */
 #define CPU_ATM_CHUNK 64u
-
-static int thread_id(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
 
 /* The lists rebuilt when asked or stale, and recorded. */
 static sim_status atm_lists(cpu_backend *b, unsigned flags, sim_error *err) {
@@ -85,7 +72,7 @@ double sim_cpu_atm_list_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     const int64_t chunks = (int64_t)((end - begin + CPU_ATM_CHUNK - 1u) / CPU_ATM_CHUNK);
     double energy = 0.0;
     SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
-        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        sim_vec3d *f = b->tbuf + (size_t)sim_cpu_thread_id() * b->st.n;
         SIM_OMP(omp for schedule(dynamic, 1))
         for (int64_t k = 0; k < chunks; ++k) {
             const uint64_t lo = begin + CPU_ATM_CHUNK * (uint64_t)k;

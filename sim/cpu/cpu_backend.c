@@ -43,12 +43,7 @@
 #include <string.h>
 #include <time.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#define SIM_OMP(directive) _Pragma(#directive)
-#else
-#define SIM_OMP(directive)
-#endif
+#include "cpu/cpu_omp.h"
 
 /* Below this much work (pair checks, triples or bodies) a phase runs on one thread: a parallel
  * region costs microseconds on an idle machine and a scheduler time slice (milliseconds) when the
@@ -61,14 +56,6 @@
  * might be long is sliced; the slices are sized from the measured rate after that. */
 #define CPU_GUESS_PAIR_CHECKS_PER_MS 1.0e5
 #define CPU_GUESS_TRIPLES_PER_MS 2.0e4
-
-static int thread_id(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
 
 static void add3(sim_vec3d *a, sim_vec3d f) {
     a->x += f.x;
@@ -180,7 +167,7 @@ static double pair_plan_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     sim_map_share share;
     plan_slice(b, &b->base.pair_plan, begin, end, &share);
     SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
-        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        sim_vec3d *f = b->tbuf + (size_t)sim_cpu_thread_id() * b->st.n;
         for (int p = 0; p < share.piece_count; ++p) {
             const sim_map_piece *pc = &share.piece[p];
             const sim_map_launch *launch = &b->base.pair_plan.launch[pc->launch];
@@ -209,7 +196,7 @@ static double pair_list_slice(cpu_backend *b, uint64_t begin, uint64_t end, uint
     double energy = 0.0;
     uint64_t touching = 0;
     SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy, touching)) {
-        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        sim_vec3d *f = b->tbuf + (size_t)sim_cpu_thread_id() * b->st.n;
         SIM_OMP(omp for schedule(dynamic, 8))
         for (int64_t k = (int64_t)begin; k < (int64_t)end; ++k) {
             pair_tile(b, list[k], c->pos, c->vel, c->order, f, &energy, &touching);
@@ -228,7 +215,7 @@ static double pair_nlist_slice(cpu_backend *b, uint64_t begin, uint64_t end,
     uint64_t contacts = 0, tests = 0;
     const int64_t chunks = (int64_t)((end - begin + 255u) / 256u);
     SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy, contacts, tests)) {
-        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        sim_vec3d *f = b->tbuf + (size_t)sim_cpu_thread_id() * b->st.n;
         sim_cpu_nlist_tally mine = {0, 0};
         SIM_OMP(omp for schedule(dynamic, 1))
         for (int64_t k = 0; k < chunks; ++k) {
@@ -254,7 +241,7 @@ static double triplet_plan_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     sim_map_share share;
     plan_slice(b, &b->base.triplet_plan, begin, end, &share);
     SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
-        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        sim_vec3d *f = b->tbuf + (size_t)sim_cpu_thread_id() * b->st.n;
         for (int p = 0; p < share.piece_count; ++p) {
             const sim_map_piece *pc = &share.piece[p];
             const sim_map_launch *launch = &b->base.triplet_plan.launch[pc->launch];
@@ -281,7 +268,7 @@ static double triplet_list_slice(cpu_backend *b, uint64_t begin, uint64_t end) {
     const sim_tile3 *list = b->tcull.triples.v;
     double energy = 0.0;
     SIM_OMP(omp parallel num_threads(b->team) reduction(+ : energy)) {
-        sim_vec3d *f = b->tbuf + (size_t)thread_id() * b->st.n;
+        sim_vec3d *f = b->tbuf + (size_t)sim_cpu_thread_id() * b->st.n;
         SIM_OMP(omp for schedule(dynamic, 4))
         for (int64_t k = (int64_t)begin; k < (int64_t)end; ++k) {
             triplet_tile(b, list[k], b->cull.pos, f, &energy);

@@ -8,23 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#define SIM_OMP(directive) _Pragma(#directive)
-#else
-#define SIM_OMP(directive)
-#endif
+#include "cpu/cpu_omp.h"
 
 /* Below this many bodies the kicks run on one thread (as cpu_backend.c's phases). */
 #define FRICTION_MIN_PARALLEL 32768
-
-static int thread_id(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
 
 static sim_vec3d spin3(sim_vec4d w) {
     const sim_vec3d v = {w.x, w.y, w.z};
@@ -222,14 +209,14 @@ static void visit(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint
 void sim_cpu_friction_pair(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint32_t ub,
                            sim_vec4d pa, sim_vec4d va, sim_vec4d pb, sim_vec4d vb, sim_vec3d *fa,
                            sim_vec3d *fb, double *energy) {
-    visit(fr, ph, ua, ub, pa, va, pb, vb, fa, fb, fr->tbuf + (size_t)thread_id() * fr->n, energy);
+    visit(fr, ph, ua, ub, pa, va, pb, vb, fa, fb, fr->tbuf + (size_t)sim_cpu_thread_id() * fr->n, energy);
 }
 
 void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t i0, uint32_t i1,
                            uint32_t j0, uint32_t j1, int diagonal, const sim_vec4d *pos,
                            const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
                            double *energy, uint64_t *touching) {
-    sim_vec3d *tq = fr->tbuf + (size_t)thread_id() * fr->n;
+    sim_vec3d *tq = fr->tbuf + (size_t)sim_cpu_thread_id() * fr->n;
     uint64_t touched = 0;
     for (uint32_t i = i0; i < i1; ++i) {
         const uint32_t j_end = diagonal ? i : j1;
@@ -253,7 +240,7 @@ double sim_cpu_friction_nlist(sim_cpu_friction *fr, const sim_physics *ph, const
                               uint32_t begin, uint32_t end, const sim_vec4d *pos,
                               const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
                               sim_cpu_nlist_tally *tally) {
-    sim_vec3d *tq = fr->tbuf + (size_t)thread_id() * fr->n;
+    sim_vec3d *tq = fr->tbuf + (size_t)sim_cpu_thread_id() * fr->n;
     double energy = 0.0;
     for (uint32_t i = begin; i < end; ++i) {
         const uint32_t c = l->count[i] < l->cap ? l->count[i] : l->cap;

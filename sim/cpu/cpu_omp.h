@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — private to the CPU reference: OpenMP where the build has it, one thread where not (the
+ * pragmas vanish and the thread is 0), written once for the backend's files. */
+#ifndef SIM_CPU_OMP_H
+#define SIM_CPU_OMP_H
+
+#ifdef _OPENMP
+#include <omp.h>
+#define SIM_OMP(directive) _Pragma(#directive)
+#else
+#define SIM_OMP(directive)
+#endif
+
+/* This thread's number in the current team (0 outside one, or without OpenMP). */
+static inline int sim_cpu_thread_id(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+#endif /* SIM_CPU_OMP_H */
