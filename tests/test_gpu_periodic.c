@@ -189,8 +189,9 @@ static void test_contacts_over_time(void) {
     }
 }
 
-/* The squeezed gas (test_cull_scenes.h: contacts everywhere, no blast) five times as fast, so
- * that bodies cross the faces every step: 50 single steps, each from one state given to both
+/* The squeezed gas (test_cull_scenes.h: contacts everywhere, no blast) five times as fast and
+ * moved by half a period, so that bodies cross the faces every step (unshifted, it sat round the
+ * centre and no body reached a face in 50 steps): 50 single steps, each from one state given to both
  * backends, the GPU's step within 4e-6 box_half (test_gpu_nlist's bound for a step) of the CPU's,
  * positions compared modulo the period (a body wrapped by one backend and not by the other, at a
  * face to within rounding, is a period away).
@@ -203,13 +204,19 @@ static void test_contacts_over_time(void) {
 static void test_trajectory(void) {
     const uint32_t n = 4000;
     scene sc = make_scene("gas", n, 77u);
+    const double h = sc.p.box_half;
     for (uint32_t i = 0; i < n; ++i) {
-        sc.s.vel[i].x = (double)(float)(5.0 * sc.s.vel[i].x);
-        sc.s.vel[i].y = (double)(float)(5.0 * sc.s.vel[i].y);
-        sc.s.vel[i].z = (double)(float)(5.0 * sc.s.vel[i].z);
+        double *x[3] = {&sc.s.pos[i].x, &sc.s.pos[i].y, &sc.s.pos[i].z};
+        double *v[3] = {&sc.s.vel[i].x, &sc.s.vel[i].y, &sc.s.vel[i].z};
+        for (int k = 0; k < 3; ++k) {
+            /* half a period along every axis (a symmetry of the periodic box): the gas squeezed
+             * round the centre now straddles every face and edge, so bodies cross them */
+            const double shifted = *x[k] + h;
+            *x[k] = (double)(float)(shifted >= h ? shifted - 2.0 * h : shifted);
+            *v[k] = (double)(float)(5.0 * *v[k]);
+        }
     }
     sim_params p = sc.p;
-    const double h = p.box_half;
     p.periodic = 7;
     p.skin.set = 0; /* auto: the default lists */
     p.steps_per_frame = 1;

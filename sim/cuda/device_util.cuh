@@ -11,10 +11,13 @@
 
 #define SIM_FULL_MASK 0xffffffffu
 
-/* Bodies past N in a partial last tile sit here with radius 0: a padded body touches nothing
- * (its distance to any real body is ~1e18, and two padded bodies have d^2 = 0 = (r+r)^2, which
- * fails the strict test d^2 < (r_i + r_j)^2), so the pair inner loop needs no bounds check. */
-#define SIM_PAD_COORD 1.0e18f
+/* Bodies past N in a partial last tile sit at NaN with radius 0: a padded body touches nothing,
+ * whatever the box. Every distance to it is NaN, and every test that decides a pair (sim_touch_f's
+ * strict `<`, the ATM pair's range check, the lists' box tests) is false for NaN, so the inner
+ * loops need no bounds check. Not a far-away coordinate: the minimum image of a periodic box
+ * folds any finite coordinate back into the box (1e18 came back at distance 0 from every body:
+ * each pad then touched every body, reported as contacts and, with friction, read past N). */
+#define SIM_PAD_COORD __int_as_float(0x7fc00000)
 
 /* 16-byte read-only load (LDG.E.128 through the non-coherent path). */
 static __device__ __forceinline__ sim_vec4f sim_ld4(const sim_vec4f *p) {

@@ -149,8 +149,8 @@ struct pair_sink {
  * third law inside the block. Thread t owns body i = I*TILE + t (its position and force in
  * registers); the block stages tile J's positions in shared memory. Off the diagonal every i
  * meets every j of tile J; on it (I == J) only j < i. Bounds: bodies past N in a partial last
- * tile are padded far away with radius 0 (touch nothing), and every global access is guarded
- * by < n. All TILE threads must call it (barriers); it ends with a barrier, so a persistent
+ * tile are padded at NaN (SIM_PAD_COORD: they touch nothing), and every global access is
+ * guarded by < n. All TILE threads must call it (barriers); it ends with a barrier, so a persistent
  * block may call it again for its next tile pair.
  *
  * j-forces: a touching pair adds -f to the block's shared accumulator of j with shared-memory

@@ -53,7 +53,7 @@ struct list_tiles {
 /* Shared memory of one block, 38.4 KB. The union's members are used one after the other,
  * separated by barriers (see the kernel's phases). */
 struct triplet_shared {
-    sim_vec4f pos[3][kT]; /* tiles I, J, K; bodies past N padded far away */
+    sim_vec4f pos[3][kT]; /* tiles I, J, K; bodies past N padded at NaN (SIM_PAD_COORD) */
     float4 jk[kT][kT];    /* (b, h) of pair (j, k) at [j][k], b = x_k - x_j; 0 when dropped */
     float jk_b2[kT][kT];  /* B = |b|^2 of the same pair; 0 when dropped */
     union {
@@ -102,7 +102,7 @@ struct atm_box {
  * tile triples puts a barrier before each next one. Lane l owns i = I*32 + l;
  * warp w owns j = J*32 + 8w + jj, jj = 0..7; in step s = 0..31 lane l takes k = (l + s) mod 32
  * of tile K, so a warp covers all 32 x 8 x 32 (i, j, k) of its j with every lane busy. Bodies
- * past N are padded far away and every pair with one is dropped; where tiles coincide only
+ * past N are padded at NaN and every pair with one is dropped; where tiles coincide only
  * strictly ordered bodies count (i > j when I == J, j > k when J == K): all masks are pair
  * masks (sim_atm_pair's `valid`), so there is no per-triple test.
  *
