@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ucontext.h>
 
 #undef __global__
@@ -257,6 +258,11 @@ inline int __popc(unsigned v) {
 }
 inline int __ffs(int v) {
     return __builtin_ffs(v);
+}
+inline float __int_as_float(int v) {
+    float f;
+    memcpy(&f, &v, sizeof f);
+    return f;
 }
 inline unsigned atomicAdd(unsigned *p, unsigned v) {
     const unsigned old = *p;

@@ -281,9 +281,10 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
         }
         const float kc = sim_atm_pair_coefficient_f(sum, cx * cx + cy * cy + cz * cz);
         sh.u.fin.kik[s][lane] = kc; /* over wik[0][s][lane], read above by this lane only */
-        fi.x -= kc * cx;
-        fi.y -= kc * cy;
-        fi.z -= kc * cz;
+        const bool counts = kc != 0.0f; /* not 0 * c: a padded body's c is NaN (SIM_PAD_COORD) */
+        fi.x -= counts ? kc * cx : 0.0f;
+        fi.y -= counts ? kc * cy : 0.0f;
+        fi.z -= counts ? kc * cz : 0.0f;
     }
     __syncthreads();
     /* ... then k = lane for the same steps (i = (k - s) mod 32; K_C is 0 for dropped pairs). */
@@ -298,9 +299,10 @@ triplet_block(const sim_tile3 &tile, triplet_shared &sh, const sim_vec4f *__rest
         if (pp != nullptr) {
             sim_min_image_in_f(&cx, &cy, &cz, pp);
         }
-        fk.x += kc * cx;
-        fk.y += kc * cy;
-        fk.z += kc * cz;
+        const bool counts = kc != 0.0f;
+        fk.x += counts ? kc * cx : 0.0f;
+        fk.y += counts ? kc * cy : 0.0f;
+        fk.z += counts ? kc * cz : 0.0f;
     }
     /* (i, j) and (j, k) of this warp's j: lane l holds i = l and, after the rotation, k = l.
      * v: this lane's share of the force on each j, summed over the lanes below. */
