@@ -190,6 +190,12 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
     add(l, text_color, "%s", pace);
     add(l, text_color, "dt %.3g s   t %.4g s   %.3g s simulated per second   frame %s",
         s->params.dt, s->sim_time, v->pace.valid ? v->pace.sim_rate : 0.0, grouped(s->frame));
+    if (s->params.friction > 0.0 || s->params.rolling_friction > 0.0) {
+        add(l, text_color, "friction mu %g   rolling mu_r %g   (X: off)", s->params.friction,
+            s->params.rolling_friction);
+    } else {
+        add(l, faint_color, "friction off   (X: on)");
+    }
     if (v->run.log.file != NULL) {
         add(l, note_color, "recording log: %s (%s frame%s)  L stops", v->run.log.out.path,
             grouped(v->run.log.rows), v->run.log.rows == 1 ? "" : "s");
