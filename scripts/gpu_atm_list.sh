@@ -22,22 +22,9 @@ finish() {
 csv=$OUT/atm_list.csv
 rm -f "$csv"
 
-step device
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv |
-  tee "$logs/device.txt"
-git rev-parse --short HEAD >"$logs/commit.txt" 2>/dev/null
+device_info
 
-step build
-if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF &&
-       cmake --build "$B" -j"$(nproc)" --target test_gpu_atm_list atm_list_timing; } \
-       >"$logs/build.log" 2>&1; then
-  tail -30 "$logs/build.log"
-  echo "BUILD FAILED" | tee "$OUT/summary.txt"
-  status=1
-  finish
-fi
-bin=$B/bin
+build_targets test_gpu_atm_list atm_list_timing || { echo "BUILD FAILED" | tee "$OUT/summary.txt"; finish; }
 cuobjdump --dump-resource-usage "$B/sim/libnbsim_sim.a" 2>/dev/null |
   grep -A1 -E "atm_list_" | grep -E "Function|REG" >"$logs/resource_usage.txt"
 

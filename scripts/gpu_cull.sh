@@ -19,18 +19,10 @@ source "$(dirname "$0")/gpu_prelude.sh" cull 300 "$@"
 csv=$OUT/cull_timing.csv
 rm -f "$csv"
 
-step device
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$logs/device.txt"
+device_info
 
-step build
-if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF &&
-       cmake --build "$B" -j"$(nproc)" --target nbsim test_gpu_cull test_cpu_cull cull_timing \
-         test_gpu_backend; } >"$logs/build.log" 2>&1; then
-  tail -30 "$logs/build.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
-fi
-grep -E "warning" "$logs/build.log" | head -5
-bin=$B/bin
+build_targets nbsim test_gpu_cull test_cpu_cull cull_timing test_gpu_backend ||
+  { tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1; }
 
 step "test_gpu_cull (culled vs full sweep vs CPU: touching pairs, forces, order, overflow)"
 timeout 180 "$bin/test_gpu_cull" >"$logs/test_gpu_cull.log" 2>&1

@@ -24,23 +24,11 @@ source "$(dirname "$0")/gpu_prelude.sh" friction 240 "$@"
 csv=$OUT/friction.csv
 rm -f "$csv"
 
-step device
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$logs/device.txt"
+device_info
 
-step build
-if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF &&
-       cmake --build "$B" -j"$(nproc)" --target cull_timing test_gpu_friction; } \
-     >"$logs/build.log" 2>&1; then
-  tail -30 "$logs/build.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
-fi
-bin=$B/bin
+build_targets cull_timing test_gpu_friction || { tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1; }
 
-step "test_gpu_friction (every enumeration against the CPU and the unculled sweep)"
-timeout 200 "$bin/test_gpu_friction" >"$logs/test_gpu_friction.log" 2>&1
-rc=$?; [ $rc = 0 ] || status=1
-grep -E "^  |FAILED|failures|ENSURE" "$logs/test_gpu_friction.log" | head -80
-echo "test_gpu_friction: exit $rc"
+gpu_test test_gpu_friction 200 # every enumeration against the CPU and the unculled sweep
 
 # run LABEL SCENE N TILE SKIN MU MU_R: 10 warm-up steps, then 30 frames of 10 steps
 run() {

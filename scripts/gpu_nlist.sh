@@ -33,23 +33,11 @@ source "$(dirname "$0")/gpu_prelude.sh" nlist 240 "$@"
 csv=$OUT/nlist.csv
 rm -f "$csv"
 
-step device
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$logs/device.txt"
+device_info
 
-step build
-if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF &&
-       cmake --build "$B" -j"$(nproc)" --target cull_timing test_gpu_nlist; } \
-     >"$logs/build.log" 2>&1; then
-  tail -30 "$logs/build.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
-fi
-bin=$B/bin
+build_targets cull_timing test_gpu_nlist || { tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1; }
 
-step "test_gpu_nlist (lists against the unculled sweep and the CPU; over time; overflow)"
-timeout 150 "$bin/test_gpu_nlist" >"$logs/test_gpu_nlist.log" 2>&1
-rc=$?; [ $rc = 0 ] || status=1
-grep -E "^  |FAILED|failures|ENSURE" "$logs/test_gpu_nlist.log" | head -40
-echo "test_gpu_nlist: exit $rc"
+gpu_test test_gpu_nlist 150 # lists against the unculled sweep and the CPU; over time; overflow
 
 # run LABEL SCENE N TILE SKIN NLIST [COUNT]: 10 warm-up steps, then 30 frames of 10 steps
 run() {

@@ -32,25 +32,14 @@ csv=$OUT/periodic.csv
 tests=$OUT/tests.txt
 rm -f "$csv" "$tests"
 
-step device
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$logs/device.txt"
+device_info
 
-step build
-if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF &&
-       cmake --build "$B" -j"$(nproc)" --target cull_timing test_gpu_periodic test_gpu_nlist \
-         test_gpu_cull; } >"$logs/build.log" 2>&1; then
-  tail -30 "$logs/build.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
-fi
-bin=$B/bin
+build_targets cull_timing test_gpu_periodic test_gpu_nlist test_gpu_cull ||
+  { tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1; }
 
 for t in test_gpu_periodic test_gpu_nlist test_gpu_cull; do
-  step "$t"
-  timeout 300 "$bin/$t" >"$logs/$t.log" 2>&1
-  rc=$?
-  [ $rc = 0 ] || status=1
-  grep -E "^  |FAILED|failures|ENSURE" "$logs/$t.log" | head -40
-  echo "$t: exit $rc" | tee -a "$tests"
+  gpu_test "$t" 300
+  echo "$t: exit $?" >>"$tests"
 done
 
 # run LABEL SCENE SKIN [--periodic AXES]: 10 warm-up steps, then 30 frames of 10 steps

@@ -16,8 +16,7 @@
 source "$(dirname "$0")/gpu_prelude.sh" python 600 "$@"
 py=${NBSIM_PYTHON3:-python3}
 
-step device
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$logs/device.txt"
+device_info
 "$py" --version
 
 step cffi
@@ -31,13 +30,8 @@ if ! "$py" -c "import cffi, pycparser" 2>/dev/null; then
 fi
 "$py" -c "import cffi, numpy; print('cffi', cffi.__version__, 'numpy', numpy.__version__)"
 
-step build
-if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF -DNBSIM_PYTHON=ON \
-         -DPython3_EXECUTABLE="$(command -v "$py")" &&
-       cmake --build "$B" -j"$(nproc)" --target nbsim nbsim_python; } >"$logs/build.log" 2>&1; then
-  tail -30 "$logs/build.log"; tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1
-fi
+build_targets -DNBSIM_PYTHON=ON -DPython3_EXECUTABLE="$(command -v "$py")" nbsim nbsim_python ||
+  { tar -C "$OUT" -czf "$OUT/logs.tgz" logs; exit 1; }
 export PYTHONPATH=$B/python NBSIM_BIN=$B/bin/nbsim MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=1
 
 step "the same state from Python as from nbsim, bit for bit (CPU, and CUDA: one culled run)"

@@ -21,23 +21,10 @@ finish() {
   exit $status
 }
 
-step device
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv |
-  tee "$logs/device.txt"
-git rev-parse --short HEAD >"$logs/commit.txt" 2>/dev/null
+device_info
 
-step build
-if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF &&
-       cmake --build "$B" -j"$(nproc)" --target nbsim test_gpu_tcull test_triplet_kernels_gpu \
-         test_gpu_backend; } >"$logs/build.log" 2>&1; then
-  tail -30 "$logs/build.log"
-  echo "BUILD FAILED" | tee "$OUT/summary.txt"
-  status=1
-  finish
-fi
-grep -E "warning" "$logs/build.log" | head -5
-bin=$B/bin
+build_targets nbsim test_gpu_tcull test_triplet_kernels_gpu test_gpu_backend ||
+  { echo "BUILD FAILED" | tee "$OUT/summary.txt"; finish; }
 # The kernels' resource use, as built (registers, spills, shared memory).
 cuobjdump --dump-resource-usage "$B/sim/libnbsim_sim.a" 2>/dev/null |
   grep -A1 -E "triplet_culled_kernel|tcull_" | grep -E "Function|REG" >"$logs/resource_usage.txt"

@@ -35,23 +35,12 @@ finish() {
   exit $status
 }
 
-step device
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv |
-  tee "$logs/device.txt"
+device_info
 note "device: $(sed -n 2p "$logs/device.txt")"
 note "commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 
-step build
-if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF &&
-       cmake --build "$B" -j"$(nproc)" --target nbsim test_physics test_gpu_backend \
-         test_triplet_kernels_gpu; } >"$logs/build.log" 2>&1; then
-  tail -30 "$logs/build.log"
-  note "BUILD FAILED (logs/build.log)"
-  status=1
-  finish
-fi
-grep -E "warning" "$logs/build.log" | head -5
+build_targets nbsim test_physics test_gpu_backend test_triplet_kernels_gpu ||
+  { note "BUILD FAILED (logs/build.log)"; finish; }
 nbsim=$B/bin/nbsim
 # The kernels' resource use, as built (registers, spills, shared memory).
 cuobjdump --dump-resource-usage "$B/sim/libnbsim_sim.a" 2>/dev/null |
