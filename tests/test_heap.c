@@ -3,8 +3,9 @@
  * column poured into a corner onto a rough floor) run on the CPU reference until it has settled,
  * the cone's surface fitted, for three pairs of coefficients: mu 0.2 and 0.5 with mu_r 0.1, and
  * mu 0.5 without rolling friction. The angle must grow with the sliding friction and with the
- * rolling friction, and the scene's own (mu 0.5, mu_r 0.1) hold a slope of at least HEAP_MIN_DEG.
- * Three pours of 1,400 spheres over 5.4 s simulated: ~17 s each on one core.
+ * rolling friction, and the scene's own (mu 0.5, mu_r 0.1) hold a slope of at least HEAP_MIN_DEG
+ * (20 degrees) on average over three seeds.
+ * Five pours of 1,400 spheres over 5.4 s simulated: ~17 s each on one core.
  *
  * The measure: the poured spheres (the carpet's are 30 times denser) seen from the corner's axis
  * in the sector 22.5-67.5 degrees between the two walls (away from the walls, whose friction
@@ -28,13 +29,16 @@
 
 #define HEAP_N 1400u
 #define HEAP_SECONDS 5.4 /* poured and settled: the kinetic energy below ~0.3 % of the drop's */
-/* Measured at seed 1 (this test's; culled tiles of 32 with neighbour lists, one thread): mu 0.2 /
- * mu_r 0.1 18.6 degrees, mu 0.5 / mu_r 0 12.8, mu 0.5 / mu_r 0.1 21.1; seeds 2 and 3 of the last:
- * 21.4 and 19.4 (restitution 0.5 instead of the scene's 0.7: 21.1, 19.3, 19.6 at seeds 1-3, so
- * the impacts' bounce is not what flattens it). A column released at once pours faster than a
- * hopper would, and a faster pour settles flatter; any change of summation order moves a pour
- * by the seeds' scatter (+-1 degree): the bound is 18. */
-#define HEAP_MIN_DEG 18.0
+/* Measured at seed 1 (culled tiles of 32 with neighbour lists, one thread): mu 0.2 / mu_r 0.1
+ * 18.6 degrees, mu 0.5 / mu_r 0 12.8, mu 0.5 / mu_r 0.1 21.1; seeds 2 and 3 of the last: 21.4 and
+ * 19.4 (restitution 0.5 instead of the scene's 0.7: 21.1, 19.3, 19.6 at seeds 1-3, so the
+ * impacts' bounce is not what flattens it). A column released at once pours faster than a hopper
+ * would, and a faster pour settles flatter. One pour scatters by about +-1 degree between seeds
+ * (and so with any change of summation order), so the scene's coefficients are held to the mean
+ * of HEAP_SEEDS pours (the issue's 20 degrees), and each pour to HEAP_EACH_MIN_DEG. */
+#define HEAP_SEEDS 3
+#define HEAP_MIN_DEG 20.0
+#define HEAP_EACH_MIN_DEG 18.0
 #define HEAP_MU_GAIN_DEG 1.5
 #define HEAP_MU_R_GAIN_DEG 5.0
 
@@ -86,11 +90,11 @@ static double repose_angle(const sim_state *s, double half, double *height, doub
 
 /* The heap poured with these coefficients: its angle, printed with its size and how still it
  * is. */
-static double pour(double mu, double mu_r) {
+static double pour(double mu, double mu_r, uint64_t seed) {
     sim_params p = sim_params_default();
     sim_state s;
     sim_error err = {SIM_OK, ""};
-    ENSURE(sim_scene_builtin("heap", HEAP_N, 1, &p, &s, &err) == SIM_OK);
+    ENSURE(sim_scene_builtin("heap", HEAP_N, seed, &p, &s, &err) == SIM_OK);
     p.friction = mu;
     p.rolling_friction = mu_r;
     p.steps_per_frame = 500;
@@ -126,14 +130,15 @@ static double pour(double mu, double mu_r) {
     double height = 0.0, foot = 0.0;
     const double angle = repose_angle(&s, p.box_half, &height, &foot);
     const double drop = e0.total - e.total; /* what falling and friction took */
-    printf("  mu %.2f, mu_r %.2f: %.1f degrees (cone %.1f m high, foot at %.0f m), kinetic "
+    printf("  mu %.2f, mu_r %.2f, seed %llu: %.1f degrees (cone %.1f m high, foot at %.0f m), kinetic "
            "%.2g %% of the energy spent, %.1f s simulated in %.1f s\n",
-           mu, mu_r, angle, height, foot, 100.0 * (e.kinetic + e.rotational) / drop, t,
+           mu, mu_r, (unsigned long long)seed, angle, height, foot, 100.0 * (e.kinetic + e.rotational) / drop, t,
            (sim_now_ms() - t0) / 1e3);
     const char *keep = getenv("NBSIM_HEAP_KEEP");
     if (keep != NULL) {
         char path[512];
-        snprintf(path, sizeof path, "%s/heap_mu%.2f_mur%.2f.scene", keep, mu, mu_r);
+        snprintf(path, sizeof path, "%s/heap_mu%.2f_mur%.2f_seed%llu.scene", keep, mu, mu_r,
+                 (unsigned long long)seed);
         ENSURE(sim_state_save(path, &p, &s, NULL, &err) == SIM_OK);
     }
     ENSURE(height > 4.0 && foot > 8.0); /* a cone, not a puddle or a column */
@@ -145,16 +150,28 @@ static double pour(double mu, double mu_r) {
 static double angle_low, angle_sliding, angle_rolling;
 
 static void test_low_friction(void) {
-    angle_low = pour(0.2, 0.1);
+    angle_low = pour(0.2, 0.1, 1);
 }
 
 static void test_sliding_friction(void) {
-    angle_sliding = pour(0.5, 0.0);
+    angle_sliding = pour(0.5, 0.0, 1);
 }
 
+/* The scene's own coefficients: seed 1 (angle_rolling, for the comparisons below, which pour at
+ * seed 1 too) and the mean over seeds 1..HEAP_SEEDS. */
 static void test_rolling_friction(void) {
-    angle_rolling = pour(0.5, 0.1);
-    ENSURE_MSG(angle_rolling >= HEAP_MIN_DEG, "mu 0.5, mu_r 0.1: %.1f degrees", angle_rolling);
+    double sum = 0.0;
+    for (uint64_t seed = 1; seed <= HEAP_SEEDS; ++seed) {
+        const double a = pour(0.5, 0.1, seed);
+        ENSURE_MSG(a >= HEAP_EACH_MIN_DEG, "mu 0.5, mu_r 0.1, seed %llu: %.1f degrees",
+                   (unsigned long long)seed, a);
+        angle_rolling = seed == 1 ? a : angle_rolling;
+        sum += a;
+    }
+    printf("  mu 0.50, mu_r 0.10: %.1f degrees, the mean of %d pours\n", sum / HEAP_SEEDS,
+           HEAP_SEEDS);
+    ENSURE_MSG(sum / HEAP_SEEDS >= HEAP_MIN_DEG, "mu 0.5, mu_r 0.1: %.1f degrees on average",
+               sum / HEAP_SEEDS);
 }
 
 /* The angle grows with mu (0.2 -> 0.5, mu_r 0.1) and with mu_r (0 -> 0.1, mu 0.5), each by a
