@@ -156,7 +156,9 @@ warp_pairs(sim_tile2 t, uint32_t a, uint32_t b, uint32_t tile, const sim_vec4f *
 
 /* The first half kick and drift of integrate.cu's verlet_first_kernel, then each body's
  * displacement from the lists' build (more than half the skin, or NaN: the flag goes up, one
- * store per warp that saw it) and its force cleared for the sweep's atomics.
+ * store per warp that saw it) and its force cleared for the sweep's atomics. per (all 0: walls):
+ * the box's periods, through whose images the displacement is taken, and on whose axes the
+ * centre then goes back into the box (the WRAP phase, as verlet_first_kernel<true>).
  *
  * Launch contract: ceil(N / 256) blocks of 256 threads, thread i body i (guard i < n; every
  * thread reaches the warp vote). Cost per body: 48 B read + 16 B (the build position), 48 B
@@ -172,12 +174,16 @@ __global__ void __launch_bounds__(kThreads)
         sim_vec4f p = pos[i], v = vel[i];
         const sim_vec4f f = force[i];
         sim_verlet_first_f(&p, &v, xyz3(f), dt);
+        const sim_period_f *pp = sim_period_or_null(&per);
+        moved = sim_nlist_moved_pf(p, sim_ld4(ref + i), h2, pp) != 0;
+        if (pp != nullptr) {
+            sim_wrap_in_f(&p, pp); /* the stepper's WRAP, in this pass (integrate.h) */
+        }
         pos[i] = p;
         vel[i] = v;
         sim_vec4f zero;
         zero.x = zero.y = zero.z = zero.w = 0.0f;
         force[i] = zero;
-        moved = sim_nlist_moved_pf(p, sim_ld4(ref + i), h2, sim_period_or_null(&per)) != 0;
     }
     if (__any_sync(SIM_FULL_MASK, moved) && lane_id() == 0u) {
         *rebuild = 1u;
