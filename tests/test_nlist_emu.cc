@@ -555,8 +555,27 @@ static void test_periodic(void) {
                 nl::boxes_kernel(b.pos.data(), st.n, st.tile, st.n_tiles, 0.5f * st.skin,
                                  st.boxes.data(), st.supers.data(), &st.cc, st.ref.data(),
                                  st.count.data(), &st.nc,
-                                 SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD);
+                                 SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD, per);
             });
+            /* a tile whose centres span less than half the period when sorted (its box less
+             * than that plus twice the least interval half-width, 0.35 m + the pad 0.15 m: its
+             * images nearest any of its bodies are the sorted blob) is as narrow after the
+             * slide */
+            std::vector<float> &sw = sorted_width[half];
+            uint32_t marked = 0, wider = 0, compact = 0;
+            for (uint32_t t = 0; t < st.n_tiles; ++t) {
+                const float w = st.boxes[t].hi.x - st.boxes[t].lo.x;
+                marked += st.boxes[t].lo.w != 0.0f;
+                if (axes == 5 && !slid) {
+                    sw.push_back(w);
+                } else if (slid && sw[t] < h + 1.0f) {
+                    ++compact;
+                    wider += w > sw[t] + 1e-3f;
+                }
+            }
+            ENSURE_MSG(!slid || (marked > 0u && compact > 0u && wider == 0u),
+                       "%s%s: %u boxes marked, %u of %u compact tiles wider", what,
+                       slid ? " slid" : "", marked, wider, compact);
             std::vector<sim_tile2> all;
             uint32_t across = 0; /* tile pairs that meet only through an image */
             for (uint32_t i = 0; i < st.n_tiles; ++i) {
