@@ -276,8 +276,8 @@ static void test_periodic_wrapped(void) {
         int levels;
         double skin;
         const char *name;
-    } paths[] = {{1, 0.0, "tiles, one pass"}, {2, 0.0, "tiles, two passes"},
-                 {2, 0.1, "full lists"}};
+    } paths[] = {
+        {1, 0.0, "tiles, one pass"}, {2, 0.0, "tiles, two passes"}, {2, 0.1, "full lists"}};
     sim_backend_config pc = config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_LTM, 32, 0, 0);
     sim_params pp = p;
     pp.skin.value = 0.0;
@@ -290,8 +290,8 @@ static void test_periodic_wrapped(void) {
         sim_params q = p;
         q.skin.value = paths[k].skin;
         q.skin.set = 1;
-        sim_backend_config c = config(SIM_BACKEND_CUDA, 1, SIM_PAIR_MAP_LTM, 32, paths[k].levels,
-                                      1000000);
+        sim_backend_config c =
+            config(SIM_BACKEND_CUDA, 1, SIM_PAIR_MAP_LTM, 32, paths[k].levels, 1000000);
         sim_backend *b = NULL;
         ENSURE_MSG(sim_backend_create(&c, &q, &st, &b, &err) == SIM_OK, "%s", err.message);
         if (b == NULL) {

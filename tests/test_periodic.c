@@ -538,8 +538,8 @@ static void test_wrapped_tiles(void) {
         int levels;
         double skin;
         const char *name;
-    } paths[] = {{1, 0.0, "tiles, one pass"}, {2, 0.0, "tiles, two passes"},
-                 {2, 0.1, "full lists"}};
+    } paths[] = {
+        {1, 0.0, "tiles, one pass"}, {2, 0.0, "tiles, two passes"}, {2, 0.1, "full lists"}};
     for (size_t k = 0; k < sizeof paths / sizeof paths[0]; ++k) {
         sim_state s;
         sim_error err;

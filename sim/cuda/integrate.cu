@@ -147,8 +147,8 @@ sim_status sim_gpu_verlet_first(const sim_gpu_bodies *b, float dt, const sim_per
         verlet_first_kernel<true>
             <<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt, *per);
     } else {
-        verlet_first_kernel<false><<<blocks_for(b->n), kThreads, 0, s>>>(
-            b->pos, b->vel, b->force, b->n, dt, sim_period_f());
+        verlet_first_kernel<false><<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force,
+                                                                         b->n, dt, sim_period_f());
     }
     SIM_CUDA_CHECK_LAUNCH("verlet_first_kernel");
     return SIM_OK;

@@ -67,7 +67,7 @@ static __device__ __forceinline__ bool pair_shift(const sim_cull_box &a, const s
         const float dc = 0.5f * ((blo[k] + bhi[k]) - (alo[k] + ahi[k]));
         const float w = 0.5f * ((ahi[k] - alo[k]) + (bhi[k] - blo[k]));
         out[k] = len > 0.0f ? len * rintf(dc * per.inv[k]) : 0.0f; /* walls: 0, even for inf */
-        unique = unique && (len == 0.0f || w < 0.24f * len);        /* NaN: not unique */
+        unique = unique && (len == 0.0f || w < 0.24f * len);       /* NaN: not unique */
     }
     s->x = out[0];
     s->y = out[1];
