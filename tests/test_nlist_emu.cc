@@ -488,17 +488,57 @@ static void test_drift(void) {
         nl::drift_kernel(pos.data(), vel.data(), force.data(), 300, dt, ref.data(), h * h, &flag);
     });
     ENSURE(flag == 1u);
+    /* periodic x and z: the drift wraps the centres into the box in its pass (the WRAP phase),
+     * the bits of the walls' drift then sim_wrap_in_f, the check on the drifted centre */
+    sim_period_f per = sim_period_f();
+    per.len[0] = per.len[2] = 12.0f;
+    per.inv[0] = per.inv[2] = 1.0f / 12.0f;
+    std::vector<sim_vec4f> pw = b.pos, vw = b.vel, fw(300, sim_vec4f{1.0f, -2.0f, 0.5f, 0.0f});
+    for (uint32_t i = 0; i < 300; i += 3) {
+        pw[i].x = 6.0f - 1e-4f; /* at the face, moving out through it */
+        vw[i].x = 2.0f;
+        pw[i + 1].z = -6.0f + 1e-4f;
+        vw[i + 1].z = -2.0f;
+    }
+    std::vector<sim_vec4f> pw0 = pw, vw0 = vw, rw = pw;
+    flag = 0;
+    launch(dim3(2), dim3(256), [&] {
+        nl::drift_kernel(pw.data(), vw.data(), fw.data(), 300, dt, rw.data(), h * h, &flag, per);
+    });
+    ENSURE(flag == 0u);
+    uint32_t wrapped = 0;
+    for (uint32_t i = 0; i < 300; ++i) {
+        sim_vec4f p = pw0[i], v = vw0[i];
+        sim_verlet_first_f(&p, &v, sim_vec3f{1.0f, -2.0f, 0.5f}, dt);
+        wrapped += fabsf(p.x) > 6.0f || fabsf(p.z) > 6.0f;
+        sim_wrap_in_f(&p, &per);
+        ENSURE(memcmp(&p, &pw[i], sizeof p) == 0 && memcmp(&v, &vw[i], sizeof v) == 0);
+        ENSURE(fabsf(pw[i].x) <= 6.0f && fabsf(pw[i].z) <= 6.0f);
+    }
+    ENSURE(wrapped >= 150);
 }
 
 /* A periodic box (issue 22), all axes and x and z: bodies dense against every face (the box of
  * half-width 5 m filled edge to edge), tile pairs culled through images (sim_cull_overlap_p), the
  * lists built through them, each holding exactly the pairs near through their minimum image; the
  * sweep's forces are the double reference's through minimum images; a body wrapped across a face
- * by less than half the skin is not "moved", one moved past it is. */
+ * by less than half the skin is not "moved", one moved past it is. Then the same with every body
+ * moved 0.7 m along +x and wrapped, in the sorted order (the tiles at the face have bodies on both
+ * sides of it, as between two sorts): the boxes of images nearest each tile's first body stay as
+ * narrow as the sorted ones (cull.h), some marked (lo.w: a body at another image). */
 static void test_periodic(void) {
     const float h = 5.0f;
-    for (int axes : {7, 5}) {
-        bodies b = make_bodies(kN, h, 8u + (uint64_t)axes);
+    std::vector<float> sorted_width[2]; /* per tile on x, axes 5, full and half lists */
+    for (int axes : {7, 5, -5}) {
+        bodies b = make_bodies(kN, h, 8u + (uint64_t)(axes < 0 ? -axes : axes));
+        const bool slid = axes < 0;
+        axes = axes < 0 ? -axes : axes;
+        if (slid) {
+            for (sim_vec4f &q : b.pos) {
+                q.x += 0.7f;
+                q.x = q.x > h ? q.x - 2.0f * h : q.x;
+            }
+        }
         sim_params p = sim_params_default();
         p.restitution = 0.7;
         p.box_half = h;
@@ -515,8 +555,27 @@ static void test_periodic(void) {
                 nl::boxes_kernel(b.pos.data(), st.n, st.tile, st.n_tiles, 0.5f * st.skin,
                                  st.boxes.data(), st.supers.data(), &st.cc, st.ref.data(),
                                  st.count.data(), &st.nc,
-                                 SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD);
+                                 SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD, per);
             });
+            /* a tile whose centres span less than half the period when sorted (its box less
+             * than that plus twice the least interval half-width, 0.35 m + the pad 0.15 m: its
+             * images nearest any of its bodies are the sorted blob) is as narrow after the
+             * slide */
+            std::vector<float> &sw = sorted_width[half];
+            uint32_t marked = 0, wider = 0, compact = 0;
+            for (uint32_t t = 0; t < st.n_tiles; ++t) {
+                const float w = st.boxes[t].hi.x - st.boxes[t].lo.x;
+                marked += st.boxes[t].lo.w != 0.0f;
+                if (axes == 5 && !slid) {
+                    sw.push_back(w);
+                } else if (slid && sw[t] < h + 1.0f) {
+                    ++compact;
+                    wider += w > sw[t] + 1e-3f;
+                }
+            }
+            ENSURE_MSG(!slid || (marked > 0u && compact > 0u && wider == 0u),
+                       "%s%s: %u boxes marked, %u of %u compact tiles wider", what,
+                       slid ? " slid" : "", marked, wider, compact);
             std::vector<sim_tile2> all;
             uint32_t across = 0; /* tile pairs that meet only through an image */
             for (uint32_t i = 0; i < st.n_tiles; ++i) {

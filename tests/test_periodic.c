@@ -520,6 +520,68 @@ static void test_wrap_and_walls(void) {
     sim_state_free(&s);
 }
 
+/* ---- tiles whose bodies crossed a face since the last sort (cull.h: boxes of near images) ----
+ *
+ * A touching lattice filling the period on x and z (32 x 32 sites 1 m apart, radius 0.52 m: every
+ * site touches its neighbours, across the faces too; 2 layers 1.2 m apart, which do not touch,
+ * so nothing expands) sliding along +x at 5 m/s, sorted once at
+ * the start and never again: the tiles at the face at +x take turns having bodies on both sides
+ * of it. Their boxes are made of the images nearest each tile's first body, so the tile pairs
+ * kept stay those of the first frame (a box of wrapped centres would span the period and meet a
+ * whole slab of tiles, and the regrowth would re-sort), and the touching pairs are the brute
+ * force's through minimum images at every frame: culled tiles in one and two passes (super-tile
+ * boxes), and full lists. */
+static void test_wrapped_tiles(void) {
+    const double h = 16.0;
+    const uint32_t side = 32, layers = 2, n = side * side * layers;
+    static const struct {
+        int levels;
+        double skin;
+        const char *name;
+    } paths[] = {
+        {1, 0.0, "tiles, one pass"}, {2, 0.0, "tiles, two passes"}, {2, 0.1, "full lists"}};
+    for (size_t k = 0; k < sizeof paths / sizeof paths[0]; ++k) {
+        sim_state s;
+        sim_error err;
+        ENSURE(sim_state_alloc(&s, n, &err) == SIM_OK);
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t ix = i % side, iz = i / side % side, iy = i / side / side;
+            s.pos[i] = (sim_vec4d){-h + 0.5 + ix, 1.2 * (iy - 0.5), -h + 0.5 + iz, 0.52};
+            s.vel[i] = (sim_vec4d){5.0, 0.0, 0.0, 1.0};
+        }
+        sim_params p = periodic_params(h, 5);
+        p.dt = 1e-3;
+        p.steps_per_frame = 10;
+        p.skin.value = paths[k].skin;
+        sim_backend_config c = cpu_config(1, SIM_NLIST_FULL);
+        c.cull_levels = paths[k].levels;
+        c.sort_every = 1000000;
+        sim_backend *b = test_backend_make(&c, &p, &s, paths[k].name);
+        uint64_t first = 0, most = 0;
+        int sorts = 0, exact = 1;
+        const int frames = 36; /* 1.8 m along x: every tile at the face has straddled it */
+        for (int f = 0; f < frames && exact; ++f) {
+            sim_frame_timing t;
+            ENSURE_MSG(sim_backend_run_frame(b, &t, &err) == SIM_OK, "%s", err.message);
+            sorts += f > 0 ? t.sorts : 0;
+            if (paths[k].skin == 0.0) {
+                first = f == 0 ? t.tile_pairs : first;
+                most = t.tile_pairs > most ? t.tile_pairs : most;
+            }
+            exact = contacts_exact(b, &p, n, paths[k].name, f);
+        }
+        printf("  %s: %d frames exact; tile pairs %llu at the sort, at most %llu after; %d "
+               "re-sorts\n",
+               paths[k].name, frames, (unsigned long long)first, (unsigned long long)most, sorts);
+        ENSURE(exact);
+        ENSURE_MSG(sorts == 0, "%s: %d re-sorts (the tile pairs regrew)", paths[k].name, sorts);
+        ENSURE_MSG((double)most <= 1.05 * (double)first, "%s: tile pairs %llu -> %llu",
+                   paths[k].name, (unsigned long long)first, (unsigned long long)most);
+        sim_backend_destroy(b);
+        sim_state_free(&s);
+    }
+}
+
 /* ---- several ranks (the multi backend over CPU ranks): each wraps the same bodies ---- */
 
 /* Three ranks sharing the culled rows (and the ATM cut-off's triples) follow the one-rank run of
@@ -790,6 +852,7 @@ static const ensure_test tests[] = {
     {"contacts_over_time", test_contacts_over_time},
     {"elastic_gas", test_elastic_gas},
     {"wrap_and_walls", test_wrap_and_walls},
+    {"wrapped_tiles", test_wrapped_tiles},
     {"ranks", test_ranks},
     {"atm_wrapping_triple", test_atm_wrapping_triple},
     {"atm_paths", test_atm_paths},

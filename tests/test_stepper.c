@@ -357,6 +357,16 @@ static void test_phase_order(void) {
     ENSURE(sim_step_forces(&f->base, 0, &err) == SIM_OK);
     ENSURE_MSG(strcmp(f->log, "begin cull pair-list body end") == 0, "%s", f->log);
     drop(f);
+    /* a backend whose drift wraps too (CUDA: no wrap primitive): no WRAP phase, no mark */
+    fake_ops.wrap = NULL;
+    f = make(&per);
+    f->base.params.periodic = 5;
+    ENSURE(frame(f, &t) == SIM_OK);
+    ENSURE_MSG(strcmp(f->log, "begin first sort cull/sorted pair-list second first cull "
+                              "pair-list second end") == 0,
+               "%s", f->log);
+    drop(f);
+    fake_ops.wrap = fake_wrap;
 }
 
 /* ---- sorting ---- */

@@ -113,26 +113,24 @@ sim_status cuda_elapsed(sim_backend *base, int from, int to, double *ms, sim_err
 /* ---- the phases ---- */
 
 /* With neighbour lists: each body's displacement since their build checked too, and the forces
- * cleared for the contacts sweep. With friction the spin's half kick follows (the last torques). */
+ * cleared for the contacts sweep. With periodic axes the centres go back into the box in the same
+ * pass (the stepper's WRAP: no wrap primitive here, one pass over the bodies less). With
+ * friction the spin's half kick follows (the last torques). */
 sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     if (sim_backend_listing(base) && b->nlist_ready) {
         b->nlist_cleared = 1;
+        b->nlist.period = b->ph.period; /* the physics may have changed since the last cull */
         SIM_TRY(sim_gpu_nlist_drift(&b->bodies, &b->nlist, b->dt, b->streams.main, err));
     } else {
-        SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, b->streams.main, err));
+        SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, b->ph.periodic ? &b->ph.period : nullptr,
+                                     b->streams.main, err));
     }
     if (b->fric.on) {
         return sim_gpu_friction_kick(&b->bodies, &b->fric, sim_cuda_body_order(b), b->dt,
                                      b->streams.main, err);
     }
     return SIM_OK;
-}
-
-/* The centres back into the box on the periodic axes. */
-sim_status cuda_wrap(sim_backend *base, sim_error *err) {
-    cuda_backend *b = sim_cuda_of(base);
-    return sim_gpu_wrap(&b->bodies, &b->ph, b->streams.main, err);
 }
 
 /* Keys, radix sort and gather (the pointers swap with the gather's buffers). */
@@ -446,7 +444,7 @@ sim_status cuda_commit_history(sim_backend *base, sim_error *err) {
 /* In sim_step_ops' order (no designated initializers before C++20). */
 const sim_step_ops sim_cuda_step_ops = {
     cuda_begin_frame,   cuda_mark,          cuda_wait_mark,   cuda_elapsed,     cuda_verlet_first,
-    cuda_wrap,          cuda_sort,          cuda_cull,        cuda_neighbours,  cuda_sweep,
+    nullptr,            cuda_sort,          cuda_cull,        cuda_neighbours,  cuda_sweep,
     cuda_triplet_cull,  cuda_reduce,        cuda_body_forces, cuda_verlet_second, cuda_end_frame,
     sim_cuda_measure,   sim_cuda_grow_list, cuda_save,        cuda_restore,     cuda_list_blocks,
     cuda_guess_rate,    cuda_culls_triplets, cuda_commit_history,

@@ -24,32 +24,26 @@ static __device__ __forceinline__ sim_vec3f xyz(const sim_vec4f &v) {
     return r;
 }
 
-/* 48 B read, 32 B written per body; ~15 flops. */
+/* 48 B read, 32 B written per body; ~15 flops. WRAP (periodic axes; its own instantiation, so
+ * the walls' kernel is the code it was): the centre then goes back into the box on the periodic
+ * axes of per (sim_wrap_coord_f, ~4 flops per axis), the stepper's WRAP phase in the same pass
+ * (the same bits as a separate pass: the drifted centre is rounded to float either way). */
+template <bool WRAP>
 __global__ void __launch_bounds__(kThreads)
     verlet_first_kernel(sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
-                        const sim_vec4f *__restrict__ force, uint32_t n, float dt) {
+                        const sim_vec4f *__restrict__ force, uint32_t n, float dt,
+                        sim_period_f per) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i >= n) {
         return;
     }
     sim_vec4f p = pos[i], v = vel[i];
     sim_verlet_first_f(&p, &v, xyz(sim_ld4(force + i)), dt);
+    if constexpr (WRAP) {
+        sim_wrap_in_f(&p, &per);
+    }
     pos[i] = p;
     vel[i] = v;
-}
-
-/* The WRAP phase: centres back into the box on the periodic axes (sim_wrap_f).
- * Launch contract: ceil(N / 256) blocks of 256 threads, thread i body i (guard i < n). Cost per
- * body: 16 B read, 16 B written, ~12 flops. */
-__global__ void __launch_bounds__(kThreads)
-    wrap_kernel(sim_vec4f *__restrict__ pos, uint32_t n, sim_physics_f ph) {
-    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
-    if (i >= n) {
-        return;
-    }
-    sim_vec4f p = pos[i];
-    sim_wrap_f(&p, &ph);
-    pos[i] = p;
 }
 
 static __device__ __forceinline__ void flag_body(uint64_t *flag, uint32_t step, uint32_t i,
@@ -147,16 +141,16 @@ __global__ void __launch_bounds__(kThreads)
 
 } // namespace
 
-sim_status sim_gpu_verlet_first(const sim_gpu_bodies *b, float dt, cudaStream_t s, sim_error *err) {
-    verlet_first_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt);
+sim_status sim_gpu_verlet_first(const sim_gpu_bodies *b, float dt, const sim_period_f *per,
+                                cudaStream_t s, sim_error *err) {
+    if (per != nullptr) {
+        verlet_first_kernel<true>
+            <<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt, *per);
+    } else {
+        verlet_first_kernel<false><<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force,
+                                                                         b->n, dt, sim_period_f());
+    }
     SIM_CUDA_CHECK_LAUNCH("verlet_first_kernel");
-    return SIM_OK;
-}
-
-sim_status sim_gpu_wrap(const sim_gpu_bodies *b, const sim_physics_f *ph, cudaStream_t s,
-                        sim_error *err) {
-    wrap_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->n, *ph);
-    SIM_CUDA_CHECK_LAUNCH("wrap_kernel");
     return SIM_OK;
 }
 

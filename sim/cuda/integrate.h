@@ -20,12 +20,11 @@ static inline void sim_gpu_unstable_decode(uint64_t key, uint32_t *step, uint32_
     *cause = (int)(key & 15u);
 }
 
-/* Half kick with the last total force + drift. */
-sim_status sim_gpu_verlet_first(const sim_gpu_bodies *b, float dt, cudaStream_t s, sim_error *err);
-
-/* Centres back into the box on ph's periodic axes (the WRAP phase). */
-sim_status sim_gpu_wrap(const sim_gpu_bodies *b, const sim_physics_f *ph, cudaStream_t s,
-                        sim_error *err);
+/* Half kick with the last total force + drift; per (NULL: walls only): the box's periods, on
+ * whose periodic axes the centres then go back into the box (the stepper's WRAP, in the same
+ * pass: the CUDA backend has no wrap primitive). */
+sim_status sim_gpu_verlet_first(const sim_gpu_bodies *b, float dt, const sim_period_f *per,
+                                cudaStream_t s, sim_error *err);
 
 /* Adds the body force (walls + m g) to the pair + triplet force, stores that total as the
  * last total force, half kick; flags NaN/inf or a body beyond SIM_ESCAPE_FACTOR * box_half

@@ -48,24 +48,26 @@ static __device__ __forceinline__ bool touching_shifted(const sim_vec4f &pi, con
 enum image_mode { kWalls, kShifted, kPerPair };
 
 /* The one image shift s of tile pair (I, J) (per periodic axis len * rint((c_J - c_I) / len), c
- * the boxes' centres) when every pair that can touch takes it: the boxes' half-widths w_I + w_J
- * (radii included, so also >= r_i + r_j) below a quarter period. Then a pair touching through
- * another image s' = s +- L would be within r_i + r_j of it, while |x_j - x_i - s| <= L/2 + w_I +
- * w_J: L - (r_i + r_j) <= L/2 + w_I + w_J, impossible. 0.24 leaves room for the float rounding of
- * centres and widths. Returns false (take images pair by pair) otherwise. */
+ * the boxes' centres; 0 on walled axes) when every pair that can touch takes it: both boxes of
+ * their bodies' own coordinates (lo.w 0: not of images nearer the tile's first body, cull.h) and
+ * their half-widths w_I + w_J (radii included, so also >= r_i + r_j) below a quarter period. Then
+ * a pair touching through another image s' = s +- L would be within r_i + r_j of it, while
+ * |x_j - x_i - s| <= L/2 + w_I + w_J: L - (r_i + r_j) <= L/2 + w_I + w_J, impossible. 0.24
+ * leaves room for the float rounding of centres and widths. Returns false (take images pair by
+ * pair) otherwise. */
 static __device__ __forceinline__ bool pair_shift(const sim_cull_box &a, const sim_cull_box &b,
                                                   const sim_period_f &per, sim_vec3f *s) {
     const float alo[3] = {a.lo.x, a.lo.y, a.lo.z}, ahi[3] = {a.hi.x, a.hi.y, a.hi.z};
     const float blo[3] = {b.lo.x, b.lo.y, b.lo.z}, bhi[3] = {b.hi.x, b.hi.y, b.hi.z};
     float out[3];
-    bool unique = true;
+    bool unique = a.lo.w == 0.0f && b.lo.w == 0.0f;
 #pragma unroll
     for (int k = 0; k < 3; ++k) {
         const float len = per.len[k];
         const float dc = 0.5f * ((blo[k] + bhi[k]) - (alo[k] + ahi[k]));
         const float w = 0.5f * ((ahi[k] - alo[k]) + (bhi[k] - blo[k]));
-        out[k] = len * rintf(dc * per.inv[k]);
-        unique = unique && (len == 0.0f || w < 0.24f * len); /* NaN: not unique */
+        out[k] = len > 0.0f ? len * rintf(dc * per.inv[k]) : 0.0f; /* walls: 0, even for inf */
+        unique = unique && (len == 0.0f || w < 0.24f * len);       /* NaN: not unique */
     }
     s->x = out[0];
     s->y = out[1];
@@ -100,10 +102,11 @@ static __device__ __forceinline__ void sweep_tile_with(const sim_vec4f &pi, cons
  * Must be called by whole warps (the vote). Fast path per pair: LDS.128 + the 9 instructions
  * of touching() + 1/kGroup of vote/branch + loop overhead, i.e. about 10.5 instructions and
  * 0 bytes of global memory traffic (the tile costs 16 B per body per block). A periodic box
- * (mode block-uniform: one branch per tile, none per pair) takes touching_shifted (~13.5
- * instructions: the culled list's tile pairs, whose boxes give one image) or touching_periodic
- * (~19.5: the map-placed sweeps, and tile pairs too wide for one image); the contact's own test
- * takes the same image (physics_impl.h), bit for bit. */
+ * (mode block-uniform: one branch per tile, none per pair) takes touching() (the culled list's
+ * tile pairs whose boxes give one image, 0: most of them), touching_shifted (~13.5
+ * instructions: those whose one image is across a face) or touching_periodic (~19.5: the
+ * map-placed sweeps, tile pairs too wide for one image, tiles with bodies across a face since
+ * the last sort); the contact's own test takes the same image (physics_impl.h), bit for bit. */
 template <int TILE, typename Contact>
 static __device__ __forceinline__ void sweep_tile(const sim_vec4f &pi, const sim_vec4f *sh_pos,
                                                   const sim_physics_f &ph, image_mode mode,
@@ -188,10 +191,13 @@ pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *_
     image_mode mode = kWalls;
     sim_vec3f shift = {0.0f, 0.0f, 0.0f};
     if (ph.periodic) { /* block-uniform: every thread reads the same two boxes */
-        mode = boxes != nullptr && pair_shift(sim_cull_load_box(boxes, tile.i),
-                                              sim_cull_load_box(boxes, tile.j), ph.period, &shift)
-                   ? kShifted
-                   : kPerPair;
+        mode = kPerPair;
+        if (boxes != nullptr && pair_shift(sim_cull_load_box(boxes, tile.i),
+                                           sim_cull_load_box(boxes, tile.j), ph.period, &shift)) {
+            /* no image between the tiles (most pairs, away from the faces): the walls' test,
+             * whose x_j - x_i is the bits of (x_j - x_i) - 0 */
+            mode = shift.x == 0.0f && shift.y == 0.0f && shift.z == 0.0f ? kWalls : kShifted;
+        }
     }
     sweep_tile<TILE>(pi, sh_pos, ph, mode, shift, [&](int jl, const sim_vec4f &pj) {
         if (diag && jl >= t) {

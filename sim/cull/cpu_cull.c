@@ -123,17 +123,36 @@ static int box_overlap(const sim_cull_boxd *a, const sim_cull_boxd *b, const sim
     return 1;
 }
 
+/* How far [m] the image of p nearest anchor a lies from p, per axis: whole periods of per on its
+ * periodic axes (cull.h; sim_period_count_d: 0 for NaN and infinite bodies), else 0. */
+static void near_shift(const sim_vec4d *p, const sim_vec4d *a, const sim_period_d *per,
+                       double d[3]) {
+    d[0] = per->len[0] * sim_period_count_d(p->x, a->x, per->inv[0]);
+    d[1] = per->len[1] * sim_period_count_d(p->y, a->y, per->inv[1]);
+    d[2] = per->len[2] * sim_period_count_d(p->z, a->z, per->inv[2]);
+}
+
 /* Tile boxes over the sorted copies (fmin/fmax skip NaN, like the kernel's fminf/fmaxf), and
  * super-tile boxes as unions of the inflated tile boxes. pad > 0 (neighbour lists: half the
- * skin) widens every body's interval to its list half-width (sim_nlist_width_d). */
-static void make_boxes(sim_cpu_cull *c, uint32_t tiles, uint32_t supers, double pad) {
+ * skin) widens every body's interval to its list half-width (sim_nlist_width_d). Periodic axes
+ * (per; NULL: none) as the kernels: each body through its image nearest its tile's first body,
+ * each tile box moved by whole periods to the image nearest its super-tile's first body. */
+static void make_boxes(sim_cpu_cull *c, uint32_t tiles, uint32_t supers, double pad,
+                       const sim_period_d *per) {
     for (uint32_t t = 0; t < tiles; ++t) {
         sim_cull_boxd b;
         box_empty(&b);
         const uint32_t lo = t * c->tile, hi = lo + c->tile < c->n ? lo + c->tile : c->n;
         for (uint32_t s = lo; s < hi; ++s) {
             const sim_vec4d p = c->pos[s];
-            const double x[3] = {p.x, p.y, p.z};
+            double x[3] = {p.x, p.y, p.z};
+            if (per != NULL) {
+                double d[3];
+                near_shift(&p, &c->pos[lo], per, d);
+                for (int a = 0; a < 3; ++a) {
+                    x[a] -= d[a];
+                }
+            }
             const double w = pad > 0.0 ? sim_nlist_width_d(p.w, pad) : p.w;
             for (int a = 0; a < 3; ++a) {
                 b.lo[a] = fmin(b.lo[a], x[a] - w);
@@ -146,8 +165,18 @@ static void make_boxes(sim_cpu_cull *c, uint32_t tiles, uint32_t supers, double 
     for (uint32_t s = 0; s < supers; ++s) {
         sim_cull_boxd u;
         box_empty(&u);
+        const sim_vec4d *a = &c->pos[(size_t)s * SIM_CULL_SUPER * c->tile];
         for (uint32_t t = s * SIM_CULL_SUPER; t < (s + 1) * SIM_CULL_SUPER && t < tiles; ++t) {
-            box_union(&u, &c->boxes[t]);
+            sim_cull_boxd b = c->boxes[t];
+            if (per != NULL) { /* the tile's anchor moved to its image nearest a: the box too */
+                double d[3];
+                near_shift(&c->pos[(size_t)t * c->tile], a, per, d);
+                for (int k = 0; k < 3; ++k) {
+                    b.lo[k] -= d[k];
+                    b.hi[k] -= d[k];
+                }
+            }
+            box_union(&u, &b);
         }
         c->supers[s] = u;
     }
@@ -225,7 +254,7 @@ sim_status sim_cpu_cull_passes(sim_cpu_cull *c, const sim_backend *b, double pad
     const int two = b->cull_levels == 2;
     const sim_period_d period = sim_period_of(&b->params);
     const sim_period_d *per = b->params.periodic ? &period : NULL;
-    make_boxes(c, b->tiles, two ? b->super_tiles : 0u, pad);
+    make_boxes(c, b->tiles, two ? b->super_tiles : 0u, pad, per);
     sim_pair_list *top = two ? &c->super_pairs : &c->tiles;
     c->tiles.count = 0;
     c->super_pairs.count = 0;

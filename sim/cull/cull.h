@@ -25,7 +25,21 @@
  * pairs at the edge of contact with radii down to 1e-3 of their coordinates, that neither the
  * inflated nor the bare boxes ever reject a touching pair. NaN bodies are ignored by
  * fminf/fmaxf and touch nothing (comparisons with NaN are false); infinite ones make their box
- * infinite. The CPU reference does the same in double (margin 2^-48). */
+ * infinite. The CPU reference does the same in double (margin 2^-48).
+ *
+ * Periodic axes. Bodies are wrapped into the box every step but re-sorted only now and then, so a
+ * tile whose bodies sit at a face keeps, after some of them crossed it, bodies on both sides:
+ * a box of their wrapped coordinates would span the whole period and meet every tile of its slab
+ * (and its super-tile every super-tile). So on a periodic axis a tile's box is made of the images
+ * of its bodies nearest its anchor, its first body (x - L k, k = sim_period_count: the tile stays
+ * a compact blob), and a super-tile's box of its tiles' boxes moved by whole periods to the images
+ * nearest its first tile's anchor. Such a box may reach past the faces; it holds every body's
+ * interval up to a whole number of periods, and every test of boxes on a periodic axis goes
+ * through their centres' minimum image (sim_period_meets: which image a box is kept at does not
+ * matter), so the exactness argument above holds, with the rounding of the images (a few ulp of
+ * L) inside SIM_PERIOD_SLACK. A tile box with some body at another image than its own coordinate
+ * has w = 1 in lo (else 0): the culled sweep then takes each pair's own image
+ * (pair_kernels.cu's pair_shift). */
 #ifndef SIM_CULL_H
 #define SIM_CULL_H
 
@@ -60,8 +74,9 @@ extern "C" {
 #define SIM_MORTON_KEY_BITS (3u * SIM_MORTON_BITS)
 
 /* Axis-aligned box of a tile (or super-tile), radii included, inflated by the rounding margin.
- * xyz are the corners [m]; w unused (16-byte vectors: two LDG.128 per box). An empty box has
- * lo = +inf, hi = -inf and overlaps nothing. */
+ * xyz are the corners [m]; lo.w: 1 for a tile box of images on a periodic axis (see the top), else
+ * 0; hi.w unused (16-byte vectors: two LDG.128 per box). An empty box has lo = +inf, hi = -inf
+ * and overlaps nothing. */
 typedef struct {
     sim_vec4f lo, hi;
 } sim_cull_box;

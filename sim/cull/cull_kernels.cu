@@ -70,12 +70,16 @@ __global__ void __launch_bounds__(kThreads) iota_kernel(uint32_t *__restrict__ d
  * padded bodies do not enlarge a box). Warp min/max by shuffles, then warp 0 merges the block's
  * 16 inflated tile boxes into the super-tile's. Block 0 also zeroes the step's survivor counts
  * (this kernel runs first in every culled step, on the same stream as the passes).
- * Cost per body: 16 B read, 6 FMNMX; per tile 30 shuffles + 32 B written. */
+ * Cost per body: 16 B read, 6 FMNMX; per tile 30 shuffles + 32 B written. Periodic axes (per
+ * not all 0: a kernel-uniform branch, the walls' code untouched): each body through its image
+ * nearest the tile's first body, each tile box moved to the image nearest the super-tile's first
+ * body (cull.h): ~14 instructions more per body, 16 B more per tile (the anchors, from L1), a
+ * vote per tile for lo.w. */
 template <int TILE>
 __global__ void __launch_bounds__(kBoxWarps * 32)
     tile_boxes_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, uint32_t n_tiles,
                       sim_cull_box *__restrict__ boxes, sim_cull_box *__restrict__ supers,
-                      sim_gpu_cull_counts *__restrict__ counts) {
+                      sim_gpu_cull_counts *__restrict__ counts, sim_period_f per) {
     static_assert(TILE % 32 == 0, "whole warps per tile");
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         counts->supers = 0;
@@ -84,36 +88,55 @@ __global__ void __launch_bounds__(kBoxWarps * 32)
     }
     const uint32_t w = threadIdx.x >> 5, lane = threadIdx.x & 31u;
     const uint32_t t = blockIdx.x * kBoxWarps + w;
+    const bool periodic = sim_period_or_null(&per) != nullptr;
     sim_cull_box box = sim_cull_empty_box();
-    if (t < n_tiles) {
+    if (!periodic) {
+        if (t < n_tiles) {
 #pragma unroll
-        for (int k = 0; k < TILE / 32; ++k) {
-            const uint32_t i = t * TILE + (uint32_t)k * 32u + lane;
-            if (i < n) {
-                const sim_vec4f p = sim_ld4(pos + i);
-                box.lo.x = fminf(box.lo.x, p.x - p.w);
-                box.lo.y = fminf(box.lo.y, p.y - p.w);
-                box.lo.z = fminf(box.lo.z, p.z - p.w);
-                box.hi.x = fmaxf(box.hi.x, p.x + p.w);
-                box.hi.y = fmaxf(box.hi.y, p.y + p.w);
-                box.hi.z = fmaxf(box.hi.z, p.z + p.w);
+            for (int k = 0; k < TILE / 32; ++k) {
+                const uint32_t i = t * TILE + (uint32_t)k * 32u + lane;
+                if (i < n) {
+                    const sim_vec4f p = sim_ld4(pos + i);
+                    sim_cull_box_add(&box, p, p.w);
+                }
             }
         }
+        box = sim_cull_warp_box(box);
+        sim_cull_inflate(&box);
+    } else {
+        bool far = false;
+        if (t < n_tiles) {
+            const sim_vec4f a = sim_ld4(pos + t * TILE);
+#pragma unroll
+            for (int k = 0; k < TILE / 32; ++k) {
+                const uint32_t i = t * TILE + (uint32_t)k * 32u + lane;
+                if (i < n) {
+                    const sim_vec4f p = sim_ld4(pos + i);
+                    sim_cull_box_add_near(&box, p, p.w, a, per, &far);
+                }
+            }
+        }
+        box = sim_cull_warp_box(box);
+        sim_cull_inflate(&box);
+        box.lo.w = __any_sync(SIM_FULL_MASK, far) ? 1.0f : 0.0f;
     }
-    box = sim_cull_warp_box(box);
-    sim_cull_inflate(&box);
     __shared__ sim_cull_box sh_box[kBoxWarps];
     if (lane == 0) {
         sh_box[w] = box;
         if (t < n_tiles) {
             boxes[t] = box;
+            if (periodic) {
+                sim_cull_box_near(&sh_box[w], sim_ld4(pos + t * TILE),
+                                  sim_ld4(pos + blockIdx.x * kBoxWarps * TILE), per);
+            }
         }
     }
     __syncthreads();
     if (w == 0) {
         const sim_cull_box mine = lane < (uint32_t)kBoxWarps ? sh_box[lane] : sim_cull_empty_box();
-        const sim_cull_box all = sim_cull_warp_box(mine);
+        sim_cull_box all = sim_cull_warp_box(mine);
         if (lane == 0) {
+            all.lo.w = 0.0f;
             supers[blockIdx.x] = all;
         }
     }
@@ -254,7 +277,7 @@ sim_status sim_gpu_cull_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c, cu
 #define SIM_TILE_CASE(t)                                                                           \
     case t:                                                                                        \
         tile_boxes_kernel<t><<<grid, kBoxWarps * 32, 0, s>>>(b->pos, b->n, c->n_tiles, c->boxes,   \
-                                                             c->supers, c->counts);                \
+                                                             c->supers, c->counts, c->period);     \
         break;
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE

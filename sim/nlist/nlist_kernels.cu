@@ -156,7 +156,9 @@ warp_pairs(sim_tile2 t, uint32_t a, uint32_t b, uint32_t tile, const sim_vec4f *
 
 /* The first half kick and drift of integrate.cu's verlet_first_kernel, then each body's
  * displacement from the lists' build (more than half the skin, or NaN: the flag goes up, one
- * store per warp that saw it) and its force cleared for the sweep's atomics.
+ * store per warp that saw it) and its force cleared for the sweep's atomics. per (all 0: walls):
+ * the box's periods, through whose images the displacement is taken, and on whose axes the
+ * centre then goes back into the box (the WRAP phase, as verlet_first_kernel<true>).
  *
  * Launch contract: ceil(N / 256) blocks of 256 threads, thread i body i (guard i < n; every
  * thread reaches the warp vote). Cost per body: 48 B read + 16 B (the build position), 48 B
@@ -172,12 +174,16 @@ __global__ void __launch_bounds__(kThreads)
         sim_vec4f p = pos[i], v = vel[i];
         const sim_vec4f f = force[i];
         sim_verlet_first_f(&p, &v, xyz3(f), dt);
+        const sim_period_f *pp = sim_period_or_null(&per);
+        moved = sim_nlist_moved_pf(p, sim_ld4(ref + i), h2, pp) != 0;
+        if (pp != nullptr) {
+            sim_wrap_in_f(&p, pp); /* the stepper's WRAP, in this pass (integrate.h) */
+        }
         pos[i] = p;
         vel[i] = v;
         sim_vec4f zero;
         zero.x = zero.y = zero.z = zero.w = 0.0f;
         force[i] = zero;
-        moved = sim_nlist_moved_pf(p, sim_ld4(ref + i), h2, sim_period_or_null(&per)) != 0;
     }
     if (__any_sync(SIM_FULL_MASK, moved) && lane_id() == 0u) {
         *rebuild = 1u;
@@ -205,13 +211,15 @@ __global__ void __launch_bounds__(kThreads)
  * Launch contract: grid = ceil(tiles / 16) blocks (one per super-tile) of 16 warps; warp w owns
  * tile t = blockIdx.x * 16 + w, its lanes tile / 32 bodies each (guard body < n, tile < tiles).
  * Block 0 zeroes the step's culling counters and the lists' overflow and most, and counts the
- * rebuild. Cost per body: 16 B read, 20 B written, 6 FMNMX; per tile 30 shuffles + 32 B. */
+ * rebuild. Cost per body: 16 B read, 20 B written, 6 FMNMX; per tile 30 shuffles + 32 B. Periodic
+ * axes (per: a kernel-uniform branch) as tile_boxes_kernel: boxes of the images nearest the
+ * tiles' and super-tiles' first bodies (cull.h). */
 __global__ void __launch_bounds__(kBoxWarps * 32)
     boxes_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, uint32_t tile, uint32_t n_tiles,
                  float pad, sim_cull_box *__restrict__ boxes, sim_cull_box *__restrict__ supers,
                  sim_gpu_cull_counts *__restrict__ cc, sim_vec4f *__restrict__ ref,
                  uint32_t *__restrict__ count, sim_gpu_nlist_counts *__restrict__ nc,
-                 unsigned flags) {
+                 unsigned flags, sim_period_f per = sim_period_f()) {
     const bool forced = (flags & SIM_GPU_NLIST_REBUILD) != 0u;
     if (!forced && nc->rebuild == 0u) {
         return;
@@ -229,19 +237,21 @@ __global__ void __launch_bounds__(kBoxWarps * 32)
     }
     const uint32_t w = threadIdx.x >> 5, lane = lane_id();
     const uint32_t t = blockIdx.x * kBoxWarps + w;
+    const bool periodic = sim_period_or_null(&per) != nullptr;
     sim_cull_box box = sim_cull_empty_box();
+    bool far = false;
     if (t < n_tiles) {
+        const sim_vec4f a = periodic ? sim_ld4(pos + t * tile) : sim_vec4f();
         for (uint32_t k = 0; k < tile / kSub; ++k) {
             const uint32_t i = t * tile + k * kSub + lane;
             if (i < n) {
                 const sim_vec4f p = sim_ld4(pos + i);
                 const float r = sim_nlist_width_f(p.w, pad);
-                box.lo.x = fminf(box.lo.x, p.x - r);
-                box.lo.y = fminf(box.lo.y, p.y - r);
-                box.lo.z = fminf(box.lo.z, p.z - r);
-                box.hi.x = fmaxf(box.hi.x, p.x + r);
-                box.hi.y = fmaxf(box.hi.y, p.y + r);
-                box.hi.z = fmaxf(box.hi.z, p.z + r);
+                if (periodic) {
+                    sim_cull_box_add_near(&box, p, r, a, per, &far);
+                } else {
+                    sim_cull_box_add(&box, p, r);
+                }
                 ref[i] = p;
                 count[i] = 0u;
             }
@@ -249,18 +259,26 @@ __global__ void __launch_bounds__(kBoxWarps * 32)
     }
     box = sim_cull_warp_box(box);
     sim_cull_inflate(&box);
+    if (periodic) {
+        box.lo.w = __any_sync(SIM_FULL_MASK, far) ? 1.0f : 0.0f;
+    }
     __shared__ sim_cull_box sh_box[kBoxWarps];
     if (lane == 0u) {
         sh_box[w] = box;
         if (t < n_tiles) {
             boxes[t] = box;
+            if (periodic) {
+                sim_cull_box_near(&sh_box[w], sim_ld4(pos + t * tile),
+                                  sim_ld4(pos + blockIdx.x * kBoxWarps * tile), per);
+            }
         }
     }
     __syncthreads();
     if (w == 0u) {
         const sim_cull_box mine = lane < (uint32_t)kBoxWarps ? sh_box[lane] : sim_cull_empty_box();
-        const sim_cull_box all = sim_cull_warp_box(mine);
+        sim_cull_box all = sim_cull_warp_box(mine);
         if (lane == 0u) {
+            all.lo.w = 0.0f;
             supers[blockIdx.x] = all;
         }
     }
@@ -674,7 +692,7 @@ sim_status sim_gpu_nlist_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                sim_error *err) {
     boxes_kernel<<<c->n_supers, kBoxWarps * 32, 0, s>>>(
         b->pos, b->n, c->tile, c->n_tiles, 0.5f * l->skin, c->boxes, c->supers, c->counts, l->ref,
-        l->count, l->counts, flags);
+        l->count, l->counts, flags, c->period);
     SIM_CUDA_CHECK_LAUNCH("nlist boxes_kernel");
     return SIM_OK;
 }

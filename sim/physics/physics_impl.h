@@ -42,13 +42,26 @@ SIM_HD SIM_R SIM_FN(sim_wrap_coord)(SIM_R x, SIM_R len, SIM_R inv) {
     return len > SIM_K(0.0) ? x - len * SIM_FN(sim_floor_shift)(x, inv) : x;
 }
 
-/* The centre of *pos wrapped into the box on the periodic axes of ph (the WRAP phase). */
+/* The centre of *pos wrapped into the box on the periodic axes of *per. */
+SIM_HD void SIM_FN(sim_wrap_in)(SIM_V4 *pos, const SIM_PER *per) {
+    pos->x = SIM_FN(sim_wrap_coord)(pos->x, per->len[0], per->inv[0]);
+    pos->y = SIM_FN(sim_wrap_coord)(pos->y, per->len[1], per->inv[1]);
+    pos->z = SIM_FN(sim_wrap_coord)(pos->z, per->len[2], per->inv[2]);
+}
+
+/* The same on the periodic axes of ph (none: untouched): the WRAP phase. */
 SIM_HD void SIM_FN(sim_wrap)(SIM_V4 *pos, const SIM_PH *ph) {
     if (ph->periodic) {
-        pos->x = SIM_FN(sim_wrap_coord)(pos->x, ph->period.len[0], ph->period.inv[0]);
-        pos->y = SIM_FN(sim_wrap_coord)(pos->y, ph->period.len[1], ph->period.inv[1]);
-        pos->z = SIM_FN(sim_wrap_coord)(pos->z, ph->period.len[2], ph->period.inv[2]);
+        SIM_FN(sim_wrap_in)(pos, &ph->period);
     }
+}
+
+/* How many periods coordinate x [m] lies from a [m] (a tile's anchor: cull/cull.h) along an axis
+ * of period 1/inv (inv 0: walls, 0): rint((x - a) inv), and 0 where that is not finite (a NaN or
+ * infinite body or anchor keeps its coordinate). x - len k is then the image of x nearest a. */
+SIM_HD SIM_R SIM_FN(sim_period_count)(SIM_R x, SIM_R a, SIM_R inv) {
+    const SIM_R k = SIM_RINT((x - a) * inv);
+    return SIM_FABS(k) <= SIM_K(1048576.0) ? k : SIM_K(0.0);
 }
 
 /* Whether intervals [alo, ahi] and [blo, bhi] (a tile box's sides, radii included) meet along

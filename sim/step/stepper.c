@@ -100,7 +100,7 @@ static sim_step_shape shape_of(const sim_backend *b) {
     f.triplets = b->params.triplets != 0;
     f.ranks = b->rank.world > 1;
     f.friction = sim_params_have_friction(&b->params);
-    f.wrapped = b->params.periodic != 0;
+    f.wrapped = b->params.periodic != 0 && b->stepper.ops->wrap != NULL;
     return f;
 }
 

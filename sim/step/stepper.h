@@ -14,7 +14,8 @@
  *                  neighbour lists: each body's displacement since the lists' build checked)
  *   WRAP           periodic axes (sim_params.periodic): centres back into the box, before the
  *                  boxes of SORT and CULL are made (the neighbour lists' displacement check
- *                  takes minimum images: a wrapped body has not moved a period)
+ *                  takes minimum images: a wrapped body has not moved a period); a backend
+ *                  without the primitive wraps in FIRST (CUDA: the drift's own pass)
  *   SORT           culled, when due: the bodies re-sorted along the Morton curve
  *   CULL           culled: tile boxes and culling passes -> the tile-pair list (with neighbour
  *                  lists only when they are rebuilt: boxes inflated by half the skin)
@@ -192,7 +193,7 @@ typedef struct {
     int triplets; /* ATM forces on */
     int ranks;    /* several ranks: the REDUCE phase runs */
     int friction; /* friction on: bodies spin, contacts keep histories (commit_history) */
-    int wrapped;  /* periodic axes: the WRAP phase runs */
+    int wrapped;  /* periodic axes and a wrap primitive: the WRAP phase runs */
 } sim_step_shape;
 
 /* The primitives a backend gives the stepper. Every one enqueues work and returns at once on
@@ -211,7 +212,9 @@ typedef struct sim_step_ops {
     sim_status (*elapsed)(sim_backend *b, int from, int to, double *ms, sim_error *err);
     /* The phases. */
     sim_status (*verlet_first)(sim_backend *b, sim_error *err);
-    /* Centres back into the box on the periodic axes; called only when some axis is. */
+    /* Centres back into the box on the periodic axes; called only when some axis is. NULL: the
+     * backend's verlet_first wraps them itself (CUDA: in the drift's pass), and WRAP is not
+     * marked (its time is FIRST's). */
     sim_status (*wrap)(sim_backend *b, sim_error *err);
     sim_status (*sort)(sim_backend *b, sim_error *err);
     sim_status (*cull)(sim_backend *b, unsigned flags, sim_error *err);
