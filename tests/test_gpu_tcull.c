@@ -23,8 +23,10 @@
  *    triplet map; turning culling or the cut-off off is refused, and the backend goes on;
  *  - the default path over time: the CPU reference stepped over its neighbour lists of the
  *    cut-off (rebuilt when stale, after sorts) for 1,200 steps of a moving lattice; at every frame
- *    the GPU's forces and ATM energy at the CPU's state equal the CPU's (the GPU's own path:
- *    whichever its default is, tile triples or lists). */
+ *    the GPU's forces and ATM energy at the CPU's state equal the CPU's (the GPU's own path: its
+ *    neighbour lists too, a skin on one GPU).
+ * Every other case runs with skin 0 (tiles_only): the tile triples, which a skin replaces on one
+ * GPU by the cut-off's neighbour lists (tests/test_gpu_atm_list.cu tests those stepped). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +52,13 @@ static sim_backend_config config(sim_backend_kind kind, int cull, int pair_map, 
     c.cull = cull;
     c.cull_levels = levels;
     return c;
+}
+
+/* Skin 0: the cut-off over its tile triples, what this file tests (a skin takes its neighbour
+ * lists on one GPU: tests/test_gpu_atm_list.cu). */
+static void tiles_only(tscene *sc) {
+    sc->p.skin.value = 0.0;
+    sc->p.skin.set = 1;
 }
 
 static sim_backend *make(const sim_backend_config *c, const tscene *sc) {
@@ -222,14 +231,19 @@ static void scene_case(tscene *sc, int unculled_maps, int every_pair_map, int vs
 
 static void test_scenes(void) {
     tscene a = tscene_builtin("triplets", 8001, 3.0, 21u);
+    tiles_only(&a);
     scene_case(&a, 3, 1, 0);
     tscene a2 = tscene_builtin("triplets", 3001, 3.0, 20u);
+    tiles_only(&a2);
     scene_case(&a2, 1, 0, 1);
     tscene b = tscene_builtin("triplets", 3001, 1.6, 22u);
+    tiles_only(&b);
     scene_case(&b, 1, 0, 1);
     tscene c = tscene_builtin("triplets", 1501, 100.0, 23u); /* keeps every tile triple */
+    tiles_only(&c);
     scene_case(&c, 1, 0, 1);
     tscene d = tscene_builtin("gas", 6001, 5.0, 24u);
+    tiles_only(&d);
     scene_case(&d, 1, 0, 1);
 }
 
@@ -238,10 +252,13 @@ static void test_scenes(void) {
  * below 8 (the ties of side sqrt(8) are past it on the GPU; the CPU is not compared). */
 static void test_on_the_cutoff(void) {
     tscene a = tscene_grid(3000, 15, 1.0, sqrt(8.0), 25u);
+    tiles_only(&a);
     scene_case(&a, 2, 1, 1);
     tscene b = tscene_grid(3000, 15, 1.0, sqrt(8.0 - 0x1p-21), 26u);
+    tiles_only(&b);
     scene_case(&b, 1, 0, 0);
     tscene c = tscene_grid(3000, 15, 1.0, 2.0, 27u);
+    tiles_only(&c);
     scene_case(&c, 1, 0, 1);
 }
 
@@ -354,10 +371,13 @@ static void count_case(tscene *sc, int levels) {
 
 static void test_count(void) {
     tscene a = tscene_builtin("triplets", 5001, 3.0, 31u);
+    tiles_only(&a);
     count_case(&a, 1);
     tscene b = tscene_grid(4000, 16, 1.0, sqrt(8.0), 32u);
+    tiles_only(&b);
     count_case(&b, 1);
     tscene c = tscene_builtin("triplets", 40001, 3.0, 33u); /* 1251 tiles: two levels */
+    tiles_only(&c);
     count_case(&c, 2);
 }
 
@@ -365,6 +385,7 @@ static void test_count(void) {
 
 static void test_overflow(void) {
     tscene sc = tscene_builtin("triplets", 20001, 3.0, 41u);
+    tiles_only(&sc);
     sc.p.steps_per_frame = 2;
     const uint32_t n = sc.s.n;
     sim_backend_config c = config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_RM, 0);
@@ -405,6 +426,7 @@ static void test_overflow(void) {
 
 static void test_large(void) {
     tscene sc = tscene_builtin("triplets", 140001, 3.0, 51u);
+    tiles_only(&sc);
     const sim_backend_config c =
         config(SIM_BACKEND_CUDA, 1, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_RM, 0);
     sim_backend *b = make(&c, &sc);
@@ -432,6 +454,7 @@ static void test_large(void) {
  * (list and fallback), energies, the list read back. */
 static void test_sanitizer_small(void) {
     tscene sc = tscene_builtin("triplets", 2001, 3.0, 61u);
+    tiles_only(&sc);
     sc.p.steps_per_frame = 2;
     sim_backend_config c = config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_REC, SIM_TRIPLET_MAP_RM, 2);
     c.cull_capacity = 8;

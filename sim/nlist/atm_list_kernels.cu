@@ -391,7 +391,7 @@ static __device__ __forceinline__ void sweep_end(uint32_t i, bool mine, const si
  * Cost per candidate (a, b): 16 B gathered (L1 mostly), two differences and squares (~14 FP32);
  * per counted triple two rsqrt (pair terms) and ~60 FP32 (sim_atm_triple_f + three
  * coefficients), and for HALF one RED.128 (k's; j's once per row). The list is read slot-major:
- * the 32 threads of a warp read entry a of 32 adjacent slots, 128 adjacent bytes. 48 registers
+ * the 32 threads of a warp read entry a of 32 adjacent slots, 128 adjacent bytes. 47 registers
  * (HALF; 40 full), no spills (ptxas -v, sm_90): the overflow path is its own kernel so that this
  * one keeps them. */
 template <bool HALF>
