@@ -16,7 +16,8 @@
  *  - stepped (the CUDA backend's default with a skin on one GPU, sim/cuda/cuda_step.cu): a moving
  *    lattice over 1,000+ steps, the lists rebuilt on the device when a body moved past half the
  *    skin (and after sorts); at every frame their forces at the backend's own state equal the tile
- *    triples' (skin 0, GPU) within 1e-5 and the CPU reference's (its lists, double) within 3e-5;
+ *    triples' (skin 0, GPU) and the CPU reference's (its lists, double) within 3e-5 (per body
+ *    3e-4);
  *    a frame whose lists were shrunk to 4 entries overflows at every step and stays exact, and
  *    the next runs from grown lists; the rebuilds far fewer than the steps; a periodic box and
  *    skin 0 keep the tile triples. */
@@ -360,10 +361,11 @@ static void stepped_case(const char *name, const sim_params &p, const sim_state 
         double body_tiles, body_cpu;
         const double rel_tiles = force_error(f_lists, f_tiles, &body_tiles);
         const double rel_cpu = force_error(f_lists, f_cpu, &body_cpu);
-        /* 3e-5 against the CPU: test_gpu_tcull.c's lists_over_time (the float state, forces that
-         * cancel to a few per cent of their terms) */
-        ENSURE_MSG(rel_tiles <= TOL_F_L2 && body_tiles <= TOL_F_BODY && rel_cpu <= 3 * TOL_F_L2 &&
-                       body_cpu <= 3 * TOL_F_BODY,
+        /* 3e-5, as test_gpu_tcull.c's lists_over_time: the lattice's ATM forces cancel to a few
+         * per cent of their terms, so float sums in two orders (lists, tiles) part by more than
+         * the 1e-5 of the scenes above, and so does the CPU's double */
+        ENSURE_MSG(rel_tiles <= 3 * TOL_F_L2 && body_tiles <= 3 * TOL_F_BODY &&
+                       rel_cpu <= 3 * TOL_F_L2 && body_cpu <= 3 * TOL_F_BODY,
                    "%s frame %d: F lists vs tiles %.3g / %.3g, vs the CPU %.3g / %.3g", name, fr,
                    rel_tiles, body_tiles, rel_cpu, body_cpu);
         worst_tiles = fmax(worst_tiles, rel_tiles);
