@@ -139,7 +139,8 @@ typedef struct {
      * the ATM kernel over those tile triples alone, as pair_ms is the contact sweep alone;
      * triplet_blocks is tile_triples, none wasted. */
     int triplet_culled;
-    double triplet_cull_ms;      /* boxes of centres, neighbour pairs, rows, tile-triple list */
+    double triplet_cull_ms; /* boxes of centres, neighbour pairs, rows, tile-triple list (or, over
+                             * its neighbour lists, their displacement checks and builds) */
     uint64_t tile_triples;       /* surviving tile triples (I >= J >= K), last step */
     uint64_t tile_triples_total; /* T3(triplet tiles): what the full sweep covers */
     uint64_t triplet_tile_pairs; /* neighbour tile pairs (I >= J, boxes within the cut-off) */
