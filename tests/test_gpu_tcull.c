@@ -26,7 +26,9 @@
  *    the GPU's forces and ATM energy at the CPU's state equal the CPU's (the GPU's own path: its
  *    neighbour lists too, a skin on one GPU).
  * Every other case runs with skin 0 (tiles_only): the tile triples, which a skin replaces on one
- * GPU by the cut-off's neighbour lists (tests/test_gpu_atm_list.cu tests those stepped). */
+ * GPU by the cut-off's neighbour lists; scene_case checks those too (the automatic skin, pair map
+ * ltm, one level: forces against the unculled GPU and the CPU, a frame over them), and
+ * tests/test_gpu_atm_list.cu steps them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +140,37 @@ static int forces_agree(const char *what, const gpu_snapshot *a, const gpu_snaps
 
 /* ---- culled vs unculled vs CPU ---- */
 
+/* The same scene with the automatic skin: the cut-off over its neighbour lists on one GPU (the
+ * default; sim/nlist/atm_list_kernels.h), against the unculled GPU and the CPU (f_cpu, may be
+ * NULL), through a frame too. */
+static void lists_agree(const tscene *sc, const sim_backend_config *c, const gpu_snapshot *f_ref,
+                        double e_ref, const gpu_snapshot *f_cpu, const unsigned char *amb) {
+    tscene ls = *sc; /* shares the bodies: not freed here */
+    ls.p.skin.set = 0;
+    sim_backend *b = make(c, &ls);
+    if (b == NULL) {
+        return;
+    }
+    char what[192];
+    snprintf(what, sizeof what, "%s: culled over the cut-off's lists", sc->name);
+    gpu_snapshot f = snapshot(b, sc->s.n);
+    forces_agree(what, &f, f_ref, sc->s.n, NULL);
+    if (f_cpu != NULL) {
+        forces_agree(what, &f, f_cpu, sc->s.n, amb);
+    }
+    gpu_snapshot_free(&f);
+    const double e = atm_energy(b);
+    ENSURE_MSG(fabs(e - e_ref) <= TOL_E * (fabs(e_ref) + 1e-300), "%s: ATM energy %.9g vs %.9g",
+               what, e, e_ref);
+    sim_frame_timing t;
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_backend_run_frame(b, &t, &err) == SIM_OK, "%s: %s", what, err.message);
+    ENSURE_MSG(t.triplet_culled && t.atm_lists && t.tile_triples == 0 &&
+                   t.triplet_fallback_steps == 0 && t.triplet_ms > 0.0 && t.atm_list_entries > 0,
+               "%s: a frame over the lists", what);
+    sim_backend_destroy(b);
+}
+
 static void scene_case(tscene *sc, int unculled_maps, int every_pair_map, int vs_cpu) {
     const uint32_t n = sc->s.n;
     static const sim_triplet_map exact[] = {SIM_TRIPLET_MAP_RM, SIM_TRIPLET_MAP_TETRA,
@@ -214,6 +247,9 @@ static void scene_case(tscene *sc, int unculled_maps, int every_pair_map, int vs
             ++configs;
             gpu_snapshot_free(&f);
             sim_backend_destroy(b);
+            if (pm == SIM_PAIR_MAP_LTM && levels == 1) { /* the default with a skin: the lists */
+                lists_agree(sc, &c, &f_ref, e_ref, vs_cpu ? &f_cpu : NULL, amb);
+            }
         }
     }
     printf("  %-44s N=%-6u %d/%d culled configurations agree with the unculled GPU%s (ATM energy "
