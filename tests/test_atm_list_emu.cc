@@ -9,7 +9,10 @@
  *    counts against a brute-force count with the kernel's own float pair rule (full lists: three
  *    times);
  *  - after every body moved by up to half the skin: the old lists still give the reference;
- *  - lists too short: every count exact, nothing written past the capacity.
+ *  - lists too short: every count exact, nothing written past the capacity, and the sweep's
+ *    forces still the reference (the overflowed bodies' triples found from the build's tiles),
+ *    also after every body moved by up to half the skin;
+ *  - the step's rebuild decision: the check, the gated boxes and build, the sweep lowering it.
  * What it cannot see: the GPU's scheduling, atomics under contention, timing;
  * tests/test_gpu_atm_list.cu runs the kernels on a device. */
 #include <cuda_runtime.h>
@@ -71,9 +74,10 @@ static void build(lists &l, const std::vector<sim_vec4f> &pos, float a2_max, flo
     const dim3 grid((l.n_tiles + atml::kWarps - 1) / atml::kWarps), block(atml::kThreads);
     launch(grid, block, [&] {
         atml::atm_list_boxes_kernel(pos.data(), l.n, l.n_tiles, l.boxes.data(), l.ref.data(),
-                                    &l.counts);
+                                    &l.counts, reach2, sim_tcull_limit_f(reach2),
+                                    SIM_GPU_ATM_LIST_REBUILD);
     });
-    ENSURE(l.counts.most == 0u);
+    ENSURE(l.counts.most == 0u && l.counts.entries == 0u && l.counts.rebuild == 1u);
     launch(grid, block, [&] {
         if (l.half) {
             atml::atm_list_build_kernel<true>(pos.data(), l.n, l.n_tiles, l.boxes.data(), reach2,
@@ -95,17 +99,31 @@ static double sweep(const lists &l, const std::vector<sim_vec4f> &pos, const sce
     force.assign(l.n, sim_vec4f{0, 0, 0, 0});
     double energy = 0.0;
     *triples = 0;
-    launch(dim3((l.n + atml::kThreads - 1) / atml::kThreads), dim3(atml::kThreads), [&] {
+    lists &w = const_cast<lists &>(l); /* the sweep lowers the rebuild flag, records the frame */
+    const atml::atm_list_build_view bv = {l.ref.data(), l.boxes.data(), l.n_tiles, &w.counts,
+                                          SIM_GPU_ATM_LIST_RECORD};
+    const dim3 grid((l.n + atml::kThreads - 1) / atml::kThreads), block(atml::kThreads);
+    launch(grid, block, [&] {
         if (l.half) {
             atml::atm_list_sweep_kernel<true>(pos.data(), force.data(), l.n, l.nbr.data(),
                                               l.count.data(), l.stride, l.cap, nu3, a2_max,
-                                              &energy, triples);
+                                              &energy, triples, bv);
         } else {
             atml::atm_list_sweep_kernel<false>(pos.data(), force.data(), l.n, l.nbr.data(),
                                                l.count.data(), l.stride, l.cap, nu3, a2_max,
-                                               &energy, triples);
+                                               &energy, triples, bv);
         }
     });
+    launch(grid, block, [&] { /* the overflowed lists' bodies (none: returns at once) */
+        if (l.half) {
+            atml::atm_list_overflow_kernel<true>(pos.data(), force.data(), l.n, l.count.data(),
+                                                 l.cap, nu3, a2_max, &energy, triples, bv);
+        } else {
+            atml::atm_list_overflow_kernel<false>(pos.data(), force.data(), l.n, l.count.data(),
+                                                  l.cap, nu3, a2_max, &energy, triples, bv);
+        }
+    });
+    ENSURE(l.counts.rebuild == 0u && l.counts.frame.peak >= l.counts.most);
     return energy;
 }
 
@@ -199,13 +217,108 @@ static void scene_case(const scene &sc, const char *name) {
                 }
                 check_forces(l, moved, sc, name);
             }
-            /* too short: counts exact, nothing past cap */
-            lists s(n, 3, half != 0);
-            build(s, sc.pos, a2_max, skin);
-            const uint32_t most = check_lists(s, sc.pos, sim_atm_list_reach2_f(a2_max, skin), name);
-            ENSURE(most > s.cap && s.counts.most > s.cap);
+            /* too short: counts exact, nothing past cap; the sweep finds the triples of the
+             * overflowed lists from the build's tiles (atm_list_kernels.h): the same forces, at
+             * the build's positions and after every body moved by up to half the skin */
+            for (uint32_t cap : {3u, 20u}) {
+                lists s(n, cap, half != 0);
+                build(s, sc.pos, a2_max, skin);
+                const uint32_t most =
+                    check_lists(s, sc.pos, sim_atm_list_reach2_f(a2_max, skin), name);
+                ENSURE(most > s.cap && s.counts.most > s.cap);
+                uint64_t entries = 0;
+                for (uint32_t i = 0; i < n; ++i) {
+                    entries += s.count[i];
+                }
+                ENSURE(s.counts.entries == entries);
+                if (cap < 20u || skin == 0.0f) {
+                    continue; /* the forces at 20 entries (some lanes of a warp stored, some not)
+                               * and a skin (moved too): the emulated scan is slow */
+                }
+                memset(&s.counts.frame, 0, sizeof s.counts.frame);
+                check_forces(s, sc.pos, sc, name);
+                ENSURE(s.counts.frame.fallback_steps == 1u && s.counts.frame.peak == most);
+                if (skin > 0.0f) {
+                    uint64_t rng = 5;
+                    std::vector<sim_vec4f> moved = sc.pos;
+                    for (sim_vec4f &p : moved) {
+                        const float step = 0.499f * skin / sqrtf(3.0f);
+                        p.x += (float)test_rnd(&rng, -step, step);
+                        p.y += (float)test_rnd(&rng, -step, step);
+                        p.z += (float)test_rnd(&rng, -step, step);
+                    }
+                    check_forces(s, moved, sc, name);
+                }
+                ENSURE(s.guards_intact());
+            }
         }
     }
+}
+
+/* The step's rebuild decision: the check raises the flag only for a body moved past half the
+ * skin (or NaN), the gated boxes and build return at once while it is down (the lists, counts and
+ * build positions untouched) and rebuild when it is up or the rebuild is forced; the sweep lowers
+ * it. */
+static void test_rebuild_decision(void) {
+    uint64_t seed = 23;
+    scene sc;
+    sc.pos = jittered_lattice(200, 1.1, &seed);
+    sc.nu = 0.5;
+    sc.cutoff = 2.5;
+    const float a2_max = sim_atm_a2_max_f((float)(sc.cutoff * sc.cutoff));
+    const float skin = 0.4f, reach2 = sim_atm_list_reach2_f(a2_max, skin);
+    const uint32_t n = (uint32_t)sc.pos.size();
+    lists l(n, 512, true);
+    build(l, sc.pos, a2_max, skin);
+    std::vector<sim_vec4f> f;
+    unsigned long long triples = 0;
+    (void)sweep(l, sc.pos, sc, f, &triples); /* lowers the flag */
+    const dim3 grid((l.n_tiles + atml::kWarps - 1) / atml::kWarps), block(atml::kThreads);
+    const dim3 body_grid((n + atml::kThreads - 1) / atml::kThreads);
+    auto check = [&](const std::vector<sim_vec4f> &pos) {
+        launch(body_grid, block, [&] {
+            atml::atm_list_check_kernel(pos.data(), n, l.ref.data(), 0.25f * skin * skin,
+                                        &l.counts);
+        });
+        return l.counts.rebuild;
+    };
+    auto update = [&](const std::vector<sim_vec4f> &pos, unsigned flags) {
+        launch(grid, block, [&] {
+            atml::atm_list_boxes_kernel(pos.data(), n, l.n_tiles, l.boxes.data(), l.ref.data(),
+                                        &l.counts, reach2, sim_tcull_limit_f(reach2), flags);
+        });
+        launch(grid, block, [&] {
+            atml::atm_list_build_kernel<true>(pos.data(), n, l.n_tiles, l.boxes.data(), reach2,
+                                              sim_tcull_limit_f(reach2), l.nbr.data(),
+                                              l.count.data(), l.stride, l.cap, &l.counts);
+        });
+    };
+    std::vector<sim_vec4f> moved = sc.pos;
+    for (sim_vec4f &p : moved) {
+        p.x += 0.49f * 0.5f * skin;
+    }
+    ENSURE(check(moved) == 0u);
+    const std::vector<uint32_t> count0 = l.count;
+    memset(&l.counts.frame, 0, sizeof l.counts.frame);
+    update(moved, SIM_GPU_ATM_LIST_RECORD); /* nothing to do */
+    ENSURE(l.counts.frame.rebuilds == 0u && l.count == count0);
+    ENSURE(memcmp(l.ref.data(), sc.pos.data(), n * sizeof(sim_vec4f)) == 0);
+    check_forces(l, moved, sc, "within half the skin");
+    moved[n / 2].y += 0.51f * 0.5f * skin + 0.49f * 0.5f * skin;
+    ENSURE(check(moved) == 1u);
+    update(moved, SIM_GPU_ATM_LIST_RECORD);
+    ENSURE(l.counts.frame.rebuilds == 1u);
+    ENSURE(memcmp(l.ref.data(), moved.data(), n * sizeof(sim_vec4f)) == 0);
+    check_lists(l, moved, reach2, "rebuilt after a move");
+    check_forces(l, moved, sc, "rebuilt after a move");
+    ENSURE(l.counts.rebuild == 0u);
+    update(sc.pos, SIM_GPU_ATM_LIST_RECORD | SIM_GPU_ATM_LIST_REBUILD); /* forced */
+    ENSURE(l.counts.frame.rebuilds == 2u);
+    check_lists(l, sc.pos, reach2, "forced");
+    std::vector<sim_vec4f> nan = sc.pos;
+    nan[7].z = NAN;
+    (void)sweep(l, sc.pos, sc, f, &triples);
+    ENSURE(check(nan) == 1u);
 }
 
 static void test_lattice(void) {
@@ -233,6 +346,7 @@ int main(int argc, char **argv) {
     static const ensure_test tests[] = {
         {"lattice", test_lattice},
         {"shuffled_cloud", test_shuffled_cloud},
+        {"rebuild_decision", test_rebuild_decision},
     };
     return ensure_run(tests, (int)(sizeof tests / sizeof tests[0]), argc > 1 ? argv[1] : NULL);
 }

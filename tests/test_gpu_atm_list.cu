@@ -12,7 +12,15 @@
  *    on the cut-off; half and full lists give the same forces;
  *  - skins 0 and 0.5 m, and after every body moved by up to half the skin the old lists still
  *    give the reference at the new positions;
- *  - lists that start too short (4 entries) grow in build_complete and then give the same. */
+ *  - lists that start too short (4 entries) grow in build_complete and then give the same;
+ *  - stepped (the CUDA backend's default with a skin on one GPU, sim/cuda/cuda_step.cu): a moving
+ *    lattice over 1,000+ steps, the lists rebuilt on the device when a body moved past half the
+ *    skin (and after sorts); at every frame their forces at the backend's own state equal the tile
+ *    triples' (skin 0, GPU) and the CPU reference's (its lists, double) within 3e-5 (per body
+ *    3e-4);
+ *    a frame whose lists were shrunk to 4 entries overflows at every step and stays exact, and
+ *    the next runs from grown lists; the rebuilds far fewer than the steps; a periodic box and
+ *    skin 0 keep the tile triples. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +28,7 @@
 
 #include <vector>
 
+#include "cuda/cuda_backend_impl.h"
 #include "ensure.h"
 #include "nbsim/backend.h"
 #include "nlist/atm_list_kernels.h"
@@ -216,6 +225,207 @@ static void test_gas(void) {
     scene_case("gas", 6001);
 }
 
+/* ---- stepped: the backend's default path ---- */
+
+/* tests/test_tcull_scenes.h's moving lattice: side^3 spheres of 0.2 m at pitch 1 m moving at up
+ * to v m/s, elastic contacts, no walls or gravity (the forces are functions of the positions),
+ * a weak ATM, skin 0.2 m, in shuffled order, every value a float. */
+static void moving_lattice(uint32_t side, double v, double cutoff, uint64_t seed, sim_params *p,
+                           sim_state *s) {
+    *p = sim_params_default();
+    const uint32_t n = side * side * side;
+    sim_error err;
+    ENSURE(sim_state_alloc(s, n, &err) == SIM_OK);
+    for (uint32_t i = 0; i < n; ++i) {
+        s->vel[i] = sim_vec4d{test_rnd(&seed, -v, v), test_rnd(&seed, -v, v),
+                              test_rnd(&seed, -v, v), test_rnd(&seed, 0.5, 2.0)};
+        const uint32_t c = (uint32_t)((uint64_t)i * 2654435761u % n);
+        s->pos[i].x = (double)(c % side) + 0.5 - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
+        s->pos[i].y = (double)(c / side % side) + 0.5 - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
+        s->pos[i].z = (double)(c / side / side) + 0.5 - 0.5 * side + test_rnd(&seed, -0.15, 0.15);
+        s->pos[i].w = 0.2;
+        double *x[8] = {&s->pos[i].x, &s->pos[i].y, &s->pos[i].z, &s->pos[i].w,
+                        &s->vel[i].x, &s->vel[i].y, &s->vel[i].z, &s->vel[i].w};
+        for (double *e : x) {
+            *e = (double)(float)*e;
+        }
+    }
+    p->triplets = 1;
+    p->atm_nu = 0.0005;
+    p->restitution = 1.0;
+    p->atm_cutoff = cutoff;
+    p->gravity = sim_vec3d{0.0, 0.0, 0.0};
+    p->box_half = 1e6;
+    p->steps_per_frame = 40;
+    p->skin.value = 0.2;
+    p->skin.set = 1;
+}
+
+static sim_backend *backend(sim_backend_kind kind, const sim_params *p, const sim_state *s,
+                            int sort_every = 0) {
+    sim_backend_config c = sim_backend_config_default();
+    c.kind = kind;
+    c.cull = 1;
+    c.sort_every = sort_every;
+    sim_backend *b = nullptr;
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_backend_create(&c, p, s, &b, &err) == SIM_OK, "create: %s", err.message);
+    return b;
+}
+
+/* The forces of b at state st (its forces computed for it). */
+static std::vector<sim_vec3d> forces_at(sim_backend *b, const sim_state *st) {
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_backend_set_state(b, st, &err) == SIM_OK, "%s", err.message);
+    sim_state tmp;
+    ENSURE(sim_state_alloc(&tmp, st->n, &err) == SIM_OK);
+    std::vector<sim_vec3d> f(st->n);
+    ENSURE(sim_backend_read_state(b, &tmp, f.data(), &err) == SIM_OK);
+    sim_state_free(&tmp);
+    return f;
+}
+
+/* ||a - ref|| / ||ref|| and the worst per-body error over |ref_i| + 0.1 rms. */
+static double force_error(const std::vector<sim_vec3d> &a, const std::vector<sim_vec3d> &ref,
+                          double *worst) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        const double dx = a[i].x - ref[i].x, dy = a[i].y - ref[i].y, dz = a[i].z - ref[i].z;
+        num += dx * dx + dy * dy + dz * dz;
+        den += ref[i].x * ref[i].x + ref[i].y * ref[i].y + ref[i].z * ref[i].z;
+    }
+    const double rms = sqrt(den / (double)ref.size());
+    *worst = 0.0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        const double dx = a[i].x - ref[i].x, dy = a[i].y - ref[i].y, dz = a[i].z - ref[i].z;
+        const double r = sqrt(ref[i].x * ref[i].x + ref[i].y * ref[i].y + ref[i].z * ref[i].z);
+        const double e = sqrt(dx * dx + dy * dy + dz * dz) / (r + 0.1 * rms + 1e-300);
+        *worst = isfinite(e) ? fmax(*worst, e) : INFINITY;
+    }
+    return den > 0.0 ? sqrt(num / den) : INFINITY;
+}
+
+/* The lists stepped for `frames` frames (shrunk to 4 entries before frame `shrink`, -1: never)
+ * against the GPU's tile triples and the CPU at the lists' states. */
+static void stepped_case(const char *name, const sim_params &p, const sim_state &s0, int frames,
+                         int shrink, int sort_every) {
+    const uint32_t n = s0.n;
+    sim_params tp = p;
+    tp.skin.value = 0.0;
+    tp.skin.set = 1;
+    sim_backend *lists = backend(SIM_BACKEND_CUDA, &p, &s0, sort_every);
+    sim_backend *tiles = backend(SIM_BACKEND_CUDA, &tp, &s0);
+    sim_backend *cpu = backend(SIM_BACKEND_CPU, &p, &s0);
+    if (lists == nullptr || tiles == nullptr || cpu == nullptr) {
+        return;
+    }
+    sim_error err = {SIM_OK, ""};
+    ENSURE(lists->stepper.ops == &sim_cuda_step_ops);
+    sim_frame_timing t;
+    ENSURE(sim_backend_run_frame(tiles, &t, &err) == SIM_OK);
+    ENSURE_MSG(!t.atm_lists && t.triplet_culled && t.tile_triples > 0, "%s: skin 0 keeps tiles",
+               name);
+    sim_state st;
+    ENSURE(sim_state_alloc(&st, n, &err) == SIM_OK);
+    std::vector<sim_vec3d> f_lists(n);
+    int rebuilds = 0, steps = 0, fallbacks = 0, sorts = 0;
+    double worst_tiles = 0.0, worst_cpu = 0.0;
+    for (int fr = 0; fr < frames; ++fr) {
+        if (fr == shrink) { /* white-box: the stepper's grow primitive, to 4 entries */
+            int grown = 0;
+            ENSURE(sim_cuda_step_ops.grow(lists, SIM_LIST_ATM_NEIGHBOURS, 4, &grown, &err) ==
+                       SIM_OK &&
+                   grown);
+        }
+        ENSURE_MSG(sim_backend_run_frame(lists, &t, &err) == SIM_OK, "%s", err.message);
+        ENSURE_MSG(t.atm_lists && t.triplet_culled && t.tile_triples == 0, "%s frame %d", name,
+                   fr);
+        rebuilds += t.atm_list_rebuilds;
+        steps += t.steps;
+        sorts += t.sorts;
+        fallbacks += t.triplet_fallback_steps;
+        if (fr == shrink) { /* every step overflowed; grown after the frame */
+            ENSURE_MSG(t.triplet_fallback_steps == t.steps && t.atm_list_cap == 4u &&
+                           t.atm_list_peak > 4u,
+                       "%s: shrunk lists: %d of %d steps overflowed, cap %u (peak %u)", name,
+                       t.triplet_fallback_steps, t.steps, t.atm_list_cap, t.atm_list_peak);
+        } else {
+            ENSURE_MSG(t.atm_list_cap >= t.atm_list_peak, "%s frame %d: cap %u, peak %u", name,
+                       fr, t.atm_list_cap, t.atm_list_peak);
+            ENSURE_MSG(t.triplet_fallback_steps == 0, "%s frame %d: %d overflowed steps", name,
+                       fr, t.triplet_fallback_steps);
+        }
+        ENSURE(sim_backend_read_state(lists, &st, f_lists.data(), &err) == SIM_OK);
+        const std::vector<sim_vec3d> f_tiles = forces_at(tiles, &st);
+        const std::vector<sim_vec3d> f_cpu = forces_at(cpu, &st);
+        double body_tiles, body_cpu;
+        const double rel_tiles = force_error(f_lists, f_tiles, &body_tiles);
+        const double rel_cpu = force_error(f_lists, f_cpu, &body_cpu);
+        /* 3e-5, as test_gpu_tcull.c's lists_over_time: the lattice's ATM forces cancel to a few
+         * per cent of their terms, so float sums in two orders (lists, tiles) part by more than
+         * the 1e-5 of the scenes above, and so does the CPU's double */
+        ENSURE_MSG(rel_tiles <= 3 * TOL_F_L2 && body_tiles <= 3 * TOL_F_BODY &&
+                       rel_cpu <= 3 * TOL_F_L2 && body_cpu <= 3 * TOL_F_BODY,
+                   "%s frame %d: F lists vs tiles %.3g / %.3g, vs the CPU %.3g / %.3g", name, fr,
+                   rel_tiles, body_tiles, rel_cpu, body_cpu);
+        worst_tiles = fmax(worst_tiles, rel_tiles);
+        worst_cpu = fmax(worst_cpu, rel_cpu);
+    }
+    printf("  %-34s N=%-5u %d steps: %d list rebuilds, %d sorts, %d overflowed steps; forces = "
+           "the tile triples' within %.1e, the CPU's within %.1e\n",
+           name, n, steps, rebuilds, sorts, fallbacks, worst_tiles, worst_cpu);
+    ENSURE(rebuilds > 2 && rebuilds < steps / 4);
+    ENSURE(shrink < 0 || fallbacks > 0);
+    sim_state_free(&st);
+    sim_backend_destroy(lists);
+    sim_backend_destroy(tiles);
+    sim_backend_destroy(cpu);
+}
+
+static void test_stepped(void) {
+    sim_params p;
+    sim_state s;
+    moving_lattice(12, 1.0, 1.8, 81u, &p, &s); /* 1,728 bodies */
+    stepped_case("moving lattice, shrunk at frame 5", p, s, 30, 5, 0);
+    sim_state_free(&s);
+    moving_lattice(20, 2.0, 2.2, 82u, &p, &s); /* 8,000 bodies, sorted every 9 steps */
+    stepped_case("faster lattice, sorts", p, s, 25, 12, 9);
+    sim_state_free(&s);
+}
+
+/* Where the GPU keeps its tile triples with a skin: a periodic box (the lists' kernels take no
+ * minimum images), and with its forces still the CPU's (its periodic lists). */
+static void test_periodic_keeps_tiles(void) {
+    sim_params p;
+    sim_state s;
+    moving_lattice(7, 1.0, 1.8, 83u, &p, &s);
+    p.periodic = 7;
+    p.box_half = 3.5;
+    sim_backend *gpu = backend(SIM_BACKEND_CUDA, &p, &s);
+    sim_backend *cpu = backend(SIM_BACKEND_CPU, &p, &s);
+    if (gpu != nullptr && cpu != nullptr) {
+        sim_error err = {SIM_OK, ""};
+        sim_frame_timing t;
+        ENSURE(sim_backend_run_frame(gpu, &t, &err) == SIM_OK);
+        ENSURE_MSG(!t.atm_lists && t.triplet_culled && t.tile_triples > 0,
+                   "periodic: the GPU keeps its tile triples");
+        ENSURE(sim_backend_run_frame(cpu, &t, &err) == SIM_OK && t.atm_lists);
+        sim_state st;
+        ENSURE(sim_state_alloc(&st, s.n, &err) == SIM_OK);
+        std::vector<sim_vec3d> f(s.n);
+        ENSURE(sim_backend_read_state(cpu, &st, f.data(), &err) == SIM_OK);
+        const std::vector<sim_vec3d> g = forces_at(gpu, &st);
+        double body;
+        const double rel = force_error(g, f, &body);
+        ENSURE_MSG(rel <= 3 * TOL_F_L2 && body <= 3 * TOL_F_BODY,
+                   "periodic: GPU tiles vs CPU lists %.3g / %.3g", rel, body);
+        sim_state_free(&st);
+    }
+    sim_backend_destroy(gpu);
+    sim_backend_destroy(cpu);
+    sim_state_free(&s);
+}
+
 int main(int argc, char **argv) {
     if (sim_cuda_device_count() == 0) {
         printf("no CUDA device: skipped\n");
@@ -224,6 +434,8 @@ int main(int argc, char **argv) {
     static const ensure_test tests[] = {
         {"triplets", test_triplets},
         {"gas", test_gas},
+        {"stepped", test_stepped},
+        {"periodic_keeps_tiles", test_periodic_keeps_tiles},
     };
     return ensure_run(tests, (int)(sizeof tests / sizeof tests[0]), argc > 1 ? argv[1] : NULL);
 }

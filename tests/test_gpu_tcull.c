@@ -23,8 +23,12 @@
  *    triplet map; turning culling or the cut-off off is refused, and the backend goes on;
  *  - the default path over time: the CPU reference stepped over its neighbour lists of the
  *    cut-off (rebuilt when stale, after sorts) for 1,200 steps of a moving lattice; at every frame
- *    the GPU's forces and ATM energy at the CPU's state equal the CPU's (the GPU's own path:
- *    whichever its default is, tile triples or lists). */
+ *    the GPU's forces and ATM energy at the CPU's state equal the CPU's (the GPU's own path: its
+ *    neighbour lists too, a skin on one GPU).
+ * Every other case runs with skin 0 (tiles_only): the tile triples, which a skin replaces on one
+ * GPU by the cut-off's neighbour lists; scene_case checks those too (the automatic skin, pair map
+ * ltm, one level: forces against the unculled GPU and the CPU, a frame over them), and
+ * tests/test_gpu_atm_list.cu steps them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +54,13 @@ static sim_backend_config config(sim_backend_kind kind, int cull, int pair_map, 
     c.cull = cull;
     c.cull_levels = levels;
     return c;
+}
+
+/* Skin 0: the cut-off over its tile triples, what this file tests (a skin takes its neighbour
+ * lists on one GPU: tests/test_gpu_atm_list.cu). */
+static void tiles_only(tscene *sc) {
+    sc->p.skin.value = 0.0;
+    sc->p.skin.set = 1;
 }
 
 static sim_backend *make(const sim_backend_config *c, const tscene *sc) {
@@ -129,6 +140,37 @@ static int forces_agree(const char *what, const gpu_snapshot *a, const gpu_snaps
 
 /* ---- culled vs unculled vs CPU ---- */
 
+/* The same scene with the automatic skin: the cut-off over its neighbour lists on one GPU (the
+ * default; sim/nlist/atm_list_kernels.h), against the unculled GPU and the CPU (f_cpu, may be
+ * NULL), through a frame too. */
+static void lists_agree(const tscene *sc, const sim_backend_config *c, const gpu_snapshot *f_ref,
+                        double e_ref, const gpu_snapshot *f_cpu, const unsigned char *amb) {
+    tscene ls = *sc; /* shares the bodies: not freed here */
+    ls.p.skin.set = 0;
+    sim_backend *b = make(c, &ls);
+    if (b == NULL) {
+        return;
+    }
+    char what[192];
+    snprintf(what, sizeof what, "%s: culled over the cut-off's lists", sc->name);
+    gpu_snapshot f = snapshot(b, sc->s.n);
+    forces_agree(what, &f, f_ref, sc->s.n, NULL);
+    if (f_cpu != NULL) {
+        forces_agree(what, &f, f_cpu, sc->s.n, amb);
+    }
+    gpu_snapshot_free(&f);
+    const double e = atm_energy(b);
+    ENSURE_MSG(fabs(e - e_ref) <= TOL_E * (fabs(e_ref) + 1e-300), "%s: ATM energy %.9g vs %.9g",
+               what, e, e_ref);
+    sim_frame_timing t;
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_backend_run_frame(b, &t, &err) == SIM_OK, "%s: %s", what, err.message);
+    ENSURE_MSG(t.triplet_culled && t.atm_lists && t.tile_triples == 0 &&
+                   t.triplet_fallback_steps == 0 && t.triplet_ms > 0.0 && t.atm_list_entries > 0,
+               "%s: a frame over the lists", what);
+    sim_backend_destroy(b);
+}
+
 static void scene_case(tscene *sc, int unculled_maps, int every_pair_map, int vs_cpu) {
     const uint32_t n = sc->s.n;
     static const sim_triplet_map exact[] = {SIM_TRIPLET_MAP_RM, SIM_TRIPLET_MAP_TETRA,
@@ -205,6 +247,9 @@ static void scene_case(tscene *sc, int unculled_maps, int every_pair_map, int vs
             ++configs;
             gpu_snapshot_free(&f);
             sim_backend_destroy(b);
+            if (pm == SIM_PAIR_MAP_LTM && levels == 1) { /* the default with a skin: the lists */
+                lists_agree(sc, &c, &f_ref, e_ref, vs_cpu ? &f_cpu : NULL, amb);
+            }
         }
     }
     printf("  %-44s N=%-6u %d/%d culled configurations agree with the unculled GPU%s (ATM energy "
@@ -222,14 +267,19 @@ static void scene_case(tscene *sc, int unculled_maps, int every_pair_map, int vs
 
 static void test_scenes(void) {
     tscene a = tscene_builtin("triplets", 8001, 3.0, 21u);
+    tiles_only(&a);
     scene_case(&a, 3, 1, 0);
     tscene a2 = tscene_builtin("triplets", 3001, 3.0, 20u);
+    tiles_only(&a2);
     scene_case(&a2, 1, 0, 1);
     tscene b = tscene_builtin("triplets", 3001, 1.6, 22u);
+    tiles_only(&b);
     scene_case(&b, 1, 0, 1);
     tscene c = tscene_builtin("triplets", 1501, 100.0, 23u); /* keeps every tile triple */
+    tiles_only(&c);
     scene_case(&c, 1, 0, 1);
     tscene d = tscene_builtin("gas", 6001, 5.0, 24u);
+    tiles_only(&d);
     scene_case(&d, 1, 0, 1);
 }
 
@@ -238,10 +288,13 @@ static void test_scenes(void) {
  * below 8 (the ties of side sqrt(8) are past it on the GPU; the CPU is not compared). */
 static void test_on_the_cutoff(void) {
     tscene a = tscene_grid(3000, 15, 1.0, sqrt(8.0), 25u);
+    tiles_only(&a);
     scene_case(&a, 2, 1, 1);
     tscene b = tscene_grid(3000, 15, 1.0, sqrt(8.0 - 0x1p-21), 26u);
+    tiles_only(&b);
     scene_case(&b, 1, 0, 0);
     tscene c = tscene_grid(3000, 15, 1.0, 2.0, 27u);
+    tiles_only(&c);
     scene_case(&c, 1, 0, 1);
 }
 
@@ -354,10 +407,13 @@ static void count_case(tscene *sc, int levels) {
 
 static void test_count(void) {
     tscene a = tscene_builtin("triplets", 5001, 3.0, 31u);
+    tiles_only(&a);
     count_case(&a, 1);
     tscene b = tscene_grid(4000, 16, 1.0, sqrt(8.0), 32u);
+    tiles_only(&b);
     count_case(&b, 1);
     tscene c = tscene_builtin("triplets", 40001, 3.0, 33u); /* 1251 tiles: two levels */
+    tiles_only(&c);
     count_case(&c, 2);
 }
 
@@ -365,6 +421,7 @@ static void test_count(void) {
 
 static void test_overflow(void) {
     tscene sc = tscene_builtin("triplets", 20001, 3.0, 41u);
+    tiles_only(&sc);
     sc.p.steps_per_frame = 2;
     const uint32_t n = sc.s.n;
     sim_backend_config c = config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_RM, 0);
@@ -405,6 +462,7 @@ static void test_overflow(void) {
 
 static void test_large(void) {
     tscene sc = tscene_builtin("triplets", 140001, 3.0, 51u);
+    tiles_only(&sc);
     const sim_backend_config c =
         config(SIM_BACKEND_CUDA, 1, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_RM, 0);
     sim_backend *b = make(&c, &sc);
@@ -432,6 +490,7 @@ static void test_large(void) {
  * (list and fallback), energies, the list read back. */
 static void test_sanitizer_small(void) {
     tscene sc = tscene_builtin("triplets", 2001, 3.0, 61u);
+    tiles_only(&sc);
     sc.p.steps_per_frame = 2;
     sim_backend_config c = config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_REC, SIM_TRIPLET_MAP_RM, 2);
     c.cull_capacity = 8;

@@ -160,6 +160,23 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
                 : c->cull                    ? "culling: not this frame"
                                              : "culling off: every tile pair is swept   (K: on)");
         }
+        if (t->triplet_culled) { /* the ATM cut-off: its neighbour lists, or its tile triples */
+            const float *color =
+                t->triplet_fallback_steps || t->triplet_cull_capped ? warn_color : text_color;
+            if (t->atm_lists) {
+                add(l, color,
+                    "ATM lists: skin %.3g m, rebuilt %d of %d steps, %.1f B/body (%u of %u "
+                    "entries at most)   checks + builds %.3f ms/step%s",
+                    t->skin, t->atm_list_rebuilds, t->steps,
+                    s->n > 0 ? (double)t->atm_list_bytes / (double)s->n : 0.0, t->atm_list_peak,
+                    t->atm_list_cap, m->triplet_cull_ms,
+                    t->triplet_fallback_steps ? "   overflowed: found from the tiles" : "");
+            } else {
+                add(l, color, "ATM cut-off: %s of %s tile triples swept   cull %.3f ms/step%s",
+                    grouped(t->tile_triples), grouped(t->tile_triples_total), m->triplet_cull_ms,
+                    t->triplet_fallback_steps ? "   overflowed: swept from the boxes" : "");
+            }
+        }
         /* Unique pairs/s only for the brute-force sweep: culled, most pairs are never tested. */
         char rates[160];
         int len = snprintf(rates, sizeof rates, "particle steps/s %.3g",

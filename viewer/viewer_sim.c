@@ -28,6 +28,7 @@ static void record_timing(viewer_state *v, const sim_frame_timing *t) {
     v->smooth.valid = 1;
     viewer_smooth(&v->smooth.sort_ms, t->sort_ms / steps, first);
     viewer_smooth(&v->smooth.cull_ms, t->cull_ms / steps, first);
+    viewer_smooth(&v->smooth.triplet_cull_ms, t->triplet_cull_ms / steps, first);
     const float per_step[4] = {(float)(t->pair_ms / steps), (float)(t->triplet_ms / steps),
                                (float)(t->integrate_ms / steps),
                                (float)((t->sort_ms + t->cull_ms) / steps)};

@@ -139,7 +139,8 @@ typedef struct {
      * the ATM kernel over those tile triples alone, as pair_ms is the contact sweep alone;
      * triplet_blocks is tile_triples, none wasted. */
     int triplet_culled;
-    double triplet_cull_ms;      /* boxes of centres, neighbour pairs, rows, tile-triple list */
+    double triplet_cull_ms; /* boxes of centres, neighbour pairs, rows, tile-triple list (or, over
+                             * its neighbour lists, their displacement checks and builds) */
     uint64_t tile_triples;       /* surviving tile triples (I >= J >= K), last step */
     uint64_t tile_triples_total; /* T3(triplet tiles): what the full sweep covers */
     uint64_t triplet_tile_pairs; /* neighbour tile pairs (I >= J, boxes within the cut-off) */
@@ -165,8 +166,8 @@ typedef struct {
     uint32_t nlist_peak;      /* the most entries one body needed this frame */
     uint64_t nlist_bytes;     /* the lists' memory (entries, counts, build positions) */
     /* The ATM cut-off over its neighbour lists (sim/nlist/atm_list.h: the default with a skin
-     * > 0 and one rank, on the CPU reference; --skin 0 keeps the tile triples, and the CUDA
-     * backend sweeps them until its lists are a step of its own): triplet_culled is 1, the
+     * > 0 and one rank, on the CPU reference and on one GPU in a box of walls; --skin 0, several
+     * ranks and a periodic GPU keep the tile triples): triplet_culled is 1, the
      * tile-triple counts above 0; triplet_cull_ms is the lists' displacement checks and builds,
      * triplet_ms the sweep of the lists, triplet_blocks the bodies (a block: one body's list).
      * All 0 when the frame did not use them. */

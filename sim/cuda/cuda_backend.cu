@@ -78,6 +78,7 @@ void cuda_destroy(sim_backend *base) {
     (void)cudaFreeHost(b->h_flag);
     sim_cuda_cull_free(b);
     sim_cuda_tcull_free(b);
+    sim_cuda_atm_free(b);
     sim_cuda_nlist_free(b);
     sim_stepper_free(&b->base.stepper);
     free(b);
@@ -158,6 +159,9 @@ sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *er
     if (b->nlist_ready) { /* built for another skin: rebuilt before anything reads them */
         SIM_TRY(sim_cuda_nlist_stale(b, err));
     }
+    if (b->atm_ready) { /* the ATM lists too (another skin or cut-off) */
+        SIM_TRY(sim_cuda_atm_stale(b, err));
+    }
     return SIM_OK;
 }
 
@@ -177,6 +181,9 @@ sim_status cuda_set_state(sim_backend *base, const sim_state *st, sim_error *err
     }
     if (b->nlist_ready) { /* other bodies (radii): rebuilt before anything reads them */
         SIM_TRY(sim_cuda_nlist_stale(b, err));
+    }
+    if (b->atm_ready) {
+        SIM_TRY(sim_cuda_atm_stale(b, err));
     }
     return SIM_OK;
 }

@@ -5,7 +5,7 @@
  *   cuda_step.cu     the stepper's primitives (sim_cuda_step_ops): events as marks, the phases'
  *                    kernels on the main stream, the frame's one sync, save and restore;
  *   cuda_lists.cu    the culling buffers and lists (contacts, their neighbour lists and the ATM
- *                    cut-off): allocation, the untimed builds, growth, the device counters read as
+ *                    cut-off's tile triples or neighbour lists): allocation, the untimed builds, growth, the device counters read as
  *                    sim_step_counts;
  *   cuda_export.cu   what leaves the device: state, positions, captures, energies, the lists and
  *                    contacts of the test hooks, all in the user's order.
@@ -26,6 +26,7 @@
 #include "physics/physics.h"
 #include "cull/triplet_cull_kernels.h"
 #include "nlist/nlist_kernels.h"
+#include "nlist/atm_list_kernels.h"
 
 struct cuda_backend {
     sim_backend base; /* first: sim_backend * points here */
@@ -50,6 +51,10 @@ struct cuda_backend {
     sim_gpu_tcull tcull; /* buffers, once tcull_ready */
     int tcull_ready;
     sim_gpu_tcull_counts *h_tcounts; /* pinned: the counters as read at the frame's sync */
+    /* the ATM cut-off over its neighbour lists (atm_list_kernels.h: sim_cuda_atm_listed) */
+    sim_gpu_atm_list atm; /* buffers, once atm_ready */
+    int atm_ready;
+    sim_gpu_atm_list_counts *h_acounts; /* pinned: the counters as read at the frame's sync */
     /* neighbour lists (nlist_kernels.h) */
     sim_gpu_nlist nlist; /* buffers, once nlist_ready */
     int nlist_ready;
@@ -113,6 +118,21 @@ void sim_cuda_tcull_free(cuda_backend *b);
 /* The cut-off's lists for the current (sorted) bodies: this rank's triples (tcull_share). */
 sim_status sim_cuda_tcull_build(cuda_backend *b, sim_error *err);
 sim_gpu_tcull_share sim_cuda_tcull_share(const cuda_backend *b);
+/* Whether the culled ATM cut-off sweeps its neighbour lists of R + skin (the stepper's
+ * lists_triplets): sim_backend_atm_listing (a skin, one rank) in a box of walls (the lists'
+ * kernels take no minimum images: periodic axes keep the tile triples). */
+int sim_cuda_atm_listed(const cuda_backend *b);
+/* The lists' buffers (half lists, SIM_ATM_LIST_INITIAL_CAP entries to start with; the stepper
+ * grows them), once; nothing kept when they cannot be had. Freed. */
+sim_status sim_cuda_atm_prepare(cuda_backend *b, sim_error *err);
+void sim_cuda_atm_free(cuda_backend *b);
+/* A step's TRIPLET_CULL over the lists: the displacement check, then the build, which returns at
+ * once on the device unless a body moved more than half the skin or flags force it
+ * (SIM_STEP_REBUILD); RECORD counts a rebuild into the frame. */
+sim_status sim_cuda_atm_update(cuda_backend *b, unsigned flags, sim_error *err);
+/* Their rebuild flag raised on the device (another skin, cut-off or bodies): the next step
+ * rebuilds them whatever the displacements. */
+sim_status sim_cuda_atm_stale(cuda_backend *b, sim_error *err);
 /* The stepper's grow and measure primitives, and the counters read at a sync as its counts. */
 sim_status sim_cuda_grow_list(sim_backend *base, sim_list list, uint64_t cap, int *grown,
                               sim_error *err);

@@ -6,6 +6,9 @@
  * device during a frame; the frame's one sync reads the counters, from which the stepper decides
  * the next frame's re-sort and the lists' growth.
  *
+ * The ATM cut-off sweeps its neighbour lists of R + skin where sim_cuda_atm_listed (one GPU, a skin,
+ * walls: atm_list_kernels.h), else its tile triples; both are exact (atm_list.h).
+ *
  * Several GPUs: each culls the tile rows of its rank (contacts: the neighbour lists then hold the
  * pairs of those rows, nlist.h) or builds the whole neighbour tile-pair list and lists only its own
  * rows' tile triples (the cut-off: sim_gpu_tcull_share, triplet_cull.h), so the sweeps, the
@@ -228,6 +231,54 @@ sim_status sim_cuda_tcull_build(cuda_backend *b, sim_error *err) {
                                b->base.tcull_levels, sim_cuda_tcull_share(b), &b->streams, err);
 }
 
+/* ---- the ATM cut-off's neighbour lists ---- */
+
+int sim_cuda_atm_listed(const cuda_backend *b) {
+    return sim_cuda_tculled(b) && sim_backend_atm_listing(&b->base) && !b->ph.periodic;
+}
+
+void sim_cuda_atm_free(cuda_backend *b) {
+    sim_gpu_atm_list_free(&b->atm);
+    (void)cudaFreeHost(b->h_acounts);
+    b->h_acounts = nullptr;
+    b->atm_ready = 0;
+}
+
+sim_status sim_cuda_atm_prepare(cuda_backend *b, sim_error *err) {
+    if (b->atm_ready) {
+        return SIM_OK;
+    }
+    /* half lists: faster than full ones in every measured case (bench/results, atm_list.md) */
+    sim_status st = sim_gpu_atm_list_alloc(&b->atm, b->base.n, SIM_ATM_LIST_INITIAL_CAP, 1,
+                                           b->streams.main, err);
+    if (st == SIM_OK &&
+        cudaMallocHost((void **)&b->h_acounts, sizeof *b->h_acounts) != cudaSuccess) {
+        (void)cudaGetLastError();
+        st = sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate pinned ATM-list counters");
+    }
+    if (st != SIM_OK) {
+        sim_cuda_atm_free(b);
+        return st;
+    }
+    b->atm_ready = 1;
+    sim_step_request_rebuild(&b->base.stepper);
+    return SIM_OK;
+}
+
+sim_status sim_cuda_atm_update(cuda_backend *b, unsigned flags, sim_error *err) {
+    SIM_TRY(sim_cuda_atm_prepare(b, err));
+    cudaStream_t s = b->streams.main;
+    const float skin = (float)b->base.nlist_skin;
+    SIM_TRY(sim_gpu_atm_list_check(&b->bodies, &b->atm, skin, s, err));
+    return sim_gpu_atm_list_update(&b->bodies, &b->atm, sim_atm_a2_max_f(b->ph.atm_cutoff2), skin,
+                                   flags, s, err);
+}
+
+sim_status sim_cuda_atm_stale(cuda_backend *b, sim_error *err) {
+    SIM_CUDA_TRY(cudaMemsetAsync(&b->atm.counts->rebuild, 1, sizeof(uint32_t), b->streams.main));
+    return SIM_OK;
+}
+
 /* ---- the stepper's view ---- */
 
 sim_status sim_cuda_grow_list(sim_backend *base, sim_list list, uint64_t cap, int *grown,
@@ -246,6 +297,11 @@ sim_status sim_cuda_grow_list(sim_backend *base, sim_list list, uint64_t cap, in
     if (list == SIM_LIST_NEIGHBOURS) {
         *grown =
             b->nlist_ready && sim_gpu_nlist_realloc(&b->nlist, (uint32_t)cap, &ignored) == SIM_OK;
+        return SIM_OK;
+    }
+    if (list == SIM_LIST_ATM_NEIGHBOURS) { /* contents lost: its flag raised, the stepper rebuilds */
+        *grown = b->atm_ready && sim_gpu_atm_list_realloc(&b->atm, (uint32_t)cap, b->streams.main,
+                                                          &ignored) == SIM_OK;
         return SIM_OK;
     }
     if (list == SIM_LIST_TILE_PAIRS || list == SIM_LIST_SUPER_PAIRS) {
@@ -310,7 +366,17 @@ void sim_cuda_counts(const cuda_backend *b, const sim_step_shape *f, sim_step_co
         c->candidates += slots_sum(h->frame.tests);
         c->contacts += slots_sum(h->frame.contacts);
     }
-    if (f->tculled && b->tcull_ready) {
+    if (f->tlisted && b->atm_ready) {
+        const sim_gpu_atm_list_counts *h = b->h_acounts;
+        const sim_gpu_atm_list *l = &b->atm;
+        c->list[SIM_LIST_ATM_NEIGHBOURS] =
+            list_count(h->most, h->frame.peak, 0u, l->cap, l->n > 1 ? l->n - 1u : 1u);
+        c->atm_rebuilds = (int)h->frame.rebuilds;
+        c->atm_entries = h->entries;
+        c->atm_bytes = sim_gpu_atm_list_bytes(l);
+        c->triplet_fallback_steps = (int)h->frame.fallback_steps;
+    }
+    if (f->tculled && !f->tlisted && b->tcull_ready) {
         const sim_gpu_tcull_counts *h = b->h_tcounts;
         const sim_gpu_tcull *g = &b->tcull;
         c->list[SIM_LIST_TCULL_SUPERS] =
@@ -340,9 +406,13 @@ sim_status sim_cuda_measure(sim_backend *base, const sim_step_shape *f, sim_step
         SIM_CUDA_TRY(cudaMemcpyAsync(b->h_ncounts, b->nlist.counts, sizeof *b->h_ncounts,
                                      cudaMemcpyDeviceToHost, s));
     }
-    if (f->tculled) {
+    if (f->tculled && !f->tlisted) {
         SIM_TRY(sim_cuda_tcull_build(b, err));
         SIM_CUDA_TRY(cudaMemcpyAsync(b->h_tcounts, b->tcull.counts, sizeof *b->h_tcounts,
+                                     cudaMemcpyDeviceToHost, s));
+    }
+    if (f->tlisted && b->atm_ready) { /* the last build's counts (complete: never inexact) */
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_acounts, b->atm.counts, sizeof *b->h_acounts,
                                      cudaMemcpyDeviceToHost, s));
     }
     SIM_CUDA_TRY(cudaStreamSynchronize(s));

@@ -13,7 +13,11 @@
  * else; per frame: up to four memsets (flag, the three counters' frame parts), four copies and a
  * sync. With neighbour lists (nlist_kernels.h) the drift checks the displacements, the culling and
  * the build return at once on the device unless the lists are rebuilt, and the contacts sweep
- * the lists (the forces cleared by the drift: no memset). */
+ * the lists (the forces cleared by the drift: no memset). The ATM cut-off's lists
+ * (atm_list_kernels.h, where sim_cuda_atm_listed) likewise: TRIPLET_CULL checks the displacements
+ * since their build and builds only when one passed half the skin (or the stepper forces it),
+ * TRIPLETS sweeps them; a list that overflowed is swept exactly all the same and grows after the
+ * frame. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +41,9 @@ static_assert((unsigned)SIM_STEP_RECORD == (unsigned)SIM_GPU_CULL_RECORD &&
                   (unsigned)SIM_STEP_SORTED == (unsigned)SIM_GPU_CULL_SORTED,
               "the stepper's flags are passed to the culling kernels as they are");
 
-static_assert((unsigned)SIM_STEP_REBUILD == (unsigned)SIM_GPU_NLIST_REBUILD,
+static_assert((unsigned)SIM_STEP_REBUILD == (unsigned)SIM_GPU_NLIST_REBUILD &&
+                  (unsigned)SIM_STEP_REBUILD == (unsigned)SIM_GPU_ATM_LIST_REBUILD &&
+                  (unsigned)SIM_STEP_RECORD == (unsigned)SIM_GPU_ATM_LIST_RECORD,
               "the stepper's forced rebuild is passed to the list kernels as it is");
 
 unsigned gpu_flags(unsigned flags) {
@@ -71,8 +77,12 @@ sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int mark
     if (f->culled) {
         SIM_TRY(sim_cuda_cull_prepare(b, err));
     }
-    if (f->tculled) {
+    if (f->tculled && !f->tlisted) {
         SIM_TRY(sim_cuda_tcull_prepare(b, err));
+    }
+    if (f->tlisted) {
+        SIM_TRY(sim_cuda_atm_prepare(b, err));
+        SIM_CUDA_TRY(cudaMemsetAsync(&b->atm.counts->frame, 0, sizeof b->atm.counts->frame, s));
     }
     if (f->listed) {
         SIM_TRY(sim_cuda_nlist_prepare(b, err));
@@ -85,7 +95,7 @@ sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int mark
     if (f->culled) {
         SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->frame, 0, sizeof b->cull.counts->frame, s));
     }
-    if (f->tculled) {
+    if (f->tculled && !f->tlisted) {
         SIM_CUDA_TRY(cudaMemsetAsync(&b->tcull.counts->frame, 0, sizeof b->tcull.counts->frame, s));
     }
     return SIM_OK;
@@ -242,16 +252,23 @@ sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t e
     case SIM_SWEEP_TRIPLET_PLAN:
         plan_share(b, &base->triplet_plan, begin, end, &share);
         return sim_gpu_triplet_forces(bd, &b->ph, &base->triplet_plan, &share, &b->streams, err);
+    case SIM_SWEEP_TRIPLET_NLIST: /* the ATM cut-off's lists (one rank: sim_cuda_atm_listed) */
+        return sim_gpu_atm_list_step_forces(bd, &b->atm, &b->ph, gpu_flags(flags), s, err);
     default: /* several GPUs: each listed and sweeps its rows' triples (triplet_cull.h) */
         return sim_gpu_triplet_forces_culled(bd, &b->ph, &b->tcull, gpu_flags(flags),
                                              sim_cuda_tcull_share(b), s, err);
     }
 }
 
-/* Boxes of centres, neighbour pairs, rows, the tile-triple list (after the contacts: the bodies
- * are sorted and the contact phase does not move them). */
+/* Boxes of centres, neighbour pairs, rows, the tile-triple list; or, over the cut-off's neighbour
+ * lists, their displacement check and (when due) their build (after the contacts: the bodies are
+ * sorted and the contact phase does not move them). */
 sim_status cuda_triplet_cull(sim_backend *base, unsigned flags, sim_error *err) {
-    return sim_cuda_tcull_build(sim_cuda_of(base), err);
+    cuda_backend *b = sim_cuda_of(base);
+    if (sim_cuda_atm_listed(b)) {
+        return sim_cuda_atm_update(b, gpu_flags(flags), err);
+    }
+    return sim_cuda_tcull_build(b, err);
 }
 
 /* Several GPUs: every rank holds its share's forces; NCCL sums them on the stream (every rank gets
@@ -297,8 +314,12 @@ sim_status cuda_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_c
         SIM_CUDA_TRY(cudaMemcpyAsync(b->h_counts, b->cull.counts, sizeof *b->h_counts,
                                      cudaMemcpyDeviceToHost, s));
     }
-    if (f->tculled) {
+    if (f->tculled && !f->tlisted) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->h_tcounts, b->tcull.counts, sizeof *b->h_tcounts,
+                                     cudaMemcpyDeviceToHost, s));
+    }
+    if (f->tlisted) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(b->h_acounts, b->atm.counts, sizeof *b->h_acounts,
                                      cudaMemcpyDeviceToHost, s));
     }
     if (f->listed) {
@@ -412,6 +433,9 @@ sim_status cuda_restore(sim_backend *base, sim_error *err) {
     if (b->nlist_ready) { /* the tile list's count is the saved one, its contents maybe not */
         SIM_TRY(sim_cuda_nlist_stale(b, err));
     }
+    if (b->atm_ready) { /* maybe built where the cut step drifted to */
+        SIM_TRY(sim_cuda_atm_stale(b, err));
+    }
     return SIM_OK;
 }
 
@@ -433,6 +457,10 @@ int cuda_culls_triplets(const sim_backend *base) {
     return sim_cuda_tculled(sim_cuda_of(base));
 }
 
+int cuda_lists_triplets(const sim_backend *base) {
+    return sim_cuda_atm_listed(sim_cuda_of(base));
+}
+
 /* The step is done: its histories become the last step's (a pointer swap on the host). */
 sim_status cuda_commit_history(sim_backend *base, sim_error *err) {
     sim_gpu_friction_commit(&sim_cuda_of(base)->fric);
@@ -447,13 +475,7 @@ const sim_step_ops sim_cuda_step_ops = {
     nullptr,            cuda_sort,          cuda_cull,        cuda_neighbours,  cuda_sweep,
     cuda_triplet_cull,  cuda_reduce,        cuda_body_forces, cuda_verlet_second, cuda_end_frame,
     sim_cuda_measure,   sim_cuda_grow_list, cuda_save,        cuda_restore,     cuda_list_blocks,
-    cuda_guess_rate,    cuda_culls_triplets, cuda_commit_history,
-    /* lists_triplets: none yet, so the ATM cut-off keeps its tile triples on the GPU while the
-     * CPU reference sweeps its neighbour lists. The lists' kernels exist (atm_list_kernels.h),
-     * but a step needs what they lack: the rebuild decided on the device (a displacement check
-     * that the build kernels read) and a sweep for a step whose lists overflowed (the build
-     * only grows them with a sync, which a step never takes). */
-    nullptr,
+    cuda_guess_rate,    cuda_culls_triplets, cuda_commit_history, cuda_lists_triplets,
 };
 
 void sim_cuda_events_free(cuda_backend *b) {

@@ -94,8 +94,9 @@ int sim_backend_triplet_culling(const sim_backend *b);
  * 6-56x on an H100), so wherever they are wired. They take the contacts' skin (b->nlist_skin:
  * --skin, else the automatic one; 0 keeps the tile triples, the old path). Tile triples still on
  * several ranks (each rank sweeps the tile triples of its rows, triplet_cull.h; splitting the
- * lists' rows the same way is not built yet). Periodic axes: minimum-image lists. A backend that
- * has no list sweep (the CUDA one, for now) ignores it. */
+ * lists' rows the same way is not built yet). Periodic axes: minimum-image lists on the CPU; the
+ * CUDA backend keeps its tile triples there (sim_cuda_atm_listed: its list kernels take raw
+ * separations). */
 int sim_backend_atm_listing(const sim_backend *b);
 
 /* Plans the maps for b->n and b->config.tile under params p (the triplet plan when p->triplets;
