@@ -6,9 +6,10 @@
 # tile triples, skin 0; test_atm_list_emu), then the whole step of `nbsim` on the `gas` and
 # `triplets` scenes at N = 16,384 and 262,144 with the cut-off 3 m, the lists (the automatic
 # skin) against the tile triples (--skin 0) in the same run. In $OUT (default ./gpu_atm_step_out):
-#   atm_step.md    per scene and N: ms per step (medians) of the step, the ATM phases
-#                  (triplet_cull: the lists' checks and builds, or the tile-triple culling;
-#                  triplet: the sweep) for both paths, the lists' rebuilds, the speed-up
+#   atm_step.md    per scene and N: ms per step (means over the run, rebuilds included) of the
+#                  step, the ATM phases (triplet_cull: the lists' checks and builds, or the
+#                  tile-triple culling; triplet: the sweep) for both paths, the lists' rebuilds,
+#                  the speed-up
 #   summary.txt    tests and the table
 #   logs.tgz       every log and summary JSON
 # Usage: scripts/gpu_atm_step.sh [--budget SECONDS]
@@ -19,22 +20,9 @@ finish() {
   exit $status
 }
 
-step device
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv |
-  tee "$logs/device.txt"
-git rev-parse --short HEAD >"$logs/commit.txt" 2>/dev/null
-
-step build
-if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DNBSIM_WERROR=OFF -DNBSIM_VIEWER=OFF &&
-       cmake --build "$B" -j"$(nproc)" --target nbsim test_gpu_atm_list test_gpu_tcull \
-         test_atm_list_emu; } >"$logs/build.log" 2>&1; then
-  tail -30 "$logs/build.log"
-  echo "BUILD FAILED" | tee "$OUT/summary.txt"
-  status=1
-  finish
-fi
-bin=$B/bin
+device_info
+build_targets nbsim test_gpu_atm_list test_gpu_tcull test_atm_list_emu ||
+  { echo "BUILD FAILED" | tee "$OUT/summary.txt"; finish; }
 cuobjdump --dump-resource-usage "$B/sim/libnbsim_sim.a" 2>/dev/null |
   grep -A1 -E "atm_list_" | grep -E "Function|REG" >"$logs/resource_usage.txt"
 
@@ -71,11 +59,11 @@ def load(scene, n, skin):
             return json.load(f)
     except (OSError, ValueError):
         return None
-def ms(j, k):
-    try: return j["ms_per_step"][k]["median"]
+def ms(j, k):  # the mean per step over the whole run: rebuilds and re-sorts included
+    try: return j["ms_per_step"][k]["mean"]
     except (TypeError, KeyError): return float("nan")
 rows = ["# ATM cut-off 3 m, whole step: the CUDA step's lists (automatic skin) against its tile "
-        "triples (--skin 0), medians over 40 frames", "",
+        "triples (--skin 0), means per step over 40 frames (rebuilds included)", "",
         "| scene | N | lists step ms | triplet_cull | triplet | rebuilds / steps | tiles step ms "
         "| triplet_cull | triplet | step speed-up | ATM speed-up |",
         "|---|---|---|---|---|---|---|---|---|---|---|"]

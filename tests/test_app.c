@@ -102,7 +102,22 @@ static void test_stats(void) {
     ENSURE_NEAR(st.p95, 95.0, 1e-12);
     ENSURE_NEAR(st.min, 1.0, 1e-12);
     ENSURE_NEAR(st.max, 100.0, 1e-12);
+    ENSURE_NEAR(sim_run_stats_mean(&rs, SIM_RUN_KERNEL_PAIR), 50.5, 1e-12);
+    /* a frame of 98 steps at 1 ms each and one of 2 steps that rebuilt (51 ms each): the frames'
+     * median is 26 ms per step, the run's mean 2 ms */
     sim_run_stats_free(&rs);
+    const double frame_ms[2] = {98.0, 102.0};
+    const int frame_steps[2] = {98, 2};
+    for (int i = 0; i < 2; ++i) {
+        sim_frame_timing t = {0};
+        t.steps = frame_steps[i];
+        t.pair_ms = t.step_ms = frame_ms[i];
+        ENSURE(sim_run_stats_add(&rs, &t, NULL) == SIM_OK);
+    }
+    ENSURE_NEAR(sim_run_stats_get(&rs, SIM_RUN_KERNEL_STEP).median, 26.0, 1e-12);
+    ENSURE_NEAR(sim_run_stats_mean(&rs, SIM_RUN_KERNEL_STEP), 2.0, 1e-12);
+    sim_run_stats_free(&rs);
+    ENSURE(sim_run_stats_mean(&rs, SIM_RUN_KERNEL_STEP) == 0.0);
 }
 
 static int count_fields(const char *line) {

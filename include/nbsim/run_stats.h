@@ -61,6 +61,10 @@ typedef struct {
      * rebuilds; the entries of the last frame's last build */
     int atm_lists;
     uint64_t atm_steps, atm_rebuilds, atm_entries;
+    /* every frame's whole time of each kernel [ms] and the steps they took: the mean per step
+     * over the run (sim_run_stats_mean), rebuilds and re-sorts where they fell */
+    double total_ms[SIM_RUN_KERNEL_COUNT];
+    uint64_t total_steps;
 } sim_run_stats;
 
 /* Whether the frames' touching pairs (sim_frame_timing.contacts) were counted: by the culled
@@ -74,6 +78,10 @@ double sim_particle_steps_per_s(const sim_run_info *s, double step_ms);
 
 sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_error *err);
 sim_stats sim_run_stats_get(const sim_run_stats *rs, sim_run_kernel k);
+/* Kernel k's mean time per step over every step of the run [ms] (0 before a step): what a
+ * whole-step comparison takes, where the per-frame statistics' median can step over the frames
+ * that rebuilt. */
+double sim_run_stats_mean(const sim_run_stats *rs, sim_run_kernel k);
 sim_stats sim_run_stats_count(const sim_run_stats *rs, sim_run_count c);
 void sim_run_stats_free(sim_run_stats *rs);
 

@@ -50,7 +50,8 @@ sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_e
     }
     double steps = t->steps > 0 ? (double)t->steps : 1.0;
 #define SIM_RUN_KERNEL_STORE(id, name, expr, includes)                                             \
-    rs->ms[SIM_RUN_KERNEL_##id][rs->count] = (expr) / steps;
+    rs->ms[SIM_RUN_KERNEL_##id][rs->count] = (expr) / steps;                                        \
+    rs->total_ms[SIM_RUN_KERNEL_##id] += (expr);
     SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_STORE)
 #undef SIM_RUN_KERNEL_STORE
 #define SIM_RUN_COUNT_STORE(id, name, expr)                                                        \
@@ -65,8 +66,13 @@ sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_e
         rs->atm_rebuilds += (uint64_t)t->atm_list_rebuilds;
         rs->atm_entries = t->atm_list_entries;
     }
+    rs->total_steps += (uint64_t)steps;
     rs->count++;
     return SIM_OK;
+}
+
+double sim_run_stats_mean(const sim_run_stats *rs, sim_run_kernel k) {
+    return rs->total_steps > 0 ? rs->total_ms[k] / (double)rs->total_steps : 0.0;
 }
 
 sim_stats sim_run_stats_get(const sim_run_stats *rs, sim_run_kernel k) {
@@ -87,6 +93,8 @@ void sim_run_stats_free(sim_run_stats *rs) {
         rs->counts[c] = NULL;
     }
     rs->count = rs->capacity = 0;
+    memset(rs->total_ms, 0, sizeof rs->total_ms);
+    rs->total_steps = 0;
 }
 
 static double rate(uint64_t count, double ms) {
@@ -104,7 +112,7 @@ static int shown(const sim_run_stats *rs, const sim_run_info *s, int k) {
 }
 
 void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *out) {
-    fprintf(out, "%llu frame%s, per step: median / p95 / min / max [ms]%s\n",
+    fprintf(out, "%llu frame%s, per step: median / p95 / min / max / mean [ms]%s\n",
             (unsigned long long)rs->count, rs->count == 1 ? "" : "s",
             s->gpus > 1 ? " (slowest rank; comm: the all-reduce)" : "");
     for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
@@ -112,8 +120,9 @@ void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *o
             continue;
         }
         sim_stats st = sim_run_stats_get(rs, (sim_run_kernel)k);
-        fprintf(out, "  %-12s %10.4f %10.4f %10.4f %10.4f   %s\n", kernel_names[k], st.median,
-                st.p95, st.min, st.max, kernel_includes[k]);
+        fprintf(out, "  %-12s %10.4f %10.4f %10.4f %10.4f %10.4f   %s\n", kernel_names[k],
+                st.median, st.p95, st.min, st.max, sim_run_stats_mean(rs, (sim_run_kernel)k),
+                kernel_includes[k]);
     }
     const sim_stats step = sim_run_stats_get(rs, SIM_RUN_KERNEL_STEP);
     fprintf(out, "  particle steps/s %.4g  (N x steps/s over the whole step, at the median)\n",
@@ -230,8 +239,10 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
     for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
         sim_stats st = sim_run_stats_get(rs, (sim_run_kernel)k);
         fprintf(f,
-                "    \"%s\": {\"median\": %.6g, \"p95\": %.6g, \"min\": %.6g, \"max\": %.6g}%s\n",
+                "    \"%s\": {\"median\": %.6g, \"p95\": %.6g, \"min\": %.6g, \"max\": %.6g, "
+                "\"mean\": %.6g}%s\n",
                 kernel_names[k], st.median, st.p95, st.min, st.max,
+                sim_run_stats_mean(rs, (sim_run_kernel)k),
                 k + 1 < SIM_RUN_KERNEL_COUNT ? "," : "");
     }
     fprintf(f, "  },\n  \"ms_per_step_includes\": {\n");
