@@ -54,7 +54,9 @@ static sim_status read_state_impl(cuda_backend *b, sim_state *out, sim_vec3d *fo
         }
     }
     free(h);
-    /* spin (user order already) and, with friction, the last step's histories */
+    /* spin (user order already) and, with friction, the last step's histories (the springs
+     * beside the lists' entries moved into the table first) */
+    SIM_TRY(sim_cuda_fric_flush(b, err));
     return sim_gpu_friction_read(&b->fric, out, s, err);
 }
 
@@ -88,6 +90,7 @@ sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     cudaStream_t s = b->streams.main;
     double h[6];
     const int rank = base->rank.rank, world = base->rank.world;
+    SIM_TRY(sim_cuda_fric_flush(b, err)); /* the springs' energy reads the table */
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_energy, 0, sizeof h, s));
     if (world <= 1 || rank == 0) { /* per body: once over the ranks */
         SIM_TRY(sim_gpu_body_energy(&b->bodies, &b->ph, b->d_energy, s, err));

@@ -135,9 +135,11 @@ sim_status cuda_wrap(sim_backend *base, sim_error *err) {
     return sim_gpu_wrap(&b->bodies, &b->ph, b->streams.main, err);
 }
 
-/* Keys, radix sort and gather (the pointers swap with the gather's buffers). */
+/* Keys, radix sort and gather (the pointers swap with the gather's buffers); friction's springs
+ * beside the lists' entries into the table first (the slots change). */
 sim_status cuda_sort(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
+    SIM_TRY(sim_cuda_fric_flush(b, err));
     return sim_gpu_sort_bodies(&b->bodies, &b->cull, b->ph.box_half, b->streams.main, err);
 }
 
@@ -166,7 +168,9 @@ void plan_share(const cuda_backend *b, const sim_map_plan *plan, uint64_t begin,
 
 /* The contact sweeps with friction (friction.h): the first slice empties this step's table and
  * zeroes the torques; the histories advance by dt in a step's sweep (SIM_STEP_ADVANCE), not in
- * the forces alone. One rank only (backend.c refuses several). */
+ * the forces alone. The lists keep the pairs' springs beside their entries; the other sweeps
+ * keep them in the tables, so the springs are flushed there before those. One rank only
+ * (backend.c refuses several). */
 sim_status friction_sweep(cuda_backend *b, sim_sweep w, uint64_t begin, uint64_t end,
                           unsigned flags, sim_error *err) {
     const sim_backend *base = &b->base;
@@ -178,16 +182,27 @@ sim_status friction_sweep(cuda_backend *b, sim_sweep w, uint64_t begin, uint64_t
     }
     const sim_gpu_fric fr = sim_gpu_friction_view(&b->fric, sim_cuda_body_order(b),
                                                   (flags & SIM_STEP_ADVANCE) ? b->dt : 0.0f);
-    if (w == SIM_SWEEP_PAIR_PLAN && base->config.pair_map == SIM_PAIR_FULL) {
-        return sim_gpu_pair_friction_full_range(bd, &b->ph, tile, begin, end, &fr, s, err);
-    }
-    if (w == SIM_SWEEP_PAIR_NLIST) {
+    if (w == SIM_SWEEP_PAIR_NLIST) { /* the springs beside the entries (friction.h) */
+        SIM_TRY(sim_gpu_friction_list_prepare(
+            &b->fric, (uint64_t)b->nlist.cap * b->nlist.stride, s, err));
+        SIM_CUDA_TRY(cudaMemsetAsync(b->fric.ls_owned, 0, (size_t)bd->n * sizeof(uint32_t), s));
+        b->fric.owned_step = 1;
         if (!b->nlist_cleared) {
             SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
         }
         b->nlist_cleared = 0;
-        return sim_gpu_nlist_friction(bd, &b->ph, &b->cull, &b->nlist, &fr, gpu_flags(flags),
-                                      base->config.count_contacts, s, err);
+        const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
+        if (flags & SIM_STEP_ADVANCE) {
+            b->fric.ls_dirty = 1;
+        }
+        return sim_gpu_nlist_friction(bd, &b->ph, &b->cull, &b->nlist, &fr, &springs,
+                                      gpu_flags(flags), base->config.count_contacts, s, err);
+    }
+    /* the tables are these sweeps' truth: the springs beside the lists go there first */
+    SIM_TRY(sim_cuda_fric_flush(b, err));
+    b->fric.owned_step = 0;
+    if (w == SIM_SWEEP_PAIR_PLAN && base->config.pair_map == SIM_PAIR_FULL) {
+        return sim_gpu_pair_friction_full_range(bd, &b->ph, tile, begin, end, &fr, s, err);
     }
     if (flags & SIM_SLICE_FIRST) {
         SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
@@ -381,6 +396,9 @@ sim_status cuda_save(sim_backend *base, int *saved, sim_error *err) {
         if (!*saved) {
             return SIM_OK;
         }
+        /* the springs beside the lists' entries are written in place: the table keeps the
+         * step's start (restore makes them stale) */
+        SIM_TRY(sim_cuda_fric_flush(b, err));
     }
     if (b->cull_ready) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->save_perm, b->cull.perm,
@@ -401,8 +419,9 @@ sim_status cuda_restore(sim_backend *base, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.pos, b->save_pos, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.vel, b->save_vel, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.force, b->save_force, v4, cudaMemcpyDeviceToDevice, s));
-    if (b->fric.on) {
+    if (b->fric.on) { /* the cut step's springs beside the entries are not current */
         SIM_TRY(sim_gpu_friction_restore(&b->fric, s, err));
+        SIM_TRY(sim_gpu_friction_list_invalidate(&b->fric, s, err));
     }
     if (b->cull_ready) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->cull.perm, b->save_perm,

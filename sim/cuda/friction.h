@@ -16,7 +16,26 @@
  * of them for equal spheres: 84 bytes) and loads one 24-byte spring. commit_history swaps the
  * tables (pointers on the host). A row that overflows keeps counting; the lowest such body is
  * kept with atomicMin and read at the frame's sync (SIM_UNSTABLE naming it); lookups read at
- * most a row's capacity. */
+ * most a row's capacity.
+ *
+ * Beside the neighbour lists (the default enumeration) the pairs' springs do not live in those
+ * tables: they live in the lists' own layout (sim_gpu_fric_list, slot-major like nbr: entry k of
+ * slot i at k * stride + i), read and written in place by the list sweep's thread of slot i with
+ * no lookup. An entry holds a spring when its stamp equals the generation of the last completed
+ * step (gen, counted by commit): a step writes the touching pairs' entries with the next
+ * generation, so a contact that ended, an entry of an older list, or one a cut step wrote is
+ * simply not current, and nothing is ever cleared in the sweep. The user tables stay the
+ * interchange: a flush (nlist_kernels.h) moves the current entries into the last step's table
+ * (by owner and partner, as the tile sweeps store them) and makes them stale, before anything
+ * changes the slots or the entries (a rebuild: on the device, gated like the build; a re-sort, a
+ * list grown or freed) and before anything reads the table as the truth (the tile and
+ * brute-force sweeps, read-back, the energy, a long step's save). The list sweep takes a touching
+ * pair's spring from its entry when current, else from the last table (so the first step after a
+ * flush or an upload finds them there), and stores it only into its entry: after the commit the
+ * last table holds the walls alone. Full lists hold a pair in both bodies' rows: both threads
+ * compute the contact with the same arguments in the same roles (owner = larger user index =
+ * sim_friction_contact_f's i) from the same spring, so both copies stay bit-identical, and each
+ * adds only its own body's force and torque (no atomics); the owner's copy is the one flushed. */
 #ifndef SIM_CUDA_FRICTION_H
 #define SIM_CUDA_FRICTION_H
 
@@ -38,6 +57,23 @@ typedef struct {
     float dt;           /* the springs advance by dt; 0: the forces alone */
 } sim_gpu_fric;
 
+/* A spring beside a list entry: (xi, roll.x) and (roll.y, roll.z). */
+typedef struct {
+    float y, z;
+} sim_fric_roll2;
+
+/* The list sweep's view of the springs beside the list entries (see above). */
+typedef struct {
+    sim_vec4f *a;          /* (xi.x, xi.y, xi.z, roll.x) of entry k * stride + i */
+    sim_fric_roll2 *b;     /* (roll.y, roll.z) */
+    uint32_t *stamp;       /* the generation that wrote it (0: never current) */
+    uint32_t *owned;       /* per slot: the touching pairs its body owns, counted by the list
+                            * sweep (zeroed before it); the walls' kernel adds its walls and
+                            * checks the row, as the claims of the tables do */
+    uint32_t gen;          /* the last completed step's generation: entries current at it */
+    uint32_t next;         /* this step's */
+} sim_gpu_fric_list;
+
 typedef struct {
     uint32_t n;
     sim_vec4f *spin, *torque; /* d_, user order: always (spin is carried without friction too) */
@@ -51,6 +87,17 @@ typedef struct {
     uint32_t *overflow;  /* d_ */
     uint32_t *h_overflow; /* pinned, read at the frame's sync */
     sim_vec4f *save_spin, *save_torque; /* a long step's start */
+    uint32_t min_cap;                   /* the smallest row */
+    /* The springs beside the neighbour-list entries (sim_gpu_fric_list), ls_entries of them
+     * (cap x stride of the lists; 0: none yet), and the completed steps' generation. */
+    sim_vec4f *ls_a;
+    sim_fric_roll2 *ls_b;
+    uint32_t *ls_stamp, *ls_owned;
+    uint64_t ls_entries;
+    uint32_t gen;
+    int ls_dirty;   /* some entry may be current: flush before the tables are read */
+    int owned_step; /* this step's pair sweep counted the owned pairs into ls_owned (the walls'
+                     * kernel checks the rows; otherwise the tables' claims did) */
 } sim_gpu_friction;
 
 /* Device bytes per body besides the tables (spin, torque). */
@@ -89,8 +136,19 @@ sim_status sim_gpu_friction_verlet_second(const sim_gpu_bodies *b, const sim_gpu
 /* The spin's half kick alone (the first half of the step, after the velocity's). */
 sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr,
                                  const uint32_t *perm, float dt, cudaStream_t s, sim_error *err);
-/* The step's table becomes the last step's. */
+/* The step's table becomes the last step's, and its list entries current. */
 void sim_gpu_friction_commit(sim_gpu_friction *fr);
+/* Springs beside `entries` list entries (the lists' cap x stride), none current; kept when they
+ * are that many already. The caller flushes first (ls_dirty): their contents go. */
+sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries, cudaStream_t s,
+                                         sim_error *err);
+void sim_gpu_friction_list_free(sim_gpu_friction *fr);
+/* No entry current (the tables were replaced, or a cut step wrote some: restore). */
+sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s,
+                                            sim_error *err);
+sim_gpu_fric_list sim_gpu_friction_list_view(const sim_gpu_friction *fr);
+/* The view a flush stores through: its store table (next_*) is the last step's. */
+sim_gpu_fric sim_gpu_friction_flush_view(const sim_gpu_friction *fr, const uint32_t *perm);
 /* The overflow flag back to none (a frame's start), and read after the frame's sync:
  * SIM_UNSTABLE naming the lowest body that had more contacts than slots. */
 sim_status sim_gpu_friction_frame_start(sim_gpu_friction *fr, cudaStream_t s, sim_error *err);

@@ -23,10 +23,13 @@ unsigned blocks_for(uint64_t n) {
 
 /* Body u's six walls with friction, as sim_cpu_friction_body: a history looked up only for a
  * wall the body overlaps, stored when it touches; adds the walls' forces to *f and torques to
- * *t, and gravity's m g to *f. */
+ * *t, and gravity's m g to *f. owned: the pairs u owns that the list sweep kept beside its
+ * entries (sim_gpu_fric_list.owned): with its walls past the row's capacity (read only past
+ * min_cap, the smallest row), u is flagged as a claim past the row would flag it. */
 __device__ void walls_and_gravity(const sim_gpu_fric &fr, const sim_physics_f &ph, uint32_t u,
-                                  const sim_vec4f &p, const sim_vec4f &v, const sim_vec3f &w,
-                                  sim_vec3f *f, sim_vec3f *t) {
+                                  uint32_t owned, uint32_t min_cap, const sim_vec4f &p, const sim_vec4f &v,
+                                  const sim_vec3f &w, sim_vec3f *f, sim_vec3f *t) {
+    uint32_t walls = 0;
     sim_vec3f total;
     total.x = total.y = total.z = 0.0f;
     const float x[3] = {p.x, p.y, p.z};
@@ -42,6 +45,14 @@ __device__ void walls_and_gravity(const sim_gpu_fric &fr, const sim_physics_f &p
         sim_contact_history_f h = sim_fric_find(fr, u, code);
         if (sim_friction_wall_f(p, v, w, k, &h, &ph, fr.dt, &total, t, nullptr)) {
             sim_fric_store(fr, u, code, h);
+            ++walls;
+        }
+    }
+    /* The pairs the list sweep kept beside its entries claimed no slot: the row's check here
+     * (the same count a claim of each would reach; only past the smallest row is it read). */
+    if (owned + walls > min_cap) {
+        if (owned + walls > (uint32_t)(fr.row[u + 1] - fr.row[u])) {
+            atomicMin(fr.overflow, u);
         }
     }
     const float m = v.w;
@@ -67,7 +78,8 @@ template <bool KICK>
 __global__ void __launch_bounds__(kThreads)
     body_kernel(const sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
                 sim_vec4f *__restrict__ force, uint32_t n, float dt, sim_physics_f ph,
-                sim_gpu_fric fr, uint64_t *__restrict__ flag, uint32_t step) {
+                sim_gpu_fric fr, const uint32_t *__restrict__ owned, uint32_t min_cap,
+                uint64_t *__restrict__ flag, uint32_t step) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i >= n) {
         return;
@@ -79,7 +91,9 @@ __global__ void __launch_bounds__(kThreads)
     sim_vec4f t4 = fr.torque[u];
     sim_vec3f f = sim_fric_xyz(f4), t = sim_fric_xyz(t4);
     sim_vec3f w = sim_fric_xyz(fr.spin[u]);
-    walls_and_gravity(fr, ph, u, p, v, w, &f, &t);
+    /* owned NULL: the sweep's pairs claimed their slots (no check here: min_cap is the most) */
+    walls_and_gravity(fr, ph, u, owned != nullptr ? owned[i] : 0u,
+                      owned != nullptr ? min_cap : UINT32_MAX, p, v, w, &f, &t);
     f4.x = f.x;
     f4.y = f.y;
     f4.z = f.z;
@@ -210,7 +224,22 @@ __global__ void __launch_bounds__(kThreads)
     sim_block_sum_add<kThreads>(springs, energy + 1);
 }
 
+void free_list(sim_gpu_friction *fr) {
+    (void)cudaFree(fr->ls_a);
+    (void)cudaFree(fr->ls_b);
+    (void)cudaFree(fr->ls_stamp);
+    (void)cudaFree(fr->ls_owned);
+    fr->ls_a = nullptr;
+    fr->ls_b = nullptr;
+    fr->ls_stamp = nullptr;
+    fr->ls_owned = nullptr;
+    fr->ls_entries = 0;
+    fr->ls_dirty = 0;
+    fr->owned_step = 0;
+}
+
 void free_tables(sim_gpu_friction *fr) {
+    free_list(fr); /* its springs are the tables' pairs: they go with them */
     (void)cudaFree(fr->row);
     free(fr->h_row);
     fr->h_row = nullptr;
@@ -295,6 +324,7 @@ sim_status place_contacts(const sim_state *st, const uint64_t *row, uint32_t *co
 sim_status sim_gpu_friction_alloc(sim_gpu_friction *fr, uint32_t n, sim_error *err) {
     memset(fr, 0, sizeof *fr);
     fr->n = n;
+    fr->gen = 1; /* stamp 0 is never current */
     const size_t v4 = (size_t)(n ? n : 1) * sizeof(sim_vec4f);
     SIM_TRY(device_alloc((void **)&fr->spin, v4, "the spin", n, err));
     SIM_TRY(device_alloc((void **)&fr->torque, v4, "the torques", n, err));
@@ -447,6 +477,11 @@ sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state 
     fr->row = nf.row;
     fr->h_row = nf.h_row;
     fr->slots = nf.slots;
+    fr->min_cap = UINT32_MAX;
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint64_t cap = nf.h_row[i + 1] - nf.h_row[i];
+        fr->min_cap = cap < fr->min_cap ? (uint32_t)cap : fr->min_cap;
+    }
     for (int t = 0; t < 2; ++t) {
         fr->partner[t] = nf.partner[t];
         fr->count[t] = nf.count[t];
@@ -613,8 +648,8 @@ sim_status sim_gpu_friction_body_forces(const sim_gpu_bodies *b, const sim_gpu_f
                                         const uint32_t *perm, const sim_physics_f *ph, float dt,
                                         cudaStream_t s, sim_error *err) {
     body_kernel<false><<<blocks_for(b->n), kThreads, 0, s>>>(
-        b->pos, b->vel, b->force, b->n, 0.0f, *ph, sim_gpu_friction_view(fr, perm, dt), nullptr,
-        0u);
+        b->pos, b->vel, b->force, b->n, 0.0f, *ph, sim_gpu_friction_view(fr, perm, dt),
+        fr->owned_step ? fr->ls_owned : nullptr, fr->min_cap, nullptr, 0u);
     SIM_CUDA_CHECK_LAUNCH("friction body_kernel");
     return SIM_OK;
 }
@@ -624,8 +659,8 @@ sim_status sim_gpu_friction_verlet_second(const sim_gpu_bodies *b, const sim_gpu
                                           uint64_t *d_flag, uint32_t step, cudaStream_t s,
                                           sim_error *err) {
     body_kernel<true><<<blocks_for(b->n), kThreads, 0, s>>>(
-        b->pos, b->vel, b->force, b->n, dt, *ph, sim_gpu_friction_view(fr, perm, dt), d_flag,
-        step);
+        b->pos, b->vel, b->force, b->n, dt, *ph, sim_gpu_friction_view(fr, perm, dt),
+        fr->owned_step ? fr->ls_owned : nullptr, fr->min_cap, d_flag, step);
     SIM_CUDA_CHECK_LAUNCH("friction body_kernel<kick>");
     return SIM_OK;
 }
@@ -640,6 +675,71 @@ sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction
 
 void sim_gpu_friction_commit(sim_gpu_friction *fr) {
     fr->last = 1 - fr->last;
+    fr->gen = sim_gpu_friction_list_view(fr).next;
+}
+
+sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries, cudaStream_t s,
+                                         sim_error *err) {
+    if (fr->ls_entries == entries && fr->ls_a != nullptr) {
+        return SIM_OK;
+    }
+    free_list(fr);
+    const size_t e = (size_t)(entries ? entries : 1);
+    sim_status st = device_alloc((void **)&fr->ls_a, e * sizeof *fr->ls_a,
+                                 "the springs beside the neighbour lists", fr->n, err);
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->ls_b, e * sizeof *fr->ls_b,
+                          "the springs beside the neighbour lists", fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->ls_stamp, e * sizeof *fr->ls_stamp,
+                          "the springs beside the neighbour lists", fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->ls_owned, (size_t)(fr->n ? fr->n : 1) * sizeof(uint32_t),
+                          "the contact counts", fr->n, err);
+    }
+    if (st != SIM_OK) {
+        free_list(fr);
+        return st;
+    }
+    fr->ls_entries = entries;
+    return sim_gpu_friction_list_invalidate(fr, s, err);
+}
+
+void sim_gpu_friction_list_free(sim_gpu_friction *fr) {
+    free_list(fr);
+}
+
+sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s,
+                                            sim_error *err) {
+    if (fr->ls_stamp != nullptr) {
+        SIM_CUDA_TRY(cudaMemsetAsync(fr->ls_stamp, 0,
+                                     (size_t)(fr->ls_entries ? fr->ls_entries : 1) *
+                                         sizeof *fr->ls_stamp,
+                                     s));
+    }
+    fr->ls_dirty = 0;
+    return SIM_OK;
+}
+
+sim_gpu_fric sim_gpu_friction_flush_view(const sim_gpu_friction *fr, const uint32_t *perm) {
+    sim_gpu_fric v = sim_gpu_friction_view(fr, perm, 0.0f);
+    v.next_partner = fr->partner[fr->last];
+    v.next_count = fr->count[fr->last];
+    v.next_hist = fr->hist[fr->last];
+    return v;
+}
+
+sim_gpu_fric_list sim_gpu_friction_list_view(const sim_gpu_friction *fr) {
+    sim_gpu_fric_list v;
+    v.a = fr->ls_a;
+    v.b = fr->ls_b;
+    v.stamp = fr->ls_stamp;
+    v.owned = fr->ls_owned;
+    v.gen = fr->gen;
+    v.next = fr->gen + 1u != 0u ? fr->gen + 1u : 1u; /* 0 stays never current */
+    return v;
 }
 
 sim_status sim_gpu_friction_frame_start(sim_gpu_friction *fr, cudaStream_t s, sim_error *err) {

@@ -326,8 +326,9 @@ __global__ void __launch_bounds__(kBuildWarps * 32)
 /* ---- the sweeps ---- */
 
 /* What a sweep produces: forces (the step), the contact potential (energy, not timed), the
- * touching pairs (the contacts hook), or forces with friction (cuda/friction.cuh: each pair
- * once, a full list's from its larger slot as the CPU's; both forces and the torques by atomics).
+ * touching pairs (the contacts hook), or forces with friction (cuda/friction.h: the springs beside
+ * the entries; a half list's pair by its row's thread, the other body's force and torque by
+ * atomics; a full list's pair by both rows' threads alike, each its own body's, no atomics).
  * kFriction is its own instantiation: the frictionless sweeps are the code they were. */
 enum sweep_mode { kForce, kEnergy, kContacts, kFriction };
 /* Resident blocks the sweeps are compiled for: kSweepBlocksPerSm caps a thread at 42 registers,
@@ -345,7 +346,8 @@ struct sweep_sink {
     sim_body_pair *out;
     uint32_t out_cap;
     uint32_t *out_count;
-    sim_gpu_fric fric; /* kFriction */
+    sim_gpu_fric fric;          /* kFriction: the tables, spin, torques */
+    sim_gpu_fric_list fric_list; /* kFriction: the springs beside the entries */
 };
 
 /* The tile pairs of the last build, for the fallback (nlist.h). */
@@ -409,6 +411,10 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
             sim_vec4f vi;
             vi.x = vi.y = vi.z = vi.w = 0.0f;
             bool have_vi = false;
+            /* kFriction: body i's user index, spin and torque */
+            uint32_t ui = 0u;
+            sim_vec3f ti;
+            ti.x = ti.y = ti.z = 0.0f;
             for (uint32_t k = 0; k < c; ++k) {
                 const uint32_t j = nbr[(size_t)k * stride + i];
                 const sim_vec4f pj = sim_ld4(pos + j);
@@ -424,17 +430,75 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                     continue;
                 }
                 if (!have_vi) {
-                    vi = sim_ld4(vel + i);
+                    if constexpr (MODE != kFriction) {
+                        vi = sim_ld4(vel + i);
+                    } else {
+                        ui = sink.fric.perm != nullptr ? sink.fric.perm[i] : i;
+                    }
                     have_vi = true;
                 }
                 if constexpr (MODE == kFriction) {
-                    if (once) {
-                        const sim_vec3f f =
-                            sim_fric_pair(sink.fric, ph, i, j, pi, vi, pj, sim_ld4(vel + j), nullptr);
-                        fx += f.x;
-                        fy += f.y;
-                        fz += f.z;
-                        sim_atomic_add3(force + j, -f.x, -f.y, -f.z);
+                    /* body i's velocity and spin again per contact (L1): registers the
+                     * frictional visit needs not to spill, across the loop */
+                    const sim_vec4f vi = sim_ld4(vel + i);
+                    const sim_gpu_fric &fr = sink.fric;
+                    const sim_gpu_fric_list &ls = sink.fric_list;
+                    const uint32_t uj = fr.perm != nullptr ? fr.perm[j] : j;
+                    const bool i_owns = ui > uj; /* the owner is sim_friction_contact_f's i */
+                    const size_t at = (size_t)k * stride + i;
+                    sim_contact_history_f h;
+                    if (ls.stamp[at] == ls.gen) { /* this entry's, written by the last step */
+                        const sim_vec4f sa = ls.a[at];
+                        const sim_fric_roll2 sb = ls.b[at];
+                        h.xi.x = sa.x;
+                        h.xi.y = sa.y;
+                        h.xi.z = sa.z;
+                        h.roll.x = sa.w;
+                        h.roll.y = sb.y;
+                        h.roll.z = sb.z;
+                    } else { /* new, or flushed into the table (a rebuild, an upload) */
+                        h = sim_fric_find(fr, i_owns ? ui : uj, i_owns ? uj : ui);
+                    }
+                    const sim_vec4f vj = sim_ld4(vel + j);
+                    const sim_vec3f wi = sim_fric_xyz(fr.spin[ui]);
+                    const sim_vec3f wj = sim_fric_xyz(fr.spin[uj]);
+                    sim_vec3f f, t_own, t_other;
+                    if (!sim_friction_contact_f(i_owns ? pi : pj, i_owns ? vi : vj,
+                                                i_owns ? wi : wj, i_owns ? pj : pi,
+                                                i_owns ? vj : vi, i_owns ? wj : wi, &h, &ph,
+                                                fr.dt, &f, &t_own, &t_other, nullptr)) {
+                        continue; /* no contact: the entry is not written, so not current */
+                    }
+                    if (fr.dt != 0.0f) { /* a step's sweep: the spring advances (in place) */
+                        sim_vec4f sa;
+                        sa.x = h.xi.x;
+                        sa.y = h.xi.y;
+                        sa.z = h.xi.z;
+                        sa.w = h.roll.x;
+                        sim_fric_roll2 sb;
+                        sb.y = h.roll.y;
+                        sb.z = h.roll.z;
+                        ls.a[at] = sa;
+                        ls.b[at] = sb;
+                        ls.stamp[at] = ls.next;
+                    }
+                    const float sg = i_owns ? 1.0f : -1.0f; /* f is the owner's */
+                    fx += sg * f.x;
+                    fy += sg * f.y;
+                    fz += sg * f.z;
+                    const sim_vec3f tm = i_owns ? t_own : t_other;
+                    ti.x += tm.x;
+                    ti.y += tm.y;
+                    ti.z += tm.z;
+                    /* the owner's count (a register less than a sum across the loop); a full
+                     * list's other end has it too, and leaves it to the owner's row */
+                    if (HALF || i_owns) {
+                        atomicAdd(ls.owned + (i_owns ? i : j), 1u);
+                    }
+                    if constexpr (HALF) { /* the pair is in this row only */
+                        const sim_vec3f tj = i_owns ? t_other : t_own;
+                        sim_atomic_add3(force + j, -sg * f.x, -sg * f.y, -sg * f.z);
+                        sim_atomic_add3(fr.torque + uj, tj.x, tj.y, tj.z);
                     }
                     continue;
                 }
@@ -452,8 +516,28 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                     }
                 }
             }
-            if constexpr (MODE == kFriction) { /* other threads add to force[i] too */
-                sim_atomic_add3(force + i, fx, fy, fz);
+            if constexpr (MODE == kFriction) {
+                if (HALF) { /* other threads add to body i too */
+                    sim_atomic_add3(force + i, fx, fy, fz);
+                    if (have_vi) {
+                        sim_atomic_add3(sink.fric.torque + ui, ti.x, ti.y, ti.z);
+                    }
+                } else { /* body i's alone: stored (the torques zeroed before the sweep) */
+                    sim_vec4f f4;
+                    f4.x = fx;
+                    f4.y = fy;
+                    f4.z = fz;
+                    f4.w = 0.0f;
+                    force[i] = f4;
+                    if (have_vi) {
+                        sim_vec4f t4;
+                        t4.x = ti.x;
+                        t4.y = ti.y;
+                        t4.z = ti.z;
+                        t4.w = 0.0f;
+                        sink.fric.torque[ui] = t4;
+                    }
+                }
             }
             if constexpr (MODE == kForce) {
                 if (HALF) {
@@ -543,6 +627,56 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                 }
             }
         }
+    }
+}
+
+/* Friction's springs beside the entries that are current (cuda/friction.h) into the last step's
+ * table, by owner and partner (a full list's pair from its owner's row: both rows hold the same
+ * spring), each made stale where it was. Returns at once (every block) unless forced or the lists
+ * are rebuilt this step: it runs before the boxes, while count and nbr are the old lists'.
+ *
+ * Launch contract: ceil(N / 256) blocks of 256 threads, thread i slot i (guard i < n). Cost per
+ * body: its count and perm, 4 B per entry (the stamps, coalesced as nbr); per current entry its
+ * partner and perm, 24 B of spring, a slot claim (an atomic) and 28 B into the owner's row. */
+__global__ void __launch_bounds__(kThreads)
+    fric_flush_kernel(const uint32_t *__restrict__ nbr, const uint32_t *__restrict__ count,
+                      uint32_t stride, uint32_t cap, uint32_t n,
+                      const sim_gpu_nlist_counts *__restrict__ nc, int forced, int full,
+                      sim_gpu_fric into, sim_gpu_fric_list ls) {
+    if (!forced && nc->rebuild == 0u) {
+        return;
+    }
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    const uint32_t most = count[i];
+    const uint32_t c = most < cap ? most : cap;
+    uint32_t ui = UINT32_MAX;
+    for (uint32_t k = 0; k < c; ++k) {
+        const size_t at = (size_t)k * stride + i;
+        if (ls.stamp[at] != ls.gen) {
+            continue;
+        }
+        ls.stamp[at] = 0u;
+        if (ui == UINT32_MAX) {
+            ui = into.perm != nullptr ? into.perm[i] : i;
+        }
+        const uint32_t j = nbr[at];
+        const uint32_t uj = into.perm != nullptr ? into.perm[j] : j;
+        if (full && ui < uj) {
+            continue; /* the owner's row flushes it */
+        }
+        const sim_vec4f sa = ls.a[at];
+        const sim_fric_roll2 sb = ls.b[at];
+        sim_contact_history_f h;
+        h.xi.x = sa.x;
+        h.xi.y = sa.y;
+        h.xi.z = sa.z;
+        h.roll.x = sa.w;
+        h.roll.y = sb.y;
+        h.roll.z = sb.z;
+        sim_fric_store(into, ui > uj ? ui : uj, ui > uj ? uj : ui, h);
     }
 }
 
@@ -698,11 +832,23 @@ sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph
 
 sim_status sim_gpu_nlist_friction(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                   const sim_gpu_cull *c, const sim_gpu_nlist *l,
-                                  const sim_gpu_fric *fric, unsigned flags, int count_contacts,
-                                  cudaStream_t s, sim_error *err) {
+                                  const sim_gpu_fric *fric, const sim_gpu_fric_list *springs,
+                                  unsigned flags, int count_contacts, cudaStream_t s,
+                                  sim_error *err) {
     sweep_sink sink = {};
     sink.fric = *fric;
+    sink.fric_list = *springs;
     return launch_sweep<kFriction>(b, ph, c, l, sink, flags, count_contacts, s, err);
+}
+
+sim_status sim_gpu_nlist_friction_flush(const sim_gpu_nlist *l, const sim_gpu_fric *into,
+                                        const sim_gpu_fric_list *springs, int forced,
+                                        cudaStream_t s, sim_error *err) {
+    fric_flush_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(l->nbr, l->count, l->stride, l->cap,
+                                                             l->n, l->counts, forced, !l->half,
+                                                             *into, *springs);
+    SIM_CUDA_CHECK_LAUNCH("nlist fric_flush_kernel");
+    return SIM_OK;
 }
 
 sim_status sim_gpu_nlist_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
