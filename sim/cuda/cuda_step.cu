@@ -123,8 +123,7 @@ sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
         SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, b->streams.main, err));
     }
     if (b->fric.on) {
-        return sim_gpu_friction_kick(&b->bodies, &b->fric, sim_cuda_body_order(b), b->dt,
-                                     b->streams.main, err);
+        return sim_gpu_friction_kick(&b->bodies, &b->fric, b->dt, b->streams.main, err);
     }
     return SIM_OK;
 }
@@ -136,11 +135,15 @@ sim_status cuda_wrap(sim_backend *base, sim_error *err) {
 }
 
 /* Keys, radix sort and gather (the pointers swap with the gather's buffers); friction's springs
- * beside the lists' entries into the table first (the slots change). */
+ * beside the lists' entries into the table first, the spin after into the new slots (friction.h:
+ * slot order; the old order's buffer is the gather's spare, untouched by the gather). */
 sim_status cuda_sort(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     SIM_TRY(sim_cuda_fric_flush(b, err));
-    return sim_gpu_sort_bodies(&b->bodies, &b->cull, b->ph.box_half, b->streams.main, err);
+    const uint32_t *old_order = sim_cuda_body_order(b);
+    SIM_TRY(sim_gpu_sort_bodies(&b->bodies, &b->cull, b->ph.box_half, b->streams.main, err));
+    return sim_gpu_friction_permute(&b->fric, old_order, sim_cuda_body_order(b), b->streams.main,
+                                    err);
 }
 
 sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
@@ -391,7 +394,9 @@ sim_status cuda_save(sim_backend *base, int *saved, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(b->save_pos, b->bodies.pos, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->save_vel, b->bodies.vel, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->save_force, b->bodies.force, v4, cudaMemcpyDeviceToDevice, s));
-    if (b->fric.on) { /* spin and torques; the tables need nothing (commit_history) */
+    /* spin and torques (the spin follows a re-sort: saved whenever it may be nonzero); the
+     * tables need nothing (commit_history) */
+    if (b->fric.on || b->fric.spin_live) {
         SIM_TRY(sim_gpu_friction_save(&b->fric, saved, s, err));
         if (!*saved) {
             return SIM_OK;
@@ -419,7 +424,8 @@ sim_status cuda_restore(sim_backend *base, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.pos, b->save_pos, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.vel, b->save_vel, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.force, b->save_force, v4, cudaMemcpyDeviceToDevice, s));
-    if (b->fric.on) { /* the cut step's springs beside the entries are not current */
+    if (b->fric.on || b->fric.spin_live) { /* the cut step's springs beside the entries are
+                                              * not current */
         SIM_TRY(sim_gpu_friction_restore(&b->fric, s, err));
         SIM_TRY(sim_gpu_friction_list_invalidate(&b->fric, s, err));
     }

@@ -2,11 +2,14 @@
  * nbsim — private to the CUDA backend: friction on the device (docs/friction.md), the CPU
  * reference's model and layout (sim/cpu/cpu_friction.h) in float.
  *
- * Spin and torque are kept in the USER's order, not in the bodies' slots: a re-sort of the
- * culled pipeline gathers positions and velocities only, the history tables are keyed by user
- * index anyway, and read_state, captures, save / restore copy them as they are. The cost is a
- * scattered 16-byte load of each body's spin and a scattered torque atomic per contact, on the
- * contact path only (the pair tests never touch them).
+ * Spin and torque are kept in the bodies' slots, as positions and velocities: a sweep reads a
+ * contact's spins as it reads the positions (its own coalesced, the partner's gathered near it)
+ * and the per-body kernels are coalesced. A re-sort permutes the spin with the bodies
+ * (sim_gpu_friction_permute, through the user order and the two body orders; the torque is the
+ * last step's, already used by the first half kick, and each sweep zeroes it); read-back puts
+ * it back in the user's order, captures carry the body order, save / restore copy it with the
+ * order it was saved with. The history tables stay keyed by user index (the pair's owner is the
+ * larger user index, so a sweep still reads both bodies' user indices for a touching pair).
  *
  * The histories: one row of slots per body, owned by the body with the larger user index, rows
  * sized by sim_friction_slots exactly as the CPU's (the same bodies overflow on both), in two
@@ -46,8 +49,8 @@
 /* What the contact kernels receive by value: the step's tables and the bodies' spin. */
 typedef struct {
     const uint32_t *perm;          /* slot -> user index; NULL: identity */
-    const sim_vec4f *spin;         /* (wx, wy, wz, 0), user order */
-    sim_vec4f *torque;             /* user order; the sweeps add with atomics */
+    const sim_vec4f *spin;         /* (wx, wy, wz, 0), slot order */
+    sim_vec4f *torque;             /* slot order; the sweeps add (atomics) or store */
     const unsigned long long *row; /* n + 1: body u's slots are [row[u], row[u + 1]) */
     const uint32_t *last_partner, *last_count;
     const sim_contact_history_f *last_hist;
@@ -76,7 +79,9 @@ typedef struct {
 
 typedef struct {
     uint32_t n;
-    sim_vec4f *spin, *torque; /* d_, user order: always (spin is carried without friction too) */
+    sim_vec4f *spin, *torque; /* d_, slot order: always (spin is carried without friction too) */
+    sim_vec4f *spin_alt;      /* d_: the spin by user index during a re-sort */
+    int spin_live;            /* some spin may be nonzero (uploaded so, or friction was on) */
     int on;                   /* the tables below exist (friction on) */
     unsigned long long *row;  /* d_ */
     uint64_t *h_row;          /* the same on the host */
@@ -111,13 +116,19 @@ void sim_gpu_friction_free(sim_gpu_friction *fr);
  * tables freed. keep: friction stays on and st has no new histories: the tables go on. */
 sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state *st, int keep,
                                   cudaStream_t s, sim_error *err);
-/* st's spin (0 where it has none) onto the device. */
+/* st's spin (0 where it has none) onto the device, in the user's order: the caller has the body
+ * order the identity (creation, set_state). */
 sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *st, cudaStream_t s,
                                         sim_error *err);
-/* The device's spin into out->spin and the last step's histories into out->contacts (by body,
- * then partner, as sim_cpu_friction_read); syncs. */
-sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, sim_state *out, cudaStream_t s,
-                                 sim_error *err);
+/* The device's spin into out->spin (order: the host's copy of slot -> user, NULL: identity) and
+ * the last step's histories into out->contacts (by body, then partner, as
+ * sim_cpu_friction_read); syncs. */
+sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *order,
+                                 sim_state *out, cudaStream_t s, sim_error *err);
+/* A re-sort: the spin from the slots of old_order into those of new_order (device arrays, slot ->
+ * user; NULL: identity). Nothing to do while no spin can be nonzero. */
+sim_status sim_gpu_friction_permute(sim_gpu_friction *fr, const uint32_t *old_order,
+                                    const uint32_t *new_order, cudaStream_t s, sim_error *err);
 /* The kernels' view for a sweep (perm: the body order, dt: 0 for the forces alone). */
 sim_gpu_fric sim_gpu_friction_view(const sim_gpu_friction *fr, const uint32_t *perm, float dt);
 /* A contact sweep's start: this step's counters and the torques zeroed. */
@@ -134,8 +145,8 @@ sim_status sim_gpu_friction_verlet_second(const sim_gpu_bodies *b, const sim_gpu
                                           uint64_t *d_flag, uint32_t step, cudaStream_t s,
                                           sim_error *err);
 /* The spin's half kick alone (the first half of the step, after the velocity's). */
-sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr,
-                                 const uint32_t *perm, float dt, cudaStream_t s, sim_error *err);
+sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr, float dt,
+                                 cudaStream_t s, sim_error *err);
 /* The step's table becomes the last step's, and its list entries current. */
 void sim_gpu_friction_commit(sim_gpu_friction *fr);
 /* Springs beside `entries` list entries (the lists' cap x stride), none current; kept when they

@@ -88,9 +88,9 @@ __global__ void __launch_bounds__(kThreads)
     const sim_vec4f p = sim_ld4(pos + i);
     sim_vec4f v = vel[i];
     sim_vec4f f4 = force[i];
-    sim_vec4f t4 = fr.torque[u];
+    sim_vec4f t4 = fr.torque[i]; /* spin and torque: slot order (friction.h) */
     sim_vec3f f = sim_fric_xyz(f4), t = sim_fric_xyz(t4);
-    sim_vec3f w = sim_fric_xyz(fr.spin[u]);
+    sim_vec3f w = sim_fric_xyz(fr.spin[i]);
     /* owned NULL: the sweep's pairs claimed their slots (no check here: min_cap is the most) */
     walls_and_gravity(fr, ph, u, owned != nullptr ? owned[i] : 0u,
                       owned != nullptr ? min_cap : UINT32_MAX, p, v, w, &f, &t);
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(kThreads)
     t4.x = t.x;
     t4.y = t.y;
     t4.z = t.z;
-    fr.torque[u] = t4;
+    fr.torque[i] = t4;
     if constexpr (KICK) {
         sim_verlet_second_f(&v, f, dt);
         vel[i] = v;
@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(kThreads)
         w4.y = w.y;
         w4.z = w.z;
         w4.w = 0.0f;
-        const_cast<sim_vec4f *>(fr.spin)[u] = w4;
+        const_cast<sim_vec4f *>(fr.spin)[i] = w4;
         const float lim = (float)SIM_ESCAPE_FACTOR * ph.box_half;
         if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z))) {
             flag_body(flag, step, u, SIM_GPU_BAD_POSITION);
@@ -127,20 +127,40 @@ __global__ void __launch_bounds__(kThreads)
  * alone, so before or after the drift alike). */
 __global__ void __launch_bounds__(kThreads)
     kick_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel, uint32_t n,
-                float dt, const uint32_t *__restrict__ perm, sim_vec4f *__restrict__ spin,
+                float dt, sim_vec4f *__restrict__ spin,
                 const sim_vec4f *__restrict__ torque) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i >= n) {
         return;
     }
-    const uint32_t u = perm != nullptr ? perm[i] : i;
-    sim_vec4f w4 = spin[u];
+    sim_vec4f w4 = spin[i]; /* slot order, as the positions */
     sim_vec3f w = sim_fric_xyz(w4);
-    sim_verlet_spin_f(&w, sim_fric_xyz(torque[u]), sim_ld4(pos + i), sim_ld4(vel + i).w, dt);
+    sim_verlet_spin_f(&w, sim_fric_xyz(torque[i]), sim_ld4(pos + i), sim_ld4(vel + i).w, dt);
     w4.x = w.x;
     w4.y = w.y;
     w4.z = w.z;
-    spin[u] = w4;
+    spin[i] = w4;
+}
+
+/* The spin by user index (out[order[i]] = spin[i]; order NULL: identity), and back into slots
+ * by another order (spin[i] = in[order[i]]): a re-sort's permutation of the spin. 36 B per body
+ * each. */
+__global__ void __launch_bounds__(kThreads)
+    spin_to_users_kernel(uint32_t n, const uint32_t *__restrict__ order,
+                         const sim_vec4f *__restrict__ spin, sim_vec4f *__restrict__ out) {
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    if (i < n) {
+        out[order != nullptr ? order[i] : i] = spin[i];
+    }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    spin_to_slots_kernel(uint32_t n, const uint32_t *__restrict__ order,
+                         const sim_vec4f *__restrict__ in, sim_vec4f *__restrict__ spin) {
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    if (i < n) {
+        spin[i] = in[order != nullptr ? order[i] : i];
+    }
 }
 
 /* The state's contacts into the last step's table: contact k at slot at[k]. */
@@ -184,8 +204,7 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     double rot = 0.0, springs = 0.0;
     if (i < n) {
-        const uint32_t u = fr.perm != nullptr ? fr.perm[i] : i;
-        const sim_vec4f p = pos[i], v = vel[i], w = fr.spin[u];
+        const sim_vec4f p = pos[i], v = vel[i], w = fr.spin[i];
         rot = 0.5 * SIM_INERTIA_FACTOR * (double)v.w * (double)p.w * (double)p.w *
               ((double)w.x * w.x + (double)w.y * w.y + (double)w.z * w.z);
     }
@@ -328,6 +347,7 @@ sim_status sim_gpu_friction_alloc(sim_gpu_friction *fr, uint32_t n, sim_error *e
     const size_t v4 = (size_t)(n ? n : 1) * sizeof(sim_vec4f);
     SIM_TRY(device_alloc((void **)&fr->spin, v4, "the spin", n, err));
     SIM_TRY(device_alloc((void **)&fr->torque, v4, "the torques", n, err));
+    SIM_TRY(device_alloc((void **)&fr->spin_alt, v4, "the spin", n, err));
     SIM_TRY(device_alloc((void **)&fr->overflow, sizeof *fr->overflow, "a flag", n, err));
     SIM_CUDA_TRY(cudaMallocHost((void **)&fr->h_overflow, sizeof *fr->h_overflow));
     *fr->h_overflow = UINT32_MAX;
@@ -341,6 +361,7 @@ void sim_gpu_friction_free(sim_gpu_friction *fr) {
     free_tables(fr);
     (void)cudaFree(fr->spin);
     (void)cudaFree(fr->torque);
+    (void)cudaFree(fr->spin_alt);
     (void)cudaFree(fr->overflow);
     (void)cudaFree(fr->save_spin);
     (void)cudaFree(fr->save_torque);
@@ -356,6 +377,7 @@ sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state 
         free_tables(fr);
         return SIM_OK;
     }
+    fr->spin_live = 1; /* friction turns the bodies: the spin moves with them at a re-sort */
     if (fr->on && keep) {
         return SIM_OK;
     }
@@ -502,6 +524,7 @@ sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *s
     for (uint32_t i = 0; i < n; ++i) {
         const sim_vec3d v = sim_state_spin(st, i);
         w[i] = sim_vec4f{(float)v.x, (float)v.y, (float)v.z, 0.0f};
+        fr->spin_live |= w[i].x != 0.0f || w[i].y != 0.0f || w[i].z != 0.0f;
     }
     const cudaError_t e1 =
         cudaMemcpyAsync(fr->spin, w, (size_t)n * sizeof *w, cudaMemcpyHostToDevice, s);
@@ -512,8 +535,8 @@ sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *s
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, sim_state *out, cudaStream_t s,
-                                 sim_error *err) {
+sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *order,
+                                 sim_state *out, cudaStream_t s, sim_error *err) {
     const uint32_t n = fr->n;
     sim_vec4f *w = (sim_vec4f *)malloc((size_t)(n ? n : 1) * sizeof *w);
     uint32_t *count = (uint32_t *)malloc((size_t)(n ? n : 1) * sizeof *count);
@@ -533,8 +556,8 @@ sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, sim_state *out, cud
     if (e == cudaSuccess) {
         e = cudaStreamSynchronize(s);
     }
-    for (uint32_t i = 0; e == cudaSuccess && out->spin != nullptr && i < n; ++i) {
-        out->spin[i] = sim_vec4d{w[i].x, w[i].y, w[i].z, 0.0};
+    for (uint32_t i = 0; e == cudaSuccess && out->spin != nullptr && i < n; ++i) { /* slot i */
+        out->spin[order != nullptr ? order[i] : i] = sim_vec4d{w[i].x, w[i].y, w[i].z, 0.0};
     }
     uint64_t total = 0;
     off[0] = 0;
@@ -665,9 +688,9 @@ sim_status sim_gpu_friction_verlet_second(const sim_gpu_bodies *b, const sim_gpu
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr,
-                                 const uint32_t *perm, float dt, cudaStream_t s, sim_error *err) {
-    kick_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->n, dt, perm, fr->spin,
+sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr, float dt,
+                                 cudaStream_t s, sim_error *err) {
+    kick_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->n, dt, fr->spin,
                                                       fr->torque);
     SIM_CUDA_CHECK_LAUNCH("friction kick_kernel");
     return SIM_OK;
@@ -705,6 +728,20 @@ sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries,
     }
     fr->ls_entries = entries;
     return sim_gpu_friction_list_invalidate(fr, s, err);
+}
+
+sim_status sim_gpu_friction_permute(sim_gpu_friction *fr, const uint32_t *old_order,
+                                    const uint32_t *new_order, cudaStream_t s, sim_error *err) {
+    if (!fr->on && !fr->spin_live) { /* all zero: nothing moves (the frictionless sort) */
+        return SIM_OK;
+    }
+    spin_to_users_kernel<<<blocks_for(fr->n), kThreads, 0, s>>>(fr->n, old_order, fr->spin,
+                                                                fr->spin_alt);
+    SIM_CUDA_CHECK_LAUNCH("friction spin_to_users_kernel");
+    spin_to_slots_kernel<<<blocks_for(fr->n), kThreads, 0, s>>>(fr->n, new_order, fr->spin_alt,
+                                                                fr->spin);
+    SIM_CUDA_CHECK_LAUNCH("friction spin_to_slots_kernel");
+    return SIM_OK;
 }
 
 void sim_gpu_friction_list_free(sim_gpu_friction *fr) {

@@ -411,7 +411,7 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
             sim_vec4f vi;
             vi.x = vi.y = vi.z = vi.w = 0.0f;
             bool have_vi = false;
-            /* kFriction: body i's user index, spin and torque */
+            /* kFriction: body i's user index (who owns a pair) and torque */
             uint32_t ui = 0u;
             sim_vec3f ti;
             ti.x = ti.y = ti.z = 0.0f;
@@ -460,8 +460,8 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                         h = sim_fric_find(fr, i_owns ? ui : uj, i_owns ? uj : ui);
                     }
                     const sim_vec4f vj = sim_ld4(vel + j);
-                    const sim_vec3f wi = sim_fric_xyz(fr.spin[ui]);
-                    const sim_vec3f wj = sim_fric_xyz(fr.spin[uj]);
+                    const sim_vec3f wi = sim_fric_xyz(fr.spin[i]); /* slot order */
+                    const sim_vec3f wj = sim_fric_xyz(fr.spin[j]);
                     sim_vec3f f, t_own, t_other;
                     if (!sim_friction_contact_f(i_owns ? pi : pj, i_owns ? vi : vj,
                                                 i_owns ? wi : wj, i_owns ? pj : pi,
@@ -498,7 +498,7 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                     if constexpr (HALF) { /* the pair is in this row only */
                         const sim_vec3f tj = i_owns ? t_other : t_own;
                         sim_atomic_add3(force + j, -sg * f.x, -sg * f.y, -sg * f.z);
-                        sim_atomic_add3(fr.torque + uj, tj.x, tj.y, tj.z);
+                        sim_atomic_add3(fr.torque + j, tj.x, tj.y, tj.z);
                     }
                     continue;
                 }
@@ -520,7 +520,7 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                 if (HALF) { /* other threads add to body i too */
                     sim_atomic_add3(force + i, fx, fy, fz);
                     if (have_vi) {
-                        sim_atomic_add3(sink.fric.torque + ui, ti.x, ti.y, ti.z);
+                        sim_atomic_add3(sink.fric.torque + i, ti.x, ti.y, ti.z);
                     }
                 } else { /* body i's alone: stored (the torques zeroed before the sweep) */
                     sim_vec4f f4;
@@ -535,7 +535,7 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                         t4.y = ti.y;
                         t4.z = ti.z;
                         t4.w = 0.0f;
-                        sink.fric.torque[ui] = t4;
+                        sink.fric.torque[i] = t4;
                     }
                 }
             }
