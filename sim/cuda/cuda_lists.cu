@@ -114,11 +114,10 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) 
     const uint32_t *gate = nullptr;
     if (sim_backend_listing(&b->base)) {
         if (b->nlist_ready && b->fric.on && b->fric.ls_dirty) {
-            /* friction's springs beside the old lists into the table when they are rebuilt (on
-             * the device's flag, as the boxes), while count and nbr are still theirs */
-            const sim_gpu_fric into = sim_gpu_friction_flush_view(&b->fric, sim_cuda_body_order(b));
+            /* friction's springs carried beside the old lists when they are rebuilt (on the
+             * device's flag, as the boxes), while count and nbr are still theirs */
             const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
-            SIM_TRY(sim_gpu_nlist_friction_flush(&b->nlist, &into, &springs,
+            SIM_TRY(sim_gpu_nlist_friction_carry(&b->nlist, &springs,
                                                  (flags & SIM_GPU_NLIST_REBUILD) != 0u,
                                                  b->streams.main, err));
         }
@@ -135,6 +134,15 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) 
 }
 
 /* ---- neighbour lists ---- */
+
+sim_status sim_cuda_fric_built(cuda_backend *b, sim_error *err) {
+    if (!b->fric.on || !b->fric.ls_dirty || !b->nlist_ready) {
+        return SIM_OK;
+    }
+    const sim_gpu_fric into = sim_gpu_friction_flush_view(&b->fric, sim_cuda_body_order(b));
+    const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
+    return sim_gpu_nlist_friction_overflowed(&b->nlist, &into, &springs, b->streams.main, err);
+}
 
 sim_status sim_cuda_fric_flush(cuda_backend *b, sim_error *err) {
     if (!b->fric.on || !b->fric.ls_dirty || !b->nlist_ready) {
@@ -197,6 +205,7 @@ sim_status sim_cuda_pairs_current(cuda_backend *b, sim_error *err) {
     SIM_TRY(sim_gpu_nlist_check(&b->bodies, &b->nlist, s, err));
     SIM_TRY(sim_cuda_cull_phase(b, 0u, err));
     SIM_TRY(sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, 0u, s, err));
+    SIM_TRY(sim_cuda_fric_built(b, err));
     SIM_CUDA_TRY(cudaMemsetAsync(&b->nlist.counts->rebuild, 0, sizeof(uint32_t), s));
     return SIM_OK;
 }

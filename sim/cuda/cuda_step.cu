@@ -154,8 +154,9 @@ sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
  * rebuilt this step). */
 sim_status cuda_neighbours(sim_backend *base, unsigned flags, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
-    return sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, gpu_flags(flags), b->streams.main,
-                               err);
+    SIM_TRY(sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, gpu_flags(flags),
+                                b->streams.main, err));
+    return sim_cuda_fric_built(b, err); /* friction: an overflow's fallback reads the tables */
 }
 
 /* The blocks of a plan a launch covers: [begin, end) alone (a slice, or all of them); a rank of

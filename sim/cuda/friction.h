@@ -27,15 +27,19 @@
  * no lookup. An entry holds a spring when its stamp equals the generation of the last completed
  * step (gen, counted by commit): a step writes the touching pairs' entries with the next
  * generation, so a contact that ended, an entry of an older list, or one a cut step wrote is
- * simply not current, and nothing is ever cleared in the sweep. The user tables stay the
- * interchange: a flush (nlist_kernels.h) moves the current entries into the last step's table
- * (by owner and partner, as the tile sweeps store them) and makes them stale, before anything
- * changes the slots or the entries (a rebuild: on the device, gated like the build; a re-sort, a
- * list grown or freed) and before anything reads the table as the truth (the tile and
- * brute-force sweeps, read-back, the energy, a long step's save). The list sweep takes a touching
- * pair's spring from its entry when current, else from the last table (so the first step after a
- * flush or an upload finds them there), and stores it only into its entry: after the commit the
- * last table holds the walls alone. Full lists hold a pair in both bodies' rows: both threads
+ * simply not current, and nothing is ever cleared in the sweep. A rebuild carries them (on the
+ * device's flag, gated like the build, before the boxes): each slot's current entries are
+ * compacted with their partners' slots into a carry of the same layout, and the sweep after the
+ * build finds a pair in the carry of its row's slot (half lists: the larger slot's row before and
+ * after; full lists: both rows), no table, no atomics. The user tables stay the interchange: a
+ * flush (nlist_kernels.h) moves the current entries and a pending carry into the last step's
+ * table (by owner and partner, as the tile sweeps store them) and makes them stale, before
+ * anything changes the slots (a re-sort) or drops the entries (lists grown or freed) and before
+ * anything reads the table as the truth (the tile and brute-force sweeps, read-back, the energy,
+ * a long step's save). The list sweep takes a touching pair's spring from its entry when current,
+ * else from the carry, else from the last table (so the first step after a flush or an upload
+ * finds them there), and stores it only into its entry: after the commit the last table holds
+ * the walls alone. Full lists hold a pair in both bodies' rows: both threads
  * compute the contact with the same arguments in the same roles (owner = larger user index =
  * sim_friction_contact_f's i) from the same spring, so both copies stay bit-identical, and each
  * adds only its own body's force and torque (no atomics); the owner's copy is the one flushed. */
@@ -75,6 +79,12 @@ typedef struct {
                             * checks the row, as the claims of the tables do */
     uint32_t gen;          /* the last completed step's generation: entries current at it */
     uint32_t next;         /* this step's */
+    /* A rebuild's carry (same slots): slot i's entries current before it, compacted (partner
+     * slot, spring) at q * stride + i, q < carry_n[i], current while carry_gen[i] == gen. */
+    uint32_t *carry_partner;
+    sim_vec4f *carry_a;
+    sim_fric_roll2 *carry_b;
+    uint32_t *carry_n, *carry_gen;
 } sim_gpu_fric_list;
 
 typedef struct {
@@ -98,6 +108,9 @@ typedef struct {
     sim_vec4f *ls_a;
     sim_fric_roll2 *ls_b;
     uint32_t *ls_stamp, *ls_owned;
+    uint32_t *carry_partner, *carry_n, *carry_gen; /* sim_gpu_fric_list's carry */
+    sim_vec4f *carry_a;
+    sim_fric_roll2 *carry_b;
     uint64_t ls_entries;
     uint32_t gen;
     int ls_dirty;   /* some entry may be current: flush before the tables are read */

@@ -248,6 +248,14 @@ void free_list(sim_gpu_friction *fr) {
     (void)cudaFree(fr->ls_b);
     (void)cudaFree(fr->ls_stamp);
     (void)cudaFree(fr->ls_owned);
+    (void)cudaFree(fr->carry_partner);
+    (void)cudaFree(fr->carry_a);
+    (void)cudaFree(fr->carry_b);
+    (void)cudaFree(fr->carry_n);
+    (void)cudaFree(fr->carry_gen);
+    fr->carry_partner = fr->carry_n = fr->carry_gen = nullptr;
+    fr->carry_a = nullptr;
+    fr->carry_b = nullptr;
     fr->ls_a = nullptr;
     fr->ls_b = nullptr;
     fr->ls_stamp = nullptr;
@@ -718,9 +726,30 @@ sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries,
         st = device_alloc((void **)&fr->ls_stamp, e * sizeof *fr->ls_stamp,
                           "the springs beside the neighbour lists", fr->n, err);
     }
+    const size_t nb = (size_t)(fr->n ? fr->n : 1);
     if (st == SIM_OK) {
-        st = device_alloc((void **)&fr->ls_owned, (size_t)(fr->n ? fr->n : 1) * sizeof(uint32_t),
-                          "the contact counts", fr->n, err);
+        st = device_alloc((void **)&fr->ls_owned, nb * sizeof(uint32_t), "the contact counts",
+                          fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->carry_partner, e * sizeof *fr->carry_partner,
+                          "the springs carried over a rebuild", fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->carry_a, e * sizeof *fr->carry_a,
+                          "the springs carried over a rebuild", fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->carry_b, e * sizeof *fr->carry_b,
+                          "the springs carried over a rebuild", fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->carry_n, nb * sizeof(uint32_t), "the contact counts",
+                          fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->carry_gen, nb * sizeof(uint32_t), "the contact counts",
+                          fr->n, err);
     }
     if (st != SIM_OK) {
         free_list(fr);
@@ -755,6 +784,8 @@ sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s
                                      (size_t)(fr->ls_entries ? fr->ls_entries : 1) *
                                          sizeof *fr->ls_stamp,
                                      s));
+        SIM_CUDA_TRY(cudaMemsetAsync(fr->carry_gen, 0,
+                                     (size_t)(fr->n ? fr->n : 1) * sizeof *fr->carry_gen, s));
     }
     fr->ls_dirty = 0;
     return SIM_OK;
@@ -774,6 +805,11 @@ sim_gpu_fric_list sim_gpu_friction_list_view(const sim_gpu_friction *fr) {
     v.b = fr->ls_b;
     v.stamp = fr->ls_stamp;
     v.owned = fr->ls_owned;
+    v.carry_partner = fr->carry_partner;
+    v.carry_a = fr->carry_a;
+    v.carry_b = fr->carry_b;
+    v.carry_n = fr->carry_n;
+    v.carry_gen = fr->carry_gen;
     v.gen = fr->gen;
     v.next = fr->gen + 1u != 0u ? fr->gen + 1u : 1u; /* 0 stays never current */
     return v;

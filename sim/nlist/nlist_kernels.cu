@@ -456,8 +456,29 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                         h.roll.x = sa.w;
                         h.roll.y = sb.y;
                         h.roll.z = sb.z;
-                    } else { /* new, or flushed into the table (a rebuild, an upload) */
-                        h = sim_fric_find(fr, i_owns ? ui : uj, i_owns ? uj : ui);
+                    } else { /* carried over this step's rebuild, new, or in the table */
+                        bool carried = false;
+                        if (ls.carry_gen[i] == ls.gen) { /* row i before the rebuild */
+                            const uint32_t m = ls.carry_n[i];
+                            for (uint32_t q = 0; q < m; ++q) {
+                                const size_t cq = (size_t)q * stride + i;
+                                if (ls.carry_partner[cq] == j) {
+                                    const sim_vec4f sa = ls.carry_a[cq];
+                                    const sim_fric_roll2 sb = ls.carry_b[cq];
+                                    h.xi.x = sa.x;
+                                    h.xi.y = sa.y;
+                                    h.xi.z = sa.z;
+                                    h.roll.x = sa.w;
+                                    h.roll.y = sb.y;
+                                    h.roll.z = sb.z;
+                                    carried = true;
+                                    break;
+                                }
+                            }
+                        }
+                        if (!carried) { /* new, or flushed into the table (a re-sort, upload) */
+                            h = sim_fric_find(fr, i_owns ? ui : uj, i_owns ? uj : ui);
+                        }
                     }
                     const sim_vec4f vj = sim_ld4(vel + j);
                     const sim_vec3f wi = sim_fric_xyz(fr.spin[i]); /* slot order */
@@ -630,10 +651,11 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
     }
 }
 
-/* Friction's springs beside the entries that are current (cuda/friction.h) into the last step's
- * table, by owner and partner (a full list's pair from its owner's row: both rows hold the same
- * spring), each made stale where it was. Returns at once (every block) unless forced or the lists
- * are rebuilt this step: it runs before the boxes, while count and nbr are the old lists'.
+/* Friction's springs beside the entries that are current, and a rebuild's carry (cuda/friction.h),
+ * into the last step's table, by owner and partner (a full list's pair from its owner's row: both
+ * rows hold the same spring), each made stale where it was. Returns at once (every block) unless
+ * forced or the lists are rebuilt this step (on_overflow: unless they overflowed, after the build:
+ * the sweep then walks the tile pairs with the tables, and the carry goes there).
  *
  * Launch contract: ceil(N / 256) blocks of 256 threads, thread i slot i (guard i < n). Cost per
  * body: its count and perm, 4 B per entry (the stamps, coalesced as nbr); per current entry its
@@ -641,34 +663,44 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
 __global__ void __launch_bounds__(kThreads)
     fric_flush_kernel(const uint32_t *__restrict__ nbr, const uint32_t *__restrict__ count,
                       uint32_t stride, uint32_t cap, uint32_t n,
-                      const sim_gpu_nlist_counts *__restrict__ nc, int forced, int full,
-                      sim_gpu_fric into, sim_gpu_fric_list ls) {
-    if (!forced && nc->rebuild == 0u) {
+                      const sim_gpu_nlist_counts *__restrict__ nc, int forced,
+                      int on_overflow, int full, sim_gpu_fric into, sim_gpu_fric_list ls) {
+    if (on_overflow ? nc->overflow == 0u : !forced && nc->rebuild == 0u) {
         return;
     }
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i >= n) {
         return;
     }
+    const uint32_t ui = into.perm != nullptr ? into.perm[i] : i;
+    /* source 0: the entries; 1: the carry of a rebuild whose sweep has not run */
     const uint32_t most = count[i];
     const uint32_t c = most < cap ? most : cap;
-    uint32_t ui = UINT32_MAX;
-    for (uint32_t k = 0; k < c; ++k) {
-        const size_t at = (size_t)k * stride + i;
-        if (ls.stamp[at] != ls.gen) {
-            continue;
+    const bool carried = ls.carry_gen[i] == ls.gen;
+    const uint32_t m = carried ? ls.carry_n[i] : 0u;
+    for (uint32_t k = 0; k < c + m; ++k) {
+        const bool entry = k < c;
+        const size_t at = (size_t)(entry ? k : k - c) * stride + i;
+        uint32_t j;
+        sim_vec4f sa;
+        sim_fric_roll2 sb;
+        if (entry) {
+            if (ls.stamp[at] != ls.gen) {
+                continue;
+            }
+            ls.stamp[at] = 0u;
+            j = nbr[at];
+            sa = ls.a[at];
+            sb = ls.b[at];
+        } else {
+            j = ls.carry_partner[at];
+            sa = ls.carry_a[at];
+            sb = ls.carry_b[at];
         }
-        ls.stamp[at] = 0u;
-        if (ui == UINT32_MAX) {
-            ui = into.perm != nullptr ? into.perm[i] : i;
-        }
-        const uint32_t j = nbr[at];
         const uint32_t uj = into.perm != nullptr ? into.perm[j] : j;
         if (full && ui < uj) {
             continue; /* the owner's row flushes it */
         }
-        const sim_vec4f sa = ls.a[at];
-        const sim_fric_roll2 sb = ls.b[at];
         sim_contact_history_f h;
         h.xi.x = sa.x;
         h.xi.y = sa.y;
@@ -678,6 +710,50 @@ __global__ void __launch_bounds__(kThreads)
         h.roll.z = sb.z;
         sim_fric_store(into, ui > uj ? ui : uj, ui > uj ? uj : ui, h);
     }
+    if (carried) {
+        ls.carry_gen[i] = 0u;
+    }
+}
+
+/* A rebuild's carry (cuda/friction.h): slot i's current entries, compacted with their partners'
+ * slots beside the old lists, before the build overwrites them; the sweep that follows finds a
+ * pair's spring there, in the row of the same slot (the slots do not change between: a re-sort
+ * flushes first), with no table and no atomics. Entries carried are made stale. A row carried
+ * already at this generation (a second rebuild before the step's sweep: its entries cannot be
+ * current since) keeps its carry. Gated as the flush.
+ *
+ * Launch contract: ceil(N / 256) blocks of 256 threads, thread i slot i (guard i < n). Cost per
+ * body: its count and carry generation, 4 B per entry (the stamps), per current entry 28 B read
+ * and 28 B written in the same slot-major layout; 8 B per body written. */
+__global__ void __launch_bounds__(kThreads)
+    fric_carry_kernel(const uint32_t *__restrict__ nbr, const uint32_t *__restrict__ count,
+                      uint32_t stride, uint32_t cap, uint32_t n,
+                      const sim_gpu_nlist_counts *__restrict__ nc, int forced,
+                      sim_gpu_fric_list ls) {
+    if (!forced && nc->rebuild == 0u) {
+        return;
+    }
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    if (i >= n || ls.carry_gen[i] == ls.gen) {
+        return;
+    }
+    const uint32_t most = count[i];
+    const uint32_t c = most < cap ? most : cap;
+    uint32_t q = 0;
+    for (uint32_t k = 0; k < c; ++k) {
+        const size_t at = (size_t)k * stride + i;
+        if (ls.stamp[at] != ls.gen) {
+            continue;
+        }
+        ls.stamp[at] = 0u;
+        const size_t cq = (size_t)q * stride + i;
+        ls.carry_partner[cq] = nbr[at];
+        ls.carry_a[cq] = ls.a[at];
+        ls.carry_b[cq] = ls.b[at];
+        ++q;
+    }
+    ls.carry_n[i] = q;
+    ls.carry_gen[i] = ls.gen;
 }
 
 } // namespace nl
@@ -845,9 +921,27 @@ sim_status sim_gpu_nlist_friction_flush(const sim_gpu_nlist *l, const sim_gpu_fr
                                         const sim_gpu_fric_list *springs, int forced,
                                         cudaStream_t s, sim_error *err) {
     fric_flush_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(l->nbr, l->count, l->stride, l->cap,
-                                                             l->n, l->counts, forced, !l->half,
+                                                             l->n, l->counts, forced, 0, !l->half,
                                                              *into, *springs);
     SIM_CUDA_CHECK_LAUNCH("nlist fric_flush_kernel");
+    return SIM_OK;
+}
+
+sim_status sim_gpu_nlist_friction_overflowed(const sim_gpu_nlist *l, const sim_gpu_fric *into,
+                                             const sim_gpu_fric_list *springs, cudaStream_t s,
+                                             sim_error *err) {
+    fric_flush_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(l->nbr, l->count, l->stride, l->cap,
+                                                             l->n, l->counts, 0, 1, !l->half,
+                                                             *into, *springs);
+    SIM_CUDA_CHECK_LAUNCH("nlist fric_flush_kernel");
+    return SIM_OK;
+}
+
+sim_status sim_gpu_nlist_friction_carry(const sim_gpu_nlist *l, const sim_gpu_fric_list *springs,
+                                        int forced, cudaStream_t s, sim_error *err) {
+    fric_carry_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(l->nbr, l->count, l->stride, l->cap,
+                                                             l->n, l->counts, forced, *springs);
+    SIM_CUDA_CHECK_LAUNCH("nlist fric_carry_kernel");
     return SIM_OK;
 }
 
