@@ -117,9 +117,8 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) 
             /* friction's springs carried beside the old lists when they are rebuilt (on the
              * device's flag, as the boxes), while count and nbr are still theirs */
             const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
-            SIM_TRY(sim_gpu_nlist_friction_carry(&b->nlist, &springs,
-                                                 (flags & SIM_GPU_NLIST_REBUILD) != 0u,
-                                                 b->streams.main, err));
+            SIM_TRY(sim_gpu_nlist_friction_carry(
+                &b->nlist, &springs, (flags & SIM_GPU_NLIST_REBUILD) != 0u, b->streams.main, err));
         }
         SIM_TRY(sim_gpu_nlist_boxes(&b->bodies, c, &b->nlist, flags, b->streams.main, err));
         gate = &b->nlist.counts->rebuild;

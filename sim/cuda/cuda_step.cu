@@ -154,8 +154,8 @@ sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
  * rebuilt this step). */
 sim_status cuda_neighbours(sim_backend *base, unsigned flags, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
-    SIM_TRY(sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, gpu_flags(flags),
-                                b->streams.main, err));
+    SIM_TRY(sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, gpu_flags(flags), b->streams.main,
+                                err));
     return sim_cuda_fric_built(b, err); /* friction: an overflow's fallback reads the tables */
 }
 
@@ -187,8 +187,8 @@ sim_status friction_sweep(cuda_backend *b, sim_sweep w, uint64_t begin, uint64_t
     const sim_gpu_fric fr = sim_gpu_friction_view(&b->fric, sim_cuda_body_order(b),
                                                   (flags & SIM_STEP_ADVANCE) ? b->dt : 0.0f);
     if (w == SIM_SWEEP_PAIR_NLIST) { /* the springs beside the entries (friction.h) */
-        SIM_TRY(sim_gpu_friction_list_prepare(
-            &b->fric, (uint64_t)b->nlist.cap * b->nlist.stride, s, err));
+        SIM_TRY(sim_gpu_friction_list_prepare(&b->fric, (uint64_t)b->nlist.cap * b->nlist.stride, s,
+                                              err));
         SIM_CUDA_TRY(cudaMemsetAsync(b->fric.ls_owned, 0, (size_t)bd->n * sizeof(uint32_t), s));
         b->fric.owned_step = 1;
         if (!b->nlist_cleared) {
@@ -425,8 +425,8 @@ sim_status cuda_restore(sim_backend *base, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.pos, b->save_pos, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.vel, b->save_vel, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.force, b->save_force, v4, cudaMemcpyDeviceToDevice, s));
-    if (b->fric.on || b->fric.spin_live) { /* the cut step's springs beside the entries are
-                                              * not current */
+    if (b->fric.on || b->fric.spin_live) {
+        /* the spin and torques saved; the cut step's springs beside the entries not current */
         SIM_TRY(sim_gpu_friction_restore(&b->fric, s, err));
         SIM_TRY(sim_gpu_friction_list_invalidate(&b->fric, s, err));
     }

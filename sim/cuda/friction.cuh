@@ -74,8 +74,8 @@ static __device__ __forceinline__ void sim_fric_store(const sim_gpu_fric &fr, ui
 static __device__ __forceinline__ bool
 sim_fric_contact(const sim_gpu_fric &fr, const sim_physics_f &ph, uint32_t ua, uint32_t ub,
                  uint32_t sa, uint32_t sb, const sim_vec4f &pa, const sim_vec4f &va,
-                 const sim_vec4f &pb, const sim_vec4f &vb, bool store, sim_vec3f *fa,
-                 sim_vec3f *ta, sim_vec3f *tb, float *energy) {
+                 const sim_vec4f &pb, const sim_vec4f &vb, bool store, sim_vec3f *fa, sim_vec3f *ta,
+                 sim_vec3f *tb, float *energy) {
     if (!sim_fric_touch(pa, pb, ph)) {
         return false;
     }

@@ -71,14 +71,14 @@ typedef struct {
 
 /* The list sweep's view of the springs beside the list entries (see above). */
 typedef struct {
-    sim_vec4f *a;          /* (xi.x, xi.y, xi.z, roll.x) of entry k * stride + i */
-    sim_fric_roll2 *b;     /* (roll.y, roll.z) */
-    uint32_t *stamp;       /* the generation that wrote it (0: never current) */
-    uint32_t *owned;       /* per slot: the touching pairs its body owns, counted by the list
-                            * sweep (zeroed before it); the walls' kernel adds its walls and
-                            * checks the row, as the claims of the tables do */
-    uint32_t gen;          /* the last completed step's generation: entries current at it */
-    uint32_t next;         /* this step's */
+    sim_vec4f *a;      /* (xi.x, xi.y, xi.z, roll.x) of entry k * stride + i */
+    sim_fric_roll2 *b; /* (roll.y, roll.z) */
+    uint32_t *stamp;   /* the generation that wrote it (0: never current) */
+    uint32_t *owned;   /* per slot: the touching pairs its body owns, counted by the list
+                        * sweep (zeroed before it); the walls' kernel adds its walls and
+                        * checks the row, as the claims of the tables do */
+    uint32_t gen;      /* the last completed step's generation: entries current at it */
+    uint32_t next;     /* this step's */
     /* A rebuild's carry (same slots): slot i's entries current before it, compacted (partner
      * slot, spring) at q * stride + i, q < carry_n[i], current while carry_gen[i] == gen. */
     uint32_t *carry_partner;
@@ -136,8 +136,8 @@ sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *s
 /* The device's spin into out->spin (order: the host's copy of slot -> user, NULL: identity) and
  * the last step's histories into out->contacts (by body, then partner, as
  * sim_cpu_friction_read); syncs. */
-sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *order,
-                                 sim_state *out, cudaStream_t s, sim_error *err);
+sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *order, sim_state *out,
+                                 cudaStream_t s, sim_error *err);
 /* A re-sort: the spin from the slots of old_order into those of new_order (device arrays, slot ->
  * user; NULL: identity). Nothing to do while no spin can be nonzero. */
 sim_status sim_gpu_friction_permute(sim_gpu_friction *fr, const uint32_t *old_order,
@@ -168,8 +168,7 @@ sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries,
                                          sim_error *err);
 void sim_gpu_friction_list_free(sim_gpu_friction *fr);
 /* No entry current (the tables were replaced, or a cut step wrote some: restore). */
-sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s,
-                                            sim_error *err);
+sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s, sim_error *err);
 sim_gpu_fric_list sim_gpu_friction_list_view(const sim_gpu_friction *fr);
 /* The view a flush stores through: its store table (next_*) is the last step's. */
 sim_gpu_fric sim_gpu_friction_flush_view(const sim_gpu_friction *fr, const uint32_t *perm);

@@ -27,8 +27,9 @@ unsigned blocks_for(uint64_t n) {
  * entries (sim_gpu_fric_list.owned): with its walls past the row's capacity (read only past
  * min_cap, the smallest row), u is flagged as a claim past the row would flag it. */
 __device__ void walls_and_gravity(const sim_gpu_fric &fr, const sim_physics_f &ph, uint32_t u,
-                                  uint32_t owned, uint32_t min_cap, const sim_vec4f &p, const sim_vec4f &v,
-                                  const sim_vec3f &w, sim_vec3f *f, sim_vec3f *t) {
+                                  uint32_t owned, uint32_t min_cap, const sim_vec4f &p,
+                                  const sim_vec4f &v, const sim_vec3f &w, sim_vec3f *f,
+                                  sim_vec3f *t) {
     uint32_t walls = 0;
     sim_vec3f total;
     total.x = total.y = total.z = 0.0f;
@@ -127,8 +128,7 @@ __global__ void __launch_bounds__(kThreads)
  * alone, so before or after the drift alike). */
 __global__ void __launch_bounds__(kThreads)
     kick_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel, uint32_t n,
-                float dt, sim_vec4f *__restrict__ spin,
-                const sim_vec4f *__restrict__ torque) {
+                float dt, sim_vec4f *__restrict__ spin, const sim_vec4f *__restrict__ torque) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i >= n) {
         return;
@@ -543,8 +543,8 @@ sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *s
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *order,
-                                 sim_state *out, cudaStream_t s, sim_error *err) {
+sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *order, sim_state *out,
+                                 cudaStream_t s, sim_error *err) {
     const uint32_t n = fr->n;
     sim_vec4f *w = (sim_vec4f *)malloc((size_t)(n ? n : 1) * sizeof *w);
     uint32_t *count = (uint32_t *)malloc((size_t)(n ? n : 1) * sizeof *count);
@@ -744,8 +744,8 @@ sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries,
                           "the springs carried over a rebuild", fr->n, err);
     }
     if (st == SIM_OK) {
-        st = device_alloc((void **)&fr->carry_n, nb * sizeof(uint32_t), "the contact counts",
-                          fr->n, err);
+        st = device_alloc((void **)&fr->carry_n, nb * sizeof(uint32_t), "the contact counts", fr->n,
+                          err);
     }
     if (st == SIM_OK) {
         st = device_alloc((void **)&fr->carry_gen, nb * sizeof(uint32_t), "the contact counts",
@@ -777,13 +777,11 @@ void sim_gpu_friction_list_free(sim_gpu_friction *fr) {
     free_list(fr);
 }
 
-sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s,
-                                            sim_error *err) {
+sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s, sim_error *err) {
     if (fr->ls_stamp != nullptr) {
-        SIM_CUDA_TRY(cudaMemsetAsync(fr->ls_stamp, 0,
-                                     (size_t)(fr->ls_entries ? fr->ls_entries : 1) *
-                                         sizeof *fr->ls_stamp,
-                                     s));
+        SIM_CUDA_TRY(cudaMemsetAsync(
+            fr->ls_stamp, 0, (size_t)(fr->ls_entries ? fr->ls_entries : 1) * sizeof *fr->ls_stamp,
+            s));
         SIM_CUDA_TRY(cudaMemsetAsync(fr->carry_gen, 0,
                                      (size_t)(fr->n ? fr->n : 1) * sizeof *fr->carry_gen, s));
     }

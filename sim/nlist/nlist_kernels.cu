@@ -346,7 +346,7 @@ struct sweep_sink {
     sim_body_pair *out;
     uint32_t out_cap;
     uint32_t *out_count;
-    sim_gpu_fric fric;          /* kFriction: the tables, spin, torques */
+    sim_gpu_fric fric;           /* kFriction: the tables, spin, torques */
     sim_gpu_fric_list fric_list; /* kFriction: the springs beside the entries */
 };
 
@@ -486,8 +486,8 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                     sim_vec3f f, t_own, t_other;
                     if (!sim_friction_contact_f(i_owns ? pi : pj, i_owns ? vi : vj,
                                                 i_owns ? wi : wj, i_owns ? pj : pi,
-                                                i_owns ? vj : vi, i_owns ? wj : wi, &h, &ph,
-                                                fr.dt, &f, &t_own, &t_other, nullptr)) {
+                                                i_owns ? vj : vi, i_owns ? wj : wi, &h, &ph, fr.dt,
+                                                &f, &t_own, &t_other, nullptr)) {
                         continue; /* no contact: the entry is not written, so not current */
                     }
                     if (fr.dt != 0.0f) { /* a step's sweep: the spring advances (in place) */
@@ -663,8 +663,8 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
 __global__ void __launch_bounds__(kThreads)
     fric_flush_kernel(const uint32_t *__restrict__ nbr, const uint32_t *__restrict__ count,
                       uint32_t stride, uint32_t cap, uint32_t n,
-                      const sim_gpu_nlist_counts *__restrict__ nc, int forced,
-                      int on_overflow, int full, sim_gpu_fric into, sim_gpu_fric_list ls) {
+                      const sim_gpu_nlist_counts *__restrict__ nc, int forced, int on_overflow,
+                      int full, sim_gpu_fric into, sim_gpu_fric_list ls) {
     if (on_overflow ? nc->overflow == 0u : !forced && nc->rebuild == 0u) {
         return;
     }
@@ -920,9 +920,8 @@ sim_status sim_gpu_nlist_friction(const sim_gpu_bodies *b, const sim_physics_f *
 sim_status sim_gpu_nlist_friction_flush(const sim_gpu_nlist *l, const sim_gpu_fric *into,
                                         const sim_gpu_fric_list *springs, int forced,
                                         cudaStream_t s, sim_error *err) {
-    fric_flush_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(l->nbr, l->count, l->stride, l->cap,
-                                                             l->n, l->counts, forced, 0, !l->half,
-                                                             *into, *springs);
+    fric_flush_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(
+        l->nbr, l->count, l->stride, l->cap, l->n, l->counts, forced, 0, !l->half, *into, *springs);
     SIM_CUDA_CHECK_LAUNCH("nlist fric_flush_kernel");
     return SIM_OK;
 }
@@ -930,9 +929,8 @@ sim_status sim_gpu_nlist_friction_flush(const sim_gpu_nlist *l, const sim_gpu_fr
 sim_status sim_gpu_nlist_friction_overflowed(const sim_gpu_nlist *l, const sim_gpu_fric *into,
                                              const sim_gpu_fric_list *springs, cudaStream_t s,
                                              sim_error *err) {
-    fric_flush_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(l->nbr, l->count, l->stride, l->cap,
-                                                             l->n, l->counts, 0, 1, !l->half,
-                                                             *into, *springs);
+    fric_flush_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(
+        l->nbr, l->count, l->stride, l->cap, l->n, l->counts, 0, 1, !l->half, *into, *springs);
     SIM_CUDA_CHECK_LAUNCH("nlist fric_flush_kernel");
     return SIM_OK;
 }
