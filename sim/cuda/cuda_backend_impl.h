@@ -103,6 +103,14 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err);
  * cannot be had); freed. */
 sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err);
 void sim_cuda_nlist_free(cuda_backend *b);
+/* Friction's springs beside the list entries into the last step's table, when some may be
+ * current (cuda/friction.h): before the table is read as the truth (read-back, energy, a sweep
+ * over tiles or the plan, a long step's save) and before the slots or the entries change (a
+ * re-sort, lists grown or of another kind). */
+sim_status sim_cuda_fric_flush(cuda_backend *b, sim_error *err);
+/* After a build of the lists: when they overflowed (on the device), the springs carried over the
+ * rebuild into the table, which the fallback sweep reads. */
+sim_status sim_cuda_fric_built(cuda_backend *b, sim_error *err);
 /* The lists' rebuild flag raised on the device (their contents, or the tile pairs they fall back
  * to, were lost or replaced): whatever runs next rebuilds them first. */
 sim_status sim_cuda_nlist_stale(cuda_backend *b, sim_error *err);

@@ -53,9 +53,14 @@ static sim_status read_state_impl(cuda_backend *b, sim_state *out, sim_vec3d *fo
             forces[i] = sim_vec3d{f.x, f.y, f.z};
         }
     }
-    free(h);
-    /* spin (user order already) and, with friction, the last step's histories */
-    return sim_gpu_friction_read(&b->fric, out, s, err);
+    /* spin (slot order, as the positions) and, with friction, the last step's histories (the
+     * springs beside the lists' entries moved into the table first) */
+    sim_status st = sim_cuda_fric_flush(b, err);
+    if (st == SIM_OK) {
+        st = sim_gpu_friction_read(&b->fric, d_perm != nullptr ? perm : nullptr, out, s, err);
+    }
+    free(h); /* perm lives in it */
+    return st;
 }
 
 sim_status sim_cuda_body_position(cuda_backend *b, uint32_t body, sim_vec4f *p, sim_error *err) {
@@ -88,6 +93,7 @@ sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     cudaStream_t s = b->streams.main;
     double h[6];
     const int rank = base->rank.rank, world = base->rank.world;
+    SIM_TRY(sim_cuda_fric_flush(b, err)); /* the springs' energy reads the table */
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_energy, 0, sizeof h, s));
     if (world <= 1 || rank == 0) { /* per body: once over the ranks */
         SIM_TRY(sim_gpu_body_energy(&b->bodies, &b->ph, b->d_energy, s, err));
@@ -267,7 +273,7 @@ sim_status sim_cuda_capture(sim_backend *base, sim_capture *c, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(c->vel, b->bodies.vel, bytes, cudaMemcpyDeviceToHost, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(c->force, b->bodies.force, bytes, cudaMemcpyDeviceToHost, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(c->spin, b->fric.spin, bytes, cudaMemcpyDeviceToHost, s));
-    c->spin_user_order = 1; /* friction.h: spin is kept by user index */
+    c->spin_user_order = 0; /* friction.h: spin is kept in the bodies' slots, as positions */
     const uint32_t *perm = sim_cuda_body_order(b);
     if (perm != nullptr) {
         SIM_CUDA_TRY(cudaMemcpyAsync(c->order, perm, (size_t)base->n * sizeof *c->order,

@@ -116,6 +116,13 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) 
     const sim_gpu_cull *c = &b->cull;
     const uint32_t *gate = nullptr;
     if (sim_backend_listing(&b->base)) {
+        if (b->nlist_ready && b->fric.on && b->fric.ls_dirty) {
+            /* friction's springs carried beside the old lists when they are rebuilt (on the
+             * device's flag, as the boxes), while count and nbr are still theirs */
+            const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
+            SIM_TRY(sim_gpu_nlist_friction_carry(
+                &b->nlist, &springs, (flags & SIM_GPU_NLIST_REBUILD) != 0u, b->streams.main, err));
+        }
         SIM_TRY(sim_gpu_nlist_boxes(&b->bodies, c, &b->nlist, flags, b->streams.main, err));
         gate = &b->nlist.counts->rebuild;
     } else {
@@ -130,7 +137,28 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) 
 
 /* ---- neighbour lists ---- */
 
+sim_status sim_cuda_fric_built(cuda_backend *b, sim_error *err) {
+    if (!b->fric.on || !b->fric.ls_dirty || !b->nlist_ready) {
+        return SIM_OK;
+    }
+    const sim_gpu_fric into = sim_gpu_friction_flush_view(&b->fric, sim_cuda_body_order(b));
+    const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
+    return sim_gpu_nlist_friction_overflowed(&b->nlist, &into, &springs, b->streams.main, err);
+}
+
+sim_status sim_cuda_fric_flush(cuda_backend *b, sim_error *err) {
+    if (!b->fric.on || !b->fric.ls_dirty || !b->nlist_ready) {
+        return SIM_OK;
+    }
+    const sim_gpu_fric into = sim_gpu_friction_flush_view(&b->fric, sim_cuda_body_order(b));
+    const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
+    SIM_TRY(sim_gpu_nlist_friction_flush(&b->nlist, &into, &springs, 1, b->streams.main, err));
+    b->fric.ls_dirty = 0;
+    return SIM_OK;
+}
+
 void sim_cuda_nlist_free(cuda_backend *b) {
+    sim_gpu_friction_list_free(&b->fric); /* its springs are the lists' (flushed first) */
     sim_gpu_nlist_free(&b->nlist);
     (void)cudaFreeHost(b->h_ncounts);
     b->h_ncounts = nullptr;
@@ -141,6 +169,7 @@ void sim_cuda_nlist_free(cuda_backend *b) {
 sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err) {
     const int half = sim_backend_nlist_kind(&b->base) == SIM_NLIST_HALF;
     if (b->nlist_ready && b->nlist.half != half) {
+        SIM_TRY(sim_cuda_fric_flush(b, err));
         sim_cuda_nlist_free(b);
     }
     if (!b->nlist_ready) {
@@ -178,6 +207,7 @@ sim_status sim_cuda_pairs_current(cuda_backend *b, sim_error *err) {
     SIM_TRY(sim_gpu_nlist_check(&b->bodies, &b->nlist, s, err));
     SIM_TRY(sim_cuda_cull_phase(b, 0u, err));
     SIM_TRY(sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, 0u, s, err));
+    SIM_TRY(sim_cuda_fric_built(b, err));
     SIM_CUDA_TRY(cudaMemsetAsync(&b->nlist.counts->rebuild, 0, sizeof(uint32_t), s));
     return SIM_OK;
 }
@@ -295,6 +325,9 @@ sim_status sim_cuda_grow_list(sim_backend *base, sim_list list, uint64_t cap, in
         SIM_TRY(sim_cuda_nlist_stale(b, err));
     }
     if (list == SIM_LIST_NEIGHBOURS) {
+        /* friction's springs beside the entries into the table first (the old entries go) */
+        SIM_TRY(sim_cuda_fric_flush(b, err));
+        sim_gpu_friction_list_free(&b->fric);
         *grown =
             b->nlist_ready && sim_gpu_nlist_realloc(&b->nlist, (uint32_t)cap, &ignored) == SIM_OK;
         return SIM_OK;

@@ -137,16 +137,21 @@ sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
                                      b->streams.main, err));
     }
     if (b->fric.on) {
-        return sim_gpu_friction_kick(&b->bodies, &b->fric, sim_cuda_body_order(b), b->dt,
-                                     b->streams.main, err);
+        return sim_gpu_friction_kick(&b->bodies, &b->fric, b->dt, b->streams.main, err);
     }
     return SIM_OK;
 }
 
-/* Keys, radix sort and gather (the pointers swap with the gather's buffers). */
+/* Keys, radix sort and gather (the pointers swap with the gather's buffers); friction's springs
+ * beside the lists' entries into the table first, the spin after into the new slots (friction.h:
+ * slot order; the old order's buffer is the gather's spare, untouched by the gather). */
 sim_status cuda_sort(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
-    return sim_gpu_sort_bodies(&b->bodies, &b->cull, b->ph.box_half, b->streams.main, err);
+    SIM_TRY(sim_cuda_fric_flush(b, err));
+    const uint32_t *old_order = sim_cuda_body_order(b);
+    SIM_TRY(sim_gpu_sort_bodies(&b->bodies, &b->cull, b->ph.box_half, b->streams.main, err));
+    return sim_gpu_friction_permute(&b->fric, old_order, sim_cuda_body_order(b), b->streams.main,
+                                    err);
 }
 
 sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
@@ -157,8 +162,9 @@ sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
  * rebuilt this step). */
 sim_status cuda_neighbours(sim_backend *base, unsigned flags, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
-    return sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, gpu_flags(flags), b->streams.main,
-                               err);
+    SIM_TRY(sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, gpu_flags(flags), b->streams.main,
+                                err));
+    return sim_cuda_fric_built(b, err); /* friction: an overflow's fallback reads the tables */
 }
 
 /* The blocks of a plan a launch covers: [begin, end) alone (a slice, or all of them); a rank of
@@ -174,7 +180,9 @@ void plan_share(const cuda_backend *b, const sim_map_plan *plan, uint64_t begin,
 
 /* The contact sweeps with friction (friction.h): the first slice empties this step's table and
  * zeroes the torques; the histories advance by dt in a step's sweep (SIM_STEP_ADVANCE), not in
- * the forces alone. One rank only (backend.c refuses several). */
+ * the forces alone. The lists keep the pairs' springs beside their entries; the other sweeps
+ * keep them in the tables, so the springs are flushed there before those. One rank only
+ * (backend.c refuses several). */
 sim_status friction_sweep(cuda_backend *b, sim_sweep w, uint64_t begin, uint64_t end,
                           unsigned flags, sim_error *err) {
     const sim_backend *base = &b->base;
@@ -186,16 +194,27 @@ sim_status friction_sweep(cuda_backend *b, sim_sweep w, uint64_t begin, uint64_t
     }
     const sim_gpu_fric fr = sim_gpu_friction_view(&b->fric, sim_cuda_body_order(b),
                                                   (flags & SIM_STEP_ADVANCE) ? b->dt : 0.0f);
-    if (w == SIM_SWEEP_PAIR_PLAN && base->config.pair_map == SIM_PAIR_FULL) {
-        return sim_gpu_pair_friction_full_range(bd, &b->ph, tile, begin, end, &fr, s, err);
-    }
-    if (w == SIM_SWEEP_PAIR_NLIST) {
+    if (w == SIM_SWEEP_PAIR_NLIST) { /* the springs beside the entries (friction.h) */
+        SIM_TRY(sim_gpu_friction_list_prepare(&b->fric, (uint64_t)b->nlist.cap * b->nlist.stride, s,
+                                              err));
+        SIM_CUDA_TRY(cudaMemsetAsync(b->fric.ls_owned, 0, (size_t)bd->n * sizeof(uint32_t), s));
+        b->fric.owned_step = 1;
         if (!b->nlist_cleared) {
             SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
         }
         b->nlist_cleared = 0;
-        return sim_gpu_nlist_friction(bd, &b->ph, &b->cull, &b->nlist, &fr, gpu_flags(flags),
-                                      base->config.count_contacts, s, err);
+        const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
+        if (flags & SIM_STEP_ADVANCE) {
+            b->fric.ls_dirty = 1;
+        }
+        return sim_gpu_nlist_friction(bd, &b->ph, &b->cull, &b->nlist, &fr, &springs,
+                                      gpu_flags(flags), base->config.count_contacts, s, err);
+    }
+    /* the tables are these sweeps' truth: the springs beside the lists go there first */
+    SIM_TRY(sim_cuda_fric_flush(b, err));
+    b->fric.owned_step = 0;
+    if (w == SIM_SWEEP_PAIR_PLAN && base->config.pair_map == SIM_PAIR_FULL) {
+        return sim_gpu_pair_friction_full_range(bd, &b->ph, tile, begin, end, &fr, s, err);
     }
     if (flags & SIM_SLICE_FIRST) {
         SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
@@ -395,11 +414,16 @@ sim_status cuda_save(sim_backend *base, int *saved, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(b->save_pos, b->bodies.pos, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->save_vel, b->bodies.vel, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->save_force, b->bodies.force, v4, cudaMemcpyDeviceToDevice, s));
-    if (b->fric.on) { /* spin and torques; the tables need nothing (commit_history) */
+    /* spin and torques (the spin follows a re-sort: saved whenever it may be nonzero); the
+     * tables need nothing (commit_history) */
+    if (b->fric.on || b->fric.spin_live) {
         SIM_TRY(sim_gpu_friction_save(&b->fric, saved, s, err));
         if (!*saved) {
             return SIM_OK;
         }
+        /* the springs beside the lists' entries are written in place: the table keeps the
+         * step's start (restore makes them stale) */
+        SIM_TRY(sim_cuda_fric_flush(b, err));
     }
     if (b->cull_ready) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->save_perm, b->cull.perm,
@@ -420,8 +444,10 @@ sim_status cuda_restore(sim_backend *base, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.pos, b->save_pos, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.vel, b->save_vel, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.force, b->save_force, v4, cudaMemcpyDeviceToDevice, s));
-    if (b->fric.on) {
+    if (b->fric.on || b->fric.spin_live) {
+        /* the spin and torques saved; the cut step's springs beside the entries not current */
         SIM_TRY(sim_gpu_friction_restore(&b->fric, s, err));
+        SIM_TRY(sim_gpu_friction_list_invalidate(&b->fric, s, err));
     }
     if (b->cull_ready) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->cull.perm, b->save_perm,

@@ -66,14 +66,16 @@ static __device__ __forceinline__ void sim_fric_store(const sim_gpu_fric &fr, ui
     }
 }
 
-/* The contact of the bodies in slots (user indices ua != ub) at pa, va and pb, vb with
+/* The contact of the bodies in slots sa, sb (user indices ua != ub) at pa, va and pb, vb with
  * friction: writes the force on a (b gets its negative) and the torques on a and b; stores the
  * history when `store` (the owner's thread of a sweep that visits the pair from both ends stores
- * it once). Returns whether they touch (nothing written otherwise). */
+ * it once). Returns whether they touch (nothing written otherwise; the spins, by slot, are read
+ * only for a touching pair). */
 static __device__ __forceinline__ bool
 sim_fric_contact(const sim_gpu_fric &fr, const sim_physics_f &ph, uint32_t ua, uint32_t ub,
-                 const sim_vec4f &pa, const sim_vec4f &va, const sim_vec4f &pb, const sim_vec4f &vb,
-                 bool store, sim_vec3f *fa, sim_vec3f *ta, sim_vec3f *tb, float *energy) {
+                 uint32_t sa, uint32_t sb, const sim_vec4f &pa, const sim_vec4f &va,
+                 const sim_vec4f &pb, const sim_vec4f &vb, bool store, sim_vec3f *fa, sim_vec3f *ta,
+                 sim_vec3f *tb, float *energy) {
     if (!sim_fric_touch(pa, pb, ph)) {
         return false;
     }
@@ -81,9 +83,10 @@ sim_fric_contact(const sim_gpu_fric &fr, const sim_physics_f &ph, uint32_t ua, u
     const uint32_t i = a_owns ? ua : ub, j = a_owns ? ub : ua;
     sim_contact_history_f h = sim_fric_find(fr, i, j);
     sim_vec3f f, ti, tj;
-    if (!sim_friction_contact_f(a_owns ? pa : pb, a_owns ? va : vb, sim_fric_xyz(fr.spin[i]),
-                                a_owns ? pb : pa, a_owns ? vb : va, sim_fric_xyz(fr.spin[j]), &h,
-                                &ph, fr.dt, &f, &ti, &tj, energy)) {
+    const sim_vec3f wa = sim_fric_xyz(fr.spin[sa]), wb = sim_fric_xyz(fr.spin[sb]);
+    if (!sim_friction_contact_f(a_owns ? pa : pb, a_owns ? va : vb, a_owns ? wa : wb,
+                                a_owns ? pb : pa, a_owns ? vb : va, a_owns ? wb : wa, &h, &ph,
+                                fr.dt, &f, &ti, &tj, energy)) {
         return false;
     }
     if (store) {
@@ -98,8 +101,8 @@ sim_fric_contact(const sim_gpu_fric &fr, const sim_physics_f &ph, uint32_t ua, u
     return true;
 }
 
-/* The pair visit of the sweeps that see each pair once (the tile sweeps, half lists, one end of
- * a full list): the history stored, both torques added with atomics (user order), the force on
+/* The pair visit of the sweeps that see each pair once (the tile sweeps, a list's fallback over
+ * tile pairs): the history stored, both torques added with atomics (slot order), the force on
  * a returned for the caller's accumulation (zero when they do not touch). */
 static __device__ __forceinline__ sim_vec3f sim_fric_pair(const sim_gpu_fric &fr,
                                                           const sim_physics_f &ph, uint32_t sa,
@@ -113,12 +116,12 @@ static __device__ __forceinline__ sim_vec3f sim_fric_pair(const sim_gpu_fric &fr
     }
     const uint32_t ua = fr.perm != nullptr ? fr.perm[sa] : sa;
     const uint32_t ub = fr.perm != nullptr ? fr.perm[sb] : sb;
-    if (!sim_fric_contact(fr, ph, ua, ub, pa, va, pb, vb, true, &f, &ta, &tb, energy)) {
+    if (!sim_fric_contact(fr, ph, ua, ub, sa, sb, pa, va, pb, vb, true, &f, &ta, &tb, energy)) {
         f.x = f.y = f.z = 0.0f;
         return f;
     }
-    sim_atomic_add3(fr.torque + ua, ta.x, ta.y, ta.z);
-    sim_atomic_add3(fr.torque + ub, tb.x, tb.y, tb.z);
+    sim_atomic_add3(fr.torque + sa, ta.x, ta.y, ta.z);
+    sim_atomic_add3(fr.torque + sb, tb.x, tb.y, tb.z);
     return f;
 }
 

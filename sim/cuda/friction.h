@@ -2,11 +2,14 @@
  * nbsim — private to the CUDA backend: friction on the device (docs/friction.md), the CPU
  * reference's model and layout (sim/cpu/cpu_friction.h) in float.
  *
- * Spin and torque are kept in the USER's order, not in the bodies' slots: a re-sort of the
- * culled pipeline gathers positions and velocities only, the history tables are keyed by user
- * index anyway, and read_state, captures, save / restore copy them as they are. The cost is a
- * scattered 16-byte load of each body's spin and a scattered torque atomic per contact, on the
- * contact path only (the pair tests never touch them).
+ * Spin and torque are kept in the bodies' slots, as positions and velocities: a sweep reads a
+ * contact's spins as it reads the positions (its own coalesced, the partner's gathered near it)
+ * and the per-body kernels are coalesced. A re-sort permutes the spin with the bodies
+ * (sim_gpu_friction_permute, through the user order and the two body orders; the torque is the
+ * last step's, already used by the first half kick, and each sweep zeroes it); read-back puts
+ * it back in the user's order, captures carry the body order, save / restore copy it with the
+ * order it was saved with. The history tables stay keyed by user index (the pair's owner is the
+ * larger user index, so a sweep still reads both bodies' user indices for a touching pair).
  *
  * The histories: one row of slots per body, owned by the body with the larger user index, rows
  * sized by sim_friction_slots exactly as the CPU's (the same bodies overflow on both), in two
@@ -16,7 +19,30 @@
  * of them for equal spheres: 84 bytes) and loads one 24-byte spring. commit_history swaps the
  * tables (pointers on the host). A row that overflows keeps counting; the lowest such body is
  * kept with atomicMin and read at the frame's sync (SIM_UNSTABLE naming it); lookups read at
- * most a row's capacity. */
+ * most a row's capacity.
+ *
+ * Beside the neighbour lists (the default enumeration) the pairs' springs do not live in those
+ * tables: they live in the lists' own layout (sim_gpu_fric_list, slot-major like nbr: entry k of
+ * slot i at k * stride + i), read and written in place by the list sweep's thread of slot i with
+ * no lookup. An entry holds a spring when its stamp equals the generation of the last completed
+ * step (gen, counted by commit): a step writes the touching pairs' entries with the next
+ * generation, so a contact that ended, an entry of an older list, or one a cut step wrote is
+ * simply not current, and nothing is ever cleared in the sweep. A rebuild carries them (on the
+ * device's flag, gated like the build, before the boxes): each slot's current entries are
+ * compacted with their partners' slots into a carry of the same layout, and the sweep after the
+ * build finds a pair in the carry of its row's slot (half lists: the larger slot's row before and
+ * after; full lists: both rows), no table, no atomics. The user tables stay the interchange: a
+ * flush (nlist_kernels.h) moves the current entries and a pending carry into the last step's
+ * table (by owner and partner, as the tile sweeps store them) and makes them stale, before
+ * anything changes the slots (a re-sort) or drops the entries (lists grown or freed) and before
+ * anything reads the table as the truth (the tile and brute-force sweeps, read-back, the energy,
+ * a long step's save). The list sweep takes a touching pair's spring from its entry when current,
+ * else from the carry, else from the last table (so the first step after a flush or an upload
+ * finds them there), and stores it only into its entry: after the commit the last table holds
+ * the walls alone. Full lists hold a pair in both bodies' rows: both threads
+ * compute the contact with the same arguments in the same roles (owner = larger user index =
+ * sim_friction_contact_f's i) from the same spring, so both copies stay bit-identical, and each
+ * adds only its own body's force and torque (no atomics); the owner's copy is the one flushed. */
 #ifndef SIM_CUDA_FRICTION_H
 #define SIM_CUDA_FRICTION_H
 
@@ -27,8 +53,8 @@
 /* What the contact kernels receive by value: the step's tables and the bodies' spin. */
 typedef struct {
     const uint32_t *perm;          /* slot -> user index; NULL: identity */
-    const sim_vec4f *spin;         /* (wx, wy, wz, 0), user order */
-    sim_vec4f *torque;             /* user order; the sweeps add with atomics */
+    const sim_vec4f *spin;         /* (wx, wy, wz, 0), slot order */
+    sim_vec4f *torque;             /* slot order; the sweeps add (atomics) or store */
     const unsigned long long *row; /* n + 1: body u's slots are [row[u], row[u + 1]) */
     const uint32_t *last_partner, *last_count;
     const sim_contact_history_f *last_hist;
@@ -38,9 +64,34 @@ typedef struct {
     float dt;           /* the springs advance by dt; 0: the forces alone */
 } sim_gpu_fric;
 
+/* A spring beside a list entry: (xi, roll.x) and (roll.y, roll.z). */
+typedef struct {
+    float y, z;
+} sim_fric_roll2;
+
+/* The list sweep's view of the springs beside the list entries (see above). */
+typedef struct {
+    sim_vec4f *a;      /* (xi.x, xi.y, xi.z, roll.x) of entry k * stride + i */
+    sim_fric_roll2 *b; /* (roll.y, roll.z) */
+    uint32_t *stamp;   /* the generation that wrote it (0: never current) */
+    uint32_t *owned;   /* per slot: the touching pairs its body owns, counted by the list
+                        * sweep (zeroed before it); the walls' kernel adds its walls and
+                        * checks the row, as the claims of the tables do */
+    uint32_t gen;      /* the last completed step's generation: entries current at it */
+    uint32_t next;     /* this step's */
+    /* A rebuild's carry (same slots): slot i's entries current before it, compacted (partner
+     * slot, spring) at q * stride + i, q < carry_n[i], current while carry_gen[i] == gen. */
+    uint32_t *carry_partner;
+    sim_vec4f *carry_a;
+    sim_fric_roll2 *carry_b;
+    uint32_t *carry_n, *carry_gen;
+} sim_gpu_fric_list;
+
 typedef struct {
     uint32_t n;
-    sim_vec4f *spin, *torque; /* d_, user order: always (spin is carried without friction too) */
+    sim_vec4f *spin, *torque; /* d_, slot order: always (spin is carried without friction too) */
+    sim_vec4f *spin_alt;      /* d_: the spin by user index during a re-sort */
+    int spin_live;            /* some spin may be nonzero (uploaded so, or friction was on) */
     int on;                   /* the tables below exist (friction on) */
     unsigned long long *row;  /* d_ */
     uint64_t *h_row;          /* the same on the host */
@@ -51,6 +102,20 @@ typedef struct {
     uint32_t *overflow;  /* d_ */
     uint32_t *h_overflow; /* pinned, read at the frame's sync */
     sim_vec4f *save_spin, *save_torque; /* a long step's start */
+    uint32_t min_cap;                   /* the smallest row */
+    /* The springs beside the neighbour-list entries (sim_gpu_fric_list), ls_entries of them
+     * (cap x stride of the lists; 0: none yet), and the completed steps' generation. */
+    sim_vec4f *ls_a;
+    sim_fric_roll2 *ls_b;
+    uint32_t *ls_stamp, *ls_owned;
+    uint32_t *carry_partner, *carry_n, *carry_gen; /* sim_gpu_fric_list's carry */
+    sim_vec4f *carry_a;
+    sim_fric_roll2 *carry_b;
+    uint64_t ls_entries;
+    uint32_t gen;
+    int ls_dirty;   /* some entry may be current: flush before the tables are read */
+    int owned_step; /* this step's pair sweep counted the owned pairs into ls_owned (the walls'
+                     * kernel checks the rows; otherwise the tables' claims did) */
 } sim_gpu_friction;
 
 /* Device bytes per body besides the tables (spin, torque). */
@@ -64,13 +129,19 @@ void sim_gpu_friction_free(sim_gpu_friction *fr);
  * tables freed. keep: friction stays on and st has no new histories: the tables go on. */
 sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state *st, int keep,
                                   cudaStream_t s, sim_error *err);
-/* st's spin (0 where it has none) onto the device. */
+/* st's spin (0 where it has none) onto the device, in the user's order: the caller has the body
+ * order the identity (creation, set_state). */
 sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *st, cudaStream_t s,
                                         sim_error *err);
-/* The device's spin into out->spin and the last step's histories into out->contacts (by body,
- * then partner, as sim_cpu_friction_read); syncs. */
-sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, sim_state *out, cudaStream_t s,
-                                 sim_error *err);
+/* The device's spin into out->spin (order: the host's copy of slot -> user, NULL: identity) and
+ * the last step's histories into out->contacts (by body, then partner, as
+ * sim_cpu_friction_read); syncs. */
+sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *order, sim_state *out,
+                                 cudaStream_t s, sim_error *err);
+/* A re-sort: the spin from the slots of old_order into those of new_order (device arrays, slot ->
+ * user; NULL: identity). Nothing to do while no spin can be nonzero. */
+sim_status sim_gpu_friction_permute(sim_gpu_friction *fr, const uint32_t *old_order,
+                                    const uint32_t *new_order, cudaStream_t s, sim_error *err);
 /* The kernels' view for a sweep (perm: the body order, dt: 0 for the forces alone). */
 sim_gpu_fric sim_gpu_friction_view(const sim_gpu_friction *fr, const uint32_t *perm, float dt);
 /* A contact sweep's start: this step's counters and the torques zeroed. */
@@ -87,10 +158,20 @@ sim_status sim_gpu_friction_verlet_second(const sim_gpu_bodies *b, const sim_gpu
                                           uint64_t *d_flag, uint32_t step, cudaStream_t s,
                                           sim_error *err);
 /* The spin's half kick alone (the first half of the step, after the velocity's). */
-sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr,
-                                 const uint32_t *perm, float dt, cudaStream_t s, sim_error *err);
-/* The step's table becomes the last step's. */
+sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr, float dt,
+                                 cudaStream_t s, sim_error *err);
+/* The step's table becomes the last step's, and its list entries current. */
 void sim_gpu_friction_commit(sim_gpu_friction *fr);
+/* Springs beside `entries` list entries (the lists' cap x stride), none current; kept when they
+ * are that many already. The caller flushes first (ls_dirty): their contents go. */
+sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries, cudaStream_t s,
+                                         sim_error *err);
+void sim_gpu_friction_list_free(sim_gpu_friction *fr);
+/* No entry current (the tables were replaced, or a cut step wrote some: restore). */
+sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s, sim_error *err);
+sim_gpu_fric_list sim_gpu_friction_list_view(const sim_gpu_friction *fr);
+/* The view a flush stores through: its store table (next_*) is the last step's. */
+sim_gpu_fric sim_gpu_friction_flush_view(const sim_gpu_friction *fr, const uint32_t *perm);
 /* The overflow flag back to none (a frame's start), and read after the frame's sync:
  * SIM_UNSTABLE naming the lowest body that had more contacts than slots. */
 sim_status sim_gpu_friction_frame_start(sim_gpu_friction *fr, cudaStream_t s, sim_error *err);

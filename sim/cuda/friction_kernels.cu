@@ -23,10 +23,14 @@ unsigned blocks_for(uint64_t n) {
 
 /* Body u's six walls with friction, as sim_cpu_friction_body: a history looked up only for a
  * wall the body overlaps, stored when it touches; adds the walls' forces to *f and torques to
- * *t, and gravity's m g to *f. */
+ * *t, and gravity's m g to *f. owned: the pairs u owns that the list sweep kept beside its
+ * entries (sim_gpu_fric_list.owned): with its walls past the row's capacity (read only past
+ * min_cap, the smallest row), u is flagged as a claim past the row would flag it. */
 __device__ void walls_and_gravity(const sim_gpu_fric &fr, const sim_physics_f &ph, uint32_t u,
-                                  const sim_vec4f &p, const sim_vec4f &v, const sim_vec3f &w,
-                                  sim_vec3f *f, sim_vec3f *t) {
+                                  uint32_t owned, uint32_t min_cap, const sim_vec4f &p,
+                                  const sim_vec4f &v, const sim_vec3f &w, sim_vec3f *f,
+                                  sim_vec3f *t) {
+    uint32_t walls = 0;
     sim_vec3f total;
     total.x = total.y = total.z = 0.0f;
     const float x[3] = {p.x, p.y, p.z};
@@ -42,6 +46,14 @@ __device__ void walls_and_gravity(const sim_gpu_fric &fr, const sim_physics_f &p
         sim_contact_history_f h = sim_fric_find(fr, u, code);
         if (sim_friction_wall_f(p, v, w, k, &h, &ph, fr.dt, &total, t, nullptr)) {
             sim_fric_store(fr, u, code, h);
+            ++walls;
+        }
+    }
+    /* The pairs the list sweep kept beside its entries claimed no slot: the row's check here
+     * (the same count a claim of each would reach; only past the smallest row is it read). */
+    if (owned + walls > min_cap) {
+        if (owned + walls > (uint32_t)(fr.row[u + 1] - fr.row[u])) {
+            atomicMin(fr.overflow, u);
         }
     }
     const float m = v.w;
@@ -67,7 +79,8 @@ template <bool KICK>
 __global__ void __launch_bounds__(kThreads)
     body_kernel(const sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
                 sim_vec4f *__restrict__ force, uint32_t n, float dt, sim_physics_f ph,
-                sim_gpu_fric fr, uint64_t *__restrict__ flag, uint32_t step) {
+                sim_gpu_fric fr, const uint32_t *__restrict__ owned, uint32_t min_cap,
+                uint64_t *__restrict__ flag, uint32_t step) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i >= n) {
         return;
@@ -76,10 +89,12 @@ __global__ void __launch_bounds__(kThreads)
     const sim_vec4f p = sim_ld4(pos + i);
     sim_vec4f v = vel[i];
     sim_vec4f f4 = force[i];
-    sim_vec4f t4 = fr.torque[u];
+    sim_vec4f t4 = fr.torque[i]; /* spin and torque: slot order (friction.h) */
     sim_vec3f f = sim_fric_xyz(f4), t = sim_fric_xyz(t4);
-    sim_vec3f w = sim_fric_xyz(fr.spin[u]);
-    walls_and_gravity(fr, ph, u, p, v, w, &f, &t);
+    sim_vec3f w = sim_fric_xyz(fr.spin[i]);
+    /* owned NULL: the sweep's pairs claimed their slots (no check here: min_cap is the most) */
+    walls_and_gravity(fr, ph, u, owned != nullptr ? owned[i] : 0u,
+                      owned != nullptr ? min_cap : UINT32_MAX, p, v, w, &f, &t);
     f4.x = f.x;
     f4.y = f.y;
     f4.z = f.z;
@@ -87,7 +102,7 @@ __global__ void __launch_bounds__(kThreads)
     t4.x = t.x;
     t4.y = t.y;
     t4.z = t.z;
-    fr.torque[u] = t4;
+    fr.torque[i] = t4;
     if constexpr (KICK) {
         sim_verlet_second_f(&v, f, dt);
         vel[i] = v;
@@ -97,7 +112,7 @@ __global__ void __launch_bounds__(kThreads)
         w4.y = w.y;
         w4.z = w.z;
         w4.w = 0.0f;
-        const_cast<sim_vec4f *>(fr.spin)[u] = w4;
+        const_cast<sim_vec4f *>(fr.spin)[i] = w4;
         const float lim = (float)SIM_ESCAPE_FACTOR * ph.box_half;
         if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z))) {
             flag_body(flag, step, u, SIM_GPU_BAD_POSITION);
@@ -113,20 +128,39 @@ __global__ void __launch_bounds__(kThreads)
  * alone, so before or after the drift alike). */
 __global__ void __launch_bounds__(kThreads)
     kick_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel, uint32_t n,
-                float dt, const uint32_t *__restrict__ perm, sim_vec4f *__restrict__ spin,
-                const sim_vec4f *__restrict__ torque) {
+                float dt, sim_vec4f *__restrict__ spin, const sim_vec4f *__restrict__ torque) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i >= n) {
         return;
     }
-    const uint32_t u = perm != nullptr ? perm[i] : i;
-    sim_vec4f w4 = spin[u];
+    sim_vec4f w4 = spin[i]; /* slot order, as the positions */
     sim_vec3f w = sim_fric_xyz(w4);
-    sim_verlet_spin_f(&w, sim_fric_xyz(torque[u]), sim_ld4(pos + i), sim_ld4(vel + i).w, dt);
+    sim_verlet_spin_f(&w, sim_fric_xyz(torque[i]), sim_ld4(pos + i), sim_ld4(vel + i).w, dt);
     w4.x = w.x;
     w4.y = w.y;
     w4.z = w.z;
-    spin[u] = w4;
+    spin[i] = w4;
+}
+
+/* The spin by user index (out[order[i]] = spin[i]; order NULL: identity), and back into slots
+ * by another order (spin[i] = in[order[i]]): a re-sort's permutation of the spin. 36 B per body
+ * each. */
+__global__ void __launch_bounds__(kThreads)
+    spin_to_users_kernel(uint32_t n, const uint32_t *__restrict__ order,
+                         const sim_vec4f *__restrict__ spin, sim_vec4f *__restrict__ out) {
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    if (i < n) {
+        out[order != nullptr ? order[i] : i] = spin[i];
+    }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    spin_to_slots_kernel(uint32_t n, const uint32_t *__restrict__ order,
+                         const sim_vec4f *__restrict__ in, sim_vec4f *__restrict__ spin) {
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    if (i < n) {
+        spin[i] = in[order != nullptr ? order[i] : i];
+    }
 }
 
 /* The state's contacts into the last step's table: contact k at slot at[k]. */
@@ -170,8 +204,7 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     double rot = 0.0, springs = 0.0;
     if (i < n) {
-        const uint32_t u = fr.perm != nullptr ? fr.perm[i] : i;
-        const sim_vec4f p = pos[i], v = vel[i], w = fr.spin[u];
+        const sim_vec4f p = pos[i], v = vel[i], w = fr.spin[i];
         rot = 0.5 * SIM_INERTIA_FACTOR * (double)v.w * (double)p.w * (double)p.w *
               ((double)w.x * w.x + (double)w.y * w.y + (double)w.z * w.z);
     }
@@ -210,7 +243,30 @@ __global__ void __launch_bounds__(kThreads)
     sim_block_sum_add<kThreads>(springs, energy + 1);
 }
 
+void free_list(sim_gpu_friction *fr) {
+    (void)cudaFree(fr->ls_a);
+    (void)cudaFree(fr->ls_b);
+    (void)cudaFree(fr->ls_stamp);
+    (void)cudaFree(fr->ls_owned);
+    (void)cudaFree(fr->carry_partner);
+    (void)cudaFree(fr->carry_a);
+    (void)cudaFree(fr->carry_b);
+    (void)cudaFree(fr->carry_n);
+    (void)cudaFree(fr->carry_gen);
+    fr->carry_partner = fr->carry_n = fr->carry_gen = nullptr;
+    fr->carry_a = nullptr;
+    fr->carry_b = nullptr;
+    fr->ls_a = nullptr;
+    fr->ls_b = nullptr;
+    fr->ls_stamp = nullptr;
+    fr->ls_owned = nullptr;
+    fr->ls_entries = 0;
+    fr->ls_dirty = 0;
+    fr->owned_step = 0;
+}
+
 void free_tables(sim_gpu_friction *fr) {
+    free_list(fr); /* its springs are the tables' pairs: they go with them */
     (void)cudaFree(fr->row);
     free(fr->h_row);
     fr->h_row = nullptr;
@@ -295,9 +351,11 @@ sim_status place_contacts(const sim_state *st, const uint64_t *row, uint32_t *co
 sim_status sim_gpu_friction_alloc(sim_gpu_friction *fr, uint32_t n, sim_error *err) {
     memset(fr, 0, sizeof *fr);
     fr->n = n;
+    fr->gen = 1; /* stamp 0 is never current */
     const size_t v4 = (size_t)(n ? n : 1) * sizeof(sim_vec4f);
     SIM_TRY(device_alloc((void **)&fr->spin, v4, "the spin", n, err));
     SIM_TRY(device_alloc((void **)&fr->torque, v4, "the torques", n, err));
+    SIM_TRY(device_alloc((void **)&fr->spin_alt, v4, "the spin", n, err));
     SIM_TRY(device_alloc((void **)&fr->overflow, sizeof *fr->overflow, "a flag", n, err));
     SIM_CUDA_TRY(cudaMallocHost((void **)&fr->h_overflow, sizeof *fr->h_overflow));
     *fr->h_overflow = UINT32_MAX;
@@ -311,6 +369,7 @@ void sim_gpu_friction_free(sim_gpu_friction *fr) {
     free_tables(fr);
     (void)cudaFree(fr->spin);
     (void)cudaFree(fr->torque);
+    (void)cudaFree(fr->spin_alt);
     (void)cudaFree(fr->overflow);
     (void)cudaFree(fr->save_spin);
     (void)cudaFree(fr->save_torque);
@@ -326,6 +385,7 @@ sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state 
         free_tables(fr);
         return SIM_OK;
     }
+    fr->spin_live = 1; /* friction turns the bodies: the spin moves with them at a re-sort */
     if (fr->on && keep) {
         return SIM_OK;
     }
@@ -447,6 +507,11 @@ sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state 
     fr->row = nf.row;
     fr->h_row = nf.h_row;
     fr->slots = nf.slots;
+    fr->min_cap = UINT32_MAX;
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint64_t cap = nf.h_row[i + 1] - nf.h_row[i];
+        fr->min_cap = cap < fr->min_cap ? (uint32_t)cap : fr->min_cap;
+    }
     for (int t = 0; t < 2; ++t) {
         fr->partner[t] = nf.partner[t];
         fr->count[t] = nf.count[t];
@@ -467,6 +532,7 @@ sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *s
     for (uint32_t i = 0; i < n; ++i) {
         const sim_vec3d v = sim_state_spin(st, i);
         w[i] = sim_vec4f{(float)v.x, (float)v.y, (float)v.z, 0.0f};
+        fr->spin_live |= w[i].x != 0.0f || w[i].y != 0.0f || w[i].z != 0.0f;
     }
     const cudaError_t e1 =
         cudaMemcpyAsync(fr->spin, w, (size_t)n * sizeof *w, cudaMemcpyHostToDevice, s);
@@ -477,8 +543,8 @@ sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *s
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, sim_state *out, cudaStream_t s,
-                                 sim_error *err) {
+sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *order, sim_state *out,
+                                 cudaStream_t s, sim_error *err) {
     const uint32_t n = fr->n;
     sim_vec4f *w = (sim_vec4f *)malloc((size_t)(n ? n : 1) * sizeof *w);
     uint32_t *count = (uint32_t *)malloc((size_t)(n ? n : 1) * sizeof *count);
@@ -498,8 +564,8 @@ sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, sim_state *out, cud
     if (e == cudaSuccess) {
         e = cudaStreamSynchronize(s);
     }
-    for (uint32_t i = 0; e == cudaSuccess && out->spin != nullptr && i < n; ++i) {
-        out->spin[i] = sim_vec4d{w[i].x, w[i].y, w[i].z, 0.0};
+    for (uint32_t i = 0; e == cudaSuccess && out->spin != nullptr && i < n; ++i) { /* slot i */
+        out->spin[order != nullptr ? order[i] : i] = sim_vec4d{w[i].x, w[i].y, w[i].z, 0.0};
     }
     uint64_t total = 0;
     off[0] = 0;
@@ -613,8 +679,8 @@ sim_status sim_gpu_friction_body_forces(const sim_gpu_bodies *b, const sim_gpu_f
                                         const uint32_t *perm, const sim_physics_f *ph, float dt,
                                         cudaStream_t s, sim_error *err) {
     body_kernel<false><<<blocks_for(b->n), kThreads, 0, s>>>(
-        b->pos, b->vel, b->force, b->n, 0.0f, *ph, sim_gpu_friction_view(fr, perm, dt), nullptr,
-        0u);
+        b->pos, b->vel, b->force, b->n, 0.0f, *ph, sim_gpu_friction_view(fr, perm, dt),
+        fr->owned_step ? fr->ls_owned : nullptr, fr->min_cap, nullptr, 0u);
     SIM_CUDA_CHECK_LAUNCH("friction body_kernel");
     return SIM_OK;
 }
@@ -624,15 +690,15 @@ sim_status sim_gpu_friction_verlet_second(const sim_gpu_bodies *b, const sim_gpu
                                           uint64_t *d_flag, uint32_t step, cudaStream_t s,
                                           sim_error *err) {
     body_kernel<true><<<blocks_for(b->n), kThreads, 0, s>>>(
-        b->pos, b->vel, b->force, b->n, dt, *ph, sim_gpu_friction_view(fr, perm, dt), d_flag,
-        step);
+        b->pos, b->vel, b->force, b->n, dt, *ph, sim_gpu_friction_view(fr, perm, dt),
+        fr->owned_step ? fr->ls_owned : nullptr, fr->min_cap, d_flag, step);
     SIM_CUDA_CHECK_LAUNCH("friction body_kernel<kick>");
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr,
-                                 const uint32_t *perm, float dt, cudaStream_t s, sim_error *err) {
-    kick_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->n, dt, perm, fr->spin,
+sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr, float dt,
+                                 cudaStream_t s, sim_error *err) {
+    kick_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->n, dt, fr->spin,
                                                       fr->torque);
     SIM_CUDA_CHECK_LAUNCH("friction kick_kernel");
     return SIM_OK;
@@ -640,6 +706,111 @@ sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction
 
 void sim_gpu_friction_commit(sim_gpu_friction *fr) {
     fr->last = 1 - fr->last;
+    fr->gen = sim_gpu_friction_list_view(fr).next;
+}
+
+sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries, cudaStream_t s,
+                                         sim_error *err) {
+    if (fr->ls_entries == entries && fr->ls_a != nullptr) {
+        return SIM_OK;
+    }
+    free_list(fr);
+    const size_t e = (size_t)(entries ? entries : 1);
+    sim_status st = device_alloc((void **)&fr->ls_a, e * sizeof *fr->ls_a,
+                                 "the springs beside the neighbour lists", fr->n, err);
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->ls_b, e * sizeof *fr->ls_b,
+                          "the springs beside the neighbour lists", fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->ls_stamp, e * sizeof *fr->ls_stamp,
+                          "the springs beside the neighbour lists", fr->n, err);
+    }
+    const size_t nb = (size_t)(fr->n ? fr->n : 1);
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->ls_owned, nb * sizeof(uint32_t), "the contact counts",
+                          fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->carry_partner, e * sizeof *fr->carry_partner,
+                          "the springs carried over a rebuild", fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->carry_a, e * sizeof *fr->carry_a,
+                          "the springs carried over a rebuild", fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->carry_b, e * sizeof *fr->carry_b,
+                          "the springs carried over a rebuild", fr->n, err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->carry_n, nb * sizeof(uint32_t), "the contact counts", fr->n,
+                          err);
+    }
+    if (st == SIM_OK) {
+        st = device_alloc((void **)&fr->carry_gen, nb * sizeof(uint32_t), "the contact counts",
+                          fr->n, err);
+    }
+    if (st != SIM_OK) {
+        free_list(fr);
+        return st;
+    }
+    fr->ls_entries = entries;
+    return sim_gpu_friction_list_invalidate(fr, s, err);
+}
+
+sim_status sim_gpu_friction_permute(sim_gpu_friction *fr, const uint32_t *old_order,
+                                    const uint32_t *new_order, cudaStream_t s, sim_error *err) {
+    if (!fr->on && !fr->spin_live) { /* all zero: nothing moves (the frictionless sort) */
+        return SIM_OK;
+    }
+    spin_to_users_kernel<<<blocks_for(fr->n), kThreads, 0, s>>>(fr->n, old_order, fr->spin,
+                                                                fr->spin_alt);
+    SIM_CUDA_CHECK_LAUNCH("friction spin_to_users_kernel");
+    spin_to_slots_kernel<<<blocks_for(fr->n), kThreads, 0, s>>>(fr->n, new_order, fr->spin_alt,
+                                                                fr->spin);
+    SIM_CUDA_CHECK_LAUNCH("friction spin_to_slots_kernel");
+    return SIM_OK;
+}
+
+void sim_gpu_friction_list_free(sim_gpu_friction *fr) {
+    free_list(fr);
+}
+
+sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s, sim_error *err) {
+    if (fr->ls_stamp != nullptr) {
+        SIM_CUDA_TRY(cudaMemsetAsync(
+            fr->ls_stamp, 0, (size_t)(fr->ls_entries ? fr->ls_entries : 1) * sizeof *fr->ls_stamp,
+            s));
+        SIM_CUDA_TRY(cudaMemsetAsync(fr->carry_gen, 0,
+                                     (size_t)(fr->n ? fr->n : 1) * sizeof *fr->carry_gen, s));
+    }
+    fr->ls_dirty = 0;
+    return SIM_OK;
+}
+
+sim_gpu_fric sim_gpu_friction_flush_view(const sim_gpu_friction *fr, const uint32_t *perm) {
+    sim_gpu_fric v = sim_gpu_friction_view(fr, perm, 0.0f);
+    v.next_partner = fr->partner[fr->last];
+    v.next_count = fr->count[fr->last];
+    v.next_hist = fr->hist[fr->last];
+    return v;
+}
+
+sim_gpu_fric_list sim_gpu_friction_list_view(const sim_gpu_friction *fr) {
+    sim_gpu_fric_list v;
+    v.a = fr->ls_a;
+    v.b = fr->ls_b;
+    v.stamp = fr->ls_stamp;
+    v.owned = fr->ls_owned;
+    v.carry_partner = fr->carry_partner;
+    v.carry_a = fr->carry_a;
+    v.carry_b = fr->carry_b;
+    v.carry_n = fr->carry_n;
+    v.carry_gen = fr->carry_gen;
+    v.gen = fr->gen;
+    v.next = fr->gen + 1u != 0u ? fr->gen + 1u : 1u; /* 0 stays never current */
+    return v;
 }
 
 sim_status sim_gpu_friction_frame_start(sim_gpu_friction *fr, cudaStream_t s, sim_error *err) {

@@ -423,8 +423,8 @@ __global__ void __launch_bounds__(TILE)
                 const uint32_t j = j0 + (uint32_t)jl;
                 const uint32_t uj = fric.perm != nullptr ? fric.perm[j] : j;
                 sim_vec3f f, ta, tb;
-                if (sim_fric_contact(fric, ph, ui, uj, pi, sim_ld4(vel + i), pj, sim_ld4(vel + j),
-                                     ui > uj, &f, &ta, &tb, nullptr)) {
+                if (sim_fric_contact(fric, ph, ui, uj, i, j, pi, sim_ld4(vel + i), pj,
+                                     sim_ld4(vel + j), ui > uj, &f, &ta, &tb, nullptr)) {
                     fx += f.x;
                     fy += f.y;
                     fz += f.z;
@@ -454,7 +454,7 @@ __global__ void __launch_bounds__(TILE)
             t.y = ty;
             t.z = tz;
             t.w = 0.0f;
-            fric.torque[ui] = t;
+            fric.torque[i] = t; /* slot order (friction.h) */
         }
     }
 }

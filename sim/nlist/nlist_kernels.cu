@@ -344,8 +344,9 @@ __global__ void __launch_bounds__(kBuildWarps * 32)
 /* ---- the sweeps ---- */
 
 /* What a sweep produces: forces (the step), the contact potential (energy, not timed), the
- * touching pairs (the contacts hook), or forces with friction (cuda/friction.cuh: each pair
- * once, a full list's from its larger slot as the CPU's; both forces and the torques by atomics).
+ * touching pairs (the contacts hook), or forces with friction (cuda/friction.h: the springs beside
+ * the entries; a half list's pair by its row's thread, the other body's force and torque by
+ * atomics; a full list's pair by both rows' threads alike, each its own body's, no atomics).
  * kFriction is its own instantiation: the frictionless sweeps are the code they were. */
 enum sweep_mode { kForce, kEnergy, kContacts, kFriction };
 /* Resident blocks the sweeps are compiled for: kSweepBlocksPerSm caps a thread at 42 registers,
@@ -363,7 +364,8 @@ struct sweep_sink {
     sim_body_pair *out;
     uint32_t out_cap;
     uint32_t *out_count;
-    sim_gpu_fric fric; /* kFriction */
+    sim_gpu_fric fric;           /* kFriction: the tables, spin, torques */
+    sim_gpu_fric_list fric_list; /* kFriction: the springs beside the entries */
 };
 
 /* The tile pairs of the last build, for the fallback (nlist.h). */
@@ -427,6 +429,10 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
             sim_vec4f vi;
             vi.x = vi.y = vi.z = vi.w = 0.0f;
             bool have_vi = false;
+            /* kFriction: body i's user index (who owns a pair) and torque */
+            uint32_t ui = 0u;
+            sim_vec3f ti;
+            ti.x = ti.y = ti.z = 0.0f;
             for (uint32_t k = 0; k < c; ++k) {
                 const uint32_t j = nbr[(size_t)k * stride + i];
                 const sim_vec4f pj = sim_ld4(pos + j);
@@ -442,17 +448,96 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                     continue;
                 }
                 if (!have_vi) {
-                    vi = sim_ld4(vel + i);
+                    if constexpr (MODE != kFriction) {
+                        vi = sim_ld4(vel + i);
+                    } else {
+                        ui = sink.fric.perm != nullptr ? sink.fric.perm[i] : i;
+                    }
                     have_vi = true;
                 }
                 if constexpr (MODE == kFriction) {
-                    if (once) {
-                        const sim_vec3f f =
-                            sim_fric_pair(sink.fric, ph, i, j, pi, vi, pj, sim_ld4(vel + j), nullptr);
-                        fx += f.x;
-                        fy += f.y;
-                        fz += f.z;
-                        sim_atomic_add3(force + j, -f.x, -f.y, -f.z);
+                    /* body i's velocity and spin again per contact (L1): registers the
+                     * frictional visit needs not to spill, across the loop */
+                    const sim_vec4f vi = sim_ld4(vel + i);
+                    const sim_gpu_fric &fr = sink.fric;
+                    const sim_gpu_fric_list &ls = sink.fric_list;
+                    const uint32_t uj = fr.perm != nullptr ? fr.perm[j] : j;
+                    const bool i_owns = ui > uj; /* the owner is sim_friction_contact_f's i */
+                    const size_t at = (size_t)k * stride + i;
+                    sim_contact_history_f h;
+                    if (ls.stamp[at] == ls.gen) { /* this entry's, written by the last step */
+                        const sim_vec4f sa = ls.a[at];
+                        const sim_fric_roll2 sb = ls.b[at];
+                        h.xi.x = sa.x;
+                        h.xi.y = sa.y;
+                        h.xi.z = sa.z;
+                        h.roll.x = sa.w;
+                        h.roll.y = sb.y;
+                        h.roll.z = sb.z;
+                    } else { /* carried over this step's rebuild, new, or in the table */
+                        bool carried = false;
+                        if (ls.carry_gen[i] == ls.gen) { /* row i before the rebuild */
+                            const uint32_t m = ls.carry_n[i];
+                            for (uint32_t q = 0; q < m; ++q) {
+                                const size_t cq = (size_t)q * stride + i;
+                                if (ls.carry_partner[cq] == j) {
+                                    const sim_vec4f sa = ls.carry_a[cq];
+                                    const sim_fric_roll2 sb = ls.carry_b[cq];
+                                    h.xi.x = sa.x;
+                                    h.xi.y = sa.y;
+                                    h.xi.z = sa.z;
+                                    h.roll.x = sa.w;
+                                    h.roll.y = sb.y;
+                                    h.roll.z = sb.z;
+                                    carried = true;
+                                    break;
+                                }
+                            }
+                        }
+                        if (!carried) { /* new, or flushed into the table (a re-sort, upload) */
+                            h = sim_fric_find(fr, i_owns ? ui : uj, i_owns ? uj : ui);
+                        }
+                    }
+                    const sim_vec4f vj = sim_ld4(vel + j);
+                    const sim_vec3f wi = sim_fric_xyz(fr.spin[i]); /* slot order */
+                    const sim_vec3f wj = sim_fric_xyz(fr.spin[j]);
+                    sim_vec3f f, t_own, t_other;
+                    if (!sim_friction_contact_f(i_owns ? pi : pj, i_owns ? vi : vj,
+                                                i_owns ? wi : wj, i_owns ? pj : pi,
+                                                i_owns ? vj : vi, i_owns ? wj : wi, &h, &ph, fr.dt,
+                                                &f, &t_own, &t_other, nullptr)) {
+                        continue; /* no contact: the entry is not written, so not current */
+                    }
+                    if (fr.dt != 0.0f) { /* a step's sweep: the spring advances (in place) */
+                        sim_vec4f sa;
+                        sa.x = h.xi.x;
+                        sa.y = h.xi.y;
+                        sa.z = h.xi.z;
+                        sa.w = h.roll.x;
+                        sim_fric_roll2 sb;
+                        sb.y = h.roll.y;
+                        sb.z = h.roll.z;
+                        ls.a[at] = sa;
+                        ls.b[at] = sb;
+                        ls.stamp[at] = ls.next;
+                    }
+                    const float sg = i_owns ? 1.0f : -1.0f; /* f is the owner's */
+                    fx += sg * f.x;
+                    fy += sg * f.y;
+                    fz += sg * f.z;
+                    const sim_vec3f tm = i_owns ? t_own : t_other;
+                    ti.x += tm.x;
+                    ti.y += tm.y;
+                    ti.z += tm.z;
+                    /* the owner's count (a register less than a sum across the loop); a full
+                     * list's other end has it too, and leaves it to the owner's row */
+                    if (HALF || i_owns) {
+                        atomicAdd(ls.owned + (i_owns ? i : j), 1u);
+                    }
+                    if constexpr (HALF) { /* the pair is in this row only */
+                        const sim_vec3f tj = i_owns ? t_other : t_own;
+                        sim_atomic_add3(force + j, -sg * f.x, -sg * f.y, -sg * f.z);
+                        sim_atomic_add3(fr.torque + j, tj.x, tj.y, tj.z);
                     }
                     continue;
                 }
@@ -470,8 +555,28 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                     }
                 }
             }
-            if constexpr (MODE == kFriction) { /* other threads add to force[i] too */
-                sim_atomic_add3(force + i, fx, fy, fz);
+            if constexpr (MODE == kFriction) {
+                if (HALF) { /* other threads add to body i too */
+                    sim_atomic_add3(force + i, fx, fy, fz);
+                    if (have_vi) {
+                        sim_atomic_add3(sink.fric.torque + i, ti.x, ti.y, ti.z);
+                    }
+                } else { /* body i's alone: stored (the torques zeroed before the sweep) */
+                    sim_vec4f f4;
+                    f4.x = fx;
+                    f4.y = fy;
+                    f4.z = fz;
+                    f4.w = 0.0f;
+                    force[i] = f4;
+                    if (have_vi) {
+                        sim_vec4f t4;
+                        t4.x = ti.x;
+                        t4.y = ti.y;
+                        t4.z = ti.z;
+                        t4.w = 0.0f;
+                        sink.fric.torque[i] = t4;
+                    }
+                }
             }
             if constexpr (MODE == kForce) {
                 if (HALF) {
@@ -562,6 +667,111 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
             }
         }
     }
+}
+
+/* Friction's springs beside the entries that are current, and a rebuild's carry (cuda/friction.h),
+ * into the last step's table, by owner and partner (a full list's pair from its owner's row: both
+ * rows hold the same spring), each made stale where it was. Returns at once (every block) unless
+ * forced or the lists are rebuilt this step (on_overflow: unless they overflowed, after the build:
+ * the sweep then walks the tile pairs with the tables, and the carry goes there).
+ *
+ * Launch contract: ceil(N / 256) blocks of 256 threads, thread i slot i (guard i < n). Cost per
+ * body: its count and perm, 4 B per entry (the stamps, coalesced as nbr); per current entry its
+ * partner and perm, 24 B of spring, a slot claim (an atomic) and 28 B into the owner's row. */
+__global__ void __launch_bounds__(kThreads)
+    fric_flush_kernel(const uint32_t *__restrict__ nbr, const uint32_t *__restrict__ count,
+                      uint32_t stride, uint32_t cap, uint32_t n,
+                      const sim_gpu_nlist_counts *__restrict__ nc, int forced, int on_overflow,
+                      int full, sim_gpu_fric into, sim_gpu_fric_list ls) {
+    if (on_overflow ? nc->overflow == 0u : !forced && nc->rebuild == 0u) {
+        return;
+    }
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    const uint32_t ui = into.perm != nullptr ? into.perm[i] : i;
+    /* source 0: the entries; 1: the carry of a rebuild whose sweep has not run */
+    const uint32_t most = count[i];
+    const uint32_t c = most < cap ? most : cap;
+    const bool carried = ls.carry_gen[i] == ls.gen;
+    const uint32_t m = carried ? ls.carry_n[i] : 0u;
+    for (uint32_t k = 0; k < c + m; ++k) {
+        const bool entry = k < c;
+        const size_t at = (size_t)(entry ? k : k - c) * stride + i;
+        uint32_t j;
+        sim_vec4f sa;
+        sim_fric_roll2 sb;
+        if (entry) {
+            if (ls.stamp[at] != ls.gen) {
+                continue;
+            }
+            ls.stamp[at] = 0u;
+            j = nbr[at];
+            sa = ls.a[at];
+            sb = ls.b[at];
+        } else {
+            j = ls.carry_partner[at];
+            sa = ls.carry_a[at];
+            sb = ls.carry_b[at];
+        }
+        const uint32_t uj = into.perm != nullptr ? into.perm[j] : j;
+        if (full && ui < uj) {
+            continue; /* the owner's row flushes it */
+        }
+        sim_contact_history_f h;
+        h.xi.x = sa.x;
+        h.xi.y = sa.y;
+        h.xi.z = sa.z;
+        h.roll.x = sa.w;
+        h.roll.y = sb.y;
+        h.roll.z = sb.z;
+        sim_fric_store(into, ui > uj ? ui : uj, ui > uj ? uj : ui, h);
+    }
+    if (carried) {
+        ls.carry_gen[i] = 0u;
+    }
+}
+
+/* A rebuild's carry (cuda/friction.h): slot i's current entries, compacted with their partners'
+ * slots beside the old lists, before the build overwrites them; the sweep that follows finds a
+ * pair's spring there, in the row of the same slot (the slots do not change between: a re-sort
+ * flushes first), with no table and no atomics. Entries carried are made stale. A row carried
+ * already at this generation (a second rebuild before the step's sweep: its entries cannot be
+ * current since) keeps its carry. Gated as the flush.
+ *
+ * Launch contract: ceil(N / 256) blocks of 256 threads, thread i slot i (guard i < n). Cost per
+ * body: its count and carry generation, 4 B per entry (the stamps), per current entry 28 B read
+ * and 28 B written in the same slot-major layout; 8 B per body written. */
+__global__ void __launch_bounds__(kThreads)
+    fric_carry_kernel(const uint32_t *__restrict__ nbr, const uint32_t *__restrict__ count,
+                      uint32_t stride, uint32_t cap, uint32_t n,
+                      const sim_gpu_nlist_counts *__restrict__ nc, int forced,
+                      sim_gpu_fric_list ls) {
+    if (!forced && nc->rebuild == 0u) {
+        return;
+    }
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    if (i >= n || ls.carry_gen[i] == ls.gen) {
+        return;
+    }
+    const uint32_t most = count[i];
+    const uint32_t c = most < cap ? most : cap;
+    uint32_t q = 0;
+    for (uint32_t k = 0; k < c; ++k) {
+        const size_t at = (size_t)k * stride + i;
+        if (ls.stamp[at] != ls.gen) {
+            continue;
+        }
+        ls.stamp[at] = 0u;
+        const size_t cq = (size_t)q * stride + i;
+        ls.carry_partner[cq] = nbr[at];
+        ls.carry_a[cq] = ls.a[at];
+        ls.carry_b[cq] = ls.b[at];
+        ++q;
+    }
+    ls.carry_n[i] = q;
+    ls.carry_gen[i] = ls.gen;
 }
 
 } // namespace nl
@@ -716,11 +926,39 @@ sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph
 
 sim_status sim_gpu_nlist_friction(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                   const sim_gpu_cull *c, const sim_gpu_nlist *l,
-                                  const sim_gpu_fric *fric, unsigned flags, int count_contacts,
-                                  cudaStream_t s, sim_error *err) {
+                                  const sim_gpu_fric *fric, const sim_gpu_fric_list *springs,
+                                  unsigned flags, int count_contacts, cudaStream_t s,
+                                  sim_error *err) {
     sweep_sink sink = {};
     sink.fric = *fric;
+    sink.fric_list = *springs;
     return launch_sweep<kFriction>(b, ph, c, l, sink, flags, count_contacts, s, err);
+}
+
+sim_status sim_gpu_nlist_friction_flush(const sim_gpu_nlist *l, const sim_gpu_fric *into,
+                                        const sim_gpu_fric_list *springs, int forced,
+                                        cudaStream_t s, sim_error *err) {
+    fric_flush_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(
+        l->nbr, l->count, l->stride, l->cap, l->n, l->counts, forced, 0, !l->half, *into, *springs);
+    SIM_CUDA_CHECK_LAUNCH("nlist fric_flush_kernel");
+    return SIM_OK;
+}
+
+sim_status sim_gpu_nlist_friction_overflowed(const sim_gpu_nlist *l, const sim_gpu_fric *into,
+                                             const sim_gpu_fric_list *springs, cudaStream_t s,
+                                             sim_error *err) {
+    fric_flush_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(
+        l->nbr, l->count, l->stride, l->cap, l->n, l->counts, 0, 1, !l->half, *into, *springs);
+    SIM_CUDA_CHECK_LAUNCH("nlist fric_flush_kernel");
+    return SIM_OK;
+}
+
+sim_status sim_gpu_nlist_friction_carry(const sim_gpu_nlist *l, const sim_gpu_fric_list *springs,
+                                        int forced, cudaStream_t s, sim_error *err) {
+    fric_carry_kernel<<<body_blocks(l->n), kThreads, 0, s>>>(l->nbr, l->count, l->stride, l->cap,
+                                                             l->n, l->counts, forced, *springs);
+    SIM_CUDA_CHECK_LAUNCH("nlist fric_carry_kernel");
+    return SIM_OK;
 }
 
 sim_status sim_gpu_nlist_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,

@@ -95,13 +95,32 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
 sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                 const sim_gpu_cull *c, const sim_gpu_nlist *l, unsigned flags,
                                 int count_contacts, cudaStream_t s, sim_error *err);
-/* sim_gpu_nlist_forces with friction (cuda/friction.h): each pair once, its history found and
- * stored, the torques added into fric->torque (zeroed by the caller); forces cleared as there. */
+/* sim_gpu_nlist_forces with friction (cuda/friction.h): the springs beside the entries
+ * (springs: cap x stride of them, their owned counts zeroed by the caller), a spring not current
+ * there taken from fric's last table; the torques into fric->torque (zeroed by the caller);
+ * forces cleared as there. A list that overflowed sweeps the tile pairs with the tables. */
 sim_status sim_gpu_nlist_friction(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                   const sim_gpu_cull *c, const sim_gpu_nlist *l,
-                                  const sim_gpu_fric *fric, unsigned flags, int count_contacts,
-                                  cudaStream_t s, sim_error *err);
+                                  const sim_gpu_fric *fric, const sim_gpu_fric_list *springs,
+                                  unsigned flags, int count_contacts, cudaStream_t s,
+                                  sim_error *err);
+/* The springs current beside the entries, and a rebuild's carry, into `into`'s store table (the
+ * last step's: see sim_gpu_friction_flush_view), made stale: forced, or (0) only when the lists
+ * are rebuilt this step, on the device's flag. */
+sim_status sim_gpu_nlist_friction_flush(const sim_gpu_nlist *l, const sim_gpu_fric *into,
+                                        const sim_gpu_fric_list *springs, int forced,
+                                        cudaStream_t s, sim_error *err);
 /* The contact potential over the lists, added to *d_energy (not timed). */
+/* When the lists are rebuilt this step (the device's flag, or forced), before
+ * sim_gpu_nlist_boxes: each slot's current springs carried beside the old lists for the sweep
+ * after the build (cuda/friction.h); the slots must not change before it (a re-sort flushes). */
+sim_status sim_gpu_nlist_friction_carry(const sim_gpu_nlist *l, const sim_gpu_fric_list *springs,
+                                        int forced, cudaStream_t s, sim_error *err);
+/* After sim_gpu_nlist_build: when the lists overflowed (the device's flag), the carry into the
+ * table as the flush does (the sweep falls back to the tile pairs, which read the tables). */
+sim_status sim_gpu_nlist_friction_overflowed(const sim_gpu_nlist *l, const sim_gpu_fric *into,
+                                             const sim_gpu_fric_list *springs, cudaStream_t s,
+                                             sim_error *err);
 sim_status sim_gpu_nlist_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                 const sim_gpu_cull *c, const sim_gpu_nlist *l, double *d_energy,
                                 cudaStream_t s, sim_error *err);
