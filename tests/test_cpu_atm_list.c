@@ -19,6 +19,7 @@
  *    periodic boxes too (every axis; x and z, a cut-off of 2.6 m in a period of 7 m). */
 #include "nbsim/backend.h"
 #include "nlist/cpu_atm_list.h"
+#include "step/backend_impl.h"
 
 #include "ensure.h"
 #include "test_backend_util.h"
@@ -316,8 +317,33 @@ static void test_stepped(void) {
     stepped_case(&d, 16, 1000);
 }
 
+/* Lists only where they pay (SIM_ATM_LIST_MAX_NEIGHBOURS within reach): the
+ * `triplets` scene at R = 3 m (~85 within R, more with the skin) sweeps its lists; a cut-off
+ * spanning the box (every body within reach of every other) keeps its tile triples. */
+static void test_where_lists_pay(void) {
+    tscene a = tscene_builtin("triplets", 4096, 3.0, 7u);
+    sim_backend *b = cpu_backend(&a, &a.p, 1000);
+    const double k = b->atm_reach_bodies;
+    sim_frame_timing t;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+    ENSURE_MSG(sim_backend_atm_listing(b) && t.atm_lists && k > 60.0 && k <= 150.0,
+               "triplets at R = 3: %.0f within reach, lists %d", k, t.atm_lists);
+    printf("  %s: %.0f bodies within reach (the bodies' bounding box): lists\n", a.name, k);
+    sim_backend_destroy(b);
+    tscene_free(&a);
+    tscene c = cloud(600, 4.0, 100.0, 13u, "whole-box");
+    sim_backend *w = cpu_backend(&c, &c.p, 1000);
+    const double kw = w->atm_reach_bodies;
+    ENSURE_MSG(!sim_backend_atm_listing(w) && kw == 599.0, "R = 100 m: %.0f within reach", kw);
+    printf("  %s: %.0f bodies within reach: tile triples\n", c.name, kw);
+    sim_backend_destroy(w);
+    tscene_free(&c);
+}
+
 int main(int argc, char **argv) {
     static const ensure_test tests[] = {
+        {"where_lists_pay", test_where_lists_pay},
         {"builtin_scenes", test_builtin},
         {"random_clouds", test_clouds},
         {"on_the_cutoff", test_on_cutoff},

@@ -757,6 +757,7 @@ static void apply_params(cpu_backend *b, const sim_params *p) {
     b->dt = p->dt > 0.0 ? p->dt : sim_default_dt(p, &b->st);
     b->ph.inv_dt = b->dt > 0.0 ? 1.0 / b->dt : 0.0;
     b->base.nlist_skin = sim_nlist_skin(p, &b->st, b->dt);
+    b->base.atm_reach_bodies = sim_atm_list_neighbours(p, &b->st, b->base.nlist_skin);
 }
 
 static void cpu_destroy(sim_backend *base) {

@@ -30,3 +30,24 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt) {
 double sim_nlist_skin(const sim_params *p, const sim_state *s, double dt) {
     return p->skin.set ? p->skin.value : sim_nlist_auto_skin(p, s, dt);
 }
+
+double sim_atm_list_neighbours(const sim_params *p, const sim_state *s, double skin) {
+    if (s->n < 2 || !(p->atm_cutoff > 0.0)) {
+        return 0.0;
+    }
+    double lo[3] = {s->pos[0].x, s->pos[0].y, s->pos[0].z}, hi[3] = {lo[0], lo[1], lo[2]};
+    for (uint32_t i = 1; i < s->n; ++i) {
+        const double x[3] = {s->pos[i].x, s->pos[i].y, s->pos[i].z};
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = fmin(lo[k], x[k]);
+            hi[k] = fmax(hi[k], x[k]);
+        }
+    }
+    const double reach = p->atm_cutoff + skin;
+    double volume = 1.0;
+    for (int k = 0; k < 3; ++k) { /* a flat or thin cloud: its thickness counts as the reach */
+        volume *= fmin(fmax(hi[k] - lo[k], reach), 2.0 * p->box_half);
+    }
+    const double ball = 4.0 / 3.0 * 3.14159265358979323846 * reach * reach * reach;
+    return fmin((double)(s->n - 1) * ball / volume, (double)(s->n - 1));
+}

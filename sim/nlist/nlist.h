@@ -164,6 +164,12 @@ SIM_HD int sim_nlist_moved_pd(sim_vec4d p, sim_vec4d ref, double h2, const sim_p
 /* The skin [m] for these bodies and step dt [s]: params.skin when set (0: no lists), else
  * sim_nlist_auto_skin. */
 double sim_nlist_skin(const sim_params *p, const sim_state *s, double dt);
+/* The bodies within the ATM cut-off's list reach (params.atm_cutoff + skin) of a body, at the
+ * density of the bodies' bounding box (each side at least the reach, at most the box): what
+ * decides whether that cut-off sweeps lists (SIM_ATM_LIST_MAX_NEIGHBOURS, nlist/atm_list.h);
+ * 0 without a cut-off. The mean density of the walls' box would miss a cluster in a large box
+ * (the `triplets` lattice fills an eighth of its box). */
+double sim_atm_list_neighbours(const sim_params *p, const sim_state *s, double skin);
 /* The automatic skin: 2 K v dt with K = SIM_NLIST_AUTO_STEPS and v the fastest body's speed plus
  * what gravity adds in K steps, clamped to [SIM_NLIST_SKIN_MIN, SIM_NLIST_SKIN_MAX] x the smallest
  * diameter; the minimum when the maximum would last fewer than SIM_NLIST_FAST_STEPS steps; 0

@@ -8,6 +8,7 @@
 #include "physics/physics.h"
 #include "nbsim/size_limits.h"
 #include "cull/triplet_cull.h"
+#include "nlist/atm_list.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,8 @@ int sim_backend_triplet_culling(const sim_backend *b) {
 }
 
 int sim_backend_atm_listing(const sim_backend *b) {
-    return sim_backend_triplet_culling(b) && b->nlist_skin > 0.0 && b->rank.world <= 1;
+    return sim_backend_triplet_culling(b) && b->nlist_skin > 0.0 && b->rank.world <= 1 &&
+           b->atm_reach_bodies <= SIM_ATM_LIST_MAX_NEIGHBOURS;
 }
 
 uint64_t sim_cull_initial_capacity(const sim_backend *b) {

@@ -63,6 +63,8 @@ struct sim_backend {
     /* The neighbour lists' skin [m] for the current bodies, parameters and step (nlist.h:
      * params.skin, or the automatic one), kept by the backend; 0: no lists. */
     double nlist_skin;
+    /* bodies within the ATM lists' reach of a body (sim_atm_list_neighbours), set with the skin */
+    double atm_reach_bodies;
     /* The stepper and the primitives it steps this backend with (stepper.ops NULL: a composite,
      * whose members are stepped). */
     sim_stepper stepper;
@@ -96,7 +98,9 @@ int sim_backend_triplet_culling(const sim_backend *b);
  * several ranks (each rank sweeps the tile triples of its rows, triplet_cull.h; splitting the
  * lists' rows the same way is not built yet). Periodic axes: minimum-image lists on the CPU; the
  * CUDA backend keeps its tile triples there (sim_cuda_atm_listed: its list kernels take raw
- * separations). */
+ * separations). And only where they pay: at most SIM_ATM_LIST_MAX_NEIGHBOURS bodies within the
+ * reach (b->atm_reach_bodies: at the density of the bodies' bounding box when the state or the
+ * parameters were set); a longer cut-off keeps the tile triples. */
 int sim_backend_atm_listing(const sim_backend *b);
 
 /* Plans the maps for b->n and b->config.tile under params p (the triplet plan when p->triplets;
