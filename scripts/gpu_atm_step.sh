@@ -3,7 +3,7 @@
 # On a GPU machine, once, for issue 20 item 5 wired (the ATM cut-off over its neighbour lists as
 # the CUDA step's default): build, the tests of the wiring (test_gpu_atm_list: the stepped lists
 # against the tile triples and the CPU, an overflow, periodic keeping tiles; test_gpu_tcull: the
-# tile triples, skin 0; test_atm_list_emu), then the whole step of `nbsim` on the `gas` and
+# tile triples, skin 0; the emulated kernels' test_atm_list_emu is CI's), then the whole step of `nbsim` on the `gas` and
 # `triplets` scenes at N = 16,384 and 262,144 with the cut-off 3 m, the lists (the automatic
 # skin) against the tile triples (--skin 0) in the same run. In $OUT (default ./gpu_atm_step_out):
 #   atm_step.md    per scene and N: ms per step (means over the run, rebuilds included) of the
@@ -21,12 +21,12 @@ finish() {
 }
 
 device_info
-build_targets nbsim test_gpu_atm_list test_gpu_tcull test_atm_list_emu ||
+build_targets nbsim test_gpu_atm_list test_gpu_tcull ||
   { echo "BUILD FAILED" | tee "$OUT/summary.txt"; finish; }
 cuobjdump --dump-resource-usage "$B/sim/libnbsim_sim.a" 2>/dev/null |
   grep -A1 -E "atm_list_" | grep -E "Function|REG" >"$logs/resource_usage.txt"
 
-for t in test_gpu_atm_list test_gpu_tcull test_atm_list_emu; do
+for t in test_gpu_atm_list test_gpu_tcull; do
   step "$t"
   timeout 300 "$bin/$t" >"$logs/$t.log" 2>&1
   rc=$?
