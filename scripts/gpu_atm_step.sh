@@ -3,9 +3,9 @@
 # On a GPU machine, once, for issue 20 item 5 wired (the ATM cut-off over its neighbour lists as
 # the CUDA step's default): build, the tests of the wiring (test_gpu_atm_list: the stepped lists
 # against the tile triples and the CPU, an overflow, periodic keeping tiles; test_gpu_tcull: the
-# tile triples, skin 0; the emulated kernels' test_atm_list_emu is CI's), then the whole step of `nbsim` on the `gas` and
-# `triplets` scenes at N = 16,384 and 262,144 with the cut-off 3 m, the lists (the automatic
-# skin) against the tile triples (--skin 0) in the same run. In $OUT (default ./gpu_atm_step_out):
+# tile triples, skin 0; the emulated kernels' test_atm_list_emu is CI's), then the whole step of
+# `nbsim` on the `gas` and `triplets` scenes at N = 16,384 and 262,144 with the cut-off 3 m, the
+# lists (the automatic skin) against the tile triples (--skin 0) in the same run. In $OUT (default ./gpu_atm_step_out):
 #   atm_step.md    per scene and N: ms per step (means over the run, rebuilds included) of the
 #                  step, the ATM phases (triplet_cull: the lists' checks and builds, or the
 #                  tile-triple culling; triplet: the sweep) for both paths, the lists' rebuilds,
