@@ -51,6 +51,29 @@ static __device__ __forceinline__ sim_contact_history_f sim_fric_find(const sim_
     return none;
 }
 
+/* A spring beside a list entry (friction.h: sim_fric_roll2) from and into its two words. */
+static __device__ __forceinline__ sim_contact_history_f sim_fric_unpack(const sim_vec4f &a,
+                                                                         const sim_fric_roll2 &b) {
+    sim_contact_history_f h;
+    h.xi.x = a.x;
+    h.xi.y = a.y;
+    h.xi.z = a.z;
+    h.roll.x = a.w;
+    h.roll.y = b.y;
+    h.roll.z = b.z;
+    return h;
+}
+
+static __device__ __forceinline__ void sim_fric_pack(const sim_contact_history_f &h, sim_vec4f *a,
+                                                     sim_fric_roll2 *b) {
+    a->x = h.xi.x;
+    a->y = h.xi.y;
+    a->z = h.xi.z;
+    a->w = h.roll.x;
+    b->y = h.roll.y;
+    b->z = h.roll.z;
+}
+
 /* Owner u's history with partner into this step's table: a slot claimed with one atomicAdd (any
  * order: lookups go by partner); a full row keeps counting and names the lowest such body. */
 static __device__ __forceinline__ void sim_fric_store(const sim_gpu_fric &fr, uint32_t u,

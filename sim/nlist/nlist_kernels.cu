@@ -466,14 +466,9 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                     const size_t at = (size_t)k * stride + i;
                     sim_contact_history_f h;
                     if (ls.stamp[at] == ls.gen) { /* this entry's, written by the last step */
-                        const sim_vec4f sa = ls.a[at];
+                        const sim_vec4f sa = ls.a[at]; /* whole words: vector loads */
                         const sim_fric_roll2 sb = ls.b[at];
-                        h.xi.x = sa.x;
-                        h.xi.y = sa.y;
-                        h.xi.z = sa.z;
-                        h.roll.x = sa.w;
-                        h.roll.y = sb.y;
-                        h.roll.z = sb.z;
+                        h = sim_fric_unpack(sa, sb);
                     } else { /* carried over this step's rebuild, new, or in the table */
                         bool carried = false;
                         if (ls.carry_gen[i] == ls.gen) { /* row i before the rebuild */
@@ -483,12 +478,7 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                                 if (ls.carry_partner[cq] == j) {
                                     const sim_vec4f sa = ls.carry_a[cq];
                                     const sim_fric_roll2 sb = ls.carry_b[cq];
-                                    h.xi.x = sa.x;
-                                    h.xi.y = sa.y;
-                                    h.xi.z = sa.z;
-                                    h.roll.x = sa.w;
-                                    h.roll.y = sb.y;
-                                    h.roll.z = sb.z;
+                                    h = sim_fric_unpack(sa, sb);
                                     carried = true;
                                     break;
                                 }
@@ -510,14 +500,9 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                     }
                     if (fr.dt != 0.0f) { /* a step's sweep: the spring advances (in place) */
                         sim_vec4f sa;
-                        sa.x = h.xi.x;
-                        sa.y = h.xi.y;
-                        sa.z = h.xi.z;
-                        sa.w = h.roll.x;
                         sim_fric_roll2 sb;
-                        sb.y = h.roll.y;
-                        sb.z = h.roll.z;
-                        ls.a[at] = sa;
+                        sim_fric_pack(h, &sa, &sb);
+                        ls.a[at] = sa; /* whole words: vector stores */
                         ls.b[at] = sb;
                         ls.stamp[at] = ls.next;
                     }
@@ -719,13 +704,7 @@ __global__ void __launch_bounds__(kThreads)
         if (full && ui < uj) {
             continue; /* the owner's row flushes it */
         }
-        sim_contact_history_f h;
-        h.xi.x = sa.x;
-        h.xi.y = sa.y;
-        h.xi.z = sa.z;
-        h.roll.x = sa.w;
-        h.roll.y = sb.y;
-        h.roll.z = sb.z;
+        const sim_contact_history_f h = sim_fric_unpack(sa, sb);
         sim_fric_store(into, ui > uj ? ui : uj, ui > uj ? uj : ui, h);
     }
     if (carried) {
