@@ -114,7 +114,10 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
         block_row(l, "pair map", sim_pair_choice_name(c->pair_map),
                   sim_pair_choice_label(c->pair_map), t->pair_blocks, t->pair_blocks_wasted);
     }
-    if (s->params.triplets) {
+    if (s->params.triplets && t->atm_lists) { /* no map places the lists' sweep (a body each) */
+        add_row(l, "triplet map  %s  %s  not used: the cut-off sweeps its neighbour lists",
+                sim_triplet_map_name(c->triplet_map), sim_triplet_map_label(c->triplet_map));
+    } else if (s->params.triplets) {
         block_row(l, "triplet map", sim_triplet_map_name(c->triplet_map),
                   sim_triplet_map_label(c->triplet_map), t->triplet_blocks,
                   t->triplet_blocks_wasted);
