@@ -17,7 +17,9 @@
 #   dense 1,048,576   cull_timing's `dense`: a resting simple-cubic pack (pitch 1.2 m, radii
 #                     0.60-0.61 m, ~6 contacts per body) under gravity, the stand-in for a
 #                     settled pile used since scripts/gpu_cull.sh: <= 0.5 ms
-# each with tiles (skin 0; tile 32, and 64 at 1M), half lists and full lists (skin auto).
+# each with tiles (skin 0; tile 32, and 64 at 1M), half and full lists (skin auto) built from the
+# cell grid (the default), and half and full lists built from the culled tile pairs (--build
+# tiles: labels half-tiles, full-tiles).
 #
 # Outputs in $OUT (default ./gpu_nlist_out):
 #   nlist.csv   cull_timing's rows (per-step medians of each phase, the lists' rebuilds, skin,
@@ -39,28 +41,32 @@ build_targets cull_timing test_gpu_nlist || { tar -C "$OUT" -czf "$OUT/logs.tgz"
 
 gpu_test test_gpu_nlist 150 # lists against the unculled sweep and the CPU; over time; overflow
 
-# run LABEL SCENE N TILE SKIN NLIST [COUNT]: 10 warm-up steps, then 30 frames of 10 steps
+# run LABEL SCENE N TILE SKIN NLIST [COUNT [BUILD]]: 10 warm-up steps, then 30 frames of 10 steps
 run() {
-  local label=$1 scene=$2 n=$3 tile=$4 skin=$5 nlist=$6 count=${7:-1}
+  local label=$1 scene=$2 n=$3 tile=$4 skin=$5 nlist=$6 count=${7:-1} build=${8:-default}
   if ! left; then skip "$label $scene $n"; return; fi
   timeout 120 "$bin/cull_timing" --backend cuda --scene "$scene" --n "$n" --tile "$tile" \
     --map ltm --cull 1 --warmup 1 --frames 30 --steps 10 --skin "$skin" --nlist "$nlist" \
-    --count "$count" --csv "$csv" --label "$label" >>"$logs/timing.log" 2>&1 ||
+    --count "$count" --build "$build" --csv "$csv" --label "$label" >>"$logs/timing.log" 2>&1 ||
     { echo "timing $label $scene $n: failed (see timing.log)"; status=1; }
   tail -2 "$logs/timing.log" | cut -c1-220
 }
 
-step "the goal workloads: tiles, half and full lists"
+step "the goal workloads: tiles, half and full lists from the cells and from the tile pairs"
 for n in 262144 65536; do
   run tiles lattice $n 32 0 default
   run half lattice $n 32 auto half
   run full lattice $n 32 auto full
+  run half-tiles lattice $n 32 auto half 1 tiles
+  run full-tiles lattice $n 32 auto full 1 tiles
 done
 for scene in gas dense; do
   run tiles $scene 1048576 32 0 default
   run tiles64 $scene 1048576 64 0 default
   run half $scene 1048576 32 auto half
   run full $scene 1048576 32 auto full
+  run half-tiles $scene 1048576 32 auto half 1 tiles
+  run full-tiles $scene 1048576 32 auto full 1 tiles
 done
 
 step "counting touching pairs: off against on (lattice 262,144, gas 1M)"
@@ -81,10 +87,6 @@ step "idle lists: a pack at rest at 65,536 (the culling and build launches find 
 run idle-tiles dense 65536 32 0 default
 run idle-half dense 65536 32 auto half
 run idle-full dense 65536 32 auto full
-
-step "the ATM cut-off"
-echo "triples from neighbour lists are not built: the cut-off's tile triples (scripts/gpu_tcut.sh)"
-echo "run as before, beside contacts over neighbour lists"
 
 step "summary"
 python3 - "$csv" "$OUT/nlist.md" "$(head -2 "$logs/device.txt" | tail -1)" <<'EOF'
@@ -168,6 +170,21 @@ for (label, scene, n), ms in by.items():
         continue
     full = by[("full", scene, n)]
     line("| %s | %s | %.4f | %.4f | %s |" % (scene, n, ms, full, "half" if ms < full else "full"))
+line("")
+line("## Lists built from the cell grid (the default) against the culled tile pairs")
+line("")
+line("| lists | scene | N | cells ms | tile pairs ms | faster | cells: neighbours ms | tile pairs: sort+cull + neighbours ms |")
+line("|---|---|---|---|---|---|---|---|")
+phase = {}
+for r in rows:
+    phase[(r["label"], r["scene"], r["n"])] = (f(r, "nlist_ms"), f(r, "sort_ms") + f(r, "cull_ms"))
+for (label, scene, n), ms in by.items():
+    if label not in ("half", "full") or (label + "-tiles", scene, n) not in by:
+        continue
+    t = by[(label + "-tiles", scene, n)]
+    pc, pt = phase[(label, scene, n)], phase[(label + "-tiles", scene, n)]
+    line("| %s | %s | %s | %.4f | %.4f | %s | %.4f | %.4f |" % (
+        label, scene, n, ms, t, "cells" if ms < t else "tile pairs", pc[0], pt[0] + pt[1]))
 line("")
 line("## Counting touching pairs (config.count_contacts): off against on")
 line("")

@@ -13,11 +13,13 @@
  *   cull_timing [--backend cpu|cuda] [--scene gas|pile|collide|lattice|dense] [--n N] [--tile T]
  *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
- *               [--skin S|auto] [--nlist half|full|default] [--count 0|1]
+ *               [--skin S|auto] [--nlist half|full|default] [--build cells|tiles|default]
+ *               [--count 0|1]
  *               [--friction MU] [--rolling-friction MU_R] [--periodic AXES]
  *
  * --skin: the neighbour lists' skin [m] (0: culled tile pairs, no lists; default auto, as nbsim);
- * --nlist: their kind (sim_nlist_kind); --count 0: the sweeps do not count their tests and
+ * --nlist: their kind (sim_nlist_kind); --build: what they are built from (sim_nlist_build);
+ * --count 0: the sweeps do not count their tests and
  * touching pairs (to time what counting costs); --friction, --rolling-friction: the
  * coefficients (default: the scene's own; scripts/gpu_friction.sh times friction on and off);
  * --periodic: the scene's box periodic on those axes (xz, xyz: as nbsim's flag;
@@ -50,6 +52,7 @@ typedef struct {
     const char *csv, *label;
     double skin; /* < 0: auto */
     sim_nlist_kind nlist;
+    sim_nlist_build build;
     int count;
     double friction, rolling; /* < 0: the scene's */
     const char *periodic;     /* NULL: walls on every axis */
@@ -63,7 +66,7 @@ static int usage(const char *why) {
 static int parse(int argc, char **argv, options *o) {
     *o = (options){
         SIM_BACKEND_CUDA,  "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, "", -1.0,
-        SIM_NLIST_DEFAULT, 1, -1.0, -1.0, NULL};
+        SIM_NLIST_DEFAULT, SIM_NLIST_BUILD_DEFAULT, 1, -1.0, -1.0, NULL};
     for (int a = 1; a < argc; ++a) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (v == NULL) {
@@ -110,6 +113,10 @@ static int parse(int argc, char **argv, options *o) {
             o->nlist = strcmp(v, "half") == 0   ? SIM_NLIST_HALF
                        : strcmp(v, "full") == 0 ? SIM_NLIST_FULL
                                                 : SIM_NLIST_DEFAULT;
+        } else if (strcmp(f, "--build") == 0) {
+            o->build = strcmp(v, "cells") == 0   ? SIM_NLIST_BUILD_CELLS
+                       : strcmp(v, "tiles") == 0 ? SIM_NLIST_BUILD_TILES
+                                                 : SIM_NLIST_BUILD_DEFAULT;
         } else if (strcmp(f, "--count") == 0) {
             o->count = atoi(v);
         } else if (strcmp(f, "--friction") == 0) {
@@ -196,6 +203,7 @@ int main(int argc, char **argv) {
     p.skin.set = o.skin >= 0.0;
     sim_backend_config c = sim_backend_config_default();
     c.nlist = o.nlist;
+    c.nlist_build = o.build;
     c.count_contacts = o.count;
     c.kind = o.kind;
     c.tile = o.tile;

@@ -40,6 +40,9 @@ static sim_backend_config config(sim_backend_kind kind, int cull, int map, uint3
     c.cull = cull;
     c.cull_levels = levels;
     c.sort_every = sort_every;
+    /* the culling pass each map places is what is tested: the lists built from its tile pairs
+     * (built from the cell grid no map places anything; test_gpu_nlist.c runs both) */
+    c.nlist_build = SIM_NLIST_BUILD_TILES;
     return c;
 }
 

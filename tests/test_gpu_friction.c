@@ -317,10 +317,13 @@ static void test_dense_hertz(void) {
 
 static void test_heap(void) {
     scene sc = heap_scene();
-    /* poured first, ~1 s on the GPU (culled, neighbour lists): the scene starts in the air, its
+    /* poured first, ~1 s on the GPU: the scene starts in the air, its
      * carpet 1 mm above the floor; poured, the column lies on the carpet, so bodies touch one
      * another, the floor and the walls, with springs to carry */
-    const sim_backend_config g = config(SIM_BACKEND_CUDA, SIM_PAIR_MAP_LTM, 32, 1, 0,
+    /* the brute-force sweep: no atomics, so the same poured state at every run (the heap is
+     * chaotic: a pour summed in another order lands elsewhere, and with it the few contacts at
+     * their Coulomb limit that the comparisons below are sensitive to) */
+    const sim_backend_config g = config(SIM_BACKEND_CUDA, SIM_PAIR_FULL, 32, 0, 0,
                                         SIM_NLIST_DEFAULT);
     sim_params pour = sc.p;
     pour.steps_per_frame = 100;

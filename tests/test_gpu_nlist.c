@@ -11,7 +11,9 @@
  * over 40 steps with the skin auto, thin (rebuilt every step: bodies cross half of it in one
  * step) and thick; lists that overflow (a capacity of 2, then a skin three times wider): exact
  * fallback steps, then grown lists; the frame's counts (rebuilds, tests, touching pairs, bytes).
- * The culled tiles (--skin 0) run beside them. Skipped (77) without a device. */
+ * The culled tiles (--skin 0) run beside them. Every case runs with the lists built from the cell
+ * grid (the default) and again, the tests named *_tiles, from the culled tile pairs. Skipped
+ * (77) without a device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +28,13 @@
 #define TOL_F_BODY_CPU 2e-3
 #define FLOOR 0.1
 
+/* What the lists are built from in the cases under way. */
+static sim_nlist_build g_build = SIM_NLIST_BUILD_DEFAULT;
+
 static sim_backend_config config(sim_backend_kind kind, int cull, uint32_t tile,
                                  sim_nlist_kind nlist) {
     sim_backend_config c = sim_backend_config_default();
+    c.nlist_build = g_build;
     c.kind = kind;
     c.pair_map = SIM_PAIR_MAP_LTM;
     c.tile = tile;
@@ -342,12 +348,26 @@ static void test_sanitizer_small(void) {
     }
 }
 
+/* The cases again with the lists built from the culled tile pairs. */
+#define FROM_TILES(name)                                                                           \
+    static void name##_tiles(void) {                                                              \
+        g_build = SIM_NLIST_BUILD_TILES;                                                          \
+        name();                                                                                    \
+        g_build = SIM_NLIST_BUILD_DEFAULT;                                                        \
+    }
+FROM_TILES(test_scenes)
+FROM_TILES(test_over_time)
+FROM_TILES(test_overflow)
+
 static const ensure_test tests[] = {
     {"sanitizer_small", test_sanitizer_small},
     {"scenes", test_scenes},
     {"over_time", test_over_time},
     {"overflow", test_overflow},
     {"against_cpu", test_against_cpu},
+    {"scenes_tiles", test_scenes_tiles},
+    {"over_time_tiles", test_over_time_tiles},
+    {"overflow_tiles", test_overflow_tiles},
 };
 
 int main(int argc, char **argv) {

@@ -87,6 +87,20 @@ struct state {
     std::vector<uint32_t> nbr, count;
     std::vector<sim_vec4f> ref;
     sim_gpu_nlist_counts nc;
+    /* a grid build's cells (grid.cells 0: built from the tile pairs) */
+    sim_cell_grid grid;
+    std::vector<uint32_t> cell_n, cell_start, cell_body, body_cell, body_rank;
+
+    nl::cell_view cells() {
+        nl::cell_view v;
+        v.g = grid;
+        v.cell_n = cell_n.data();
+        v.cell_start = cell_start.data();
+        v.cell_body = cell_body.data();
+        v.body_cell = body_cell.data();
+        v.body_rank = body_rank.data();
+        return v;
+    }
 
     state(uint32_t bodies_n, uint32_t tile_size, uint32_t capacity, bool half_lists, float s) {
         n = bodies_n;
@@ -105,6 +119,7 @@ struct state {
         count.assign(n, 12345u);
         ref.assign(n, sim_vec4f{kNaN, kNaN, kNaN, kNaN});
         tile_cap = 1u << 30;
+        memset(&grid, 0, sizeof grid);
     }
 
     bool guards_intact() const {
@@ -234,7 +249,7 @@ static std::vector<sim_vec4f> sweep_forces(state &st, const bodies &b, uint32_t 
     launch(dim3((st.n + 255) / 256), dim3(256), [&] {
         nl::sweep_kernel<nl::kForce, HALF>(
             b.pos.data(), b.vel.data(), f.data(), st.n, st.nbr.data(), st.count.data(), st.stride,
-            st.cap, &st.nc, fallback_of(st, row0, row1), ph, sink, SIM_GPU_CULL_RECORD, 1);
+            st.cap, &st.nc, fallback_of(st, row0, row1), st.cells(), ph, sink, SIM_GPU_CULL_RECORD, 1);
     });
     ENSURE(st.nc.rebuild == 0u); /* the sweep lowers the flag */
     return f;
@@ -294,7 +309,7 @@ template <bool HALF> static void check_hooks(state &st, const bodies &b, const c
     launch(dim3((st.n + 255) / 256), dim3(256), [&] {
         nl::sweep_kernel<nl::kContacts, HALF>(b.pos.data(), b.vel.data(), nullptr, st.n,
                                               st.nbr.data(), st.count.data(), st.stride, st.cap,
-                                              &st.nc, fallback_of(st), ph, sink, 0u, 0);
+                                              &st.nc, fallback_of(st), st.cells(), ph, sink, 0u, 0);
     });
     std::set<std::pair<uint32_t, uint32_t>> got, want;
     for (uint32_t k = 0; k < found; ++k) {
@@ -315,7 +330,7 @@ template <bool HALF> static void check_hooks(state &st, const bodies &b, const c
     launch(dim3((st.n + 255) / 256), dim3(256), [&] {
         nl::sweep_kernel<nl::kEnergy, HALF>(b.pos.data(), b.vel.data(), nullptr, st.n,
                                             st.nbr.data(), st.count.data(), st.stride, st.cap,
-                                            &st.nc, fallback_of(st), ph, sink, 0u, 0);
+                                            &st.nc, fallback_of(st), st.cells(), ph, sink, 0u, 0);
     });
     std::vector<sim_vec3d> ref;
     uint64_t touching = 0;
@@ -622,13 +637,13 @@ static void test_periodic(void) {
                     if (half) {
                         nl::sweep_kernel<nl::kForce, true>(
                             b.pos.data(), b.vel.data(), f.data(), st.n, st.nbr.data(),
-                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st), ph,
-                            nl::sweep_sink{}, 0u, 0);
+                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st), st.cells(),
+                            ph, nl::sweep_sink{}, 0u, 0);
                     } else {
                         nl::sweep_kernel<nl::kForce, false>(
                             b.pos.data(), b.vel.data(), f.data(), st.n, st.nbr.data(),
-                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st), ph,
-                            nl::sweep_sink{}, 0u, 0);
+                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st), st.cells(),
+                            ph, nl::sweep_sink{}, 0u, 0);
                     }
                 });
                 std::vector<sim_vec3d> ref(st.n, sim_vec3d{0.0, 0.0, 0.0});
@@ -726,12 +741,199 @@ static void test_periodic_margin(void) {
     ENSURE_MSG(bad == 0, "%ld pairs touch that the lists left out", bad);
 }
 
+
+/* ---- the build from a cell grid ---- */
+
+/* A rebuild from grid g as the step launches it (forced): clear, bin, place, scatter, build. */
+static void grid_rebuild(state &st, const bodies &b, const sim_cell_grid &g, sim_period_f per) {
+    st.grid = g;
+    st.cell_n.assign(g.cells + kGuard, kSentinel);
+    st.cell_start.assign(g.cells, kSentinel);
+    st.cell_body.assign(st.n, kSentinel);
+    st.body_cell.assign(st.n, kSentinel);
+    st.body_rank.assign(st.n, kSentinel);
+    const unsigned flags = SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD;
+    const dim3 cells((g.cells + 255) / 256), body_blocks((st.n + 255) / 256), threads(256);
+    launch(cells, threads, [&] { nl::grid_clear_kernel(st.cells(), &st.nc, 1); });
+    launch(body_blocks, threads, [&] {
+        nl::grid_bin_kernel(b.pos.data(), st.n, st.cells(), st.ref.data(), st.count.data(), &st.nc,
+                            flags);
+    });
+    ENSURE(st.nc.rebuild == 1u && st.nc.frame.rebuilds >= 1u);
+    launch(cells, threads, [&] { nl::grid_place_kernel(st.cells(), &st.nc, 1); });
+    launch(body_blocks, threads, [&] { nl::grid_scatter_kernel(st.n, st.cells(), &st.nc, 1); });
+    launch(body_blocks, threads, [&] {
+        nl::grid_build_kernel(b.pos.data(), st.n, st.cells(), st.skin, st.nbr.data(),
+                              st.count.data(), st.stride, st.cap, !st.half, &st.nc, per);
+    });
+}
+
+/* The cells after grid_rebuild: each body once, in its position's cell, the cells' ranges
+ * within the bodies, nothing cleared past them. */
+static void check_cells(const state &st, const bodies &b, const char *what) {
+    std::vector<uint32_t> seen(st.n, 0u);
+    uint32_t wrong = 0;
+    for (uint32_t c = 0; c < st.grid.cells; ++c) {
+        wrong += st.cell_start[c] + st.cell_n[c] > st.n;
+        for (uint32_t m = st.cell_start[c]; m < st.cell_start[c] + st.cell_n[c] && m < st.n; ++m) {
+            const uint32_t i = st.cell_body[m];
+            wrong += i >= st.n || sim_cell_of(&st.grid, b.pos[i]) != c || st.body_cell[i] != c;
+            seen[i < st.n ? i : 0]++;
+        }
+    }
+    for (uint32_t i = 0; i < st.n; ++i) {
+        wrong += seen[i] != 1u || memcmp(&st.ref[i], &b.pos[i], sizeof b.pos[i]) != 0;
+    }
+    for (uint32_t g = 0; g < kGuard; ++g) {
+        wrong += st.cell_n[st.grid.cells + g] != kSentinel;
+    }
+    ENSURE_MSG(wrong == 0 && st.nc.cells_placed == st.n, "%s: %u wrong in the cells", what, wrong);
+}
+
+/* Lists from the grid (walls; periodic x y z and x z; bodies outside the walls' box; a sparse
+ * gas whose grid is coarsened; lists too short), as sets against every pair within reach; the
+ * sweep's forces and contacts against the double reference and every touching pair, through
+ * the lists and through the fallback's walk over the cells. */
+static void test_grid(void) {
+    struct scene {
+        int axes;
+        float h, box_half;
+        uint32_t n, cap;
+        bool outside;
+        const char *name;
+    } scenes[] = {
+        {0, 7.0f, 8.0f, kN, 64, false, "walls"},
+        {7, 5.0f, 5.0f, kN, 96, false, "periodic xyz"},
+        {5, 5.0f, 5.0f, kN, 96, false, "periodic xz"},
+        {0, 7.0f, 6.5f, kN, 64, true, "bodies beyond the walls"},
+        {0, 12.0f, 40.0f, 300, 64, false, "sparse, coarse cells"},
+        {5, 5.0f, 5.0f, kN, 3, false, "periodic xz, lists of 3"},
+        {0, 7.0f, 8.0f, kN, 3, false, "walls, lists of 3"},
+    };
+    for (const scene &sc : scenes) {
+        const bodies b = make_bodies(sc.n, sc.h, 21u + (uint64_t)sc.axes + sc.n);
+        sim_params p = sim_params_default();
+        p.restitution = 0.7;
+        p.box_half = sc.box_half;
+        p.periodic = sc.axes;
+        sim_physics phd = sim_physics_from_params(&p);
+        phd.inv_dt = 1.0 / 1e-4;
+        const sim_physics_f ph = sim_physics_to_float(&phd);
+        const sim_period_f per = ph.period;
+        const sim_period_f *pp = sc.axes ? &per : nullptr;
+        const float skin = 0.3f;
+        sim_cell_grid g;
+        ENSURE(sim_cell_grid_shape(&p, 0.5, skin, sc.n, &g) == 1);
+        ENSURE_MSG(g.cells <= 2u * sc.n && g.cells >= 27u, "%s: %u cells", sc.name, g.cells);
+        uint32_t beyond = 0;
+        for (const sim_vec4f &q : b.pos) {
+            beyond += fabsf(q.x) > sc.box_half || fabsf(q.y) > sc.box_half;
+        }
+        ENSURE(sc.outside == (beyond > 0u));
+        for (bool half : {false, true}) {
+            char what[96];
+            snprintf(what, sizeof what, "grid, %s, %s", sc.name, half ? "half" : "full");
+            state st(sc.n, 32, sc.cap, half, skin);
+            grid_rebuild(st, b, g, per);
+            check_cells(st, b, what);
+            uint32_t wrong = 0, most = 0;
+            for (uint32_t i = 0; i < st.n; ++i) {
+                std::set<uint32_t> want, got;
+                for (uint32_t j = 0; j < st.n; ++j) {
+                    if (j != i && (!half || j < i) &&
+                        sim_nlist_near_pf(b.pos[i], b.pos[j], st.skin, pp)) {
+                        want.insert(j);
+                    }
+                }
+                for (uint32_t k = 0; k < std::min(st.count[i], st.cap); ++k) {
+                    got.insert(st.nbr[(size_t)k * st.stride + i]);
+                }
+                const bool complete = st.count[i] <= st.cap;
+                wrong += st.count[i] != want.size() ||
+                         (complete ? got != want
+                                   : got.size() != st.cap ||
+                                         !std::includes(want.begin(), want.end(), got.begin(),
+                                                        got.end()));
+                most = std::max(most, st.count[i]);
+            }
+            ENSURE_MSG(wrong == 0 && st.guards_intact(), "%s: %u bodies' lists wrong", what,
+                       wrong);
+            ENSURE_MSG((st.nc.overflow != 0u) == (most > st.cap), "%s: overflow %u, most %u", what,
+                       st.nc.overflow, most);
+            std::vector<sim_vec3d> ref(st.n, sim_vec3d{0.0, 0.0, 0.0});
+            std::set<std::pair<uint32_t, uint32_t>> touching;
+            for (uint32_t i = 0; i < st.n; ++i) {
+                for (uint32_t j = 0; j < i; ++j) {
+                    const sim_vec3d fij = sim_contact_force_d(to_d(b.pos[i]), to_d(b.vel[i]),
+                                                              to_d(b.pos[j]), to_d(b.vel[j]), &phd,
+                                                              nullptr);
+                    ref[i].x += fij.x, ref[i].y += fij.y, ref[i].z += fij.z;
+                    ref[j].x -= fij.x, ref[j].y -= fij.y, ref[j].z -= fij.z;
+                    if (nl::touching(b.pos[i], b.pos[j], pp)) {
+                        touching.insert({i, j});
+                    }
+                }
+            }
+            ENSURE(!touching.empty());
+            const bool overflowed = st.nc.overflow != 0u;
+            for (int fallback = overflowed ? 1 : 0; fallback < 2; ++fallback) {
+                st.nc.overflow = (uint32_t)fallback;
+                st.nc.frame.fallback_steps = 0;
+                std::vector<sim_vec4f> f(st.n, sim_vec4f{0.0f, 0.0f, 0.0f, 0.0f});
+                std::vector<sim_body_pair> out(1u << 16);
+                uint32_t found = 0;
+                nl::sweep_sink sink = {};
+                sink.out = out.data();
+                sink.out_cap = (uint32_t)out.size();
+                sink.out_count = &found;
+                launch(dim3((st.n + 255) / 256), dim3(256), [&] {
+                    if (half) {
+                        nl::sweep_kernel<nl::kForce, true>(
+                            b.pos.data(), b.vel.data(), f.data(), st.n, st.nbr.data(),
+                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
+                            st.cells(), ph, nl::sweep_sink{}, SIM_GPU_CULL_RECORD, 1);
+                        nl::sweep_kernel<nl::kContacts, true>(
+                            b.pos.data(), b.vel.data(), nullptr, st.n, st.nbr.data(),
+                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
+                            st.cells(), ph, sink, 0u, 0);
+                    } else {
+                        nl::sweep_kernel<nl::kForce, false>(
+                            b.pos.data(), b.vel.data(), f.data(), st.n, st.nbr.data(),
+                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
+                            st.cells(), ph, nl::sweep_sink{}, SIM_GPU_CULL_RECORD, 1);
+                        nl::sweep_kernel<nl::kContacts, false>(
+                            b.pos.data(), b.vel.data(), nullptr, st.n, st.nbr.data(),
+                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
+                            st.cells(), ph, sink, 0u, 0);
+                    }
+                });
+                std::set<std::pair<uint32_t, uint32_t>> got;
+                for (uint32_t k = 0; k < found && k < out.size(); ++k) {
+                    got.insert({out[k].i, out[k].j});
+                }
+                const force_error e = force_error_of(f, ref);
+                printf("  %-52s F rel %.1e, worst body %.1e, %zu contacts%s\n", what, e.rel,
+                       e.worst, touching.size(), fallback ? " (fallback: the cells)" : "");
+                ENSURE_MSG(e.ref_l2 > 0.0 && e.rel <= 1e-5 && e.worst <= 1e-4,
+                           "%s%s: rel %.3g, worst body %.3g", what, fallback ? " fallback" : "",
+                           e.rel, e.worst);
+                ENSURE_MSG(found == touching.size() && got == touching,
+                           "%s%s: %u contacts of %zu", what, fallback ? " fallback" : "", found,
+                           touching.size());
+                ENSURE(st.nc.frame.fallback_steps == (uint32_t)fallback);
+                ENSURE(st.nc.most == most);
+            }
+        }
+    }
+}
+
 static const ensure_test tests[] = {
     {"build_and_sweep", test_build_and_sweep},
     {"periodic", test_periodic},
     {"periodic_margin", test_periodic_margin},
     {"moved_within_half_skin", test_moved_within_half_skin},
     {"overflow", test_overflow},
+    {"grid", test_grid},
     {"rows", test_rows},
     {"drift", test_drift},
 };

@@ -107,7 +107,10 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
         s->params.periodic ? sim_periodic_text(s->params.periodic, "", axes, sizeof axes) : "");
     add(l, v->bodies.interop ? text_color : warn_color, "positions: %s", v->bodies.mode);
     add(l, text_color, "GL: %s", v->window.gl_renderer);
-    if (t->culled) { /* the map places the culling pass; the contacts sweep its list */
+    if (t->culled && t->nlist && t->nlist_cells) { /* lists from cells: no pass the map places */
+        add_row(l, "pair map  %s  %s  not used: the neighbour lists are built from a cell grid",
+                sim_pair_choice_name(c->pair_map), sim_pair_choice_label(c->pair_map));
+    } else if (t->culled) { /* the map places the culling pass; the contacts sweep its list */
         block_row(l, "pair map", sim_pair_choice_name(c->pair_map),
                   sim_pair_choice_label(c->pair_map), t->cull_blocks, t->cull_blocks_wasted);
     } else {
@@ -144,18 +147,26 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
             const double share = t->tile_pairs_total > 0
                                      ? 100.0 * (double)t->tile_pairs / (double)t->tile_pairs_total
                                      : 0.0;
-            add(l, text_color,
-                "culling (%d level%s): %s of %s tile pairs interact (%.2f %%)   sort %.3f  "
-                "cull %.3f ms/step   (K: off)",
-                t->cull_levels, t->cull_levels == 1 ? "" : "s", grouped(t->tile_pairs),
-                grouped(t->tile_pairs_total), share, m->sort_ms, m->cull_ms);
+            if (t->nlist && t->nlist_cells) {
+                add(l, text_color, "culling: bodies sorted, binned in cells   sort %.3f ms/step   "
+                    "(K: off)", m->sort_ms);
+            } else {
+                add(l, text_color,
+                    "culling (%d level%s): %s of %s tile pairs interact (%.2f %%)   sort %.3f  "
+                    "cull %.3f ms/step   (K: off)",
+                    t->cull_levels, t->cull_levels == 1 ? "" : "s", grouped(t->tile_pairs),
+                    grouped(t->tile_pairs_total), share, m->sort_ms, m->cull_ms);
+            }
             if (t->nlist) { /* the neighbour lists: how often rebuilt, their memory */
                 add(l, t->nlist_fallback_steps || t->nlist_capped ? warn_color : text_color,
-                    "neighbour lists: skin %.3g m, rebuilt %d of %d steps, %.1f B/body (%u of %u "
-                    "entries at most)%s",
-                    t->skin, t->nlist_rebuilds, t->steps,
+                    "neighbour lists (from %s): skin %.3g m, rebuilt %d of %d steps, %.1f B/body "
+                    "(%u of %u entries at most)%s",
+                    t->nlist_cells ? "cells" : "tile pairs", t->skin, t->nlist_rebuilds, t->steps,
                     s->n > 0 ? (double)t->nlist_bytes / (double)s->n : 0.0, t->nlist_peak,
-                    t->nlist_cap, t->nlist_fallback_steps ? "   overflowed: tile pairs swept" : "");
+                    t->nlist_cap,
+                    !t->nlist_fallback_steps ? ""
+                    : t->nlist_cells         ? "   overflowed: cells swept"
+                                             : "   overflowed: tile pairs swept");
             }
         } else {
             add(l, faint_color, "%s",

@@ -68,6 +68,14 @@ typedef enum { SIM_NLIST_DEFAULT, SIM_NLIST_HALF, SIM_NLIST_FULL } sim_nlist_kin
 #define SIM_NLIST_DEFAULT_KIND SIM_NLIST_FULL
 const char *sim_nlist_kind_name(sim_nlist_kind kind); /* "half", "full" (DEFAULT: its choice) */
 
+/* Where the CUDA backend builds the neighbour lists from: a grid of cells one list reach wide
+ * (sim/nlist/cell_grid.h: ~30 tests per body; one rank, where the grid fits) or the culled tile
+ * pairs (the map places that culling pass; ~900 tests per body on a dense pack, and the only way
+ * with several ranks, which list their tile rows). DEFAULT is the grid wherever it fits, chosen by
+ * measurement (scripts/gpu_nlist.sh). The CPU reference builds from the tile pairs: the lists,
+ * as sets, are the same. */
+typedef enum { SIM_NLIST_BUILD_DEFAULT, SIM_NLIST_BUILD_CELLS, SIM_NLIST_BUILD_TILES } sim_nlist_build;
+
 typedef struct {
     sim_backend_kind kind;
     sim_pair_choice pair_map;    /* how pair tiles are placed (CPU emulates the tiling), or full */
@@ -82,6 +90,7 @@ typedef struct {
      * entries per body to start with (0: SIM_NLIST_INITIAL_CAP; tests set it small). */
     sim_nlist_kind nlist;
     uint32_t nlist_capacity;
+    sim_nlist_build nlist_build;
     /* Count the touching pairs of culled sweeps (sim_frame_timing.contacts); 0: not counted. */
     int count_contacts;
     sim_multi_config multi; /* several GPUs or processes (multi.h); zeros: alone */
@@ -157,10 +166,11 @@ typedef struct {
      * nlist_ms: the NEIGHBOURS phase (list builds, or the launches that found nothing to do);
      * the CULL phase then boxes and culls only when the lists are rebuilt. */
     int nlist;                /* 1: contacts swept per-body neighbour lists */
+    int nlist_cells;          /* 1: built from a cell grid (no culling pass: no map places it) */
     double skin;              /* [m] */
     double nlist_ms;          /* summed over the frame's steps */
     int nlist_rebuilds;       /* steps of the frame that rebuilt the lists */
-    int nlist_fallback_steps; /* steps that swept the tile pairs: a list had overflowed */
+    int nlist_fallback_steps; /* steps that swept the tile pairs (or cells): a list overflowed */
     int nlist_capped;         /* the lists could not grow (memory): such steps will recur */
     uint32_t nlist_cap;       /* entries a body's list holds */
     uint32_t nlist_peak;      /* the most entries one body needed this frame */

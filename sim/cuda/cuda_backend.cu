@@ -121,6 +121,9 @@ sim_status set_physics(cuda_backend *b, const sim_params *p, const sim_state *s,
     b->nlist.period = b->ph.period;
     b->dt = (float)dt;
     b->base.nlist_skin = sim_nlist_skin(p, s, dt);
+    if (s->n > 0) { /* else the radii are the ones held */
+        b->max_radius = sim_state_max_radius(s);
+    }
     b->base.atm_reach_bodies = sim_atm_list_neighbours(p, s, b->base.nlist_skin);
     return SIM_OK;
 }

@@ -42,6 +42,7 @@ struct cuda_backend {
     float *d_speed;   /* scratch for host exports of speeds */
     sim_physics_f ph;
     float dt;
+    double max_radius; /* [m] of the bodies, for the lists' cell grid (set with the physics) */
     int sm_count;
     /* culling */
     sim_gpu_cull cull; /* buffers, once cull_ready */

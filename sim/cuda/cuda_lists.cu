@@ -123,6 +123,9 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) 
             SIM_TRY(sim_gpu_nlist_friction_carry(
                 &b->nlist, &springs, (flags & SIM_GPU_NLIST_REBUILD) != 0u, b->streams.main, err));
         }
+        if (b->nlist.grid.cells > 0) {
+            return SIM_OK; /* built from the cell grid: the build bins the bodies itself */
+        }
         SIM_TRY(sim_gpu_nlist_boxes(&b->bodies, c, &b->nlist, flags, b->streams.main, err));
         gate = &b->nlist.counts->rebuild;
     } else {
@@ -190,6 +193,19 @@ sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err) {
         sim_step_request_rebuild(&b->base.stepper);
     }
     b->nlist.skin = (float)b->base.nlist_skin;
+    /* the grid for these bodies and skin, where it fits (one rank; a grid of another shape, or
+     * none after one, means lists rebuilt before anything reads them) */
+    sim_cell_grid g;
+    const int grid = b->base.rank.world <= 1 &&
+                     b->base.config.nlist_build != SIM_NLIST_BUILD_TILES &&
+                     sim_cell_grid_shape(&b->base.params, b->max_radius, b->base.nlist_skin,
+                                         b->base.n, &g);
+    int changed = 0;
+    SIM_TRY(sim_gpu_nlist_use_grid(&b->nlist, grid ? &g : nullptr, &changed, err));
+    b->base.nlist_cells = b->nlist.grid.cells > 0;
+    if (changed) {
+        SIM_TRY(sim_cuda_nlist_stale(b, err));
+    }
     return SIM_OK;
 }
 

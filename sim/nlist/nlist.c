@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the skin of the neighbour lists (nlist.h): the user's, or chosen from the bodies' speeds
- * and the step. */
+ * and the step; the ATM lists' neighbour estimate; the shape of the cell grid (cell_grid.h). */
 #include "nlist/nlist.h"
+#include "nlist/cell_grid.h"
 
 #include <math.h>
+#include <string.h>
 
 double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt) {
     double vmax = 0.0, rmin = INFINITY;
@@ -50,4 +52,45 @@ double sim_atm_list_neighbours(const sim_params *p, const sim_state *s, double s
     }
     const double ball = 4.0 / 3.0 * 3.14159265358979323846 * reach * reach * reach;
     return fmin((double)(s->n - 1) * ball / volume, (double)(s->n - 1));
+}
+
+int sim_cell_grid_shape(const sim_params *p, double rmax, double skin, uint32_t n,
+                        sim_cell_grid *g) {
+    memset(g, 0, sizeof *g);
+    const double side_len = 2.0 * p->box_half;
+    if (n == 0 || !(rmax >= 0.0) || !(skin > 0.0) || !(side_len > 0.0)) {
+        return 0;
+    }
+    double reach = 2.0 * rmax + skin;
+    if (p->periodic) { /* the build's minimum-image slack (nlist.h) */
+        reach += SIM_NLIST_IMAGE_SLACK_F * side_len;
+    }
+    const double side = reach * SIM_CELL_GRID_MARGIN;
+    double dims[3];
+    for (int k = 0; k < 3; ++k) {
+        dims[k] = fmax(floor(side_len / side), 1.0);
+    }
+    const double most = fmin(SIM_CELL_GRID_CELLS_PER_BODY * (double)n, (double)(UINT32_MAX / 2u));
+    while (dims[0] * dims[1] * dims[2] > fmax(most, 1.0)) { /* coarser: still >= the reach */
+        const double f = cbrt(dims[0] * dims[1] * dims[2] / most);
+        for (int k = 0; k < 3; ++k) {
+            dims[k] = fmax(floor(dims[k] / fmax(f, 1.0 + 0x1p-20)), 1.0);
+        }
+    }
+    for (int k = 0; k < 3; ++k) {
+        if (((p->periodic >> k) & 1) && dims[k] < 3.0) {
+            memset(g, 0, sizeof *g);
+            return 0;
+        }
+        g->dims[k] = (uint32_t)dims[k];
+        g->lo[k] = (float)-p->box_half;
+        g->inv[k] = (float)(dims[k] / side_len);
+    }
+    g->wrap = (uint32_t)p->periodic & 7u;
+    g->cells = g->dims[0] * g->dims[1] * g->dims[2];
+    return 1;
+}
+
+int sim_cell_grid_same(const sim_cell_grid *a, const sim_cell_grid *b) {
+    return memcmp(a, b, sizeof *a) == 0;
 }

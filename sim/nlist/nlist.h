@@ -7,6 +7,8 @@
  * the bodies j with |x_i - x_j| < r_i + r_j + s at the last build, and each step tests only
  * those. The lists are built from the culled tile pairs (cull.h), the tile boxes inflated by s/2
  * per body, so the map still places the culling pass; it runs only when the lists are rebuilt.
+ * The CUDA backend on one rank builds them from a grid of cells one reach wide instead
+ * (cell_grid.h: ~30 tests per body against ~900; the same lists as sets).
  *
  * Why it is exact. A rebuild happens when some body has moved more than s/2 since the last
  * build (tested after the drift, before the forces), and always after a re-sort, new bodies, new
@@ -18,7 +20,9 @@
  * which holds [x - r, x + r] while they move less than s/2. That is the fallback: a body with
  * more neighbours than its list holds makes every step until the next rebuild sweep those tile
  * pairs instead (exact, as a culled list that overflowed does today), and the list grows by the
- * stepper's one rule at the frame's end (a grown list is rebuilt).
+ * stepper's one rule at the frame's end (a grown list is rebuilt). Built from the grid, the
+ * fallback walks the build's cells around each body: a pair touching now was within reach at
+ * the build, so in adjacent cells.
  *
  * Float rounding (the GPU; the CPU does the same in double with 2^-40). Positions and radii are
  * exact floats; each test rounds: a touching test fl(|dx|^2) < fl((r_i + r_j)^2) passed means

@@ -341,6 +341,10 @@ __global__ void __launch_bounds__(kBuildWarps * 32)
     }
 }
 
+/* ---- the build from a cell grid ---- */
+
+#include "nlist/grid_build.cuh"
+
 /* ---- the sweeps ---- */
 
 /* What a sweep produces: forces (the step), the contact potential (energy, not timed), the
@@ -406,8 +410,8 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
     sweep_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
                  sim_vec4f *__restrict__ force, uint32_t n, const uint32_t *__restrict__ nbr,
                  const uint32_t *__restrict__ count, uint32_t stride, uint32_t cap,
-                 sim_gpu_nlist_counts *__restrict__ nc, tile_pairs fb, sim_physics_f ph,
-                 sweep_sink sink, unsigned flags, int count_on) {
+                 sim_gpu_nlist_counts *__restrict__ nc, tile_pairs fb, cell_view cells,
+                 sim_physics_f ph, sweep_sink sink, unsigned flags, int count_on) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         nc->rebuild = 0u; /* no later kernel of this step reads it; the next drift raises it */
     }
@@ -577,50 +581,62 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
             }
         }
     } else {
-        const pair_walk walk = walk_of(fb.list, fb.cc->tiles, fb.cap, fb.row0, fb.row1, fb.tile);
+        /* a touching pair of the fallback, found once: both bodies' forces by atomics */
+        auto on_candidate = [&](uint32_t p, const sim_vec4f &pp, uint32_t q, const sim_vec4f &pq) {
+            if (!touching(pp, pq, per)) {
+                return;
+            }
+            ++touched;
+            if constexpr (MODE == kContacts) {
+                emit_pair(sink, p, q);
+            } else if constexpr (MODE == kFriction) {
+                const sim_vec3f f = sim_fric_pair(sink.fric, ph, p, q, pp, sim_ld4(vel + p), pq,
+                                                  sim_ld4(vel + q), nullptr);
+                sim_atomic_add3(force + p, f.x, f.y, f.z);
+                sim_atomic_add3(force + q, -f.x, -f.y, -f.z);
+            } else {
+                float eij = 0.0f;
+                const sim_vec3f f = sim_contact_force_f(pp, sim_ld4(vel + p), pq, sim_ld4(vel + q),
+                                                        &ph, MODE == kEnergy ? &eij : nullptr);
+                if constexpr (MODE == kEnergy) {
+                    e += (double)eij;
+                } else {
+                    sim_atomic_add3(force + p, f.x, f.y, f.z);
+                    sim_atomic_add3(force + q, -f.x, -f.y, -f.z);
+                }
+            }
+        };
         if (record && blockIdx.x == 0 && threadIdx.x == 0) {
             nc->frame.fallback_steps++;
-            if (count_on) {
+        }
+        if (cells.g.cells != 0u) { /* built from the grid: body i's cells, each pair once */
+            if (i < n) {
+                const sim_vec4f pi = sim_ld4(pos + i);
+                grid_walk(cells, cells.body_cell[i], pos, [&](uint32_t j, const sim_vec4f &pj) {
+                    if (j < i) {
+                        ++tests;
+                        on_candidate(i, pi, j, pj);
+                    }
+                });
+            }
+        } else {
+            const pair_walk walk =
+                walk_of(fb.list, fb.cc->tiles, fb.cap, fb.row0, fb.row1, fb.tile);
+            if (record && count_on && blockIdx.x == 0 && threadIdx.x == 0) {
                 atomicAdd(&nc->frame.tests[0], (unsigned long long)walk.items * fb.tile * fb.tile);
             }
-        }
-        __shared__ sim_vec4f sh[kThreads / 32][kSub];
-        const uint32_t warp = threadIdx.x >> 5;
-        const uint64_t warps = (uint64_t)gridDim.x * (kThreads / 32);
-        for (uint64_t k = (uint64_t)blockIdx.x * (kThreads / 32) + warp; k < walk.tasks();
-             k += warps) {
-            sim_tile2 t;
-            uint32_t a, b;
-            if (!walk.task(k, &t, &a, &b)) {
-                continue;
+            __shared__ sim_vec4f sh[kThreads / 32][kSub];
+            const uint32_t warp = threadIdx.x >> 5;
+            const uint64_t warps = (uint64_t)gridDim.x * (kThreads / 32);
+            for (uint64_t k = (uint64_t)blockIdx.x * (kThreads / 32) + warp; k < walk.tasks();
+                 k += warps) {
+                sim_tile2 t;
+                uint32_t a, b;
+                if (walk.task(k, &t, &a, &b)) {
+                    warp_pairs(t, a, b, fb.tile, pos, n, fb.boxes, 0.0f, per, sh[warp],
+                               on_candidate);
+                }
             }
-            warp_pairs(t, a, b, fb.tile, pos, n, fb.boxes, 0.0f, per, sh[warp],
-                       [&](uint32_t p, const sim_vec4f &pp, uint32_t q, const sim_vec4f &pq) {
-                           if (!touching(pp, pq, per)) {
-                               return;
-                           }
-                           ++touched;
-                           if constexpr (MODE == kContacts) {
-                               emit_pair(sink, p, q);
-                           } else if constexpr (MODE == kFriction) {
-                               const sim_vec3f f =
-                                   sim_fric_pair(sink.fric, ph, p, q, pp, sim_ld4(vel + p), pq,
-                                                 sim_ld4(vel + q), nullptr);
-                               sim_atomic_add3(force + p, f.x, f.y, f.z);
-                               sim_atomic_add3(force + q, -f.x, -f.y, -f.z);
-                           } else {
-                               float eij = 0.0f;
-                               const sim_vec3f f =
-                                   sim_contact_force_f(pp, sim_ld4(vel + p), pq, sim_ld4(vel + q),
-                                                       &ph, MODE == kEnergy ? &eij : nullptr);
-                               if constexpr (MODE == kEnergy) {
-                                   e += (double)eij;
-                               } else {
-                                   sim_atomic_add3(force + p, f.x, f.y, f.z);
-                                   sim_atomic_add3(force + q, -f.x, -f.y, -f.z);
-                               }
-                           }
-                       });
         }
     }
     if constexpr (MODE == kEnergy) {
@@ -764,9 +780,28 @@ unsigned body_blocks(uint32_t n) {
     return (n + kThreads - 1) / kThreads;
 }
 
+/* A grid build kernel's blocks for `items` cells or bodies: one per 256, at most the resident
+ * blocks of the device (l->grid_blocks; the kernels stride over the rest). */
+unsigned grid_blocks(const sim_gpu_nlist *l, uint32_t items) {
+    const unsigned need = (items + kThreads - 1) / kThreads;
+    const unsigned most = (unsigned)(l->grid_blocks > 0 ? l->grid_blocks : 1);
+    return need < most ? (need > 0 ? need : 1u) : most;
+}
+
 float half_skin2(const sim_gpu_nlist *l) {
     const float h = 0.5f * l->skin;
     return h * h;
+}
+
+nl::cell_view cells_of(const sim_gpu_nlist *l) {
+    nl::cell_view v;
+    v.g = l->grid;
+    v.cell_n = l->cell_n;
+    v.cell_start = l->cell_start;
+    v.cell_body = l->cell_body;
+    v.body_cell = l->body_cell;
+    v.body_rank = l->body_rank;
+    return v;
 }
 
 nl::tile_pairs fallback_of(const sim_gpu_cull *c) {
@@ -789,11 +824,11 @@ sim_status launch_sweep(const sim_gpu_bodies *b, const sim_physics_f *ph, const 
     if (l->half) {
         sweep_kernel<MODE, true><<<grid, kThreads, 0, s>>>(
             b->pos, b->vel, b->force, b->n, l->nbr, l->count, l->stride, l->cap, l->counts,
-            fallback_of(c), *ph, sink, flags, count_on);
+            fallback_of(c), cells_of(l), *ph, sink, flags, count_on);
     } else {
         sweep_kernel<MODE, false><<<grid, kThreads, 0, s>>>(
             b->pos, b->vel, b->force, b->n, l->nbr, l->count, l->stride, l->cap, l->counts,
-            fallback_of(c), *ph, sink, flags, count_on);
+            fallback_of(c), cells_of(l), *ph, sink, flags, count_on);
     }
     SIM_CUDA_CHECK_LAUNCH("nlist sweep_kernel");
     return SIM_OK;
@@ -822,6 +857,8 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
     SIM_CUDA_TRY(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, build_kernel, kBuildWarps * 32, 0));
     l->build_grid = (per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
+    /* the grid build's kernels: 8 blocks of 256 per SM (a full sm_90 SM of 32-register threads) */
+    l->grid_blocks = 8 * (sm_count > 0 ? sm_count : 1);
     /* NaN positions: every body has moved, whatever asks first rebuilds */
     SIM_CUDA_TRY(cudaMemsetAsync(l->ref, 0xff, (size_t)n * sizeof *l->ref, s));
     SIM_CUDA_TRY(cudaMemsetAsync(l->count, 0, (size_t)n * sizeof *l->count, s));
@@ -834,6 +871,11 @@ void sim_gpu_nlist_free(sim_gpu_nlist *l) {
     (void)cudaFree(l->count);
     (void)cudaFree(l->ref);
     (void)cudaFree(l->counts);
+    (void)cudaFree(l->cell_n);
+    (void)cudaFree(l->cell_start);
+    (void)cudaFree(l->cell_body);
+    (void)cudaFree(l->body_cell);
+    (void)cudaFree(l->body_rank);
     memset(l, 0, sizeof *l);
 }
 
@@ -855,9 +897,58 @@ sim_status sim_gpu_nlist_realloc(sim_gpu_nlist *l, uint32_t cap, sim_error *err)
     return SIM_OK;
 }
 
+sim_status sim_gpu_nlist_use_grid(sim_gpu_nlist *l, const sim_cell_grid *g, int *changed,
+                                  sim_error *err) {
+    sim_cell_grid none;
+    memset(&none, 0, sizeof none);
+    const sim_cell_grid *want = g != nullptr && g->cells > 0 ? g : &none;
+    *changed = !sim_cell_grid_same(want, &l->grid);
+    if (!*changed) {
+        return SIM_OK;
+    }
+    l->grid = none; /* the tiles until the cells are had */
+    if (want->cells == 0) {
+        return SIM_OK;
+    }
+    const size_t body_bytes = (size_t)l->n * sizeof(uint32_t);
+    if (l->body_cell == nullptr) {
+        const cudaError_t e1 = cudaMalloc((void **)&l->cell_body, body_bytes);
+        const cudaError_t e2 = cudaMalloc((void **)&l->body_cell, body_bytes);
+        const cudaError_t e3 = cudaMalloc((void **)&l->body_rank, body_bytes);
+        if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess) {
+            (void)cudaGetLastError();
+            return sim_fail(err, SIM_OUT_OF_MEMORY,
+                            "N = %u bodies: cannot allocate the neighbour lists' cell grid", l->n);
+        }
+    }
+    if (want->cells > l->grid_cap) {
+        (void)cudaFree(l->cell_n);
+        (void)cudaFree(l->cell_start);
+        l->cell_n = l->cell_start = nullptr;
+        l->grid_cap = 0;
+        const size_t bytes = (size_t)want->cells * sizeof(uint32_t);
+        const cudaError_t e1 = cudaMalloc((void **)&l->cell_n, bytes);
+        const cudaError_t e2 = cudaMalloc((void **)&l->cell_start, bytes);
+        if (e1 != cudaSuccess || e2 != cudaSuccess) {
+            (void)cudaGetLastError();
+            return sim_fail(err, SIM_OUT_OF_MEMORY,
+                            "N = %u bodies: cannot allocate the %u cells of the neighbour lists' "
+                            "grid",
+                            l->n, want->cells);
+        }
+        l->grid_cap = want->cells;
+    }
+    l->grid = *want;
+    return SIM_OK;
+}
+
 uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l) {
+    const uint64_t grid = l->body_cell != nullptr
+                              ? (uint64_t)l->n * SIM_GPU_NLIST_GRID_BYTES_PER_BODY +
+                                    (uint64_t)l->grid_cap * SIM_GPU_NLIST_GRID_BYTES_PER_CELL
+                              : 0u;
     return (uint64_t)l->cap * l->stride * sizeof(uint32_t) +
-           (uint64_t)l->n * SIM_GPU_NLIST_BYTES_PER_BODY;
+           (uint64_t)l->n * SIM_GPU_NLIST_BYTES_PER_BODY + grid;
 }
 
 sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
@@ -889,6 +980,25 @@ sim_status sim_gpu_nlist_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c,
 sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
                                sim_error *err) {
+    if (l->grid.cells > 0) {
+        const nl::cell_view v = cells_of(l);
+        const int forced = (flags & SIM_GPU_NLIST_REBUILD) != 0u;
+        const unsigned cells = grid_blocks(l, l->grid.cells), bodies = grid_blocks(l, b->n);
+        grid_clear_kernel<<<cells, kThreads, 0, s>>>(v, l->counts, forced);
+        SIM_CUDA_CHECK_LAUNCH("nlist grid_clear_kernel");
+        grid_bin_kernel<<<bodies, kThreads, 0, s>>>(b->pos, b->n, v, l->ref, l->count, l->counts,
+                                                    flags);
+        SIM_CUDA_CHECK_LAUNCH("nlist grid_bin_kernel");
+        grid_place_kernel<<<cells, kThreads, 0, s>>>(v, l->counts, forced);
+        SIM_CUDA_CHECK_LAUNCH("nlist grid_place_kernel");
+        grid_scatter_kernel<<<bodies, kThreads, 0, s>>>(b->n, v, l->counts, forced);
+        SIM_CUDA_CHECK_LAUNCH("nlist grid_scatter_kernel");
+        grid_build_kernel<<<bodies, kThreads, 0, s>>>(b->pos, b->n, v, l->skin, l->nbr, l->count,
+                                                      l->stride, l->cap, !l->half, l->counts,
+                                                      l->period);
+        SIM_CUDA_CHECK_LAUNCH("nlist grid_build_kernel");
+        return SIM_OK;
+    }
     build_kernel<<<l->build_grid, kBuildWarps * 32, 0, s>>>(
         b->pos, b->n, c->tile, c->boxes, c->tile_list, c->tile_cap, c->counts, c->row0, c->row1,
         l->skin, l->nbr, l->count, l->stride, l->cap, !l->half, l->counts, flags, l->period);

@@ -7,7 +7,8 @@
  *   [sim_gpu_sort_bodies, on the host's clock: the lists are then rebuilt whatever they say]
  *   sim_gpu_nlist_boxes              tile boxes inflated by half the skin; returns at once unless
  *   sim_gpu_cull_top / _second       the flag is up (or the rebuild is forced); the culling passes
- *   sim_gpu_nlist_build              and the build likewise
+ *   sim_gpu_nlist_build              and the build likewise (from a cell grid, grid_build.cuh:
+ *                                    five launches alike, and no boxes or culling passes)
  *   sim_gpu_nlist_forces             the contact forces over the lists (or, when one overflowed,
  *                                    over the build's tile pairs); clears the flag
  *   [body forces and the second half kick, integrate.h]
@@ -19,6 +20,7 @@
 
 #include "cuda/device_state.h"
 #include "cuda/friction.h"
+#include "nlist/cell_grid.h"
 #include "nlist/nlist.h"
 #include "physics/physics.h"
 #include "nbsim/backend.h"
@@ -38,7 +40,7 @@ typedef struct {
                         * sweep lowers it */
     uint32_t overflow; /* some body had more neighbours than cap at the last build */
     uint32_t most;     /* the most entries of one body at the last build (found by the sweeps) */
-    uint32_t pad;
+    uint32_t cells_placed; /* a grid build's cursor: bodies of the cells given a place so far */
     sim_gpu_nlist_frame frame;
 } sim_gpu_nlist_counts;
 
@@ -52,19 +54,38 @@ typedef struct {
     int half;                     /* each pair in its larger slot's list only (atomics on j) */
     float skin;                   /* [m] */
     int build_grid;               /* blocks of the persistent build */
+    int grid_blocks;              /* blocks of the cell grid's kernels (grid-stride) */
     /* The box's periods (physics.h; all 0: walls), the backend's, copied in before each cull:
      * builds, sweeps and the displacement check take minimum images through them. */
     sim_period_f period;
+    /* The cell grid the lists are built from (cell_grid.h; grid.cells 0: from the culled tile
+     * pairs), kept from one build to the next: a list that overflowed sweeps its cells instead.
+     * The cells' bodies are in cell_body, cell c's at [cell_start[c], + cell_n[c]). */
+    sim_cell_grid grid;
+    uint32_t grid_cap;   /* cells allocated */
+    uint32_t *cell_n;    /* d_: bodies per cell at the last build */
+    uint32_t *cell_start;/* d_ */
+    uint32_t *cell_body; /* d_: slots, cell by cell */
+    uint32_t *body_cell; /* d_: each slot's cell at the last build */
+    uint32_t *body_rank; /* d_: its place among its cell's bodies */
 } sim_gpu_nlist;
 
-/* Bytes of the lists besides the entries: per body a count and a position. */
+/* Bytes of the lists besides the entries: per body a count and a position; a grid build's cell,
+ * place and slot by cell too, and per cell a count and a start. */
 #define SIM_GPU_NLIST_BYTES_PER_BODY (4u + 16u)
+#define SIM_GPU_NLIST_GRID_BYTES_PER_BODY 12u
+#define SIM_GPU_NLIST_GRID_BYTES_PER_CELL 8u
 
 /* Allocates lists for n slots, cap entries each (their positions NaN: the first use rebuilds);
  * SIM_OUT_OF_MEMORY names them. Free releases all of it (safe on a zeroed struct). */
 sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int half, int sm_count,
                                cudaStream_t s, sim_error *err);
 void sim_gpu_nlist_free(sim_gpu_nlist *l);
+/* The lists built from grid g (cell_grid.h) from now on, or (g NULL or no cells) from the culled
+ * tile pairs; the cells (re)allocated when more are needed. *changed: the way or the shape
+ * differs from before (the caller then has the lists rebuilt before anything reads them). */
+sim_status sim_gpu_nlist_use_grid(sim_gpu_nlist *l, const sim_cell_grid *g, int *changed,
+                                  sim_error *err);
 /* The entries reallocated with cap per body (contents lost: the next step must rebuild). */
 sim_status sim_gpu_nlist_realloc(sim_gpu_nlist *l, uint32_t cap, sim_error *err);
 uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l);
@@ -85,8 +106,10 @@ sim_status sim_gpu_nlist_check(const sim_gpu_bodies *b, const sim_gpu_nlist *l, 
 sim_status sim_gpu_nlist_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
                                sim_error *err);
-/* When rebuilding: the lists from the culled tile pairs (or from every tile pair of the rows,
- * when that list overflowed); records the tile list's counts as a culled sweep does. */
+/* When rebuilding: the lists from the grid (l->grid.cells > 0: the build positions, the counts,
+ * the step's counters too; sim_gpu_nlist_boxes and the culling passes are then not run), or from
+ * the culled tile pairs (or from every tile pair of the rows, when that list overflowed; records
+ * the tile list's counts as a culled sweep does). */
 sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
                                sim_error *err);

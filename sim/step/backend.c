@@ -26,6 +26,7 @@ sim_backend_config sim_backend_config_default(void) {
     c.cull_capacity = 0;
     c.nlist = SIM_NLIST_DEFAULT;
     c.nlist_capacity = 0;
+    c.nlist_build = SIM_NLIST_BUILD_DEFAULT;
     c.count_contacts = 1;
     return c;
 }

@@ -63,6 +63,9 @@ struct sim_backend {
     /* The neighbour lists' skin [m] for the current bodies, parameters and step (nlist.h:
      * params.skin, or the automatic one), kept by the backend; 0: no lists. */
     double nlist_skin;
+    /* 1: the backend builds the lists from a cell grid, not the culled tile pairs (the map then
+     * places no pass of a listed step: sim_frame_timing.nlist_cells) */
+    int nlist_cells;
     /* bodies within the ATM lists' reach of a body (sim_atm_list_neighbours), set with the skin */
     double atm_reach_bodies;
     /* The stepper and the primitives it steps this backend with (stepper.ops NULL: a composite,
