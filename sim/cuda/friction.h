@@ -118,8 +118,8 @@ typedef struct {
                      * kernel checks the rows; otherwise the tables' claims did) */
 } sim_gpu_friction;
 
-/* Device bytes per body besides the tables (spin, torque). */
-#define SIM_GPU_FRICTION_BYTES_PER_BODY 32u
+/* Device bytes per body besides the tables (spin, torque, and spin_alt for a re-sort). */
+#define SIM_GPU_FRICTION_BYTES_PER_BODY (3u * 16u)
 
 /* Spin and torque for n bodies (zero), no tables. */
 sim_status sim_gpu_friction_alloc(sim_gpu_friction *fr, uint32_t n, sim_error *err);
