@@ -341,9 +341,93 @@ static void test_where_lists_pay(void) {
     tscene_free(&c);
 }
 
+/* A frame of b, then which path its ATM cut-off took (lists or tile triples: the frame's
+ * timing, the backend's choice) and its ATM forces and energy at the state reached against the
+ * brute force (the lattice never touches: the forces are ATM's alone). */
+static void switched_frame(sim_backend *b, const sim_params *p, int lists, const char *what) {
+    const uint32_t n = b->n;
+    sim_frame_timing t;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+    const double k = b->atm_reach_bodies;
+    ENSURE_MSG(sim_backend_atm_listing(b) == lists && t.atm_lists == lists && t.triplet_culled &&
+                   (t.tile_triples == 0) == lists,
+               "%s: %.0f within reach, lists %d, %llu tile triples", what, k, t.atm_lists,
+               (unsigned long long)t.tile_triples);
+    sim_state st;
+    ENSURE(sim_state_alloc(&st, n, &err) == SIM_OK);
+    sim_vec3d *f = malloc(n * sizeof *f), *f_brute = malloc(n * sizeof *f_brute);
+    ENSURE(sim_backend_read_state(b, &st, f, &err) == SIM_OK);
+    uint32_t touching = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        for (uint32_t j = 0; j < i; ++j) {
+            const double dx = st.pos[i].x - st.pos[j].x, dy = st.pos[i].y - st.pos[j].y,
+                         dz = st.pos[i].z - st.pos[j].z, r = st.pos[i].w + st.pos[j].w;
+            touching += dx * dx + dy * dy + dz * dz < r * r;
+        }
+    }
+    ENSURE_MSG(touching == 0, "%s: %u pairs touch", what, touching);
+    const sim_physics ph = sim_physics_from_params(p);
+    double e_brute = 0.0, rel_l2, rel_max;
+    const uint64_t triples = brute(st.pos, n, &ph, f_brute, &e_brute);
+    sim_energy e;
+    ENSURE(sim_backend_energy(b, &e, &err) == SIM_OK);
+    force_diff(f, f_brute, n, &rel_l2, &rel_max);
+    ENSURE_MSG(triples > 0 && rel_l2 <= TOL_REL && rel_max <= TOL_REL &&
+                   fabs(e.atm - e_brute) <= TOL_REL * fabs(e_brute),
+               "%s: F vs brute %.3g / %.3g, E %.17g vs %.17g", what, rel_l2, rel_max, e.atm,
+               e_brute);
+    printf("  %-34s %3.0f bodies within reach: %-12s %7llu triples, F within %.1e of the brute "
+           "force\n",
+           what, k, lists ? "lists," : "tile triples,", (unsigned long long)triples,
+           fmax(rel_l2, rel_max));
+    free(f);
+    free(f_brute);
+    sim_state_free(&st);
+}
+
+/* b's bodies with positions and radii scaled by `by`. */
+static void scale_bodies(sim_backend *b, double by) {
+    sim_state st;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_state_alloc(&st, b->n, &err) == SIM_OK);
+    ENSURE(sim_backend_read_state(b, &st, NULL, &err) == SIM_OK);
+    for (uint32_t i = 0; i < b->n; ++i) {
+        st.pos[i] =
+            (sim_vec4d){by * st.pos[i].x, by * st.pos[i].y, by * st.pos[i].z, by * st.pos[i].w};
+    }
+    ENSURE_MSG(sim_backend_set_state(b, &st, &err) == SIM_OK, "%s", err.message);
+    sim_state_free(&st);
+}
+
+/* The choice made again mid-run: a lattice whose lists pay (~50 bodies within R + skin) is
+ * squeezed by set_state into 0.6 of its size (~230 within reach: tile triples) and back, then its
+ * cut-off raised by set_params from 1.8 to 3 m (~200: tile triples) and back; each time a frame
+ * takes the path chosen, its forces those of the brute force. */
+static void test_switch_mid_run(void) {
+    tscene sc = tscene_moving_lattice(6, 0.5, 1.8, 31u);
+    sc.p.steps_per_frame = 5;
+    sim_backend *b = cpu_backend(&sc, &sc.p, 1000);
+    sim_error err = {SIM_OK, ""};
+    switched_frame(b, &sc.p, 1, "lattice, R = 1.8 m");
+    scale_bodies(b, 0.6);
+    switched_frame(b, &sc.p, 0, "set_state: squeezed to 0.6");
+    scale_bodies(b, 1.0 / 0.6);
+    switched_frame(b, &sc.p, 1, "set_state: back to its size");
+    sim_params wide = sc.p;
+    wide.atm_cutoff = 3.0;
+    ENSURE_MSG(sim_backend_set_params(b, &wide, &err) == SIM_OK, "%s", err.message);
+    switched_frame(b, &wide, 0, "set_params: R = 3 m");
+    ENSURE_MSG(sim_backend_set_params(b, &sc.p, &err) == SIM_OK, "%s", err.message);
+    switched_frame(b, &sc.p, 1, "set_params: R = 1.8 m again");
+    sim_backend_destroy(b);
+    tscene_free(&sc);
+}
+
 int main(int argc, char **argv) {
     static const ensure_test tests[] = {
         {"where_lists_pay", test_where_lists_pay},
+        {"switch_mid_run", test_switch_mid_run},
         {"builtin_scenes", test_builtin},
         {"random_clouds", test_clouds},
         {"on_the_cutoff", test_on_cutoff},

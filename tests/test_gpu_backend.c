@@ -572,6 +572,19 @@ static void test_out_of_memory(void) {
     ENSURE(st == SIM_OUT_OF_MEMORY && b == NULL);
     ENSURE(strstr(err.message, "4000000000") != NULL && strstr(err.message, "free") != NULL);
     sim_backend_destroy(b);
+    /* Friction with culling (so neighbour lists) keeps a spring and its carry beside each list
+     * entry (friction.h): ~0.9 kB per body at the lists' first size, beside ~1.4 kB of the rest.
+     * At 1.8 kB per body of the free memory, the rest alone would fit: refused all the same. */
+    size_t free_bytes = 0, total_bytes = 0;
+    ENSURE(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
+    sim_state springs = huge;
+    springs.n = (uint32_t)(free_bytes / 1800u);
+    p.friction = 0.5;
+    c.cull = 1;
+    const sim_status fs = sim_backend_create(&c, &p, &springs, &b, &err);
+    printf("  %s\n", err.message);
+    ENSURE(fs == SIM_OUT_OF_MEMORY && b == NULL);
+    sim_backend_destroy(b);
 }
 
 static void test_export_and_name(void) {

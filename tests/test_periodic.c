@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ensure.h"
+#include "periodic_pairs.h"
 #include "test_tmp.h"
 #include "test_backend_util.h"
 #include "test_cull_scenes.h"
@@ -203,78 +204,59 @@ static void test_refusals(void) {
 
 /* ---- one pair across the boundary ---- */
 
-/* For each of the 26 directions (6 faces, 12 edges, 8 corners): a pair overlapping along it in
- * the middle of the box, and the same pair placed so that it straddles the faces of that
- * direction, wrapped into the box. Same force and energy to rounding. */
+/* For each of the 26 directions (periodic_pairs.h): the pair overlapping along it in the middle
+ * of the box and the same pair straddling the faces of that direction. Same force and energy to
+ * rounding. */
 static void test_pair_across(void) {
     const sim_params p = periodic_params(5.0, 7);
     const sim_physics ph = sim_physics_from_params(&p);
     sim_physics phw = ph; /* walls: what the wrapped pair would feel without the periods */
     phw.periodic = 0;
+    periodic_pair pairs[PERIODIC_PAIR_DIRECTIONS];
+    periodic_pairs_make(p.box_half, pairs);
     int checked = 0;
-    for (int dx = -1; dx <= 1; ++dx) {
-        for (int dy = -1; dy <= 1; ++dy) {
-            for (int dz = -1; dz <= 1; ++dz) {
-                if (dx == 0 && dy == 0 && dz == 0) {
-                    continue;
-                }
-                const double norm = sqrt((double)(dx * dx + dy * dy + dz * dz));
-                const double u[3] = {dx / norm, dy / norm, dz / norm};
-                const double sep = 0.83; /* radii 0.45 + 0.5: overlap 0.12 */
-                const double c[3] = {0.31, -0.17, 0.23};
-                const sim_vec4d ai = {c[0], c[1], c[2], 0.45};
-                const sim_vec4d bi = {c[0] + sep * u[0], c[1] + sep * u[1], c[2] + sep * u[2], 0.5};
-                /* across: a just inside the faces of the direction, b beyond them, wrapped */
-                double a[3], b[3];
-                const int dir[3] = {dx, dy, dz};
-                for (int k = 0; k < 3; ++k) {
-                    a[k] = dir[k] != 0 ? dir[k] * (5.0 - 0.3 * fabs(u[k])) : c[k];
-                    b[k] = a[k] + sep * u[k];
-                    b[k] = b[k] > 5.0 ? b[k] - 10.0 : b[k] < -5.0 ? b[k] + 10.0 : b[k];
-                }
-                const sim_vec4d aa = {a[0], a[1], a[2], 0.45}, ba = {b[0], b[1], b[2], 0.5};
-                const sim_vec4d va = {0.3, -0.2, 0.1, 1.0}, vb = {-0.1, 0.4, 0.2, 2.0};
-                double ei = 0.0, ea = 0.0, ew = 0.0;
-                const sim_vec3d fi = sim_contact_force_d(ai, va, bi, vb, &ph, &ei);
-                const sim_vec3d fa = sim_contact_force_d(aa, va, ba, vb, &ph, &ea);
-                const sim_vec3d fw = sim_contact_force_d(aa, va, ba, vb, &phw, &ew);
-                const double mag = fabs(fi.x) + fabs(fi.y) + fabs(fi.z);
-                ENSURE(mag > 0.0 && ei > 0.0);
-                ENSURE_MSG(fabs(fa.x - fi.x) + fabs(fa.y - fi.y) + fabs(fa.z - fi.z) <= 1e-12 * mag,
-                           "direction (%d %d %d): (%g %g %g) across, (%g %g %g) inside", dx, dy, dz,
-                           fa.x, fa.y, fa.z, fi.x, fi.y, fi.z);
-                ENSURE_NEAR(ea, ei, 1e-12 * ei);
-                ENSURE(ew == 0.0 && fw.x == 0.0 && fw.y == 0.0 && fw.z == 0.0);
-                /* the CPU reference's sweeps (map plan, culled tiles, lists) see it too */
-                sim_state s;
-                sim_error err;
-                ENSURE(sim_state_alloc(&s, 2, &err) == SIM_OK);
-                s.pos[0] = aa;
-                s.pos[1] = ba;
-                s.vel[0] = va;
-                s.vel[1] = vb;
-                for (int path = 0; path < 3; ++path) {
-                    sim_params q = p;
-                    if (path == 2) {
-                        q.skin.value = 0.1;
-                    }
-                    const sim_backend_config cc =
-                        cpu_config(path > 0, path == 2 ? SIM_NLIST_HALF : SIM_NLIST_FULL);
-                    sim_backend *bk = test_backend_make(&cc, &q, &s, "pair across");
-                    sim_vec3d *f = test_backend_forces(bk, 2);
-                    ENSURE_MSG(fabs(f[0].x - fi.x) + fabs(f[0].y - fi.y) + fabs(f[0].z - fi.z) <=
-                                       1e-12 * mag &&
-                                   fabs(f[1].x + fi.x) + fabs(f[1].y + fi.y) +
-                                           fabs(f[1].z + fi.z) <=
-                                       1e-12 * mag,
-                               "direction (%d %d %d), path %d", dx, dy, dz, path);
-                    free(f);
-                    sim_backend_destroy(bk);
-                }
-                sim_state_free(&s);
-                ++checked;
+    for (int k = 0; k < PERIODIC_PAIR_DIRECTIONS; ++k) {
+        const periodic_pair *pp = &pairs[k];
+        const int dx = pp->dir[0], dy = pp->dir[1], dz = pp->dir[2];
+        const sim_vec4d ai = pp->in[0], bi = pp->in[1], aa = pp->across[0], ba = pp->across[1];
+        const sim_vec4d va = pp->vel[0], vb = pp->vel[1];
+        double ei = 0.0, ea = 0.0, ew = 0.0;
+        const sim_vec3d fi = sim_contact_force_d(ai, va, bi, vb, &ph, &ei);
+        const sim_vec3d fa = sim_contact_force_d(aa, va, ba, vb, &ph, &ea);
+        const sim_vec3d fw = sim_contact_force_d(aa, va, ba, vb, &phw, &ew);
+        const double mag = fabs(fi.x) + fabs(fi.y) + fabs(fi.z);
+        ENSURE(mag > 0.0 && ei > 0.0);
+        ENSURE_MSG(fabs(fa.x - fi.x) + fabs(fa.y - fi.y) + fabs(fa.z - fi.z) <= 1e-12 * mag,
+                   "direction (%d %d %d): (%g %g %g) across, (%g %g %g) inside", dx, dy, dz, fa.x,
+                   fa.y, fa.z, fi.x, fi.y, fi.z);
+        ENSURE_NEAR(ea, ei, 1e-12 * ei);
+        ENSURE(ew == 0.0 && fw.x == 0.0 && fw.y == 0.0 && fw.z == 0.0);
+        /* the CPU reference's sweeps (map plan, culled tiles, lists) see it too */
+        sim_state s;
+        sim_error err;
+        ENSURE(sim_state_alloc(&s, 2, &err) == SIM_OK);
+        s.pos[0] = aa;
+        s.pos[1] = ba;
+        s.vel[0] = va;
+        s.vel[1] = vb;
+        for (int path = 0; path < 3; ++path) {
+            sim_params q = p;
+            if (path == 2) {
+                q.skin.value = 0.1;
             }
+            const sim_backend_config cc =
+                cpu_config(path > 0, path == 2 ? SIM_NLIST_HALF : SIM_NLIST_FULL);
+            sim_backend *bk = test_backend_make(&cc, &q, &s, "pair across");
+            sim_vec3d *f = test_backend_forces(bk, 2);
+            ENSURE_MSG(
+                fabs(f[0].x - fi.x) + fabs(f[0].y - fi.y) + fabs(f[0].z - fi.z) <= 1e-12 * mag &&
+                    fabs(f[1].x + fi.x) + fabs(f[1].y + fi.y) + fabs(f[1].z + fi.z) <= 1e-12 * mag,
+                "direction (%d %d %d), path %d", dx, dy, dz, path);
+            free(f);
+            sim_backend_destroy(bk);
         }
+        sim_state_free(&s);
+        ++checked;
     }
     ENSURE(checked == 26);
 }

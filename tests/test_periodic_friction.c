@@ -12,6 +12,7 @@
 
 #include "ensure.h"
 #include "friction_util.h"
+#include "periodic_pairs.h"
 #include "test_backend_util.h"
 #include "test_rng.h"
 
@@ -97,65 +98,45 @@ static double snap_diff(const snap *a, const snap *b, double scale, const char *
 }
 
 /* Two spinning bodies sliding past each other, inside the box and across each of the 26 faces,
- * edges and corners (test_periodic.c's pair_across with friction): after one step (a history
- * made, the forces and torques applied) the velocities, spins, forces and the one contact's
- * springs are those of the pair inside, on every path. */
+ * edges and corners (periodic_pairs.h; test_periodic.c's pair_across with friction): after one
+ * step (a history made, the forces and torques applied) the velocities, spins, forces and the
+ * one contact's springs are those of the pair inside, on every path. */
 static void test_pair_across(void) {
-    const double h = 5.0;
-    const sim_params p = fric_params(h, 7);
+    const sim_params p = fric_params(5.0, 7);
+    periodic_pair pairs[PERIODIC_PAIR_DIRECTIONS];
+    periodic_pairs_make(p.box_half, pairs);
     int checked = 0;
-    for (int dx = -1; dx <= 1; ++dx) {
-        for (int dy = -1; dy <= 1; ++dy) {
-            for (int dz = -1; dz <= 1; ++dz) {
-                if (dx == 0 && dy == 0 && dz == 0) {
-                    continue;
-                }
-                const double norm = sqrt((double)(dx * dx + dy * dy + dz * dz));
-                const double u[3] = {dx / norm, dy / norm, dz / norm};
-                const double sep = 0.83; /* radii 0.45 + 0.5: overlap 0.12 */
-                const double c[3] = {0.31, -0.17, 0.23};
-                const int dir[3] = {dx, dy, dz};
-                double a[3], b[3];
-                for (int k = 0; k < 3; ++k) {
-                    a[k] = dir[k] != 0 ? dir[k] * (h - 0.3 * fabs(u[k])) : c[k];
-                    b[k] = a[k] + sep * u[k];
-                    b[k] = b[k] > h ? b[k] - 2.0 * h : b[k] < -h ? b[k] + 2.0 * h : b[k];
-                }
-                sim_state in, across;
-                sim_error err;
-                ENSURE(sim_state_alloc(&in, 2, &err) == SIM_OK);
-                ENSURE(sim_state_alloc(&across, 2, &err) == SIM_OK);
-                in.pos[0] = v4(c[0], c[1], c[2], 0.45);
-                in.pos[1] = v4(c[0] + sep * u[0], c[1] + sep * u[1], c[2] + sep * u[2], 0.5);
-                across.pos[0] = v4(a[0], a[1], a[2], 0.45);
-                across.pos[1] = v4(b[0], b[1], b[2], 0.5);
-                for (int k = 0; k < 2; ++k) { /* tangential sliding and spin: torques */
-                    sim_state *s = k == 0 ? &in : &across;
-                    s->vel[0] = v4(0.3, -0.2, 0.1, 1.0);
-                    s->vel[1] = v4(-0.1, 0.4, 0.2, 2.0);
-                    s->spin[0] = v4(1.5, -0.5, 2.0, 0.0);
-                    s->spin[1] = v4(-1.0, 0.7, 0.3, 0.0);
-                }
-                for (int path = 0; path < 4; ++path) {
-                    snap ri = run(&p, &in, path, 1), ra = run(&p, &across, path, 1);
-                    double spin_change = 0.0;
-                    for (int k = 0; k < 2; ++k) {
-                        spin_change += norm3(sub3(xyz(ri.s.spin[k]), xyz(in.spin[k])));
-                    }
-                    ENSURE_MSG(ri.s.contact_count == 1 && spin_change > 1e-6,
-                               "inside, path %d: %llu contacts, spin change %g", path,
-                               (unsigned long long)ri.s.contact_count, spin_change);
-                    const double d = snap_diff(&ri, &ra, 1.0, "across");
-                    ENSURE_MSG(d <= 1e-9, "direction (%d %d %d), path %d: %g from inside", dx, dy,
-                               dz, path, d);
-                    snap_free(&ri);
-                    snap_free(&ra);
-                }
-                sim_state_free(&in);
-                sim_state_free(&across);
-                ++checked;
-            }
+    for (int d = 0; d < PERIODIC_PAIR_DIRECTIONS; ++d) {
+        const periodic_pair *pp = &pairs[d];
+        sim_state in, across;
+        sim_error err;
+        ENSURE(sim_state_alloc(&in, 2, &err) == SIM_OK);
+        ENSURE(sim_state_alloc(&across, 2, &err) == SIM_OK);
+        for (int k = 0; k < 2; ++k) { /* tangential sliding and spin: torques */
+            in.pos[k] = pp->in[k];
+            across.pos[k] = pp->across[k];
+            in.vel[k] = across.vel[k] = pp->vel[k];
         }
+        in.spin[0] = across.spin[0] = v4(1.5, -0.5, 2.0, 0.0);
+        in.spin[1] = across.spin[1] = v4(-1.0, 0.7, 0.3, 0.0);
+        for (int path = 0; path < 4; ++path) {
+            snap ri = run(&p, &in, path, 1), ra = run(&p, &across, path, 1);
+            double spin_change = 0.0;
+            for (int k = 0; k < 2; ++k) {
+                spin_change += norm3(sub3(xyz(ri.s.spin[k]), xyz(in.spin[k])));
+            }
+            ENSURE_MSG(ri.s.contact_count == 1 && spin_change > 1e-6,
+                       "inside, path %d: %llu contacts, spin change %g", path,
+                       (unsigned long long)ri.s.contact_count, spin_change);
+            const double diff = snap_diff(&ri, &ra, 1.0, "across");
+            ENSURE_MSG(diff <= 1e-9, "direction (%d %d %d), path %d: %g from inside", pp->dir[0],
+                       pp->dir[1], pp->dir[2], path, diff);
+            snap_free(&ri);
+            snap_free(&ra);
+        }
+        sim_state_free(&in);
+        sim_state_free(&across);
+        ++checked;
     }
     ENSURE(checked == 26);
 }

@@ -355,8 +355,7 @@ static sim_status nlist_ready(cpu_backend *b, sim_error *err) {
         sim_cpu_nlist_free(&b->nlist);
         b->nlist_ready = 0;
     }
-    const uint32_t cap =
-        b->base.config.nlist_capacity ? b->base.config.nlist_capacity : SIM_NLIST_INITIAL_CAP;
+    const uint32_t cap = sim_nlist_first_cap(b->base.config.nlist_capacity);
     SIM_TRY(sim_cpu_nlist_init(&b->nlist, b->st.n, cap, half, err));
     b->nlist.per = &b->ph.period; /* zeros on walled axes: the images are the separations */
     b->nlist_ready = 1;

@@ -18,17 +18,23 @@ constexpr uint64_t kFrictionSlotsEqual = 21u;
 
 /* Refuses before allocating anything when N bodies cannot fit (state, spin and torque, scratch,
  * the culling buffers and neighbour lists of their first size when culling is on, friction's
- * two tables of equal spheres when it is on, and the few hundred bytes of flags and energies). */
-sim_status check_memory(uint32_t n, int cull, int friction, const char *gpu, sim_error *err) {
+ * two tables of equal spheres when it is on, with both the springs beside the lists' entries, and
+ * the few hundred bytes of flags and energies). */
+sim_status check_memory(uint32_t n, const sim_backend_config *c, int friction, const char *gpu,
+                        sim_error *err) {
     size_t free_bytes = 0, total_bytes = 0;
     SIM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const uint64_t lists = SIM_GPU_NLIST_BYTES_PER_BODY + 4u * SIM_NLIST_INITIAL_CAP;
+    const uint64_t entries =
+        c->cull ? (uint64_t)sim_nlist_first_cap(c->nlist_capacity) * sim_nlist_stride(n) : 0u;
+    const uint64_t per_entry =
+        sizeof(uint32_t) + (friction ? SIM_GPU_FRIC_LIST_BYTES_PER_ENTRY : 0u);
     const uint64_t tables =
         2u * (kFrictionSlotsEqual * (4u + sizeof(sim_contact_history_f)) + 4u) + 8u;
-    const uint64_t per_body = SIM_GPU_BYTES_PER_BODY + SIM_GPU_FRICTION_BYTES_PER_BODY +
-                              (cull ? SIM_GPU_CULL_BYTES_PER_BODY + lists : 0u) +
-                              (friction ? tables : 0u);
-    const uint64_t need = (uint64_t)n * per_body + 4096u;
+    const uint64_t per_body =
+        SIM_GPU_BYTES_PER_BODY + SIM_GPU_FRICTION_BYTES_PER_BODY +
+        (c->cull ? SIM_GPU_CULL_BYTES_PER_BODY + SIM_GPU_NLIST_BYTES_PER_BODY : 0u) +
+        (friction ? tables + (c->cull ? SIM_GPU_FRIC_LIST_BYTES_PER_BODY : 0u) : 0u);
+    const uint64_t need = (uint64_t)n * per_body + entries * per_entry + 4096u;
     if (need > (uint64_t)free_bytes) {
         return sim_fail(err, SIM_OUT_OF_MEMORY,
                         "N = %u bodies need %llu bytes (%.1f MiB) of GPU memory, but %s has only "
@@ -274,7 +280,7 @@ sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params
     SIM_CUDA_TRY(cudaSetDevice(device));
     SIM_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
     /* Before anything is allocated or the state is read: an impossible N fails fast. */
-    SIM_TRY(check_memory(s->n, c->cull, sim_params_have_friction(p), prop.name, err));
+    SIM_TRY(check_memory(s->n, c, sim_params_have_friction(p), prop.name, err));
 
     cuda_backend *b = (cuda_backend *)calloc(1, sizeof *b);
     if (b == nullptr) {

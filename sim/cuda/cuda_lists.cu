@@ -176,8 +176,7 @@ sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err) {
         sim_cuda_nlist_free(b);
     }
     if (!b->nlist_ready) {
-        const sim_backend_config *c = &b->base.config;
-        const uint32_t cap = c->nlist_capacity ? c->nlist_capacity : SIM_NLIST_INITIAL_CAP;
+        const uint32_t cap = sim_nlist_first_cap(b->base.config.nlist_capacity);
         sim_status st =
             sim_gpu_nlist_alloc(&b->nlist, b->base.n, cap, half, b->sm_count, b->streams.main, err);
         if (st == SIM_OK &&

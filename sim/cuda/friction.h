@@ -87,6 +87,13 @@ typedef struct {
     uint32_t *carry_n, *carry_gen;
 } sim_gpu_fric_list;
 
+/* Device bytes of the springs beside the lists, allocated for the lists' cap x stride entries
+ * (sim_gpu_friction_list_prepare): per entry its spring (a, b, stamp) and a carry's (carry_a,
+ * carry_b, carry_partner), 2 x 28 = 56; per body owned, carry_n and carry_gen, 12. */
+#define SIM_GPU_FRIC_LIST_BYTES_PER_ENTRY                                                          \
+    (2u * (sizeof(sim_vec4f) + sizeof(sim_fric_roll2) + sizeof(uint32_t)))
+#define SIM_GPU_FRIC_LIST_BYTES_PER_BODY (3u * sizeof(uint32_t))
+
 typedef struct {
     uint32_t n;
     sim_vec4f *spin, *torque; /* d_, slot order: always (spin is carried without friction too) */
@@ -118,8 +125,8 @@ typedef struct {
                      * kernel checks the rows; otherwise the tables' claims did) */
 } sim_gpu_friction;
 
-/* Device bytes per body besides the tables (spin, torque). */
-#define SIM_GPU_FRICTION_BYTES_PER_BODY 32u
+/* Device bytes per body besides the tables (spin, torque, and spin_alt for a re-sort). */
+#define SIM_GPU_FRICTION_BYTES_PER_BODY (3u * 16u)
 
 /* Spin and torque for n bodies (zero), no tables. */
 sim_status sim_gpu_friction_alloc(sim_gpu_friction *fr, uint32_t n, sim_error *err);

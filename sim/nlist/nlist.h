@@ -93,6 +93,12 @@ SIM_HD uint32_t sim_nlist_stride(uint32_t n) {
     return (n + 31u) / 32u * 32u;
 }
 
+/* Entries per body the lists are first allocated with: config.nlist_capacity, or 0 for
+ * SIM_NLIST_INITIAL_CAP. */
+SIM_HD uint32_t sim_nlist_first_cap(uint32_t nlist_capacity) {
+    return nlist_capacity ? nlist_capacity : SIM_NLIST_INITIAL_CAP;
+}
+
 /* Whether j belongs in i's list: |x_i - x_j| < r_i + r_j + skin, with the build's margin. */
 SIM_HD int sim_nlist_near_f(sim_vec4f a, sim_vec4f b, float skin) {
     const float dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z;
