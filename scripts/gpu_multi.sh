@@ -4,7 +4,7 @@
 # PyTorch's site-packages when the system has none), the multi-GPU tests (2 and 4 GPUs against
 # one, ranks bit-identical, two processes against one process with two GPUs), the same through
 # the command line (--rank/--world/--nccl-id, and mpirun with the id through MPI, against
-# --gpus 2), the NCCL collectives a step could use timed against each other
+# --gpus 2; with four GPUs, mpirun -np 4 against --gpus 4), the NCCL collectives a step could use timed against each other
 # (tests/nccl_collectives.c), then the scaling runs: ATM all triples N = 16,384; brute-force
 # pairs N = 1,048,576 (--cull off); culled gas N = 4,194,304; on 1 and 2 GPUs (and 4 where there
 # are four), then one frame of ATM N = 32,768 on all of them; a table printed last. --budget 0
@@ -88,6 +88,24 @@ if command -v mpirun >/dev/null && "$nbsim" --version | grep -q "MPI (NCCL id un
   fi
 else
   echo "skipped: no mpirun, or this build has no MPI ($("$nbsim" --version | tail -1))"
+fi
+
+# With four GPUs: four processes of one GPU each (a process holds one GPU: --rank) against one
+# process with four.
+if [ "$gpus" -ge 4 ] && command -v mpirun >/dev/null &&
+   "$nbsim" --version | grep -q "MPI (NCCL id under mpirun) yes"; then
+  step "mpirun: four processes against --gpus 4"
+  timeout -k 10 90 "$nbsim" "${run[@]}" --gpus 4 --save-state "$cli/one_proc4.txt" >"$logs/gpus4.log" 2>&1
+  g4=$?
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 120 \
+    mpirun -np 4 --bind-to none "$nbsim" "${run[@]}" --save-state "$cli/mpirun4.txt" >"$logs/mpirun4.log" 2>&1
+  m4=$?
+  if [ $m4 -ne 0 ] || [ $g4 -ne 0 ]; then
+    status=1; echo "FAILED: mpirun -np 4 (exit $m4) or --gpus 4 (exit $g4)"; tail -5 "$logs/mpirun4.log" "$logs/gpus4.log"
+  else
+    same_states "mpirun -np 4 vs one process with four GPUs" "$cli/mpirun4.txt" "$cli/one_proc4.txt" 2>&1 |
+      tee -a "$logs/cli_compare.txt" || status=1
+  fi
 fi
 
 step "command line: SIGTERM to rank 1 alone stops both processes after the same frame"
