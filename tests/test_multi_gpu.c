@@ -39,6 +39,8 @@ static sim_backend_config config_for(int pair_map, int triplet_map, int cull, ui
     c.triplet_map = (sim_triplet_map)triplet_map;
     c.cull = cull;
     c.tile = tile;
+    /* one GPU lists from the tile pairs too, as ranks do: the tile pairs found are compared */
+    c.nlist_build = SIM_NLIST_BUILD_TILES;
     if (g > 1) {
         c.multi.world = g;
         c.multi.local = g;
