@@ -17,7 +17,8 @@ namespace {
 constexpr uint64_t kFrictionSlotsEqual = 21u;
 
 /* Refuses before allocating anything when N bodies cannot fit (state, spin and torque, scratch,
- * the culling buffers and neighbour lists of their first size when culling is on, friction's
+ * the culling buffers and neighbour lists of their first size, with their cell grid, when culling
+ * is on, friction's
  * two tables of equal spheres when it is on, with both the springs beside the lists' entries, and
  * the few hundred bytes of flags and energies). */
 sim_status check_memory(uint32_t n, const sim_backend_config *c, int friction, const char *gpu,
@@ -30,8 +31,15 @@ sim_status check_memory(uint32_t n, const sim_backend_config *c, int friction, c
         sizeof(uint32_t) + (friction ? SIM_GPU_FRIC_LIST_BYTES_PER_ENTRY : 0u);
     const uint64_t tables =
         2u * (kFrictionSlotsEqual * (4u + sizeof(sim_contact_history_f)) + 4u) + 8u;
+    /* the lists' cell grid (one rank, unless the tile pairs are asked for): at most
+     * SIM_CELL_GRID_CELLS_PER_BODY cells per body */
+    const uint64_t grid =
+        c->cull && c->nlist_build != SIM_NLIST_BUILD_TILES && c->multi.world <= 1
+            ? SIM_GPU_NLIST_GRID_BYTES_PER_BODY +
+                  (uint64_t)(SIM_CELL_GRID_CELLS_PER_BODY * SIM_GPU_NLIST_GRID_BYTES_PER_CELL)
+            : 0u;
     const uint64_t per_body =
-        SIM_GPU_BYTES_PER_BODY + SIM_GPU_FRICTION_BYTES_PER_BODY +
+        SIM_GPU_BYTES_PER_BODY + SIM_GPU_FRICTION_BYTES_PER_BODY + grid +
         (c->cull ? SIM_GPU_CULL_BYTES_PER_BODY + SIM_GPU_NLIST_BYTES_PER_BODY : 0u) +
         (friction ? tables + (c->cull ? SIM_GPU_FRIC_LIST_BYTES_PER_BODY : 0u) : 0u);
     const uint64_t need = (uint64_t)n * per_body + entries * per_entry + 4096u;
