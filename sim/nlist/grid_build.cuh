@@ -8,7 +8,7 @@
  *                        positions, the step's list counters reset
  *   grid_place_kernel    each cell's start among the cells' bodies (a warp's 32 cells take
  *                        consecutive places: one atomic per warp)
- *   grid_scatter_kernel  each body's slot at its cell's start plus its place
+ *   grid_scatter_kernel  each body's slot and position at its cell's start plus its place
  *   grid_build_kernel    each body's list from the 27 cells around its own, its own row only
  *                        (half lists j < i, full lists every j != i): no atomics, and a warp
  *                        writes the k-th entries of 32 consecutive bodies together
@@ -20,7 +20,12 @@
 struct cell_view {
     sim_cell_grid g;
     uint32_t *cell_n, *cell_start, *cell_body, *body_cell, *body_rank;
+    sim_vec4f *cell_pos; /* the build positions in cell_body's order */
 };
+
+/* Blocks of 256 per SM the persistent grid is sized for: a full sm_90 SM, at up to 32
+ * registers a thread (the launch bounds hold every kernel here to it). */
+constexpr int kGridBlocksPerSm = 8;
 
 /* Every kernel here is a grid-stride loop over a persistent grid (l->grid_blocks blocks of 256):
  * a step that does not rebuild then costs five launches of a few blocks that return at once, not
@@ -35,7 +40,7 @@ static __device__ __forceinline__ uint32_t grid_threads() {
 
 /* Launch contract: a persistent grid of 256-thread blocks; thread t clears cells t, t + threads,
  * ... */
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_clear_kernel(cell_view v, const sim_gpu_nlist_counts *__restrict__ nc, int forced) {
     if (!forced && nc->rebuild == 0u) {
         return;
@@ -49,7 +54,7 @@ __global__ void __launch_bounds__(kThreads)
  * resets the lists' counters (rebuild raised: the later kernels see it when forced) and the
  * culling's, and counts the rebuild (RECORD). Cost per body: 16 B read, 28 B written, an atomic
  * on its cell's count. */
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_bin_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v,
                     sim_vec4f *__restrict__ ref, uint32_t *__restrict__ count,
                     sim_gpu_nlist_counts *__restrict__ nc, unsigned flags) {
@@ -79,7 +84,7 @@ __global__ void __launch_bounds__(kThreads)
 /* Launch contract: a persistent grid of 256-thread blocks over the cells (grid-stride, the bound
  * rounded up to whole warps: every lane reaches the shuffles). Cost per cell: 4 B read, 4 B
  * written; an atomic per warp of 32 cells. */
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_place_kernel(cell_view v, sim_gpu_nlist_counts *__restrict__ nc, int forced) {
     if (!forced && nc->rebuild == 0u) {
         return;
@@ -106,20 +111,26 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /* Launch contract: a persistent grid of 256-thread blocks over the slots (grid-stride). Cost per
- * body: 12 B read, 4 B written (scattered within its cell's neighbourhood). */
-__global__ void __launch_bounds__(kThreads)
-    grid_scatter_kernel(uint32_t n, cell_view v, const sim_gpu_nlist_counts *__restrict__ nc,
-                        int forced) {
+ * body: 28 B read (its cell, place and position, the cell's start), 20 B written (its slot and
+ * position, scattered within its cell's neighbourhood). The positions in cell order: the build
+ * then reads a candidate's beside its slot, not through it. */
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
+    grid_scatter_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v,
+                        const sim_gpu_nlist_counts *__restrict__ nc, int forced) {
     if (!forced && nc->rebuild == 0u) {
         return;
     }
     for (uint32_t i = grid_thread(); i < n; i += grid_threads()) {
-        v.cell_body[v.cell_start[v.body_cell[i]] + v.body_rank[i]] = i;
+        const uint32_t m = v.cell_start[v.body_cell[i]] + v.body_rank[i];
+        v.cell_body[m] = i;
+        v.cell_pos[m] = sim_ld4(pos + i);
     }
 }
 
-/* Calls on_body(j, p_j) for every body j of the 27 cells around `home` (cells of the last build,
- * bodies where they are now). */
+/* Calls on_body(j, p_j) for every body j of the 27 cells around `home` (the cells of the last
+ * build, the bodies where they are now), a cell at a time: the sweep's fallback over overflowed
+ * lists. Not by rows as grid_rows: beside the sweep's force code the rows' state spills (4 to 28
+ * more bytes per sweep, ptxas sm_90), for a path taken only after an overflow. */
 template <class OnBody>
 static __device__ __forceinline__ void grid_walk(const cell_view &v, uint32_t home,
                                                  const sim_vec4f *__restrict__ pos,
@@ -133,13 +144,40 @@ static __device__ __forceinline__ void grid_walk(const cell_view &v, uint32_t ho
     });
 }
 
+/* Calls on_body(j, p_j) for every body j of the 27 cells around `home` with its build position
+ * (cell_pos), a row of (up to) 3 cells along x at a time: the row's starts and counts loaded
+ * together, then its bodies walked as one run, candidate t at cell_body[t + base] with base the
+ * start of t's cell less the bodies of the row's cells before it. Where the cells' ranges are
+ * contiguous (within an aligned group of 32 cells the place kernel gives them consecutive
+ * places: most rows) the base is the same for all: one range, and consecutive candidates read
+ * consecutive slots and positions. */
+template <class OnBody>
+static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t home,
+                                                 OnBody &&on_body) {
+    SIM_CELL_GRID_FOR_ROWS(&v.g, home, lo, mid, hi, {
+        const bool has_lo = lo != SIM_CELL_NONE, has_hi = hi != SIM_CELL_NONE;
+        const uint32_t n0 = has_lo ? v.cell_n[lo] : 0u, s0 = has_lo ? v.cell_start[lo] : 0u;
+        const uint32_t n1 = v.cell_n[mid], s1 = v.cell_start[mid];
+        const uint32_t n2 = has_hi ? v.cell_n[hi] : 0u, s2 = has_hi ? v.cell_start[hi] : 0u;
+        const uint32_t n01 = n0 + n1, total = n01 + n2;
+        const uint32_t base1 = s1 - n0, base2 = s2 - n01; /* mod 2^32 */
+        /* one candidate at a time: unrolled by 2, the build spills its loop counter */
+        _Pragma("unroll 1")
+        for (uint32_t t = 0; t < total; ++t) {
+            const uint32_t m = t + (t < n0 ? s0 : t < n01 ? base1 : base2);
+            on_body(v.cell_body[m], sim_ld4(v.cell_pos + m));
+        }
+    });
+}
+
 /* Launch contract: a persistent grid of 256-thread blocks over the slots (grid-stride). Body i's
  * row: every j of the cells around its own (half lists j < i, full lists j != i) within reach
  * (sim_nlist_near_pf), stored while fewer than cap, all counted; more than cap raises the
  * overflow (a plain store: every writer writes 1). Cost per body: 27 cells' start and count
- * (8 B each, from L1/L2: Morton-sorted neighbours share cells), per candidate a 4 B slot and a
- * 16 B position (L1/L2) and the 9-instruction test, per entry a 4 B store. */
-__global__ void __launch_bounds__(kThreads)
+ * (8 B each, from L1/L2: Morton-sorted neighbours share cells) in 9 rows of 3 loaded together,
+ * per candidate a 4 B slot and the 16 B position beside it (independent loads, consecutive
+ * along a row's run) and the 9-instruction test, per entry a 4 B store. */
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_build_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v, float skin,
                       uint32_t *__restrict__ nbr, uint32_t *__restrict__ count, uint32_t stride,
                       uint32_t cap, int full, sim_gpu_nlist_counts *__restrict__ nc,
@@ -147,12 +185,18 @@ __global__ void __launch_bounds__(kThreads)
     if (nc->rebuild == 0u) {
         return;
     }
-    const sim_period_f *per = sim_period_or_null(&period);
+    /* sim_period_or_null's pointer, either the periods or NULL, would copy them to local memory
+     * (a stack frame, 6 loads per candidate): a flag instead, the periods read as parameters */
+    const bool periodic = period.len[0] > 0.0f || period.len[1] > 0.0f || period.len[2] > 0.0f;
     for (uint32_t i = grid_thread(); i < n; i += grid_threads()) {
         const sim_vec4f pi = sim_ld4(pos + i);
         uint32_t k = 0;
-        grid_walk(v, v.body_cell[i], pos, [&](uint32_t j, const sim_vec4f &pj) {
-            if ((full ? j != i : j < i) && sim_nlist_near_pf(pi, pj, skin, per)) {
+        grid_rows(v, v.body_cell[i], [&](uint32_t j, const sim_vec4f &pj) {
+            /* both tests whatever the other says: the slot's and the position's loads issue
+             * together */
+            const bool near = periodic ? sim_nlist_near_pf(pi, pj, skin, &period)
+                                       : sim_nlist_near_pf(pi, pj, skin, nullptr);
+            if (near & (full ? j != i : j < i)) {
                 if (k < cap) {
                     nbr[(size_t)k * stride + i] = j;
                 }

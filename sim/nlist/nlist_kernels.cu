@@ -801,6 +801,7 @@ nl::cell_view cells_of(const sim_gpu_nlist *l) {
     v.cell_body = l->cell_body;
     v.body_cell = l->body_cell;
     v.body_rank = l->body_rank;
+    v.cell_pos = l->cell_pos;
     return v;
 }
 
@@ -857,8 +858,7 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
     SIM_CUDA_TRY(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, build_kernel, kBuildWarps * 32, 0));
     l->build_grid = (per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
-    /* the grid build's kernels: 8 blocks of 256 per SM (a full sm_90 SM of 32-register threads) */
-    l->grid_blocks = 8 * (sm_count > 0 ? sm_count : 1);
+    l->grid_blocks = kGridBlocksPerSm * (sm_count > 0 ? sm_count : 1);
     /* NaN positions: every body has moved, whatever asks first rebuilds */
     SIM_CUDA_TRY(cudaMemsetAsync(l->ref, 0xff, (size_t)n * sizeof *l->ref, s));
     SIM_CUDA_TRY(cudaMemsetAsync(l->count, 0, (size_t)n * sizeof *l->count, s));
@@ -876,6 +876,7 @@ void sim_gpu_nlist_free(sim_gpu_nlist *l) {
     (void)cudaFree(l->cell_body);
     (void)cudaFree(l->body_cell);
     (void)cudaFree(l->body_rank);
+    (void)cudaFree(l->cell_pos);
     memset(l, 0, sizeof *l);
 }
 
@@ -915,8 +916,16 @@ sim_status sim_gpu_nlist_use_grid(sim_gpu_nlist *l, const sim_cell_grid *g, int 
         const cudaError_t e1 = cudaMalloc((void **)&l->cell_body, body_bytes);
         const cudaError_t e2 = cudaMalloc((void **)&l->body_cell, body_bytes);
         const cudaError_t e3 = cudaMalloc((void **)&l->body_rank, body_bytes);
-        if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess) {
+        const cudaError_t e4 = cudaMalloc((void **)&l->cell_pos, (size_t)l->n * sizeof(sim_vec4f));
+        if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess || e4 != cudaSuccess) {
             (void)cudaGetLastError();
+            /* all or none: body_cell says they are there */
+            (void)cudaFree(l->cell_body);
+            (void)cudaFree(l->body_cell);
+            (void)cudaFree(l->body_rank);
+            (void)cudaFree(l->cell_pos);
+            l->cell_body = l->body_cell = l->body_rank = nullptr;
+            l->cell_pos = nullptr;
             return sim_fail(err, SIM_OUT_OF_MEMORY,
                             "N = %u bodies: cannot allocate the neighbour lists' cell grid", l->n);
         }
@@ -991,7 +1000,7 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
         SIM_CUDA_CHECK_LAUNCH("nlist grid_bin_kernel");
         grid_place_kernel<<<cells, kThreads, 0, s>>>(v, l->counts, forced);
         SIM_CUDA_CHECK_LAUNCH("nlist grid_place_kernel");
-        grid_scatter_kernel<<<bodies, kThreads, 0, s>>>(b->n, v, l->counts, forced);
+        grid_scatter_kernel<<<bodies, kThreads, 0, s>>>(b->pos, b->n, v, l->counts, forced);
         SIM_CUDA_CHECK_LAUNCH("nlist grid_scatter_kernel");
         grid_build_kernel<<<bodies, kThreads, 0, s>>>(b->pos, b->n, v, l->skin, l->nbr, l->count,
                                                       l->stride, l->cap, !l->half, l->counts,

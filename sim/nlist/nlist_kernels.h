@@ -60,7 +60,8 @@ typedef struct {
     sim_period_f period;
     /* The cell grid the lists are built from (cell_grid.h; grid.cells 0: from the culled tile
      * pairs), kept from one build to the next: a list that overflowed sweeps its cells instead.
-     * The cells' bodies are in cell_body, cell c's at [cell_start[c], + cell_n[c]). */
+     * The cells' bodies are in cell_body, cell c's at [cell_start[c], + cell_n[c]), and their
+     * build positions beside them in cell_pos. */
     sim_cell_grid grid;
     uint32_t grid_cap;   /* cells allocated */
     uint32_t *cell_n;    /* d_: bodies per cell at the last build */
@@ -68,12 +69,14 @@ typedef struct {
     uint32_t *cell_body; /* d_: slots, cell by cell */
     uint32_t *body_cell; /* d_: each slot's cell at the last build */
     uint32_t *body_rank; /* d_: its place among its cell's bodies */
+    sim_vec4f *cell_pos; /* d_: cell_body's positions at the last build: the build reads a
+                          * candidate's beside its slot, not through it */
 } sim_gpu_nlist;
 
 /* Bytes of the lists besides the entries: per body a count and a position; a grid build's cell,
- * place and slot by cell too, and per cell a count and a start. */
+ * place, and slot and position by cell too, and per cell a count and a start. */
 #define SIM_GPU_NLIST_BYTES_PER_BODY (4u + 16u)
-#define SIM_GPU_NLIST_GRID_BYTES_PER_BODY 12u
+#define SIM_GPU_NLIST_GRID_BYTES_PER_BODY (12u + 16u)
 #define SIM_GPU_NLIST_GRID_BYTES_PER_CELL 8u
 
 /* Allocates lists for n slots, cap entries each (their positions NaN: the first use rebuilds);
