@@ -89,14 +89,14 @@ struct state {
     sim_gpu_nlist_counts nc;
     /* a grid build's cells (grid.cells 0: built from the tile pairs) */
     sim_cell_grid grid;
-    std::vector<uint32_t> cell_n, cell_start, cell_body, body_cell, body_rank;
+    std::vector<sim_cell_range> cell;
+    std::vector<uint32_t> cell_body, body_cell, body_rank;
     std::vector<sim_vec4f> cell_pos;
 
     nl::cell_view cells() {
         nl::cell_view v;
         v.g = grid;
-        v.cell_n = cell_n.data();
-        v.cell_start = cell_start.data();
+        v.cell = cell.data();
         v.cell_body = cell_body.data();
         v.body_cell = body_cell.data();
         v.body_rank = body_rank.data();
@@ -754,8 +754,7 @@ static void test_periodic_margin(void) {
 /* A rebuild from grid g as the step launches it (forced): clear, bin, place, scatter, build. */
 static void grid_rebuild(state &st, const bodies &b, const sim_cell_grid &g, sim_period_f per) {
     st.grid = g;
-    st.cell_n.assign(g.cells + kGuard, kSentinel);
-    st.cell_start.assign(g.cells, kSentinel);
+    st.cell.assign(g.cells + kGuard, sim_cell_range{kSentinel, kSentinel});
     st.cell_body.assign(st.n, kSentinel);
     st.body_cell.assign(st.n, kSentinel);
     st.body_rank.assign(st.n, kSentinel);
@@ -783,8 +782,9 @@ static void check_cells(const state &st, const bodies &b, const char *what) {
     std::vector<uint32_t> seen(st.n, 0u);
     uint32_t wrong = 0;
     for (uint32_t c = 0; c < st.grid.cells; ++c) {
-        wrong += st.cell_start[c] + st.cell_n[c] > st.n;
-        for (uint32_t m = st.cell_start[c]; m < st.cell_start[c] + st.cell_n[c] && m < st.n; ++m) {
+        const sim_cell_range r = st.cell[c];
+        wrong += r.start + r.n > st.n;
+        for (uint32_t m = r.start; m < r.start + r.n && m < st.n; ++m) {
             const uint32_t i = st.cell_body[m];
             wrong += i >= st.n || sim_cell_of(&st.grid, b.pos[i]) != c || st.body_cell[i] != c ||
                      memcmp(&st.cell_pos[m], &b.pos[i < st.n ? i : 0], sizeof b.pos[0]) != 0;
@@ -795,7 +795,8 @@ static void check_cells(const state &st, const bodies &b, const char *what) {
         wrong += seen[i] != 1u || memcmp(&st.ref[i], &b.pos[i], sizeof b.pos[i]) != 0;
     }
     for (uint32_t g = 0; g < kGuard; ++g) {
-        wrong += st.cell_n[st.grid.cells + g] != kSentinel;
+        const sim_cell_range r = st.cell[st.grid.cells + g];
+        wrong += r.start != kSentinel || r.n != kSentinel;
     }
     ENSURE_MSG(wrong == 0 && st.nc.cells_placed == st.n, "%s: %u wrong in the cells", what, wrong);
 }

@@ -19,7 +19,8 @@
 /* What the kernels read of the grid. */
 struct cell_view {
     sim_cell_grid g;
-    uint32_t *cell_n, *cell_start, *cell_body, *body_cell, *body_rank;
+    sim_cell_range *cell;
+    uint32_t *cell_body, *body_cell, *body_rank;
     sim_vec4f *cell_pos; /* the build positions in cell_body's order */
 };
 
@@ -46,7 +47,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
         return;
     }
     for (uint32_t c = grid_thread(); c < v.g.cells; c += grid_threads()) {
-        v.cell_n[c] = 0u;
+        v.cell[c].n = 0u;
     }
 }
 
@@ -77,7 +78,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
         ref[i] = p;
         count[i] = 0u;
         v.body_cell[i] = c;
-        v.body_rank[i] = atomicAdd(&v.cell_n[c], 1u);
+        v.body_rank[i] = atomicAdd(&v.cell[c].n, 1u);
     }
 }
 
@@ -91,7 +92,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     }
     const uint32_t lane = lane_id(), end = (v.g.cells + 31u) & ~31u;
     for (uint32_t c = grid_thread(); c < end; c += grid_threads()) {
-        const uint32_t mine = c < v.g.cells ? v.cell_n[c] : 0u;
+        const uint32_t mine = c < v.g.cells ? v.cell[c].n : 0u;
         uint32_t upto = mine; /* inclusive prefix over the warp's lanes */
         for (uint32_t o = 1; o < 32u; o <<= 1) {
             const uint32_t below =
@@ -105,7 +106,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
         }
         base = __shfl_sync(SIM_FULL_MASK, base, 0);
         if (c < v.g.cells) {
-            v.cell_start[c] = base + upto - mine;
+            v.cell[c].start = base + upto - mine;
         }
     }
 }
@@ -121,7 +122,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
         return;
     }
     for (uint32_t i = grid_thread(); i < n; i += grid_threads()) {
-        const uint32_t m = v.cell_start[v.body_cell[i]] + v.body_rank[i];
+        const uint32_t m = v.cell[v.body_cell[i]].start + v.body_rank[i];
         v.cell_body[m] = i;
         v.cell_pos[m] = sim_ld4(pos + i);
     }
@@ -136,8 +137,8 @@ static __device__ __forceinline__ void grid_walk(const cell_view &v, uint32_t ho
                                                  const sim_vec4f *__restrict__ pos,
                                                  OnBody &&on_body) {
     SIM_CELL_GRID_FOR_NEAR(&v.g, home, cell, {
-        const uint32_t first = v.cell_start[cell], end = first + v.cell_n[cell];
-        for (uint32_t m = first; m < end; ++m) {
+        const sim_cell_range r = v.cell[cell];
+        for (uint32_t m = r.start; m < r.start + r.n; ++m) {
             const uint32_t j = v.cell_body[m];
             on_body(j, sim_ld4(pos + j));
         }
@@ -145,26 +146,27 @@ static __device__ __forceinline__ void grid_walk(const cell_view &v, uint32_t ho
 }
 
 /* Calls on_body(j, p_j) for every body j of the 27 cells around `home` with its build position
- * (cell_pos), a row of (up to) 3 cells along x at a time: the row's starts and counts loaded
- * together, then its bodies walked as one run, candidate t at cell_body[t + base] with base the
- * start of t's cell less the bodies of the row's cells before it. Where the cells' ranges are
- * contiguous (within an aligned group of 32 cells the place kernel gives them consecutive
- * places: most rows) the base is the same for all: one range, and consecutive candidates read
- * consecutive slots and positions. */
+ * (cell_pos), a row of (up to) 3 cells along x at a time: the row's ranges loaded together (one
+ * 8-byte load per cell, start and count side by side: as two arrays the compiler held one
+ * start's load back until the counts had come), then its bodies walked as one run, candidate t
+ * at cell_body[t + base] with base the start of t's cell less the bodies of the row's cells
+ * before it. Where the cells' ranges are contiguous (within an aligned group of 32 cells the
+ * place kernel gives them consecutive places: most rows) the base is the same for all: one
+ * range, and consecutive candidates read consecutive slots and positions. */
 template <class OnBody>
 static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t home,
                                                  OnBody &&on_body) {
     SIM_CELL_GRID_FOR_ROWS(&v.g, home, lo, mid, hi, {
-        const bool has_lo = lo != SIM_CELL_NONE, has_hi = hi != SIM_CELL_NONE;
-        const uint32_t n0 = has_lo ? v.cell_n[lo] : 0u, s0 = has_lo ? v.cell_start[lo] : 0u;
-        const uint32_t n1 = v.cell_n[mid], s1 = v.cell_start[mid];
-        const uint32_t n2 = has_hi ? v.cell_n[hi] : 0u, s2 = has_hi ? v.cell_start[hi] : 0u;
-        const uint32_t n01 = n0 + n1, total = n01 + n2;
-        const uint32_t base1 = s1 - n0, base2 = s2 - n01; /* mod 2^32 */
+        const sim_cell_range none = {0u, 0u};
+        const sim_cell_range c0 = lo != SIM_CELL_NONE ? v.cell[lo] : none;
+        const sim_cell_range c1 = v.cell[mid];
+        const sim_cell_range c2 = hi != SIM_CELL_NONE ? v.cell[hi] : none;
+        const uint32_t n0 = c0.n, n01 = n0 + c1.n, total = n01 + c2.n;
+        const uint32_t base1 = c1.start - n0, base2 = c2.start - n01; /* mod 2^32 */
         /* one candidate at a time: unrolled by 2, the build spills its loop counter */
         _Pragma("unroll 1")
         for (uint32_t t = 0; t < total; ++t) {
-            const uint32_t m = t + (t < n0 ? s0 : t < n01 ? base1 : base2);
+            const uint32_t m = t + (t < n0 ? c0.start : t < n01 ? base1 : base2);
             on_body(v.cell_body[m], sim_ld4(v.cell_pos + m));
         }
     });
@@ -174,7 +176,7 @@ static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t ho
  * row: every j of the cells around its own (half lists j < i, full lists j != i) within reach
  * (sim_nlist_near_pf), stored while fewer than cap, all counted; more than cap raises the
  * overflow (a plain store: every writer writes 1). Cost per body: 27 cells' start and count
- * (8 B each, from L1/L2: Morton-sorted neighbours share cells) in 9 rows of 3 loaded together,
+ * (8 B each, from L1/L2: Morton-sorted neighbours share cells), a row's 3 loads together,
  * per candidate a 4 B slot and the 16 B position beside it (independent loads, consecutive
  * along a row's run) and the 9-instruction test, per entry a 4 B store. */
 __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)

@@ -796,8 +796,7 @@ float half_skin2(const sim_gpu_nlist *l) {
 nl::cell_view cells_of(const sim_gpu_nlist *l) {
     nl::cell_view v;
     v.g = l->grid;
-    v.cell_n = l->cell_n;
-    v.cell_start = l->cell_start;
+    v.cell = l->cell_range;
     v.cell_body = l->cell_body;
     v.body_cell = l->body_cell;
     v.body_rank = l->body_rank;
@@ -871,8 +870,7 @@ void sim_gpu_nlist_free(sim_gpu_nlist *l) {
     (void)cudaFree(l->count);
     (void)cudaFree(l->ref);
     (void)cudaFree(l->counts);
-    (void)cudaFree(l->cell_n);
-    (void)cudaFree(l->cell_start);
+    (void)cudaFree(l->cell_range);
     (void)cudaFree(l->cell_body);
     (void)cudaFree(l->body_cell);
     (void)cudaFree(l->body_rank);
@@ -931,15 +929,13 @@ sim_status sim_gpu_nlist_use_grid(sim_gpu_nlist *l, const sim_cell_grid *g, int 
         }
     }
     if (want->cells > l->grid_cap) {
-        (void)cudaFree(l->cell_n);
-        (void)cudaFree(l->cell_start);
-        l->cell_n = l->cell_start = nullptr;
+        (void)cudaFree(l->cell_range);
+        l->cell_range = nullptr;
         l->grid_cap = 0;
-        const size_t bytes = (size_t)want->cells * sizeof(uint32_t);
-        const cudaError_t e1 = cudaMalloc((void **)&l->cell_n, bytes);
-        const cudaError_t e2 = cudaMalloc((void **)&l->cell_start, bytes);
-        if (e1 != cudaSuccess || e2 != cudaSuccess) {
+        const size_t bytes = (size_t)want->cells * sizeof *l->cell_range;
+        if (cudaMalloc((void **)&l->cell_range, bytes) != cudaSuccess) {
             (void)cudaGetLastError();
+            l->cell_range = nullptr;
             return sim_fail(err, SIM_OUT_OF_MEMORY,
                             "N = %u bodies: cannot allocate the %u cells of the neighbour lists' "
                             "grid",
