@@ -89,16 +89,18 @@ struct state {
     sim_gpu_nlist_counts nc;
     /* a grid build's cells (grid.cells 0: built from the tile pairs) */
     sim_cell_grid grid;
-    std::vector<uint32_t> cell_n, cell_start, cell_body, body_cell, body_rank;
+    std::vector<sim_cell_range> cell;
+    std::vector<uint32_t> cell_body, body_cell, body_rank;
+    std::vector<sim_vec4f> cell_pos;
 
     nl::cell_view cells() {
         nl::cell_view v;
         v.g = grid;
-        v.cell_n = cell_n.data();
-        v.cell_start = cell_start.data();
+        v.cell = cell.data();
         v.cell_body = cell_body.data();
         v.body_cell = body_cell.data();
         v.body_rank = body_rank.data();
+        v.cell_pos = cell_pos.data();
         return v;
     }
 
@@ -392,26 +394,31 @@ static void test_build_and_sweep(void) {
     }
 }
 
+/* b with each body moved in a random direction by up to 0.999 h. */
+static bodies moved_within(const bodies &b, float h, uint64_t seed) {
+    bodies moved = b;
+    for (sim_vec4f &p : moved.pos) {
+        double d[3], len = 0.0;
+        for (double &c : d) {
+            c = test_rnd(&seed, -1.0, 1.0);
+            len += c * c;
+        }
+        const double scale = test_rnd(&seed, 0.0, 0.999) * h / sqrt(len);
+        p.x = (float)(p.x + d[0] * scale);
+        p.y = (float)(p.y + d[1] * scale);
+        p.z = (float)(p.z + d[2] * scale);
+    }
+    return moved;
+}
+
 /* Bodies moved by up to half the skin since the build: the lists still hold every contact. */
 static void test_moved_within_half_skin(void) {
     bodies b = make_bodies(kN, 7.0f, 4);
     for (bool half : {false, true}) {
         state st(kN, 32, 64, half, 0.2f);
         rebuild(st, b);
-        bodies moved = b;
-        uint64_t seed = 99;
         const float h = 0.5f * st.skin;
-        for (sim_vec4f &p : moved.pos) { /* a random direction, length up to 0.999 h */
-            double d[3], len = 0.0;
-            for (double &c : d) {
-                c = test_rnd(&seed, -1.0, 1.0);
-                len += c * c;
-            }
-            const double scale = test_rnd(&seed, 0.0, 0.999) * h / sqrt(len);
-            p.x = (float)(p.x + d[0] * scale);
-            p.y = (float)(p.y + d[1] * scale);
-            p.z = (float)(p.z + d[2] * scale);
-        }
+        bodies moved = moved_within(b, h, 99);
         uint32_t flag = 0;
         launch(dim3((kN + 255) / 256), dim3(256),
                [&] { nl::check_kernel(moved.pos.data(), kN, st.ref.data(), h * h, &flag); });
@@ -747,11 +754,11 @@ static void test_periodic_margin(void) {
 /* A rebuild from grid g as the step launches it (forced): clear, bin, place, scatter, build. */
 static void grid_rebuild(state &st, const bodies &b, const sim_cell_grid &g, sim_period_f per) {
     st.grid = g;
-    st.cell_n.assign(g.cells + kGuard, kSentinel);
-    st.cell_start.assign(g.cells, kSentinel);
+    st.cell.assign(g.cells + kGuard, sim_cell_range{kSentinel, kSentinel});
     st.cell_body.assign(st.n, kSentinel);
     st.body_cell.assign(st.n, kSentinel);
     st.body_rank.assign(st.n, kSentinel);
+    st.cell_pos.assign(st.n, sim_vec4f{kNaN, kNaN, kNaN, kNaN});
     const unsigned flags = SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD;
     const dim3 cells((g.cells + 255) / 256), body_blocks((st.n + 255) / 256), threads(256);
     launch(cells, threads, [&] { nl::grid_clear_kernel(st.cells(), &st.nc, 1); });
@@ -761,23 +768,26 @@ static void grid_rebuild(state &st, const bodies &b, const sim_cell_grid &g, sim
     });
     ENSURE(st.nc.rebuild == 1u && st.nc.frame.rebuilds >= 1u);
     launch(cells, threads, [&] { nl::grid_place_kernel(st.cells(), &st.nc, 1); });
-    launch(body_blocks, threads, [&] { nl::grid_scatter_kernel(st.n, st.cells(), &st.nc, 1); });
+    launch(body_blocks, threads,
+           [&] { nl::grid_scatter_kernel(b.pos.data(), st.n, st.cells(), &st.nc, 1); });
     launch(body_blocks, threads, [&] {
         nl::grid_build_kernel(b.pos.data(), st.n, st.cells(), st.skin, st.nbr.data(),
                               st.count.data(), st.stride, st.cap, !st.half, &st.nc, per);
     });
 }
 
-/* The cells after grid_rebuild: each body once, in its position's cell, the cells' ranges
- * within the bodies, nothing cleared past them. */
+/* The cells after grid_rebuild: each body once, in its position's cell, its position beside it
+ * bit for bit, the cells' ranges within the bodies, nothing cleared past them. */
 static void check_cells(const state &st, const bodies &b, const char *what) {
     std::vector<uint32_t> seen(st.n, 0u);
     uint32_t wrong = 0;
     for (uint32_t c = 0; c < st.grid.cells; ++c) {
-        wrong += st.cell_start[c] + st.cell_n[c] > st.n;
-        for (uint32_t m = st.cell_start[c]; m < st.cell_start[c] + st.cell_n[c] && m < st.n; ++m) {
+        const sim_cell_range r = st.cell[c];
+        wrong += r.start + r.n > st.n;
+        for (uint32_t m = r.start; m < r.start + r.n && m < st.n; ++m) {
             const uint32_t i = st.cell_body[m];
-            wrong += i >= st.n || sim_cell_of(&st.grid, b.pos[i]) != c || st.body_cell[i] != c;
+            wrong += i >= st.n || sim_cell_of(&st.grid, b.pos[i]) != c || st.body_cell[i] != c ||
+                     memcmp(&st.cell_pos[m], &b.pos[i < st.n ? i : 0], sizeof b.pos[0]) != 0;
             seen[i < st.n ? i : 0]++;
         }
     }
@@ -785,15 +795,17 @@ static void check_cells(const state &st, const bodies &b, const char *what) {
         wrong += seen[i] != 1u || memcmp(&st.ref[i], &b.pos[i], sizeof b.pos[i]) != 0;
     }
     for (uint32_t g = 0; g < kGuard; ++g) {
-        wrong += st.cell_n[st.grid.cells + g] != kSentinel;
+        const sim_cell_range r = st.cell[st.grid.cells + g];
+        wrong += r.start != kSentinel || r.n != kSentinel;
     }
     ENSURE_MSG(wrong == 0 && st.nc.cells_placed == st.n, "%s: %u wrong in the cells", what, wrong);
 }
 
 /* Lists from the grid (walls; periodic x y z and x z; bodies outside the walls' box; a sparse
  * gas whose grid is coarsened; lists too short), as sets against every pair within reach; the
- * sweep's forces and contacts against the double reference and every touching pair, through
- * the lists and through the fallback's walk over the cells. */
+ * sweep's forces and contacts, after every body moved by up to half the skin, against the double
+ * reference and every touching pair, through the lists and through the fallback's walk over the
+ * cells. */
 static void test_grid(void) {
     struct scene {
         int axes;
@@ -860,16 +872,19 @@ static void test_grid(void) {
                        wrong);
             ENSURE_MSG((st.nc.overflow != 0u) == (most > st.cap), "%s: overflow %u, most %u", what,
                        st.nc.overflow, most);
+            /* the sweeps where the bodies are a little later: the fallback must read those
+             * positions, not the build's beside the slots */
+            const bodies at = moved_within(b, 0.5f * skin, 31u + sc.n);
             std::vector<sim_vec3d> ref(st.n, sim_vec3d{0.0, 0.0, 0.0});
             std::set<std::pair<uint32_t, uint32_t>> touching;
             for (uint32_t i = 0; i < st.n; ++i) {
                 for (uint32_t j = 0; j < i; ++j) {
-                    const sim_vec3d fij = sim_contact_force_d(to_d(b.pos[i]), to_d(b.vel[i]),
-                                                              to_d(b.pos[j]), to_d(b.vel[j]), &phd,
-                                                              nullptr);
+                    const sim_vec3d fij =
+                        sim_contact_force_d(to_d(at.pos[i]), to_d(at.vel[i]), to_d(at.pos[j]),
+                                            to_d(at.vel[j]), &phd, nullptr);
                     ref[i].x += fij.x, ref[i].y += fij.y, ref[i].z += fij.z;
                     ref[j].x -= fij.x, ref[j].y -= fij.y, ref[j].z -= fij.z;
-                    if (nl::touching(b.pos[i], b.pos[j], pp)) {
+                    if (nl::touching(at.pos[i], at.pos[j], pp)) {
                         touching.insert({i, j});
                     }
                 }
@@ -889,20 +904,20 @@ static void test_grid(void) {
                 launch(dim3((st.n + 255) / 256), dim3(256), [&] {
                     if (half) {
                         nl::sweep_kernel<nl::kForce, true>(
-                            b.pos.data(), b.vel.data(), f.data(), st.n, st.nbr.data(),
+                            at.pos.data(), at.vel.data(), f.data(), st.n, st.nbr.data(),
                             st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
                             st.cells(), ph, nl::sweep_sink{}, SIM_GPU_CULL_RECORD, 1);
                         nl::sweep_kernel<nl::kContacts, true>(
-                            b.pos.data(), b.vel.data(), nullptr, st.n, st.nbr.data(),
+                            at.pos.data(), at.vel.data(), nullptr, st.n, st.nbr.data(),
                             st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
                             st.cells(), ph, sink, 0u, 0);
                     } else {
                         nl::sweep_kernel<nl::kForce, false>(
-                            b.pos.data(), b.vel.data(), f.data(), st.n, st.nbr.data(),
+                            at.pos.data(), at.vel.data(), f.data(), st.n, st.nbr.data(),
                             st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
                             st.cells(), ph, nl::sweep_sink{}, SIM_GPU_CULL_RECORD, 1);
                         nl::sweep_kernel<nl::kContacts, false>(
-                            b.pos.data(), b.vel.data(), nullptr, st.n, st.nbr.data(),
+                            at.pos.data(), at.vel.data(), nullptr, st.n, st.nbr.data(),
                             st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
                             st.cells(), ph, sink, 0u, 0);
                     }

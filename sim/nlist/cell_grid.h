@@ -116,6 +116,34 @@ SIM_HD int sim_cell_step(const sim_cell_grid *g, int k, uint32_t c, int d, uint3
         }                                                                                          \
     } while (0)
 
+/* No cell: a row's neighbour beyond a wall (SIM_CELL_GRID_FOR_ROWS). */
+#define SIM_CELL_NONE 0xffffffffu
+
+/* Calls visit(lo, mid, hi) for each of the (up to) 9 rows along x of the 27 cells around cell
+ * `home`, each once: mid the row's cell at home's x, lo and hi its neighbours at x - 1 and x + 1
+ * (sim_cell_step: wrapped on a periodic axis, SIM_CELL_NONE beyond a wall). By rows: a row's
+ * cells are neighbours in memory, and the device walk loads their starts and counts together
+ * (grid_build.cuh). A macro: C and CUDA callers alike, visit's body inline. */
+#define SIM_CELL_GRID_FOR_ROWS(g, home, lo, mid, hi, ...)                                          \
+    do {                                                                                           \
+        const uint32_t hx_ = (home) % (g)->dims[0], hyz_ = (home) / (g)->dims[0];                  \
+        const uint32_t hy_ = hyz_ % (g)->dims[1], hz_ = hyz_ / (g)->dims[1];                       \
+        for (int r_ = 0; r_ < 9; ++r_) {                                                           \
+            uint32_t y_, z_, xlo_, xhi_;                                                           \
+            if (!sim_cell_step((g), 1, hy_, r_ % 3 - 1, &y_) ||                                    \
+                !sim_cell_step((g), 2, hz_, r_ / 3 - 1, &z_)) {                                    \
+                continue;                                                                          \
+            }                                                                                      \
+            const uint32_t row_ = (g)->dims[0] * (y_ + (g)->dims[1] * z_);                         \
+            const int has_lo_ = sim_cell_step((g), 0, hx_, -1, &xlo_);                             \
+            const int has_hi_ = sim_cell_step((g), 0, hx_, 1, &xhi_);                              \
+            const uint32_t mid = row_ + hx_;                                                       \
+            const uint32_t lo = has_lo_ ? row_ + xlo_ : SIM_CELL_NONE;                             \
+            const uint32_t hi = has_hi_ ? row_ + xhi_ : SIM_CELL_NONE;                             \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
+    } while (0)
+
 #ifdef __cplusplus
 }
 #endif

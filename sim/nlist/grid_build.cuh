@@ -8,7 +8,7 @@
  *                        positions, the step's list counters reset
  *   grid_place_kernel    each cell's start among the cells' bodies (a warp's 32 cells take
  *                        consecutive places: one atomic per warp)
- *   grid_scatter_kernel  each body's slot at its cell's start plus its place
+ *   grid_scatter_kernel  each body's slot and position at its cell's start plus its place
  *   grid_build_kernel    each body's list from the 27 cells around its own, its own row only
  *                        (half lists j < i, full lists every j != i): no atomics, and a warp
  *                        writes the k-th entries of 32 consecutive bodies together
@@ -19,8 +19,14 @@
 /* What the kernels read of the grid. */
 struct cell_view {
     sim_cell_grid g;
-    uint32_t *cell_n, *cell_start, *cell_body, *body_cell, *body_rank;
+    sim_cell_range *cell;
+    uint32_t *cell_body, *body_cell, *body_rank;
+    sim_vec4f *cell_pos; /* the build positions in cell_body's order */
 };
+
+/* Blocks of 256 per SM the persistent grid is sized for: a full sm_90 SM, at up to 32
+ * registers a thread (the launch bounds hold every kernel here to it). */
+constexpr int kGridBlocksPerSm = 8;
 
 /* Every kernel here is a grid-stride loop over a persistent grid (l->grid_blocks blocks of 256):
  * a step that does not rebuild then costs five launches of a few blocks that return at once, not
@@ -35,13 +41,13 @@ static __device__ __forceinline__ uint32_t grid_threads() {
 
 /* Launch contract: a persistent grid of 256-thread blocks; thread t clears cells t, t + threads,
  * ... */
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_clear_kernel(cell_view v, const sim_gpu_nlist_counts *__restrict__ nc, int forced) {
     if (!forced && nc->rebuild == 0u) {
         return;
     }
     for (uint32_t c = grid_thread(); c < v.g.cells; c += grid_threads()) {
-        v.cell_n[c] = 0u;
+        v.cell[c].n = 0u;
     }
 }
 
@@ -49,7 +55,7 @@ __global__ void __launch_bounds__(kThreads)
  * resets the lists' counters (rebuild raised: the later kernels see it when forced) and the
  * culling's, and counts the rebuild (RECORD). Cost per body: 16 B read, 28 B written, an atomic
  * on its cell's count. */
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_bin_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v,
                     sim_vec4f *__restrict__ ref, uint32_t *__restrict__ count,
                     sim_gpu_nlist_counts *__restrict__ nc, unsigned flags) {
@@ -72,21 +78,21 @@ __global__ void __launch_bounds__(kThreads)
         ref[i] = p;
         count[i] = 0u;
         v.body_cell[i] = c;
-        v.body_rank[i] = atomicAdd(&v.cell_n[c], 1u);
+        v.body_rank[i] = atomicAdd(&v.cell[c].n, 1u);
     }
 }
 
 /* Launch contract: a persistent grid of 256-thread blocks over the cells (grid-stride, the bound
  * rounded up to whole warps: every lane reaches the shuffles). Cost per cell: 4 B read, 4 B
  * written; an atomic per warp of 32 cells. */
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_place_kernel(cell_view v, sim_gpu_nlist_counts *__restrict__ nc, int forced) {
     if (!forced && nc->rebuild == 0u) {
         return;
     }
     const uint32_t lane = lane_id(), end = (v.g.cells + 31u) & ~31u;
     for (uint32_t c = grid_thread(); c < end; c += grid_threads()) {
-        const uint32_t mine = c < v.g.cells ? v.cell_n[c] : 0u;
+        const uint32_t mine = c < v.g.cells ? v.cell[c].n : 0u;
         uint32_t upto = mine; /* inclusive prefix over the warp's lanes */
         for (uint32_t o = 1; o < 32u; o <<= 1) {
             const uint32_t below =
@@ -100,35 +106,68 @@ __global__ void __launch_bounds__(kThreads)
         }
         base = __shfl_sync(SIM_FULL_MASK, base, 0);
         if (c < v.g.cells) {
-            v.cell_start[c] = base + upto - mine;
+            v.cell[c].start = base + upto - mine;
         }
     }
 }
 
 /* Launch contract: a persistent grid of 256-thread blocks over the slots (grid-stride). Cost per
- * body: 12 B read, 4 B written (scattered within its cell's neighbourhood). */
-__global__ void __launch_bounds__(kThreads)
-    grid_scatter_kernel(uint32_t n, cell_view v, const sim_gpu_nlist_counts *__restrict__ nc,
-                        int forced) {
+ * body: 28 B read (its cell, place and position, the cell's start), 20 B written (its slot and
+ * position, scattered within its cell's neighbourhood). The positions in cell order: the build
+ * then reads a candidate's beside its slot, not through it. */
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
+    grid_scatter_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v,
+                        const sim_gpu_nlist_counts *__restrict__ nc, int forced) {
     if (!forced && nc->rebuild == 0u) {
         return;
     }
     for (uint32_t i = grid_thread(); i < n; i += grid_threads()) {
-        v.cell_body[v.cell_start[v.body_cell[i]] + v.body_rank[i]] = i;
+        const uint32_t m = v.cell[v.body_cell[i]].start + v.body_rank[i];
+        v.cell_body[m] = i;
+        v.cell_pos[m] = sim_ld4(pos + i);
     }
 }
 
-/* Calls on_body(j, p_j) for every body j of the 27 cells around `home` (cells of the last build,
- * bodies where they are now). */
+/* Calls on_body(j, p_j) for every body j of the 27 cells around `home` (the cells of the last
+ * build, the bodies where they are now), a cell at a time: the sweep's fallback over overflowed
+ * lists. Not by rows as grid_rows: beside the sweep's force code the rows' state spills (4 to 28
+ * more bytes per sweep, ptxas sm_90), for a path taken only after an overflow. */
 template <class OnBody>
 static __device__ __forceinline__ void grid_walk(const cell_view &v, uint32_t home,
                                                  const sim_vec4f *__restrict__ pos,
                                                  OnBody &&on_body) {
     SIM_CELL_GRID_FOR_NEAR(&v.g, home, cell, {
-        const uint32_t first = v.cell_start[cell], end = first + v.cell_n[cell];
-        for (uint32_t m = first; m < end; ++m) {
+        const sim_cell_range r = v.cell[cell];
+        for (uint32_t m = r.start; m < r.start + r.n; ++m) {
             const uint32_t j = v.cell_body[m];
             on_body(j, sim_ld4(pos + j));
+        }
+    });
+}
+
+/* Calls on_body(j, p_j) for every body j of the 27 cells around `home` with its build position
+ * (cell_pos), a row of (up to) 3 cells along x at a time: the row's ranges loaded together (one
+ * 8-byte load per cell, start and count side by side: as two arrays the compiler held one
+ * start's load back until the counts had come), then its bodies walked as one run, candidate t
+ * at cell_body[t + base] with base the start of t's cell less the bodies of the row's cells
+ * before it. Where the cells' ranges are contiguous (within an aligned group of 32 cells the
+ * place kernel gives them consecutive places: most rows) the base is the same for all: one
+ * range, and consecutive candidates read consecutive slots and positions. */
+template <class OnBody>
+static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t home,
+                                                 OnBody &&on_body) {
+    SIM_CELL_GRID_FOR_ROWS(&v.g, home, lo, mid, hi, {
+        const sim_cell_range none = {0u, 0u};
+        const sim_cell_range c0 = lo != SIM_CELL_NONE ? v.cell[lo] : none;
+        const sim_cell_range c1 = v.cell[mid];
+        const sim_cell_range c2 = hi != SIM_CELL_NONE ? v.cell[hi] : none;
+        const uint32_t n0 = c0.n, n01 = n0 + c1.n, total = n01 + c2.n;
+        const uint32_t base1 = c1.start - n0, base2 = c2.start - n01; /* mod 2^32 */
+        /* one candidate at a time: unrolled by 2, the build spills its loop counter */
+        _Pragma("unroll 1")
+        for (uint32_t t = 0; t < total; ++t) {
+            const uint32_t m = t + (t < n0 ? c0.start : t < n01 ? base1 : base2);
+            on_body(v.cell_body[m], sim_ld4(v.cell_pos + m));
         }
     });
 }
@@ -137,9 +176,10 @@ static __device__ __forceinline__ void grid_walk(const cell_view &v, uint32_t ho
  * row: every j of the cells around its own (half lists j < i, full lists j != i) within reach
  * (sim_nlist_near_pf), stored while fewer than cap, all counted; more than cap raises the
  * overflow (a plain store: every writer writes 1). Cost per body: 27 cells' start and count
- * (8 B each, from L1/L2: Morton-sorted neighbours share cells), per candidate a 4 B slot and a
- * 16 B position (L1/L2) and the 9-instruction test, per entry a 4 B store. */
-__global__ void __launch_bounds__(kThreads)
+ * (8 B each, from L1/L2: Morton-sorted neighbours share cells), a row's 3 loads together,
+ * per candidate a 4 B slot and the 16 B position beside it (independent loads, consecutive
+ * along a row's run) and the 9-instruction test, per entry a 4 B store. */
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_build_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v, float skin,
                       uint32_t *__restrict__ nbr, uint32_t *__restrict__ count, uint32_t stride,
                       uint32_t cap, int full, sim_gpu_nlist_counts *__restrict__ nc,
@@ -147,12 +187,18 @@ __global__ void __launch_bounds__(kThreads)
     if (nc->rebuild == 0u) {
         return;
     }
-    const sim_period_f *per = sim_period_or_null(&period);
+    /* sim_period_or_null's pointer, either the periods or NULL, would copy them to local memory
+     * (a stack frame, 6 loads per candidate): a flag instead, the periods read as parameters */
+    const bool periodic = period.len[0] > 0.0f || period.len[1] > 0.0f || period.len[2] > 0.0f;
     for (uint32_t i = grid_thread(); i < n; i += grid_threads()) {
         const sim_vec4f pi = sim_ld4(pos + i);
         uint32_t k = 0;
-        grid_walk(v, v.body_cell[i], pos, [&](uint32_t j, const sim_vec4f &pj) {
-            if ((full ? j != i : j < i) && sim_nlist_near_pf(pi, pj, skin, per)) {
+        grid_rows(v, v.body_cell[i], [&](uint32_t j, const sim_vec4f &pj) {
+            /* both tests whatever the other says: the slot's and the position's loads issue
+             * together */
+            const bool near = periodic ? sim_nlist_near_pf(pi, pj, skin, &period)
+                                       : sim_nlist_near_pf(pi, pj, skin, nullptr);
+            if (near & (full ? j != i : j < i)) {
                 if (k < cap) {
                     nbr[(size_t)k * stride + i] = j;
                 }

@@ -796,11 +796,11 @@ float half_skin2(const sim_gpu_nlist *l) {
 nl::cell_view cells_of(const sim_gpu_nlist *l) {
     nl::cell_view v;
     v.g = l->grid;
-    v.cell_n = l->cell_n;
-    v.cell_start = l->cell_start;
+    v.cell = l->cell_range;
     v.cell_body = l->cell_body;
     v.body_cell = l->body_cell;
     v.body_rank = l->body_rank;
+    v.cell_pos = l->cell_pos;
     return v;
 }
 
@@ -857,8 +857,7 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
     SIM_CUDA_TRY(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, build_kernel, kBuildWarps * 32, 0));
     l->build_grid = (per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
-    /* the grid build's kernels: 8 blocks of 256 per SM (a full sm_90 SM of 32-register threads) */
-    l->grid_blocks = 8 * (sm_count > 0 ? sm_count : 1);
+    l->grid_blocks = kGridBlocksPerSm * (sm_count > 0 ? sm_count : 1);
     /* NaN positions: every body has moved, whatever asks first rebuilds */
     SIM_CUDA_TRY(cudaMemsetAsync(l->ref, 0xff, (size_t)n * sizeof *l->ref, s));
     SIM_CUDA_TRY(cudaMemsetAsync(l->count, 0, (size_t)n * sizeof *l->count, s));
@@ -871,11 +870,11 @@ void sim_gpu_nlist_free(sim_gpu_nlist *l) {
     (void)cudaFree(l->count);
     (void)cudaFree(l->ref);
     (void)cudaFree(l->counts);
-    (void)cudaFree(l->cell_n);
-    (void)cudaFree(l->cell_start);
+    (void)cudaFree(l->cell_range);
     (void)cudaFree(l->cell_body);
     (void)cudaFree(l->body_cell);
     (void)cudaFree(l->body_rank);
+    (void)cudaFree(l->cell_pos);
     memset(l, 0, sizeof *l);
 }
 
@@ -915,22 +914,28 @@ sim_status sim_gpu_nlist_use_grid(sim_gpu_nlist *l, const sim_cell_grid *g, int 
         const cudaError_t e1 = cudaMalloc((void **)&l->cell_body, body_bytes);
         const cudaError_t e2 = cudaMalloc((void **)&l->body_cell, body_bytes);
         const cudaError_t e3 = cudaMalloc((void **)&l->body_rank, body_bytes);
-        if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess) {
+        const cudaError_t e4 = cudaMalloc((void **)&l->cell_pos, (size_t)l->n * sizeof(sim_vec4f));
+        if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess || e4 != cudaSuccess) {
             (void)cudaGetLastError();
+            /* all or none: body_cell says they are there */
+            (void)cudaFree(l->cell_body);
+            (void)cudaFree(l->body_cell);
+            (void)cudaFree(l->body_rank);
+            (void)cudaFree(l->cell_pos);
+            l->cell_body = l->body_cell = l->body_rank = nullptr;
+            l->cell_pos = nullptr;
             return sim_fail(err, SIM_OUT_OF_MEMORY,
                             "N = %u bodies: cannot allocate the neighbour lists' cell grid", l->n);
         }
     }
     if (want->cells > l->grid_cap) {
-        (void)cudaFree(l->cell_n);
-        (void)cudaFree(l->cell_start);
-        l->cell_n = l->cell_start = nullptr;
+        (void)cudaFree(l->cell_range);
+        l->cell_range = nullptr;
         l->grid_cap = 0;
-        const size_t bytes = (size_t)want->cells * sizeof(uint32_t);
-        const cudaError_t e1 = cudaMalloc((void **)&l->cell_n, bytes);
-        const cudaError_t e2 = cudaMalloc((void **)&l->cell_start, bytes);
-        if (e1 != cudaSuccess || e2 != cudaSuccess) {
+        const size_t bytes = (size_t)want->cells * sizeof *l->cell_range;
+        if (cudaMalloc((void **)&l->cell_range, bytes) != cudaSuccess) {
             (void)cudaGetLastError();
+            l->cell_range = nullptr;
             return sim_fail(err, SIM_OUT_OF_MEMORY,
                             "N = %u bodies: cannot allocate the %u cells of the neighbour lists' "
                             "grid",
@@ -991,7 +996,7 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
         SIM_CUDA_CHECK_LAUNCH("nlist grid_bin_kernel");
         grid_place_kernel<<<cells, kThreads, 0, s>>>(v, l->counts, forced);
         SIM_CUDA_CHECK_LAUNCH("nlist grid_place_kernel");
-        grid_scatter_kernel<<<bodies, kThreads, 0, s>>>(b->n, v, l->counts, forced);
+        grid_scatter_kernel<<<bodies, kThreads, 0, s>>>(b->pos, b->n, v, l->counts, forced);
         SIM_CUDA_CHECK_LAUNCH("nlist grid_scatter_kernel");
         grid_build_kernel<<<bodies, kThreads, 0, s>>>(b->pos, b->n, v, l->skin, l->nbr, l->count,
                                                       l->stride, l->cap, !l->half, l->counts,

@@ -44,6 +44,16 @@ typedef struct {
     sim_gpu_nlist_frame frame;
 } sim_gpu_nlist_counts;
 
+/* A grid cell's bodies: cell_body[start, start + n). Start and count side by side, 8-byte
+ * aligned: one load gives both (the build loads a row's three cells at once, grid_build.cuh). */
+typedef struct
+#if defined(__GNUC__) || defined(__CUDACC__)
+    __attribute__((aligned(8)))
+#endif
+{
+    uint32_t start, n;
+} sim_cell_range;
+
 typedef struct {
     uint32_t *nbr;                /* d_: slot-major, nbr[k * stride + i] (nlist.h) */
     uint32_t *count;              /* d_: neighbours of each slot at the last build (> cap: some
@@ -60,20 +70,22 @@ typedef struct {
     sim_period_f period;
     /* The cell grid the lists are built from (cell_grid.h; grid.cells 0: from the culled tile
      * pairs), kept from one build to the next: a list that overflowed sweeps its cells instead.
-     * The cells' bodies are in cell_body, cell c's at [cell_start[c], + cell_n[c]). */
+     * The cells' bodies are in cell_body, cell c's at cell_range[c], and their build positions
+     * beside them in cell_pos. */
     sim_cell_grid grid;
     uint32_t grid_cap;   /* cells allocated */
-    uint32_t *cell_n;    /* d_: bodies per cell at the last build */
-    uint32_t *cell_start;/* d_ */
+    sim_cell_range *cell_range; /* d_: each cell's bodies at the last build */
     uint32_t *cell_body; /* d_: slots, cell by cell */
     uint32_t *body_cell; /* d_: each slot's cell at the last build */
     uint32_t *body_rank; /* d_: its place among its cell's bodies */
+    sim_vec4f *cell_pos; /* d_: cell_body's positions at the last build: the build reads a
+                          * candidate's beside its slot, not through it */
 } sim_gpu_nlist;
 
 /* Bytes of the lists besides the entries: per body a count and a position; a grid build's cell,
- * place and slot by cell too, and per cell a count and a start. */
+ * place, and slot and position by cell too, and per cell a count and a start. */
 #define SIM_GPU_NLIST_BYTES_PER_BODY (4u + 16u)
-#define SIM_GPU_NLIST_GRID_BYTES_PER_BODY 12u
+#define SIM_GPU_NLIST_GRID_BYTES_PER_BODY (12u + 16u)
 #define SIM_GPU_NLIST_GRID_BYTES_PER_CELL 8u
 
 /* Allocates lists for n slots, cap entries each (their positions NaN: the first use rebuilds);
