@@ -56,18 +56,20 @@
 #   normal spring  dv = 0.5 overlap per step (k/m = 1) stiffness 1 N/m on 1 kg
 #   normal damping dv = 0.02 v_rel per step (damping ratio 0.028)   restitution 0.915 (the same ratio)
 #   tangential     shear 0.1 and damping 0.02 on the tangential velocity (viscous, no Coulomb
-#                  limit, no rotation)             none: the step has normal forces only (the
-#                                                  friction model of docs/friction.md is not in
-#                                                  the backends yet)
+#                  limit, no rotation)             none: the lattice runs with friction off
+#                                                  (nbsim's Coulomb friction with history and
+#                                                  rotation, docs/friction.md, is another model)
 #   walls          position clamped at 1 - r, velocity x -0.5       the contact law against a plane
 #                                                                   (spring 1 N/m, e = 0.915)
 #   collider       a static sphere r = 0.2 at (-1.2, -0.8, 0.8), touching the box at one point
 #                                                      none
 #   neighbours     64^3 cells of 2r (hash wraps beyond), every step a full sort, 27 cells per
 #                  sphere, each touching pair computed twice (once for each sphere)
-#                                                      tiles of 32 along a Morton curve re-sorted
-#                                                      every 50 steps, culled tile pairs, each
-#                                                      pair once
+#                                                      bodies re-sorted along a Morton curve every
+#                                                      50 steps; neighbour lists with a skin, built
+#                                                      from a cell grid (27 cells) when a body has
+#                                                      moved half the skin; full lists: each
+#                                                      touching pair computed from both ends
 #   precision      float                               float
 #
 # Output in $OUT (default ./gpu_peers_out), for bench/results/<gpu>/ (the script prints <gpu>):

@@ -836,7 +836,7 @@ static void test_grid(void) {
         const float skin = 0.3f;
         sim_cell_grid g;
         ENSURE(sim_cell_grid_shape(&p, 0.5, skin, sc.n, &g) == 1);
-        ENSURE_MSG(g.cells <= 2u * sc.n && g.cells >= 27u, "%s: %u cells", sc.name, g.cells);
+        ENSURE_MSG(g.cells <= (uint32_t)SIM_CELL_GRID_CELLS_PER_BODY * sc.n && g.cells >= 27u, "%s: %u cells", sc.name, g.cells);
         uint32_t beyond = 0;
         for (const sim_vec4f &q : b.pos) {
             beyond += fabsf(q.x) > sc.box_half || fabsf(q.y) > sc.box_half;
