@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 #include "ensure.h"
@@ -901,25 +902,23 @@ static void test_grid(void) {
                 sink.out = out.data();
                 sink.out_cap = (uint32_t)out.size();
                 sink.out_count = &found;
+                /* the forces, then the touching pairs, of half (HALF) or full lists */
+                auto sweeps = [&](auto half_lists) {
+                    constexpr bool HALF = decltype(half_lists)::value;
+                    nl::sweep_kernel<nl::kForce, HALF>(
+                        at.pos.data(), at.vel.data(), f.data(), st.n, st.nbr.data(),
+                        st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st), st.cells(),
+                        ph, nl::sweep_sink{}, SIM_GPU_CULL_RECORD, 1);
+                    nl::sweep_kernel<nl::kContacts, HALF>(
+                        at.pos.data(), at.vel.data(), nullptr, st.n, st.nbr.data(),
+                        st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st), st.cells(),
+                        ph, sink, 0u, 0);
+                };
                 launch(dim3((st.n + 255) / 256), dim3(256), [&] {
                     if (half) {
-                        nl::sweep_kernel<nl::kForce, true>(
-                            at.pos.data(), at.vel.data(), f.data(), st.n, st.nbr.data(),
-                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
-                            st.cells(), ph, nl::sweep_sink{}, SIM_GPU_CULL_RECORD, 1);
-                        nl::sweep_kernel<nl::kContacts, true>(
-                            at.pos.data(), at.vel.data(), nullptr, st.n, st.nbr.data(),
-                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
-                            st.cells(), ph, sink, 0u, 0);
+                        sweeps(std::true_type{});
                     } else {
-                        nl::sweep_kernel<nl::kForce, false>(
-                            at.pos.data(), at.vel.data(), f.data(), st.n, st.nbr.data(),
-                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
-                            st.cells(), ph, nl::sweep_sink{}, SIM_GPU_CULL_RECORD, 1);
-                        nl::sweep_kernel<nl::kContacts, false>(
-                            at.pos.data(), at.vel.data(), nullptr, st.n, st.nbr.data(),
-                            st.count.data(), st.stride, st.cap, &st.nc, fallback_of(st),
-                            st.cells(), ph, sink, 0u, 0);
+                        sweeps(std::false_type{});
                     }
                 });
                 std::set<std::pair<uint32_t, uint32_t>> got;
