@@ -541,6 +541,21 @@ static void test_drift(void) {
     ENSURE(wrapped >= 150);
 }
 
+/* Contact forces over all pairs in double under physics ph (walls or periodic axes). */
+static std::vector<sim_vec3d> reference_in(const bodies &b, const sim_physics &ph) {
+    const size_t n = b.pos.size();
+    std::vector<sim_vec3d> f(n, sim_vec3d{0.0, 0.0, 0.0});
+    for (size_t i = 0; i < n; ++i) {
+        for (size_t j = 0; j < i; ++j) {
+            const sim_vec3d fij = sim_contact_force_d(to_d(b.pos[i]), to_d(b.vel[i]),
+                                                      to_d(b.pos[j]), to_d(b.vel[j]), &ph, nullptr);
+            f[i].x += fij.x, f[i].y += fij.y, f[i].z += fij.z;
+            f[j].x -= fij.x, f[j].y -= fij.y, f[j].z -= fij.z;
+        }
+    }
+    return f;
+}
+
 /* A periodic box (issue 22), all axes and x and z: bodies dense against every face (the box of
  * half-width 5 m filled edge to edge), tile pairs culled through images (sim_cull_overlap_p), the
  * lists built through them, each holding exactly the pairs near through their minimum image; the
@@ -654,16 +669,7 @@ static void test_periodic(void) {
                             ph, nl::sweep_sink{}, 0u, 0);
                     }
                 });
-                std::vector<sim_vec3d> ref(st.n, sim_vec3d{0.0, 0.0, 0.0});
-                for (uint32_t i = 0; i < st.n; ++i) {
-                    for (uint32_t j = 0; j < i; ++j) {
-                        const sim_vec3d fij =
-                            sim_contact_force_d(to_d(b.pos[i]), to_d(b.vel[i]), to_d(b.pos[j]),
-                                                to_d(b.vel[j]), &phd, nullptr);
-                        ref[i].x += fij.x, ref[i].y += fij.y, ref[i].z += fij.z;
-                        ref[j].x -= fij.x, ref[j].y -= fij.y, ref[j].z -= fij.z;
-                    }
-                }
+                const std::vector<sim_vec3d> ref = reference_in(b, phd);
                 const force_error e = force_error_of(f, ref);
                 printf("  %-52s F rel %.1e, worst body %.1e%s\n", what, e.rel, e.worst,
                        fallback ? " (fallback)" : "");
@@ -876,15 +882,10 @@ static void test_grid(void) {
             /* the sweeps where the bodies are a little later: the fallback must read those
              * positions, not the build's beside the slots */
             const bodies at = moved_within(b, 0.5f * skin, 31u + sc.n);
-            std::vector<sim_vec3d> ref(st.n, sim_vec3d{0.0, 0.0, 0.0});
+            const std::vector<sim_vec3d> ref = reference_in(at, phd);
             std::set<std::pair<uint32_t, uint32_t>> touching;
             for (uint32_t i = 0; i < st.n; ++i) {
                 for (uint32_t j = 0; j < i; ++j) {
-                    const sim_vec3d fij =
-                        sim_contact_force_d(to_d(at.pos[i]), to_d(at.vel[i]), to_d(at.pos[j]),
-                                            to_d(at.vel[j]), &phd, nullptr);
-                    ref[i].x += fij.x, ref[i].y += fij.y, ref[i].z += fij.z;
-                    ref[j].x -= fij.x, ref[j].y -= fij.y, ref[j].z -= fij.z;
                     if (nl::touching(at.pos[i], at.pos[j], pp)) {
                         touching.insert({i, j});
                     }
