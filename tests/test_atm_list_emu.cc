@@ -152,6 +152,19 @@ static unsigned long long brute_triples(const std::vector<sim_vec4f> &pos, const
     return c;
 }
 
+/* Every body moved, each coordinate by up to 0.499 skin / sqrt 3 (uniform, from seed). */
+static std::vector<sim_vec4f> moved_by(const std::vector<sim_vec4f> &pos, float skin,
+                                       uint64_t seed) {
+    std::vector<sim_vec4f> moved = pos;
+    const float step = 0.499f * skin / sqrtf(3.0f);
+    for (sim_vec4f &p : moved) {
+        p.x += (float)test_rnd(&seed, -step, step);
+        p.y += (float)test_rnd(&seed, -step, step);
+        p.z += (float)test_rnd(&seed, -step, step);
+    }
+    return moved;
+}
+
 /* Every list is exactly its body's set; returns the most neighbours of one body. */
 static uint32_t check_lists(const lists &l, const std::vector<sim_vec4f> &pos, float reach2,
                             const char *name) {
@@ -207,15 +220,7 @@ static void scene_case(const scene &sc, const char *name) {
             ENSURE(memcmp(l.ref.data(), sc.pos.data(), n * sizeof(sim_vec4f)) == 0);
             check_forces(l, sc.pos, sc, name);
             if (skin > 0.0f) { /* every body moved by up to half the skin: the lists still hold */
-                uint64_t rng = 3;
-                std::vector<sim_vec4f> moved = sc.pos;
-                for (sim_vec4f &p : moved) {
-                    const float step = 0.499f * skin / sqrtf(3.0f);
-                    p.x += (float)test_rnd(&rng, -step, step);
-                    p.y += (float)test_rnd(&rng, -step, step);
-                    p.z += (float)test_rnd(&rng, -step, step);
-                }
-                check_forces(l, moved, sc, name);
+                check_forces(l, moved_by(sc.pos, skin, 3), sc, name);
             }
             /* too short: counts exact, nothing past cap; the sweep finds the triples of the
              * overflowed lists from the build's tiles (atm_list_kernels.h): the same forces, at
@@ -239,15 +244,7 @@ static void scene_case(const scene &sc, const char *name) {
                 check_forces(s, sc.pos, sc, name);
                 ENSURE(s.counts.frame.fallback_steps == 1u && s.counts.frame.peak == most);
                 if (skin > 0.0f) {
-                    uint64_t rng = 5;
-                    std::vector<sim_vec4f> moved = sc.pos;
-                    for (sim_vec4f &p : moved) {
-                        const float step = 0.499f * skin / sqrtf(3.0f);
-                        p.x += (float)test_rnd(&rng, -step, step);
-                        p.y += (float)test_rnd(&rng, -step, step);
-                        p.z += (float)test_rnd(&rng, -step, step);
-                    }
-                    check_forces(s, moved, sc, name);
+                    check_forces(s, moved_by(sc.pos, skin, 5), sc, name);
                 }
                 ENSURE(s.guards_intact());
             }

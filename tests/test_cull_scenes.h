@@ -116,4 +116,38 @@ static inline void scene_free(scene *sc) {
     sim_state_free(&sc->s);
 }
 
+/* The culled paths a periodic test runs the same bodies through (test_periodic.c on the CPU,
+ * test_gpu_cull.c on the GPU): tiles in one and two culling passes, then full lists. */
+typedef struct {
+    int levels;
+    double skin;
+    const char *name;
+} cull_path;
+static const cull_path cull_paths[3] = {
+    {1, 0.0, "tiles, one pass"}, {2, 0.0, "tiles, two passes"}, {2, 0.1, "full lists"}};
+
+/* What a periodic path's frames did to its tile pairs: those found at the sort (frame 0) and
+ * the most since (tiles only: lists build from them only at rebuilds), and the re-sorts after
+ * the first frame. */
+typedef struct {
+    uint64_t first, most;
+    int sorts;
+} tile_pair_watch;
+
+static inline void tile_pair_watch_frame(tile_pair_watch *w, const sim_frame_timing *t, int frame,
+                                         const cull_path *path) {
+    w->sorts += frame > 0 ? t->sorts : 0;
+    if (path->skin == 0.0) {
+        w->first = frame == 0 ? t->tile_pairs : w->first;
+        w->most = t->tile_pairs > w->most ? t->tile_pairs : w->most;
+    }
+}
+
+/* No re-sort (the tile pairs did not regrow), and at most 5 % more tile pairs than at the sort. */
+static inline void tile_pair_watch_check(const tile_pair_watch *w, const cull_path *path) {
+    ENSURE_MSG(w->sorts == 0, "%s: %d re-sorts (the tile pairs regrew)", path->name, w->sorts);
+    ENSURE_MSG((double)w->most <= 1.05 * (double)w->first, "%s: tile pairs %llu -> %llu",
+               path->name, (unsigned long long)w->first, (unsigned long long)w->most);
+}
+
 #endif /* NBSIM_TEST_CULL_SCENES_H */

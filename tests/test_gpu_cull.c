@@ -275,12 +275,7 @@ static void test_periodic_wrapped(void) {
     p.gravity = (sim_vec3d){0.0, 0.0, 0.0};
     p.dt = 1e-3;
     p.steps_per_frame = 10;
-    static const struct {
-        int levels;
-        double skin;
-        const char *name;
-    } paths[] = {
-        {1, 0.0, "tiles, one pass"}, {2, 0.0, "tiles, two passes"}, {2, 0.1, "full lists"}};
+    const cull_path *paths = cull_paths;
     sim_backend_config pc = config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_LTM, 32, 0, 0);
     sim_params pp = p;
     pp.skin.value = 0.0;
@@ -289,7 +284,7 @@ static void test_periodic_wrapped(void) {
     ENSURE_MSG(sim_backend_create(&pc, &pp, &st, &probe, &err) == SIM_OK, "%s", err.message);
     sim_state now;
     ENSURE(sim_state_alloc(&now, n, &err) == SIM_OK);
-    for (size_t k = 0; probe != NULL && k < sizeof paths / sizeof paths[0]; ++k) {
+    for (size_t k = 0; probe != NULL && k < sizeof cull_paths / sizeof cull_paths[0]; ++k) {
         sim_params q = p;
         q.skin.value = paths[k].skin;
         q.skin.set = 1;
@@ -300,17 +295,14 @@ static void test_periodic_wrapped(void) {
         if (b == NULL) {
             continue;
         }
-        uint64_t first = 0, most = 0, contacts = 0;
-        int sorts = 0, mismatches = 0;
+        uint64_t contacts = 0;
+        int mismatches = 0;
+        tile_pair_watch w = {0, 0, 0};
         const int frames = 36; /* 1.8 m along x: every tile at the face has straddled it */
         for (int f = 0; f < frames; ++f) {
             sim_frame_timing t;
             ENSURE_MSG(sim_backend_run_frame(b, &t, &err) == SIM_OK, "%s", err.message);
-            sorts += f > 0 ? t.sorts : 0;
-            if (paths[k].skin == 0.0) {
-                first = f == 0 ? t.tile_pairs : first;
-                most = t.tile_pairs > most ? t.tile_pairs : most;
-            }
+            tile_pair_watch_frame(&w, &t, f, &paths[k]);
             ENSURE(sim_backend_read_state(b, &now, NULL, &err) == SIM_OK);
             ENSURE(sim_backend_set_state(probe, &now, &err) == SIM_OK);
             uint64_t na, nb;
@@ -323,11 +315,9 @@ static void test_periodic_wrapped(void) {
         printf("  periodic lattice N=%u, %s: %d frames, %d mismatches (%llu contacts); tile pairs "
                "%llu at the sort, at most %llu after; %d re-sorts\n",
                n, paths[k].name, frames, mismatches, (unsigned long long)contacts,
-               (unsigned long long)first, (unsigned long long)most, sorts);
+               (unsigned long long)w.first, (unsigned long long)w.most, w.sorts);
         ENSURE(mismatches == 0 && contacts >= n); /* 2n while the lattice holds */
-        ENSURE_MSG(sorts == 0, "%s: %d re-sorts (the tile pairs regrew)", paths[k].name, sorts);
-        ENSURE_MSG((double)most <= 1.05 * (double)first, "%s: tile pairs %llu -> %llu",
-                   paths[k].name, (unsigned long long)first, (unsigned long long)most);
+        tile_pair_watch_check(&w, &paths[k]);
         sim_backend_destroy(b);
     }
     sim_backend_destroy(probe);
