@@ -117,6 +117,9 @@ static int parse(int argc, char **argv, options *o) {
             o->build = strcmp(v, "cells") == 0   ? SIM_NLIST_BUILD_CELLS
                        : strcmp(v, "tiles") == 0 ? SIM_NLIST_BUILD_TILES
                                                  : SIM_NLIST_BUILD_DEFAULT;
+            if (o->build == SIM_NLIST_BUILD_DEFAULT && strcmp(v, "default") != 0) {
+                return usage("--build cells|tiles|default");
+            }
         } else if (strcmp(f, "--count") == 0) {
             o->count = atoi(v);
         } else if (strcmp(f, "--friction") == 0) {
