@@ -426,6 +426,42 @@ static void test_periodic_keeps_tiles(void) {
     sim_state_free(&s);
 }
 
+/* The choice of lists or tile triples made again by set_params with an explicit step and skin
+ * (the state is then not needed for either), as the CPU makes it: a lattice whose lists pay at
+ * R = 1.8 m (~40 bodies within reach), tile triples at R = 3.5 m (~250), lists again at 1.8. */
+static void test_set_params_choice(void) {
+    sim_params p;
+    sim_state s;
+    moving_lattice(12, 1.0, 1.8, 84u, &p, &s); /* 1,728 bodies */
+    p.dt = 1e-3;
+    p.steps_per_frame = 2;
+    sim_backend *gpu = backend(SIM_BACKEND_CUDA, &p, &s);
+    sim_backend *cpu = backend(SIM_BACKEND_CPU, &p, &s);
+    if (gpu != nullptr && cpu != nullptr) {
+        const double cutoffs[3] = {1.8, 3.5, 1.8};
+        const int lists_expected[3] = {1, 0, 1};
+        for (int k = 0; k < 3; ++k) {
+            sim_params q = p;
+            q.atm_cutoff = cutoffs[k];
+            sim_error err = {SIM_OK, ""};
+            sim_frame_timing tg, tc;
+            ENSURE_MSG(sim_backend_set_params(gpu, &q, &err) == SIM_OK, "%s", err.message);
+            ENSURE_MSG(sim_backend_set_params(cpu, &q, &err) == SIM_OK, "%s", err.message);
+            ENSURE(sim_backend_run_frame(gpu, &tg, &err) == SIM_OK);
+            ENSURE(sim_backend_run_frame(cpu, &tc, &err) == SIM_OK);
+            ENSURE_MSG(tg.atm_lists == lists_expected[k] && tc.atm_lists == lists_expected[k],
+                       "set_params R = %g m: GPU %s, CPU %s, expected %s", cutoffs[k],
+                       tg.atm_lists ? "lists" : "tiles", tc.atm_lists ? "lists" : "tiles",
+                       lists_expected[k] ? "lists" : "tiles");
+            printf("  set_params R = %.1f m: GPU and CPU both take %s\n", cutoffs[k],
+                   tg.atm_lists ? "lists" : "tile triples");
+        }
+    }
+    sim_backend_destroy(gpu);
+    sim_backend_destroy(cpu);
+    sim_state_free(&s);
+}
+
 int main(int argc, char **argv) {
     if (sim_cuda_device_count() == 0) {
         printf("no CUDA device: skipped\n");
@@ -436,6 +472,7 @@ int main(int argc, char **argv) {
         {"gas", test_gas},
         {"stepped", test_stepped},
         {"periodic_keeps_tiles", test_periodic_keeps_tiles},
+        {"set_params_choice", test_set_params_choice},
     };
     return ensure_run(tests, (int)(sizeof tests / sizeof tests[0]), argc > 1 ? argv[1] : NULL);
 }

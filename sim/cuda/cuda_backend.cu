@@ -149,9 +149,10 @@ sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *er
     cuda_backend *b = sim_cuda_of(base);
     sim_state tmp = {0, nullptr, nullptr, nullptr, nullptr, 0};
     const int friction = sim_params_have_friction(p);
-    if (!(p->dt > 0.0) || !p->skin.set || (friction && !b->fric.on)) {
+    const int atm_estimate = p->atm_cutoff > 0.0 && base->n >= 2;
+    if (!(p->dt > 0.0) || !p->skin.set || (friction && !b->fric.on) || atm_estimate) {
         /* the default step and skin depend on masses, radii, speeds, the tables' rows on the
-         * radii: read them back */
+         * radii, the ATM lists' choice (bodies within reach) on the positions: read them back */
         SIM_TRY(sim_state_alloc(&tmp, base->n, err));
         sim_status s = sim_cuda_read_state(base, &tmp, nullptr, err);
         if (s != SIM_OK) {
