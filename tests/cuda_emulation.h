@@ -2,8 +2,8 @@
  * nbsim — a CPU emulation of the few CUDA features the triplet kernel uses, so a CPU test can
  * run sim/cuda/triplet_kernels.cu's kernel from its own source (test_triplet_kernel_emu.cc). The
  * threads of one block are fibers (ucontext) on one host thread. __syncthreads, __syncwarp and
- * the warp collectives (__shfl_sync, __shfl_down_sync, __shfl_xor_sync, __any_sync,
- * __ballot_sync) are barriers, and at each
+ * the warp collectives (__shfl_sync, __shfl_up_sync, __shfl_down_sync, __shfl_xor_sync,
+ * __any_sync, __ballot_sync) and __syncthreads_or are barriers, and at each
  * one the scheduler resumes a runnable fiber chosen at random: a missing barrier or a wrong
  * shuffle gives wrong forces, as it would on a GPU. __shared__ variables become function-local
  * statics (one block runs at a time); atomics are plain adds (one host thread).
@@ -54,6 +54,7 @@ struct block_state {
     float fbuf[kWarps][32];
     double dbuf[kWarps][32];
     int ibuf[kWarps][32];
+    int bbuf[kMaxThreads]; /* __syncthreads_or's predicates */
     uint64_t rng;
     void (*body)(void *);
     void *arg;
@@ -204,6 +205,24 @@ inline double __shfl_down_sync(unsigned, double v, unsigned delta, int = 32) {
     emu::g.dbuf[w][l] = v;
     emu::sync_warp();
     const double r = l + (int)delta < 32 ? emu::g.dbuf[w][l + (int)delta] : v;
+    emu::sync_warp();
+    return r;
+}
+inline int __syncthreads_or(int predicate) {
+    emu::g.bbuf[emu::g.current] = predicate != 0;
+    emu::sync_block();
+    int any = 0;
+    for (int i = 0; i < emu::g.threads; ++i) {
+        any |= emu::g.bbuf[i];
+    }
+    emu::sync_block();
+    return any;
+}
+inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned delta, int = 32) {
+    const int w = emu::g.current / 32, l = emu::g.current % 32;
+    emu::g.ibuf[w][l] = (int)v;
+    emu::sync_warp();
+    const unsigned r = l >= (int)delta ? (unsigned)emu::g.ibuf[w][l - (int)delta] : v;
     emu::sync_warp();
     return r;
 }

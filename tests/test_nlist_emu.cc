@@ -778,8 +778,8 @@ static void grid_rebuild(state &st, const bodies &b, const sim_cell_grid &g, sim
     launch(body_blocks, threads,
            [&] { nl::grid_scatter_kernel(b.pos.data(), st.n, st.cells(), &st.nc, 1); });
     launch(body_blocks, threads, [&] {
-        nl::grid_build_kernel(b.pos.data(), st.n, st.cells(), st.skin, st.nbr.data(),
-                              st.count.data(), st.stride, st.cap, !st.half, &st.nc, per);
+        nl::grid_build_kernel(st.n, st.cells(), st.skin, st.nbr.data(), st.count.data(),
+                              st.stride, st.cap, !st.half, &st.nc, per);
     });
 }
 

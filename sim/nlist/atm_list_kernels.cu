@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /* Each body's displacement since the build: more than half the skin (h2 = (s/2)^2), or NaN,
- * raises counts->rebuild (one store per warp that saw it; never lowered here).
+ * raises counts->rebuild (one store per block that saw it: sim_block_raise; never lowered here).
  *
  * Launch contract: ceil(n / 128) blocks of 128 threads, thread i body i (guard i < n; every
  * thread reaches the vote). Cost per body: 32 B read, ~9 FP32. */
@@ -83,9 +83,7 @@ __global__ void __launch_bounds__(kThreads)
                           sim_gpu_atm_list_counts *__restrict__ counts) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     const bool moved = i < n && sim_nlist_moved_f(sim_ld4(pos + i), sim_ld4(ref + i), h2) != 0;
-    if (__any_sync(SIM_FULL_MASK, moved) && (threadIdx.x & 31u) == 0u) {
-        counts->rebuild = 1u;
-    }
+    sim_block_raise(moved, &counts->rebuild);
 }
 
 /* The lists: body i gets every j (HALF: j < i; else j != i) with

@@ -6,12 +6,12 @@
  *   grid_clear_kernel    the cells emptied (a thread per cell)
  *   grid_bin_kernel      each body's cell and its place there (an atomic per body), the build
  *                        positions, the step's list counters reset
- *   grid_place_kernel    each cell's start among the cells' bodies (a warp's 32 cells take
- *                        consecutive places: one atomic per warp)
+ *   grid_place_kernel    each cell's start among the cells' bodies (a block's 256 cells take
+ *                        consecutive places: one atomic per block)
  *   grid_scatter_kernel  each body's slot and position at its cell's start plus its place
  *   grid_build_kernel    each body's list from the 27 cells around its own, its own row only
- *                        (half lists j < i, full lists every j != i): no atomics, and a warp
- *                        writes the k-th entries of 32 consecutive bodies together
+ *                        (half lists j < i, full lists every j != i): no atomics; the threads
+ *                        take the bodies in cell order (a warp's lanes walk neighbouring cells)
  * and the cells stay until the next rebuild: a list that overflowed makes the sweep walk them
  * (grid_walk). A body's place among its cell's bodies follows the atomics' order, so a list's
  * order may differ from one run to the next (the tile build's appends are atomics too). */
@@ -39,6 +39,15 @@ static __device__ __forceinline__ uint32_t grid_threads() {
     return gridDim.x * kThreads;
 }
 
+/* The inclusive prefix sum of v over the warp's lanes up to this one (all 32 lanes call it). */
+static __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, uint32_t lane) {
+    for (uint32_t o = 1; o < 32u; o <<= 1) {
+        const uint32_t below = __shfl_up_sync(SIM_FULL_MASK, v, o);
+        v += lane >= o ? below : 0u;
+    }
+    return v;
+}
+
 /* Launch contract: a persistent grid of 256-thread blocks; thread t clears cells t, t + threads,
  * ... */
 __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
@@ -64,13 +73,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
         return;
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        nc->rebuild = 1u;
-        nc->overflow = 0u;
-        nc->most = 0u;
-        nc->cells_placed = 0u;
-        if (flags & SIM_GPU_CULL_RECORD) {
-            nc->frame.rebuilds++;
-        }
+        begin_rebuild(nc, flags);
     }
     for (uint32_t i = grid_thread(); i < n; i += grid_threads()) {
         const sim_vec4f p = sim_ld4(pos + i);
@@ -83,31 +86,43 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
 }
 
 /* Launch contract: a persistent grid of 256-thread blocks over the cells (grid-stride, the bound
- * rounded up to whole warps: every lane reaches the shuffles). Cost per cell: 4 B read, 4 B
- * written; an atomic per warp of 32 cells. */
+ * rounded up to whole blocks: every thread reaches the barriers). A block's 256 cells take
+ * consecutive places: a scan over the warps, then one atomic per block. Cost per cell: 4 B read,
+ * 4 B written. One atomic per warp on the one cursor (the first form) was 9 us at 262,144 bodies
+ * (ncu, H100): 6,750 atomics on one address. */
 __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_place_kernel(cell_view v, sim_gpu_nlist_counts *__restrict__ nc, int forced) {
     if (!forced && nc->rebuild == 0u) {
         return;
     }
-    const uint32_t lane = lane_id(), end = (v.g.cells + 31u) & ~31u;
+    constexpr uint32_t kWarps = kThreads / 32;
+    __shared__ uint32_t below_warp[kWarps]; /* the block's cells before each warp's */
+    __shared__ uint32_t block_base;
+    const uint32_t lane = lane_id(), warp = threadIdx.x >> 5;
+    const uint32_t end = (v.g.cells + kThreads - 1u) / kThreads * kThreads;
     for (uint32_t c = grid_thread(); c < end; c += grid_threads()) {
         const uint32_t mine = c < v.g.cells ? v.cell[c].n : 0u;
-        uint32_t upto = mine; /* inclusive prefix over the warp's lanes */
-        for (uint32_t o = 1; o < 32u; o <<= 1) {
-            const uint32_t below =
-                __shfl_sync(SIM_FULL_MASK, upto, (int)(lane >= o ? lane - o : 0u));
-            upto += lane >= o ? below : 0u;
+        const uint32_t upto = warp_inclusive_sum(mine, lane);
+        if (lane == 31u) {
+            below_warp[warp] = upto; /* the warp's total, for now */
         }
-        const uint32_t total = __shfl_sync(SIM_FULL_MASK, upto, 31);
-        uint32_t base = 0u;
-        if (lane == 0u && total != 0u) {
-            base = atomicAdd(&nc->cells_placed, total);
+        __syncthreads();
+        if (warp == 0u) {
+            const uint32_t t = lane < kWarps ? below_warp[lane] : 0u;
+            const uint32_t incl = warp_inclusive_sum(t, lane);
+            const uint32_t total = __shfl_sync(SIM_FULL_MASK, incl, 31);
+            if (lane == 0u) {
+                block_base = total != 0u ? atomicAdd(&nc->cells_placed, total) : 0u;
+            }
+            if (lane < kWarps) {
+                below_warp[lane] = incl - t;
+            }
         }
-        base = __shfl_sync(SIM_FULL_MASK, base, 0);
+        __syncthreads();
         if (c < v.g.cells) {
-            v.cell[c].start = base + upto - mine;
+            v.cell[c].start = block_base + below_warp[warp] + upto - mine;
         }
+        __syncthreads(); /* the shared words are the next round's */
     }
 }
 
@@ -150,7 +165,7 @@ static __device__ __forceinline__ void grid_walk(const cell_view &v, uint32_t ho
  * 8-byte load per cell, start and count side by side: as two arrays the compiler held one
  * start's load back until the counts had come), then its bodies walked as one run, candidate t
  * at cell_body[t + base] with base the start of t's cell less the bodies of the row's cells
- * before it. Where the cells' ranges are contiguous (within an aligned group of 32 cells the
+ * before it. Where the cells' ranges are contiguous (within an aligned group of 256 cells the
  * place kernel gives them consecutive places: most rows) the base is the same for all: one
  * range, and consecutive candidates read consecutive slots and positions. */
 template <class OnBody>
@@ -172,26 +187,33 @@ static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t ho
     });
 }
 
-/* Launch contract: a persistent grid of 256-thread blocks over the slots (grid-stride). Body i's
- * row: every j of the cells around its own (half lists j < i, full lists j != i) within reach
- * (sim_nlist_near_pf), stored while fewer than cap, all counted; more than cap raises the
- * overflow (a plain store: every writer writes 1). Cost per body: 27 cells' start and count
- * (8 B each, from L1/L2: Morton-sorted neighbours share cells), a row's 3 loads together,
- * per candidate a 4 B slot and the 16 B position beside it (independent loads, consecutive
- * along a row's run) and the 9-instruction test, per entry a 4 B store. */
+/* Launch contract: a persistent grid of 256-thread blocks over the cell-ordered slots
+ * (grid-stride): thread m lists body i = cell_body[m], its row every j of the cells around its own
+ * (half lists j < i, full lists j != i) within reach (sim_nlist_near_pf), stored while fewer than
+ * cap, all counted; more than cap raises the overflow (a plain store: every writer writes 1).
+ *
+ * Why in cell order, not body order: a warp's 32 bodies then lie in consecutive cells of one row,
+ * so the lanes' candidates at each turn of the walk are neighbouring slots, a few cache lines per
+ * load; in body (Morton) order each lane walked its own rows, 32 lines per load, and the build was
+ * bound by those L1 wavefronts (ncu, H100, lattice of 262,144: 55 us, L1 57 %, DRAM 7 %). The
+ * rows' stores (nbr[k * stride + i]) are scattered instead: ~10 per body, against ~90 loads.
+ *
+ * Cost per body: its slot and build position (coalesced), 27 cells' start and count (8 B each, a
+ * row's 3 loads together), per candidate a 4 B slot and the 16 B position beside it (independent
+ * loads) and the 9-instruction test, per entry a 4 B store. */
 __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
-    grid_build_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v, float skin,
-                      uint32_t *__restrict__ nbr, uint32_t *__restrict__ count, uint32_t stride,
-                      uint32_t cap, int full, sim_gpu_nlist_counts *__restrict__ nc,
-                      sim_period_f period) {
+    grid_build_kernel(uint32_t n, cell_view v, float skin, uint32_t *__restrict__ nbr,
+                      uint32_t *__restrict__ count, uint32_t stride, uint32_t cap, int full,
+                      sim_gpu_nlist_counts *__restrict__ nc, sim_period_f period) {
     if (nc->rebuild == 0u) {
         return;
     }
     /* sim_period_or_null's pointer, either the periods or NULL, would copy them to local memory
      * (a stack frame, 6 loads per candidate): a flag instead, the periods read as parameters */
     const bool periodic = period.len[0] > 0.0f || period.len[1] > 0.0f || period.len[2] > 0.0f;
-    for (uint32_t i = grid_thread(); i < n; i += grid_threads()) {
-        const sim_vec4f pi = sim_ld4(pos + i);
+    for (uint32_t m = grid_thread(); m < n; m += grid_threads()) {
+        const uint32_t i = v.cell_body[m];
+        const sim_vec4f pi = sim_ld4(v.cell_pos + m); /* pos[i] at the bin, bit for bit */
         uint32_t k = 0;
         grid_rows(v, v.body_cell[i], [&](uint32_t j, const sim_vec4f &pj) {
             /* both tests whatever the other says: the slot's and the position's loads issue

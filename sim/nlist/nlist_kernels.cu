@@ -156,12 +156,12 @@ warp_pairs(sim_tile2 t, uint32_t a, uint32_t b, uint32_t tile, const sim_vec4f *
 
 /* The first half kick and drift of integrate.cu's verlet_first_kernel, then each body's
  * displacement from the lists' build (more than half the skin, or NaN: the flag goes up, one
- * store per warp that saw it) and its force cleared for the sweep's atomics. per (all 0: walls):
+ * store per block that saw it) and its force cleared for the sweep's atomics. per (all 0: walls):
  * the box's periods, through whose images the displacement is taken, and on whose axes the
  * centre then goes back into the box (the WRAP phase, as verlet_first_kernel<true>).
  *
  * Launch contract: ceil(N / 256) blocks of 256 threads, thread i body i (guard i < n; every
- * thread reaches the warp vote). Cost per body: 48 B read + 16 B (the build position), 48 B
+ * thread reaches the block vote). Cost per body: 48 B read + 16 B (the build position), 48 B
  * written; ~25 flops. */
 __global__ void __launch_bounds__(kThreads)
     drift_kernel(sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
@@ -174,10 +174,13 @@ __global__ void __launch_bounds__(kThreads)
         sim_vec4f p = pos[i], v = vel[i];
         const sim_vec4f f = force[i];
         sim_verlet_first_f(&p, &v, xyz3(f), dt);
-        const sim_period_f *pp = sim_period_or_null(&per);
-        moved = sim_nlist_moved_pf(p, sim_ld4(ref + i), h2, pp) != 0;
-        if (pp != nullptr) {
-            sim_wrap_in_f(&p, pp); /* the stepper's WRAP, in this pass (integrate.h) */
+        /* a flag, not sim_period_or_null's pointer: that copied the periods to a stack frame */
+        const bool periodic = per.len[0] > 0.0f || per.len[1] > 0.0f || per.len[2] > 0.0f;
+        const sim_vec4f r = sim_ld4(ref + i);
+        moved = (periodic ? sim_nlist_moved_pf(p, r, h2, &per)
+                          : sim_nlist_moved_pf(p, r, h2, nullptr)) != 0;
+        if (periodic) {
+            sim_wrap_in_f(&p, &per); /* the stepper's WRAP, in this pass (integrate.h) */
         }
         pos[i] = p;
         vel[i] = v;
@@ -185,9 +188,7 @@ __global__ void __launch_bounds__(kThreads)
         zero.x = zero.y = zero.z = zero.w = 0.0f;
         force[i] = zero;
     }
-    if (__any_sync(SIM_FULL_MASK, moved) && lane_id() == 0u) {
-        *rebuild = 1u;
-    }
+    sim_block_raise(moved, rebuild);
 }
 
 /* The check alone (test hooks). Launch contract and guard as drift_kernel; 32 B read per body. */
@@ -197,12 +198,23 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     const bool moved = i < n && sim_nlist_moved_pf(sim_ld4(pos + i), sim_ld4(ref + i), h2,
                                                    sim_period_or_null(&per));
-    if (__any_sync(SIM_FULL_MASK, moved) && lane_id() == 0u) {
-        *rebuild = 1u;
-    }
+    sim_block_raise(moved, rebuild);
 }
 
 /* ---- the build ---- */
+
+/* A rebuild's start, by one thread of the first kernel of either build (boxes_kernel,
+ * grid_bin_kernel): the flag raised (forced: the later kernels see it), the overflow, the most
+ * entries and the grid's cursor cleared, the rebuild counted (RECORD). */
+static __device__ __forceinline__ void begin_rebuild(sim_gpu_nlist_counts *nc, unsigned flags) {
+    nc->rebuild = 1u;
+    nc->overflow = 0u;
+    nc->most = 0u;
+    nc->cells_placed = 0u;
+    if (flags & SIM_GPU_CULL_RECORD) {
+        nc->frame.rebuilds++;
+    }
+}
 
 /* Tile and super-tile boxes for a rebuild, as cull_kernels.cu's tile_boxes_kernel but with each
  * body's interval widened to r + s/2 (nlist.h); it also stores the build positions and clears the
@@ -225,15 +237,10 @@ __global__ void __launch_bounds__(kBoxWarps * 32)
         return;
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        nc->rebuild = 1u; /* forced: the passes and the build see it */
-        nc->overflow = 0u;
-        nc->most = 0u;
+        begin_rebuild(nc, flags);
         cc->supers = 0u;
         cc->tiles = 0u;
         cc->super_overflow = 0u;
-        if (flags & SIM_GPU_CULL_RECORD) {
-            nc->frame.rebuilds++;
-        }
     }
     const uint32_t w = threadIdx.x >> 5, lane = lane_id();
     const uint32_t t = blockIdx.x * kBoxWarps + w;
@@ -794,26 +801,13 @@ float half_skin2(const sim_gpu_nlist *l) {
 }
 
 nl::cell_view cells_of(const sim_gpu_nlist *l) {
-    nl::cell_view v;
-    v.g = l->grid;
-    v.cell = l->cell_range;
-    v.cell_body = l->cell_body;
-    v.body_cell = l->body_cell;
-    v.body_rank = l->body_rank;
-    v.cell_pos = l->cell_pos;
-    return v;
+    return nl::cell_view{l->grid,      l->cell_range, l->cell_body,
+                         l->body_cell, l->body_rank,  l->cell_pos};
 }
 
 nl::tile_pairs fallback_of(const sim_gpu_cull *c) {
-    nl::tile_pairs fb;
-    fb.boxes = c->boxes;
-    fb.list = c->tile_list;
-    fb.cap = c->tile_cap;
-    fb.cc = c->counts;
-    fb.row0 = c->row0;
-    fb.row1 = c->row1;
-    fb.tile = c->tile;
-    return fb;
+    return nl::tile_pairs{c->boxes, c->tile_list, c->tile_cap, c->counts,
+                          c->row0,  c->row1,      c->tile};
 }
 
 template <int MODE>
@@ -998,7 +992,7 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
         SIM_CUDA_CHECK_LAUNCH("nlist grid_place_kernel");
         grid_scatter_kernel<<<bodies, kThreads, 0, s>>>(b->pos, b->n, v, l->counts, forced);
         SIM_CUDA_CHECK_LAUNCH("nlist grid_scatter_kernel");
-        grid_build_kernel<<<bodies, kThreads, 0, s>>>(b->pos, b->n, v, l->skin, l->nbr, l->count,
+        grid_build_kernel<<<bodies, kThreads, 0, s>>>(b->n, v, l->skin, l->nbr, l->count,
                                                       l->stride, l->cap, !l->half, l->counts,
                                                       l->period);
         SIM_CUDA_CHECK_LAUNCH("nlist grid_build_kernel");
