@@ -19,14 +19,16 @@
 #                     settled pile used since scripts/gpu_cull.sh: <= 0.5 ms
 # each with tiles (skin 0; tile 32, and 64 at 1M), half and full lists (skin auto) built from the
 # cell grid (the default), and half and full lists built from the culled tile pairs (--build
-# tiles: labels half-tiles, full-tiles).
+# tiles: labels half-tiles, full-tiles); and the grid's five kernels as plain launches
+# (NBSIM_UNCHAINED=1, label unchained-full) against the default programmatic dependent launches.
 #
 # Outputs in $OUT (default ./gpu_nlist_out):
 #   nlist.csv   cull_timing's rows (per-step medians of each phase, the lists' rebuilds, skin,
 #               bytes, tests and touching pairs per step, the means over the 300 steps)
 #   nlist.md    the tables: step time against the goal, rebuild cadence, list bytes per body,
 #               the bytes a step moves (a model, stated there) and the fraction of 3.35 TB/s;
-#               half against full; counting on and off; the skin sweep; the idle launches
+#               half against full; counting on and off; chained against plain launches; the
+#               skin sweep; the idle launches
 #   logs.tgz    every log (device, build, test, timings)
 # Usage: scripts/gpu_nlist.sh [--budget SECONDS]   (the build folder: $NBSIM_BUILD, default
 # /tmp/nbsim-nlist-build; an existing build is reused, only what changed is rebuilt)
@@ -82,6 +84,12 @@ done
 for s in 0.03 0.3; do
   run "skin-$s" dense 1048576 32 $s full
 done
+
+step "the grid's five kernels as plain launches (NBSIM_UNCHAINED=1) against chained (the default)"
+for n in 262144 65536; do
+  NBSIM_UNCHAINED=1 run unchained-full lattice $n 32 auto full
+done
+NBSIM_UNCHAINED=1 run unchained-full dense 1048576 32 auto full
 
 step "idle lists: a pack at rest at 65,536 (the culling and build launches find nothing to do)"
 run idle-tiles dense 65536 32 0 default
@@ -197,6 +205,17 @@ for (label, scene, n), ms in by.items():
     if on:
         line("| %s | %s | %s | %.4f | %.4f | %+.1f %% |" % (label[7:], scene, n, on, ms,
                                                           100.0 * (on - ms) / ms))
+line("")
+line("## The cell grid's five kernels chained (programmatic dependent launches) or plain")
+line("")
+line("| scene | N | chained ms | plain ms | chained: neighbours ms | plain: neighbours ms |")
+line("|---|---|---|---|---|---|")
+for (label, scene, n), ms in by.items():
+    if label != "unchained-full" or ("full", scene, n) not in by:
+        continue
+    line("| %s | %s | %.4f | %.4f | %.4f | %.4f |" % (
+        scene, n, by[("full", scene, n)], ms, phase[("full", scene, n)][0],
+        phase[(label, scene, n)][0]))
 md = open(md_path, "w")
 md.write("\n".join(out) + "\n")
 EOF

@@ -72,6 +72,20 @@ static __device__ __forceinline__ uint32_t sim_warp_max_u32(uint32_t v) {
     return v;
 }
 
+/* The start of a kernel launched as a programmatic dependent of the one before it in the stream
+ * (cudaLaunchAttributeProgrammaticStreamSerialization, compute capability 9.0 on): it first lets
+ * its own dependent launch (whose blocks take an SM as this kernel's leave, then wait here), then
+ * waits for the kernel before it to complete with its memory visible. A chain of short kernels
+ * (the cell grid's five) then overlaps each launch with the tail of the kernel before it. Every
+ * thread calls it before reading anything an earlier kernel wrote; a no-op below 9.0, in a normal
+ * launch, and in the CPU emulation. */
+static __device__ __forceinline__ void sim_chain_enter() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaTriggerProgrammaticLaunchCompletion();
+    cudaGridDependencySynchronize();
+#endif
+}
+
 /* Sets *flag to 1 when v holds in any thread of the block (every thread must call it): one store
  * per block. A store per warp that saw it (the first form) made the lists' drift of the falling
  * `lattice`, where every body moves, 8,192 stores to one address per step at 262,144 bodies, and

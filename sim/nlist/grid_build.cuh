@@ -52,6 +52,7 @@ static __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, uint32
  * ... */
 __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_clear_kernel(cell_view v, const sim_gpu_nlist_counts *__restrict__ nc, int forced) {
+    sim_chain_enter();
     if (!forced && nc->rebuild == 0u) {
         return;
     }
@@ -68,6 +69,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_bin_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v,
                     sim_vec4f *__restrict__ ref, uint32_t *__restrict__ count,
                     sim_gpu_nlist_counts *__restrict__ nc, unsigned flags) {
+    sim_chain_enter();
     const bool forced = (flags & SIM_GPU_NLIST_REBUILD) != 0u;
     if (!forced && nc->rebuild == 0u) {
         return;
@@ -92,6 +94,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
  * (ncu, H100): 6,750 atomics on one address. */
 __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_place_kernel(cell_view v, sim_gpu_nlist_counts *__restrict__ nc, int forced) {
+    sim_chain_enter();
     if (!forced && nc->rebuild == 0u) {
         return;
     }
@@ -133,6 +136,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
 __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_scatter_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v,
                         const sim_gpu_nlist_counts *__restrict__ nc, int forced) {
+    sim_chain_enter();
     if (!forced && nc->rebuild == 0u) {
         return;
     }
@@ -205,6 +209,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_build_kernel(uint32_t n, cell_view v, float skin, uint32_t *__restrict__ nbr,
                       uint32_t *__restrict__ count, uint32_t stride, uint32_t cap, int full,
                       sim_gpu_nlist_counts *__restrict__ nc, sim_period_f period) {
+    sim_chain_enter();
     if (nc->rebuild == 0u) {
         return;
     }

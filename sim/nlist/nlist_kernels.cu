@@ -7,6 +7,7 @@
 #include "nlist/nlist_kernels.h"
 
 #include <string.h>
+#include <stdlib.h>
 
 #include "nbsim/backend.h"
 #include "cull/cull_device.cuh"
@@ -800,6 +801,29 @@ float half_skin2(const sim_gpu_nlist *l) {
     return h * h;
 }
 
+/* kernel<<<blocks, 256, 0, s>>>(args...), as a programmatic dependent of the kernel before it
+ * where the device has them (l->chained; the kernel calls sim_chain_enter first). */
+template <typename... Params, typename... Args>
+sim_status launch_chained(const sim_gpu_nlist *l, const char *name, void (*kernel)(Params...),
+                          unsigned blocks, cudaStream_t s, sim_error *err, Args... args) {
+    if (!l->chained) {
+        kernel<<<blocks, kThreads, 0, s>>>(args...);
+    } else {
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(blocks);
+        cfg.blockDim = dim3(kThreads);
+        cfg.stream = s;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        SIM_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, args...));
+    }
+    SIM_CUDA_CHECK_LAUNCH(name);
+    return SIM_OK;
+}
+
 nl::cell_view cells_of(const sim_gpu_nlist *l) {
     return nl::cell_view{l->grid,      l->cell_range, l->cell_body,
                          l->body_cell, l->body_rank,  l->cell_pos};
@@ -852,6 +876,12 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, build_kernel, kBuildWarps * 32, 0));
     l->build_grid = (per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
     l->grid_blocks = kGridBlocksPerSm * (sm_count > 0 ? sm_count : 1);
+    int device = 0, major = 0;
+    SIM_CUDA_TRY(cudaGetDevice(&device));
+    SIM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    /* NBSIM_UNCHAINED=1: plain launches, for scripts/gpu_nlist.sh to measure what chaining saves */
+    const char *unchained = getenv("NBSIM_UNCHAINED");
+    l->chained = major >= 9 && !(unchained != nullptr && strcmp(unchained, "1") == 0);
     /* NaN positions: every body has moved, whatever asks first rebuilds */
     SIM_CUDA_TRY(cudaMemsetAsync(l->ref, 0xff, (size_t)n * sizeof *l->ref, s));
     SIM_CUDA_TRY(cudaMemsetAsync(l->count, 0, (size_t)n * sizeof *l->count, s));
@@ -983,20 +1013,19 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
         const nl::cell_view v = cells_of(l);
         const int forced = (flags & SIM_GPU_NLIST_REBUILD) != 0u;
         const unsigned cells = grid_blocks(l, l->grid.cells), bodies = grid_blocks(l, b->n);
-        grid_clear_kernel<<<cells, kThreads, 0, s>>>(v, l->counts, forced);
-        SIM_CUDA_CHECK_LAUNCH("nlist grid_clear_kernel");
-        grid_bin_kernel<<<bodies, kThreads, 0, s>>>(b->pos, b->n, v, l->ref, l->count, l->counts,
-                                                    flags);
-        SIM_CUDA_CHECK_LAUNCH("nlist grid_bin_kernel");
-        grid_place_kernel<<<cells, kThreads, 0, s>>>(v, l->counts, forced);
-        SIM_CUDA_CHECK_LAUNCH("nlist grid_place_kernel");
-        grid_scatter_kernel<<<bodies, kThreads, 0, s>>>(b->pos, b->n, v, l->counts, forced);
-        SIM_CUDA_CHECK_LAUNCH("nlist grid_scatter_kernel");
-        grid_build_kernel<<<bodies, kThreads, 0, s>>>(b->n, v, l->skin, l->nbr, l->count,
-                                                      l->stride, l->cap, !l->half, l->counts,
-                                                      l->period);
-        SIM_CUDA_CHECK_LAUNCH("nlist grid_build_kernel");
-        return SIM_OK;
+        SIM_TRY(launch_chained(l, "nlist grid_clear_kernel", grid_clear_kernel, cells, s, err, v,
+                               l->counts, forced));
+        SIM_TRY(launch_chained(l, "nlist grid_bin_kernel", grid_bin_kernel, bodies, s, err,
+                               (const sim_vec4f *)b->pos, b->n, v, l->ref, l->count, l->counts,
+                               flags));
+        SIM_TRY(launch_chained(l, "nlist grid_place_kernel", grid_place_kernel, cells, s, err, v,
+                               l->counts, forced));
+        SIM_TRY(launch_chained(l, "nlist grid_scatter_kernel", grid_scatter_kernel, bodies, s, err,
+                               (const sim_vec4f *)b->pos, b->n, v,
+                               (const sim_gpu_nlist_counts *)l->counts, forced));
+        return launch_chained(l, "nlist grid_build_kernel", grid_build_kernel, bodies, s, err,
+                              b->n, v, l->skin, l->nbr, l->count, l->stride, l->cap, !l->half,
+                              l->counts, l->period);
     }
     build_kernel<<<l->build_grid, kBuildWarps * 32, 0, s>>>(
         b->pos, b->n, c->tile, c->boxes, c->tile_list, c->tile_cap, c->counts, c->row0, c->row1,

@@ -65,6 +65,7 @@ typedef struct {
     float skin;                   /* [m] */
     int build_grid;               /* blocks of the persistent build */
     int grid_blocks;              /* blocks of the cell grid's kernels (grid-stride) */
+    int chained; /* the grid's kernels launched as programmatic dependents (compute 9.0 on) */
     /* The box's periods (physics.h; all 0: walls), the backend's, copied in before each cull:
      * builds, sweeps and the displacement check take minimum images through them. */
     sim_period_f period;
