@@ -96,6 +96,6 @@ line("Per-phase columns are medians per step of the frame (cull_timing's columns
 md = open(md_path, "w")
 md.write("\n".join(out) + "\n")
 EOF
-echo "status $status (0: the test and every run passed)" | tee -a "$OUT/friction.md"
+status_line "the test" | tee -a "$OUT/friction.md"
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$logs"
 exit "$status"

@@ -219,6 +219,6 @@ for (label, scene, n), ms in by.items():
 md = open(md_path, "w")
 md.write("\n".join(out) + "\n")
 EOF
-echo "status $status (0: the test and every run passed)" | tee -a "$OUT/nlist.md"
+status_line "the test" | tee -a "$OUT/nlist.md"
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$logs"
 exit "$status"

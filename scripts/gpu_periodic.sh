@@ -135,6 +135,6 @@ line("Phases: medians per step (integrate holds the drift, the WRAP phase and th
 md = open(md_path, "w")
 md.write("\n".join(out) + "\n")
 EOF
-echo "status $status (0: the tests and every run passed)" | tee -a "$OUT/periodic.md"
+status_line "the tests" | tee -a "$OUT/periodic.md"
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$logs"
 exit "$status"

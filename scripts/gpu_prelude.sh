@@ -61,6 +61,16 @@ build_targets() {
   return 0 # (the grep's status is not the build's)
 }
 
+# status_line TESTS: the summary's last line, the status and what it covers (TESTS, e.g. "the
+# test", or that they were not run again here when NBSIM_TESTS_RAN says the caller ran them).
+status_line() {
+  if [ -n "${NBSIM_TESTS_RAN:-}" ]; then
+    echo "status $status (0: every run passed; $1 not run again here: $NBSIM_TESTS_RAN)"
+  else
+    echo "status $status (0: $1 and every run passed)"
+  fi
+}
+
 # gpu_test NAME SECONDS [ARG]...: runs $bin/NAME into logs/NAME.log, shows its detail lines (those
 # indented, failures) and its exit code, and sets status=1 when it fails; with NBSIM_TESTS_RAN set
 # (what ran them) it says so and runs nothing: the caller ran the GPU suite on this build.
