@@ -301,23 +301,38 @@ static uint64_t slots(const unsigned long long *v) {
 }
 
 /* Contacts and energy modes, against the reference. */
-template <bool HALF> static void check_hooks(state &st, const bodies &b, const char *what) {
-    std::vector<sim_body_pair> out(1u << 16);
+/* What a kContacts sweep emits: room for 65,536 pairs, their count, and the pairs as a set. */
+struct contacts_out {
+    std::vector<sim_body_pair> out = std::vector<sim_body_pair>(1u << 16);
     uint32_t found = 0;
-    nl::sweep_sink sink = {};
-    sink.out = out.data();
-    sink.out_cap = (uint32_t)out.size();
-    sink.out_count = &found;
+    nl::sweep_sink sink() {
+        nl::sweep_sink s = {};
+        s.out = out.data();
+        s.out_cap = (uint32_t)out.size();
+        s.out_count = &found;
+        return s;
+    }
+    std::set<std::pair<uint32_t, uint32_t>> pairs() const {
+        std::set<std::pair<uint32_t, uint32_t>> got;
+        for (uint32_t k = 0; k < found && k < out.size(); ++k) {
+            got.insert({out[k].i, out[k].j});
+        }
+        return got;
+    }
+};
+
+template <bool HALF> static void check_hooks(state &st, const bodies &b, const char *what) {
+    contacts_out c;
+    const nl::sweep_sink sink = c.sink();
+    const uint32_t &found = c.found;
     const sim_physics_f ph = physics();
     launch(dim3((st.n + 255) / 256), dim3(256), [&] {
         nl::sweep_kernel<nl::kContacts, HALF>(b.pos.data(), b.vel.data(), nullptr, st.n,
                                               st.nbr.data(), st.count.data(), st.stride, st.cap,
                                               &st.nc, fallback_of(st), st.cells(), ph, sink, 0u, 0);
     });
-    std::set<std::pair<uint32_t, uint32_t>> got, want;
-    for (uint32_t k = 0; k < found; ++k) {
-        got.insert({out[k].i, out[k].j});
-    }
+    const std::set<std::pair<uint32_t, uint32_t>> got = c.pairs();
+    std::set<std::pair<uint32_t, uint32_t>> want;
     for (uint32_t i = 0; i < st.n; ++i) {
         for (uint32_t j = 0; j < i; ++j) {
             if (nl::touching(b.pos[i], b.pos[j])) {
@@ -328,12 +343,13 @@ template <bool HALF> static void check_hooks(state &st, const bodies &b, const c
     ENSURE_MSG(found == want.size() && got == want, "%s: %u contacts, %zu touching", what, found,
                want.size());
     double e = 0.0;
-    sink = {};
-    sink.energy = &e;
+    nl::sweep_sink energy = {};
+    energy.energy = &e;
     launch(dim3((st.n + 255) / 256), dim3(256), [&] {
         nl::sweep_kernel<nl::kEnergy, HALF>(b.pos.data(), b.vel.data(), nullptr, st.n,
                                             st.nbr.data(), st.count.data(), st.stride, st.cap,
-                                            &st.nc, fallback_of(st), st.cells(), ph, sink, 0u, 0);
+                                            &st.nc, fallback_of(st), st.cells(), ph, energy, 0u,
+                                            0);
     });
     std::vector<sim_vec3d> ref;
     uint64_t touching = 0;
@@ -897,12 +913,9 @@ static void test_grid(void) {
                 st.nc.overflow = (uint32_t)fallback;
                 st.nc.frame.fallback_steps = 0;
                 std::vector<sim_vec4f> f(st.n, sim_vec4f{0.0f, 0.0f, 0.0f, 0.0f});
-                std::vector<sim_body_pair> out(1u << 16);
-                uint32_t found = 0;
-                nl::sweep_sink sink = {};
-                sink.out = out.data();
-                sink.out_cap = (uint32_t)out.size();
-                sink.out_count = &found;
+                contacts_out c;
+                const nl::sweep_sink sink = c.sink();
+                const uint32_t &found = c.found;
                 /* the forces, then the touching pairs, of half (HALF) or full lists */
                 auto sweeps = [&](auto half_lists) {
                     constexpr bool HALF = decltype(half_lists)::value;
@@ -922,10 +935,7 @@ static void test_grid(void) {
                         sweeps(std::false_type{});
                     }
                 });
-                std::set<std::pair<uint32_t, uint32_t>> got;
-                for (uint32_t k = 0; k < found && k < out.size(); ++k) {
-                    got.insert({out[k].i, out[k].j});
-                }
+                const std::set<std::pair<uint32_t, uint32_t>> got = c.pairs();
                 const force_error e = force_error_of(f, ref);
                 printf("  %-52s F rel %.1e, worst body %.1e, %zu contacts%s\n", what, e.rel,
                        e.worst, touching.size(), fallback ? " (fallback: the cells)" : "");
