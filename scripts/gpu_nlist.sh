@@ -170,29 +170,31 @@ line("## Half against full lists (each pair once with atomics, or both direction
 line("")
 line("| scene | N | half ms | full ms | faster |")
 line("|---|---|---|---|---|")
-by = {}
+by, phase = {}, {}
 for r in rows:
-    by[(r["label"], r["scene"], r["n"])] = f(r, "mean_step_ms")
-for (label, scene, n), ms in by.items():
-    if label != "half" or ("full", scene, n) not in by:
-        continue
-    full = by[("full", scene, n)]
-    line("| %s | %s | %.4f | %.4f | %s |" % (scene, n, ms, full, "half" if ms < full else "full"))
+    key = (r["label"], r["scene"], r["n"])
+    by[key] = f(r, "mean_step_ms")
+    phase[key] = (f(r, "nlist_ms"), f(r, "sort_ms") + f(r, "cull_ms"))
+
+def pairs(partner):
+    """(label, scene, n, its key, its partner's key), in the rows' order, for each row whose label
+    partner maps to a label measured at the same scene and N."""
+    for (label, scene, n) in by:
+        if label in partner and (partner[label], scene, n) in by:
+            yield label, scene, n, (label, scene, n), (partner[label], scene, n)
+
+for _, scene, n, h, fl in pairs({"half": "full"}):
+    line("| %s | %s | %.4f | %.4f | %s |" % (scene, n, by[h], by[fl],
+                                              "half" if by[h] < by[fl] else "full"))
 line("")
 line("## Lists built from the cell grid (the default) against the culled tile pairs")
 line("")
 line("| lists | scene | N | cells ms | tile pairs ms | faster | cells: neighbours ms | tile pairs: sort+cull + neighbours ms |")
 line("|---|---|---|---|---|---|---|---|")
-phase = {}
-for r in rows:
-    phase[(r["label"], r["scene"], r["n"])] = (f(r, "nlist_ms"), f(r, "sort_ms") + f(r, "cull_ms"))
-for (label, scene, n), ms in by.items():
-    if label not in ("half", "full") or (label + "-tiles", scene, n) not in by:
-        continue
-    t = by[(label + "-tiles", scene, n)]
-    pc, pt = phase[(label, scene, n)], phase[(label + "-tiles", scene, n)]
+for label, scene, n, c, t in pairs({"half": "half-tiles", "full": "full-tiles"}):
     line("| %s | %s | %s | %.4f | %.4f | %s | %.4f | %.4f |" % (
-        label, scene, n, ms, t, "cells" if ms < t else "tile pairs", pc[0], pt[0] + pt[1]))
+        label, scene, n, by[c], by[t], "cells" if by[c] < by[t] else "tile pairs",
+        phase[c][0], phase[t][0] + phase[t][1]))
 line("")
 line("## Counting touching pairs (config.count_contacts): off against on")
 line("")
@@ -210,12 +212,9 @@ line("## The cell grid's five kernels chained (programmatic dependent launches) 
 line("")
 line("| scene | N | chained ms | plain ms | chained: neighbours ms | plain: neighbours ms |")
 line("|---|---|---|---|---|---|")
-for (label, scene, n), ms in by.items():
-    if label != "unchained-full" or ("full", scene, n) not in by:
-        continue
-    line("| %s | %s | %.4f | %.4f | %.4f | %.4f |" % (
-        scene, n, by[("full", scene, n)], ms, phase[("full", scene, n)][0],
-        phase[(label, scene, n)][0]))
+for _, scene, n, c, p in pairs({"full": "unchained-full"}):
+    line("| %s | %s | %.4f | %.4f | %.4f | %.4f |" % (scene, n, by[c], by[p], phase[c][0],
+                                                      phase[p][0]))
 md = open(md_path, "w")
 md.write("\n".join(out) + "\n")
 EOF
