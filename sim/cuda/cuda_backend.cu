@@ -31,10 +31,9 @@ sim_status check_memory(uint32_t n, const sim_backend_config *c, int friction, c
         sizeof(uint32_t) + (friction ? SIM_GPU_FRIC_LIST_BYTES_PER_ENTRY : 0u);
     const uint64_t tables =
         2u * (kFrictionSlotsEqual * (4u + sizeof(sim_contact_history_f)) + 4u) + 8u;
-    /* the lists' cell grid (one rank, unless the tile pairs are asked for): at most
-     * SIM_CELL_GRID_CELLS_PER_BODY cells per body */
+    /* the lists' cell grid: at most SIM_CELL_GRID_CELLS_PER_BODY cells per body */
     const uint64_t grid =
-        c->cull && c->nlist_build != SIM_NLIST_BUILD_TILES && c->multi.world <= 1
+        c->cull && sim_gpu_nlist_wants_grid(c, c->multi.world)
             ? SIM_GPU_NLIST_GRID_BYTES_PER_BODY +
                   (uint64_t)(SIM_CELL_GRID_CELLS_PER_BODY * SIM_GPU_NLIST_GRID_BYTES_PER_CELL)
             : 0u;

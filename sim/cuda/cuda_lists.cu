@@ -195,8 +195,7 @@ sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err) {
     /* the grid for these bodies and skin, where it fits (one rank; a grid of another shape, or
      * none after one, means lists rebuilt before anything reads them) */
     sim_cell_grid g;
-    const int grid = b->base.rank.world <= 1 &&
-                     b->base.config.nlist_build != SIM_NLIST_BUILD_TILES &&
+    const int grid = sim_gpu_nlist_wants_grid(&b->base.config, b->base.rank.world) &&
                      sim_cell_grid_shape(&b->base.params, b->max_radius, b->base.nlist_skin,
                                          b->base.n, &g);
     int changed = 0;

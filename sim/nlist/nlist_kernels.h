@@ -94,6 +94,13 @@ typedef struct {
 sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int half, int sm_count,
                                cudaStream_t s, sim_error *err);
 void sim_gpu_nlist_free(sim_gpu_nlist *l);
+/* Whether the CUDA backend lists from the cell grid where sim_cell_grid_shape gives one: one rank
+ * of `world` (several list their tile rows) unless the tile pairs are asked for. The memory check
+ * and the lists' preparation both ask it. */
+static inline int sim_gpu_nlist_wants_grid(const sim_backend_config *c, int world) {
+    return world <= 1 && c->nlist_build != SIM_NLIST_BUILD_TILES;
+}
+
 /* The lists built from grid g (cell_grid.h) from now on, or (g NULL or no cells) from the culled
  * tile pairs; the cells (re)allocated when more are needed. *changed: the way or the shape
  * differs from before (the caller then has the lists rebuilt before anything reads them). */
