@@ -4,11 +4,12 @@
 # PyTorch's site-packages when the system has none), the multi-GPU tests (2 and 4 GPUs against
 # one, ranks bit-identical, two processes against one process with two GPUs), the same through
 # the command line (--rank/--world/--nccl-id, and mpirun with the id through MPI, against
-# --gpus 2; with four GPUs, mpirun -np 4 against --gpus 4), the NCCL collectives a step could use timed against each other
-# (tests/nccl_collectives.c), then the scaling runs: ATM all triples N = 16,384; brute-force
-# pairs N = 1,048,576 (--cull off); culled gas N = 4,194,304; on 1 and 2 GPUs (and 4 where there
-# are four), then one frame of ATM N = 32,768 on all of them; a table printed last. --budget 0
-# runs the tests and the command lines only.
+# --gpus 2; with four GPUs, 4 processes x 1 GPU and 2 x 2 against --gpus 4), the NCCL
+# collectives a step could use timed against each other (tests/nccl_collectives.c), then the
+# scaling runs: ATM all triples N = 16,384; brute-force pairs N = 1,048,576 (--cull off); culled
+# gas N = 4,194,304; on 1 and 2 GPUs (and 4 where there are four; then 2 processes x 2 GPUs
+# against 1 x 4 on the same three), then one frame of ATM N = 32,768 on all of them; a table
+# printed last. --budget 0 runs the tests and the command lines only.
 # Exits 0 with a message when fewer than two GPUs are visible. NVLink multicast stays off
 # (NCCL_NVLS_ENABLE=0). Every run has a time limit: a rank waiting for a collective that another
 # rank never joins would otherwise hang until the machine is taken back. The limit's SIGTERM is
@@ -54,21 +55,36 @@ tail -40 "$logs/test_multi_gpu.log"
 # another order only). Usage: same_states LABEL A B
 same_states() { python3 "$root/tests/compare_states.py" "$@" --max-dx 1e-4 --max-df 1e-3; }
 
+# Processes started by hand (--rank/--world/--nccl-id, a fresh id file per run), rank 0 saving
+# its state. Usage: by_hand PROCESSES LABEL STATE nbsim-arguments...; sets hand: 0 when every
+# process exited 0 and the id file is gone, else the first failing exit (or 1).
+by_hand() {
+  local procs=$1 label=$2 state=$3; shift 3
+  local k pids=() id=$cli/id_$label
+  for ((k = procs - 1; k >= 1; k--)); do
+    timeout -k 10 180 "$nbsim" "$@" --rank $k --world "$procs" --nccl-id "$id" >"$logs/${label}_rank$k.log" 2>&1 &
+    pids+=($!)
+  done
+  timeout -k 10 180 "$nbsim" "$@" --rank 0 --world "$procs" --nccl-id "$id" --save-state "$state" \
+    >"$logs/${label}_rank0.log" 2>&1
+  hand=$?
+  for k in "${pids[@]}"; do wait "$k" || { [ $hand -ne 0 ] || hand=1; }; done
+  if [ $hand -ne 0 ] || [ -e "$id" ]; then
+    [ $hand -ne 0 ] || hand=1
+    echo "FAILED: $procs processes ($label: exit $hand, id file left: $([ -e "$id" ] && echo yes || echo no))"
+    tail -3 "$logs/${label}"_rank*.log
+  fi
+}
+
 step "command line: two processes (--rank/--world/--nccl-id) against --gpus 2"
 cli=$OUT/cli
 rm -rf "$cli"; mkdir -p "$cli"
 run=(--frames 2 --n 20000 --scene pile --pair-map ltm --quiet)
-timeout -k 10 90 "$nbsim" "${run[@]}" --rank 1 --world 2 --nccl-id "$cli/id" >"$logs/rank1.log" 2>&1 &
-r1=$!
-timeout -k 10 90 "$nbsim" "${run[@]}" --rank 0 --world 2 --nccl-id "$cli/id" --save-state "$cli/two_procs.txt" \
-  --log "$cli/two_procs.csv" >"$logs/rank0.log" 2>&1
-r0=$?
-wait $r1; r1=$?
+by_hand 2 two_procs "$cli/two_procs.txt" "${run[@]}"
 timeout -k 10 90 "$nbsim" "${run[@]}" --gpus 2 --save-state "$cli/one_proc.txt" >"$logs/gpus2.log" 2>&1
 g2=$?
-if [ $r0 -ne 0 ] || [ $r1 -ne 0 ] || [ $g2 -ne 0 ] || [ -e "$cli/id" ]; then
-  status=1; echo "FAILED: two processes (rank 0 exit $r0, rank 1 exit $r1, --gpus 2 exit $g2, id file left: $([ -e "$cli/id" ] && echo yes || echo no))"
-  tail -3 "$logs/rank0.log" "$logs/rank1.log" "$logs/gpus2.log"
+if [ $hand -ne 0 ] || [ $g2 -ne 0 ]; then
+  status=1; echo "FAILED: two processes (exit $hand) or --gpus 2 (exit $g2)"; tail -3 "$logs/gpus2.log"
 else
   same_states "two processes vs one process with two GPUs" "$cli/two_procs.txt" "$cli/one_proc.txt" 2>&1 |
     tee "$logs/cli_compare.txt" || status=1
@@ -90,21 +106,32 @@ else
   echo "skipped: no mpirun, or this build has no MPI ($("$nbsim" --version | tail -1))"
 fi
 
-# With four GPUs: four processes of one GPU each (a process holds one GPU: --rank) against one
-# process with four.
-if [ "$gpus" -ge 4 ] && command -v mpirun >/dev/null &&
-   "$nbsim" --version | grep -q "MPI (NCCL id under mpirun) yes"; then
-  step "mpirun: four processes against --gpus 4"
+# With four GPUs: four processes of one GPU each (a process holds one GPU: --rank), and two
+# processes of two GPUs each (--gpus 2 --rank), by hand and under mpirun, against one process
+# with four: the same bits.
+if [ "$gpus" -ge 4 ]; then
+  step "four GPUs: processes of one and of two GPUs against one process with four"
   timeout -k 10 90 "$nbsim" "${run[@]}" --gpus 4 --save-state "$cli/one_proc4.txt" >"$logs/gpus4.log" 2>&1
   g4=$?
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 120 \
-    mpirun -np 4 --bind-to none "$nbsim" "${run[@]}" --save-state "$cli/mpirun4.txt" >"$logs/mpirun4.log" 2>&1
-  m4=$?
-  if [ $m4 -ne 0 ] || [ $g4 -ne 0 ]; then
-    status=1; echo "FAILED: mpirun -np 4 (exit $m4) or --gpus 4 (exit $g4)"; tail -5 "$logs/mpirun4.log" "$logs/gpus4.log"
-  else
-    same_states "mpirun -np 4 vs one process with four GPUs" "$cli/mpirun4.txt" "$cli/one_proc4.txt" 2>&1 |
-      tee -a "$logs/cli_compare.txt" || status=1
+  [ $g4 -eq 0 ] || { status=1; echo "FAILED: --gpus 4 (exit $g4)"; tail -3 "$logs/gpus4.log"; }
+  by_hand 2 two_by_two "$cli/two_by_two.txt" "${run[@]}" --gpus 2
+  if [ $hand -ne 0 ] || [ $g4 -ne 0 ]; then status=1; else
+    same_states "2 processes x 2 GPUs vs one process with four GPUs" "$cli/two_by_two.txt" \
+      "$cli/one_proc4.txt" 2>&1 | tee -a "$logs/cli_compare.txt" || status=1
+  fi
+  if command -v mpirun >/dev/null && "$nbsim" --version | grep -q "MPI (NCCL id under mpirun) yes"; then
+    for np in 4 2; do
+      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 120 \
+        mpirun -np $np --bind-to none "$nbsim" "${run[@]}" --gpus $((4 / np)) \
+        --save-state "$cli/mpirun$np.txt" >"$logs/mpirun$np.log" 2>&1
+      m=$?
+      if [ $m -ne 0 ] || [ $g4 -ne 0 ]; then
+        status=1; echo "FAILED: mpirun -np $np --gpus $((4 / np)) (exit $m)"; tail -5 "$logs/mpirun$np.log"
+      else
+        same_states "mpirun -np $np x $((4 / np)) GPUs vs one process with four GPUs" "$cli/mpirun$np.txt" \
+          "$cli/one_proc4.txt" 2>&1 | tee -a "$logs/cli_compare.txt" || status=1
+      fi
+    done
   fi
 fi
 
@@ -163,6 +190,32 @@ list=1,2
 bench atm16k triplets --gpus $list --n 16384 --maps bb,tetra,rm --repeats 3
 bench pairs1m pairs --gpus $list --n 1048576 --cull off --maps bb,ltm,rm,rec --tile 128 --repeats 5
 bench culled4m pairs --gpus $list --n 4194304 --cull on --maps ltm --tile 128 --repeats 5 --steps 10
+# Two processes of two GPUs against one process of four, the same headless runs: the summaries'
+# median step and all-reduce, rank 0's (a step waits for every rank at the all-reduce).
+procs_row() { # label, then nbsim arguments
+  local label=$1; shift
+  if ! left; then skip "2 x 2 against 1 x 4: $label"; return; fi
+  timeout -k 10 180 "$nbsim" "$@" --gpus 4 --energy-every 0 --quiet --summary "$cli/$label.1x4.json" \
+    >"$logs/$label.1x4.log" 2>&1 || { status=1; echo "FAILED: $label on --gpus 4"; return; }
+  by_hand 2 "$label.2x2" "$cli/$label.2x2.txt" "$@" --gpus 2 --energy-every 0 --quiet \
+    --summary "$cli/$label.2x2.json"
+  [ $hand -eq 0 ] || { status=1; return; }
+  python3 - "$label" "$cli/$label.1x4.json" "$cli/$label.2x2.json" <<'PY' | tee -a "$table"
+import json, sys
+label, a, b = sys.argv[1], *(json.load(open(p)) for p in sys.argv[2:4])
+m = lambda j, k: j["ms_per_step"][k]["median"]
+print(f"  {label:22s} {m(a, 'step'):10.4f} {m(b, 'step'):10.4f} {m(b, 'step') / m(a, 'step'):7.3f}"
+      f" {m(a, 'comm'):9.4f} {m(b, 'comm'):9.4f}   ({a['device']} | {b['device']})")
+PY
+}
+if [ "$gpus" -ge 4 ]; then
+  step "2 processes x 2 GPUs against 1 process x 4 GPUs"
+  echo "2 processes x 2 GPUs against 1 x 4 (headless, median ms per step; comm: the all-reduce)" | tee -a "$table"
+  echo "  workload                1x4 step   2x2 step   ratio  1x4 comm  2x2 comm" | tee -a "$table"
+  procs_row atm16k_tetra --frames 4 --n 16384 --scene gas --triplets on --triplet-map tetra
+  procs_row pairs1m_ltm --frames 6 --n 1048576 --scene gas --cull off --pair-map ltm --tile 128
+  procs_row culled4m --frames 30 --n 4194304 --scene gas --pair-map ltm --tile 128
+fi
 if left; then
   step "ATM all triples N = 32,768 on $gpus GPUs (one frame, no energies)"
   timeout -k 10 180 "$nbsim" --frames 1 --n 32768 --scene gas --triplets on --triplet-map tetra \

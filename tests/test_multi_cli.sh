@@ -20,7 +20,12 @@ grep -q "^nbsim: --rank: give --world W too" err.txt && ok || fail "--rank alone
 expect_error 2 --rank 2 --world 2 --frames 1 --nccl-id id
 expect_error 2 --rank 0 --world 2 --frames 1          # no id file
 expect_error 2 --rank 0 --world 2 --frames 1 --nccl-id id --backend cpu
-expect_error 2 --gpus 2 --world 2 --rank 0 --frames 1 --nccl-id id
+expect_error 2 --gpus all --world 2 --rank 0 --frames 1 --nccl-id id   # each process names its GPUs
+grep -q "^nbsim: --gpus all: a run over processes names the GPUs of each process" err.txt && ok \
+  || fail "--gpus all over processes: $(cat err.txt)"
+expect_error 2 --gpus 64 --world 1000 --rank 0 --frames 1 --nccl-id id
+grep -q "^nbsim: --gpus 64: 1000 processes of 64 GPUs each are more than 1024 ranks" err.txt && ok \
+  || fail "too many ranks: $(cat err.txt)"
 expect_error 2 --gpus 2 --frames 1 --pair-map auto
 expect_error 2 --nccl-id id --frames 1                # rank and world from nowhere
 SLURM_PROCID=5 SLURM_NTASKS=2 expect_error 2 --nccl-id id --frames 1
@@ -33,7 +38,7 @@ fi
 # reference, which cannot span processes): refused in one line before any wait for the others or
 # for the id (rank 0 waited --nccl-id-wait, 120 s by default, rank 1 as long and blamed the path).
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-  for r in 0 1; do
+  for r in 0 1 "1 --gpus 2"; do # (a process of two GPUs the same)
     start=$(date +%s)
     expect_error 1 --rank $r --world 2 --nccl-id id --nccl-id-wait 20 --frames 1 --n 64
     [ $(($(date +%s) - start)) -lt 10 ] && grep -q "run over 2 processes needs a CUDA device in each, and none was found" err.txt \

@@ -334,10 +334,11 @@ static const app_option_row rows[] = {
     {"--gpus", "N|all",
      "split each step over N GPUs of this machine (equal shares of the tile\n"
      "pairs / triples, forces summed with NCCL); with --backend cpu, over N\n"
-     "threads (the same split, for testing)",
+     "threads (the same split, for testing); with --rank/--world, the GPUs\n"
+     "of each process (the same N in every one)",
      set_gpus, 0},
     {"--rank", "R",
-     "this process's rank of a run over processes, one GPU each\n"
+     "this process's rank of a run over processes, one GPU each (or --gpus N)\n"
      "(default: from mpirun / srun: OMPI_*, PMI_*, SLURM_* variables)",
      set_rank_field, (int)offsetof(app_options, session.rank)},
     {"--world", "W", "processes in that run (default: from mpirun / srun)", set_rank_field,

@@ -3,9 +3,10 @@
  * each holds all positions (O(N) memory), evaluates its share of the tile pairs / tile triples
  * (work_split.h), and the force sums are all-reduced with NCCL before every rank integrates all
  * bodies the same way, so the ranks stay bit-identical. A process runs `local` ranks on worker
- * threads, one device each (`--gpus N`); a run over processes or hosts has one process per GPU
- * (`--rank/--world`) sharing an NCCL id (dist.h). The CPU reference runs the same split over
- * threads of one process, summing in host memory: the reduction path tested without a GPU. */
+ * threads, one device each (`--gpus N`); a run over processes or hosts (`--rank/--world`) has
+ * one process per GPU or per group of `--gpus G` GPUs, all sharing an NCCL id (dist.h). The CPU
+ * reference runs the same split over threads of one process, summing in host memory: the
+ * reduction path tested without a GPU. */
 #ifndef SIM_MULTI_H
 #define SIM_MULTI_H
 

@@ -65,8 +65,8 @@ typedef struct {
     int pair_map_set, triplet_map_set; /* a pair / triplet map was named */
     int cached_defaults; /* without a named pair map or tile: the autotuner's cached choice for
                             this GPU and N, else the backend's fastest tile (the viewer's) */
-    /* several GPUs (multi.h): gpus in one process, or one process per GPU */
-    int gpus;                        /* GPUs of this process; 0: one; SIM_GPUS_ALL */
+    /* several GPUs (multi.h): gpus in one process, and processes of `gpus` GPUs each */
+    int gpus;                        /* GPUs of this process; 0: one; SIM_GPUS_ALL (one process) */
     int rank, world;                 /* this process's rank of world (world 0: one process) */
     int rank_given;                  /* rank was given (else the launcher's variables say) */
     int local_rank;                  /* rank among this host's (picks the device); -1: unknown */

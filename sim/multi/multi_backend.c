@@ -5,8 +5,8 @@
  * threads, one each, created once. An operation runs on every local rank at once (collectives:
  * every member steps, sums its forces with the others, integrates) and answers with rank 0's
  * result: the ranks are bit-identical, so its state is everyone's. Reads that are not collective
- * (state, positions, captures) ask rank 0 alone. A process of a run over several processes has
- * one local rank and no worker thread.
+ * (state, positions, captures) ask rank 0 alone. A process of a run over several processes runs
+ * one local rank (no worker thread) or several (--gpus G: G consecutive global ranks).
  *
  * A composite: each member is stepped by its own stepper (step/stepper.h), which knows it is a
  * rank (it reduces the forces, never reads the stop flag, sorts on the clock alone); this file
@@ -342,17 +342,24 @@ typedef struct {
     size_t count;
 } host_values;
 
+/* Every rank joins the all-reduce (a collective of the run's communicator); a process's values
+ * count once: its local rank 0 brings them, the others zeros, and rank 0's sums are the answer. */
 static sim_status job_sum_host(multi_backend *m, int k, void *arg, sim_error *err) {
     const host_values *h = arg;
-    return sim_comm_allreduce_host(m->comm[k], h->v, h->count, err);
+    if (k == 0) {
+        return sim_comm_allreduce_host(m->comm[0], h->v, h->count, err);
+    }
+    double zeros[SIM_COMM_HOST_MAX] = {0};
+    return sim_comm_allreduce_host(m->comm[k], zeros, h->count, err);
 }
 
 sim_status sim_multi_sum_over_processes(sim_backend *base, double *v, size_t count,
                                         sim_error *err) {
     multi_backend *m = as_multi(base);
-    SIM_ASSERT(base->ops == &multi_ops && m->local == 1);
+    SIM_ASSERT(base->ops == &multi_ops && m->local < base->config.multi.world &&
+               count <= SIM_COMM_HOST_MAX);
     host_values h = {v, count};
-    return run_one(m, 0, job_sum_host, &h, err);
+    return run_all(m, job_sum_host, &h, err);
 }
 
 static sim_status multi_energy(sim_backend *base, sim_energy *e, sim_error *err) {
@@ -501,9 +508,12 @@ sim_status sim_multi_backend_create(const sim_backend_config *c, const sim_param
     const char *one = sim_backend_device_name(m->member[0]);
     if (mc->local == mc->world) {
         snprintf(m->base.device_name, sizeof m->base.device_name, "%d x %.100s", mc->world, one);
-    } else {
+    } else if (mc->local == 1) {
         snprintf(m->base.device_name, sizeof m->base.device_name, "%.90s, rank %d of %d", one,
                  mc->rank, mc->world);
+    } else {
+        snprintf(m->base.device_name, sizeof m->base.device_name, "%d x %.90s, ranks %d-%d of %d",
+                 mc->local, one, mc->rank, mc->rank + mc->local - 1, mc->world);
     }
     *out = &m->base;
     return SIM_OK;

@@ -59,11 +59,11 @@ sim_status sim_session_resolve_launch(sim_session_config *c, sim_error *err) {
         }
         return SIM_OK;
     }
-    if (gpus > 1 || gpus == SIM_GPUS_ALL) {
+    if (gpus == SIM_GPUS_ALL) { /* a host's processes would each take every GPU */
         return sim_fail(err, SIM_BAD_ARGUMENT,
-                        "%s: a run over processes has one GPU per process (start one process "
-                        "per GPU)",
-                        "--gpus");
+                        "%s: a run over processes names the GPUs of each process (--gpus N, the "
+                        "same in every process)",
+                        "--gpus all");
     }
     if (c->backend == SIM_BACKEND_CHOICE_CPU) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
@@ -106,6 +106,11 @@ sim_status sim_session_resolve_launch(sim_session_config *c, sim_error *err) {
     if (c->rank >= c->world) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "--rank: %d is not below --world %d", c->rank,
                         c->world);
+    }
+    if (gpus > 1 && (long)gpus * c->world > SIM_MAX_RANKS) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "--gpus %d: %d processes of %d GPUs each are more than %d ranks", gpus,
+                        c->world, gpus, SIM_MAX_RANKS);
     }
     c->nccl_id_mpi = mpi_launch && c->world > 1;
     if (c->nccl_id_path[0] == '\0' && c->world > 1 && !c->nccl_id_mpi) {

@@ -236,9 +236,11 @@ static sim_status load_scene(sim_session *s, const char *scene, sim_params *para
 }
 
 /* The ranks' devices. --gpus N: N ranks in this process (CUDA: devices 0..N-1; CPU: threads). A
- * run over processes (sim_session_resolve_launch found rank and world): this process is one rank
- * on one device, and the ranks agree on an NCCL id through the --nccl-id file (rank 0 writes it)
- * or MPI. */
+ * run over processes (sim_session_resolve_launch found rank and world): this process runs
+ * --gpus G ranks (1 by default), global ranks rank * G .. rank * G + G - 1 of world * G, on G
+ * devices from (local rank * G) mod the devices it sees (a launcher that shows each process its
+ * own GPUs: from 0), and the processes agree on an NCCL id through the --nccl-id file (rank 0
+ * writes it) or MPI. */
 static sim_status resolve_devices(sim_session *s, sim_error *err) {
     const sim_session_config *o = &s->cfg;
     sim_multi_config *m = &s->config.multi;
@@ -256,12 +258,20 @@ static sim_status resolve_devices(sim_session *s, sim_error *err) {
                             "--gpus N --backend cpu)",
                             o->world);
         }
-        m->world = o->world;
-        m->rank = o->rank;
-        m->local = 1;
-        /* mpirun / srun may show each process its own GPU alone (CUDA_VISIBLE_DEVICES) */
+        const int per = o->gpus > 1 ? o->gpus : 1; /* --gpus all was refused with the flags */
+        m->world = o->world * per;
+        m->rank = o->rank * per;
+        m->local = per;
+        /* mpirun / srun may show each process its own GPUs alone (CUDA_VISIBLE_DEVICES) */
         const int local = o->local_rank >= 0 ? o->local_rank : o->rank;
-        m->device = devices > 0 ? local % devices : 0;
+        m->device = devices > 0 ? (int)((long)local * per % devices) : 0;
+        if (devices > 0 && m->device + per > devices) {
+            return sim_fail(err, SIM_NO_DEVICE,
+                            "--gpus %d: process %d (local rank %d) would take devices %d..%d, "
+                            "and %d %s visible",
+                            per, o->rank, local, m->device, m->device + per - 1, devices,
+                            devices == 1 ? "is" : "are");
+        }
         return SIM_OK; /* the NCCL id: exchange_nccl_id, once the run's settings are known */
     }
     int gpus = o->gpus;
@@ -455,9 +465,10 @@ static void run_settings(const sim_session *s, char *buf, size_t cap) {
     h = fnv1a(h, physics, strlen(physics));
     const sim_backend_config *c = &s->config;
     snprintf(buf, cap,
-             "N %u, %ld frames of %d steps, energies every %d, pair map %s tile %u cull %d, "
-             "triplets %s, bodies and physics %016llx",
+             "N %u, %ld frames of %d steps, energies every %d, %d GPUs a process, pair map %s "
+             "tile %u cull %d, triplets %s, bodies and physics %016llx",
              s->initial.n, s->cfg.frames, p->steps_per_frame, s->cfg.energy_every,
+             s->config.multi.local,
              sim_pair_choice_label(c->pair_map), c->tile, c->cull,
              p->triplets ? sim_triplet_map_label(c->triplet_map) : "off", (unsigned long long)h);
 }

@@ -142,7 +142,7 @@ sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params
 sim_status sim_multi_backend_create(const sim_backend_config *c, const sim_params *p,
                                     const sim_state *s, sim_backend **out, sim_error *err);
 /* sim_backend_sum_over_processes for a multi backend that is one process of a run over several
- * (one local rank: options refuse --gpus with --rank/--world). */
+ * (its local ranks all join; the process's values count once). */
 sim_status sim_multi_sum_over_processes(sim_backend *b, double *v, size_t count, sim_error *err);
 /* Test hook: local rank k's state and forces, read on its own thread (its device). */
 sim_status sim_multi_read_rank(sim_backend *b, int k, sim_state *out, sim_vec3d *forces,
