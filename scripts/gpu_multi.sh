@@ -56,8 +56,9 @@ tail -40 "$logs/test_multi_gpu.log"
 same_states() { python3 "$root/tests/compare_states.py" "$@" --max-dx 1e-4 --max-df 1e-3; }
 
 # Processes started by hand (--rank/--world/--nccl-id, a fresh id file per run), rank 0 saving
-# its state. Usage: by_hand PROCESSES LABEL STATE nbsim-arguments...; sets hand: 0 when every
-# process exited 0 and the id file is gone, else the first failing exit (or 1).
+# its state unless STATE is "" (a big run's text state would outweigh every log). Usage:
+# by_hand PROCESSES LABEL STATE nbsim-arguments...; sets hand: 0 when every process exited 0 and
+# the id file is gone, else the first failing exit (or 1).
 by_hand() {
   local procs=$1 label=$2 state=$3; shift 3
   local k pids=() id=$cli/id_$label
@@ -65,7 +66,7 @@ by_hand() {
     timeout -k 10 180 "$nbsim" "$@" --rank $k --world "$procs" --nccl-id "$id" >"$logs/${label}_rank$k.log" 2>&1 &
     pids+=($!)
   done
-  timeout -k 10 180 "$nbsim" "$@" --rank 0 --world "$procs" --nccl-id "$id" --save-state "$state" \
+  timeout -k 10 180 "$nbsim" "$@" --rank 0 --world "$procs" --nccl-id "$id" ${state:+--save-state "$state"} \
     >"$logs/${label}_rank0.log" 2>&1
   hand=$?
   for k in "${pids[@]}"; do wait "$k" || { [ $hand -ne 0 ] || hand=1; }; done
@@ -197,7 +198,7 @@ procs_row() { # label, then nbsim arguments
   if ! left; then skip "2 x 2 against 1 x 4: $label"; return; fi
   timeout -k 10 180 "$nbsim" "$@" --gpus 4 --energy-every 0 --quiet --summary "$cli/$label.1x4.json" \
     >"$logs/$label.1x4.log" 2>&1 || { status=1; echo "FAILED: $label on --gpus 4"; return; }
-  by_hand 2 "$label.2x2" "$cli/$label.2x2.txt" "$@" --gpus 2 --energy-every 0 --quiet \
+  by_hand 2 "$label.2x2" "" "$@" --gpus 2 --energy-every 0 --quiet \
     --summary "$cli/$label.2x2.json"
   [ $hand -eq 0 ] || { status=1; return; }
   python3 - "$label" "$cli/$label.1x4.json" "$cli/$label.2x2.json" <<'PY' | tee -a "$table"
