@@ -806,11 +806,21 @@ unsigned body_blocks(uint32_t n) {
 }
 
 /* A grid build kernel's blocks for `items` cells or bodies: one per 256, at most the resident
- * blocks of the device (l->grid_blocks; the kernels stride over the rest). */
-unsigned grid_blocks(const sim_gpu_nlist *l, uint32_t items) {
+ * blocks of the device (l->grid_blocks at kGridBlocksPerSm, or per_sm a kernel held to fewer:
+ * a grid larger than fits would run its last blocks in a second, partly idle wave; the kernels
+ * stride over the rest). */
+unsigned grid_blocks(const sim_gpu_nlist *l, uint32_t items, int per_sm = kGridBlocksPerSm) {
     const unsigned need = (items + kThreads - 1) / kThreads;
-    const unsigned most = (unsigned)(l->grid_blocks > 0 ? l->grid_blocks : 1);
+    const unsigned sms = (unsigned)(l->grid_blocks > 0 ? l->grid_blocks : 1) / kGridBlocksPerSm;
+    const unsigned most = (sms > 0 ? sms : 1u) * (unsigned)per_sm;
     return need < most ? (need > 0 ? need : 1u) : most;
+}
+
+/* 1 when the environment variable is "1" (the scripts' switches for measuring one way against
+ * the other). */
+bool env_is_one(const char *name) {
+    const char *v = getenv(name);
+    return v != nullptr && strcmp(v, "1") == 0;
 }
 
 float half_skin2(const sim_gpu_nlist *l) {
@@ -896,9 +906,10 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
     int device = 0, major = 0;
     SIM_CUDA_TRY(cudaGetDevice(&device));
     SIM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    /* NBSIM_UNCHAINED=1: plain launches, for scripts/gpu_nlist.sh to measure what chaining saves */
-    const char *unchained = getenv("NBSIM_UNCHAINED");
-    l->chained = major >= 9 && !(unchained != nullptr && strcmp(unchained, "1") == 0);
+    /* NBSIM_UNCHAINED=1, NBSIM_UNFUSED=1: plain launches, a sweep at every step, for
+     * scripts/gpu_nlist.sh to measure what chaining and the forces in the build save */
+    l->chained = major >= 9 && !env_is_one("NBSIM_UNCHAINED");
+    l->fused = !env_is_one("NBSIM_UNFUSED");
     /* NaN positions: every body has moved, whatever asks first rebuilds */
     SIM_CUDA_TRY(cudaMemsetAsync(l->ref, 0xff, (size_t)n * sizeof *l->ref, s));
     SIM_CUDA_TRY(cudaMemsetAsync(l->count, 0, (size_t)n * sizeof *l->count, s));
@@ -1031,7 +1042,7 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
         const int forced = (flags & SIM_GPU_NLIST_REBUILD) != 0u;
         const unsigned cells = grid_blocks(l, l->grid.cells), bodies = grid_blocks(l, b->n);
         /* a step's full lists without friction: the build writes the contact forces too */
-        const bool forces = l->step_ph != nullptr && !l->half;
+        const bool forces = l->fused && l->step_ph != nullptr && !l->half;
         SIM_TRY(launch_chained(l, "nlist grid_clear_kernel", grid_clear_kernel, cells, s, err, v,
                                l->counts, forced));
         SIM_TRY(launch_chained(l, "nlist grid_bin_kernel", grid_bin_kernel, bodies, s, err,
@@ -1048,7 +1059,8 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                   !l->half, l->counts, l->period, nl::build_forces{});
         }
         const nl::build_forces bf = {b->vel, b->force, *l->step_ph, flags, l->count_contacts};
-        return launch_chained(l, "nlist grid_build_kernel", grid_build_kernel<true>, bodies, s,
+        return launch_chained(l, "nlist grid_build_kernel", grid_build_kernel<true>,
+                              grid_blocks(l, b->n, kFusedBlocksPerSm), s,
                               err, b->n, v, l->skin, l->nbr, l->count, l->stride, l->cap, 1,
                               l->counts, l->period, bf);
     }

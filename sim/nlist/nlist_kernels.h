@@ -75,6 +75,8 @@ typedef struct {
     int build_grid;               /* blocks of the persistent build */
     int grid_blocks;              /* blocks of the cell grid's kernels (grid-stride) */
     int chained; /* the grid's kernels launched as programmatic dependents (compute 9.0 on) */
+    int fused;   /* a step's rebuild into full lists may write the forces (step_ph; not under
+                  * NBSIM_UNFUSED=1, for scripts/gpu_nlist.sh to measure what it saves) */
     /* The box's periods (physics.h; all 0: walls), the backend's, copied in before each cull:
      * builds, sweeps and the displacement check take minimum images through them. */
     sim_period_f period;
