@@ -20,9 +20,7 @@
 # each with tiles (skin 0; tile 32, and 64 at 1M), half and full lists (skin auto) built from the
 # cell grid (the default), and half and full lists built from the culled tile pairs (--build
 # tiles: labels half-tiles, full-tiles); and the grid's five kernels as plain launches
-# (NBSIM_UNCHAINED=1, label unchained-full) against the default programmatic dependent launches;
-# and a rebuild's contact forces swept from the lists after the build (NBSIM_UNFUSED=1, label
-# unfused-full) against the default, written by the build as it walks the cells.
+# (NBSIM_UNCHAINED=1, label unchained-full) against the default programmatic dependent launches.
 #
 # Outputs in $OUT (default ./gpu_nlist_out):
 #   nlist.csv   cull_timing's rows (per-step medians of each phase, the lists' rebuilds, skin,
@@ -92,12 +90,6 @@ for n in 262144 65536; do
   NBSIM_UNCHAINED=1 run unchained-full lattice $n 32 auto full
 done
 NBSIM_UNCHAINED=1 run unchained-full dense 1048576 32 auto full
-
-step "a rebuild's forces swept from the lists (NBSIM_UNFUSED=1) against written by the build"
-for n in 262144 65536; do
-  NBSIM_UNFUSED=1 run unfused-full lattice $n 32 auto full
-done
-NBSIM_UNFUSED=1 run unfused-full dense 1048576 32 auto full
 
 step "idle lists: a pack at rest at 65,536 (the culling and build launches find nothing to do)"
 run idle-tiles dense 65536 32 0 default
@@ -182,7 +174,7 @@ by, phase = {}, {}
 for r in rows:
     key = (r["label"], r["scene"], r["n"])
     by[key] = f(r, "mean_step_ms")
-    phase[key] = (f(r, "nlist_ms"), f(r, "sort_ms") + f(r, "cull_ms"), f(r, "pair_ms"))
+    phase[key] = (f(r, "nlist_ms"), f(r, "sort_ms") + f(r, "cull_ms"))
 
 def pairs(partner):
     """(label, scene, n, its key, its partner's key), in the rows' order, for each row whose label
@@ -223,16 +215,6 @@ line("|---|---|---|---|---|---|")
 for _, scene, n, c, p in pairs({"full": "unchained-full"}):
     line("| %s | %s | %.4f | %.4f | %.4f | %.4f |" % (scene, n, by[c], by[p], phase[c][0],
                                                       phase[p][0]))
-line("")
-line("## A rebuild's contact forces written by the grid build, or swept from the lists after it")
-line("")
-line("| scene | N | build writes them ms | swept ms | build writes: neighbours + sweep ms "
-     "| swept: neighbours + sweep ms |")
-line("|---|---|---|---|---|---|")
-for _, scene, n, c, p in pairs({"full": "unfused-full"}):
-    line("| %s | %s | %.4f | %.4f | %.4f | %.4f |" % (scene, n, by[c], by[p],
-                                                      phase[c][0] + phase[c][2],
-                                                      phase[p][0] + phase[p][2]))
 md = open(md_path, "w")
 md.write("\n".join(out) + "\n")
 EOF

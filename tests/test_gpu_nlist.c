@@ -10,9 +10,7 @@
  * within 4e-6 box_half per step. Scenes: dense scenes of 20,001 bodies; the colliding blocks
  * over 40 steps with the skin auto, thin (rebuilt every step: bodies cross half of it in one
  * step) and thick; lists that overflow (a capacity of 2, then a skin three times wider): exact
- * fallback steps, then grown lists; the frame's counts (rebuilds, tests, touching pairs, bytes);
- * steps whose grid build writes the contact forces (full lists rebuilt at every step, also
- * overflowing) against the unculled sweep and the CPU reference.
+ * fallback steps, then grown lists; the frame's counts (rebuilds, tests, touching pairs, bytes).
  * The culled tiles (--skin 0) run beside them. Every case runs with the lists built from the cell
  * grid (the default) and again, the tests named *_tiles, from the culled tile pairs. Skipped
  * (77) without a device. */
@@ -280,62 +278,6 @@ static void test_overflow(void) {
     }
 }
 
-/* ---- a rebuild that writes the forces ---- */
-
-/* The blocks of `collide` with a skin of 1 um (rebuilt at every step), full lists from the grid:
- * each step's build writes the contact forces and its sweep does nothing (nlist_kernels.h). After
- * each step (frames of one) the forces against the unculled GPU sweep's and the CPU reference's
- * (full lists) at that state, within this file's tolerances: without damping (restitution 1) the
- * forces depend on the positions alone, so the backends given the state compute the same ones
- * (the velocity terms: test_nlist_emu). Lists of 2 entries: the first step's overflow (the
- * build's forces are complete all the same; the step counted as a fallback's), then they grow. */
-static void test_rebuilt_forces(void) {
-    const uint32_t n = 30000;
-    for (int small = 0; small <= 1; ++small) {
-        scene sc = make_scene("collide", n, 5u);
-        sc.p.steps_per_frame = 1;
-        sc.p.restitution = 1.0;
-        const sim_backend_config cf = config(SIM_BACKEND_CUDA, 0, 64, SIM_NLIST_DEFAULT);
-        sim_backend *ref = make(&cf, &sc, "unculled");
-        set_skin(&sc.p, 1e-6);
-        sim_backend_config c = config(SIM_BACKEND_CUDA, 1, 32, SIM_NLIST_FULL);
-        c.nlist_capacity = small ? 2 : 0;
-        const sim_backend_config cc = config(SIM_BACKEND_CPU, 1, 32, SIM_NLIST_FULL);
-        sim_backend *b = make(&c, &sc, "fused"), *cpu = make(&cc, &sc, "cpu");
-        int agree = 0, frames = 0;
-        for (int f = 0; b != NULL && ref != NULL && cpu != NULL && f < 5; ++f) {
-            sim_error err = {SIM_OK, ""};
-            sim_frame_timing t;
-            ENSURE_MSG(sim_backend_run_frame(b, &t, &err) == SIM_OK, "%s", err.message);
-            ENSURE(t.nlist && t.steps == 1 && t.nlist_rebuilds == 1);
-            ENSURE_MSG(f > 0 || !small || (t.nlist_fallback_steps == 1 && t.nlist_peak > 2),
-                       "lists of 2: %d fallback steps, a body needed %u", t.nlist_fallback_steps,
-                       t.nlist_peak);
-            gpu_snapshot a = snapshot(b, n);
-            ENSURE(sim_backend_set_state(ref, &a.state, &err) == SIM_OK &&
-                   sim_backend_set_state(cpu, &a.state, &err) == SIM_OK);
-            gpu_snapshot r = snapshot(ref, n), rc = snapshot(cpu, n);
-            char what[96];
-            snprintf(what, sizeof what, "collide, skin 1 um, %s, step %d",
-                     small ? "lists of 2" : "full lists", f + 1);
-            agree += forces_agree(what, &a, &r, n, TOL_F_BODY) &&
-                     forces_agree(what, &a, &rc, n, TOL_F_BODY_CPU);
-            ++frames;
-            gpu_snapshot_free(&a);
-            gpu_snapshot_free(&r);
-            gpu_snapshot_free(&rc);
-        }
-        printf("  collide N=%u, skin 1 um, %s: %d/%d rebuilding steps give the unculled sweep's "
-               "and the CPU's forces\n",
-               n, small ? "full lists of 2 (overflowing at first)" : "full lists", agree, frames);
-        ENSURE(agree == frames && frames == 5);
-        sim_backend_destroy(b);
-        sim_backend_destroy(ref);
-        sim_backend_destroy(cpu);
-        scene_free(&sc);
-    }
-}
-
 /* ---- GPU against the CPU reference over time ---- */
 
 /* The squeezed gas for 50 steps on both backends with lists: positions within the unculled
@@ -422,7 +364,6 @@ static const ensure_test tests[] = {
     {"scenes", test_scenes},
     {"over_time", test_over_time},
     {"overflow", test_overflow},
-    {"rebuilt_forces", test_rebuilt_forces},
     {"against_cpu", test_against_cpu},
     {"scenes_tiles", test_scenes_tiles},
     {"over_time_tiles", test_over_time_tiles},

@@ -14,10 +14,7 @@
  *    sweep's fallback over the tile pairs (and over the simplex's rows when that list overflowed
  *    too) exact;
  *  - the drift's check: the flag raised by a body that moved more than half the skin, and only
- *    then; the forces cleared;
- *  - the lists from a cell grid, and a step's grid build that writes the contact forces itself:
- *    bit for bit the sweep's over the lists it wrote, exact also where a list overflowed, the
- *    sweep's counters, and the step's sweep then doing nothing.
+ *    then; the forces cleared.
  * What it cannot see: the GPU's scheduling and atomics under contention, timing;
  * tests/test_gpu_nlist.c runs the whole backend on a device. */
 #include <cuda_runtime.h>
@@ -777,19 +774,15 @@ static void test_periodic_margin(void) {
 
 /* ---- the build from a cell grid ---- */
 
-/* A rebuild from grid g as the step launches it (forced): clear, bin, place, scatter, build; bf
- * (full lists): the build writes the contact forces too, in a grid of 2 blocks (each thread lists
- * one or two bodies: the counters summed across its turns). */
-static void grid_rebuild(state &st, const bodies &b, const sim_cell_grid &g, sim_period_f per,
-                         const nl::build_forces *bf = nullptr) {
+/* A rebuild from grid g as the step launches it (forced): clear, bin, place, scatter, build. */
+static void grid_rebuild(state &st, const bodies &b, const sim_cell_grid &g, sim_period_f per) {
     st.grid = g;
     st.cell.assign(g.cells + kGuard, sim_cell_range{kSentinel, kSentinel});
     st.cell_body.assign(st.n, kSentinel);
     st.body_cell.assign(st.n, kSentinel);
     st.body_rank.assign(st.n, kSentinel);
     st.cell_pos.assign(st.n, sim_vec4f{kNaN, kNaN, kNaN, kNaN});
-    const unsigned flags =
-        SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD | (bf != nullptr ? SIM_GPU_NLIST_FORCES : 0u);
+    const unsigned flags = SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD;
     const dim3 cells((g.cells + 255) / 256), body_blocks((st.n + 255) / 256), threads(256);
     launch(cells, threads, [&] { nl::grid_clear_kernel(st.cells(), &st.nc, 1); });
     launch(body_blocks, threads, [&] {
@@ -800,17 +793,9 @@ static void grid_rebuild(state &st, const bodies &b, const sim_cell_grid &g, sim
     launch(cells, threads, [&] { nl::grid_place_kernel(st.cells(), &st.nc, 1); });
     launch(body_blocks, threads,
            [&] { nl::grid_scatter_kernel(b.pos.data(), st.n, st.cells(), &st.nc, 1); });
-    ENSURE(st.nc.built_forces == (bf != nullptr ? 1u : 0u));
-    if (bf != nullptr) {
-        launch(dim3(2), threads, [&] {
-            nl::grid_build_kernel<true>(st.n, st.cells(), st.skin, st.nbr.data(), st.count.data(),
-                                        st.stride, st.cap, 1, &st.nc, per, *bf);
-        });
-        return;
-    }
     launch(body_blocks, threads, [&] {
-        nl::grid_build_kernel<false>(st.n, st.cells(), st.skin, st.nbr.data(), st.count.data(),
-                                     st.stride, st.cap, !st.half, &st.nc, per, nl::build_forces{});
+        nl::grid_build_kernel(st.n, st.cells(), st.skin, st.nbr.data(), st.count.data(),
+                              st.stride, st.cap, !st.half, &st.nc, per);
     });
 }
 
@@ -967,148 +952,6 @@ static void test_grid(void) {
     }
 }
 
-/* A step's rebuild from the grid that writes the contact forces (full lists, no friction:
- * grid_build_kernel<true>), walls, periodic x y z and x z, lists of 3 (overflowing) with walls
- * and periodic: every body's force stored, exact against the double reference (through minimum
- * images), and bit for bit the list sweep's over the lists the build wrote (where complete; an
- * overflowed list's fallback, in another order, within rounding); the counters the sweep records
- * (the most entries, tests = the entries, touching pairs); the step's sweep then lowers the flag,
- * counts a step of overflowed lists, and does nothing else. A later step that does not rebuild:
- * the bin kernel lowers built_forces, and the sweep takes the lists (or, overflowed, the
- * fallback), exact at positions moved by up to half the skin. */
-static void test_grid_fused(void) {
-    struct scene {
-        int axes;
-        float h, box_half;
-        uint32_t cap;
-        const char *name;
-    } scenes[] = {
-        {0, 7.0f, 8.0f, 64, "walls"},
-        {7, 5.0f, 5.0f, 96, "periodic xyz"},
-        {5, 5.0f, 5.0f, 96, "periodic xz"},
-        {0, 7.0f, 8.0f, 3, "walls, lists of 3"},
-        {7, 5.0f, 5.0f, 3, "periodic xyz, lists of 3"},
-    };
-    const sim_vec4f nan4 = {kNaN, kNaN, kNaN, kNaN}, zero4 = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (const scene &sc : scenes) {
-        const bodies b = make_bodies(kN, sc.h, 41u + (uint64_t)sc.axes + sc.cap);
-        sim_params p = sim_params_default();
-        p.restitution = 0.7;
-        p.box_half = sc.box_half;
-        p.periodic = sc.axes;
-        sim_physics phd = sim_physics_from_params(&p);
-        phd.inv_dt = 1.0 / 1e-4;
-        const sim_physics_f ph = sim_physics_to_float(&phd);
-        const sim_period_f per = ph.period;
-        const sim_period_f *pp = sc.axes ? &per : nullptr;
-        const float skin = 0.3f;
-        sim_cell_grid g;
-        ENSURE(sim_cell_grid_shape(&p, 0.5, skin, kN, &g) == 1);
-        char what[96];
-        snprintf(what, sizeof what, "fused grid build, %s", sc.name);
-        state st(kN, 32, sc.cap, false, skin);
-        /* the full sweep of these lists at positions at into f (its counters as it records them) */
-        auto sweep_into = [&](const bodies &at, std::vector<sim_vec4f> &f) {
-            st.nc.rebuild = 1u;
-            launch(dim3((kN + 255) / 256), dim3(256), [&] {
-                nl::sweep_kernel<nl::kForce, false>(
-                    at.pos.data(), at.vel.data(), f.data(), kN, st.nbr.data(), st.count.data(),
-                    st.stride, st.cap, &st.nc, fallback_of(st), st.cells(), ph, nl::sweep_sink{},
-                    SIM_GPU_CULL_RECORD, 1);
-            });
-            ENSURE(st.nc.rebuild == 0u);
-        };
-
-        std::vector<sim_vec4f> fused(kN, nan4); /* NaN where the build stored nothing */
-        const nl::build_forces bf = {b.vel.data(), fused.data(), ph, SIM_GPU_CULL_RECORD, 1};
-        grid_rebuild(st, b, g, per, &bf);
-        check_cells(st, b, what);
-        uint64_t entries = 0, touching = 0;
-        uint32_t most = 0, wrong = 0;
-        for (uint32_t i = 0; i < kN; ++i) {
-            uint32_t want = 0;
-            for (uint32_t j = 0; j < kN; ++j) {
-                want += j != i && sim_nlist_near_pf(b.pos[i], b.pos[j], skin, pp);
-                touching += j < i && nl::touching(b.pos[i], b.pos[j], pp);
-            }
-            wrong += st.count[i] != want;
-            entries += st.count[i];
-            most = std::max(most, st.count[i]);
-        }
-        const bool overflowed = most > sc.cap;
-        ENSURE_MSG(wrong == 0 && st.guards_intact() && (st.nc.overflow != 0u) == overflowed,
-                   "%s: %u counts wrong, overflow %u, most %u", what, wrong, st.nc.overflow, most);
-        ENSURE(sc.cap > 3u || overflowed);
-        ENSURE_MSG(st.nc.most == most && st.nc.frame.peak == most &&
-                       slots(st.nc.frame.tests) == entries &&
-                       slots(st.nc.frame.contacts) == touching && st.nc.frame.fallback_steps == 0,
-                   "%s: most %u of %u, tests %llu of %llu, contacts %llu of %llu", what,
-                   st.nc.most, most, (unsigned long long)slots(st.nc.frame.tests),
-                   (unsigned long long)entries, (unsigned long long)slots(st.nc.frame.contacts),
-                   (unsigned long long)touching);
-        const force_error e = force_error_of(fused, reference_in(b, phd));
-        printf("  %-52s F rel %.1e, worst body %.1e, %llu contacts\n", what, e.rel, e.worst,
-               (unsigned long long)touching);
-        ENSURE_MSG(e.ref_l2 > 0.0 && e.rel <= 1e-5 && e.worst <= 1e-4,
-                   "%s: rel %.3g, worst body %.3g", what, e.rel, e.worst);
-
-        /* the step's sweep: the flag lowered, a step of overflowed lists counted, nothing else */
-        sim_gpu_nlist_counts built = st.nc;
-        built.frame.fallback_steps = overflowed ? 1u : 0u;
-        std::vector<sim_vec4f> none(kN, nan4);
-        sweep_into(b, none);
-        st.nc.rebuild = built.rebuild;
-        ENSURE_MSG(memcmp(none.data(), std::vector<sim_vec4f>(kN, nan4).data(),
-                          kN * sizeof none[0]) == 0 &&
-                       memcmp(&st.nc, &built, sizeof built) == 0,
-                   "%s: the step's sweep did more than lower the flag", what);
-
-        /* the sweep as without the fusion, over the lists the build wrote */
-        st.nc.built_forces = 0u;
-        memset(&st.nc.frame, 0, sizeof st.nc.frame);
-        std::vector<sim_vec4f> swept(kN, zero4);
-        sweep_into(b, swept);
-        uint32_t differ = 0;
-        for (uint32_t i = 0; i < kN; ++i) {
-            differ += memcmp(&swept[i], &fused[i], sizeof fused[i]) != 0;
-        }
-        const force_error es = force_error_of(swept, reference_in(b, phd));
-        printf("  %-52s %u of %u bodies' forces differ from the %s\n", what, differ, kN,
-               overflowed ? "fallback's" : "sweep's");
-        ENSURE_MSG(overflowed ? es.rel <= 1e-5 && es.worst <= 1e-4 : differ == 0,
-                   "%s: %u bodies differ from the sweep", what, differ);
-        ENSURE(slots(st.nc.frame.contacts) == touching &&
-               st.nc.frame.fallback_steps == (overflowed ? 1u : 0u) && st.nc.most == most);
-        ENSURE(overflowed || slots(st.nc.frame.tests) == entries);
-
-        /* a later step that does not rebuild, the bodies moved within half the skin */
-        const bodies at = moved_within(b, 0.5f * skin, 43u + sc.cap);
-        st.nc.rebuild = 0u;
-        st.nc.built_forces = 1u; /* the last step's */
-        memset(&st.nc.frame, 0, sizeof st.nc.frame);
-        const std::vector<uint32_t> counts = st.count;
-        launch(dim3((kN + 255) / 256), dim3(256), [&] {
-            nl::grid_bin_kernel(at.pos.data(), kN, st.cells(), st.ref.data(), st.count.data(),
-                                &st.nc, SIM_GPU_CULL_RECORD | SIM_GPU_NLIST_FORCES);
-        });
-        std::vector<sim_vec4f> later(kN, nan4);
-        const nl::build_forces bl = {at.vel.data(), later.data(), ph, SIM_GPU_CULL_RECORD, 1};
-        launch(dim3(2), dim3(256), [&] {
-            nl::grid_build_kernel<true>(kN, st.cells(), skin, st.nbr.data(), st.count.data(),
-                                        st.stride, st.cap, 1, &st.nc, per, bl);
-        });
-        ENSURE(st.nc.built_forces == 0u && st.nc.frame.rebuilds == 0u && st.count == counts &&
-               isnan(later[0].x));
-        std::fill(later.begin(), later.end(), zero4);
-        sweep_into(at, later);
-        const force_error el = force_error_of(later, reference_in(at, phd));
-        ENSURE_MSG(el.ref_l2 > 0.0 && el.rel <= 1e-5 && el.worst <= 1e-4 &&
-                       st.nc.frame.fallback_steps == (overflowed ? 1u : 0u),
-                   "%s, a later step: rel %.3g, worst body %.3g, fallback %u", what, el.rel,
-                   el.worst, st.nc.frame.fallback_steps);
-    }
-}
-
 static const ensure_test tests[] = {
     {"build_and_sweep", test_build_and_sweep},
     {"periodic", test_periodic},
@@ -1116,7 +959,6 @@ static const ensure_test tests[] = {
     {"moved_within_half_skin", test_moved_within_half_skin},
     {"overflow", test_overflow},
     {"grid", test_grid},
-    {"grid_fused", test_grid_fused},
     {"rows", test_rows},
     {"drift", test_drift},
 };

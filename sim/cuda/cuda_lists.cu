@@ -113,13 +113,6 @@ sim_status sim_cuda_cull_prepare(cuda_backend *b, sim_error *err) {
 sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) {
     b->cull.period = b->ph.period; /* the physics may have changed since the lists were made */
     b->nlist.period = b->ph.period;
-    /* A step's rebuild writes the contact forces itself where it can (nlist_kernels.h): the
-     * stepper's pass (RECORD; the hooks pass 0) of a step whose drift cleared the forces for the
-     * sweep (the forces alone clear them after the build), without friction (its sweep keeps the
-     * springs). */
-    const int step = (flags & SIM_GPU_CULL_RECORD) != 0u && b->nlist_cleared && !b->fric.on;
-    b->nlist.step_ph = step ? &b->ph : nullptr;
-    b->nlist.count_contacts = b->base.config.count_contacts;
     const sim_gpu_cull *c = &b->cull;
     const uint32_t *gate = nullptr;
     if (sim_backend_listing(&b->base)) {

@@ -11,9 +11,7 @@
  *   grid_scatter_kernel  each body's slot and position at its cell's start plus its place
  *   grid_build_kernel    each body's list from the 27 cells around its own, its own row only
  *                        (half lists j < i, full lists every j != i): no atomics; the threads
- *                        take the bodies in cell order (a warp's lanes walk neighbouring cells);
- *                        a step's full lists without friction (<true>): each body's contact
- *                        force too, and the sweep after it does nothing
+ *                        take the bodies in cell order (a warp's lanes walk neighbouring cells)
  * and the cells stay until the next rebuild: a list that overflowed makes the sweep walk them
  * (grid_walk). A body's place among its cell's bodies follows the atomics' order, so a list's
  * order may differ from one run to the next (the tile build's appends are atomics too). */
@@ -29,10 +27,6 @@ struct cell_view {
 /* Blocks of 256 per SM the persistent grid is sized for: a full sm_90 SM, at up to 32
  * registers a thread (the launch bounds hold every kernel here to it). */
 constexpr int kGridBlocksPerSm = 8;
-/* The build that also writes the contact forces (grid_build_kernel<true>): 5 blocks, up to 48
- * registers, where it takes 48 and spills nothing; held to the sweep's 6 (40 registers) it spilled
- * 32 bytes (ptxas -v, sm_90). */
-constexpr int kFusedBlocksPerSm = 5;
 
 /* Every kernel here is a grid-stride loop over a persistent grid (l->grid_blocks blocks of 256):
  * a step that does not rebuild then costs five launches of a few blocks that return at once, not
@@ -68,25 +62,20 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
 }
 
 /* Launch contract: a persistent grid of 256-thread blocks over the slots (grid-stride). Thread 0
- * says whether this build writes the contact forces (FORCES, when rebuilding), resets the lists'
- * counters (rebuild raised: the later kernels see it when forced) and the culling's, and counts
- * the rebuild (RECORD). Cost per body: 16 B read, 28 B written, an atomic
+ * resets the lists' counters (rebuild raised: the later kernels see it when forced) and the
+ * culling's, and counts the rebuild (RECORD). Cost per body: 16 B read, 28 B written, an atomic
  * on its cell's count. */
 __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_bin_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v,
                     sim_vec4f *__restrict__ ref, uint32_t *__restrict__ count,
                     sim_gpu_nlist_counts *__restrict__ nc, unsigned flags) {
     sim_chain_enter();
-    const bool rebuilding = (flags & SIM_GPU_NLIST_REBUILD) != 0u || nc->rebuild != 0u;
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        /* written at every grid build, rebuilding or not: a sweep never reads an older step's */
-        nc->built_forces = rebuilding && (flags & SIM_GPU_NLIST_FORCES) != 0u;
-        if (rebuilding) {
-            begin_rebuild(nc, flags);
-        }
-    }
-    if (!rebuilding) {
+    const bool forced = (flags & SIM_GPU_NLIST_REBUILD) != 0u;
+    if (!forced && nc->rebuild == 0u) {
         return;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        begin_rebuild(nc, flags);
     }
     for (uint32_t i = grid_thread(); i < n; i += grid_threads()) {
         const sim_vec4f p = sim_ld4(pos + i);
@@ -202,26 +191,10 @@ static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t ho
     });
 }
 
-/* What a build that also writes the step's contact forces reads (grid_build_kernel<true>). */
-struct build_forces {
-    const sim_vec4f *vel;
-    sim_vec4f *force;  /* stored for every body: its contacts' sum, as the full sweep's */
-    sim_physics_f ph;  /* the sweep's: its contact test and law, minimum images on its axes */
-    unsigned flags;    /* RECORD: the sweep's counters */
-    int count_on;      /* its tests and touching pairs counted */
-};
-
 /* Launch contract: a persistent grid of 256-thread blocks over the cell-ordered slots
  * (grid-stride): thread m lists body i = cell_body[m], its row every j of the cells around its own
  * (half lists j < i, full lists j != i) within reach (sim_nlist_near_pf), stored while fewer than
  * cap, all counted; more than cap raises the overflow (a plain store: every writer writes 1).
- * FORCES (full lists, a step without friction; every thread then reaches the warp sums at the
- * end): each listed j is also tested for touching and its contact force summed, as the full
- * sweep does over i's entries (touching, sim_contact_force_f, the sweep's ph): the same pairs in
- * the same order, as the build writes the entries the sweep reads, so the same float sums; and
- * all of them where i's list overflows (the step's forces exact; its later steps take the
- * fallback). force[i] is stored, and the sweep's counters recorded (record_sweep: tests are the
- * entries, touching pairs each once); the sweep then returns at once (built_forces).
  *
  * Why in cell order, not body order: a warp's 32 bodies then lie in consecutive cells of one row,
  * so the lanes' candidates at each turn of the walk are neighbouring slots, a few cache lines per
@@ -231,15 +204,11 @@ struct build_forces {
  *
  * Cost per body: its slot and build position (coalesced), 27 cells' start and count (8 B each, a
  * row's 3 loads together), per candidate a 4 B slot and the 16 B position beside it (independent
- * loads) and the 9-instruction test, per entry a 4 B store; FORCES: per entry the touching test,
- * per touching pair both velocities (16 B each, L1) and the sweep's ~60 instructions, 16 B
- * stored per body (registers: kFusedBlocksPerSm). */
-template <bool FORCES>
-__global__ void __launch_bounds__(kThreads, FORCES ? kFusedBlocksPerSm : kGridBlocksPerSm)
+ * loads) and the 9-instruction test, per entry a 4 B store. */
+__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_build_kernel(uint32_t n, cell_view v, float skin, uint32_t *__restrict__ nbr,
                       uint32_t *__restrict__ count, uint32_t stride, uint32_t cap, int full,
-                      sim_gpu_nlist_counts *__restrict__ nc, sim_period_f period,
-                      build_forces bf) {
+                      sim_gpu_nlist_counts *__restrict__ nc, sim_period_f period) {
     sim_chain_enter();
     if (nc->rebuild == 0u) {
         return;
@@ -247,12 +216,10 @@ __global__ void __launch_bounds__(kThreads, FORCES ? kFusedBlocksPerSm : kGridBl
     /* sim_period_or_null's pointer, either the periods or NULL, would copy them to local memory
      * (a stack frame, 6 loads per candidate): a flag instead, the periods read as parameters */
     const bool periodic = period.len[0] > 0.0f || period.len[1] > 0.0f || period.len[2] > 0.0f;
-    uint32_t most = 0, tests = 0, touched = 0; /* FORCES: the sweep's counters */
     for (uint32_t m = grid_thread(); m < n; m += grid_threads()) {
         const uint32_t i = v.cell_body[m];
         const sim_vec4f pi = sim_ld4(v.cell_pos + m); /* pos[i] at the bin, bit for bit */
         uint32_t k = 0;
-        float fx = 0.0f, fy = 0.0f, fz = 0.0f;
         grid_rows(v, v.body_cell[i], [&](uint32_t j, const sim_vec4f &pj) {
             /* both tests whatever the other says: the slot's and the position's loads issue
              * together */
@@ -263,37 +230,11 @@ __global__ void __launch_bounds__(kThreads, FORCES ? kFusedBlocksPerSm : kGridBl
                     nbr[(size_t)k * stride + i] = j;
                 }
                 ++k;
-                if constexpr (FORCES) { /* the sweep's visit of entry k, pj = pos[j] bit for bit */
-                    if (bf.ph.periodic ? touching(pi, pj, &bf.ph.period) : touching(pi, pj)) {
-                        touched += i > j ? 1u : 0u; /* each pair once, as the full sweep */
-                        /* body i's velocity per contact (L1): a register less across the walk */
-                        const sim_vec3f f = sim_contact_force_f(pi, sim_ld4(bf.vel + i), pj,
-                                                                sim_ld4(bf.vel + j), &bf.ph,
-                                                                nullptr);
-                        fx += f.x;
-                        fy += f.y;
-                        fz += f.z;
-                    }
-                }
             }
         });
         count[i] = k;
         if (k > cap) {
             nc->overflow = 1u;
         }
-        if constexpr (FORCES) {
-            sim_vec4f f4;
-            f4.x = fx;
-            f4.y = fy;
-            f4.z = fz;
-            f4.w = 0.0f;
-            bf.force[i] = f4;
-            most = k > most ? k : most;
-            tests += k;
-        }
-    }
-    if constexpr (FORCES) {
-        record_sweep(nc, most, tests, touched, (bf.flags & SIM_GPU_CULL_RECORD) != 0u,
-                     bf.count_on);
     }
 }

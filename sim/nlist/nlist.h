@@ -22,9 +22,7 @@
  * pairs instead (exact, as a culled list that overflowed does today), and the list grows by the
  * stepper's one rule at the frame's end (a grown list is rebuilt). Built from the grid, the
  * fallback walks the build's cells around each body: a pair touching now was within reach at
- * the build, so in adjacent cells. A step that rebuilds full lists from the grid has its build
- * sum the contact forces as it walks (nlist_kernels.h): every pair within reach is met there,
- * stored or not, so that step's forces are complete even where a list overflows.
+ * the build, so in adjacent cells.
  *
  * Float rounding (the GPU; the CPU does the same in double with 2^-40). Positions and radii are
  * exact floats; each test rounds: a touching test fl(|dx|^2) < fl((r_i + r_j)^2) passed means

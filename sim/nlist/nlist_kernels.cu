@@ -349,39 +349,6 @@ __global__ void __launch_bounds__(kBuildWarps * 32)
     }
 }
 
-/* What a contact sweep over the lists records (or a grid build that wrote the forces in its
- * place): per warp, the most entries of one body into the lists' most and the frame's peak (the
- * stepper grows the lists by it; an atomic only where it is larger than seen), and with count_on
- * its tests and touching pairs into a counter slot. Every thread of the warp calls it; record
- * (RECORD) 0: nothing stored. */
-static __device__ __forceinline__ void record_sweep(sim_gpu_nlist_counts *nc, uint32_t most,
-                                                    uint32_t tests, uint32_t touched, bool record,
-                                                    int count_on) {
-    const uint32_t wmost = sim_warp_max_u32(most);
-    if (lane_id() == 0u && record) {
-        if (wmost > nc->most) {
-            atomicMax(&nc->most, wmost);
-        }
-        if (wmost > nc->frame.peak) {
-            atomicMax(&nc->frame.peak, wmost);
-        }
-    }
-    if (count_on && record) {
-        const uint32_t wt = sim_warp_sum_u32(tests);
-        const uint32_t wc = sim_warp_sum_u32(touched);
-        const uint32_t slot =
-            (blockIdx.x * (kThreads / 32) + (threadIdx.x >> 5)) % (uint32_t)SIM_GPU_COUNT_SLOTS;
-        if (lane_id() == 0u) {
-            if (wt != 0u) {
-                atomicAdd(&nc->frame.tests[slot], (unsigned long long)wt);
-            }
-            if (wc != 0u) {
-                atomicAdd(&nc->frame.contacts[slot], (unsigned long long)wc);
-            }
-        }
-    }
-}
-
 /* ---- the build from a cell grid ---- */
 
 #include "nlist/grid_build.cuh"
@@ -443,10 +410,9 @@ static __device__ __forceinline__ void emit_pair(const sweep_sink &sink, uint32_
  * half lists also -f to the neighbour and the sum to i, each a 16-byte vector atomic into forces
  * the drift cleared. A list overflowed: every warp of the grid sweeps sub-tile pairs of the
  * build's tile pairs instead (warp_pairs with the touching test, both bodies' forces by atomics).
- * Either way block 0 lowers the rebuild flag (and counts a step of overflowed lists), and each
- * warp sums its tests and touching pairs into a counter slot (count != 0) and the most entries of
- * a body into the lists' most (record_sweep). Full lists of a step whose grid build wrote the
- * forces (built_forces): block 0 as ever, and every thread returns at once. */
+ * Either way block 0 lowers the rebuild flag, and each warp sums its tests and touching pairs into
+ * a counter slot (count != 0) and the most entries of a body into the lists' most (an atomic only
+ * where it is larger than seen). */
 template <int MODE, bool HALF>
 __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
     sweep_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
@@ -454,20 +420,11 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                  const uint32_t *__restrict__ count, uint32_t stride, uint32_t cap,
                  sim_gpu_nlist_counts *__restrict__ nc, tile_pairs fb, cell_view cells,
                  sim_physics_f ph, sweep_sink sink, unsigned flags, int count_on) {
-    const bool record = (flags & SIM_GPU_CULL_RECORD) != 0u;
-    const bool fallback = nc->overflow != 0u;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         nc->rebuild = 0u; /* no later kernel of this step reads it; the next drift raises it */
-        if (record && fallback) {
-            nc->frame.fallback_steps++; /* the forces from a walk, not from the lists */
-        }
     }
-    /* this step's grid build wrote the forces (also where a list overflowed: they came from its
-     * walk over the cells) and recorded the rest (full lists: built_forces is read only where the
-     * grid built them) */
-    if (MODE == kForce && !HALF && cells.g.cells != 0u && nc->built_forces != 0u) {
-        return;
-    }
+    const bool record = (flags & SIM_GPU_CULL_RECORD) != 0u;
+    const bool fallback = nc->overflow != 0u;
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     uint32_t touched = 0, tests = 0;
     const sim_period_f period = ph.period;
@@ -657,6 +614,9 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                 }
             }
         };
+        if (record && blockIdx.x == 0 && threadIdx.x == 0) {
+            nc->frame.fallback_steps++;
+        }
         if (cells.g.cells != 0u) { /* built from the grid: body i's cells, each pair once */
             if (i < n) {
                 const sim_vec4f pi = sim_ld4(pos + i);
@@ -691,7 +651,30 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
         sim_block_sum_add<kThreads>(e, sink.energy);
     }
     if constexpr (MODE == kForce || MODE == kFriction) {
-        record_sweep(nc, most, tests, touched, record, count_on);
+        /* The most entries of one body (the stepper grows the lists by it): always. */
+        const uint32_t wmost = sim_warp_max_u32(most);
+        if (lane_id() == 0u && record) {
+            if (wmost > nc->most) {
+                atomicMax(&nc->most, wmost);
+            }
+            if (wmost > nc->frame.peak) {
+                atomicMax(&nc->frame.peak, wmost);
+            }
+        }
+        if (count_on && record) {
+            const uint32_t wt = sim_warp_sum_u32(tests);
+            const uint32_t wc = sim_warp_sum_u32(touched);
+            const uint32_t slot =
+                (blockIdx.x * (kThreads / 32) + (threadIdx.x >> 5)) % (uint32_t)SIM_GPU_COUNT_SLOTS;
+            if (lane_id() == 0u) {
+                if (wt != 0u) {
+                    atomicAdd(&nc->frame.tests[slot], (unsigned long long)wt);
+                }
+                if (wc != 0u) {
+                    atomicAdd(&nc->frame.contacts[slot], (unsigned long long)wc);
+                }
+            }
+        }
     }
 }
 
@@ -806,21 +789,11 @@ unsigned body_blocks(uint32_t n) {
 }
 
 /* A grid build kernel's blocks for `items` cells or bodies: one per 256, at most the resident
- * blocks of the device (l->grid_blocks at kGridBlocksPerSm, or per_sm a kernel held to fewer:
- * a grid larger than fits would run its last blocks in a second, partly idle wave; the kernels
- * stride over the rest). */
-unsigned grid_blocks(const sim_gpu_nlist *l, uint32_t items, int per_sm = kGridBlocksPerSm) {
+ * blocks of the device (l->grid_blocks; the kernels stride over the rest). */
+unsigned grid_blocks(const sim_gpu_nlist *l, uint32_t items) {
     const unsigned need = (items + kThreads - 1) / kThreads;
-    const unsigned sms = (unsigned)(l->grid_blocks > 0 ? l->grid_blocks : 1) / kGridBlocksPerSm;
-    const unsigned most = (sms > 0 ? sms : 1u) * (unsigned)per_sm;
+    const unsigned most = (unsigned)(l->grid_blocks > 0 ? l->grid_blocks : 1);
     return need < most ? (need > 0 ? need : 1u) : most;
-}
-
-/* 1 when the environment variable is "1" (the scripts' switches for measuring one way against
- * the other). */
-bool env_is_one(const char *name) {
-    const char *v = getenv(name);
-    return v != nullptr && strcmp(v, "1") == 0;
 }
 
 float half_skin2(const sim_gpu_nlist *l) {
@@ -906,10 +879,9 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
     int device = 0, major = 0;
     SIM_CUDA_TRY(cudaGetDevice(&device));
     SIM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    /* NBSIM_UNCHAINED=1, NBSIM_UNFUSED=1: plain launches, a sweep at every step, for
-     * scripts/gpu_nlist.sh to measure what chaining and the forces in the build save */
-    l->chained = major >= 9 && !env_is_one("NBSIM_UNCHAINED");
-    l->fused = !env_is_one("NBSIM_UNFUSED");
+    /* NBSIM_UNCHAINED=1: plain launches, for scripts/gpu_nlist.sh to measure what chaining saves */
+    const char *unchained = getenv("NBSIM_UNCHAINED");
+    l->chained = major >= 9 && !(unchained != nullptr && strcmp(unchained, "1") == 0);
     /* NaN positions: every body has moved, whatever asks first rebuilds */
     SIM_CUDA_TRY(cudaMemsetAsync(l->ref, 0xff, (size_t)n * sizeof *l->ref, s));
     SIM_CUDA_TRY(cudaMemsetAsync(l->count, 0, (size_t)n * sizeof *l->count, s));
@@ -1041,28 +1013,19 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
         const nl::cell_view v = cells_of(l);
         const int forced = (flags & SIM_GPU_NLIST_REBUILD) != 0u;
         const unsigned cells = grid_blocks(l, l->grid.cells), bodies = grid_blocks(l, b->n);
-        /* a step's full lists without friction: the build writes the contact forces too */
-        const bool forces = l->fused && l->step_ph != nullptr && !l->half;
         SIM_TRY(launch_chained(l, "nlist grid_clear_kernel", grid_clear_kernel, cells, s, err, v,
                                l->counts, forced));
         SIM_TRY(launch_chained(l, "nlist grid_bin_kernel", grid_bin_kernel, bodies, s, err,
                                (const sim_vec4f *)b->pos, b->n, v, l->ref, l->count, l->counts,
-                               flags | (forces ? SIM_GPU_NLIST_FORCES : 0u)));
+                               flags));
         SIM_TRY(launch_chained(l, "nlist grid_place_kernel", grid_place_kernel, cells, s, err, v,
                                l->counts, forced));
         SIM_TRY(launch_chained(l, "nlist grid_scatter_kernel", grid_scatter_kernel, bodies, s, err,
                                (const sim_vec4f *)b->pos, b->n, v,
                                (const sim_gpu_nlist_counts *)l->counts, forced));
-        if (!forces) {
-            return launch_chained(l, "nlist grid_build_kernel", grid_build_kernel<false>, bodies,
-                                  s, err, b->n, v, l->skin, l->nbr, l->count, l->stride, l->cap,
-                                  !l->half, l->counts, l->period, nl::build_forces{});
-        }
-        const nl::build_forces bf = {b->vel, b->force, *l->step_ph, flags, l->count_contacts};
-        return launch_chained(l, "nlist grid_build_kernel", grid_build_kernel<true>,
-                              grid_blocks(l, b->n, kFusedBlocksPerSm), s,
-                              err, b->n, v, l->skin, l->nbr, l->count, l->stride, l->cap, 1,
-                              l->counts, l->period, bf);
+        return launch_chained(l, "nlist grid_build_kernel", grid_build_kernel, bodies, s, err,
+                              b->n, v, l->skin, l->nbr, l->count, l->stride, l->cap, !l->half,
+                              l->counts, l->period);
     }
     build_kernel<<<l->build_grid, kBuildWarps * 32, 0, s>>>(
         b->pos, b->n, c->tile, c->boxes, c->tile_list, c->tile_cap, c->counts, c->row0, c->row1,

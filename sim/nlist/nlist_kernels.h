@@ -13,13 +13,8 @@
  *                                    over the build's tile pairs); clears the flag
  *   [body forces and the second half kick, integrate.h]
  * so a step that does not rebuild costs, besides its sweeps, four launches that return at once
- * (five with two culling levels). A step that rebuilds full lists from the grid without friction
- * has the build write the contact forces as it walks the cells (it meets every pair the sweep
- * would test, in the order it lists them: the same sums bit for bit, and complete even where a
- * list overflows), and that step's sweep returns at once (sim_gpu_nlist.step_ph): its contact
- * forces are timed in the neighbours phase, not the contacts phase. The counters (rebuilds,
- * fallbacks, the most entries of a body, tests and touching pairs) stay on the device until the
- * frame's one sync. */
+ * (five with two culling levels). The counters (rebuilds, fallbacks, the most entries of a body,
+ * tests and touching pairs) stay on the device until the frame's one sync. */
 #ifndef SIM_NLIST_KERNELS_H
 #define SIM_NLIST_KERNELS_H
 
@@ -33,8 +28,7 @@
 /* Per frame: zeroed as a whole before a frame's steps; recording kernels only. */
 typedef struct {
     uint32_t rebuilds;       /* steps that rebuilt the lists */
-    uint32_t fallback_steps; /* steps whose lists had overflowed: the forces from the tile
-                              * pairs or the cells (a grid build that wrote them: its walk) */
+    uint32_t fallback_steps; /* steps that swept the tile pairs: a list had overflowed */
     uint32_t peak;           /* the most entries one body needed */
     uint32_t pad;
     unsigned long long tests[SIM_GPU_COUNT_SLOTS];    /* pair tests of the contact sweeps */
@@ -47,9 +41,6 @@ typedef struct {
     uint32_t overflow; /* some body had more neighbours than cap at the last build */
     uint32_t most;     /* the most entries of one body at the last build (found by the sweeps) */
     uint32_t cells_placed; /* a grid build's cursor: bodies of the cells given a place so far */
-    uint32_t built_forces; /* this step's build wrote the contact forces (SIM_GPU_NLIST_FORCES):
-                            * its sweep does nothing; set by every grid build (the bin kernel),
-                            * never by the sweep, whose blocks all read it */
     sim_gpu_nlist_frame frame;
 } sim_gpu_nlist_counts;
 
@@ -75,18 +66,9 @@ typedef struct {
     int build_grid;               /* blocks of the persistent build */
     int grid_blocks;              /* blocks of the cell grid's kernels (grid-stride) */
     int chained; /* the grid's kernels launched as programmatic dependents (compute 9.0 on) */
-    int fused;   /* a step's rebuild into full lists may write the forces (step_ph; not under
-                  * NBSIM_UNFUSED=1, for scripts/gpu_nlist.sh to measure what it saves) */
     /* The box's periods (physics.h; all 0: walls), the backend's, copied in before each cull:
      * builds, sweeps and the displacement check take minimum images through them. */
     sim_period_f period;
-    /* A step's rebuild from the grid into full lists writes the contact forces itself (the
-     * build's walk meets every pair the sweep tests) and the sweep after it does nothing: the
-     * backend's physics for them (host), and whether the contacts are counted
-     * (config.count_contacts). NULL, the sweep writes them: outside a step's own build (the
-     * forces alone are cleared after it) and with friction. Set before each build. */
-    const sim_physics_f *step_ph;
-    int count_contacts;
     /* The cell grid the lists are built from (cell_grid.h; grid.cells 0: from the culled tile
      * pairs), kept from one build to the next: a list that overflowed sweeps its cells instead.
      * The cells' bodies are in cell_body, cell c's at cell_range[c], and their build positions
@@ -128,10 +110,9 @@ sim_status sim_gpu_nlist_use_grid(sim_gpu_nlist *l, const sim_cell_grid *g, int 
 sim_status sim_gpu_nlist_realloc(sim_gpu_nlist *l, uint32_t cap, sim_error *err);
 uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l);
 
-/* Flags of the list kernels: the culling flags (cull_kernels.h: RECORD, SORTED), a forced
- * rebuild (the stepper's SIM_STEP_REBUILD), and (the build's own, from step_ph) a grid rebuild
- * that writes the contact forces. */
-enum { SIM_GPU_NLIST_REBUILD = 16u, SIM_GPU_NLIST_FORCES = 32u };
+/* Flags of the list kernels: the culling flags (cull_kernels.h: RECORD, SORTED) and a forced
+ * rebuild (the stepper's SIM_STEP_REBUILD). */
+enum { SIM_GPU_NLIST_REBUILD = 16u };
 
 /* The first half kick and drift (integrate.h's), each body's displacement from l->ref checked
  * against half the skin (the flag raised), and the forces cleared for the sweep. */
@@ -146,16 +127,14 @@ sim_status sim_gpu_nlist_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
                                sim_error *err);
 /* When rebuilding: the lists from the grid (l->grid.cells > 0: the build positions, the counts,
- * the step's counters too; sim_gpu_nlist_boxes and the culling passes are then not run; with
- * l->step_ph and full lists also the contact forces, stored for every body, and the counters the
- * sweep would record), or from the culled tile pairs (or from every tile pair of the rows, when
- * that list overflowed; records the tile list's counts as a culled sweep does). */
+ * the step's counters too; sim_gpu_nlist_boxes and the culling passes are then not run), or from
+ * the culled tile pairs (or from every tile pair of the rows, when that list overflowed; records
+ * the tile list's counts as a culled sweep does). */
 sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
                                sim_error *err);
 /* The contact forces over the lists, into forces cleared by the drift (or by the caller);
- * count_contacts 0: the touching pairs and tests are not counted. Nothing but the flag lowered
- * when this step's build wrote them (built_forces). */
+ * count_contacts 0: the touching pairs and tests are not counted. */
 sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                 const sim_gpu_cull *c, const sim_gpu_nlist *l, unsigned flags,
                                 int count_contacts, cudaStream_t s, sim_error *err);
