@@ -146,6 +146,39 @@ void render_text_columns(render_draw2d *d, float x, float y, float scale, const 
     }
 }
 
+int render_text_wrap(const char *text, float scale, float max_w, char *out, size_t cap) {
+    if (cap == 0) {
+        return 0;
+    }
+    size_t len = strlen(text);
+    len = len < cap - 1 ? len : cap - 1;
+    memcpy(out, text, len);
+    out[len] = '\0';
+    int lines = 1;
+    char *line = out, *space = NULL; /* the current line, and its last space that may break */
+    for (char *p = out;; ++p) {
+        const char c = *p;
+        if (c != ' ' && c != '\n' && c != '\0') {
+            continue;
+        }
+        *p = '\0'; /* the line up to this word's end */
+        const int over = render_text_width(line, scale) > max_w;
+        *p = c;
+        if (over && space != NULL) { /* this word starts the next line */
+            *space = '\n';
+            line = space + 1;
+            ++lines;
+        }
+        space = c == ' ' ? p : NULL;
+        if (c == '\n') {
+            line = p + 1;
+            ++lines;
+        } else if (c == '\0') {
+            return lines;
+        }
+    }
+}
+
 void render_text_release(void) {
     free(scratch);
     scratch = NULL;

@@ -4,6 +4,8 @@
 #ifndef RENDER_TEXT_H
 #define RENDER_TEXT_H
 
+#include <stddef.h>
+
 #include "draw2d.h"
 
 /* Height of one text line at scale 1 [px] (stb_easy_font advances 12 px per '\n'). */
@@ -21,6 +23,10 @@ float render_text_width(const char *text, float scale);
 void render_text_columns(render_draw2d *d, float x, float y, float scale, const float rgba[4],
                          const char *text, float *w, float *h);
 float render_text_height(const char *text, float scale);
+/* Copies text into out (cap bytes, cut short if need be) with spaces turned into line breaks
+ * where a line would be wider than max_w [px] at `scale`: greedy, as many words as fit on each
+ * line, a word wider than the line alone on its own. Returns the lines. */
+int render_text_wrap(const char *text, float scale, float max_w, char *out, size_t cap);
 /* Frees the glyph scratch memory (at viewer exit). */
 void render_text_release(void);
 

@@ -337,16 +337,20 @@ static void draw_help(viewer_state *v, float scale) {
     render_text_columns(&v->d2, x + pad, y + pad, scale, head_color, text, NULL, NULL);
 }
 
-/* A one-line message above the graph (or the bottom edge) while it is fresh. */
+/* A message above the graph (or the bottom edge) while it is fresh, wrapped to the window's
+ * width (a warning is often longer than one line of it). */
 static void draw_message(viewer_state *v, float scale, float bottom) {
     if (v->message[0] == '\0' || viewer_now() > v->message_until) {
         return;
     }
     float pad = 5.0f * scale, line_h = RENDER_TEXT_LINE * scale;
-    float w = render_text_width(v->message, scale);
-    float y = bottom - line_h - 2.0f * pad - 6.0f;
-    render_draw2d_rect(&v->d2, 10.0f, y, w + 2.0f * pad, line_h + 2.0f * pad, panel_color);
-    render_text_draw(&v->d2, 10.0f + pad, y + pad, scale, note_color, v->message);
+    char text[sizeof v->message];
+    const float room = (float)v->window.fb_width - 20.0f - 2.0f * pad;
+    const int lines = render_text_wrap(v->message, scale, room, text, sizeof text);
+    float w = render_text_width(text, scale), h = (float)lines * line_h;
+    float y = bottom - h - 2.0f * pad - 6.0f;
+    render_draw2d_rect(&v->d2, 10.0f, y, w + 2.0f * pad, h + 2.0f * pad, panel_color);
+    render_text_draw(&v->d2, 10.0f + pad, y + pad, scale, note_color, text);
 }
 
 /* The right-hand column: the map comparison (top) and the map inset (bottom), as large as
