@@ -121,27 +121,6 @@ static void test_margin(void) {
     ENSURE(missed_unmargined == 0); /* monotone rounding: the margin is only insurance */
 }
 
-/* Every touching pair by brute force in double (the CPU backend's own test). */
-static sim_body_pair *contacts_brute(const sim_state *s, uint64_t *count) {
-    size_t cap = 1024, k = 0;
-    sim_body_pair *v = malloc(cap * sizeof *v);
-    for (uint32_t i = 0; i < s->n; ++i) {
-        for (uint32_t j = 0; j < i; ++j) {
-            const sim_vec4d a = s->pos[i], b = s->pos[j];
-            const double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z, r = a.w + b.w;
-            if (dx * dx + dy * dy + dz * dz < r * r) {
-                if (k == cap) {
-                    cap *= 2;
-                    v = realloc(v, cap * sizeof *v);
-                }
-                v[k++] = (sim_body_pair){i, j};
-            }
-        }
-    }
-    *count = k;
-    return v;
-}
-
 static sim_backend_config config(int cull, int map, uint32_t tile, int levels, int sort_every) {
     sim_backend_config c = sim_backend_config_default();
     c.kind = SIM_BACKEND_CPU;
@@ -195,7 +174,7 @@ static void scene_case(const char *kind, uint32_t n, const sim_backend_config *c
     sim_backend *ref = make(&full, &sc);
     uint64_t n_ref, n_brute;
     sim_body_pair *want = contacts_of(ref, &n_ref);
-    sim_body_pair *brute = contacts_brute(&sc.s, &n_brute);
+    sim_body_pair *brute = brute_contacts(NULL, &sc.s, &n_brute);
     ENSURE_MSG(same_pairs(want, n_ref, brute, n_brute),
                "%s N=%u: full sweep %llu pairs, brute %llu", kind, n, (unsigned long long)n_ref,
                (unsigned long long)n_brute);

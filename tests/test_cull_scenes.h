@@ -107,6 +107,50 @@ static inline sim_body_pair *contacts_of(sim_backend *b, uint64_t *count) {
     return v;
 }
 
+/* The minimum image of b - a on p's periodic axes (p NULL: walls), written independently of
+ * physics_impl.h: the nearest of the three images per axis. */
+static inline double brute_image_axis(double d, double L) {
+    const double c[3] = {d, d - L, d + L};
+    double best = d;
+    for (int k = 0; k < 3; ++k) {
+        best = fabs(c[k]) < fabs(best) ? c[k] : best;
+    }
+    return best;
+}
+
+static inline void brute_image(const sim_params *p, sim_vec4d a, sim_vec4d b, double d[3]) {
+    const int per = p != NULL ? p->periodic : 0;
+    const double L = p != NULL ? 2.0 * p->box_half : 0.0;
+    d[0] = (per & 1) ? brute_image_axis(b.x - a.x, L) : b.x - a.x;
+    d[1] = (per & 2) ? brute_image_axis(b.y - a.y, L) : b.y - a.y;
+    d[2] = (per & 4) ? brute_image_axis(b.z - a.z, L) : b.z - a.z;
+}
+
+/* Every touching pair (i > j) of s by brute force in double, through the minimum image on p's
+ * periodic axes (p NULL: walls), in (i, j) order, so sorted as cmp_pair sorts; *count set.
+ * Caller frees. */
+static inline sim_body_pair *brute_contacts(const sim_params *p, const sim_state *s,
+                                            uint64_t *count) {
+    size_t cap = 1024, k = 0;
+    sim_body_pair *v = malloc(cap * sizeof *v);
+    for (uint32_t i = 0; i < s->n; ++i) {
+        for (uint32_t j = 0; j < i; ++j) {
+            double d[3];
+            brute_image(p, s->pos[i], s->pos[j], d);
+            const double reach = s->pos[i].w + s->pos[j].w;
+            if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < reach * reach) {
+                if (k == cap) {
+                    cap *= 2;
+                    v = realloc(v, cap * sizeof *v);
+                }
+                v[k++] = (sim_body_pair){i, j};
+            }
+        }
+    }
+    *count = k;
+    return v;
+}
+
 static inline int same_pairs(const sim_body_pair *a, uint64_t na, const sim_body_pair *b,
                              uint64_t nb) {
     return na == nb && (na == 0 || memcmp(a, b, (size_t)na * sizeof *a) == 0);

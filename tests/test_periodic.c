@@ -37,48 +37,6 @@ static sim_params periodic_params(double box_half, int axes) {
     return p;
 }
 
-/* The minimum image of b - a on the periodic axes of p, written independently of physics_impl.h
- * (nearest of the three images per axis). */
-static double image(double d, double L) {
-    const double c[3] = {d, d - L, d + L};
-    double best = d;
-    for (int k = 0; k < 3; ++k) {
-        best = fabs(c[k]) < fabs(best) ? c[k] : best;
-    }
-    return best;
-}
-
-static void brute_image(const sim_params *p, sim_vec4d a, sim_vec4d b, double d[3]) {
-    const double L = 2.0 * p->box_half;
-    d[0] = (p->periodic & 1) ? image(b.x - a.x, L) : b.x - a.x;
-    d[1] = (p->periodic & 2) ? image(b.y - a.y, L) : b.y - a.y;
-    d[2] = (p->periodic & 4) ? image(b.z - a.z, L) : b.z - a.z;
-}
-
-/* Every pair touching through its minimum image (i > j), sorted. */
-static sim_body_pair *brute_periodic_contacts(const sim_params *p, const sim_state *s,
-                                              uint64_t *count) {
-    size_t cap = 1024, k = 0;
-    sim_body_pair *v = malloc(cap * sizeof *v);
-    for (uint32_t i = 0; i < s->n; ++i) {
-        for (uint32_t j = 0; j < i; ++j) {
-            double d[3];
-            brute_image(p, s->pos[i], s->pos[j], d);
-            const double reach = s->pos[i].w + s->pos[j].w;
-            if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < reach * reach) {
-                if (k == cap) {
-                    cap *= 2;
-                    v = realloc(v, cap * sizeof *v);
-                }
-                v[k++] = (sim_body_pair){i, j};
-            }
-        }
-    }
-    qsort(v, k, sizeof *v, cmp_pair);
-    *count = k;
-    return v;
-}
-
 /* n bodies crowded against the faces, edges and corners of the box of half-width h: each
  * coordinate within `shell` of a face with probability 2/3, else anywhere; radii 0.4-0.5 m. */
 static sim_state boundary_state(uint64_t *rng, uint32_t n, double h, double shell, double v) {
@@ -352,7 +310,7 @@ static int contacts_exact(sim_backend *b, const sim_params *p, uint32_t n, const
     }
     ENSURE_MSG(inside, "%s, step %d: a body outside the periodic box", what, step);
     uint64_t na = 0, nb = 0;
-    sim_body_pair *a = contacts_of(b, &na), *w = brute_periodic_contacts(p, &s, &nb);
+    sim_body_pair *a = contacts_of(b, &na), *w = brute_contacts(p, &s, &nb);
     const int same = same_pairs(a, na, w, nb);
     ENSURE_MSG(same, "%s, step %d: %llu contacts found, %llu touching", what, step,
                (unsigned long long)na, (unsigned long long)nb);
