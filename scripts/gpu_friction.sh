@@ -50,25 +50,14 @@ for w in "lattice 262144 32 auto" "dense 1048576 32 auto" "dense 1048576 32 0"; 
 done
 
 step "summary"
-python3 - "$csv" "$OUT/friction.md" "$(head -2 "$logs/device.txt" | tail -1)" <<'EOF'
-import csv, sys
+PYTHONPATH="$root/scripts" python3 - "$csv" "$OUT/friction.md" "$(head -2 "$logs/device.txt" | tail -1)" <<'EOF'
+import sys
+from summary_md import Report, num as f, read_rows
 path, md_path, device = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    rows = list(csv.DictReader(open(path)))
-except OSError:
-    rows = []
+rows = read_rows(path)
 GOAL = 0.35
 
-def f(r, k):
-    try:
-        return float(r[k])
-    except (KeyError, ValueError):
-        return 0.0
-
-out = []
-def line(s=""):
-    out.append(s)
-    print(s)
+line = Report()
 
 line("# Friction on against off on the CUDA backend (scripts/gpu_friction.sh)")
 line("")
@@ -93,8 +82,7 @@ for (scene, n, tile, nlist), d in by.items():
         f(d["on"], "integrate_ms"), f(d["on"], "contacts_per_step") / max(int(n), 1)))
 line("")
 line("Per-phase columns are medians per step of the frame (cull_timing's columns).")
-md = open(md_path, "w")
-md.write("\n".join(out) + "\n")
+line.write(md_path)
 EOF
 status_line "the test" | tee -a "$OUT/friction.md"
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$logs"

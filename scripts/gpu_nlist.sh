@@ -97,22 +97,14 @@ run idle-half dense 65536 32 auto half
 run idle-full dense 65536 32 auto full
 
 step "summary"
-python3 - "$csv" "$OUT/nlist.md" "$(head -2 "$logs/device.txt" | tail -1)" <<'EOF'
-import csv, sys
+PYTHONPATH="$root/scripts" python3 - "$csv" "$OUT/nlist.md" "$(head -2 "$logs/device.txt" | tail -1)" <<'EOF'
+import sys
+from summary_md import Report, num as f, read_rows
 path, md_path, device = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    rows = list(csv.DictReader(open(path)))
-except OSError:
-    rows = []
+rows = read_rows(path)
 GOAL = {("lattice", 262144): 0.10, ("lattice", 65536): 0.04, ("gas", 1048576): 0.15,
         ("dense", 1048576): 0.5}
 BW = 3.35e12  # H100 SXM HBM3 [B/s]
-
-def f(r, k):
-    try:
-        return float(r[k])
-    except (KeyError, ValueError):
-        return 0.0
 
 def bytes_per_body(r):
     """DRAM bytes per body and step, a model (gathers of neighbours assumed cache hits):
@@ -129,10 +121,7 @@ def bytes_per_body(r):
     rebuilt = f(r, "rebuilds") / steps
     return 112.0 + 36.0 + 4.0 * c + 80.0 + rebuilt * (36.0 + 12.0 * c)
 
-out = []
-def line(s=""):
-    out.append(s)
-    print(s)
+line = Report()
 
 line("# Neighbour lists against culled tiles (scripts/gpu_nlist.sh)")
 line("")
@@ -215,8 +204,7 @@ line("|---|---|---|---|---|---|")
 for _, scene, n, c, p in pairs({"full": "unchained-full"}):
     line("| %s | %s | %.4f | %.4f | %.4f | %.4f |" % (scene, n, by[c], by[p], phase[c][0],
                                                       phase[p][0]))
-md = open(md_path, "w")
-md.write("\n".join(out) + "\n")
+line.write(md_path)
 EOF
 status_line "the test" | tee -a "$OUT/nlist.md"
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$logs"

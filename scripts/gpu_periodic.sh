@@ -72,29 +72,18 @@ for skin in auto 0; do
 done
 
 step "summary"
-python3 - "$csv" "$OUT/periodic.md" "$(head -2 "$logs/device.txt" | tail -1)" "$tests" <<'EOF'
-import csv, sys
+PYTHONPATH="$root/scripts" python3 - "$csv" "$OUT/periodic.md" "$(head -2 "$logs/device.txt" | tail -1)" "$tests" <<'EOF'
+import sys
+from summary_md import Report, num as f, read_rows
 path, md_path, device, tests_path = sys.argv[1:5]
-try:
-    rows = list(csv.DictReader(open(path)))
-except OSError:
-    rows = []
+rows = read_rows(path)
 try:
     tests = open(tests_path).read().strip().splitlines()
 except OSError:
     tests = []
 GOAL = 0.10
 
-def f(r, k):
-    try:
-        return float(r[k])
-    except (KeyError, ValueError):
-        return 0.0
-
-out = []
-def line(s=""):
-    out.append(s)
-    print(s)
+line = Report()
 
 line("# Periodic boundaries against walls (scripts/gpu_periodic.sh)")
 line("")
@@ -132,8 +121,7 @@ for (scene, path_), g in sorted(groups.items()):
 line("")
 line("Phases: medians per step (integrate holds the drift, the WRAP phase and the second half "
      "kick; neighbours: the lists' builds and checks, mean per step).")
-md = open(md_path, "w")
-md.write("\n".join(out) + "\n")
+line.write(md_path)
 EOF
 status_line "the tests" | tee -a "$OUT/periodic.md"
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$logs"
