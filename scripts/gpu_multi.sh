@@ -107,7 +107,7 @@ else
   echo "skipped: no mpirun, or this build has no MPI ($("$nbsim" --version | tail -1))"
 fi
 
-# With four GPUs: four processes of one GPU each (a process holds one GPU: --rank), and two
+# With four GPUs: four processes of one GPU each (--rank alone), and two
 # processes of two GPUs each (--gpus 2 --rank), by hand and under mpirun, against one process
 # with four: the same bits.
 if [ "$gpus" -ge 4 ]; then
