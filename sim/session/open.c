@@ -238,9 +238,9 @@ static sim_status load_scene(sim_session *s, const char *scene, sim_params *para
 /* The ranks' devices. --gpus N: N ranks in this process (CUDA: devices 0..N-1; CPU: threads). A
  * run over processes (sim_session_resolve_launch found rank and world): this process runs
  * --gpus G ranks (1 by default), global ranks rank * G .. rank * G + G - 1 of world * G, on G
- * devices from (local rank * G) mod the devices it sees (a launcher that shows each process its
- * own GPUs: from 0), and the processes agree on an NCCL id through the --nccl-id file (rank 0
- * writes it) or MPI. */
+ * devices from local rank * G (one GPU: local rank mod the devices; a launcher that shows each
+ * process its own G GPUs: from 0), and the processes agree on an NCCL id through the --nccl-id
+ * file (rank 0 writes it) or MPI. */
 static sim_status resolve_devices(sim_session *s, sim_error *err) {
     const sim_session_config *o = &s->cfg;
     sim_multi_config *m = &s->config.multi;
@@ -264,8 +264,8 @@ static sim_status resolve_devices(sim_session *s, sim_error *err) {
         m->local = per;
         /* mpirun / srun may show each process its own GPUs alone (CUDA_VISIBLE_DEVICES) */
         const int local = o->local_rank >= 0 ? o->local_rank : o->rank;
-        m->device = devices > 0 ? (int)((long)local * per % devices) : 0;
-        if (devices > 0 && m->device + per > devices) {
+        m->device = devices <= per ? 0 : per == 1 ? local % devices : local * per;
+        if (devices > 0 && (long)m->device + per > devices) { /* G > 1: no wrapping round */
             return sim_fail(err, SIM_NO_DEVICE,
                             "--gpus %d: process %d (local rank %d) would take devices %d..%d, "
                             "and %d %s visible",
