@@ -189,13 +189,11 @@ line("## Counting touching pairs (config.count_contacts): off against on")
 line("")
 line("| lists | scene | N | counted ms | not counted ms | cost |")
 line("|---|---|---|---|---|---|")
-for (label, scene, n), ms in by.items():
-    if not label.startswith("count0-"):
-        continue
-    on = by.get((label[len("count0-"):], scene, n))
-    if on:
-        line("| %s | %s | %s | %.4f | %.4f | %+.1f %% |" % (label[7:], scene, n, on, ms,
-                                                          100.0 * (on - ms) / ms))
+counted = {l: l[len("count0-"):] for l, _, _ in by if l.startswith("count0-")}
+for label, scene, n, off, on in pairs(counted):
+    if by[on]:
+        line("| %s | %s | %s | %.4f | %.4f | %+.1f %% |" % (counted[label], scene, n, by[on],
+                                                          by[off], 100.0 * (by[on] - by[off]) / by[off]))
 line("")
 line("## The cell grid's five kernels chained (programmatic dependent launches) or plain")
 line("")
