@@ -192,8 +192,9 @@ line("|---|---|---|---|---|---|")
 counted = {l: l[len("count0-"):] for l, _, _ in by if l.startswith("count0-")}
 for label, scene, n, off, on in pairs(counted):
     if by[on]:
+        cost = 100.0 * (by[on] - by[off]) / by[off]
         line("| %s | %s | %s | %.4f | %.4f | %+.1f %% |" % (counted[label], scene, n, by[on],
-                                                          by[off], 100.0 * (by[on] - by[off]) / by[off]))
+                                                          by[off], cost))
 line("")
 line("## The cell grid's five kernels chained (programmatic dependent launches) or plain")
 line("")
