@@ -91,18 +91,29 @@ else
     tee "$logs/cli_compare.txt" || status=1
 fi
 
-step "mpirun: two processes, the NCCL id through MPI, against --gpus 2"
-if command -v mpirun >/dev/null && "$nbsim" --version | grep -q "MPI (NCCL id under mpirun) yes"; then
+# Under mpirun (the id through MPI): NP processes of G GPUs each, rank 0's state against the one
+# process's REF (whose run exited REF_EXIT). Usage: under_mpirun NP G REF REF_EXIT WHAT
+have_mpi=0
+command -v mpirun >/dev/null && "$nbsim" --version | grep -q "MPI (NCCL id under mpirun) yes" &&
+  have_mpi=1
+under_mpirun() {
+  local np=$1 g=$2 ref=$3 ref_exit=$4 what=$5 name=mpirun_${1}x$2
   # the machine runs as root; mpirun forwards NCCL_NVLS_ENABLE with the environment
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 120 \
-    mpirun -np 2 --bind-to none "$nbsim" "${run[@]}" --save-state "$cli/mpirun.txt" >"$logs/mpirun.log" 2>&1
-  mr=$?
-  if [ $mr -ne 0 ] || [ $g2 -ne 0 ]; then
-    status=1; echo "FAILED: mpirun -np 2 (exit $mr)"; tail -5 "$logs/mpirun.log"
+    mpirun -np "$np" --bind-to none "$nbsim" "${run[@]}" --gpus "$g" --save-state "$cli/$name.txt" \
+    >"$logs/$name.log" 2>&1
+  local m=$?
+  if [ $m -ne 0 ] || [ "$ref_exit" -ne 0 ]; then
+    status=1; echo "FAILED: mpirun -np $np --gpus $g (exit $m)"; tail -5 "$logs/$name.log"
   else
-    same_states "mpirun -np 2 vs one process with two GPUs" "$cli/mpirun.txt" "$cli/one_proc.txt" 2>&1 |
+    same_states "mpirun -np $np x $g GPUs vs $what" "$cli/$name.txt" "$ref" 2>&1 |
       tee -a "$logs/cli_compare.txt" || status=1
   fi
+}
+
+step "mpirun: two processes, the NCCL id through MPI, against --gpus 2"
+if [ $have_mpi = 1 ]; then
+  under_mpirun 2 1 "$cli/one_proc.txt" $g2 "one process with two GPUs"
 else
   echo "skipped: no mpirun, or this build has no MPI ($("$nbsim" --version | tail -1))"
 fi
@@ -120,19 +131,9 @@ if [ "$gpus" -ge 4 ]; then
     same_states "2 processes x 2 GPUs vs one process with four GPUs" "$cli/two_by_two.txt" \
       "$cli/one_proc4.txt" 2>&1 | tee -a "$logs/cli_compare.txt" || status=1
   fi
-  if command -v mpirun >/dev/null && "$nbsim" --version | grep -q "MPI (NCCL id under mpirun) yes"; then
-    for np in 4 2; do
-      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 120 \
-        mpirun -np $np --bind-to none "$nbsim" "${run[@]}" --gpus $((4 / np)) \
-        --save-state "$cli/mpirun$np.txt" >"$logs/mpirun$np.log" 2>&1
-      m=$?
-      if [ $m -ne 0 ] || [ $g4 -ne 0 ]; then
-        status=1; echo "FAILED: mpirun -np $np --gpus $((4 / np)) (exit $m)"; tail -5 "$logs/mpirun$np.log"
-      else
-        same_states "mpirun -np $np x $((4 / np)) GPUs vs one process with four GPUs" "$cli/mpirun$np.txt" \
-          "$cli/one_proc4.txt" 2>&1 | tee -a "$logs/cli_compare.txt" || status=1
-      fi
-    done
+  if [ $have_mpi = 1 ]; then
+    under_mpirun 4 1 "$cli/one_proc4.txt" $g4 "one process with four GPUs"
+    under_mpirun 2 2 "$cli/one_proc4.txt" $g4 "one process with four GPUs"
   fi
 fi
 
