@@ -51,9 +51,7 @@ struct block_state {
     int current, threads;
     int warp_arrived[kWarps], warp_live[kWarps], block_arrived, block_live;
     unsigned warp_gen[kWarps], block_gen;
-    float fbuf[kWarps][32];
-    double dbuf[kWarps][32];
-    int ibuf[kWarps][32];
+    uint64_t xbuf[kWarps][32]; /* the lanes' values (warp_exchange) and votes (warp_ballot) */
     int bbuf[kMaxThreads]; /* __syncthreads_or's predicates */
     uint64_t rng;
     void (*body)(void *);
@@ -179,6 +177,38 @@ inline bool run_block(uint3 block, dim3 grid, int threads, void (*body)(void *),
     return run_block(block, grid, dim3((unsigned)threads), body, arg, seed);
 }
 
+/* What every shuffle is: each lane of the warp publishes v, then reads lane src's (src outside
+ * 0..31: its own v); a barrier on each side, as a shuffle is one. */
+template <class T> inline T warp_exchange(T v, int src) {
+    static_assert(sizeof(T) <= sizeof(uint64_t), "a shuffle moves at most 8 bytes");
+    const int w = g.current / 32, l = g.current % 32;
+    memcpy(&g.xbuf[w][l], &v, sizeof v);
+    sync_warp();
+    T r = v;
+    if (src >= 0 && src < 32) {
+        memcpy(&r, &g.xbuf[w][src], sizeof r);
+    }
+    sync_warp();
+    return r;
+}
+
+/* The warp's predicates as bits (lane i: bit i), every lane's answer: __ballot_sync, __any_sync. */
+inline unsigned warp_ballot(int predicate) {
+    const int w = g.current / 32, l = g.current % 32;
+    g.xbuf[w][l] = predicate != 0;
+    sync_warp();
+    unsigned bits = 0;
+    for (int i = 0; i < 32; ++i) {
+        bits |= g.xbuf[w][i] ? 1u << i : 0u;
+    }
+    sync_warp();
+    return bits;
+}
+
+inline int lane() {
+    return g.current % 32;
+}
+
 } // namespace emu
 
 #define threadIdx emu::thread_idx
@@ -193,20 +223,29 @@ inline void __syncwarp(unsigned = 0xffffffffu) {
     emu::sync_warp();
 }
 inline float __shfl_sync(unsigned, float v, int src, int = 32) {
-    const int w = emu::g.current / 32, l = emu::g.current % 32;
-    emu::g.fbuf[w][l] = v;
-    emu::sync_warp();
-    const float r = emu::g.fbuf[w][src & 31];
-    emu::sync_warp();
-    return r;
+    return emu::warp_exchange(v, src & 31);
+}
+inline unsigned __shfl_sync(unsigned, unsigned v, int src, int = 32) {
+    return emu::warp_exchange(v, src & 31);
 }
 inline double __shfl_down_sync(unsigned, double v, unsigned delta, int = 32) {
-    const int w = emu::g.current / 32, l = emu::g.current % 32;
-    emu::g.dbuf[w][l] = v;
-    emu::sync_warp();
-    const double r = l + (int)delta < 32 ? emu::g.dbuf[w][l + (int)delta] : v;
-    emu::sync_warp();
-    return r;
+    const int src = emu::lane() + (int)delta;
+    return emu::warp_exchange(v, src < 32 ? src : -1);
+}
+inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned delta, int = 32) {
+    return emu::warp_exchange(v, emu::lane() - (int)delta);
+}
+inline float __shfl_xor_sync(unsigned, float v, int lane_mask, int = 32) {
+    return emu::warp_exchange(v, (emu::lane() ^ lane_mask) & 31);
+}
+inline unsigned __shfl_xor_sync(unsigned, unsigned v, int lane_mask, int = 32) {
+    return emu::warp_exchange(v, (emu::lane() ^ lane_mask) & 31);
+}
+inline bool __any_sync(unsigned, int predicate) {
+    return emu::warp_ballot(predicate) != 0u;
+}
+inline unsigned __ballot_sync(unsigned, int predicate) {
+    return emu::warp_ballot(predicate);
 }
 inline int __syncthreads_or(int predicate) {
     emu::g.bbuf[emu::g.current] = predicate != 0;
@@ -217,60 +256,6 @@ inline int __syncthreads_or(int predicate) {
     }
     emu::sync_block();
     return any;
-}
-inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned delta, int = 32) {
-    const int w = emu::g.current / 32, l = emu::g.current % 32;
-    emu::g.ibuf[w][l] = (int)v;
-    emu::sync_warp();
-    const unsigned r = l >= (int)delta ? (unsigned)emu::g.ibuf[w][l - (int)delta] : v;
-    emu::sync_warp();
-    return r;
-}
-inline bool __any_sync(unsigned, int predicate) {
-    const int w = emu::g.current / 32, l = emu::g.current % 32;
-    emu::g.ibuf[w][l] = predicate != 0;
-    emu::sync_warp();
-    int any = 0;
-    for (int i = 0; i < 32; ++i) {
-        any |= emu::g.ibuf[w][i];
-    }
-    emu::sync_warp();
-    return any != 0;
-}
-inline float __shfl_xor_sync(unsigned, float v, int lane_mask, int = 32) {
-    const int w = emu::g.current / 32, l = emu::g.current % 32;
-    emu::g.fbuf[w][l] = v;
-    emu::sync_warp();
-    const float r = emu::g.fbuf[w][(l ^ lane_mask) & 31];
-    emu::sync_warp();
-    return r;
-}
-inline unsigned __shfl_xor_sync(unsigned, unsigned v, int lane_mask, int = 32) {
-    const int w = emu::g.current / 32, l = emu::g.current % 32;
-    emu::g.ibuf[w][l] = (int)v;
-    emu::sync_warp();
-    const unsigned r = (unsigned)emu::g.ibuf[w][(l ^ lane_mask) & 31];
-    emu::sync_warp();
-    return r;
-}
-inline unsigned __shfl_sync(unsigned, unsigned v, int src, int = 32) {
-    const int w = emu::g.current / 32, l = emu::g.current % 32;
-    emu::g.ibuf[w][l] = (int)v;
-    emu::sync_warp();
-    const unsigned r = (unsigned)emu::g.ibuf[w][src & 31];
-    emu::sync_warp();
-    return r;
-}
-inline unsigned __ballot_sync(unsigned, int predicate) {
-    const int w = emu::g.current / 32, l = emu::g.current % 32;
-    emu::g.ibuf[w][l] = predicate != 0;
-    emu::sync_warp();
-    unsigned bits = 0;
-    for (int i = 0; i < 32; ++i) {
-        bits |= emu::g.ibuf[w][i] ? 1u << i : 0u;
-    }
-    emu::sync_warp();
-    return bits;
 }
 inline int __popc(unsigned v) {
     return __builtin_popcount(v);
