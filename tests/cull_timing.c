@@ -14,13 +14,15 @@
  *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
  *               [--skin S|auto] [--nlist half|full|default] [--build cells|tiles|default]
- *               [--count 0|1]
+ *               [--count 0|1] [--graphs 0|1]
  *               [--friction MU] [--rolling-friction MU_R] [--periodic AXES]
  *
  * --skin: the neighbour lists' skin [m] (0: culled tile pairs, no lists; default auto, as nbsim);
  * --nlist: their kind (sim_nlist_kind); --build: what they are built from (sim_nlist_build);
  * --count 0: the sweeps do not count their tests and
- * touching pairs (to time what counting costs); --friction, --rolling-friction: the
+ * touching pairs (to time what counting costs); --graphs 0: every kernel of a step launched on
+ * the stream as it comes (config.stream_launches; default 1: short steps as CUDA graphs, to time
+ * what that saves); --friction, --rolling-friction: the
  * coefficients (default: the scene's own; scripts/gpu_friction.sh times friction on and off);
  * --periodic: the scene's box periodic on those axes (xz, xyz: as nbsim's flag;
  * scripts/gpu_periodic.sh times it against the walls). The CSV adds what the lists did over the timed
@@ -53,7 +55,7 @@ typedef struct {
     double skin; /* < 0: auto */
     sim_nlist_kind nlist;
     sim_nlist_build build;
-    int count;
+    int count, graphs;
     double friction, rolling; /* < 0: the scene's */
     const char *periodic;     /* NULL: walls on every axis */
 } options;
@@ -66,7 +68,7 @@ static int usage(const char *why) {
 static int parse(int argc, char **argv, options *o) {
     *o = (options){
         SIM_BACKEND_CUDA,  "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, "", -1.0,
-        SIM_NLIST_DEFAULT, SIM_NLIST_BUILD_DEFAULT, 1, -1.0, -1.0, NULL};
+        SIM_NLIST_DEFAULT, SIM_NLIST_BUILD_DEFAULT, 1, 1, -1.0, -1.0, NULL};
     for (int a = 1; a < argc; ++a) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (v == NULL) {
@@ -122,6 +124,8 @@ static int parse(int argc, char **argv, options *o) {
             }
         } else if (strcmp(f, "--count") == 0) {
             o->count = atoi(v);
+        } else if (strcmp(f, "--graphs") == 0) {
+            o->graphs = atoi(v);
         } else if (strcmp(f, "--friction") == 0) {
             o->friction = strtod(v, NULL);
         } else if (strcmp(f, "--rolling-friction") == 0) {
@@ -208,6 +212,7 @@ int main(int argc, char **argv) {
     c.nlist = o.nlist;
     c.nlist_build = o.build;
     c.count_contacts = o.count;
+    c.stream_launches = !o.graphs;
     c.kind = o.kind;
     c.tile = o.tile;
     c.pair_map = o.map;
@@ -221,7 +226,7 @@ int main(int argc, char **argv) {
     static double col[kColumns][MAX_FRAMES];
     sim_frame_timing t;
     memset(&t, 0, sizeof t);
-    int sorts = 0, fallbacks = 0, rebuilds = 0, nlist_fallbacks = 0;
+    int sorts = 0, fallbacks = 0, rebuilds = 0, nlist_fallbacks = 0, graph_steps = 0;
     double nlist_ms = 0.0, skin = 0.0;
     uint64_t tests = 0, contacts = 0, nlist_bytes = 0;
     double event_ms = 0.0, wall0 = 0.0, wall_ms = 0.0;
@@ -250,6 +255,7 @@ int main(int argc, char **argv) {
         fallbacks += t.cull_fallback_steps;
         rebuilds += t.nlist_rebuilds;
         nlist_fallbacks += t.nlist_fallback_steps;
+        graph_steps += t.graph_steps;
         nlist_ms += t.nlist_ms;
         tests += t.candidate_tests * (uint64_t)t.steps;
         contacts += t.contacts * (uint64_t)t.steps;
@@ -272,12 +278,12 @@ int main(int argc, char **argv) {
     printf("%-10s %-4s %-7s N=%-8u tile=%-3u %-10s cull=%d levels=%d K=%-3d | sort %.4f cull %.4f "
            "pair %.4f integrate %.4f step %.4f contact-step %.4f ms | mean over %ld steps: step "
            "%.4f ms (events), %.4f ms (host clock) | tile pairs %llu of %llu, sorts %d, fallbacks "
-           "%d\n",
+           "%d, graphs %d\n",
            o.label, o.kind == SIM_BACKEND_CPU ? "cpu" : "cuda", o.scene, o.n, o.tile, map, t.culled,
            t.cull_levels, o.sort_every, med[kSort], med[kCull], med[kPair], med[kIntegrate],
            med[kStep], med[kContact], timed_steps, mean_step, wall_step,
            (unsigned long long)t.tile_pairs, (unsigned long long)t.tile_pairs_total, sorts,
-           fallbacks);
+           fallbacks, graph_steps);
     const double per_step = timed_steps > 0 ? 1.0 / (double)timed_steps : 0.0;
     printf("%-10s lists: %s, skin %g m, %d rebuilds in %ld steps, %d fallback steps, neighbours "
            "%.4f ms/step, %.1f bytes per body | %.1f tests and %.2f touching pairs per body and "
@@ -301,11 +307,11 @@ int main(int argc, char **argv) {
                              "triplet_ms,step_ms,contact_step_ms,tile_pairs,tile_pairs_total,"
                              "super_pairs,sorts,fallback_steps,nlist,skin,rebuilds,"
                              "nlist_fallback_steps,nlist_ms,nlist_bytes,tests_per_step,"
-                             "contacts_per_step,count,timed_steps,mean_step_ms,wall_step_ms\n");
+                             "contacts_per_step,count,graph_steps,timed_steps,mean_step_ms,wall_step_ms\n");
             }
             fprintf(out,
                     "%s,%s,%s,%s,%u,%u,%s,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,"
-                    "%llu,%llu,%llu,%d,%d,%s,%.6g,%d,%d,%.6f,%llu,%.1f,%.1f,%d,%ld,%.6f,%.6f\n",
+                    "%llu,%llu,%llu,%d,%d,%s,%.6g,%d,%d,%.6f,%llu,%.1f,%.1f,%d,%d,%ld,%.6f,%.6f\n",
                     o.label, o.kind == SIM_BACKEND_CPU ? "cpu" : "cuda", sim_backend_device_name(b),
                     o.scene, o.n, o.tile, map, t.culled, t.cull_levels, o.sort_every, o.steps,
                     o.frames, med[kSort], med[kCull], med[kPair], med[kIntegrate], med[kTriplet],
@@ -313,7 +319,7 @@ int main(int argc, char **argv) {
                     (unsigned long long)t.tile_pairs_total, (unsigned long long)t.super_pairs,
                     sorts, fallbacks, t.nlist ? sim_nlist_kind_name(o.nlist) : "off", skin,
                     rebuilds, nlist_fallbacks, nlist_ms * per_step, (unsigned long long)nlist_bytes,
-                    (double)tests * per_step, (double)contacts * per_step, o.count, timed_steps,
+                    (double)tests * per_step, (double)contacts * per_step, o.count, graph_steps, timed_steps,
                     mean_step, wall_step);
             fclose(out);
         }

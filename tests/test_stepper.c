@@ -9,8 +9,8 @@
  * sort, a request, their growth, a rollback), when the cut-off sweeps its lists rather than tile
  * triples (a skin, one rank), the settling of counts that were lower bounds, when a step is
  * long (saved, sliced, the slices sized from the measured rate), rollback when the flag rises in a
- * slice, the flag read between steps, the window of steps in flight, and where each phase's time
- * goes. */
+ * slice, the flag read between steps, the window of steps in flight, where each phase's time
+ * goes, and which steps a backend may launch as one unit (CUDA: a graph). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +50,7 @@ typedef struct {
     double raise_at;
     /* what was called */
     int saves, restores, waits, wait_id[1 << 14];
+    int decline_units, fail_sweep; /* step_begin answers no unit; the sweep fails */
     int grows;
     sim_list grow_list[64];
     uint64_t grow_cap[64];
@@ -136,6 +137,9 @@ static sim_status fake_sweep(sim_backend *b, sim_sweep w, uint64_t begin, uint64
         "pairs", "pair-list", "triplets", "triplet-list", "nlist-sweep", "triplet-nlist"};
     if (flags & SIM_SLICE_FIRST) {
         say(f, names[w]);
+    }
+    if (f->fail_sweep) {
+        return sim_fail(e, SIM_CUDA, "the fake sweep failed");
     }
     if (f->slices < MAX_SLICES) {
         f->slice[f->slices++] = (slice_rec){begin, end, flags, w};
@@ -233,7 +237,7 @@ static sim_step_ops fake_ops = {
     fake_tcull,          fake_reduce,         fake_body, fake_second,     fake_end,
     fake_measure,        fake_grow,           fake_save, fake_restore,    fake_list_blocks,
     fake_guess,          fake_culls_triplets, NULL, /* no friction */
-    fake_lists_triplets,
+    fake_lists_triplets, NULL,                NULL, /* no units (test_step_units: some) */
 };
 
 /* A fake of N = 2560 bodies (40 pair tiles of 64, 80 triplet tiles), the ltm and tetra maps;
@@ -879,6 +883,70 @@ static void test_atm_lists_rollback(void) {
     drop(f);
 }
 
+/* A short step as one unit (step_begin / step_end: CUDA's graphs): "[" and "]" around each step
+ * the backend takes, never around a long step (saved and sliced: the host reads the flag inside
+ * it), nothing when it declines; a step that failed is dropped ("]drop") with the step's error,
+ * and only launched steps count in graph_steps. */
+static sim_status fake_step_begin(sim_backend *b, const sim_step_shape *s, int *unit,
+                                  sim_error *e) {
+    *unit = !as_fake(b)->decline_units;
+    say(as_fake(b), *unit ? "[" : "-");
+    return SIM_OK;
+}
+
+static sim_status fake_step_end(sim_backend *b, int keep, sim_error *e) {
+    say(as_fake(b), keep ? "]" : "]drop");
+    return SIM_OK;
+}
+
+static void test_step_units(void) {
+    setup u = {1, 0, 0, 1, 1000, 2, 0.0, 0.0};
+    fake *f = make(&u);
+    static sim_step_ops with_units;
+    with_units = fake_ops;
+    with_units.step_begin = fake_step_begin;
+    with_units.step_end = fake_step_end;
+    f->base.stepper.ops = &with_units;
+    sim_frame_timing t;
+    ENSURE(frame(f, &t) == SIM_OK && t.steps == 2 && t.graph_steps == 2);
+    ENSURE_MSG(strcmp(f->log, "begin [ first sort cull/sorted pair-list second ] [ first cull "
+                              "pair-list second ] end") == 0,
+               "%s", f->log);
+    /* the forces alone are no step */
+    sim_error err;
+    clear_log(f);
+    ENSURE(sim_step_forces(&f->base, 0, &err) == SIM_OK && strchr(f->log, '[') == NULL);
+    /* declined: the phases as they come */
+    f->decline_units = 1;
+    ENSURE(frame(f, &t) == SIM_OK && t.graph_steps == 0);
+    ENSURE_MSG(strcmp(f->log, "begin - first cull pair-list second - first cull pair-list second "
+                              "end") == 0,
+               "%s", f->log);
+    f->decline_units = 0;
+    /* a long step (its list counted on the host, slow): saved and sliced, never one unit */
+    f->list_len[SIM_SWEEP_PAIR_LIST] = 100000;
+    f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.01; /* 1 s */
+    memset(f->base.stepper.rate, 0, sizeof f->base.stepper.rate);
+    f->guess = 64.0 * 64.0 * 100.0;
+    f->base.params.steps_per_frame = 1;
+    ENSURE(frame(f, &t) == SIM_OK && f->saves == 1 && f->slices > 5 && t.graph_steps == 0);
+    ENSURE_MSG(strncmp(f->log, "begin save first cull pair-list", 31) == 0 &&
+                   strchr(f->log, '[') == NULL,
+               "%s", f->log);
+    /* a failed step: dropped, its own error returned, nothing after it */
+    f->list_len[SIM_SWEEP_PAIR_LIST] = 100;
+    f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 1e-4;
+    memset(f->base.stepper.rate, 0, sizeof f->base.stepper.rate);
+    f->guess = 1e9;
+    f->fail_sweep = 1;
+    clear_log(f);
+    err.status = SIM_OK;
+    ENSURE(sim_step_frame(&f->base, &t, &err) == SIM_CUDA);
+    ENSURE_MSG(strcmp(err.message, "the fake sweep failed") == 0, "%s", err.message);
+    ENSURE_MSG(strcmp(f->log, "begin [ first cull pair-list ]drop") == 0, "%s", f->log);
+    drop(f);
+}
+
 static const ensure_test tests[] = {
     {"phase_order", test_phase_order},
     {"sort_every", test_sort_every},
@@ -894,6 +962,7 @@ static const ensure_test tests[] = {
     {"nlist_report", test_nlist_report},
     {"atm_lists", test_atm_lists},
     {"atm_lists_rollback", test_atm_lists_rollback},
+    {"step_units", test_step_units},
 };
 
 ENSURE_MAIN(tests)

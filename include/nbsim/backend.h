@@ -93,6 +93,10 @@ typedef struct {
     sim_nlist_build nlist_build;
     /* Count the touching pairs of culled sweeps (sim_frame_timing.contacts); 0: not counted. */
     int count_contacts;
+    /* CUDA: 1 enqueues each kernel of a step on the stream as it comes; 0 (the default) launches
+     * each short culled step of one rank without ATM as one CUDA graph (sim/cuda/step_graph.cu:
+     * why, and which steps). The same kernels in the same order either way: a comparison. */
+    int stream_launches;
     sim_multi_config multi; /* several GPUs or processes (multi.h); zeros: alone */
     /* A flag another party raises to stop the work under way (a signal handler's), read with a
      * plain volatile load; NULL: none. sim_backend_create and sim_backend_run_frame say what
@@ -142,6 +146,7 @@ typedef struct {
      * ranks, the transfer; step_ms is the slowest rank's). 0 alone. */
     double comm_ms;
     int ranks; /* ranks (GPUs) the frame ran on, 1 alone */
+    int graph_steps; /* steps launched as one unit (CUDA: a graph; config.stream_launches) */
     /* The ATM cut-off, culled (sim/cull/triplet_cull.h: with config.cull, a pair map, triplets on
      * and atm_cutoff > 0, only the tile triples whose three tile pairs have boxes of centres within
      * the cut-off are swept); all 0 when the frame's triplets were not culled. triplet_ms is then

@@ -71,6 +71,7 @@ void cuda_destroy(sim_backend *base) {
     if (b->streams.main != nullptr) {
         (void)cudaStreamSynchronize(b->streams.main);
     }
+    sim_cuda_graphs_free(b);
     sim_cuda_events_free(b);
     if (b->streams_made) {
         (void)cudaEventDestroy(b->streams.fork);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — private to the CUDA backend: its state and what its files share. The backend is four
- * files, one role each:
+ * files, one role each (and step_graph.cu: a short step launched as one CUDA graph):
  *   cuda_backend.cu  set-up and tear-down, set_params / set_state / set_cull, the sim_backend ops;
  *   cuda_step.cu     the stepper's primitives (sim_cuda_step_ops): events as marks, the phases'
  *                    kernels on the main stream, the frame's one sync, save and restore;
@@ -27,6 +27,17 @@
 #include "cull/triplet_cull_kernels.h"
 #include "nlist/nlist_kernels.h"
 #include "nlist/atm_list_kernels.h"
+
+/* The executable graphs of short steps (step_graph.cu), one per step shape seen lately (a step
+ * that sorts has more nodes than one that does not), least recently used replaced. */
+#define SIM_CUDA_GRAPH_SHAPES 4
+typedef struct {
+    cudaGraphExec_t exec[SIM_CUDA_GRAPH_SHAPES];
+    size_t nodes[SIM_CUDA_GRAPH_SHAPES];
+    uint64_t used[SIM_CUDA_GRAPH_SHAPES], clock;
+    uint64_t instantiated; /* graphs instantiated (not updated) so far */
+    int capturing;         /* the main stream is being captured: marks are external events */
+} sim_cuda_graphs;
 
 struct cuda_backend {
     sim_backend base; /* first: sim_backend * points here */
@@ -68,6 +79,7 @@ struct cuda_backend {
     uint32_t *save_perm;              /* once culling has a body order */
     sim_gpu_cull_counts *save_counts; /* with it */
     int save_ready;
+    sim_cuda_graphs graphs; /* short steps as graphs (step_graph.cu) */
 };
 
 static inline cuda_backend *sim_cuda_of(sim_backend *b) {
@@ -87,6 +99,12 @@ sim_status sim_cuda_alloc(void **p, size_t bytes, const char *what, uint32_t n, 
 extern const sim_step_ops sim_cuda_step_ops;
 void sim_cuda_events_free(cuda_backend *b);
 void sim_cuda_save_free(cuda_backend *b);
+
+/* step_graph.cu: the stepper's step_begin / step_end (a short step as one graph) */
+sim_status sim_cuda_step_begin(sim_backend *base, const sim_step_shape *f, int *unit,
+                               sim_error *err);
+sim_status sim_cuda_step_end(sim_backend *base, int keep, sim_error *err);
+void sim_cuda_graphs_free(cuda_backend *b);
 
 /* cuda_lists.cu */
 /* The body order (slot -> user index), or nullptr while it is the identity. */

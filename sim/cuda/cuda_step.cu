@@ -92,6 +92,12 @@ sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int mark
     if (b->fric.on) {
         SIM_TRY(sim_gpu_friction_frame_start(&b->fric, s, err));
     }
+    if (f->listed && b->fric.on && b->nlist_ready) {
+        /* the springs beside the entries for the lists' size now (a growth changes it between
+         * frames): allocated here, never inside a step that may be captured into a graph */
+        SIM_TRY(sim_gpu_friction_list_prepare(&b->fric, (uint64_t)b->nlist.cap * b->nlist.stride,
+                                              s, err));
+    }
     if (f->culled) {
         SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->frame, 0, sizeof b->cull.counts->frame, s));
     }
@@ -101,9 +107,13 @@ sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int mark
     return SIM_OK;
 }
 
+/* In a step captured into a graph (step_graph.cu) the mark is an external event node: the
+ * event is recorded when the graph runs there, and times the phases as on the stream. */
 sim_status cuda_mark(sim_backend *base, int id, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
-    SIM_CUDA_TRY(cudaEventRecord(b->events[id], b->streams.main));
+    SIM_CUDA_TRY(cudaEventRecordWithFlags(b->events[id], b->streams.main,
+                                          b->graphs.capturing ? cudaEventRecordExternal
+                                                              : cudaEventRecordDefault));
     return SIM_OK;
 }
 
@@ -502,6 +512,7 @@ const sim_step_ops sim_cuda_step_ops = {
     cuda_triplet_cull,  cuda_reduce,        cuda_body_forces, cuda_verlet_second, cuda_end_frame,
     sim_cuda_measure,   sim_cuda_grow_list, cuda_save,        cuda_restore,     cuda_list_blocks,
     cuda_guess_rate,    cuda_culls_triplets, cuda_commit_history, cuda_lists_triplets,
+    sim_cuda_step_begin, sim_cuda_step_end,
 };
 
 void sim_cuda_events_free(cuda_backend *b) {

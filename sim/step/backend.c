@@ -28,6 +28,7 @@ sim_backend_config sim_backend_config_default(void) {
     c.nlist_capacity = 0;
     c.nlist_build = SIM_NLIST_BUILD_DEFAULT;
     c.count_contacts = 1;
+    c.stream_launches = 0;
     return c;
 }
 

@@ -593,7 +593,20 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
         if (cut) {
             s->saved_clock = s->clock;
         }
+        int unit = 0; /* a short step as one unit of work (CUDA: one graph) */
+        if (!cut && o->step_begin != NULL) {
+            SIM_TRY(o->step_begin(b, &f, &unit, err));
+        }
         st = run_step(b, k, &f, cut ? stop : NULL, err);
+        if (unit) {
+            const int keep = st == SIM_OK || st == SIM_UNSTABLE;
+            sim_error dropped; /* a failed step's error is the step's own */
+            const sim_status launched = o->step_end(b, keep, keep ? err : &dropped);
+            if (keep && launched != SIM_OK) {
+                return launched;
+            }
+            t->graph_steps += keep;
+        }
         if (st == SIM_INTERRUPTED) {
             SIM_ASSERT(cut);
             SIM_TRY(o->restore(b, err));

@@ -48,6 +48,10 @@
  * the forces alone (no SIM_STEP_ADVANCE, no commit) evaluate the histories as they are and
  * change none (a resumed run goes on from the histories it saved).
  *
+ * A short step may be one unit of work (step_begin / step_end: CUDA launches it as one graph,
+ * which takes ~10 launches' overhead off a step of ~0.1 ms); a long one never is, since the host
+ * reads the stop flag between its slices. Either way the same phases run in the same order.
+ *
  * Where a new phase goes: a row in SIM_PHASE_LIST (its name and the sim_frame_timing field its
  * time adds to), a primitive in sim_step_ops, its call in stepper.c where the row sits in the
  * order, and its state in the backend's save / restore (NEIGHBOURS is one: sim/nlist/nlist.h;
@@ -264,6 +268,14 @@ typedef struct sim_step_ops {
      * backend's support): triplet_cull then builds them when stale, sweep takes
      * SIM_SWEEP_TRIPLET_NLIST. NULL: tile triples (a table written before it). */
     int (*lists_triplets)(const sim_backend *b);
+    /* A short step (not saved: never sliced, the flag not read inside it) as one unit of work:
+     * step_begin before its first phase says whether this backend gathers the step (*unit 1;
+     * CUDA: captures its work into a graph, where the step's shape allows); step_end after the
+     * step's last mark, only when *unit was 1, launches it whole (keep 1) or drops it (keep 0:
+     * the step failed; the error is the step's). NULL (both): phases are enqueued as they come. */
+    sim_status (*step_begin)(sim_backend *b, const sim_step_shape *shape, int *unit,
+                             sim_error *err);
+    sim_status (*step_end)(sim_backend *b, int keep, sim_error *err);
 } sim_step_ops;
 
 /* A sweep's measured rate [blocks / ms], valid for the plan it was measured on. */

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT
+ * nbsim — a short step launched as one CUDA graph (the stepper's step_begin / step_end).
+ *
+ * Why. A listed step is ~8 kernels and ~6 events of 3 to 50 us each. Launched one by one on a
+ * stream, each costs ~3 us of enqueueing on an H100 machine's host (10 dependent empty kernels:
+ * 31 us; as one graph: 9 us, with programmatic launches 6 us; bench/results/nvidia-h100/
+ * step_graphs.md), so the lattice of 65,536 bodies, whose kernels take ~36 us, spent about half
+ * of its 71 us step waiting for launches. Captured from the stream and launched as one graph,
+ * the same kernels run with ~1 us between them, and capturing costs the host less than
+ * launching did.
+ *
+ * How. step_begin starts a capture of the main stream (thread-local mode: anything that is not
+ * stream work, such as an allocation, fails the step instead of slipping through) and the
+ * phases enqueue exactly as they would, their marks as external event nodes (so the stepper
+ * times the phases as before); step_end ends the capture and launches the graph through an
+ * executable graph kept per shape (node count), updated in place with the new step's parameters
+ * (cudaGraphExecUpdate: pointers that swapped, the step's index, the events), and instantiated
+ * again only when its topology changed. A step that failed is dropped: its graph is destroyed
+ * unlaunched, so a failed step has run nothing, as a failed launch would leave it.
+ *
+ * Which steps. One rank (several synchronise through NCCL or the host between phases), culled
+ * (the brute-force study mode stays as it is: its sweeps are long, and sliced), no ATM (its
+ * sweeps are long), and config.stream_launches 0. Friction's springs are allocated at the
+ * frame's start (cuda_step.cu), so no step allocates. */
+#include <string.h>
+
+#include "cuda/cuda_backend_impl.h"
+
+namespace {
+
+/* The executable graph for a step of `nodes` nodes: the one kept for that count (updated), else
+ * the least recently used slot, instantiated anew. */
+sim_status exec_for(sim_cuda_graphs *g, cudaGraph_t graph, cudaGraphExec_t *out, sim_error *err) {
+    size_t nodes = 0;
+    SIM_CUDA_TRY(cudaGraphGetNodes(graph, nullptr, &nodes));
+    ++g->clock;
+    int slot = -1, oldest = 0;
+    for (int k = 0; k < SIM_CUDA_GRAPH_SHAPES; ++k) {
+        if (g->exec[k] != nullptr && g->nodes[k] == nodes) {
+            slot = k;
+            break;
+        }
+        if (g->exec[k] == nullptr || g->used[k] < g->used[oldest]) {
+            oldest = k;
+        }
+    }
+    if (slot >= 0) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate(g->exec[slot], graph, &info) == cudaSuccess) {
+            g->used[slot] = g->clock;
+            *out = g->exec[slot];
+            return SIM_OK;
+        }
+        (void)cudaGetLastError(); /* another topology with as many nodes: instantiated below */
+        oldest = slot;
+    }
+    if (g->exec[oldest] != nullptr) {
+        (void)cudaGraphExecDestroy(g->exec[oldest]);
+        g->exec[oldest] = nullptr;
+    }
+    SIM_CUDA_TRY(cudaGraphInstantiate(&g->exec[oldest], graph, 0));
+    g->nodes[oldest] = nodes;
+    g->used[oldest] = g->clock;
+    ++g->instantiated;
+    *out = g->exec[oldest];
+    return SIM_OK;
+}
+
+} // namespace
+
+sim_status sim_cuda_step_begin(sim_backend *base, const sim_step_shape *f, int *unit,
+                               sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    *unit = 0;
+    if (base->config.stream_launches || base->rank.world > 1 || !f->culled || f->triplets) {
+        return SIM_OK;
+    }
+    SIM_CUDA_TRY(cudaStreamBeginCapture(b->streams.main, cudaStreamCaptureModeThreadLocal));
+    b->graphs.capturing = 1;
+    *unit = 1;
+    return SIM_OK;
+}
+
+sim_status sim_cuda_step_end(sim_backend *base, int keep, sim_error *err) {
+    cuda_backend *b = sim_cuda_of(base);
+    cudaGraph_t graph = nullptr;
+    b->graphs.capturing = 0;
+    const cudaError_t ended = cudaStreamEndCapture(b->streams.main, &graph);
+    if (!keep || ended != cudaSuccess) {
+        if (graph != nullptr) {
+            (void)cudaGraphDestroy(graph);
+        }
+        (void)cudaGetLastError();
+        if (!keep) {
+            return SIM_OK;
+        }
+        return sim_fail(err, SIM_CUDA, "capturing a step into a CUDA graph: %s",
+                        cudaGetErrorString(ended));
+    }
+    cudaGraphExec_t exec = nullptr;
+    sim_status st = exec_for(&b->graphs, graph, &exec, err);
+    if (st == SIM_OK) {
+        const cudaError_t e = cudaGraphLaunch(exec, b->streams.main);
+        if (e != cudaSuccess) {
+            st = sim_fail(err, SIM_CUDA, "launching a step's CUDA graph: %s",
+                          cudaGetErrorString(e));
+        }
+    }
+    (void)cudaGraphDestroy(graph); /* the executable graph holds what it needs */
+    return st;
+}
+
+void sim_cuda_graphs_free(cuda_backend *b) {
+    for (int k = 0; k < SIM_CUDA_GRAPH_SHAPES; ++k) {
+        if (b->graphs.exec[k] != nullptr) {
+            (void)cudaGraphExecDestroy(b->graphs.exec[k]);
+        }
+    }
+    memset(&b->graphs, 0, sizeof b->graphs);
+}
