@@ -49,8 +49,8 @@
  * change none (a resumed run goes on from the histories it saved).
  *
  * A short step may be one unit of work (step_begin / step_end: CUDA launches it as one graph,
- * which takes ~10 launches' overhead off a step of ~0.1 ms); a long one never is, since the host
- * reads the stop flag between its slices. Either way the same phases run in the same order.
+ * which saves the host its launches one by one); a long one never is, since the host reads the
+ * stop flag between its slices. Either way the same phases run in the same order.
  *
  * Where a new phase goes: a row in SIM_PHASE_LIST (its name and the sim_frame_timing field its
  * time adds to), a primitive in sim_step_ops, its call in stepper.c where the row sits in the
