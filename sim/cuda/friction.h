@@ -23,15 +23,19 @@
  *
  * Beside the neighbour lists (the default enumeration) the pairs' springs do not live in those
  * tables: they live in the lists' own layout (sim_gpu_fric_list, slot-major like nbr: entry k of
- * slot i at k * stride + i), read and written in place by the list sweep's thread of slot i with
- * no lookup. An entry holds a spring when its stamp equals the generation of the last completed
- * step (gen, counted by commit): a step writes the touching pairs' entries with the next
- * generation, so a contact that ended, an entry of an older list, or one a cut step wrote is
- * simply not current, and nothing is ever cleared in the sweep. A rebuild carries them (on the
- * device's flag, gated like the build, before the boxes): each slot's current entries are
- * compacted with their partners' slots into a carry of the same layout, and the sweep after the
- * build finds a pair in the carry of its row's slot (half lists: the larger slot's row before and
- * after; full lists: both rows), no table, no atomics. The user tables stay the interchange: a
+ * slot i at k * stride + i), read and written by the list sweep's thread of slot i with no
+ * lookup, in two buffers: the last completed step's (read) and this step's (written), swapped by
+ * commit with the tables. An entry holds a spring when its stamp equals the generation of the
+ * last completed step (gen, counted by commit): a step writes the touching pairs' entries with
+ * the next generation, so a contact that ended, an entry of an older list, or one a cut step
+ * wrote is simply not current, and nothing is ever cleared in the sweep. A rebuild carries them
+ * (on the device's flag, gated like the build, before the boxes): each slot's current entries
+ * are compacted as (partner slot, old entry k) into a carry of the same layout, their springs
+ * left where they are in the last step's buffer (which no one writes until the commit), and the
+ * sweep after the build finds a pair in the carry of its row's slot (half lists: the larger
+ * slot's row before and after; full lists: both rows), no table, no atomics. The springs
+ * themselves are not copied: 8 bytes per carried entry written, not 28 (on the falling lattice,
+ * which rebuilds at every step, the copy was 0.14 ms of a 0.51 ms step; H100). The user tables stay the interchange: a
  * flush (nlist_kernels.h) moves the current entries and a pending carry into the last step's
  * table (by owner and partner, as the tile sweeps store them) and makes them stale, before
  * anything changes the slots (a re-sort) or drops the entries (lists grown or freed) and before
@@ -71,8 +75,10 @@ typedef struct {
 
 /* The list sweep's view of the springs beside the list entries (see above). */
 typedef struct {
-    sim_vec4f *a;      /* (xi.x, xi.y, xi.z, roll.x) of entry k * stride + i */
-    sim_fric_roll2 *b; /* (roll.y, roll.z) */
+    const sim_vec4f *a;      /* the last step's (xi.x, xi.y, xi.z, roll.x) of entry k * stride + i */
+    const sim_fric_roll2 *b; /* (roll.y, roll.z) */
+    sim_vec4f *a_next;       /* this step's, written by the sweep (a step's, dt > 0) */
+    sim_fric_roll2 *b_next;
     uint32_t *stamp;   /* the generation that wrote it (0: never current) */
     uint32_t *owned;   /* per slot: the touching pairs its body owns, counted by the list
                         * sweep (zeroed before it); the walls' kernel adds its walls and
@@ -80,18 +86,17 @@ typedef struct {
     uint32_t gen;      /* the last completed step's generation: entries current at it */
     uint32_t next;     /* this step's */
     /* A rebuild's carry (same slots): slot i's entries current before it, compacted (partner
-     * slot, spring) at q * stride + i, q < carry_n[i], current while carry_gen[i] == gen. */
-    uint32_t *carry_partner;
-    sim_vec4f *carry_a;
-    sim_fric_roll2 *carry_b;
+     * slot, the entry k that holds its spring in a / b) at q * stride + i, q < carry_n[i],
+     * current while carry_gen[i] == gen. */
+    uint32_t *carry_partner, *carry_k;
     uint32_t *carry_n, *carry_gen;
 } sim_gpu_fric_list;
 
 /* Device bytes of the springs beside the lists, allocated for the lists' cap x stride entries
- * (sim_gpu_friction_list_prepare): per entry its spring (a, b, stamp) and a carry's (carry_a,
- * carry_b, carry_partner), 2 x 28 = 56; per body owned, carry_n and carry_gen, 12. */
+ * (sim_gpu_friction_list_prepare): per entry its spring in both buffers (a, b: 2 x 24), its stamp
+ * and a carry's partner and entry (12), 60; per body owned, carry_n and carry_gen, 12. */
 #define SIM_GPU_FRIC_LIST_BYTES_PER_ENTRY                                                          \
-    (2u * (sizeof(sim_vec4f) + sizeof(sim_fric_roll2) + sizeof(uint32_t)))
+    (2u * (sizeof(sim_vec4f) + sizeof(sim_fric_roll2)) + 3u * sizeof(uint32_t))
 #define SIM_GPU_FRIC_LIST_BYTES_PER_BODY (3u * sizeof(uint32_t))
 
 typedef struct {
@@ -112,12 +117,11 @@ typedef struct {
     uint32_t min_cap;                   /* the smallest row */
     /* The springs beside the neighbour-list entries (sim_gpu_fric_list), ls_entries of them
      * (cap x stride of the lists; 0: none yet), and the completed steps' generation. */
-    sim_vec4f *ls_a;
-    sim_fric_roll2 *ls_b;
+    sim_vec4f *ls_a[2];
+    sim_fric_roll2 *ls_b[2];
+    int ls_last; /* which of ls_a / ls_b is the last completed step's (commit swaps) */
     uint32_t *ls_stamp, *ls_owned;
-    uint32_t *carry_partner, *carry_n, *carry_gen; /* sim_gpu_fric_list's carry */
-    sim_vec4f *carry_a;
-    sim_fric_roll2 *carry_b;
+    uint32_t *carry_partner, *carry_k, *carry_n, *carry_gen; /* sim_gpu_fric_list's carry */
     uint64_t ls_entries;
     uint32_t gen;
     int ls_dirty;   /* some entry may be current: flush before the tables are read */
@@ -167,7 +171,7 @@ sim_status sim_gpu_friction_verlet_second(const sim_gpu_bodies *b, const sim_gpu
 /* The spin's half kick alone (the first half of the step, after the velocity's). */
 sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr, float dt,
                                  cudaStream_t s, sim_error *err);
-/* The step's table becomes the last step's, and its list entries current. */
+/* The step's table becomes the last step's, and its list entries (their buffer) current. */
 void sim_gpu_friction_commit(sim_gpu_friction *fr);
 /* Springs beside `entries` list entries (the lists' cap x stride), none current; kept when they
  * are that many already. The caller flushes first (ls_dirty): their contents go. */

@@ -244,20 +244,19 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 void free_list(sim_gpu_friction *fr) {
-    (void)cudaFree(fr->ls_a);
-    (void)cudaFree(fr->ls_b);
+    for (int k = 0; k < 2; ++k) {
+        (void)cudaFree(fr->ls_a[k]);
+        (void)cudaFree(fr->ls_b[k]);
+        fr->ls_a[k] = nullptr;
+        fr->ls_b[k] = nullptr;
+    }
     (void)cudaFree(fr->ls_stamp);
     (void)cudaFree(fr->ls_owned);
     (void)cudaFree(fr->carry_partner);
-    (void)cudaFree(fr->carry_a);
-    (void)cudaFree(fr->carry_b);
+    (void)cudaFree(fr->carry_k);
     (void)cudaFree(fr->carry_n);
     (void)cudaFree(fr->carry_gen);
-    fr->carry_partner = fr->carry_n = fr->carry_gen = nullptr;
-    fr->carry_a = nullptr;
-    fr->carry_b = nullptr;
-    fr->ls_a = nullptr;
-    fr->ls_b = nullptr;
+    fr->carry_partner = fr->carry_k = fr->carry_n = fr->carry_gen = nullptr;
     fr->ls_stamp = nullptr;
     fr->ls_owned = nullptr;
     fr->ls_entries = 0;
@@ -706,21 +705,25 @@ sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction
 
 void sim_gpu_friction_commit(sim_gpu_friction *fr) {
     fr->last = 1 - fr->last;
+    fr->ls_last = 1 - fr->ls_last;
     fr->gen = sim_gpu_friction_list_view(fr).next;
 }
 
 sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries, cudaStream_t s,
                                          sim_error *err) {
-    if (fr->ls_entries == entries && fr->ls_a != nullptr) {
+    if (fr->ls_entries == entries && fr->ls_a[0] != nullptr) {
         return SIM_OK;
     }
     free_list(fr);
     const size_t e = (size_t)(entries ? entries : 1);
-    sim_status st = device_alloc((void **)&fr->ls_a, e * sizeof *fr->ls_a,
-                                 "the springs beside the neighbour lists", fr->n, err);
-    if (st == SIM_OK) {
-        st = device_alloc((void **)&fr->ls_b, e * sizeof *fr->ls_b,
+    sim_status st = SIM_OK;
+    for (int k = 0; k < 2 && st == SIM_OK; ++k) {
+        st = device_alloc((void **)&fr->ls_a[k], e * sizeof *fr->ls_a[k],
                           "the springs beside the neighbour lists", fr->n, err);
+        if (st == SIM_OK) {
+            st = device_alloc((void **)&fr->ls_b[k], e * sizeof *fr->ls_b[k],
+                              "the springs beside the neighbour lists", fr->n, err);
+        }
     }
     if (st == SIM_OK) {
         st = device_alloc((void **)&fr->ls_stamp, e * sizeof *fr->ls_stamp,
@@ -736,11 +739,7 @@ sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries,
                           "the springs carried over a rebuild", fr->n, err);
     }
     if (st == SIM_OK) {
-        st = device_alloc((void **)&fr->carry_a, e * sizeof *fr->carry_a,
-                          "the springs carried over a rebuild", fr->n, err);
-    }
-    if (st == SIM_OK) {
-        st = device_alloc((void **)&fr->carry_b, e * sizeof *fr->carry_b,
+        st = device_alloc((void **)&fr->carry_k, e * sizeof *fr->carry_k,
                           "the springs carried over a rebuild", fr->n, err);
     }
     if (st == SIM_OK) {
@@ -799,13 +798,14 @@ sim_gpu_fric sim_gpu_friction_flush_view(const sim_gpu_friction *fr, const uint3
 
 sim_gpu_fric_list sim_gpu_friction_list_view(const sim_gpu_friction *fr) {
     sim_gpu_fric_list v;
-    v.a = fr->ls_a;
-    v.b = fr->ls_b;
+    v.a = fr->ls_a[fr->ls_last];
+    v.b = fr->ls_b[fr->ls_last];
+    v.a_next = fr->ls_a[1 - fr->ls_last];
+    v.b_next = fr->ls_b[1 - fr->ls_last];
     v.stamp = fr->ls_stamp;
     v.owned = fr->ls_owned;
     v.carry_partner = fr->carry_partner;
-    v.carry_a = fr->carry_a;
-    v.carry_b = fr->carry_b;
+    v.carry_k = fr->carry_k;
     v.carry_n = fr->carry_n;
     v.carry_gen = fr->carry_gen;
     v.gen = fr->gen;

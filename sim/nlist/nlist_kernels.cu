@@ -488,8 +488,10 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                             for (uint32_t q = 0; q < m; ++q) {
                                 const size_t cq = (size_t)q * stride + i;
                                 if (ls.carry_partner[cq] == j) {
-                                    const sim_vec4f sa = ls.carry_a[cq];
-                                    const sim_fric_roll2 sb = ls.carry_b[cq];
+                                    /* its spring where the last step left it */
+                                    const size_t was = (size_t)ls.carry_k[cq] * stride + i;
+                                    const sim_vec4f sa = ls.a[was];
+                                    const sim_fric_roll2 sb = ls.b[was];
                                     h = sim_fric_unpack(sa, sb);
                                     carried = true;
                                     break;
@@ -510,12 +512,12 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                                                 &f, &t_own, &t_other, nullptr)) {
                         continue; /* no contact: the entry is not written, so not current */
                     }
-                    if (fr.dt != 0.0f) { /* a step's sweep: the spring advances (in place) */
+                    if (fr.dt != 0.0f) { /* a step's sweep: the spring advances (this step's) */
                         sim_vec4f sa;
                         sim_fric_roll2 sb;
                         sim_fric_pack(h, &sa, &sb);
-                        ls.a[at] = sa; /* whole words: vector stores */
-                        ls.b[at] = sb;
+                        ls.a_next[at] = sa; /* whole words: vector stores */
+                        ls.b_next[at] = sb;
                         ls.stamp[at] = ls.next;
                     }
                     const float sg = i_owns ? 1.0f : -1.0f; /* f is the owner's */
@@ -721,8 +723,9 @@ __global__ void __launch_bounds__(kThreads)
             sb = ls.b[at];
         } else {
             j = ls.carry_partner[at];
-            sa = ls.carry_a[at];
-            sb = ls.carry_b[at];
+            const size_t was = (size_t)ls.carry_k[at] * stride + i; /* in the last step's */
+            sa = ls.a[was];
+            sb = ls.b[was];
         }
         const uint32_t uj = into.perm != nullptr ? into.perm[j] : j;
         if (full && ui < uj) {
@@ -736,16 +739,17 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-/* A rebuild's carry (cuda/friction.h): slot i's current entries, compacted with their partners'
- * slots beside the old lists, before the build overwrites them; the sweep that follows finds a
- * pair's spring there, in the row of the same slot (the slots do not change between: a re-sort
- * flushes first), with no table and no atomics. Entries carried are made stale. A row carried
- * already at this generation (a second rebuild before the step's sweep: its entries cannot be
- * current since) keeps its carry. Gated as the flush.
+/* A rebuild's carry (cuda/friction.h): slot i's current entries, compacted as (partner slot,
+ * entry) beside the old lists, before the build overwrites them; the sweep that follows finds a
+ * pair there, in the row of the same slot (the slots do not change between: a re-sort flushes
+ * first), and its spring in the last step's buffer at that entry, with no table and no atomics.
+ * Entries carried are made stale. A row carried already at this generation (a second rebuild
+ * before the step's sweep: its entries cannot be current since) keeps its carry. Gated as the
+ * flush.
  *
  * Launch contract: ceil(N / 256) blocks of 256 threads, thread i slot i (guard i < n). Cost per
- * body: its count and carry generation, 4 B per entry (the stamps), per current entry 28 B read
- * and 28 B written in the same slot-major layout; 8 B per body written. */
+ * body: its count and carry generation, 4 B per entry (the stamps), per current entry its
+ * partner read and 8 B written in the same slot-major layout; 8 B per body written. */
 __global__ void __launch_bounds__(kThreads)
     fric_carry_kernel(const uint32_t *__restrict__ nbr, const uint32_t *__restrict__ count,
                       uint32_t stride, uint32_t cap, uint32_t n,
@@ -769,8 +773,7 @@ __global__ void __launch_bounds__(kThreads)
         ls.stamp[at] = 0u;
         const size_t cq = (size_t)q * stride + i;
         ls.carry_partner[cq] = nbr[at];
-        ls.carry_a[cq] = ls.a[at];
-        ls.carry_b[cq] = ls.b[at];
+        ls.carry_k[cq] = k;
         ++q;
     }
     ls.carry_n[i] = q;
