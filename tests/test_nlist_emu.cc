@@ -555,6 +555,28 @@ static void test_drift(void) {
         ENSURE(fabsf(pw[i].x) <= 6.0f && fabsf(pw[i].z) <= 6.0f);
     }
     ENSURE(wrapped >= 150);
+    /* with friction the spin's first half kick in the same pass, the bits of friction_kernels.cu's
+     * kick_kernel (sim_verlet_spin_f by the body's radius and mass) */
+    std::vector<sim_vec4f> ps = b.pos, vs = b.vel, fs(300, sim_vec4f{1.0f, -2.0f, 0.5f, 0.0f});
+    std::vector<sim_vec4f> spin(300), torque(300);
+    for (uint32_t i = 0; i < 300; ++i) {
+        spin[i] = sim_vec4f{0.1f * (float)i, -0.2f, 0.3f, 0.0f};
+        torque[i] = sim_vec4f{0.5f, 0.01f * (float)i, -0.25f, 0.0f};
+    }
+    const std::vector<sim_vec4f> spin0 = spin;
+    std::vector<sim_vec4f> rs = ps;
+    flag = 0;
+    launch(dim3(2), dim3(256), [&] {
+        nl::drift_kernel(ps.data(), vs.data(), fs.data(), 300, dt, rs.data(), h * h, &flag,
+                         sim_period_f(), spin.data(), torque.data());
+    });
+    for (uint32_t i = 0; i < 300; ++i) {
+        sim_vec3f w = {spin0[i].x, spin0[i].y, spin0[i].z};
+        sim_verlet_spin_f(&w, sim_vec3f{torque[i].x, torque[i].y, torque[i].z}, b.pos[i],
+                          b.vel[i].w, dt);
+        ENSURE(w.x == spin[i].x && w.y == spin[i].y && w.z == spin[i].z && spin[i].w == 0.0f);
+    }
+    ENSURE(spin[7].x != spin0[7].x); /* it moved */
 }
 
 /* Contact forces over all pairs in double under physics ph (walls or periodic axes). */

@@ -135,17 +135,18 @@ sim_status cuda_elapsed(sim_backend *base, int from, int to, double *ms, sim_err
 /* With neighbour lists: each body's displacement since their build checked too, and the forces
  * cleared for the contacts sweep. With periodic axes the centres go back into the box in the same
  * pass (the stepper's WRAP: no wrap primitive here, one pass over the bodies less). With
- * friction the spin's half kick follows (the last torques). */
+ * friction the spin's half kick (the last torques): in the lists' drift, else after. */
 sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     if (sim_backend_listing(base) && b->nlist_ready) {
         b->nlist_cleared = 1;
         b->nlist.period = b->ph.period; /* the physics may have changed since the last cull */
-        SIM_TRY(sim_gpu_nlist_drift(&b->bodies, &b->nlist, b->dt, b->streams.main, err));
-    } else {
-        SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, b->ph.periodic ? &b->ph.period : nullptr,
-                                     b->streams.main, err));
+        const bool spin = b->fric.on != 0;
+        return sim_gpu_nlist_drift(&b->bodies, &b->nlist, b->dt, spin ? b->fric.spin : nullptr,
+                                   spin ? b->fric.torque : nullptr, b->streams.main, err);
     }
+    SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, b->ph.periodic ? &b->ph.period : nullptr,
+                                 b->streams.main, err));
     if (b->fric.on) {
         return sim_gpu_friction_kick(&b->bodies, &b->fric, b->dt, b->streams.main, err);
     }

@@ -168,7 +168,8 @@ sim_status sim_gpu_friction_verlet_second(const sim_gpu_bodies *b, const sim_gpu
                                           const uint32_t *perm, const sim_physics_f *ph, float dt,
                                           uint64_t *d_flag, uint32_t step, cudaStream_t s,
                                           sim_error *err);
-/* The spin's half kick alone (the first half of the step, after the velocity's). */
+/* The spin's half kick alone (the first half of the step, after the velocity's), where the
+ * neighbour lists' drift does not do it in its pass (nlist_kernels.h: steps without lists). */
 sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr, float dt,
                                  cudaStream_t s, sim_error *err);
 /* The step's table becomes the last step's, and its list entries (their buffer) current. */

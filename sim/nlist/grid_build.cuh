@@ -213,9 +213,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     if (nc->rebuild == 0u) {
         return;
     }
-    /* sim_period_or_null's pointer, either the periods or NULL, would copy them to local memory
-     * (a stack frame, 6 loads per candidate): a flag instead, the periods read as parameters */
-    const bool periodic = period.len[0] > 0.0f || period.len[1] > 0.0f || period.len[2] > 0.0f;
+    const bool periodic = sim_period_any_f(&period); /* a flag, not a pointer (cull.h) */
     for (uint32_t m = grid_thread(); m < n; m += grid_threads()) {
         const uint32_t i = v.cell_body[m];
         const sim_vec4f pi = sim_ld4(v.cell_pos + m); /* pos[i] at the bin, bit for bit */

@@ -159,24 +159,27 @@ warp_pairs(sim_tile2 t, uint32_t a, uint32_t b, uint32_t tile, const sim_vec4f *
  * displacement from the lists' build (more than half the skin, or NaN: the flag goes up, one
  * store per block that saw it) and its force cleared for the sweep's atomics. per (all 0: walls):
  * the box's periods, through whose images the displacement is taken, and on whose axes the
- * centre then goes back into the box (the WRAP phase, as verlet_first_kernel<true>).
+ * centre then goes back into the box (the WRAP phase, as verlet_first_kernel<true>). spin (with
+ * friction; NULL without): the spin's first half kick by the last torques in the same pass, as
+ * friction_kernels.cu's kick_kernel (radius and mass alone: the same bits before or after the
+ * drift), one pass over the bodies less.
  *
  * Launch contract: ceil(N / 256) blocks of 256 threads, thread i body i (guard i < n; every
  * thread reaches the block vote). Cost per body: 48 B read + 16 B (the build position), 48 B
- * written; ~25 flops. */
+ * written; ~25 flops; with the spin 32 B read and 16 B written more. */
 __global__ void __launch_bounds__(kThreads)
     drift_kernel(sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
                  sim_vec4f *__restrict__ force, uint32_t n, float dt,
                  const sim_vec4f *__restrict__ ref, float h2, uint32_t *__restrict__ rebuild,
-                 sim_period_f per = sim_period_f()) {
+                 sim_period_f per = sim_period_f(), sim_vec4f *__restrict__ spin = nullptr,
+                 const sim_vec4f *__restrict__ torque = nullptr) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     bool moved = false;
     if (i < n) {
         sim_vec4f p = pos[i], v = vel[i];
         const sim_vec4f f = force[i];
         sim_verlet_first_f(&p, &v, xyz3(f), dt);
-        /* a flag, not sim_period_or_null's pointer: that copied the periods to a stack frame */
-        const bool periodic = per.len[0] > 0.0f || per.len[1] > 0.0f || per.len[2] > 0.0f;
+        const bool periodic = sim_period_any_f(&per); /* a flag, not a pointer (cull.h) */
         const sim_vec4f r = sim_ld4(ref + i);
         moved = (periodic ? sim_nlist_moved_pf(p, r, h2, &per)
                           : sim_nlist_moved_pf(p, r, h2, nullptr)) != 0;
@@ -188,6 +191,15 @@ __global__ void __launch_bounds__(kThreads)
         sim_vec4f zero;
         zero.x = zero.y = zero.z = zero.w = 0.0f;
         force[i] = zero;
+        if (spin != nullptr) {
+            sim_vec4f w4 = spin[i]; /* slot order, as the positions */
+            sim_vec3f w = sim_fric_xyz(w4);
+            sim_verlet_spin_f(&w, sim_fric_xyz(torque[i]), p, v.w, dt);
+            w4.x = w.x;
+            w4.y = w.y;
+            w4.z = w.z;
+            spin[i] = w4;
+        }
     }
     sim_block_raise(moved, rebuild);
 }
@@ -984,9 +996,11 @@ uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l) {
 }
 
 sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
-                               cudaStream_t s, sim_error *err) {
-    drift_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(
-        b->pos, b->vel, b->force, b->n, dt, l->ref, half_skin2(l), &l->counts->rebuild, l->period);
+                               sim_vec4f *spin, const sim_vec4f *torque, cudaStream_t s,
+                               sim_error *err) {
+    drift_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt, l->ref,
+                                                        half_skin2(l), &l->counts->rebuild,
+                                                        l->period, spin, torque);
     SIM_CUDA_CHECK_LAUNCH("nlist drift_kernel");
     return SIM_OK;
 }

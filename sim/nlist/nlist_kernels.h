@@ -115,9 +115,11 @@ uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l);
 enum { SIM_GPU_NLIST_REBUILD = 16u };
 
 /* The first half kick and drift (integrate.h's), each body's displacement from l->ref checked
- * against half the skin (the flag raised), and the forces cleared for the sweep. */
+ * against half the skin (the flag raised), and the forces cleared for the sweep; with friction
+ * (spin, torque: slot order; NULL without) the spin's first half kick in the same pass. */
 sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
-                               cudaStream_t s, sim_error *err);
+                               sim_vec4f *spin, const sim_vec4f *torque, cudaStream_t s,
+                               sim_error *err);
 /* The check alone, for the bodies where they are (the test hooks, outside a step). */
 sim_status sim_gpu_nlist_check(const sim_gpu_bodies *b, const sim_gpu_nlist *l, cudaStream_t s,
                                sim_error *err);
