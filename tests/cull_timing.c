@@ -285,10 +285,11 @@ int main(int argc, char **argv) {
            (unsigned long long)t.tile_pairs, (unsigned long long)t.tile_pairs_total, sorts,
            fallbacks, graph_steps);
     const double per_step = timed_steps > 0 ? 1.0 / (double)timed_steps : 0.0;
+    const char *kind = sim_nlist_kind_name(sim_nlist_kind_for(o.nlist, &p)); /* as the lists ran */
     printf("%-10s lists: %s, skin %g m, %d rebuilds in %ld steps, %d fallback steps, neighbours "
            "%.4f ms/step, %.1f bytes per body | %.1f tests and %.2f touching pairs per body and "
            "step\n",
-           o.label, t.nlist ? sim_nlist_kind_name(o.nlist) : "off (tiles)", skin, rebuilds,
+           o.label, t.nlist ? kind : "off (tiles)", skin, rebuilds,
            timed_steps, nlist_fallbacks, nlist_ms * per_step, (double)nlist_bytes / o.n,
            (double)tests * per_step / o.n, (double)contacts * per_step / o.n);
     if (o.csv != NULL) {
@@ -317,7 +318,7 @@ int main(int argc, char **argv) {
                     o.frames, med[kSort], med[kCull], med[kPair], med[kIntegrate], med[kTriplet],
                     med[kStep], med[kContact], (unsigned long long)t.tile_pairs,
                     (unsigned long long)t.tile_pairs_total, (unsigned long long)t.super_pairs,
-                    sorts, fallbacks, t.nlist ? sim_nlist_kind_name(o.nlist) : "off", skin,
+                    sorts, fallbacks, t.nlist ? kind : "off", skin,
                     rebuilds, nlist_fallbacks, nlist_ms * per_step, (unsigned long long)nlist_bytes,
                     (double)tests * per_step, (double)contacts * per_step, o.count, graph_steps, timed_steps,
                     mean_step, wall_step);

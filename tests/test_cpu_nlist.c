@@ -296,8 +296,23 @@ static void test_auto_skin(void) {
     ENSURE_MSG(t.nlist && t.skin >= 0.05 * 2.0 * rmin * (1 - 1e-12) &&
                    t.skin <= 0.25 * 2.0 * rmin * (1 + 1e-12),
                "skin %g, smallest radius %g", t.skin, rmin);
-    ENSURE(strcmp(sim_nlist_kind_name(SIM_NLIST_DEFAULT),
-                  sim_nlist_kind_name(SIM_NLIST_DEFAULT_KIND)) == 0);
+    /* DEFAULT's kind (backend.h): full lists without friction, half lists with it; a kind
+     * asked for stays */
+    sim_params q = sc.p;
+    q.friction = 0.0;
+    ENSURE(sim_nlist_kind_for(SIM_NLIST_DEFAULT, &q) == SIM_NLIST_DEFAULT_KIND);
+    ENSURE(SIM_NLIST_DEFAULT_KIND == SIM_NLIST_FULL);
+    q.friction = 0.5;
+    ENSURE(sim_nlist_kind_for(SIM_NLIST_DEFAULT, &q) == SIM_NLIST_DEFAULT_FRICTION_KIND);
+    ENSURE(SIM_NLIST_DEFAULT_FRICTION_KIND == SIM_NLIST_HALF);
+    ENSURE(sim_nlist_kind_for(SIM_NLIST_FULL, &q) == SIM_NLIST_FULL);
+    q.friction = 0.0;
+    q.rolling_friction = 0.1; /* rolling resistance alone is friction too */
+    ENSURE(sim_nlist_kind_for(SIM_NLIST_DEFAULT, &q) == SIM_NLIST_HALF);
+    q.rolling_friction = 0.0;
+    ENSURE(sim_nlist_kind_for(SIM_NLIST_HALF, &q) == SIM_NLIST_HALF);
+    ENSURE(strcmp(sim_nlist_kind_name(SIM_NLIST_DEFAULT), "default") == 0);
+    ENSURE(strcmp(sim_nlist_kind_name(SIM_NLIST_HALF), "half") == 0);
     sim_params p = *sim_backend_get_params(b);
     p.skin.value = 0.0;
     p.skin.set = 1;

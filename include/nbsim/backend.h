@@ -66,7 +66,15 @@ int sim_pair_choice_from_name(const char *name);           /* -1 when unknown */
  * for long. */
 typedef enum { SIM_NLIST_DEFAULT, SIM_NLIST_HALF, SIM_NLIST_FULL } sim_nlist_kind;
 #define SIM_NLIST_DEFAULT_KIND SIM_NLIST_FULL
-const char *sim_nlist_kind_name(sim_nlist_kind kind); /* "half", "full" (DEFAULT: its choice) */
+/* With friction DEFAULT is half lists, also chosen by measurement (H100, one run, both kinds
+ * alternating, bench/results/nvidia-h100/friction_half_lists.md): a frictional contact costs far
+ * more than a test, and a half list computes each once (one spring read and written) where a
+ * full list computes it at both ends: the falling lattice of 262,144 0.340 against 0.454 ms, of
+ * 65,536 0.122 against 0.154 ms, the resting pack of 1,048,576 0.437 against 0.441 ms. */
+#define SIM_NLIST_DEFAULT_FRICTION_KIND SIM_NLIST_HALF
+/* The kind lists take under these parameters: kind itself, or DEFAULT's choice for them. */
+sim_nlist_kind sim_nlist_kind_for(sim_nlist_kind kind, const sim_params *p);
+const char *sim_nlist_kind_name(sim_nlist_kind kind); /* "half", "full", "default" */
 
 /* Where the CUDA backend builds the neighbour lists from: a grid of cells one list reach wide
  * (sim/nlist/cell_grid.h: ~30 tests per body; one rank, where the grid fits) or the culled tile

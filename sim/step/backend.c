@@ -33,8 +33,17 @@ sim_backend_config sim_backend_config_default(void) {
 }
 
 const char *sim_nlist_kind_name(sim_nlist_kind kind) {
-    kind = kind == SIM_NLIST_DEFAULT ? SIM_NLIST_DEFAULT_KIND : kind;
-    return kind == SIM_NLIST_HALF ? "half" : kind == SIM_NLIST_FULL ? "full" : "?";
+    return kind == SIM_NLIST_HALF      ? "half"
+           : kind == SIM_NLIST_FULL    ? "full"
+           : kind == SIM_NLIST_DEFAULT ? "default"
+                                       : "?";
+}
+
+sim_nlist_kind sim_nlist_kind_for(sim_nlist_kind kind, const sim_params *p) {
+    if (kind != SIM_NLIST_DEFAULT) {
+        return kind;
+    }
+    return sim_params_have_friction(p) ? SIM_NLIST_DEFAULT_FRICTION_KIND : SIM_NLIST_DEFAULT_KIND;
 }
 
 int sim_pair_tile_valid(uint32_t tile) {
@@ -92,7 +101,7 @@ int sim_backend_listing(const sim_backend *b) {
 }
 
 sim_nlist_kind sim_backend_nlist_kind(const sim_backend *b) {
-    return b->config.nlist == SIM_NLIST_DEFAULT ? SIM_NLIST_DEFAULT_KIND : b->config.nlist;
+    return sim_nlist_kind_for(b->config.nlist, &b->params);
 }
 
 int sim_backend_triplet_culling(const sim_backend *b) {
