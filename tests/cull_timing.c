@@ -289,9 +289,9 @@ int main(int argc, char **argv) {
     printf("%-10s lists: %s, skin %g m, %d rebuilds in %ld steps, %d fallback steps, neighbours "
            "%.4f ms/step, %.1f bytes per body | %.1f tests and %.2f touching pairs per body and "
            "step\n",
-           o.label, t.nlist ? kind : "off (tiles)", skin, rebuilds,
-           timed_steps, nlist_fallbacks, nlist_ms * per_step, (double)nlist_bytes / o.n,
-           (double)tests * per_step / o.n, (double)contacts * per_step / o.n);
+           o.label, t.nlist ? kind : "off (tiles)", skin, rebuilds, timed_steps, nlist_fallbacks,
+           nlist_ms * per_step, (double)nlist_bytes / o.n, (double)tests * per_step / o.n,
+           (double)contacts * per_step / o.n);
     if (o.csv != NULL) {
         FILE *probe = fopen(o.csv, "r");
         const int fresh = probe == NULL;
@@ -308,7 +308,8 @@ int main(int argc, char **argv) {
                              "triplet_ms,step_ms,contact_step_ms,tile_pairs,tile_pairs_total,"
                              "super_pairs,sorts,fallback_steps,nlist,skin,rebuilds,"
                              "nlist_fallback_steps,nlist_ms,nlist_bytes,tests_per_step,"
-                             "contacts_per_step,count,graph_steps,timed_steps,mean_step_ms,wall_step_ms\n");
+                             "contacts_per_step,count,graph_steps,timed_steps,mean_step_ms,"
+                             "wall_step_ms\n");
             }
             fprintf(out,
                     "%s,%s,%s,%s,%u,%u,%s,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,"
@@ -320,8 +321,8 @@ int main(int argc, char **argv) {
                     (unsigned long long)t.tile_pairs_total, (unsigned long long)t.super_pairs,
                     sorts, fallbacks, t.nlist ? kind : "off", skin,
                     rebuilds, nlist_fallbacks, nlist_ms * per_step, (unsigned long long)nlist_bytes,
-                    (double)tests * per_step, (double)contacts * per_step, o.count, graph_steps, timed_steps,
-                    mean_step, wall_step);
+                    (double)tests * per_step, (double)contacts * per_step, o.count, graph_steps,
+                    timed_steps, mean_step, wall_step);
             fclose(out);
         }
     }

@@ -35,8 +35,7 @@ typedef struct {
     cudaGraphExec_t exec[SIM_CUDA_GRAPH_SHAPES];
     size_t nodes[SIM_CUDA_GRAPH_SHAPES];
     uint64_t used[SIM_CUDA_GRAPH_SHAPES], clock;
-    uint64_t instantiated; /* graphs instantiated (not updated) so far */
-    int capturing;         /* the main stream is being captured: marks are external events */
+    int capturing; /* the main stream is being captured: marks are external events */
 } sim_cuda_graphs;
 
 struct cuda_backend {

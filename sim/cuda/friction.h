@@ -35,12 +35,12 @@
  * sweep after the build finds a pair in the carry of its row's slot (half lists: the larger
  * slot's row before and after; full lists: both rows), no table, no atomics. The springs
  * themselves are not copied: 8 bytes per carried entry written, not 28 (on the falling lattice,
- * which rebuilds at every step, the copy was 0.14 ms of a 0.51 ms step; H100). The user tables stay the interchange: a
- * flush (nlist_kernels.h) moves the current entries and a pending carry into the last step's
- * table (by owner and partner, as the tile sweeps store them) and makes them stale, before
- * anything changes the slots (a re-sort) or drops the entries (lists grown or freed) and before
- * anything reads the table as the truth (the tile and brute-force sweeps, read-back, the energy,
- * a long step's save). The list sweep takes a touching pair's spring from its entry when current,
+ * which rebuilds at every step, the copy was 0.14 ms of a 0.51 ms step; H100). The user tables
+ * stay the interchange: a flush (nlist_kernels.h) moves the current entries and a pending carry
+ * into the last step's table (by owner and partner, as the tile sweeps store them) and makes them
+ * stale, before anything changes the slots (a re-sort) or drops the entries (lists grown or
+ * freed) and before anything reads the table as the truth (the tile and brute-force sweeps,
+ * read-back, the energy, a long step's save). The list sweep takes a touching pair's spring from its entry when current,
  * else from the carry, else from the last table (so the first step after a flush or an upload
  * finds them there), and stores it only into its entry: after the commit the last table holds
  * the walls alone. Full lists hold a pair in both bodies' rows: both threads
@@ -75,7 +75,7 @@ typedef struct {
 
 /* The list sweep's view of the springs beside the list entries (see above). */
 typedef struct {
-    const sim_vec4f *a;      /* the last step's (xi.x, xi.y, xi.z, roll.x) of entry k * stride + i */
+    const sim_vec4f *a;      /* the last step's (xi.x, xi.y, xi.z, roll.x), entry k * stride + i */
     const sim_fric_roll2 *b; /* (roll.y, roll.z) */
     sim_vec4f *a_next;       /* this step's, written by the sweep (a step's, dt > 0) */
     sim_fric_roll2 *b_next;

@@ -16,7 +16,7 @@
  * executable graph kept per shape (node count), updated in place with the new step's parameters
  * (cudaGraphExecUpdate: pointers that swapped, the step's index, the events), and instantiated
  * again only when its topology changed. A step that failed is dropped: its graph is destroyed
- * unlaunched, so a failed step has run nothing, as a failed launch would leave it.
+ * unlaunched, so none of its work reaches the device (the run stops with the step's error).
  *
  * Which steps. One rank (several synchronise through NCCL or the host between phases), culled
  * (the brute-force study mode stays as it is: its sweeps are long, and sliced), no ATM (its
@@ -61,7 +61,6 @@ sim_status exec_for(sim_cuda_graphs *g, cudaGraph_t graph, cudaGraphExec_t *out,
     SIM_CUDA_TRY(cudaGraphInstantiate(&g->exec[oldest], graph, 0));
     g->nodes[oldest] = nodes;
     g->used[oldest] = g->clock;
-    ++g->instantiated;
     *out = g->exec[oldest];
     return SIM_OK;
 }
