@@ -14,7 +14,7 @@
  *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
  *               [--skin S|auto] [--nlist half|full|default] [--build cells|tiles|default]
- *               [--count 0|1] [--graphs 0|1]
+ *               [--count 0|1] [--graphs 0|1] [--phase-times sampled|every]
  *               [--friction MU] [--rolling-friction MU_R] [--periodic AXES]
  *
  * --skin: the neighbour lists' skin [m] (0: culled tile pairs, no lists; default auto, as nbsim);
@@ -22,7 +22,9 @@
  * --count 0: the sweeps do not count their tests and
  * touching pairs (to time what counting costs); --graphs 0: every kernel of a step launched on
  * the stream as it comes (config.stream_launches; default 1: short steps as CUDA graphs, to time
- * what that saves); --friction, --rolling-friction: the
+ * what that saves); --phase-times: which steps mark each phase (config.phase_timing; default
+ * sampled, as nbsim: every marks every step's, to time what the marks cost); --friction,
+ * --rolling-friction: the
  * coefficients (default: the scene's own; scripts/gpu_friction.sh times friction on and off);
  * --periodic: the scene's box periodic on those axes (xz, xyz: as nbsim's flag;
  * scripts/gpu_periodic.sh times it against the walls). The CSV adds what the lists did over the timed
@@ -56,6 +58,7 @@ typedef struct {
     sim_nlist_kind nlist;
     sim_nlist_build build;
     int count, graphs;
+    sim_phase_timing phases;
     double friction, rolling; /* < 0: the scene's */
     const char *periodic;     /* NULL: walls on every axis */
 } options;
@@ -66,9 +69,25 @@ static int usage(const char *why) {
 }
 
 static int parse(int argc, char **argv, options *o) {
-    *o = (options){
-        SIM_BACKEND_CUDA,  "gas", 65536, 64, SIM_PAIR_MAP_LTM, 1, 0, 0, 20, 1, 3, 1, NULL, "", -1.0,
-        SIM_NLIST_DEFAULT, SIM_NLIST_BUILD_DEFAULT, 1, 1, -1.0, -1.0, NULL};
+    *o = (options){.kind = SIM_BACKEND_CUDA,
+                   .scene = "gas",
+                   .n = 65536,
+                   .tile = 64,
+                   .map = SIM_PAIR_MAP_LTM,
+                   .cull = 1,
+                   .frames = 20,
+                   .steps = 1,
+                   .warmup = 3,
+                   .seed = 1,
+                   .label = "",
+                   .skin = -1.0,
+                   .nlist = SIM_NLIST_DEFAULT,
+                   .build = SIM_NLIST_BUILD_DEFAULT,
+                   .count = 1,
+                   .graphs = 1,
+                   .phases = SIM_PHASE_TIMING_SAMPLED,
+                   .friction = -1.0,
+                   .rolling = -1.0};
     for (int a = 1; a < argc; ++a) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (v == NULL) {
@@ -126,6 +145,11 @@ static int parse(int argc, char **argv, options *o) {
             o->count = atoi(v);
         } else if (strcmp(f, "--graphs") == 0) {
             o->graphs = atoi(v);
+        } else if (strcmp(f, "--phase-times") == 0) {
+            if (strcmp(v, "sampled") != 0 && strcmp(v, "every") != 0) {
+                return usage("--phase-times sampled|every");
+            }
+            o->phases = strcmp(v, "every") == 0 ? SIM_PHASE_TIMING_EVERY : SIM_PHASE_TIMING_SAMPLED;
         } else if (strcmp(f, "--friction") == 0) {
             o->friction = strtod(v, NULL);
         } else if (strcmp(f, "--rolling-friction") == 0) {
@@ -213,6 +237,7 @@ int main(int argc, char **argv) {
     c.nlist_build = o.build;
     c.count_contacts = o.count;
     c.stream_launches = !o.graphs;
+    c.phase_timing = o.phases;
     c.kind = o.kind;
     c.tile = o.tile;
     c.pair_map = o.map;
@@ -278,12 +303,12 @@ int main(int argc, char **argv) {
     printf("%-10s %-4s %-7s N=%-8u tile=%-3u %-10s cull=%d levels=%d K=%-3d | sort %.4f cull %.4f "
            "pair %.4f integrate %.4f step %.4f contact-step %.4f ms | mean over %ld steps: step "
            "%.4f ms (events), %.4f ms (host clock) | tile pairs %llu of %llu, sorts %d, fallbacks "
-           "%d, graphs %d\n",
+           "%d, graphs %d, phases %s\n",
            o.label, o.kind == SIM_BACKEND_CPU ? "cpu" : "cuda", o.scene, o.n, o.tile, map, t.culled,
            t.cull_levels, o.sort_every, med[kSort], med[kCull], med[kPair], med[kIntegrate],
            med[kStep], med[kContact], timed_steps, mean_step, wall_step,
            (unsigned long long)t.tile_pairs, (unsigned long long)t.tile_pairs_total, sorts,
-           fallbacks, graph_steps);
+           fallbacks, graph_steps, sim_phase_timing_name(o.phases));
     const double per_step = timed_steps > 0 ? 1.0 / (double)timed_steps : 0.0;
     const char *kind = sim_nlist_kind_name(sim_nlist_kind_for(o.nlist, &p)); /* as the lists ran */
     printf("%-10s lists: %s, skin %g m, %d rebuilds in %ld steps, %d fallback steps, neighbours "

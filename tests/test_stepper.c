@@ -50,6 +50,7 @@ typedef struct {
     double raise_at;
     /* what was called */
     int saves, restores, waits, wait_id[1 << 14];
+    int marks_made; /* mark calls since the frame began */
     int decline_units, fail_sweep; /* step_begin answers no unit; the sweep fails */
     int grows;
     sim_list grow_list[64];
@@ -77,11 +78,13 @@ static void advance(fake *f, double ms) {
 static sim_status fake_begin(sim_backend *b, const sim_step_shape *s, int marks, sim_error *e) {
     ENSURE(marks <= (int)(sizeof as_fake(b)->mark_ms / sizeof(double)));
     say(as_fake(b), "begin");
+    as_fake(b)->marks_made = 0;
     return SIM_OK;
 }
 
 static sim_status fake_mark(sim_backend *b, int id, sim_error *e) {
     as_fake(b)->mark_ms[id] = as_fake(b)->now;
+    as_fake(b)->marks_made++;
     return SIM_OK;
 }
 
@@ -607,26 +610,31 @@ static void test_short_steps(void) {
 }
 
 /* About one slice of steps in flight: after step k the host waits for the end of step
- * k - window (window = SIM_STEP_SLICE_MS / the last frame's time per step; 1 before any). */
+ * k - window (window = SIM_STEP_SLICE_MS / the last frame's time per step; 1 before any). A
+ * step's end is its last mark: phases sampled, one mark per step before the frame's last (whose
+ * 3 phases are marked); every, 3 per step. */
 static void test_window(void) {
-    setup u = {0, 0, 0, 1, 0, 5, 0.0, 0.0};
-    fake *f = make(&u);
-    sim_frame_timing t;
-    /* 2 ms per step (first 1, sweep ~0, second 1) */
-    f->ms_per_block[SIM_SWEEP_PAIR_PLAN] = 0.0;
-    f->base.stepper.step_ms_est = 0.0;
-    ENSURE(frame(f, &t) == SIM_OK && f->waits == 4); /* window 1: after steps 1..4 */
-    const int phases = 3;                            /* first, contacts, second */
-    for (int k = 0; k < 4; ++k) {
-        ENSURE(f->wait_id[k] == SIM_MARK_FRAME + phases * (k + 1)); /* the end of step k */
+    for (int every = 0; every <= 1; ++every) {
+        setup u = {0, 0, 0, 1, 0, 5, 0.0, 0.0};
+        fake *f = make(&u);
+        f->base.config.phase_timing = every ? SIM_PHASE_TIMING_EVERY : SIM_PHASE_TIMING_SAMPLED;
+        const int per_step = every ? 3 : 1; /* first, contacts, second; or the step's end */
+        sim_frame_timing t;
+        /* 2 ms per step (first 1, sweep ~0, second 1) */
+        f->ms_per_block[SIM_SWEEP_PAIR_PLAN] = 0.0;
+        f->base.stepper.step_ms_est = 0.0;
+        ENSURE(frame(f, &t) == SIM_OK && f->waits == 4); /* window 1: after steps 1..4 */
+        for (int k = 0; k < 4; ++k) {
+            ENSURE(f->wait_id[k] == SIM_MARK_FRAME + per_step * (k + 1)); /* the end of step k */
+        }
+        ENSURE_NEAR(f->base.stepper.step_ms_est, 2.0, 1e-9);
+        f->base.params.steps_per_frame = 120; /* window 50 */
+        ENSURE(frame(f, &t) == SIM_OK && f->waits == 70);
+        ENSURE(f->wait_id[0] == SIM_MARK_FRAME + per_step); /* after step 50: step 0's end */
+        f->base.config.stop = NULL;                       /* no flag: no waits */
+        ENSURE(frame(f, &t) == SIM_OK && f->waits == 0);
+        drop(f);
     }
-    ENSURE_NEAR(f->base.stepper.step_ms_est, 2.0, 1e-9);
-    f->base.params.steps_per_frame = 120; /* window 50 */
-    ENSURE(frame(f, &t) == SIM_OK && f->waits == 70);
-    ENSURE(f->wait_id[0] == SIM_MARK_FRAME + phases * 1); /* after step 50: step 0's end */
-    f->base.config.stop = NULL;                           /* no flag: no waits */
-    ENSURE(frame(f, &t) == SIM_OK && f->waits == 0);
-    drop(f);
 }
 
 /* ---- timing ---- */
@@ -692,6 +700,56 @@ static void test_timing(void) {
 /* A listed step's phases, and when the lists are rebuilt whatever the displacements say: for the
  * forces alone (set-up, a new state or model), at a sort, when asked, after they or the tile-pair
  * list grew (not when growing failed), after a rollback; otherwise the backend decides. */
+/* Phases sampled (config.phase_timing, backend.h): a frame's last step and every step that
+ * sorts mark each phase, the others only their end; the others' time is spread over the phases
+ * in the proportions of the marked steps that did not sort (else of the last frame's, else of the
+ * marked steps without their sorts), so that the phases add up to the whole steps, and a sort's
+ * time stays the sorts'. Every: each phase of every step. The fake's phases cost the same at
+ * every step, so the spread times are exact. */
+static void test_phase_sampling(void) {
+    for (int every = 0; every <= 1; ++every) {
+        setup u = {1, 0, 0, 0, 4, 6, 0.0, 0.0}; /* culled, a sort every 4 steps, 6 a frame */
+        fake *f = make(&u);
+        f->base.config.phase_timing = every ? SIM_PHASE_TIMING_EVERY : SIM_PHASE_TIMING_SAMPLED;
+        const double c[SIM_PHASE_COUNT] = {[SIM_PHASE_FIRST] = 1.0, [SIM_PHASE_SORT] = 2.0,
+                                           [SIM_PHASE_CULL] = 3.0, [SIM_PHASE_SECOND] = 8.0};
+        memcpy(f->cost, c, sizeof c);
+        f->ms_per_block[SIM_SWEEP_PAIR_LIST] = 0.25; /* 100 entries: 25 ms */
+        sim_frame_timing t;
+        /* frame 1 sorts at steps 0 and 4, frame 2 at step 2 (steps_since_sort 4): those are
+         * marked, and step 5 as the last; frame 3 sorts at steps 0 and 4, and the stop flag
+         * rising in step 4 ends it before step 5: no marked step without a sort, so frame 2's
+         * proportions */
+        for (int fr = 0; fr < 3; ++fr) {
+            if (fr == 2) {
+                f->base.config.stop = &f->flag;
+                f->raise_at = f->now + 5.0 * (1.0 + 3.0 + 25.0 + 8.0) + 2.0 + 1.0;
+            }
+            const sim_status st = frame(f, &t);
+            ENSURE(fr < 2 ? st == SIM_OK : st == SIM_INTERRUPTED);
+            ENSURE_MSG(t.steps == (fr < 2 ? 6 : 5) && t.sorts == (fr == 1 ? 1 : 2),
+                       "frame %d: %d steps, %d sorts", fr, t.steps, t.sorts);
+            const int steps = t.steps, sorted = t.sorts, last = fr < 2;
+            const int plain = every ? steps - sorted : last; /* marked, not sorting */
+            ENSURE_MSG(t.phase_steps == sorted + plain, "frame %d: %d", fr, t.phase_steps);
+            /* marks: the frame's, 4 per plain step marked (first, cull, contacts, second), 5
+             * per sorting one, 1 per step not marked */
+            const int bare = steps - sorted - plain;
+            ENSURE_MSG(f->marks_made == 1 + 4 * plain + 5 * sorted + bare, "frame %d: %d marks",
+                       fr, f->marks_made);
+            ENSURE_NEAR(t.sort_ms, 2.0 * t.sorts, 1e-9);
+            ENSURE_NEAR(t.integrate_ms, steps * (1.0 + 8.0), 1e-9);
+            ENSURE_NEAR(t.cull_ms, steps * 3.0, 1e-9);
+            ENSURE_NEAR(t.pair_ms, steps * 25.0, 1e-9);
+            ENSURE_NEAR(t.step_ms, steps * (1.0 + 3.0 + 25.0 + 8.0) + 2.0 * t.sorts, 1e-9);
+            ENSURE_NEAR(t.step_ms, t.sort_ms + t.integrate_ms + t.cull_ms + t.pair_ms, 1e-9);
+        }
+        /* the sweep's rate: measured on the marked steps alone */
+        ENSURE_NEAR(f->base.stepper.rate[SIM_SWEEP_PAIR_LIST].blocks_per_ms, 4.0, 1e-9);
+        drop(f);
+    }
+}
+
 static void test_nlist_rebuilds(void) {
     setup u = {1, 0, 0, 0, 3, 4, 0.0, 0.25};
     fake *f = make(&u);
@@ -957,6 +1015,7 @@ static const ensure_test tests[] = {
     {"short_steps", test_short_steps},
     {"window", test_window},
     {"timing", test_timing},
+    {"phase_sampling", test_phase_sampling},
     {"nlist_rebuilds", test_nlist_rebuilds},
     {"nlist_rollback", test_nlist_rollback},
     {"nlist_report", test_nlist_report},

@@ -140,9 +140,15 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
         if (s->params.triplets) {
             snprintf(triplet, sizeof triplet, "%.3f", m->triplet_ms);
         }
+        /* phases measured on some of the frame's steps (--phase-times sampled), the rest spread */
+        char sampled[48] = "";
+        if (t->phase_steps > 0 && t->phase_steps < t->steps) {
+            snprintf(sampled, sizeof sampled, "   phases of %d of %d steps", t->phase_steps,
+                     t->steps);
+        }
         add(l, text_color,
-            "ms/step: pair %.3f  triplet %s  integrate %.3f  step %.3f   render %.3f (%s)",
-            m->pair_ms, triplet, m->integrate_ms, m->step_ms, m->render_ms, render_clock);
+            "ms/step: pair %.3f  triplet %s  integrate %.3f  step %.3f   render %.3f (%s)%s",
+            m->pair_ms, triplet, m->integrate_ms, m->step_ms, m->render_ms, render_clock, sampled);
         if (t->culled) {
             const double share = t->tile_pairs_total > 0
                                      ? 100.0 * (double)t->tile_pairs / (double)t->tile_pairs_total

@@ -46,6 +46,7 @@ static sim_status time_one(const app_bench_options *o, int triplets, int map, ui
     cfg.kind = SIM_BACKEND_CUDA;
     cfg.tile = tile;
     cfg.cull = culled;
+    cfg.phase_timing = SIM_PHASE_TIMING_EVERY; /* its kernel column: every step's, measured */
     if (triplets) {
         cfg.triplet_map = (sim_triplet_map)map;
     } else {

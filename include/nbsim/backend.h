@@ -84,6 +84,17 @@ const char *sim_nlist_kind_name(sim_nlist_kind kind); /* "half", "full", "defaul
  * as sets, are the same. */
 typedef enum { SIM_NLIST_BUILD_DEFAULT, SIM_NLIST_BUILD_CELLS, SIM_NLIST_BUILD_TILES } sim_nlist_build;
 
+/* How a frame's time is split into its phases (sim_frame_timing's per-phase fields). A mark at
+ * the end of each phase costs the GPU 2 to 3 us (an event between two kernels: the work drains
+ * first), 4 to 10 us per step of 4 or 5 phases, which is 6 % (the lattice of 65,536 bodies) to
+ * 16 % (16,384) of a short step on an H100 (bench/results/nvidia-h100/step_graphs.md, phase
+ * marks). SAMPLED (the default) marks each phase of a frame's last step and of every step that
+ * re-sorts, and only the end of the others; their whole time (measured, as every step's is) is
+ * spread over the phases in the proportions of the frame's marked steps that did not sort.
+ * Steps and frames are timed exactly either way; EVERY marks each phase of every step. */
+typedef enum { SIM_PHASE_TIMING_SAMPLED, SIM_PHASE_TIMING_EVERY } sim_phase_timing;
+const char *sim_phase_timing_name(sim_phase_timing t); /* "sampled", "every" */
+
 typedef struct {
     sim_backend_kind kind;
     sim_pair_choice pair_map;    /* how pair tiles are placed (CPU emulates the tiling), or full */
@@ -105,6 +116,7 @@ typedef struct {
      * each short culled step of one rank without ATM as one CUDA graph (sim/cuda/step_graph.cu:
      * why, and which steps). The same kernels in the same order either way: a comparison. */
     int stream_launches;
+    sim_phase_timing phase_timing; /* which steps' phases are marked one by one (above) */
     sim_multi_config multi; /* several GPUs or processes (multi.h); zeros: alone */
     /* A flag another party raises to stop the work under way (a signal handler's), read with a
      * plain volatile load; NULL: none. sim_backend_create and sim_backend_run_frame say what
@@ -155,6 +167,8 @@ typedef struct {
     double comm_ms;
     int ranks; /* ranks (GPUs) the frame ran on, 1 alone */
     int graph_steps; /* steps launched as one unit (CUDA: a graph; config.stream_launches) */
+    int phase_steps; /* steps whose phases were marked one by one (config.phase_timing); the
+                      * others' time is spread over the phases in the marked steps' proportions */
     /* The ATM cut-off, culled (sim/cull/triplet_cull.h: with config.cull, a pair map, triplets on
      * and atm_cutoff > 0, only the tile triples whose three tile pairs have boxes of centres within
      * the cut-off are swept); all 0 when the frame's triplets were not culled. triplet_ms is then

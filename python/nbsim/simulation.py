@@ -131,14 +131,17 @@ class Simulation:
     name or "auto"); tile 32 | 64 | 128 (default: the backend's fastest); cull True | False
     (culled contacts); triplets "auto" | True | False; gpus (int or "all": the step split over
     GPUs of this machine, or CPU threads with backend="cpu"); threads (CPU backend's OpenMP
-    threads, 0: default); sort_every (re-sort every K steps, 0: default); params (a dict of
-    physics parameters by scene-file key, nbsim.params.keys(): they override the scene's).
+    threads, 0: default); sort_every (re-sort every K steps, 0: default); phase_times "sampled"
+    (each phase timed on a frame's last step and on re-sorts, the other steps timed whole and
+    spread in those proportions: the marks cost a GPU 2-3 us each) | "every" (every step's
+    phases); params (a dict of physics parameters by scene-file key, nbsim.params.keys(): they
+    override the scene's).
     Backend, tile and GPUs are fixed for a simulation's life: to change them, open another one
     from this one's state (Simulation.from_state(sim.state(), params=sim.params, ...))."""
 
     def __init__(self, scene="gas", *, n=None, seed=None, backend="auto", pair_map=None,
                  triplet_map=None, tile=None, cull=True, triplets="auto", gpus=1, threads=0,
-                 sort_every=0, params=None, _bodies=None):
+                 sort_every=0, phase_times="sampled", params=None, _bodies=None):
         self._lock = threading.RLock()
         self._session = None
         self._notices = _Notices()
@@ -187,6 +190,10 @@ class Simulation:
             c.gpus = as_uint("gpus", gpus, 1, 1024)
         c.config.cpu_threads = as_uint("threads", threads, 0, 4096)
         c.config.sort_every = as_uint("sort_every", sort_every, 0, 1 << 30)
+        if phase_times not in ("sampled", "every"):
+            raise BadArgumentError("phase_times must be sampled or every, not %r" % (phase_times,))
+        c.config.phase_timing = (lib.SIM_PHASE_TIMING_EVERY if phase_times == "every"
+                                 else lib.SIM_PHASE_TIMING_SAMPLED)
         if _bodies is not None:
             # The caller's bodies: their parameters whole, from the defaults (load_bodies).
             c.params = lib.sim_params_default()

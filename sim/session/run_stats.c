@@ -112,9 +112,13 @@ static int shown(const sim_run_stats *rs, const sim_run_info *s, int k) {
 }
 
 void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *out) {
-    fprintf(out, "%llu frame%s, per step: median / p95 / min / max / mean [ms]%s\n",
+    fprintf(out, "%llu frame%s, per step: median / p95 / min / max / mean [ms]%s%s\n",
             (unsigned long long)rs->count, rs->count == 1 ? "" : "s",
-            s->gpus > 1 ? " (slowest rank; comm: the all-reduce)" : "");
+            s->gpus > 1 ? " (slowest rank; comm: the all-reduce)" : "",
+            s->config.phase_timing == SIM_PHASE_TIMING_SAMPLED && s->params.steps_per_frame > 1
+                ? "; phases timed on each frame's last step and re-sorts, spread over the "
+                  "others (--phase-times every: all)"
+                : "");
     for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
         if (!shown(rs, s, k)) {
             continue;
@@ -223,8 +227,8 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
     fprintf(f, ",\n  \"pair_map\": \"%s\",\n  \"triplet_map\": \"%s\",\n  \"tile\": %u,\n",
             sim_pair_choice_name(c->pair_map),
             s->params.triplets ? sim_triplet_map_name(c->triplet_map) : "off", c->tile);
-    fprintf(f, "  \"dt\": %.9g,\n  \"steps_per_frame\": %d,\n", s->params.dt,
-            s->params.steps_per_frame);
+    fprintf(f, "  \"dt\": %.9g,\n  \"steps_per_frame\": %d,\n  \"phase_times\": \"%s\",\n",
+            s->params.dt, s->params.steps_per_frame, sim_phase_timing_name(c->phase_timing));
     fprintf(f, "  \"unique_pairs_per_step\": %llu,\n  \"unique_triples_per_step\": %llu,\n",
             (unsigned long long)s->unique_pairs,
             (unsigned long long)(s->params.triplets ? s->unique_triples : 0));

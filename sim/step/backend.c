@@ -29,7 +29,12 @@ sim_backend_config sim_backend_config_default(void) {
     c.nlist_build = SIM_NLIST_BUILD_DEFAULT;
     c.count_contacts = 1;
     c.stream_launches = 0;
+    c.phase_timing = SIM_PHASE_TIMING_SAMPLED;
     return c;
+}
+
+const char *sim_phase_timing_name(sim_phase_timing t) {
+    return t == SIM_PHASE_TIMING_SAMPLED ? "sampled" : t == SIM_PHASE_TIMING_EVERY ? "every" : "?";
 }
 
 const char *sim_nlist_kind_name(sim_nlist_kind kind) {

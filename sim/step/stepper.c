@@ -69,7 +69,8 @@ void sim_stepper_free(sim_stepper *s) {
     free(s->mark_blocks);
     free(s->step_end);
     free(s->step_sorted);
-    s->mark_phase = s->mark_sweep = s->step_sorted = NULL;
+    free(s->step_split);
+    s->mark_phase = s->mark_sweep = s->step_sorted = s->step_split = NULL;
     s->mark_blocks = NULL;
     s->step_end = NULL;
     s->mark_cap = s->step_cap = s->marks = 0;
@@ -255,7 +256,11 @@ static sim_status reserve(sim_stepper *s, int marks, int steps, sim_error *err) 
         if (sorted != NULL) {
             s->step_sorted = sorted;
         }
-        if (end == NULL || sorted == NULL) {
+        unsigned char *split = realloc(s->step_split, (size_t)steps);
+        if (split != NULL) {
+            s->step_split = split;
+        }
+        if (end == NULL || sorted == NULL || split == NULL) {
             return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate %d step records", steps);
         }
         s->step_cap = steps;
@@ -263,10 +268,15 @@ static sim_status reserve(sim_stepper *s, int marks, int steps, sim_error *err) 
     return SIM_OK;
 }
 
-/* The end of a phase: the next mark of the frame; `sweep` (or -1) swept `blocks` in it. */
+/* The end of a phase: the next mark of the frame; `sweep` (or -1) swept `blocks` in it. None
+ * inside a step that is not split (only its end is marked: step_marked). Phase SIM_PHASE_COUNT
+ * is the frame's first mark, or the end of a step not split (account tells them apart). */
 static sim_status mark(sim_backend *b, sim_phase phase, int sweep, uint64_t blocks,
                        sim_error *err) {
     sim_stepper *s = &b->stepper;
+    if (!s->split && phase != SIM_PHASE_COUNT) {
+        return SIM_OK;
+    }
     SIM_ASSERT(s->marks < s->mark_cap);
     const int id = s->marks++;
     s->mark_phase[id] = (unsigned char)phase;
@@ -282,20 +292,31 @@ static sim_status begin(sim_backend *b, const sim_step_shape *f, int steps, sim_
     SIM_TRY(reserve(s, marks, steps, err));
     SIM_TRY(s->ops->begin_frame(b, f, marks, err));
     s->marks = SIM_MARK_FRAME;
+    s->split = 1; /* a force computation's phases are all marked; a frame decides per step */
     return mark(b, SIM_PHASE_COUNT, -1, 0, err);
 }
 
-/* The intervals between marks (from, to] into t (when given) by phase, and the whole sweeps'
- * blocks and times into the rate sums. */
-static sim_status account(sim_backend *b, int from, int to, sim_frame_timing *t, double *blocks,
+/* Whether step k of the frame marks each phase (config.phase_timing, backend.h): every step, or
+ * the frame's last, a step that sorts and a long one (watched: its sweeps are sliced, their rates
+ * measured). The last, not the first: the first step's first interval also holds the frame's
+ * start (the host's launch after the last frame's sync), which would make the drift look twice
+ * its time in the proportions (measured: bench/results/nvidia-h100/phase_marks.md). Called after
+ * the step's sort clock advanced, as force_phases reads it. */
+static int split_step(const sim_backend *b, const sim_step_shape *f, int k, int watched) {
+    return b->config.phase_timing == SIM_PHASE_TIMING_EVERY ||
+           k == b->params.steps_per_frame - 1 || watched || (f->culled && sort_due(b));
+}
+
+/* The intervals between marks (from, to] added to phase_ms by phase (index SIM_PHASE_COUNT: the
+ * whole of a step that was not split), and the whole sweeps' blocks and times into the rate
+ * sums. */
+static sim_status account(sim_backend *b, int from, int to, double *phase_ms, double *blocks,
                           double *ms_sum, sim_error *err) {
     const sim_stepper *s = &b->stepper;
     for (int m = from + 1; m <= to; ++m) {
         double ms = 0.0;
         SIM_TRY(s->ops->elapsed(b, m - 1, m, &ms, err));
-        if (t != NULL) {
-            *(double *)(void *)((char *)t + phase_field[s->mark_phase[m]]) += ms;
-        }
+        phase_ms[s->mark_phase[m]] += ms;
         const int w = s->mark_sweep[m] - 1;
         if (w >= 0 && s->mark_blocks[m] != SIM_STEP_ON_DEVICE) {
             blocks[w] += (double)s->mark_blocks[m];
@@ -419,6 +440,8 @@ static sim_status run_step(sim_backend *b, int k, const sim_step_shape *f,
     sim_stepper *s = &b->stepper;
     const sim_step_ops *o = s->ops;
     s->clock.steps_since_sort++;
+    s->split = split_step(b, f, k, watch != NULL);
+    s->step_split[k] = (unsigned char)s->split;
     SIM_TRY(o->verlet_first(b, err));
     SIM_TRY(mark(b, SIM_PHASE_FIRST, -1, 0, err));
     if (f->wrapped) {
@@ -435,9 +458,40 @@ static sim_status run_step(sim_backend *b, int k, const sim_step_shape *f,
     if (f->friction && o->commit_history != NULL) { /* the step is done: its histories count */
         SIM_TRY(o->commit_history(b, err));
     }
-    SIM_TRY(mark(b, SIM_PHASE_SECOND, -1, 0, err));
+    SIM_TRY(mark(b, s->split ? SIM_PHASE_SECOND : SIM_PHASE_COUNT, -1, 0, err));
     s->step_end[k] = s->marks - 1;
     return st;
+}
+
+/* The frame's phase times into t: the split steps' as marked, plus the whole time of the steps
+ * that were not split (total[SIM_PHASE_COUNT]) spread over the phases in the proportions of
+ * `weight` (the split steps that did not sort: a sort is not every step's), else of the last
+ * frame's such steps (a frame stopped before its last step), else of the split steps without
+ * their sorts, else into FIRST. Keeps the proportions used for the next frame. */
+static void phase_times(sim_stepper *s, const double *total, const double *weight,
+                        sim_frame_timing *t) {
+    double w[SIM_PHASE_COUNT], sum = 0.0;
+    for (int p = 0; p < SIM_PHASE_COUNT; ++p) {
+        sum += w[p] = weight[p];
+    }
+    if (sum > 0.0) {
+        memcpy(s->phase_share, w, sizeof w);
+    } else {
+        for (int p = 0; p < SIM_PHASE_COUNT; ++p) {
+            sum += w[p] = s->phase_share[p];
+        }
+    }
+    if (!(sum > 0.0)) {
+        sum = 0.0;
+        for (int p = 0; p < SIM_PHASE_COUNT; ++p) {
+            sum += w[p] = p == SIM_PHASE_SORT ? 0.0 : total[p];
+        }
+    }
+    const double spread = total[SIM_PHASE_COUNT];
+    for (int p = 0; p < SIM_PHASE_COUNT; ++p) {
+        const double share = sum > 0.0 ? w[p] / sum : p == SIM_PHASE_FIRST;
+        *(double *)(void *)((char *)t + phase_field[p]) += total[p] + spread * share;
+    }
 }
 
 /* ---- the frame's end: counts, decisions ---- */
@@ -632,15 +686,24 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
         return end;
     }
     double blocks[SIM_SWEEP_COUNT] = {0}, ms[SIM_SWEEP_COUNT] = {0};
+    double total[SIM_PHASE_COUNT + 1] = {0}, weight[SIM_PHASE_COUNT] = {0};
     int prev = SIM_MARK_FRAME;
     for (int k = 0; k < done; ++k) {
-        double step_ms = 0.0;
-        SIM_TRY(account(b, prev, s->step_end[k], t, blocks, ms, err));
+        double step_ms = 0.0, phase_ms[SIM_PHASE_COUNT + 1] = {0};
+        SIM_TRY(account(b, prev, s->step_end[k], phase_ms, blocks, ms, err));
         SIM_TRY(o->elapsed(b, prev, s->step_end[k], &step_ms, err));
+        for (int p = 0; p <= SIM_PHASE_COUNT; ++p) {
+            total[p] += phase_ms[p];
+            if (p < SIM_PHASE_COUNT && s->step_split[k] && !s->step_sorted[k]) {
+                weight[p] += phase_ms[p];
+            }
+        }
         t->step_ms += step_ms;
         t->sorts += s->step_sorted[k];
+        t->phase_steps += s->step_split[k];
         prev = s->step_end[k];
     }
+    phase_times(s, total, weight, t);
     update_rates(b, blocks, ms);
     t->steps = done;
     if (done > 0) {
@@ -680,7 +743,8 @@ sim_status sim_step_forces(sim_backend *b, int watched, sim_error *err) {
         return end;
     }
     double blocks[SIM_SWEEP_COUNT] = {0}, ms[SIM_SWEEP_COUNT] = {0};
-    SIM_TRY(account(b, SIM_MARK_FRAME, s->marks - 1, NULL, blocks, ms, err));
+    double phase_ms[SIM_PHASE_COUNT + 1] = {0}; /* not reported: a force computation's */
+    SIM_TRY(account(b, SIM_MARK_FRAME, s->marks - 1, phase_ms, blocks, ms, err));
     update_rates(b, blocks, ms);
     return after_counts(b, &f, &c, err);
 }

@@ -308,7 +308,12 @@ typedef struct {
     uint64_t *mark_blocks;
     int step_cap;
     int *step_end;
-    unsigned char *step_sorted;
+    unsigned char *step_sorted, *step_split;
+    /* the step under way marks each phase's end (split); else only its own end, and its time is
+     * spread over the phases at the frame's end (sim_backend_config.phase_timing), in the
+     * proportions of the frame's split steps that did not sort (the last such, kept here) */
+    int split;
+    double phase_share[SIM_PHASE_COUNT];
 } sim_stepper;
 
 /* Mark ids: a sliced sweep's start and its ring of slice ends, then the frame's marks. */

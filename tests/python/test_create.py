@@ -72,6 +72,8 @@ def test_bad_arguments():
         nbsim.Simulation("gas", n=10, backend="cpu", tile=48)
     with pytest.raises(nbsim.BadArgumentError, match="backend"):
         nbsim.Simulation("gas", n=10, backend="gpu")
+    with pytest.raises(nbsim.BadArgumentError, match="phase_times must be sampled or every"):
+        nbsim.Simulation("gas", n=10, backend="cpu", phase_times="some")
     with pytest.raises(nbsim.BadArgumentError, match="CUDA"):
         nbsim.Simulation("gas", n=10, backend="cpu", pair_map="full")
     with pytest.raises(nbsim.BadArgumentError, match="out of range"):
