@@ -68,7 +68,7 @@ static sim_status create_renderers(viewer_state *v, sim_error *err) {
     v->colormap_tex = render_colormap_texture();
     render_gpu_timer_create(&v->gpu_timer);
     SIM_TRY(viewer_inset_create(v, err));
-    static const char *const names[4] = {"pair", "triplet", "integrate", "sort + cull"};
+    static const char *const names[4] = {"pair", "triplet", "integrate", "sort, cull, lists"};
     static const float colors[4][4] = {{0.98f, 0.60f, 0.20f, 0.90f},
                                        {0.35f, 0.62f, 0.98f, 0.90f},
                                        {0.45f, 0.85f, 0.45f, 0.90f},

@@ -37,6 +37,7 @@ typedef enum {
 typedef struct {
     double pair_ms, triplet_ms, integrate_ms, step_ms; /* per step */
     double sort_ms, cull_ms;                           /* per step; 0 when not culled */
+    double nlist_ms; /* per step: the neighbour lists' checks and rebuilds; 0: no lists */
     double triplet_cull_ms; /* per step: the ATM cut-off's lists or tile triples; 0: none */
     double render_ms;
     int valid;

@@ -165,9 +165,10 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
             }
             if (t->nlist) { /* the neighbour lists: how often rebuilt, their memory */
                 add(l, t->nlist_fallback_steps || t->nlist_capped ? warn_color : text_color,
-                    "neighbour lists (from %s): skin %.3g m, rebuilt %d of %d steps, %.1f B/body "
-                    "(%u of %u entries at most)%s",
-                    t->nlist_cells ? "cells" : "tile pairs", t->skin, t->nlist_rebuilds, t->steps,
+                    "neighbour lists (from %s): %.3f ms/step, skin %.3g m, rebuilt %d of %d steps, "
+                    "%.1f B/body (%u of %u entries at most)%s",
+                    t->nlist_cells ? "cells" : "tile pairs", m->nlist_ms, t->skin, t->nlist_rebuilds,
+                    t->steps,
                     s->n > 0 ? (double)t->nlist_bytes / (double)s->n : 0.0, t->nlist_peak,
                     t->nlist_cap,
                     !t->nlist_fallback_steps ? ""
