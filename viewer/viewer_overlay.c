@@ -167,8 +167,8 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
                 add(l, t->nlist_fallback_steps || t->nlist_capped ? warn_color : text_color,
                     "neighbour lists (from %s): %.3f ms/step, skin %.3g m, rebuilt %d of %d steps, "
                     "%.1f B/body (%u of %u entries at most)%s",
-                    t->nlist_cells ? "cells" : "tile pairs", m->nlist_ms, t->skin, t->nlist_rebuilds,
-                    t->steps,
+                    t->nlist_cells ? "cells" : "tile pairs", m->nlist_ms, t->skin,
+                    t->nlist_rebuilds, t->steps,
                     s->n > 0 ? (double)t->nlist_bytes / (double)s->n : 0.0, t->nlist_peak,
                     t->nlist_cap,
                     !t->nlist_fallback_steps ? ""

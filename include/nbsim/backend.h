@@ -86,12 +86,13 @@ typedef enum { SIM_NLIST_BUILD_DEFAULT, SIM_NLIST_BUILD_CELLS, SIM_NLIST_BUILD_T
 
 /* How a frame's time is split into its phases (sim_frame_timing's per-phase fields). A mark at
  * the end of each phase costs the GPU 2 to 3 us (an event between two kernels: the work drains
- * first), 4 to 10 us per step of 4 or 5 phases, which is 6 % (the lattice of 65,536 bodies) to
- * 16 % (16,384) of a short step on an H100 (bench/results/nvidia-h100/step_graphs.md, phase
- * marks). SAMPLED (the default) marks each phase of a frame's last step and of every step that
- * re-sorts, and only the end of the others; their whole time (measured, as every step's is) is
- * spread over the phases in the proportions of the frame's marked steps that did not sort.
- * Steps and frames are timed exactly either way; EVERY marks each phase of every step. */
+ * first), 4 to 10 us per step of 4 or 5 phases. SAMPLED (the default) marks each phase of a
+ * frame's last step and of every step that re-sorts, and only the end of the others; their whole
+ * time (measured, as every step's is) is spread over the phases in the proportions of the
+ * frame's marked steps that did not sort. Against EVERY (each phase of every step), one H100
+ * run: the lattice of 16,384 bodies 15 % faster a step, 65,536 12 %, 262,144 6 %, a million
+ * 5 to 7 % (bench/results/nvidia-h100/phase_marks.md, with what sampling cannot see: rare list
+ * rebuilds). Steps and frames are timed exactly either way. */
 typedef enum { SIM_PHASE_TIMING_SAMPLED, SIM_PHASE_TIMING_EVERY } sim_phase_timing;
 const char *sim_phase_timing_name(sim_phase_timing t); /* "sampled", "every" */
 

@@ -19,7 +19,9 @@
  *    about one slice of short steps is kept in flight (the host waits for the step that far
  *    back).
  * Times come from marks at the end of each phase that runs (no mark, no time: an empty phase
- * costs nothing) and are read once, after the frame's sync. */
+ * costs nothing) and are read once, after the frame's sync. With config.phase_timing SAMPLED
+ * (the default) only a frame's last step, a sorting step and a long one mark every phase; the
+ * others mark their end, and their time is spread over the phases (phase_times). */
 #include "step/stepper.h"
 #include "step/backend_impl.h"
 #include "physics/physics.h"
@@ -269,8 +271,9 @@ static sim_status reserve(sim_stepper *s, int marks, int steps, sim_error *err) 
 }
 
 /* The end of a phase: the next mark of the frame; `sweep` (or -1) swept `blocks` in it. None
- * inside a step that is not split (only its end is marked: step_marked). Phase SIM_PHASE_COUNT
- * is the frame's first mark, or the end of a step not split (account tells them apart). */
+ * inside a step that is not split (only its end is marked, run_step's last mark). Phase
+ * SIM_PHASE_COUNT is the frame's first mark, or the end of a step not split (account starts
+ * after the first, so it tells them apart). */
 static sim_status mark(sim_backend *b, sim_phase phase, int sweep, uint64_t blocks,
                        sim_error *err) {
     sim_stepper *s = &b->stepper;
@@ -303,8 +306,8 @@ static sim_status begin(sim_backend *b, const sim_step_shape *f, int steps, sim_
  * its time in the proportions (measured: bench/results/nvidia-h100/phase_marks.md). Called after
  * the step's sort clock advanced, as force_phases reads it. */
 static int split_step(const sim_backend *b, const sim_step_shape *f, int k, int watched) {
-    return b->config.phase_timing == SIM_PHASE_TIMING_EVERY ||
-           k == b->params.steps_per_frame - 1 || watched || (f->culled && sort_due(b));
+    return b->config.phase_timing == SIM_PHASE_TIMING_EVERY || k == b->params.steps_per_frame - 1 ||
+           watched || (f->culled && sort_due(b));
 }
 
 /* The intervals between marks (from, to] added to phase_ms by phase (index SIM_PHASE_COUNT: the
