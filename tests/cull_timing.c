@@ -146,10 +146,11 @@ static int parse(int argc, char **argv, options *o) {
         } else if (strcmp(f, "--graphs") == 0) {
             o->graphs = atoi(v);
         } else if (strcmp(f, "--phase-times") == 0) {
-            if (strcmp(v, "sampled") != 0 && strcmp(v, "every") != 0) {
+            const int timing = sim_phase_timing_from_name(v);
+            if (timing < 0) {
                 return usage("--phase-times sampled|every");
             }
-            o->phases = strcmp(v, "every") == 0 ? SIM_PHASE_TIMING_EVERY : SIM_PHASE_TIMING_SAMPLED;
+            o->phases = (sim_phase_timing)timing;
         } else if (strcmp(f, "--friction") == 0) {
             o->friction = strtod(v, NULL);
         } else if (strcmp(f, "--rolling-friction") == 0) {

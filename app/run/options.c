@@ -177,14 +177,11 @@ static int set_cull(void *t, int arg, const char *v, char *why, size_t cap) {
 }
 
 static int set_phase_times(void *t, int arg, const char *v, char *why, size_t cap) {
-    sim_session_config *o = session_of(t);
-    if (strcmp(v, "sampled") == 0) {
-        o->config.phase_timing = SIM_PHASE_TIMING_SAMPLED;
-    } else if (strcmp(v, "every") == 0) {
-        o->config.phase_timing = SIM_PHASE_TIMING_EVERY;
-    } else {
+    const int timing = sim_phase_timing_from_name(v);
+    if (timing < 0) {
         return WHY("must be sampled or every");
     }
+    session_of(t)->config.phase_timing = (sim_phase_timing)timing;
     return 0;
 }
 

@@ -95,6 +95,7 @@ typedef enum { SIM_NLIST_BUILD_DEFAULT, SIM_NLIST_BUILD_CELLS, SIM_NLIST_BUILD_T
  * rebuilds). Steps and frames are timed exactly either way. */
 typedef enum { SIM_PHASE_TIMING_SAMPLED, SIM_PHASE_TIMING_EVERY } sim_phase_timing;
 const char *sim_phase_timing_name(sim_phase_timing t); /* "sampled", "every" */
+int sim_phase_timing_from_name(const char *name);      /* the enum's value; -1 when unknown */
 
 typedef struct {
     sim_backend_kind kind;

@@ -190,10 +190,11 @@ class Simulation:
             c.gpus = as_uint("gpus", gpus, 1, 1024)
         c.config.cpu_threads = as_uint("threads", threads, 0, 4096)
         c.config.sort_every = as_uint("sort_every", sort_every, 0, 1 << 30)
-        if phase_times not in ("sampled", "every"):
+        timing = (lib.sim_phase_timing_from_name(phase_times.encode())
+                  if isinstance(phase_times, str) else -1)
+        if timing < 0:
             raise BadArgumentError("phase_times must be sampled or every, not %r" % (phase_times,))
-        c.config.phase_timing = (lib.SIM_PHASE_TIMING_EVERY if phase_times == "every"
-                                 else lib.SIM_PHASE_TIMING_SAMPLED)
+        c.config.phase_timing = timing
         if _bodies is not None:
             # The caller's bodies: their parameters whole, from the defaults (load_bodies).
             c.params = lib.sim_params_default()

@@ -40,10 +40,10 @@
  * into the last step's table (by owner and partner, as the tile sweeps store them) and makes them
  * stale, before anything changes the slots (a re-sort) or drops the entries (lists grown or
  * freed) and before anything reads the table as the truth (the tile and brute-force sweeps,
- * read-back, the energy, a long step's save). The list sweep takes a touching pair's spring from its entry when current,
- * else from the carry, else from the last table (so the first step after a flush or an upload
- * finds them there), and stores it only into its entry: after the commit the last table holds
- * the walls alone. Full lists hold a pair in both bodies' rows: both threads
+ * read-back, the energy, a long step's save). The list sweep takes a touching pair's spring from
+ * its entry when current, else from the carry, else from the last table (so the first step after
+ * a flush or an upload finds them there), and stores it only into its entry: after the commit
+ * the last table holds the walls alone. Full lists hold a pair in both bodies' rows: both threads
  * compute the contact with the same arguments in the same roles (owner = larger user index =
  * sim_friction_contact_f's i) from the same spring, so both copies stay bit-identical, and each
  * adds only its own body's force and torque (no atomics); the owner's copy is the one flushed. */

@@ -37,6 +37,16 @@ const char *sim_phase_timing_name(sim_phase_timing t) {
     return t == SIM_PHASE_TIMING_SAMPLED ? "sampled" : t == SIM_PHASE_TIMING_EVERY ? "every" : "?";
 }
 
+int sim_phase_timing_from_name(const char *name) {
+    const sim_phase_timing all[] = {SIM_PHASE_TIMING_SAMPLED, SIM_PHASE_TIMING_EVERY};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; ++k) {
+        if (strcmp(name, sim_phase_timing_name(all[k])) == 0) {
+            return (int)all[k];
+        }
+    }
+    return -1;
+}
+
 const char *sim_nlist_kind_name(sim_nlist_kind kind) {
     return kind == SIM_NLIST_HALF      ? "half"
            : kind == SIM_NLIST_FULL    ? "full"
