@@ -7,6 +7,7 @@
 #include "cuda/integrate.h"
 
 #include "cuda/device_util.cuh"
+#include "cuda/second_half.cuh"
 
 namespace {
 
@@ -46,13 +47,6 @@ __global__ void __launch_bounds__(kThreads)
     vel[i] = v;
 }
 
-static __device__ __forceinline__ void flag_body(uint64_t *flag, uint32_t step, uint32_t i,
-                                                 int cause) {
-    const unsigned long long key =
-        ((unsigned long long)step << 36) | ((unsigned long long)i << 4) | (unsigned long long)cause;
-    atomicMin(reinterpret_cast<unsigned long long *>(flag), key);
-}
-
 /* 48 B read, 32 B written per body; body force (walls: 6 plane tests) + kick ~40 flops. A bad
  * body is flagged by its user index (perm[i]; perm NULL: i): a later sort in the same frame
  * moves it to another slot. */
@@ -68,23 +62,9 @@ __global__ void __launch_bounds__(kThreads)
     const sim_vec4f p = sim_ld4(pos + i);
     sim_vec4f v = vel[i];
     sim_vec4f f = force[i];
-    const sim_vec3f fb = sim_body_force_f(p, v, &ph, nullptr);
-    f.x += fb.x;
-    f.y += fb.y;
-    f.z += fb.z;
+    sim_second_half_f(p, &v, &f, dt, ph, flag, step, perm != nullptr ? perm[i] : i);
     force[i] = f;
-    sim_verlet_second_f(&v, xyz(f), dt);
     vel[i] = v;
-    /* `!(a <= b)` is also true for NaN. */
-    const float lim = (float)SIM_ESCAPE_FACTOR * ph.box_half;
-    const uint32_t body = perm != nullptr ? perm[i] : i;
-    if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z))) {
-        flag_body(flag, step, body, SIM_GPU_BAD_POSITION);
-    } else if (!(isfinite(v.x) && isfinite(v.y) && isfinite(v.z))) {
-        flag_body(flag, step, body, SIM_GPU_BAD_VELOCITY);
-    } else if (!(fabsf(p.x) <= lim && fabsf(p.y) <= lim && fabsf(p.z) <= lim)) {
-        flag_body(flag, step, body, SIM_GPU_ESCAPED);
-    }
 }
 
 __global__ void __launch_bounds__(kThreads)
