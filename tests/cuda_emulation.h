@@ -27,6 +27,7 @@
 #define __host__
 #undef __forceinline__
 #define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
 #undef __launch_bounds__
 #define __launch_bounds__(...)
 #undef __shared__
@@ -285,6 +286,11 @@ inline unsigned atomicMax(unsigned *p, unsigned v) {
 }
 inline unsigned atomicMin(unsigned *p, unsigned v) {
     const unsigned old = *p;
+    *p = old < v ? old : v;
+    return old;
+}
+inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {
+    const unsigned long long old = *p;
     *p = old < v ? old : v;
     return old;
 }

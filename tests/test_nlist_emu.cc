@@ -91,8 +91,9 @@ struct state {
     /* a grid build's cells (grid.cells 0: built from the tile pairs) */
     sim_cell_grid grid;
     std::vector<sim_cell_range> cell;
-    std::vector<uint32_t> cell_body, body_cell, body_rank;
-    std::vector<sim_vec4f> cell_pos;
+    std::vector<uint32_t> cell_body, body_cell, body_rank, fill;
+    std::vector<sim_vec4f> cell_pos, cell_vel;
+    bool direct = false; /* swept from the cells: the scatter writes cell_vel */
 
     nl::cell_view cells() {
         nl::cell_view v;
@@ -102,6 +103,8 @@ struct state {
         v.body_cell = body_cell.data();
         v.body_rank = body_rank.data();
         v.cell_pos = cell_pos.data();
+        v.fill = fill.data();
+        v.cell_vel = direct ? cell_vel.data() : nullptr;
         return v;
     }
 
@@ -796,25 +799,33 @@ static void test_periodic_margin(void) {
 
 /* ---- the build from a cell grid ---- */
 
-/* A rebuild from grid g as the step launches it (forced): clear, bin, place, scatter, build. */
-static void grid_rebuild(state &st, const bodies &b, const sim_cell_grid &g, sim_period_f per) {
+/* The grid's arrays for grid g: sentinels, the fill counts 0 (as allocated). */
+static void grid_alloc(state &st, const sim_cell_grid &g) {
     st.grid = g;
     st.cell.assign(g.cells + kGuard, sim_cell_range{kSentinel, kSentinel});
+    st.fill.assign(g.cells, 0u);
     st.cell_body.assign(st.n, kSentinel);
     st.body_cell.assign(st.n, kSentinel);
     st.body_rank.assign(st.n, kSentinel);
     st.cell_pos.assign(st.n, sim_vec4f{kNaN, kNaN, kNaN, kNaN});
+    st.cell_vel.assign(st.n, sim_vec4f{kNaN, kNaN, kNaN, kNaN});
+}
+
+/* A rebuild from grid g as the step launches it (forced): bin, place, scatter, build. */
+static void grid_rebuild(state &st, const bodies &b, const sim_cell_grid &g, sim_period_f per) {
+    grid_alloc(st, g);
     const unsigned flags = SIM_GPU_NLIST_REBUILD | SIM_GPU_CULL_RECORD;
     const dim3 cells((g.cells + 255) / 256), body_blocks((st.n + 255) / 256), threads(256);
-    launch(cells, threads, [&] { nl::grid_clear_kernel(st.cells(), &st.nc, 1); });
     launch(body_blocks, threads, [&] {
         nl::grid_bin_kernel(b.pos.data(), st.n, st.cells(), st.ref.data(), st.count.data(), &st.nc,
                             flags);
     });
     ENSURE(st.nc.rebuild == 1u && st.nc.frame.rebuilds >= 1u);
     launch(cells, threads, [&] { nl::grid_place_kernel(st.cells(), &st.nc, 1); });
-    launch(body_blocks, threads,
-           [&] { nl::grid_scatter_kernel(b.pos.data(), st.n, st.cells(), &st.nc, 1); });
+    launch(body_blocks, threads, [&] {
+        nl::grid_scatter_kernel(b.pos.data(), b.vel.data(), st.n, st.cells(), st.ref.data(), &st.nc,
+                                SIM_GPU_NLIST_REBUILD);
+    });
     launch(body_blocks, threads, [&] {
         nl::grid_build_kernel(st.n, st.cells(), st.skin, st.nbr.data(), st.count.data(),
                               st.stride, st.cap, !st.half, &st.nc, per);
@@ -842,6 +853,9 @@ static void check_cells(const state &st, const bodies &b, const char *what) {
     for (uint32_t g = 0; g < kGuard; ++g) {
         const sim_cell_range r = st.cell[st.grid.cells + g];
         wrong += r.start != kSentinel || r.n != kSentinel;
+    }
+    for (uint32_t c = 0; c < st.grid.cells; ++c) {
+        wrong += st.fill[c] != 0u; /* back to 0 for the next binning */
     }
     ENSURE_MSG(wrong == 0 && st.nc.cells_placed == st.n, "%s: %u wrong in the cells", what, wrong);
 }
@@ -974,6 +988,150 @@ static void test_grid(void) {
     }
 }
 
+/* Swept straight from the cells (no lists), as a step of sim_gpu_nlist.direct launches it:
+ * drift_bin_kernel (the drift, its check, the binning), place, scatter (velocities, and the
+ * check's positions where a list would rebuild), cell_sweep_kernel; for several steps in a row
+ * (the fill counts must come back to 0 between), walls and periodic boxes, on the grid the backend
+ * takes for it (cells one touch wide: skin 0): the cells as a build's, every force against the
+ * double reference where the bodies are after the drift, the touching pairs and tests counted,
+ * the would-be rebuilds counted and their positions kept; on the last step the sweep also
+ * finishes it (sim_gpu_kick): body forces added, the second half kick by them, nothing flagged. */
+static void test_direct(void) {
+    struct scene {
+        int axes;
+        float h, box_half;
+        const char *name;
+    } scenes[] = {{0, 7.0f, 8.0f, "walls"}, {7, 5.0f, 5.0f, "periodic xyz"},
+                  {5, 5.0f, 5.0f, "periodic xz"}};
+    for (const scene &sc : scenes) {
+        bodies b = make_bodies(kN, sc.h, 41u + (uint64_t)sc.axes);
+        sim_params p = sim_params_default();
+        p.restitution = 0.7;
+        p.box_half = sc.box_half;
+        p.periodic = sc.axes;
+        sim_physics phd = sim_physics_from_params(&p);
+        phd.inv_dt = 1.0 / 1e-4;
+        const sim_physics_f ph = sim_physics_to_float(&phd);
+        const sim_period_f per = ph.period;
+        const sim_period_f *pp = sc.axes ? &per : nullptr;
+        const float skin = 0.1f, dt = 0.02f;
+        sim_cell_grid g;
+        ENSURE(sim_cell_grid_shape(&p, 0.5, 0.0, kN, &g) == 1);
+        state st(kN, 32, 16, false, skin);
+        st.direct = true;
+        grid_alloc(st, g);
+        st.ref = b.pos; /* as if built where the bodies start */
+        std::vector<sim_vec4f> force(kN, sim_vec4f{0.0f, 0.0f, 0.0f, 0.0f});
+        uint32_t rebuilt = 0;
+        for (int step = 0; step < 4; ++step) {
+            const std::vector<sim_vec4f> ref_before = st.ref;
+            st.nc.rebuild = 0u;
+            st.nc.cells_placed = 12345u; /* the drift zeroes it */
+            const dim3 body_blocks((kN + 255) / 256), cells((g.cells + 255) / 256), threads(256);
+            launch(body_blocks, threads, [&] {
+                nl::drift_bin_kernel(b.pos.data(), b.vel.data(), force.data(), kN, dt,
+                                     st.ref.data(), 0.25f * skin * skin, &st.nc, st.cells(), per);
+            });
+            /* the drift's check, on the host: past half the skin from the kept positions */
+            bool moved = false;
+            for (uint32_t i = 0; i < kN; ++i) {
+                moved |= sim_nlist_moved_pf(b.pos[i], ref_before[i], 0.25f * skin * skin, pp) != 0;
+            }
+            ENSURE_MSG((st.nc.rebuild != 0u) == moved, "%s step %d: the check's flag", sc.name,
+                       step);
+            rebuilt += moved ? 1u : 0u;
+            launch(cells, threads, [&] { nl::grid_place_kernel(st.cells(), &st.nc, 1); });
+            launch(body_blocks, threads, [&] {
+                nl::grid_scatter_kernel(b.pos.data(), b.vel.data(), kN, st.cells(), st.ref.data(),
+                                        &st.nc, SIM_GPU_CULL_RECORD);
+            });
+            for (uint32_t i = 0; i < kN; ++i) { /* kept where a list would have been rebuilt */
+                const sim_vec4f want = moved ? b.pos[i] : ref_before[i];
+                ENSURE(memcmp(&st.ref[i], &want, sizeof want) == 0);
+            }
+            uint32_t wrong = 0;
+            for (uint32_t c = 0; c < g.cells; ++c) {
+                const sim_cell_range r = st.cell[c];
+                for (uint32_t m = r.start; m < r.start + r.n; ++m) {
+                    const uint32_t i = st.cell_body[m];
+                    wrong += sim_cell_of(&g, b.pos[i]) != c ||
+                             memcmp(&st.cell_pos[m], &b.pos[i], sizeof b.pos[i]) != 0 ||
+                             memcmp(&st.cell_vel[m], &b.vel[i], sizeof b.vel[i]) != 0;
+                }
+                wrong += st.fill[c] != 0u;
+            }
+            ENSURE_MSG(wrong == 0 && st.nc.cells_placed == kN, "%s step %d: %u wrong in the cells",
+                       sc.name, step, wrong);
+            memset(&st.nc.frame, 0, sizeof st.nc.frame);
+            std::fill(force.begin(), force.end(), sim_vec4f{kNaN, kNaN, kNaN, kNaN});
+            st.nc.rebuild = 1u;
+            const bool finish = step == 3;
+            const std::vector<sim_vec4f> vel_before = b.vel;
+            uint64_t flag = SIM_GPU_STABLE;
+            const sim_gpu_kick kick = {dt, &flag, 3u, nullptr};
+            launch(body_blocks, threads, [&] {
+                if (sc.axes) {
+                    nl::cell_sweep_kernel<true>(kN, st.cells(), force.data(),
+                                                finish ? b.vel.data() : nullptr, kick, ph, &st.nc,
+                                                SIM_GPU_CULL_RECORD, 1);
+                } else {
+                    nl::cell_sweep_kernel<false>(kN, st.cells(), force.data(),
+                                                 finish ? b.vel.data() : nullptr, kick, ph, &st.nc,
+                                                 SIM_GPU_CULL_RECORD, 1);
+                }
+            });
+            ENSURE(st.nc.rebuild == 0u && st.nc.frame.steps == 1u);
+            if (finish) { /* F includes the body forces, v kicked by F: take them back out */
+                if (flag != SIM_GPU_STABLE) { /* only a body flung out of the walls' box */
+                    uint32_t at_step, body;
+                    int cause;
+                    sim_gpu_unstable_decode(flag, &at_step, &body, &cause);
+                    const float lim = (float)SIM_ESCAPE_FACTOR * ph.box_half;
+                    ENSURE_MSG(cause == SIM_GPU_ESCAPED && at_step == 3u && body < kN &&
+                                   (fabsf(b.pos[body].x) > lim || fabsf(b.pos[body].y) > lim ||
+                                    fabsf(b.pos[body].z) > lim),
+                               "%s: flag cause %d, body %u", sc.name, cause, body);
+                }
+                uint32_t bad = 0;
+                for (uint32_t i = 0; i < kN; ++i) {
+                    sim_vec4f v = vel_before[i];
+                    sim_verlet_second_f(&v, sim_vec3f{force[i].x, force[i].y, force[i].z}, dt);
+                    bad += memcmp(&v, &b.vel[i], sizeof v) != 0;
+                    const sim_vec3f fb = sim_body_force_f(b.pos[i], vel_before[i], &ph, nullptr);
+                    force[i].x -= fb.x;
+                    force[i].y -= fb.y;
+                    force[i].z -= fb.z;
+                }
+                ENSURE_MSG(bad == 0, "%s: %u bodies kicked otherwise", sc.name, bad);
+                b.vel = vel_before; /* the reference below is at the sweep's velocities */
+            }
+            const std::vector<sim_vec3d> ref = reference_in(b, phd);
+            const force_error e = force_error_of(force, ref);
+            uint64_t touching = 0;
+            for (uint32_t i = 0; i < kN; ++i) {
+                for (uint32_t j = 0; j < i; ++j) {
+                    touching += nl::touching(b.pos[i], b.pos[j], pp) ? 1u : 0u;
+                }
+            }
+            uint64_t found = 0, tests = 0;
+            for (int k = 0; k < SIM_GPU_COUNT_SLOTS; ++k) {
+                found += st.nc.frame.contacts[k];
+                tests += st.nc.frame.tests[k];
+            }
+            printf("  direct, %-14s step %d: F rel %.1e, worst body %.1e, %llu contacts, %.1f "
+                   "tests per body\n",
+                   sc.name, step, e.rel, e.worst, (unsigned long long)touching,
+                   (double)tests / kN);
+            ENSURE_MSG(e.ref_l2 > 0.0 && e.rel <= 1e-5 && e.worst <= 1e-4,
+                       "%s step %d: rel %.3g, worst body %.3g", sc.name, step, e.rel, e.worst);
+            ENSURE_MSG(touching > 0 && found == touching, "%s step %d: %llu contacts of %llu",
+                       sc.name, step, (unsigned long long)found, (unsigned long long)touching);
+            ENSURE(tests >= 2u * touching && tests < 200u * kN);
+        }
+        ENSURE_MSG(rebuilt >= 1u, "%s: no step crossed half the skin", sc.name);
+    }
+}
+
 static const ensure_test tests[] = {
     {"build_and_sweep", test_build_and_sweep},
     {"periodic", test_periodic},
@@ -981,6 +1139,7 @@ static const ensure_test tests[] = {
     {"moved_within_half_skin", test_moved_within_half_skin},
     {"overflow", test_overflow},
     {"grid", test_grid},
+    {"direct", test_direct},
     {"rows", test_rows},
     {"drift", test_drift},
 };

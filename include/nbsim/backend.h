@@ -64,7 +64,15 @@ int sim_pair_choice_from_name(const char *name);           /* -1 when unknown */
  * are rebuilt at every step (the falling lattice: 0.298 against 0.262 ms at 262,144), since a
  * half list is built with half the writes. Full: the resting and slow scenes granular users run
  * for long. */
-typedef enum { SIM_NLIST_DEFAULT, SIM_NLIST_HALF, SIM_NLIST_FULL } sim_nlist_kind;
+/* CELLS: no lists at all: every step bins the bodies into a grid of cells one touch wide and
+ * finds each body's contacts in the 27 cells around it (sim/nlist/grid_build.cuh), the way to go
+ * where lists would be rebuilt at (nearly) every step: the falling lattice (H100, whole step,
+ * bench/results/nvidia-h100/cells_swept.md) 0.132 against 0.146 ms at 262,144, 0.047 against
+ * 0.058 ms at 65,536. The CUDA backend on one rank without friction, where the grid fits;
+ * elsewhere (the CPU reference, several ranks, friction: its histories live beside the lists'
+ * entries) CELLS means DEFAULT's lists. DEFAULT on that CUDA path starts with full lists and
+ * takes the cells, and back, by the rebuilds it counts (sim/nlist/nlist.h: sim_nlist_cadence). */
+typedef enum { SIM_NLIST_DEFAULT, SIM_NLIST_HALF, SIM_NLIST_FULL, SIM_NLIST_CELLS } sim_nlist_kind;
 #define SIM_NLIST_DEFAULT_KIND SIM_NLIST_FULL
 /* With friction DEFAULT is half lists, also chosen by measurement (H100, one run, both kinds
  * alternating, bench/results/nvidia-h100/friction_half_lists.md): a frictional contact costs far
@@ -72,9 +80,11 @@ typedef enum { SIM_NLIST_DEFAULT, SIM_NLIST_HALF, SIM_NLIST_FULL } sim_nlist_kin
  * full list computes it at both ends: the falling lattice of 262,144 0.340 against 0.454 ms, of
  * 65,536 0.122 against 0.154 ms, the resting pack of 1,048,576 0.437 against 0.441 ms. */
 #define SIM_NLIST_DEFAULT_FRICTION_KIND SIM_NLIST_HALF
-/* The kind lists take under these parameters: kind itself, or DEFAULT's choice for them. */
+/* The kind lists take under these parameters: kind itself, or DEFAULT's choice for them (CELLS
+ * with friction too). */
 sim_nlist_kind sim_nlist_kind_for(sim_nlist_kind kind, const sim_params *p);
-const char *sim_nlist_kind_name(sim_nlist_kind kind); /* "half", "full", "default" */
+const char *sim_nlist_kind_name(sim_nlist_kind kind); /* "half", "full", "cells", "default" */
+int sim_nlist_kind_from_name(const char *name);       /* the enum's value; -1 when unknown */
 
 /* Where the CUDA backend builds the neighbour lists from: a grid of cells one list reach wide
  * (sim/nlist/cell_grid.h: ~30 tests per body; one rank, where the grid fits) or the culled tile
@@ -196,6 +206,7 @@ typedef struct {
      * the CULL phase then boxes and culls only when the lists are rebuilt. */
     int nlist;                /* 1: contacts swept per-body neighbour lists */
     int nlist_cells;          /* 1: built from a cell grid (no culling pass: no map places it) */
+    int nlist_direct;         /* 1: no lists, the contacts swept straight from the cells */
     double skin;              /* [m] */
     double nlist_ms;          /* summed over the frame's steps */
     int nlist_rebuilds;       /* steps of the frame that rebuilt the lists */

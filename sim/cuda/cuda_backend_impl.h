@@ -71,6 +71,10 @@ struct cuda_backend {
     int nlist_ready;
     sim_gpu_nlist_counts *h_ncounts; /* pinned: the counters as read at the frame's sync */
     int nlist_cleared;               /* the drift cleared the forces for this step's sweep */
+    int nlist_binned;                /* swept from the cells: the drift binned the bodies */
+    int kicked;                      /* the cells' sweep finished this step (sim_gpu_kick) */
+    int frame_step;                  /* the frame's step under way (FIRST counts them) */
+    sim_nlist_cadence nlist_cadence; /* when the lists pay, and when the cells (nlist.h) */
     /* friction (friction.h): spin and torque always, the history tables while it is on */
     sim_gpu_friction fric;
     /* the saved start of a long step (save_ready 1; -1: no memory for it, such steps run whole) */

@@ -74,6 +74,8 @@ sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int mark
     cuda_backend *b = sim_cuda_of(base);
     cudaStream_t s = b->streams.main;
     SIM_TRY(ensure_events(b, marks, err));
+    b->frame_step = -1; /* FIRST counts the frame's steps from 0 */
+    b->kicked = 0;
     if (f->culled) {
         SIM_TRY(sim_cuda_cull_prepare(b, err));
     }
@@ -138,8 +140,10 @@ sim_status cuda_elapsed(sim_backend *base, int from, int to, double *ms, sim_err
  * friction the spin's half kick (the last torques): in the lists' drift, else after. */
 sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
+    ++b->frame_step;
     if (sim_backend_listing(base) && b->nlist_ready) {
         b->nlist_cleared = 1;
+        b->nlist_binned = b->nlist.direct; /* swept from the cells: the drift bins instead */
         b->nlist.period = b->ph.period; /* the physics may have changed since the last cull */
         const bool spin = b->fric.on != 0;
         return sim_gpu_nlist_drift(&b->bodies, &b->nlist, b->dt, spin ? b->fric.spin : nullptr,
@@ -173,8 +177,10 @@ sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
  * rebuilt this step). */
 sim_status cuda_neighbours(sim_backend *base, unsigned flags, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
-    SIM_TRY(sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, gpu_flags(flags), b->streams.main,
-                                err));
+    const unsigned binned = b->nlist_binned ? (unsigned)SIM_GPU_NLIST_BINNED : 0u;
+    b->nlist_binned = 0;
+    SIM_TRY(sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, gpu_flags(flags) | binned,
+                                b->streams.main, err));
     return sim_cuda_fric_built(b, err); /* friction: an overflow's fallback reads the tables */
 }
 
@@ -260,14 +266,21 @@ sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t e
                    : sim_gpu_pair_forces_full(bd, &b->ph, tile, base->rank.rank, base->rank.world,
                                               s, err);
     }
-    if (w ==
-        SIM_SWEEP_PAIR_NLIST) { /* the drift cleared the forces (not so for the forces alone) */
-        if (!b->nlist_cleared) {
+    if (w == SIM_SWEEP_PAIR_NLIST) {
+        /* the drift cleared the forces (not so for the forces alone); swept from the cells,
+         * every force is stored */
+        if (!b->nlist_cleared && !b->nlist.direct) {
             SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
         }
         b->nlist_cleared = 0;
+        /* swept from the cells, a step whose contacts are the whole force finishes in the sweep
+         * (sim_gpu_kick): its SECOND then has nothing left to do */
+        const bool finish = b->nlist.direct && (flags & SIM_STEP_ADVANCE) &&
+                            !base->params.triplets && base->rank.world <= 1;
+        sim_gpu_kick kick = {b->dt, b->d_flag, (uint32_t)b->frame_step, sim_cuda_body_order(b)};
+        b->kicked = finish;
         return sim_gpu_nlist_forces(bd, &b->ph, &b->cull, &b->nlist, gpu_flags(flags),
-                                    base->config.count_contacts, s, err);
+                                    base->config.count_contacts, finish ? &kick : nullptr, s, err);
     }
     if ((flags & SIM_SLICE_FIRST) && (w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST)) {
         SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
@@ -324,6 +337,10 @@ sim_status cuda_body_forces(sim_backend *base, sim_error *err) {
  * the device with its step and body, read at the frame's sync. */
 sim_status cuda_verlet_second(sim_backend *base, int step, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
+    if (b->kicked) { /* the cells' sweep finished the step (cuda_sweep) */
+        b->kicked = 0;
+        return SIM_OK;
+    }
     if (b->fric.on) { /* the walls' springs advance, the spin's second half kick */
         return sim_gpu_friction_verlet_second(&b->bodies, &b->fric, sim_cuda_body_order(b), &b->ph,
                                               b->dt, b->d_flag, (uint32_t)step, b->streams.main,
@@ -361,6 +378,10 @@ sim_status cuda_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_c
     }
     SIM_CUDA_TRY(cudaStreamSynchronize(s));
     sim_cuda_counts(b, f, c);
+    if (f->listed && b->nlist_ready) { /* lists or cells for the next frame (nlist.h) */
+        (void)sim_nlist_cadence_next(&b->nlist_cadence, b->h_ncounts->frame.rebuilds,
+                                     b->h_ncounts->frame.steps);
+    }
     if (b->fric.on) { /* a body with more contacts than slots, as the CPU's check */
         SIM_TRY(sim_gpu_friction_check(&b->fric, err));
     }

@@ -46,8 +46,9 @@ typedef struct {
     uint32_t cells;   /* dims[0] dims[1] dims[2] */
 } sim_cell_grid;
 
-/* The grid for n bodies of radius at most rmax [m] and lists of skin [m] in p's box; 0 (g
- * zeroed) when none fits: a periodic axis with fewer than 3 cells of the reach, or no bodies. */
+/* The grid for n bodies of radius at most rmax [m] and lists of skin [m] in p's box (skin 0: the
+ * touching pairs alone, the contacts swept straight from the cells); 0 (g zeroed) when none
+ * fits: a periodic axis with fewer than 3 cells of the reach, or no bodies. */
 int sim_cell_grid_shape(const sim_params *p, double rmax, double skin, uint32_t n,
                         sim_cell_grid *g);
 /* Whether a and b are the same shape. */

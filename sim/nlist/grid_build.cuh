@@ -3,25 +3,31 @@
  * part of nlist_kernels.cu's translation unit (namespace nl; it includes this file after its
  * helpers). A rebuild launches, each kernel returning at once (every block) unless the lists are
  * rebuilt this step (the drift's flag, or forced):
- *   grid_clear_kernel    the cells emptied (a thread per cell)
- *   grid_bin_kernel      each body's cell and its place there (an atomic per body), the build
- *                        positions, the step's list counters reset
+ *   grid_bin_kernel      each body's cell and its place there (an atomic per body on the cell's
+ *                        fill count), the build positions, the step's list counters reset
  *   grid_place_kernel    each cell's start among the cells' bodies (a block's 256 cells take
- *                        consecutive places: one atomic per block)
+ *                        consecutive places: one atomic per block), its fill count zeroed for
+ *                        the next binning (no clearing pass)
  *   grid_scatter_kernel  each body's slot and position at its cell's start plus its place
  *   grid_build_kernel    each body's list from the 27 cells around its own, its own row only
  *                        (half lists j < i, full lists every j != i): no atomics; the threads
  *                        take the bodies in cell order (a warp's lanes walk neighbouring cells)
  * and the cells stay until the next rebuild: a list that overflowed makes the sweep walk them
  * (grid_walk). A body's place among its cell's bodies follows the atomics' order, so a list's
- * order may differ from one run to the next (the tile build's appends are atomics too). */
-
+ * order may differ from one run to the next (the tile build's appends are atomics too).
+ *
+ * Swept straight from the cells (sim_gpu_nlist.direct: lists that would be rebuilt at nearly
+ * every step, nlist.h): no lists; every step the drift bins (drift_kernel<true>), the place and
+ * the scatter (velocities too) follow, and cell_sweep_kernel finds each body's contacts in the 27
+ * cells around it and sums its force: four kernels a step where the lists take seven. */
 /* What the kernels read of the grid. */
 struct cell_view {
     sim_cell_grid g;
     sim_cell_range *cell;
     uint32_t *cell_body, *body_cell, *body_rank;
     sim_vec4f *cell_pos; /* the build positions in cell_body's order */
+    uint32_t *fill;      /* per cell: bodies binned since its last place (0 between builds) */
+    sim_vec4f *cell_vel; /* swept from the cells: the velocities in cell_body's order (else NULL) */
 };
 
 /* Blocks of 256 per SM the persistent grid is sized for: a full sm_90 SM, at up to 32
@@ -48,17 +54,29 @@ static __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, uint32
     return v;
 }
 
-/* Launch contract: a persistent grid of 256-thread blocks; thread t clears cells t, t + threads,
- * ... */
-__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
-    grid_clear_kernel(cell_view v, const sim_gpu_nlist_counts *__restrict__ nc, int forced) {
-    sim_chain_enter();
-    if (!forced && nc->rebuild == 0u) {
-        return;
+/* Swept from the cells: drift_kernel's drift and check, and grid_bin_kernel's binning of the
+ * drifted centre (its cell, its place there), in one pass; the forces are not cleared (the cell
+ * sweep stores each). Thread 0 zeroes the place kernel's cursor. Launch contract and guard as
+ * drift_kernel (ceil(N / 256) blocks, thread i body i). Cost per body: drift_kernel's less the
+ * force's 16 B written, 8 B written more and an atomic on its cell's fill count. */
+__global__ void __launch_bounds__(kThreads)
+    drift_bin_kernel(sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
+                     const sim_vec4f *__restrict__ force, uint32_t n, float dt,
+                     const sim_vec4f *__restrict__ ref, float h2,
+                     sim_gpu_nlist_counts *__restrict__ nc, cell_view v, sim_period_f per) {
+    const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
+    if (i == 0u) {
+        nc->cells_placed = 0u;
     }
-    for (uint32_t c = grid_thread(); c < v.g.cells; c += grid_threads()) {
-        v.cell[c].n = 0u;
+    bool moved = false;
+    if (i < n) {
+        const sim_vec4f p =
+            drift_body(i, pos, vel, force, dt, ref, h2, per, nullptr, nullptr, &moved);
+        const uint32_t c = sim_cell_of(&v.g, p);
+        v.body_cell[i] = c;
+        v.body_rank[i] = atomicAdd(&v.fill[c], 1u);
     }
+    sim_block_raise(moved, &nc->rebuild);
 }
 
 /* Launch contract: a persistent grid of 256-thread blocks over the slots (grid-stride). Thread 0
@@ -83,14 +101,15 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
         ref[i] = p;
         count[i] = 0u;
         v.body_cell[i] = c;
-        v.body_rank[i] = atomicAdd(&v.cell[c].n, 1u);
+        v.body_rank[i] = atomicAdd(&v.fill[c], 1u);
     }
 }
 
 /* Launch contract: a persistent grid of 256-thread blocks over the cells (grid-stride, the bound
  * rounded up to whole blocks: every thread reaches the barriers). A block's 256 cells take
- * consecutive places: a scan over the warps, then one atomic per block. Cost per cell: 4 B read,
- * 4 B written. One atomic per warp on the one cursor (the first form) was 9 us at 262,144 bodies
+ * consecutive places: a scan over the warps, then one atomic per block; each cell's fill count
+ * goes into its range and back to 0 for the next binning. Cost per cell: 4 B read, 12 B written.
+ * One atomic per warp on the one cursor (the first form) was 9 us at 262,144 bodies
  * (ncu, H100): 6,750 atomics on one address. */
 __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     grid_place_kernel(cell_view v, sim_gpu_nlist_counts *__restrict__ nc, int forced) {
@@ -104,7 +123,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     const uint32_t lane = lane_id(), warp = threadIdx.x >> 5;
     const uint32_t end = (v.g.cells + kThreads - 1u) / kThreads * kThreads;
     for (uint32_t c = grid_thread(); c < end; c += grid_threads()) {
-        const uint32_t mine = c < v.g.cells ? v.cell[c].n : 0u;
+        const uint32_t mine = c < v.g.cells ? v.fill[c] : 0u;
         const uint32_t upto = warp_inclusive_sum(mine, lane);
         if (lane == 31u) {
             below_warp[warp] = upto; /* the warp's total, for now */
@@ -123,7 +142,11 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
         }
         __syncthreads();
         if (c < v.g.cells) {
-            v.cell[c].start = block_base + below_warp[warp] + upto - mine;
+            sim_cell_range r;
+            r.start = block_base + below_warp[warp] + upto - mine;
+            r.n = mine;
+            v.cell[c] = r;
+            v.fill[c] = 0u;
         }
         __syncthreads(); /* the shared words are the next round's */
     }
@@ -132,18 +155,39 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
 /* Launch contract: a persistent grid of 256-thread blocks over the slots (grid-stride). Cost per
  * body: 28 B read (its cell, place and position, the cell's start), 20 B written (its slot and
  * position, scattered within its cell's neighbourhood). The positions in cell order: the build
- * then reads a candidate's beside its slot, not through it. */
+ * then reads a candidate's beside its slot, not through it.
+ *
+ * Swept from the cells (v.cell_vel set, run at every step): the velocity beside the position too
+ * (16 B read and written more); and where a list would have been rebuilt (the drift's flag, or
+ * forced) the check's reference positions as a build would set them (ref; 16 B written more), the
+ * rebuild counted (RECORD): the cadence the lists would have, which decides when they pay again
+ * (sim_nlist_cadence). */
 __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
-    grid_scatter_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v,
-                        const sim_gpu_nlist_counts *__restrict__ nc, int forced) {
+    grid_scatter_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
+                        uint32_t n, cell_view v, sim_vec4f *__restrict__ ref,
+                        sim_gpu_nlist_counts *__restrict__ nc, unsigned flags) {
     sim_chain_enter();
-    if (!forced && nc->rebuild == 0u) {
+    const bool forced = (flags & SIM_GPU_NLIST_REBUILD) != 0u;
+    const bool direct = v.cell_vel != nullptr;
+    const bool rebuilt = forced || nc->rebuild != 0u;
+    if (!direct && !rebuilt) {
         return;
+    }
+    if (direct && rebuilt && (flags & SIM_GPU_CULL_RECORD) && blockIdx.x == 0 &&
+        threadIdx.x == 0) {
+        nc->frame.rebuilds++;
     }
     for (uint32_t i = grid_thread(); i < n; i += grid_threads()) {
         const uint32_t m = v.cell[v.body_cell[i]].start + v.body_rank[i];
+        const sim_vec4f p = sim_ld4(pos + i);
         v.cell_body[m] = i;
-        v.cell_pos[m] = sim_ld4(pos + i);
+        v.cell_pos[m] = p;
+        if (direct) {
+            v.cell_vel[m] = sim_ld4(vel + i);
+            if (rebuilt) {
+                ref[i] = p;
+            }
+        }
     }
 }
 
@@ -164,17 +208,18 @@ static __device__ __forceinline__ void grid_walk(const cell_view &v, uint32_t ho
     });
 }
 
-/* Calls on_body(j, p_j) for every body j of the 27 cells around `home` with its build position
- * (cell_pos), a row of (up to) 3 cells along x at a time: the row's ranges loaded together (one
- * 8-byte load per cell, start and count side by side: as two arrays the compiler held one
- * start's load back until the counts had come), then its bodies walked as one run, candidate t
- * at cell_body[t + base] with base the start of t's cell less the bodies of the row's cells
- * before it. Where the cells' ranges are contiguous (within an aligned group of 256 cells the
- * place kernel gives them consecutive places: most rows) the base is the same for all: one
- * range, and consecutive candidates read consecutive slots and positions. */
-template <class OnBody>
-static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t home,
-                                                 OnBody &&on_body) {
+/* Calls on_slot(m) for every slot m (cell order) of the 27 cells around `home`, a row of (up to)
+ * 3 cells along x at a time: the row's ranges loaded together (one 8-byte load per cell, start
+ * and count side by side: as two arrays the compiler held one start's load back until the counts
+ * had come), then its slots walked as one run, candidate t at slot t + base with base the start of
+ * t's cell less the bodies of the row's cells before it. Where the cells' ranges are contiguous
+ * (within an aligned group of 256 cells the place kernel gives them consecutive places: most
+ * rows) the base is the same for all: one range, and consecutive candidates are consecutive
+ * slots, whose positions (and velocities) lie side by side. UNROLL: candidates per turn of the
+ * walk (the build takes one: unrolled by 2 it spills its loop counter; the cells' sweep two). */
+template <int UNROLL = 1, class OnSlot>
+static __device__ __forceinline__ void grid_row_slots(const cell_view &v, uint32_t home,
+                                                      OnSlot &&on_slot) {
     SIM_CELL_GRID_FOR_ROWS(&v.g, home, lo, mid, hi, {
         const sim_cell_range none = {0u, 0u};
         const sim_cell_range c0 = lo != SIM_CELL_NONE ? v.cell[lo] : none;
@@ -182,13 +227,20 @@ static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t ho
         const sim_cell_range c2 = hi != SIM_CELL_NONE ? v.cell[hi] : none;
         const uint32_t n0 = c0.n, n01 = n0 + c1.n, total = n01 + c2.n;
         const uint32_t base1 = c1.start - n0, base2 = c2.start - n01; /* mod 2^32 */
-        /* one candidate at a time: unrolled by 2, the build spills its loop counter */
-        _Pragma("unroll 1")
+        _Pragma("unroll UNROLL")
         for (uint32_t t = 0; t < total; ++t) {
-            const uint32_t m = t + (t < n0 ? c0.start : t < n01 ? base1 : base2);
-            on_body(v.cell_body[m], sim_ld4(v.cell_pos + m));
+            on_slot(t + (t < n0 ? c0.start : t < n01 ? base1 : base2));
         }
     });
+}
+
+/* Calls on_body(j, p_j) for every body j of the 27 cells around `home` with its build position
+ * (cell_pos), by grid_row_slots: the slot's and the position's loads side by side. */
+template <class OnBody>
+static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t home,
+                                                 OnBody &&on_body) {
+    grid_row_slots(v, home,
+                   [&](uint32_t m) { on_body(v.cell_body[m], sim_ld4(v.cell_pos + m)); });
 }
 
 /* Launch contract: a persistent grid of 256-thread blocks over the cell-ordered slots
@@ -233,6 +285,142 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
         count[i] = k;
         if (k > cap) {
             nc->overflow = 1u;
+        }
+    }
+}
+
+/* Contacts a thread of cell_sweep_kernel holds before it sums their forces: the walk queues the
+ * touching slots (shared memory, 4 B each) and the forces are summed after it, so a warp's lanes
+ * do not take turns through the force code at every candidate that touches one of them (the
+ * grid build that summed forces as it walked was 1.9x slower, nlist_fused_trial.md), and the walk
+ * keeps the build's few registers. A body with more contacts walks its cells a second time for
+ * those past the queue (never in a pack of equal spheres: at most 12 touch one). */
+constexpr uint32_t kCellQueue = 16;
+/* The sweep keeps more in registers than the build (a body's velocity and force, the step's second
+ * half): 4 resident blocks of 256 per SM, at up to 64 registers (57 used, no spills). Measured
+ * (H100, lattice of 262,144, whole step): 6 blocks at 40 registers spilled and took 0.153 ms,
+ * 4 blocks 0.135 ms (bench/results/nvidia-h100/cells_swept.md). */
+constexpr int kCellSweepBlocksPerSm = 4;
+/* The walk's candidates two at a time (their loads in flight together): 0.132 ms against 0.137
+ * one at a time and 0.135 four at a time, same run. */
+constexpr int kCellSweepUnroll = 2;
+
+/* The force on the body at slot m (position pi, velocity vi) from the one at slot o, added. */
+static __device__ __forceinline__ void cell_force_add(const cell_view &v, const sim_vec4f &pi,
+                                                      const sim_vec4f &vi, uint32_t o,
+                                                      const sim_physics_f &ph, float *fx,
+                                                      float *fy, float *fz) {
+    const sim_vec3f f = sim_contact_force_f(pi, vi, sim_ld4(v.cell_pos + o),
+                                            sim_ld4(v.cell_vel + o), &ph, nullptr);
+    *fx += f.x;
+    *fy += f.y;
+    *fz += f.z;
+}
+
+/* The forces on the body at slot m from its contacts past the first kCellQueue (in the walk's
+ * order), added: a second walk, rare, out of line so that the first keeps its few registers. */
+template <bool PERIODIC>
+static __device__ __noinline__ void cell_forces_past_queue(const cell_view &v, uint32_t m,
+                                                           uint32_t home, sim_vec4f pi,
+                                                           sim_vec4f vi, const sim_physics_f &ph,
+                                                           float *fx, float *fy, float *fz) {
+    const sim_period_f period = ph.period;
+    const sim_period_f *per = PERIODIC ? &period : nullptr;
+    uint32_t k = 0;
+    grid_row_slots(v, home, [&](uint32_t o) {
+        if (touching(pi, sim_ld4(v.cell_pos + o), per) && o != m && k++ >= kCellQueue) {
+            cell_force_add(v, pi, vi, o, ph, fx, fy, fz);
+        }
+    });
+}
+
+/* Swept straight from the cells (no lists): the contact forces on every body from the bodies
+ * of the 27 cells around its own, where they are now (binned this step), each body's force
+ * stored (its own sum: no atomics, nothing cleared before); lowers the rebuild flag as the lists'
+ * sweep does. Exact as a list build is (cell_grid.h): every touching pair lies in the same or
+ * adjacent cells; the test is the lists' sweep's (touching), the force pair_kernels.cu's.
+ * PERIODIC: minimum images through ph.period (its own instantiation: the walls' walk keeps
+ * fewer registers).
+ *
+ * Launch contract: ceil(N / 256) blocks of 256 threads, thread m the body at slot m of the cell
+ * order (guard m < n; every thread runs to the end: the warp sums). Cost per body: its slot,
+ * position and velocity (coalesced), its force stored (16 B, scattered), 27 cells' ranges; per
+ * candidate its 16 B position beside the last (no slot: the force is body i's alone) and the
+ * 9-instruction test; per touching pair the queue's 8 B (store, load), the other's velocity beside
+ * its position and the ~60-instruction force. Counts (RECORD, count_on) as the lists' sweep:
+ * candidates tested and touching pairs (each once: the higher slot's). vel (else NULL): the step's
+ * second half too (sim_gpu_kick, cuda/second_half.cuh: body force, half kick, the flag; 16 B
+ * more written per body, vel[i] of slot order: nothing else reads it during the sweep, which
+ * takes the velocities from cell_vel). */
+template <bool PERIODIC>
+__global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
+    cell_sweep_kernel(uint32_t n, cell_view v, sim_vec4f *__restrict__ force,
+                      sim_vec4f *__restrict__ vel, sim_gpu_kick kick, sim_physics_f ph,
+                      sim_gpu_nlist_counts *__restrict__ nc, unsigned flags, int count_on) {
+    sim_chain_enter();
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        nc->rebuild = 0u; /* as the lists' sweep: read by the scatter before, raised by the drift */
+        if (flags & SIM_GPU_CULL_RECORD) {
+            nc->frame.steps++;
+        }
+    }
+    __shared__ uint32_t queue[kCellQueue][kThreads];
+    const uint32_t m = blockIdx.x * kThreads + threadIdx.x;
+    uint32_t tests = 0, touched = 0;
+    if (m < n) {
+        const sim_vec4f pi = sim_ld4(v.cell_pos + m);
+        const sim_period_f period = ph.period;
+        const sim_period_f *per = PERIODIC ? &period : nullptr;
+        /* the body's cell from its binned position, bit for bit the bin's (no gather) */
+        const uint32_t home = sim_cell_of(&v.g, pi);
+        uint32_t found = 0;
+        grid_row_slots<kCellSweepUnroll>(v, home, [&](uint32_t o) {
+            const sim_vec4f pj = sim_ld4(v.cell_pos + o);
+            if (touching(pi, pj, per) && o != m) {
+                if (found < kCellQueue) {
+                    queue[found][threadIdx.x] = o;
+                }
+                ++found;
+                touched += o < m ? 1u : 0u;
+            }
+            ++tests;
+        });
+        const sim_vec4f vi = sim_ld4(v.cell_vel + m);
+        float fx = 0.0f, fy = 0.0f, fz = 0.0f;
+        const uint32_t queued = found < kCellQueue ? found : kCellQueue;
+        for (uint32_t q = 0; q < queued; ++q) {
+            cell_force_add(v, pi, vi, queue[q][threadIdx.x], ph, &fx, &fy, &fz);
+        }
+        if (found > kCellQueue) { /* the contacts past the queue, in the walk's order */
+            cell_forces_past_queue<PERIODIC>(v, m, home, pi, vi, ph, &fx, &fy, &fz);
+        }
+        --tests; /* itself */
+        sim_vec4f f4;
+        f4.x = fx;
+        f4.y = fy;
+        f4.z = fz;
+        f4.w = 0.0f;
+        const uint32_t i = v.cell_body[m];
+        if (vel != nullptr) { /* the step's second half (sim_gpu_kick) */
+            sim_vec4f vk = vi;
+            sim_second_half_f(pi, &vk, &f4, kick.dt, ph, kick.flag, kick.step,
+                              kick.perm != nullptr ? kick.perm[i] : i);
+            vel[i] = vk;
+        }
+        force[i] = f4;
+    }
+    if (count_on && (flags & SIM_GPU_CULL_RECORD)) {
+        const uint32_t wt = sim_warp_sum_u32(tests);
+        const uint32_t wc = sim_warp_sum_u32(touched);
+        const uint32_t slot =
+            (blockIdx.x * (kThreads / 32) + (threadIdx.x >> 5)) % (uint32_t)SIM_GPU_COUNT_SLOTS;
+        if (lane_id() == 0u) {
+            if (wt != 0u) {
+                atomicAdd(&nc->frame.tests[slot], (unsigned long long)wt);
+            }
+            if (wc != 0u) {
+                atomicAdd(&nc->frame.contacts[slot], (unsigned long long)wc);
+            }
         }
     }
 }

@@ -29,6 +29,18 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt) {
     return fmin(fmax(skin, lo), hi);
 }
 
+int sim_nlist_cadence_next(sim_nlist_cadence *c, uint32_t rebuilds, uint32_t steps) {
+    c->rebuilds += rebuilds < steps ? rebuilds : steps;
+    c->steps += steps;
+    if (c->steps < SIM_NLIST_CADENCE_STEPS) {
+        return c->direct;
+    }
+    const double rate = (double)c->rebuilds / (double)c->steps;
+    c->direct = c->direct ? rate >= SIM_NLIST_LISTS_BELOW : rate >= SIM_NLIST_DIRECT_AT;
+    c->rebuilds = c->steps = 0u;
+    return c->direct;
+}
+
 double sim_nlist_skin(const sim_params *p, const sim_state *s, double dt) {
     return p->skin.set ? p->skin.value : sim_nlist_auto_skin(p, s, dt);
 }
@@ -58,7 +70,7 @@ int sim_cell_grid_shape(const sim_params *p, double rmax, double skin, uint32_t 
                         sim_cell_grid *g) {
     memset(g, 0, sizeof *g);
     const double side_len = 2.0 * p->box_half;
-    if (n == 0 || !(rmax >= 0.0) || !(skin > 0.0) || !(side_len > 0.0)) {
+    if (n == 0 || !(rmax >= 0.0) || !(skin >= 0.0) || !(side_len > 0.0)) {
         return 0;
     }
     double reach = 2.0 * rmax + skin;

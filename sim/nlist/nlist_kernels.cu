@@ -13,6 +13,7 @@
 #include "cull/cull_device.cuh"
 #include "cull/cull_kernels.h"
 #include "cuda/friction.cuh"
+#include "cuda/second_half.cuh"
 
 namespace nl {
 
@@ -155,6 +156,40 @@ warp_pairs(sim_tile2 t, uint32_t a, uint32_t b, uint32_t tile, const sim_vec4f *
 
 /* ---- the drift and the check ---- */
 
+/* drift_kernel's work on body i (i < n) but the force's clearing: the drifted centre returned
+ * (also stored), *moved: past half the skin from ref. */
+static __device__ __forceinline__ sim_vec4f drift_body(uint32_t i, sim_vec4f *__restrict__ pos,
+                                                       sim_vec4f *__restrict__ vel,
+                                                       const sim_vec4f *__restrict__ force,
+                                                       float dt, const sim_vec4f *__restrict__ ref,
+                                                       float h2, const sim_period_f &per,
+                                                       sim_vec4f *__restrict__ spin,
+                                                       const sim_vec4f *__restrict__ torque,
+                                                       bool *moved) {
+    sim_vec4f p = pos[i], v = vel[i];
+    const sim_vec4f f = force[i];
+    sim_verlet_first_f(&p, &v, xyz3(f), dt);
+    const bool periodic = sim_period_any_f(&per); /* a flag, not a pointer (cull.h) */
+    const sim_vec4f r = sim_ld4(ref + i);
+    *moved = (periodic ? sim_nlist_moved_pf(p, r, h2, &per)
+                       : sim_nlist_moved_pf(p, r, h2, nullptr)) != 0;
+    if (periodic) {
+        sim_wrap_in_f(&p, &per); /* the stepper's WRAP, in this pass (integrate.h) */
+    }
+    pos[i] = p;
+    vel[i] = v;
+    if (spin != nullptr) {
+        sim_vec4f w4 = spin[i]; /* slot order, as the positions */
+        sim_vec3f w = sim_fric_xyz(w4);
+        sim_verlet_spin_f(&w, sim_fric_xyz(torque[i]), p, v.w, dt);
+        w4.x = w.x;
+        w4.y = w.y;
+        w4.z = w.z;
+        spin[i] = w4;
+    }
+    return p;
+}
+
 /* The first half kick and drift of integrate.cu's verlet_first_kernel, then each body's
  * displacement from the lists' build (more than half the skin, or NaN: the flag goes up, one
  * store per block that saw it) and its force cleared for the sweep's atomics. per (all 0: walls):
@@ -176,30 +211,10 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     bool moved = false;
     if (i < n) {
-        sim_vec4f p = pos[i], v = vel[i];
-        const sim_vec4f f = force[i];
-        sim_verlet_first_f(&p, &v, xyz3(f), dt);
-        const bool periodic = sim_period_any_f(&per); /* a flag, not a pointer (cull.h) */
-        const sim_vec4f r = sim_ld4(ref + i);
-        moved = (periodic ? sim_nlist_moved_pf(p, r, h2, &per)
-                          : sim_nlist_moved_pf(p, r, h2, nullptr)) != 0;
-        if (periodic) {
-            sim_wrap_in_f(&p, &per); /* the stepper's WRAP, in this pass (integrate.h) */
-        }
-        pos[i] = p;
-        vel[i] = v;
+        (void)drift_body(i, pos, vel, force, dt, ref, h2, per, spin, torque, &moved);
         sim_vec4f zero;
         zero.x = zero.y = zero.z = zero.w = 0.0f;
         force[i] = zero;
-        if (spin != nullptr) {
-            sim_vec4f w4 = spin[i]; /* slot order, as the positions */
-            sim_vec3f w = sim_fric_xyz(w4);
-            sim_verlet_spin_f(&w, sim_fric_xyz(torque[i]), p, v.w, dt);
-            w4.x = w.x;
-            w4.y = w.y;
-            w4.z = w.z;
-            spin[i] = w4;
-        }
     }
     sim_block_raise(moved, rebuild);
 }
@@ -432,11 +447,15 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
                  const uint32_t *__restrict__ count, uint32_t stride, uint32_t cap,
                  sim_gpu_nlist_counts *__restrict__ nc, tile_pairs fb, cell_view cells,
                  sim_physics_f ph, sweep_sink sink, unsigned flags, int count_on) {
+    const bool record = (flags & SIM_GPU_CULL_RECORD) != 0u;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         nc->rebuild = 0u; /* no later kernel of this step reads it; the next drift raises it */
+        if (record && (MODE == kForce || MODE == kFriction)) {
+            nc->frame.steps++;
+        }
     }
-    const bool record = (flags & SIM_GPU_CULL_RECORD) != 0u;
-    const bool fallback = nc->overflow != 0u;
+    /* swept from the cells (no lists): the energy's and contacts' sweeps walk them */
+    const bool fallback = nc->overflow != 0u || (flags & SIM_GPU_NLIST_CELLS) != 0u;
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     uint32_t touched = 0, tests = 0;
     const sim_period_f period = ph.period;
@@ -811,6 +830,12 @@ unsigned grid_blocks(const sim_gpu_nlist *l, uint32_t items) {
     return need < most ? (need > 0 ? need : 1u) : most;
 }
 
+/* The flags of a sweep that is not the step's (energy, contacts): swept from the cells, it walks
+ * them (there are no lists). */
+unsigned cells_only(const sim_gpu_nlist *l) {
+    return l->direct && l->grid.cells > 0 ? (unsigned)SIM_GPU_NLIST_CELLS : 0u;
+}
+
 float half_skin2(const sim_gpu_nlist *l) {
     const float h = 0.5f * l->skin;
     return h * h;
@@ -840,8 +865,9 @@ sim_status launch_chained(const sim_gpu_nlist *l, const char *name, void (*kerne
 }
 
 nl::cell_view cells_of(const sim_gpu_nlist *l) {
-    return nl::cell_view{l->grid,      l->cell_range, l->cell_body,
-                         l->body_cell, l->body_rank,  l->cell_pos};
+    return nl::cell_view{l->grid,     l->cell_range, l->cell_body,
+                         l->body_cell, l->body_rank, l->cell_pos,
+                         l->cell_fill, l->direct ? l->cell_vel : nullptr};
 }
 
 nl::tile_pairs fallback_of(const sim_gpu_cull *c) {
@@ -914,6 +940,8 @@ void sim_gpu_nlist_free(sim_gpu_nlist *l) {
     (void)cudaFree(l->body_cell);
     (void)cudaFree(l->body_rank);
     (void)cudaFree(l->cell_pos);
+    (void)cudaFree(l->cell_fill);
+    (void)cudaFree(l->cell_vel);
     memset(l, 0, sizeof *l);
 }
 
@@ -954,27 +982,38 @@ sim_status sim_gpu_nlist_use_grid(sim_gpu_nlist *l, const sim_cell_grid *g, int 
         const cudaError_t e2 = cudaMalloc((void **)&l->body_cell, body_bytes);
         const cudaError_t e3 = cudaMalloc((void **)&l->body_rank, body_bytes);
         const cudaError_t e4 = cudaMalloc((void **)&l->cell_pos, (size_t)l->n * sizeof(sim_vec4f));
-        if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess || e4 != cudaSuccess) {
+        const cudaError_t e5 = cudaMalloc((void **)&l->cell_vel, (size_t)l->n * sizeof(sim_vec4f));
+        if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess || e4 != cudaSuccess ||
+            e5 != cudaSuccess) {
             (void)cudaGetLastError();
             /* all or none: body_cell says they are there */
             (void)cudaFree(l->cell_body);
             (void)cudaFree(l->body_cell);
             (void)cudaFree(l->body_rank);
             (void)cudaFree(l->cell_pos);
+            (void)cudaFree(l->cell_vel);
             l->cell_body = l->body_cell = l->body_rank = nullptr;
-            l->cell_pos = nullptr;
+            l->cell_pos = l->cell_vel = nullptr;
             return sim_fail(err, SIM_OUT_OF_MEMORY,
                             "N = %u bodies: cannot allocate the neighbour lists' cell grid", l->n);
         }
     }
     if (want->cells > l->grid_cap) {
         (void)cudaFree(l->cell_range);
+        (void)cudaFree(l->cell_fill);
         l->cell_range = nullptr;
+        l->cell_fill = nullptr;
         l->grid_cap = 0;
         const size_t bytes = (size_t)want->cells * sizeof *l->cell_range;
-        if (cudaMalloc((void **)&l->cell_range, bytes) != cudaSuccess) {
+        const cudaError_t e1 = cudaMalloc((void **)&l->cell_range, bytes);
+        const cudaError_t e2 =
+            cudaMalloc((void **)&l->cell_fill, (size_t)want->cells * sizeof *l->cell_fill);
+        if (e1 != cudaSuccess || e2 != cudaSuccess) {
             (void)cudaGetLastError();
+            (void)cudaFree(l->cell_range);
+            (void)cudaFree(l->cell_fill);
             l->cell_range = nullptr;
+            l->cell_fill = nullptr;
             return sim_fail(err, SIM_OUT_OF_MEMORY,
                             "N = %u bodies: cannot allocate the %u cells of the neighbour lists' "
                             "grid",
@@ -982,6 +1021,8 @@ sim_status sim_gpu_nlist_use_grid(sim_gpu_nlist *l, const sim_cell_grid *g, int 
         }
         l->grid_cap = want->cells;
     }
+    /* every fill count 0 (the place zeroes those it reads: only a new shape needs this) */
+    SIM_CUDA_TRY(cudaMemset(l->cell_fill, 0, (size_t)l->grid_cap * sizeof *l->cell_fill));
     l->grid = *want;
     return SIM_OK;
 }
@@ -998,6 +1039,13 @@ uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l) {
 sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
                                sim_vec4f *spin, const sim_vec4f *torque, cudaStream_t s,
                                sim_error *err) {
+    if (l->direct && l->grid.cells > 0) {
+        drift_bin_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n,
+                                                                dt, l->ref, half_skin2(l),
+                                                                l->counts, cells_of(l), l->period);
+        SIM_CUDA_CHECK_LAUNCH("nlist drift_bin_kernel");
+        return SIM_OK;
+    }
     drift_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt, l->ref,
                                                         half_skin2(l), &l->counts->rebuild,
                                                         l->period, spin, torque);
@@ -1028,18 +1076,33 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                sim_error *err) {
     if (l->grid.cells > 0) {
         const nl::cell_view v = cells_of(l);
-        const int forced = (flags & SIM_GPU_NLIST_REBUILD) != 0u;
         const unsigned cells = grid_blocks(l, l->grid.cells), bodies = grid_blocks(l, b->n);
-        SIM_TRY(launch_chained(l, "nlist grid_clear_kernel", grid_clear_kernel, cells, s, err, v,
-                               l->counts, forced));
-        SIM_TRY(launch_chained(l, "nlist grid_bin_kernel", grid_bin_kernel, bodies, s, err,
-                               (const sim_vec4f *)b->pos, b->n, v, l->ref, l->count, l->counts,
-                               flags));
+        const bool binned = l->direct && (flags & SIM_GPU_NLIST_BINNED) &&
+                            !(flags & SIM_GPU_CULL_SORTED); /* a sort moved the drift's slots */
+        /* the scatter's flags: the bin's rebuild is counted once (by the bin) */
+        unsigned scatter_flags = flags;
+        if (!binned) {
+            if (flags & SIM_GPU_NLIST_BINNED) { /* the drift's counts were for the old slots */
+                SIM_CUDA_TRY(cudaMemsetAsync(l->cell_fill, 0,
+                                             (size_t)l->grid.cells * sizeof *l->cell_fill, s));
+            }
+            const unsigned bin_flags = flags | (l->direct ? (unsigned)SIM_GPU_NLIST_REBUILD : 0u);
+            SIM_TRY(launch_chained(l, "nlist grid_bin_kernel", grid_bin_kernel, bodies, s, err,
+                                   (const sim_vec4f *)b->pos, b->n, v, l->ref, l->count,
+                                   l->counts, bin_flags));
+            if (l->direct) {
+                scatter_flags = (flags & ~(unsigned)SIM_GPU_CULL_RECORD) | SIM_GPU_NLIST_REBUILD;
+            }
+        }
+        const int forced = l->direct || (flags & SIM_GPU_NLIST_REBUILD) != 0u;
         SIM_TRY(launch_chained(l, "nlist grid_place_kernel", grid_place_kernel, cells, s, err, v,
                                l->counts, forced));
         SIM_TRY(launch_chained(l, "nlist grid_scatter_kernel", grid_scatter_kernel, bodies, s, err,
-                               (const sim_vec4f *)b->pos, b->n, v,
-                               (const sim_gpu_nlist_counts *)l->counts, forced));
+                               (const sim_vec4f *)b->pos, (const sim_vec4f *)b->vel, b->n, v,
+                               l->ref, l->counts, scatter_flags));
+        if (l->direct) {
+            return SIM_OK; /* no lists: the contacts are swept from the cells */
+        }
         return launch_chained(l, "nlist grid_build_kernel", grid_build_kernel, bodies, s, err,
                               b->n, v, l->skin, l->nbr, l->count, l->stride, l->cap, !l->half,
                               l->counts, l->period);
@@ -1053,7 +1116,21 @@ sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
 
 sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                 const sim_gpu_cull *c, const sim_gpu_nlist *l, unsigned flags,
-                                int count_contacts, cudaStream_t s, sim_error *err) {
+                                int count_contacts, const sim_gpu_kick *kick, cudaStream_t s,
+                                sim_error *err) {
+    if (l->direct && l->grid.cells > 0) {
+        sim_gpu_kick none = {};
+        const sim_gpu_kick k = kick != nullptr ? *kick : none;
+        sim_vec4f *vel = kick != nullptr ? b->vel : nullptr; /* NULL: no kick */
+        if (ph->periodic) {
+            return launch_chained(l, "nlist cell_sweep_kernel", cell_sweep_kernel<true>,
+                                  body_blocks(b->n), s, err, b->n, cells_of(l), b->force, vel, k,
+                                  *ph, l->counts, flags, count_contacts);
+        }
+        return launch_chained(l, "nlist cell_sweep_kernel", cell_sweep_kernel<false>,
+                              body_blocks(b->n), s, err, b->n, cells_of(l), b->force, vel, k, *ph,
+                              l->counts, flags, count_contacts);
+    }
     const sweep_sink sink = {};
     return launch_sweep<kForce>(b, ph, c, l, sink, flags, count_contacts, s, err);
 }
@@ -1100,7 +1177,7 @@ sim_status sim_gpu_nlist_energy(const sim_gpu_bodies *b, const sim_physics_f *ph
                                 cudaStream_t s, sim_error *err) {
     sweep_sink sink = {};
     sink.energy = d_energy;
-    return launch_sweep<kEnergy>(b, ph, c, l, sink, 0u, 0, s, err);
+    return launch_sweep<kEnergy>(b, ph, c, l, sink, cells_only(l), 0, s, err);
 }
 
 sim_status sim_gpu_nlist_contacts(const sim_gpu_bodies *b, const sim_physics_f *phys,
@@ -1116,7 +1193,7 @@ sim_status sim_gpu_nlist_contacts(const sim_gpu_bodies *b, const sim_physics_f *
     sim_physics_f ph = {}; /* the touching test alone: only the periodic axes matter */
     ph.periodic = phys->periodic;
     ph.period = phys->period;
-    return launch_sweep<kContacts>(b, &ph, c, l, sink, 0u, 0, s, err);
+    return launch_sweep<kContacts>(b, &ph, c, l, sink, cells_only(l), 0, s, err);
 }
 
 #endif /* SIM_NLIST_KERNELS_ONLY */

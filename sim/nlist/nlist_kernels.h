@@ -8,12 +8,13 @@
  *   sim_gpu_nlist_boxes              tile boxes inflated by half the skin; returns at once unless
  *   sim_gpu_cull_top / _second       the flag is up (or the rebuild is forced); the culling passes
  *   sim_gpu_nlist_build              and the build likewise (from a cell grid, grid_build.cuh:
- *                                    five launches alike, and no boxes or culling passes)
+ *                                    four launches alike, and no boxes or culling passes)
  *   sim_gpu_nlist_forces             the contact forces over the lists (or, when one overflowed,
  *                                    over the build's tile pairs); clears the flag
  *   [body forces and the second half kick, integrate.h]
  * so a step that does not rebuild costs, besides its sweeps, four launches that return at once
- * (five with two culling levels). The counters (rebuilds, fallbacks, the most entries of a body,
+ * (five with two culling levels). Swept straight from the cells (sim_gpu_nlist.direct,
+ * grid_build.cuh) a step is the drift that bins, the place, the scatter and the cell sweep. The counters (rebuilds, fallbacks, the most entries of a body,
  * tests and touching pairs) stay on the device until the frame's one sync. */
 #ifndef SIM_NLIST_KERNELS_H
 #define SIM_NLIST_KERNELS_H
@@ -30,7 +31,7 @@ typedef struct {
     uint32_t rebuilds;       /* steps that rebuilt the lists */
     uint32_t fallback_steps; /* steps that swept the tile pairs: a list had overflowed */
     uint32_t peak;           /* the most entries one body needed */
-    uint32_t pad;
+    uint32_t steps;          /* steps swept (lists or cells): the cadence's denominator */
     unsigned long long tests[SIM_GPU_COUNT_SLOTS];    /* pair tests of the contact sweeps */
     unsigned long long contacts[SIM_GPU_COUNT_SLOTS]; /* touching pairs they found, each once */
 } sim_gpu_nlist_frame;
@@ -81,13 +82,18 @@ typedef struct {
     uint32_t *body_rank; /* d_: its place among its cell's bodies */
     sim_vec4f *cell_pos; /* d_: cell_body's positions at the last build: the build reads a
                           * candidate's beside its slot, not through it */
+    uint32_t *cell_fill; /* d_: per cell, bodies binned since its last place (0 between) */
+    sim_vec4f *cell_vel; /* d_: cell_body's velocities, swept from the cells */
+    /* Swept straight from the cells this frame (grid_build.cuh; nlist.h says when): no lists,
+     * the drift bins, every step places and scatters, the contacts are cell_sweep_kernel's. */
+    int direct;
 } sim_gpu_nlist;
 
 /* Bytes of the lists besides the entries: per body a count and a position; a grid build's cell,
  * place, and slot and position by cell too, and per cell a count and a start. */
 #define SIM_GPU_NLIST_BYTES_PER_BODY (4u + 16u)
-#define SIM_GPU_NLIST_GRID_BYTES_PER_BODY (12u + 16u)
-#define SIM_GPU_NLIST_GRID_BYTES_PER_CELL 8u
+#define SIM_GPU_NLIST_GRID_BYTES_PER_BODY (12u + 16u + 16u)
+#define SIM_GPU_NLIST_GRID_BYTES_PER_CELL 12u
 
 /* Allocates lists for n slots, cap entries each (their positions NaN: the first use rebuilds);
  * SIM_OUT_OF_MEMORY names them. Free releases all of it (safe on a zeroed struct). */
@@ -110,13 +116,16 @@ sim_status sim_gpu_nlist_use_grid(sim_gpu_nlist *l, const sim_cell_grid *g, int 
 sim_status sim_gpu_nlist_realloc(sim_gpu_nlist *l, uint32_t cap, sim_error *err);
 uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l);
 
-/* Flags of the list kernels: the culling flags (cull_kernels.h: RECORD, SORTED) and a forced
- * rebuild (the stepper's SIM_STEP_REBUILD). */
-enum { SIM_GPU_NLIST_REBUILD = 16u };
+/* Flags of the list kernels: the culling flags (cull_kernels.h: RECORD, SORTED), a forced
+ * rebuild (the stepper's SIM_STEP_REBUILD); swept from the cells, BINNED: the drift binned the
+ * bodies this step (sim_gpu_nlist_build then only places and scatters them, unless they were
+ * re-sorted since), and CELLS: the energy's and contacts' sweeps walk the cells (no lists). */
+enum { SIM_GPU_NLIST_REBUILD = 16u, SIM_GPU_NLIST_CELLS = 32u, SIM_GPU_NLIST_BINNED = 64u };
 
 /* The first half kick and drift (integrate.h's), each body's displacement from l->ref checked
  * against half the skin (the flag raised), and the forces cleared for the sweep; with friction
- * (spin, torque: slot order; NULL without) the spin's first half kick in the same pass. */
+ * (spin, torque: slot order; NULL without) the spin's first half kick in the same pass. Swept from
+ * the cells (l->direct): the bodies binned instead of the forces cleared (drift_bin_kernel). */
 sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
                                sim_vec4f *spin, const sim_vec4f *torque, cudaStream_t s,
                                sim_error *err);
@@ -135,11 +144,25 @@ sim_status sim_gpu_nlist_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c,
 sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
                                sim_error *err);
+/* A step's second half folded into the cells' sweep (sim_gpu_nlist.direct, where the contact
+ * forces are the whole of F: no ATM, one rank, no friction): the body forces, the second half
+ * kick and the instability flag of integrate.h's sim_gpu_verlet_second, in the same pass over
+ * the bodies (cuda/second_half.cuh); one kernel a step less. */
+typedef struct {
+    float dt;
+    uint64_t *flag;       /* d_: the instability flag */
+    uint32_t step;        /* the step of the frame */
+    const uint32_t *perm; /* d_: slot -> user index (NULL: identity) */
+} sim_gpu_kick;
+
 /* The contact forces over the lists, into forces cleared by the drift (or by the caller);
- * count_contacts 0: the touching pairs and tests are not counted. */
+ * count_contacts 0: the touching pairs and tests are not counted. Swept from the cells
+ * (l->direct): cell_sweep_kernel stores every body's force (nothing cleared before), and with
+ * kick (else NULL) finishes the step. */
 sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
                                 const sim_gpu_cull *c, const sim_gpu_nlist *l, unsigned flags,
-                                int count_contacts, cudaStream_t s, sim_error *err);
+                                int count_contacts, const sim_gpu_kick *kick, cudaStream_t s,
+                                sim_error *err);
 /* sim_gpu_nlist_forces with friction (cuda/friction.h): the springs beside the entries
  * (springs: cap x stride of them, their owned counts zeroed by the caller), a spring not current
  * there taken from fric's last table; the torques into fric->torque (zeroed by the caller);

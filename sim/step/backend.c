@@ -50,12 +50,24 @@ int sim_phase_timing_from_name(const char *name) {
 const char *sim_nlist_kind_name(sim_nlist_kind kind) {
     return kind == SIM_NLIST_HALF      ? "half"
            : kind == SIM_NLIST_FULL    ? "full"
+           : kind == SIM_NLIST_CELLS   ? "cells"
            : kind == SIM_NLIST_DEFAULT ? "default"
                                        : "?";
 }
 
+int sim_nlist_kind_from_name(const char *name) {
+    const sim_nlist_kind all[] = {SIM_NLIST_DEFAULT, SIM_NLIST_HALF, SIM_NLIST_FULL,
+                                  SIM_NLIST_CELLS};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; ++k) {
+        if (strcmp(name, sim_nlist_kind_name(all[k])) == 0) {
+            return (int)all[k];
+        }
+    }
+    return -1;
+}
+
 sim_nlist_kind sim_nlist_kind_for(sim_nlist_kind kind, const sim_params *p) {
-    if (kind != SIM_NLIST_DEFAULT) {
+    if (kind != SIM_NLIST_DEFAULT && !(kind == SIM_NLIST_CELLS && sim_params_have_friction(p))) {
         return kind;
     }
     return sim_params_have_friction(p) ? SIM_NLIST_DEFAULT_FRICTION_KIND : SIM_NLIST_DEFAULT_KIND;
@@ -283,10 +295,10 @@ static sim_status check_cull_config(const sim_backend_config *c, sim_error *err)
         return sim_fail(err, SIM_BAD_ARGUMENT, "sort interval %d steps must be >= 0 (0 = default)",
                         c->sort_every);
     }
-    if ((int)c->nlist < SIM_NLIST_DEFAULT || (int)c->nlist > SIM_NLIST_FULL) {
+    if ((int)c->nlist < SIM_NLIST_DEFAULT || (int)c->nlist > SIM_NLIST_CELLS) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
-                        "neighbour list kind %d must be 0 (default), 1 (half) "
-                        "or 2 (full)",
+                        "neighbour list kind %d must be 0 (default), 1 (half), 2 (full) "
+                        "or 3 (cells)",
                         (int)c->nlist);
     }
     return SIM_OK;

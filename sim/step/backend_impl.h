@@ -66,6 +66,9 @@ struct sim_backend {
     /* 1: the backend builds the lists from a cell grid, not the culled tile pairs (the map then
      * places no pass of a listed step: sim_frame_timing.nlist_cells) */
     int nlist_cells;
+    /* 1: this frame has no lists, its contacts are swept straight from the cells (nlist.h:
+     * sim_nlist_cadence; sim_frame_timing.nlist_direct) */
+    int nlist_direct;
     /* bodies within the ATM lists' reach of a body (sim_atm_list_neighbours), set with the skin */
     double atm_reach_bodies;
     /* The stepper and the primitives it steps this backend with (stepper.ops NULL: a composite,

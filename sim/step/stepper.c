@@ -606,6 +606,7 @@ static void report(const sim_backend *b, const sim_step_shape *f, const sim_step
         t->nlist_peak = x->peak;
         t->nlist_capped = s->capped[SIM_LIST_NEIGHBOURS];
         t->nlist_cells = b->nlist_cells;
+        t->nlist_direct = b->nlist_direct;
     }
     sim_backend_count_blocks(b, t, t->tile_pairs);
     /* Per step: culled, what the sweeps counted (the frame's mean); unculled, the plan's tile
