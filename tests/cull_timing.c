@@ -13,7 +13,7 @@
  *   cull_timing [--backend cpu|cuda] [--scene gas|pile|collide|lattice|dense] [--n N] [--tile T]
  *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
- *               [--skin S|auto] [--nlist half|full|default] [--build cells|tiles|default]
+ *               [--skin S|auto] [--nlist half|full|cells|default] [--build cells|tiles|default]
  *               [--count 0|1] [--graphs 0|1] [--phase-times sampled|every]
  *               [--friction MU] [--rolling-friction MU_R] [--periodic AXES]
  *
@@ -131,9 +131,11 @@ static int parse(int argc, char **argv, options *o) {
                 return usage("--skin S: a distance >= 0 [m] or auto");
             }
         } else if (strcmp(f, "--nlist") == 0) {
-            o->nlist = strcmp(v, "half") == 0   ? SIM_NLIST_HALF
-                       : strcmp(v, "full") == 0 ? SIM_NLIST_FULL
-                                                : SIM_NLIST_DEFAULT;
+            const int kind = sim_nlist_kind_from_name(v);
+            if (kind < 0) {
+                return usage("--nlist default|half|full|cells");
+            }
+            o->nlist = (sim_nlist_kind)kind;
         } else if (strcmp(f, "--build") == 0) {
             o->build = strcmp(v, "cells") == 0   ? SIM_NLIST_BUILD_CELLS
                        : strcmp(v, "tiles") == 0 ? SIM_NLIST_BUILD_TILES
@@ -256,7 +258,7 @@ int main(int argc, char **argv) {
     double nlist_ms = 0.0, skin = 0.0;
     uint64_t tests = 0, contacts = 0, nlist_bytes = 0;
     double event_ms = 0.0, wall0 = 0.0, wall_ms = 0.0;
-    long timed_steps = 0;
+    long timed_steps = 0, direct_steps = 0;
     for (int f = 0; st == SIM_OK && f < o.warmup + o.frames; ++f) {
         if (f == o.warmup) {
             wall0 = sim_now_ms();
@@ -281,6 +283,7 @@ int main(int argc, char **argv) {
         fallbacks += t.cull_fallback_steps;
         rebuilds += t.nlist_rebuilds;
         nlist_fallbacks += t.nlist_fallback_steps;
+        direct_steps += t.nlist_direct ? t.steps : 0;
         graph_steps += t.graph_steps;
         nlist_ms += t.nlist_ms;
         tests += t.candidate_tests * (uint64_t)t.steps;
@@ -311,11 +314,16 @@ int main(int argc, char **argv) {
            (unsigned long long)t.tile_pairs, (unsigned long long)t.tile_pairs_total, sorts,
            fallbacks, graph_steps, sim_phase_timing_name(o.phases));
     const double per_step = timed_steps > 0 ? 1.0 / (double)timed_steps : 0.0;
-    const char *kind = sim_nlist_kind_name(sim_nlist_kind_for(o.nlist, &p)); /* as the lists ran */
-    printf("%-10s lists: %s, skin %g m, %d rebuilds in %ld steps, %d fallback steps, neighbours "
-           "%.4f ms/step, %.1f bytes per body | %.1f tests and %.2f touching pairs per body and "
-           "step\n",
-           o.label, t.nlist ? kind : "off (tiles)", skin, rebuilds, timed_steps, nlist_fallbacks,
+    /* as the lists ran: DEFAULT may have swept the cells on some steps (direct_steps) */
+    const char *kind = direct_steps == timed_steps
+                           ? "cells"
+                           : sim_nlist_kind_name(sim_nlist_kind_for(
+                                 o.nlist == SIM_NLIST_CELLS ? SIM_NLIST_DEFAULT : o.nlist, &p));
+    printf("%-10s lists: %s (cells swept on %ld of the steps), skin %g m, %d rebuilds in %ld "
+           "steps, %d fallback steps, neighbours %.4f ms/step, %.1f bytes per body | %.1f tests "
+           "and %.2f touching pairs per body and step\n",
+           o.label, t.nlist ? kind : "off (tiles)", direct_steps, skin, rebuilds, timed_steps,
+           nlist_fallbacks,
            nlist_ms * per_step, (double)nlist_bytes / o.n, (double)tests * per_step / o.n,
            (double)contacts * per_step / o.n);
     if (o.csv != NULL) {
@@ -335,11 +343,11 @@ int main(int argc, char **argv) {
                              "super_pairs,sorts,fallback_steps,nlist,skin,rebuilds,"
                              "nlist_fallback_steps,nlist_ms,nlist_bytes,tests_per_step,"
                              "contacts_per_step,count,graph_steps,timed_steps,mean_step_ms,"
-                             "wall_step_ms\n");
+                             "wall_step_ms,direct_steps\n");
             }
             fprintf(out,
                     "%s,%s,%s,%s,%u,%u,%s,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,"
-                    "%llu,%llu,%llu,%d,%d,%s,%.6g,%d,%d,%.6f,%llu,%.1f,%.1f,%d,%d,%ld,%.6f,%.6f\n",
+                    "%llu,%llu,%llu,%d,%d,%s,%.6g,%d,%d,%.6f,%llu,%.1f,%.1f,%d,%d,%ld,%.6f,%.6f,%ld\n",
                     o.label, o.kind == SIM_BACKEND_CPU ? "cpu" : "cuda", sim_backend_device_name(b),
                     o.scene, o.n, o.tile, map, t.culled, t.cull_levels, o.sort_every, o.steps,
                     o.frames, med[kSort], med[kCull], med[kPair], med[kIntegrate], med[kTriplet],
@@ -348,7 +356,7 @@ int main(int argc, char **argv) {
                     sorts, fallbacks, t.nlist ? kind : "off", skin,
                     rebuilds, nlist_fallbacks, nlist_ms * per_step, (unsigned long long)nlist_bytes,
                     (double)tests * per_step, (double)contacts * per_step, o.count, graph_steps,
-                    timed_steps, mean_step, wall_step);
+                    timed_steps, mean_step, wall_step, direct_steps);
             fclose(out);
         }
     }

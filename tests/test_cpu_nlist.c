@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ensure.h"
+#include "nlist/nlist.h"
 #include "test_backend_util.h"
 #include "test_cull_scenes.h"
 
@@ -324,6 +325,45 @@ static void test_auto_skin(void) {
     scene_free(&sc);
 }
 
+/* CELLS (no lists) and the cadence that lets DEFAULT take the cells on the CUDA path (nlist.h):
+ * the names round trip; CELLS with friction is DEFAULT's half lists (histories live beside the
+ * lists' entries); on the CPU reference CELLS runs full lists, the same pairs; the cadence takes
+ * the cells once at least 90 % of >= 20 steps rebuilt, keeps them while at least 80 % do, and
+ * waits for 20 steps between decisions. */
+static void test_cells_and_cadence(void) {
+    for (int k = SIM_NLIST_DEFAULT; k <= SIM_NLIST_CELLS; ++k) {
+        ENSURE(sim_nlist_kind_from_name(sim_nlist_kind_name((sim_nlist_kind)k)) == k);
+    }
+    ENSURE(sim_nlist_kind_from_name("quarter") == -1);
+    sim_params q = sim_params_default();
+    q.friction = 0.0;
+    ENSURE(sim_nlist_kind_for(SIM_NLIST_CELLS, &q) == SIM_NLIST_CELLS);
+    q.friction = 0.5;
+    ENSURE(sim_nlist_kind_for(SIM_NLIST_CELLS, &q) == SIM_NLIST_HALF);
+    scene sc = make_scene("pile", 600, 5);
+    sim_backend_config c = config_of(SIM_NLIST_CELLS);
+    sim_backend *b = test_backend_make(&c, &sc.p, &sc.s, "cells on the CPU");
+    sim_frame_timing t;
+    sim_error err;
+    ENSURE(sim_backend_run_frame(b, &t, &err) == SIM_OK);
+    ENSURE(t.nlist && !t.nlist_direct);
+    ENSURE(exact_now(b, sc.s.n, "cells on the CPU", 0));
+    sim_backend_destroy(b);
+    scene_free(&sc);
+
+    sim_nlist_cadence cad;
+    memset(&cad, 0, sizeof cad);
+    ENSURE(sim_nlist_cadence_next(&cad, 10, 10) == 0); /* 10 steps: too few to decide */
+    ENSURE(sim_nlist_cadence_next(&cad, 8, 10) == 1);  /* 18 of 20 */
+    ENSURE(sim_nlist_cadence_next(&cad, 7, 10) == 1);
+    ENSURE(sim_nlist_cadence_next(&cad, 10, 10) == 1); /* 17 of 20: the cells stay */
+    ENSURE(sim_nlist_cadence_next(&cad, 8, 10) == 1);
+    ENSURE(sim_nlist_cadence_next(&cad, 7, 10) == 0); /* 15 of 20 */
+    ENSURE(sim_nlist_cadence_next(&cad, 17, 20) == 0); /* 85 %: the lists stay */
+    ENSURE(sim_nlist_cadence_next(&cad, 30, 20) == 1); /* more rebuilds than steps: all */
+    ENSURE(cad.direct == 1 && cad.steps == 0u);
+}
+
 static const ensure_test tests[] = {
     {"dense_pile", test_dense_pile},
     {"fast_gas", test_fast_gas},
@@ -332,6 +372,7 @@ static const ensure_test tests[] = {
     {"overflow", test_overflow},
     {"forces", test_forces},
     {"auto_skin", test_auto_skin},
+    {"cells_and_cadence", test_cells_and_cadence},
 };
 
 ENSURE_MAIN(tests)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ensure.h"
+#include "nlist/nlist.h"
 #include "test_cull_scenes.h"
 #include "test_gpu_util.h"
 
@@ -91,7 +92,8 @@ static int exact_now(sim_backend *b, sim_backend *probe, uint32_t n, const char 
     return same;
 }
 
-static const sim_nlist_kind kinds[2] = {SIM_NLIST_FULL, SIM_NLIST_HALF};
+/* Full and half lists, and no lists: the contacts swept straight from the cells (CELLS). */
+static const sim_nlist_kind kinds[3] = {SIM_NLIST_FULL, SIM_NLIST_HALF, SIM_NLIST_CELLS};
 
 /* ---- the same pairs and forces at set-up and after a step ---- */
 
@@ -110,13 +112,13 @@ static void scene_case(const char *kind, uint32_t n) {
     }
     gpu_snapshot f_full = snapshot(full, n), f_cpu = snapshot(cpu, n);
     int agree = 0, cases = 0;
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < 3; ++k) {
         for (uint32_t tile = 32; tile <= 64; tile *= 2) {
             for (int tiles_only = 0; tiles_only <= 1; ++tiles_only) {
                 char what[128];
                 snprintf(what, sizeof what, "%s N=%u tile %u %s", kind, n, tile,
                          tiles_only ? "tiles (skin 0)" : sim_nlist_kind_name(kinds[k]));
-                if (tiles_only && k == 1) {
+                if (tiles_only && k > 0) {
                     continue;
                 }
                 scene run = sc;
@@ -136,6 +138,8 @@ static void scene_case(const char *kind, uint32_t n) {
                 ENSURE_MSG(sim_backend_run_frame(b, &t, &err) == SIM_OK, "%s: %s", what,
                            err.message);
                 ENSURE(t.culled && t.nlist == !tiles_only && t.nlist_fallback_steps == 0);
+                ENSURE(t.nlist_direct == (kinds[k] == SIM_NLIST_CELLS && !tiles_only &&
+                                          g_build != SIM_NLIST_BUILD_TILES));
                 ENSURE(t.candidate_tests > 0 && t.contacts > n / 8);
                 if (!tiles_only) {
                     ENSURE(t.skin > 0.0 && t.nlist_bytes >= (uint64_t)n * 20u &&
@@ -157,7 +161,7 @@ static void scene_case(const char *kind, uint32_t n) {
     printf("  %-8s N=%-6u %d/%d list and tile configurations give the full sweep's pairs and "
            "forces\n",
            kind, n, agree, cases);
-    ENSURE(agree == cases && cases == 6);
+    ENSURE(agree == cases && cases == 8);
     gpu_snapshot_free(&f_full);
     gpu_snapshot_free(&f_cpu);
     sim_backend_destroy(full);
@@ -178,19 +182,23 @@ static void test_scenes(void) {
 /* The blocks of `collide` crash (5 m/s each) for 40 steps, frames of one step: after every step
  * the lists' touching pairs are the full sweep's at that state, with the skin auto, thin (1 um:
  * every body crosses half of it in a step, rebuilt at every step) and thick (0.3 m); the
- * trajectories stay within test_gpu_backend's tolerance of the unculled sweep's. */
+ * trajectories stay within test_gpu_backend's tolerance of the unculled sweep's. Full and half
+ * lists, the cells swept, and DEFAULT: rebuilt at every step it takes the cells after
+ * SIM_NLIST_CADENCE_STEPS steps (nlist.h), and keeps the lists with the thick skin. */
 static void test_over_time(void) {
     const uint32_t n = 30000;
     const double skins[3] = {-1.0, 1e-6, 0.3};
-    for (int k = 0; k < 2; ++k) {
+    const sim_nlist_kind over[4] = {SIM_NLIST_FULL, SIM_NLIST_HALF, SIM_NLIST_CELLS,
+                                    SIM_NLIST_DEFAULT};
+    for (int k = 0; k < 4; ++k) {
         for (int s = 0; s < 3; ++s) {
             scene sc = make_scene("collide", n, 3u);
             const sim_backend_config cf = config(SIM_BACKEND_CUDA, 0, 64, SIM_NLIST_DEFAULT);
             sim_backend *ref = make(&cf, &sc, "unculled"), *probe = make(&cf, &sc, "probe");
             set_skin(&sc.p, skins[s]);
-            const sim_backend_config c = config(SIM_BACKEND_CUDA, 1, 32, kinds[k]);
+            const sim_backend_config c = config(SIM_BACKEND_CUDA, 1, 32, over[k]);
             sim_backend *b = make(&c, &sc, "listed");
-            int mismatches = 0, rebuilds = 0, steps = 0;
+            int mismatches = 0, rebuilds = 0, steps = 0, direct = 0;
             sim_error err = {SIM_OK, ""};
             for (int f = 0; b != NULL && ref != NULL && probe != NULL && f < 40; ++f) {
                 sim_frame_timing t, tr;
@@ -199,6 +207,7 @@ static void test_over_time(void) {
                 ENSURE(t.nlist && t.nlist_fallback_steps == 0);
                 rebuilds += t.nlist_rebuilds;
                 steps += t.steps;
+                direct += t.nlist_direct ? t.steps : 0;
                 mismatches += !exact_now(b, probe, n, "collide");
             }
             double drift = 0.0;
@@ -208,15 +217,27 @@ static void test_over_time(void) {
                 gpu_snapshot_free(&a);
                 gpu_snapshot_free(&r);
             }
-            printf("  collide N=%u, %s lists, skin %s: %d rebuilds in %d steps, %d mismatches, "
-                   "positions within %.1e box_half of the unculled sweep\n",
-                   n, sim_nlist_kind_name(kinds[k]),
+            printf("  collide N=%u, %s lists, skin %s: %d rebuilds in %d steps (%d swept from the "
+                   "cells), %d mismatches, positions within %.1e box_half of the unculled sweep\n",
+                   n, sim_nlist_kind_name(over[k]),
                    s == 0   ? "auto"
                    : s == 1 ? "1 um"
                             : "0.3 m",
-                   rebuilds, steps, mismatches, drift);
+                   rebuilds, steps, direct, mismatches, drift);
             ENSURE(mismatches == 0 && steps == 40);
             ENSURE(s != 1 || rebuilds == steps);
+            /* the cells only on a grid (not with the tile pairs asked for) */
+            const int cells = g_build != SIM_NLIST_BUILD_TILES;
+            ENSURE(over[k] != SIM_NLIST_CELLS || direct == (cells ? steps : 0));
+            ENSURE(over[k] == SIM_NLIST_CELLS || over[k] == SIM_NLIST_DEFAULT || direct == 0);
+            if (over[k] == SIM_NLIST_DEFAULT) { /* the cells after the first decision, or never */
+                /* (the set-up's forces count as a sweep of the first frame) */
+                const int after = steps - (int)SIM_NLIST_CADENCE_STEPS;
+                ENSURE_MSG(!cells || s == 0 ||
+                               (s == 1 ? direct >= after && direct <= after + 1 : direct == 0),
+                           "DEFAULT, skin %g: %d of %d steps swept from the cells", skins[s],
+                           direct, steps);
+            }
             ENSURE(drift <= 4.0 * 1e-6 * 40);
             sim_backend_destroy(b);
             sim_backend_destroy(ref);

@@ -446,6 +446,9 @@ static void layout(viewer_state *v, panel_layout *p) {
     p->t.y += 0.3f * p->t.line;
     viewer_panel_line(&p->t, viewer_panel_head,
                       !c->table.key.cull ? "pair kernel: contacts over every tile pair"
+                      : v->timing.nlist && v->timing.nlist_direct
+                          ? "pair phase: contacts swept from cells (no map, no lists): the "
+                            "maps differ by noise"
                       : v->timing.nlist && v->timing.nlist_cells
                           ? "pair phase: lists from cells (no map) + contacts: the maps "
                             "differ by noise"

@@ -163,7 +163,13 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
                     t->cull_levels, t->cull_levels == 1 ? "" : "s", grouped(t->tile_pairs),
                     grouped(t->tile_pairs_total), share, m->sort_ms, m->cull_ms);
             }
-            if (t->nlist) { /* the neighbour lists: how often rebuilt, their memory */
+            if (t->nlist && t->nlist_direct) { /* no lists: the cells swept at every step */
+                add(l, text_color,
+                    "contacts swept from the cells, no lists (they would rebuild %d of %d steps, "
+                    "skin %.3g m): binning %.3f ms/step, %.1f B/body",
+                    t->nlist_rebuilds, t->steps, t->skin, m->nlist_ms,
+                    s->n > 0 ? (double)t->nlist_bytes / (double)s->n : 0.0);
+            } else if (t->nlist) { /* the neighbour lists: how often rebuilt, their memory */
                 add(l, t->nlist_fallback_steps || t->nlist_capped ? warn_color : text_color,
                     "neighbour lists (from %s): %.3f ms/step, skin %.3g m, rebuilt %d of %d steps, "
                     "%.1f B/body (%u of %u entries at most)%s",
