@@ -68,8 +68,13 @@
 #                                                      bodies re-sorted along a Morton curve every
 #                                                      50 steps; neighbour lists with a skin, built
 #                                                      from a cell grid (27 cells) when a body has
-#                                                      moved half the skin; full lists: each
-#                                                      touching pair computed from both ends
+#                                                      moved half the skin (full lists: each
+#                                                      touching pair computed from both ends); as
+#                                                      the lattice rebuilds them at every step,
+#                                                      after 20 steps no lists: every step bins the
+#                                                      bodies into cells 2r wide (one atomic per
+#                                                      body, no sort) and sweeps the 27 cells
+#                                                      around each, each pair from both ends
 #   precision      float                               float
 #
 # Output in $OUT (default ./gpu_peers_out), for bench/results/<gpu>/ (the script prints <gpu>):
@@ -222,8 +227,9 @@ nbsim_run() {
   wall="" events=""
   if timeout 600 "$bin/cull_timing" --backend cuda --warmup 1 --frames $((steps / 10)) --steps 10 \
        --csv "$nbsim_csv" --label "$label" "$@" >>"$logs/nbsim.log" 2>&1; then
-    wall=$(tail -1 "$nbsim_csv" | awk -F, '{print $NF}')
-    events=$(tail -1 "$nbsim_csv" | awk -F, '{print $(NF-1)}')
+    # by the header's names: cull_timing may add columns
+    wall=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next } END { print $c["wall_step_ms"] }' "$nbsim_csv")
+    events=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next } END { print $c["mean_step_ms"] }' "$nbsim_csv")
   else
     echo "nbsim $label $*: failed (see nbsim.log)"; status=1
   fi
