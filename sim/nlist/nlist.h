@@ -189,7 +189,7 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt);
 /* Lists, or the contacts swept straight from the cells (the CUDA backend on one rank, frictionless,
  * where the grid fits: grid_build.cuh). Lists rebuilt at (nearly) every step cost a rebuild and a
  * sweep over the lists each step; the cells cost the binning and one walk a step that finds the
- * contacts and sums their forces, and no lists (four kernels a step against eight). With the
+ * contacts and sums their forces, and no lists (four kernels a step against seven). With the
  * cells the drift still checks the displacements against the positions a build would have kept,
  * so the frame's rebuild count is what the lists would have had. Under SIM_NLIST_DEFAULT the
  * counts decide, over at least SIM_NLIST_CADENCE_STEPS steps: the lists give way to the cells
