@@ -860,6 +860,15 @@ static void check_cells(const state &st, const bodies &b, const char *what) {
     ENSURE_MSG(wrong == 0 && st.nc.cells_placed == st.n, "%s: %u wrong in the cells", what, wrong);
 }
 
+/* The grid tests' model: restitution 0.7, a box of half-width box_half, periodic on `axes`. */
+static sim_params grid_params(int axes, float box_half) {
+    sim_params p = sim_params_default();
+    p.restitution = 0.7;
+    p.box_half = box_half;
+    p.periodic = axes;
+    return p;
+}
+
 /* Lists from the grid (walls; periodic x y z and x z; bodies outside the walls' box; a sparse
  * gas whose grid is coarsened; lists too short), as sets against every pair within reach; the
  * sweep's forces and contacts, after every body moved by up to half the skin, against the double
@@ -883,10 +892,7 @@ static void test_grid(void) {
     };
     for (const scene &sc : scenes) {
         const bodies b = make_bodies(sc.n, sc.h, 21u + (uint64_t)sc.axes + sc.n);
-        sim_params p = sim_params_default();
-        p.restitution = 0.7;
-        p.box_half = sc.box_half;
-        p.periodic = sc.axes;
+        const sim_params p = grid_params(sc.axes, sc.box_half);
         sim_physics phd = sim_physics_from_params(&p);
         phd.inv_dt = 1.0 / 1e-4;
         const sim_physics_f ph = sim_physics_to_float(&phd);
@@ -1005,10 +1011,7 @@ static void test_direct(void) {
                   {5, 5.0f, 5.0f, "periodic xz"}};
     for (const scene &sc : scenes) {
         bodies b = make_bodies(kN, sc.h, 41u + (uint64_t)sc.axes);
-        sim_params p = sim_params_default();
-        p.restitution = 0.7;
-        p.box_half = sc.box_half;
-        p.periodic = sc.axes;
+        const sim_params p = grid_params(sc.axes, sc.box_half);
         sim_physics phd = sim_physics_from_params(&p);
         phd.inv_dt = 1.0 / 1e-4;
         const sim_physics_f ph = sim_physics_to_float(&phd);

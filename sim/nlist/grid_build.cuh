@@ -410,17 +410,6 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
         force[i] = f4;
     }
     if (count_on && (flags & SIM_GPU_CULL_RECORD)) {
-        const uint32_t wt = sim_warp_sum_u32(tests);
-        const uint32_t wc = sim_warp_sum_u32(touched);
-        const uint32_t slot =
-            (blockIdx.x * (kThreads / 32) + (threadIdx.x >> 5)) % (uint32_t)SIM_GPU_COUNT_SLOTS;
-        if (lane_id() == 0u) {
-            if (wt != 0u) {
-                atomicAdd(&nc->frame.tests[slot], (unsigned long long)wt);
-            }
-            if (wc != 0u) {
-                atomicAdd(&nc->frame.contacts[slot], (unsigned long long)wc);
-            }
-        }
+        count_sweep(nc, tests, touched);
     }
 }

@@ -154,6 +154,24 @@ warp_pairs(sim_tile2 t, uint32_t a, uint32_t b, uint32_t tile, const sim_vec4f *
     }
 }
 
+/* A sweep's tests and touching pairs, summed over the warp into one of the frame's counter slots
+ * (spread over SIM_GPU_COUNT_SLOTS: fewer atomics on one address). All 32 lanes call it. */
+static __device__ __forceinline__ void count_sweep(sim_gpu_nlist_counts *nc, uint32_t tests,
+                                                   uint32_t touched) {
+    const uint32_t wt = sim_warp_sum_u32(tests);
+    const uint32_t wc = sim_warp_sum_u32(touched);
+    const uint32_t slot =
+        (blockIdx.x * (kThreads / 32) + (threadIdx.x >> 5)) % (uint32_t)SIM_GPU_COUNT_SLOTS;
+    if (lane_id() == 0u) {
+        if (wt != 0u) {
+            atomicAdd(&nc->frame.tests[slot], (unsigned long long)wt);
+        }
+        if (wc != 0u) {
+            atomicAdd(&nc->frame.contacts[slot], (unsigned long long)wc);
+        }
+    }
+}
+
 /* ---- the drift and the check ---- */
 
 /* drift_kernel's work on body i (i < n) but the force's clearing: the drifted centre returned
@@ -695,18 +713,7 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
             }
         }
         if (count_on && record) {
-            const uint32_t wt = sim_warp_sum_u32(tests);
-            const uint32_t wc = sim_warp_sum_u32(touched);
-            const uint32_t slot =
-                (blockIdx.x * (kThreads / 32) + (threadIdx.x >> 5)) % (uint32_t)SIM_GPU_COUNT_SLOTS;
-            if (lane_id() == 0u) {
-                if (wt != 0u) {
-                    atomicAdd(&nc->frame.tests[slot], (unsigned long long)wt);
-                }
-                if (wc != 0u) {
-                    atomicAdd(&nc->frame.contacts[slot], (unsigned long long)wc);
-                }
-            }
+            count_sweep(nc, tests, touched);
         }
     }
 }
