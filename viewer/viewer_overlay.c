@@ -166,7 +166,7 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
             if (t->nlist && t->nlist_direct) { /* no lists: the cells swept at every step */
                 add(l, text_color,
                     "contacts swept from the cells, no lists (they would rebuild %d of %d steps, "
-                    "skin %.3g m): binning %.3f ms/step, %.1f B/body",
+                    "skin %.3g m): cells placed %.3f ms/step, %.1f B/body",
                     t->nlist_rebuilds, t->steps, t->skin, m->nlist_ms,
                     s->n > 0 ? (double)t->nlist_bytes / (double)s->n : 0.0);
             } else if (t->nlist) { /* the neighbour lists: how often rebuilt, their memory */

@@ -17,7 +17,7 @@
  * order may differ from one run to the next (the tile build's appends are atomics too).
  *
  * Swept straight from the cells (sim_gpu_nlist.direct: lists that would be rebuilt at nearly
- * every step, nlist.h): no lists; every step the drift bins (drift_kernel<true>), the place and
+ * every step, nlist.h): no lists; every step the drift bins (drift_bin_kernel), the place and
  * the scatter (velocities too) follow, and cell_sweep_kernel finds each body's contacts in the 27
  * cells around it and sums its force: four kernels a step where the lists take seven. */
 /* What the kernels read of the grid. */
@@ -294,7 +294,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
  * do not take turns through the force code at every candidate that touches one of them (the
  * grid build that summed forces as it walked was 1.9x slower, nlist_fused_trial.md), and the walk
  * keeps the build's few registers. A body with more contacts walks its cells a second time for
- * those past the queue (never in a pack of equal spheres: at most 12 touch one). */
+ * those past the queue (rare: equal spheres that barely overlap touch at most 12 others). */
 constexpr uint32_t kCellQueue = 16;
 /* The sweep keeps more in registers than the build (a body's velocity and force, the step's second
  * half): 4 resident blocks of 256 per SM, at up to 64 registers (57 used, no spills). Measured
