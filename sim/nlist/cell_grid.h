@@ -44,6 +44,8 @@ typedef struct {
     float inv[3];     /* cells per metre */
     uint32_t wrap;    /* bit k: axis k is periodic (its cells wrap) */
     uint32_t cells;   /* dims[0] dims[1] dims[2] */
+    float rmax;       /* the largest radius it was made for [m]: a walk may skip cells farther
+                         from a body of radius r than r + rmax (grid_build.cuh) */
 } sim_cell_grid;
 
 /* The grid for n bodies of radius at most rmax [m] and lists of skin [m] in p's box (skin 0: the

@@ -289,21 +289,107 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
     }
 }
 
-/* Contacts a thread of cell_sweep_kernel holds before it sums their forces: the walk queues the
- * touching slots (shared memory, 4 B each) and the forces are summed after it, so a warp's lanes
- * do not take turns through the force code at every candidate that touches one of them (the
- * grid build that summed forces as it walked was 1.9x slower, nlist_fused_trial.md), and the walk
- * keeps the build's few registers. A body with more contacts walks its cells a second time for
- * those past the queue (rare: equal spheres that barely overlap touch at most 12 others). */
-constexpr uint32_t kCellQueue = 16;
+/* ---- the contacts swept straight from the cells ---- */
+
+/* How far a walk's pruning trusts its own floats. A cell's faces lie at whole multiples of the
+ * side in units u = (x - lo) inv, which the bin floors (sim_cell_axis); a float u is within a few
+ * ulps of dims of the exact quotient, so a face's distance is shrunk by dims 2^-20 units (several
+ * times that) before it rules a cell out, and the reach r_i + rmax is widened by 2^-16 (over the
+ * float contact test's own rounding). */
+constexpr float kFaceSlack = 0x1p-20f;
+constexpr float kReachSlack = 1.0f + 0x1p-16f;
+
+/* How far [m] the body at p surely is from the lower and upper faces of its cell c along axis k
+ * (0: at or beyond the face; a NaN coordinate: 0, nothing ruled out). */
+static __device__ __forceinline__ void face_gaps(float x, const sim_cell_grid &g, int k,
+                                                 uint32_t c, float *lo, float *hi) {
+    const float u = (x - g.lo[k]) * g.inv[k], e = (float)g.dims[k] * kFaceSlack;
+    const float side = 1.0f / g.inv[k];
+    *lo = fmaxf(u - (float)c - e, 0.0f) * side;
+    *hi = fmaxf((float)c + 1.0f - u - e, 0.0f) * side;
+}
+
+/* Calls on_slot(o) for every slot o (cell order) of the cells around `home` that may hold a body
+ * touching the one at p (radius p.w, every radius at most g.rmax): of the 9 rows along x of the
+ * 27 cells (sim_cell_grid_step's neighbours) rows first, first + stride, ... (a body's rows shared
+ * among `stride` threads), and of those only the rows - and of a row only the end cells - whose
+ * nearest point is closer to p than p.w + rmax. Exact: a skipped cell's bodies are all farther
+ * than any contact (the faces' distances above are lower bounds; a body beyond a wall lies beyond
+ * its border cell, farther still). Against the 27 cells whole: 165 of 216 (2 r)^3 on average, a
+ * quarter fewer candidates. A row's cells as grid_row_slots walks them (one run where their
+ * ranges are contiguous), UNROLL candidates per turn. */
+template <int UNROLL, class OnSlot>
+static __device__ __forceinline__ void cell_near_slots(const cell_view &v, const sim_vec4f &p,
+                                                       uint32_t home, uint32_t first,
+                                                       uint32_t stride, OnSlot &&on_slot) {
+    const sim_cell_grid &g = v.g;
+    const uint32_t hx = home % g.dims[0], hyz = home / g.dims[0];
+    const uint32_t hy = hyz % g.dims[1], hz = hyz / g.dims[1];
+    float xlo, xhi, ylo, yhi, zlo, zhi;
+    face_gaps(p.x, g, 0, hx, &xlo, &xhi);
+    face_gaps(p.y, g, 1, hy, &ylo, &yhi);
+    face_gaps(p.z, g, 2, hz, &zlo, &zhi);
+    const float reach = (p.w + g.rmax) * kReachSlack, reach2 = reach * reach;
+    for (uint32_t r = first; r < 9u; r += stride) {
+        const int dy = (int)(r % 3u) - 1, dz = (int)(r / 3u) - 1;
+        uint32_t y, z;
+        if (!sim_cell_step(&g, 1, hy, dy, &y) || !sim_cell_step(&g, 2, hz, dz, &z)) {
+            continue;
+        }
+        const float gy = dy < 0 ? ylo : dy > 0 ? yhi : 0.0f;
+        const float gz = dz < 0 ? zlo : dz > 0 ? zhi : 0.0f;
+        const float row2 = gy * gy + gz * gz;
+        if (row2 > 0.0f && row2 >= reach2) { /* the body's own row always (itself counted) */
+            continue;
+        }
+        const uint32_t row = g.dims[0] * (y + g.dims[1] * z);
+        uint32_t lo_x, hi_x;
+        const bool has_lo = sim_cell_step(&g, 0, hx, -1, &lo_x) && !(xlo * xlo + row2 >= reach2);
+        const bool has_hi = sim_cell_step(&g, 0, hx, 1, &hi_x) && !(xhi * xhi + row2 >= reach2);
+        const sim_cell_range none = {0u, 0u};
+        const sim_cell_range c0 = has_lo ? v.cell[row + lo_x] : none;
+        const sim_cell_range c1 = v.cell[row + hx];
+        const sim_cell_range c2 = has_hi ? v.cell[row + hi_x] : none;
+        const uint32_t n0 = c0.n, n01 = n0 + c1.n, total = n01 + c2.n;
+        const uint32_t base1 = c1.start - n0, base2 = c2.start - n01; /* mod 2^32 */
+        _Pragma("unroll UNROLL")
+        for (uint32_t t = 0; t < total; ++t) {
+            on_slot(t + (t < n0 ? c0.start : t < n01 ? base1 : base2));
+        }
+    }
+}
+
+/* Contacts a body's threads of cell_sweep_kernel hold before they sum their forces: the walk
+ * queues the touching slots (shared memory, 4 B each; kCellQueue / LANES per thread) and the
+ * forces are summed after it, so a warp's lanes do not take turns through the force code at every
+ * candidate that touches one of them (the grid build that summed forces as it walked was 1.9x
+ * slower, nlist_fused_trial.md), and the walk keeps the build's few registers. A thread with more
+ * contacts walks its rows a second time for those past its queue, out of line. 32: the falling
+ * lattice of 262,144 compresses to 15 contacts per body on average in its densest frames, where a
+ * queue of 16 sent many bodies round twice (those frames 0.24 ms a step, 0.14 with 32; the whole
+ * run's mean 0.137 ms against 0.112, bench/results/nvidia-h100/cells_pruned.md). */
+constexpr uint32_t kCellQueue = 32;
 /* The sweep keeps more in registers than the build (a body's velocity and force, the step's second
- * half): 4 resident blocks of 256 per SM, at up to 64 registers (57 used, no spills). Measured
- * (H100, lattice of 262,144, whole step): 6 blocks at 40 registers spilled and took 0.153 ms,
- * 4 blocks 0.135 ms (bench/results/nvidia-h100/cells_swept.md). */
+ * half): 4 resident blocks of 256 per SM, at up to 64 registers. Measured (H100, lattice of
+ * 262,144, whole step): 6 blocks at 40 registers spilled and took 0.153 ms, 4 blocks 0.135 ms
+ * (bench/results/nvidia-h100/cells_swept.md). */
 constexpr int kCellSweepBlocksPerSm = 4;
 /* The walk's candidates two at a time (their loads in flight together): 0.132 ms against 0.137
  * one at a time and 0.135 four at a time, same run. */
 constexpr int kCellSweepUnroll = 2;
+
+/* Threads per body of cell_sweep_kernel for n bodies on sm_count SMs: 4, 2 or 1, the most with
+ * which every body's threads are resident at once (kCellSweepBlocksPerSm blocks of 256 per SM).
+ * A body's walk is a chain of dependent loads; where the bodies alone would leave the SMs half
+ * empty, more threads per body keep more loads in flight; where they fill the GPU, more threads
+ * only add waves. Measured (H100, lattice, whole step, 1 / 2 / 4 threads): 16,384 bodies 0.039 /
+ * 0.031 / 0.027 ms; 65,536 0.048 / 0.041 / 0.049; 262,144 0.112 / 0.126 / 0.160
+ * (cells_pruned.md). */
+static inline int cell_sweep_lanes(uint32_t n, int sm_count) {
+    const uint64_t resident =
+        (uint64_t)(sm_count > 0 ? sm_count : 1) * kCellSweepBlocksPerSm * kThreads;
+    return (uint64_t)n * 4u <= resident ? 4 : (uint64_t)n * 2u <= resident ? 2 : 1;
+}
 
 /* The force on the body at slot m (position pi, velocity vi) from the one at slot o, added. */
 static __device__ __forceinline__ void cell_force_add(const cell_view &v, const sim_vec4f &pi,
@@ -317,46 +403,53 @@ static __device__ __forceinline__ void cell_force_add(const cell_view &v, const 
     *fz += f.z;
 }
 
-/* The forces on the body at slot m from its contacts past the first kCellQueue (in the walk's
- * order), added: a second walk, rare, out of line so that the first keeps its few registers. */
-template <bool PERIODIC>
+/* The forces on the body at slot m from the contacts its thread found past the first QUEUE
+ * (in the walk's order, rows first, first + stride, ...), added: a second walk, rare, out of line
+ * so that the first keeps its few registers. */
+template <bool PERIODIC, uint32_t QUEUE>
 static __device__ __noinline__ void cell_forces_past_queue(const cell_view &v, uint32_t m,
-                                                           uint32_t home, sim_vec4f pi,
+                                                           uint32_t home, uint32_t first,
+                                                           uint32_t stride, sim_vec4f pi,
                                                            sim_vec4f vi, const sim_physics_f &ph,
                                                            float *fx, float *fy, float *fz) {
     const sim_period_f period = ph.period;
     const sim_period_f *per = PERIODIC ? &period : nullptr;
     uint32_t k = 0;
-    grid_row_slots(v, home, [&](uint32_t o) {
-        if (touching(pi, sim_ld4(v.cell_pos + o), per) && o != m && k++ >= kCellQueue) {
+    cell_near_slots<1>(v, pi, home, first, stride, [&](uint32_t o) {
+        if (touching(pi, sim_ld4(v.cell_pos + o), per) && o != m && k++ >= QUEUE) {
             cell_force_add(v, pi, vi, o, ph, fx, fy, fz);
         }
     });
 }
 
 /* Swept straight from the cells (no lists): the contact forces on every body from the bodies
- * of the 27 cells around its own, where they are now (binned this step), each body's force
- * stored (its own sum: no atomics, nothing cleared before); lowers the rebuild flag as the lists'
- * sweep does. Exact as a list build is (cell_grid.h): every touching pair lies in the same or
- * adjacent cells; the test is the lists' sweep's (touching), the force pair_kernels.cu's.
- * PERIODIC: minimum images through ph.period (its own instantiation: the walls' walk keeps
- * fewer registers).
+ * of the cells around its own that may touch it (cell_near_slots), where they are now (binned
+ * this step), each body's force stored (its own sum: no atomics, nothing cleared before); lowers
+ * the rebuild flag as the lists' sweep does. Exact as a list build is (cell_grid.h): every
+ * touching pair lies in the same or adjacent cells; the test is the lists' sweep's (touching), the
+ * force pair_kernels.cu's. PERIODIC: minimum images through ph.period (its own instantiation: the
+ * walls' walk keeps fewer registers). LANES threads per body share its 9 rows (thread q of a
+ * body rows q, q + LANES, ...) and sum their forces by shuffles: more threads in flight where
+ * the bodies alone would not fill the GPU, and a shorter walk each.
  *
- * Launch contract: ceil(N / 256) blocks of 256 threads, thread m the body at slot m of the cell
- * order (guard m < n; every thread runs to the end: the warp sums). Cost per body: its slot,
- * position and velocity (coalesced), its force stored (16 B, scattered), 27 cells' ranges; per
- * candidate its 16 B position beside the last (no slot: the force is body i's alone) and the
- * 9-instruction test; per touching pair the queue's 8 B (store, load), the other's velocity beside
- * its position and the ~60-instruction force. Counts (RECORD, count_on) as the lists' sweep:
- * candidates tested and touching pairs (each once: the higher slot's). vel (else NULL): the step's
- * second half too (sim_gpu_kick, cuda/second_half.cuh: body force, half kick, the flag; 16 B
- * more written per body, vel[i] of slot order: nothing else reads it during the sweep, which
- * takes the velocities from cell_vel). */
-template <bool PERIODIC>
+ * Launch contract: ceil(N LANES / 256) blocks of 256 threads (cell_sweep_blocks), threads
+ * LANES q .. LANES q + LANES - 1 the body at slot q of the cell order (guard q < n; every thread
+ * runs to the end: the shuffles and the warp sums). Cost per body: its slot, position and
+ * velocity (coalesced), its force stored (16 B, scattered), up to 27 cells' ranges; per candidate
+ * its 16 B position beside the last (no slot: the force is body i's alone) and the 9-instruction
+ * test; per touching pair the queue's 8 B (store, load), the other's velocity beside its position
+ * and the ~60-instruction force. Counts (RECORD, count_on) as the lists' sweep: candidates tested
+ * and touching pairs (each once: the higher slot's). vel (else NULL): the step's second half too
+ * (sim_gpu_kick, cuda/second_half.cuh: body force, half kick, the flag; 16 B more written per
+ * body, vel[i] of slot order: nothing else reads it during the sweep, which takes the velocities
+ * from cell_vel). */
+template <bool PERIODIC, int LANES>
 __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
     cell_sweep_kernel(uint32_t n, cell_view v, sim_vec4f *__restrict__ force,
                       sim_vec4f *__restrict__ vel, sim_gpu_kick kick, sim_physics_f ph,
                       sim_gpu_nlist_counts *__restrict__ nc, unsigned flags, int count_on) {
+    static_assert(LANES == 1 || LANES == 2 || LANES == 4, "a body's threads within a warp");
+    constexpr uint32_t QUEUE = kCellQueue / LANES; /* each thread's */
     sim_chain_enter();
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         nc->rebuild = 0u; /* as the lists' sweep: read by the scatter before, raised by the drift */
@@ -364,20 +457,23 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
             nc->frame.steps++;
         }
     }
-    __shared__ uint32_t queue[kCellQueue][kThreads];
-    const uint32_t m = blockIdx.x * kThreads + threadIdx.x;
+    __shared__ uint32_t queue[QUEUE][kThreads];
+    const uint32_t thread = blockIdx.x * kThreads + threadIdx.x;
+    const uint32_t m = thread / (uint32_t)LANES, lane = thread % (uint32_t)LANES;
     uint32_t tests = 0, touched = 0;
+    float fx = 0.0f, fy = 0.0f, fz = 0.0f;
+    sim_vec4f pi = {}, vi = {};
     if (m < n) {
-        const sim_vec4f pi = sim_ld4(v.cell_pos + m);
+        pi = sim_ld4(v.cell_pos + m);
         const sim_period_f period = ph.period;
         const sim_period_f *per = PERIODIC ? &period : nullptr;
         /* the body's cell from its binned position, bit for bit the bin's (no gather) */
         const uint32_t home = sim_cell_of(&v.g, pi);
         uint32_t found = 0;
-        grid_row_slots<kCellSweepUnroll>(v, home, [&](uint32_t o) {
+        cell_near_slots<kCellSweepUnroll>(v, pi, home, lane, LANES, [&](uint32_t o) {
             const sim_vec4f pj = sim_ld4(v.cell_pos + o);
             if (touching(pi, pj, per) && o != m) {
-                if (found < kCellQueue) {
+                if (found < QUEUE) {
                     queue[found][threadIdx.x] = o;
                 }
                 ++found;
@@ -385,16 +481,22 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
             }
             ++tests;
         });
-        const sim_vec4f vi = sim_ld4(v.cell_vel + m);
-        float fx = 0.0f, fy = 0.0f, fz = 0.0f;
-        const uint32_t queued = found < kCellQueue ? found : kCellQueue;
+        vi = sim_ld4(v.cell_vel + m);
+        const uint32_t queued = found < QUEUE ? found : QUEUE;
         for (uint32_t q = 0; q < queued; ++q) {
             cell_force_add(v, pi, vi, queue[q][threadIdx.x], ph, &fx, &fy, &fz);
         }
-        if (found > kCellQueue) { /* the contacts past the queue, in the walk's order */
-            cell_forces_past_queue<PERIODIC>(v, m, home, pi, vi, ph, &fx, &fy, &fz);
+        if (found > QUEUE) { /* the contacts past the queue, in the walk's order */
+            cell_forces_past_queue<PERIODIC, QUEUE>(v, m, home, lane, LANES, pi, vi, ph, &fx, &fy, &fz);
         }
-        --tests; /* itself */
+        tests -= lane == 0u ? 1u : 0u; /* itself (in its home row, row 4: lane 0's) */
+    }
+    for (int o = LANES / 2; o > 0; o >>= 1) { /* the body's threads' sums, in every one */
+        fx += __shfl_xor_sync(SIM_FULL_MASK, fx, o);
+        fy += __shfl_xor_sync(SIM_FULL_MASK, fy, o);
+        fz += __shfl_xor_sync(SIM_FULL_MASK, fz, o);
+    }
+    if (m < n && lane == 0u) {
         sim_vec4f f4;
         f4.x = fx;
         f4.y = fy;

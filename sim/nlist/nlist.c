@@ -100,6 +100,7 @@ int sim_cell_grid_shape(const sim_params *p, double rmax, double skin, uint32_t 
     }
     g->wrap = (uint32_t)p->periodic & 7u;
     g->cells = g->dims[0] * g->dims[1] * g->dims[2];
+    g->rmax = (float)rmax;
     return 1;
 }
 

@@ -900,6 +900,22 @@ sim_status launch_sweep(const sim_gpu_bodies *b, const sim_physics_f *ph, const 
     return SIM_OK;
 }
 
+/* The cells' sweep at LANES threads per body, its walls' or its periodic instantiation. */
+template <int LANES>
+sim_status launch_cell_sweep(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                             const sim_gpu_nlist *l, sim_vec4f *vel, const sim_gpu_kick &k,
+                             bool periodic, unsigned blocks, unsigned flags, int count_contacts,
+                             cudaStream_t s, sim_error *err) {
+    if (periodic) {
+        return launch_chained(l, "nlist cell_sweep_kernel", cell_sweep_kernel<true, LANES>, blocks,
+                              s, err, b->n, cells_of(l), b->force, vel, k, *ph, l->counts, flags,
+                              count_contacts);
+    }
+    return launch_chained(l, "nlist cell_sweep_kernel", cell_sweep_kernel<false, LANES>, blocks, s,
+                          err, b->n, cells_of(l), b->force, vel, k, *ph, l->counts, flags,
+                          count_contacts);
+}
+
 } // namespace
 
 sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int half, int sm_count,
@@ -924,6 +940,7 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, build_kernel, kBuildWarps * 32, 0));
     l->build_grid = (per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
     l->grid_blocks = kGridBlocksPerSm * (sm_count > 0 ? sm_count : 1);
+    l->sweep_lanes = cell_sweep_lanes(n, sm_count);
     int device = 0, major = 0;
     SIM_CUDA_TRY(cudaGetDevice(&device));
     SIM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
@@ -1129,14 +1146,20 @@ sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph
         sim_gpu_kick none = {};
         const sim_gpu_kick k = kick != nullptr ? *kick : none;
         sim_vec4f *vel = kick != nullptr ? b->vel : nullptr; /* NULL: no kick */
-        if (ph->periodic) {
-            return launch_chained(l, "nlist cell_sweep_kernel", cell_sweep_kernel<true>,
-                                  body_blocks(b->n), s, err, b->n, cells_of(l), b->force, vel, k,
-                                  *ph, l->counts, flags, count_contacts);
+        const unsigned blocks =
+            (unsigned)(((uint64_t)b->n * (unsigned)l->sweep_lanes + kThreads - 1) / kThreads);
+        const bool periodic = ph->periodic != 0;
+        switch (l->sweep_lanes) {
+        case 4:
+            return launch_cell_sweep<4>(b, ph, l, vel, k, periodic, blocks, flags, count_contacts,
+                                        s, err);
+        case 2:
+            return launch_cell_sweep<2>(b, ph, l, vel, k, periodic, blocks, flags, count_contacts,
+                                        s, err);
+        default:
+            return launch_cell_sweep<1>(b, ph, l, vel, k, periodic, blocks, flags, count_contacts,
+                                        s, err);
         }
-        return launch_chained(l, "nlist cell_sweep_kernel", cell_sweep_kernel<false>,
-                              body_blocks(b->n), s, err, b->n, cells_of(l), b->force, vel, k, *ph,
-                              l->counts, flags, count_contacts);
     }
     const sweep_sink sink = {};
     return launch_sweep<kForce>(b, ph, c, l, sink, flags, count_contacts, s, err);
