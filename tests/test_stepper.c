@@ -612,7 +612,8 @@ static void test_short_steps(void) {
 /* About one slice of steps in flight: after step k the host waits for the end of step
  * k - window (window = SIM_STEP_SLICE_MS / the last frame's time per step; 1 before any). A
  * step's end is its last mark: phases sampled, one mark per step before the frame's last (whose
- * 3 phases are marked); every, 3 per step. */
+ * 3 phases are marked) while the window is 1, then one every window / 2 steps (the host waits for
+ * the last mark at or before step k - window's end); every, 3 per step. */
 static void test_window(void) {
     for (int every = 0; every <= 1; ++every) {
         setup u = {0, 0, 0, 1, 0, 5, 0.0, 0.0};
@@ -630,7 +631,10 @@ static void test_window(void) {
         ENSURE_NEAR(f->base.stepper.step_ms_est, 2.0, 1e-9);
         f->base.params.steps_per_frame = 120; /* window 50 */
         ENSURE(frame(f, &t) == SIM_OK && f->waits == 70);
-        ENSURE(f->wait_id[0] == SIM_MARK_FRAME + per_step); /* after step 50: step 0's end */
+        /* after step 50: step 0's end; sampled, a step not split marks its end every 25 steps
+         * (window / 2): the last mark before step 0's end, the frame's own */
+        ENSURE(f->wait_id[0] == SIM_MARK_FRAME + (every ? per_step : 0));
+        ENSURE(every || f->wait_id[25] == SIM_MARK_FRAME + 1); /* after 75: 25's, step 24's end */
         f->base.config.stop = NULL;                       /* no flag: no waits */
         ENSURE(frame(f, &t) == SIM_OK && f->waits == 0);
         drop(f);
@@ -733,10 +737,14 @@ static void test_phase_sampling(void) {
             const int plain = every ? steps - sorted : last; /* marked, not sorting */
             ENSURE_MSG(t.phase_steps == sorted + plain, "frame %d: %d", fr, t.phase_steps);
             /* marks: the frame's, 4 per plain step marked (first, cull, contacts, second), 5
-             * per sorting one, 1 per step not marked */
+             * per sorting one; a step not marked marks its end only with the stop flag (frame 3:
+             * window 2, every step's end), else the next marked step marks its start (frame 1:
+             * before step 4, frame 2: before steps 2 and 5) */
             const int bare = steps - sorted - plain;
-            ENSURE_MSG(f->marks_made == 1 + 4 * plain + 5 * sorted + bare, "frame %d: %d marks",
-                       fr, f->marks_made);
+            const int closed = every || fr == 2 ? 0 : fr == 0 ? 1 : 2;
+            const int ends = fr == 2 ? bare : 0;
+            ENSURE_MSG(f->marks_made == 1 + 4 * plain + 5 * sorted + ends + closed,
+                       "frame %d: %d marks", fr, f->marks_made);
             ENSURE_NEAR(t.sort_ms, 2.0 * t.sorts, 1e-9);
             ENSURE_NEAR(t.integrate_ms, steps * (1.0 + 8.0), 1e-9);
             ENSURE_NEAR(t.cull_ms, steps * 3.0, 1e-9);

@@ -436,15 +436,24 @@ static sim_status force_phases(sim_backend *b, const sim_step_shape *f, int adva
     return SIM_OK;
 }
 
-/* Step k of the frame; watch: the flag its sweeps read (a long step), or NULL. SIM_UNSTABLE
+/* Step k of the frame; watch: the flag its sweeps read (a long step), or NULL; end_mark: a step
+ * that is not split marks its end (else the next mark closes it: its time is counted with the
+ * next marked step's, as a step not split is, phase_times). *open: the last step's end is not
+ * marked yet; a split step closes it first (its first phase's time is its own). SIM_UNSTABLE
  * from the second half kick still completes the step. */
 static sim_status run_step(sim_backend *b, int k, const sim_step_shape *f,
-                           const volatile sig_atomic_t *watch, sim_error *err) {
+                           const volatile sig_atomic_t *watch, int end_mark, int *open,
+                           sim_error *err) {
     sim_stepper *s = &b->stepper;
     const sim_step_ops *o = s->ops;
     s->clock.steps_since_sort++;
     s->split = split_step(b, f, k, watch != NULL);
     s->step_split[k] = (unsigned char)s->split;
+    if (s->split && *open) {
+        SIM_TRY(mark(b, SIM_PHASE_COUNT, -1, 0, err));
+        s->step_end[k - 1] = s->marks - 1;
+        *open = 0;
+    }
     SIM_TRY(o->verlet_first(b, err));
     SIM_TRY(mark(b, SIM_PHASE_FIRST, -1, 0, err));
     if (f->wrapped) {
@@ -461,8 +470,11 @@ static sim_status run_step(sim_backend *b, int k, const sim_step_shape *f,
     if (f->friction && o->commit_history != NULL) { /* the step is done: its histories count */
         SIM_TRY(o->commit_history(b, err));
     }
-    SIM_TRY(mark(b, s->split ? SIM_PHASE_SECOND : SIM_PHASE_COUNT, -1, 0, err));
-    s->step_end[k] = s->marks - 1;
+    *open = !s->split && !end_mark;
+    if (!*open) {
+        SIM_TRY(mark(b, s->split ? SIM_PHASE_SECOND : SIM_PHASE_COUNT, -1, 0, err));
+    }
+    s->step_end[k] = s->marks - 1; /* where it is not marked, the last mark, until one closes it */
     return st;
 }
 
@@ -637,6 +649,14 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
     SIM_TRY(begin(b, &f, steps, err));
     const volatile sig_atomic_t *stop = stop_flag(b);
     const int window = step_window(s);
+    /* Steps that are not split mark their ends only where something reads them: the frame's last,
+     * and with a stop flag every window / 2 steps (the host waits for the mark at or before the
+     * step `window` back: at most 1.5 windows in flight). An event costs the GPU a few us between
+     * two short steps' kernels: the lattice of 65,536 swept from the cells took 0.0395 and 0.0398
+     * ms a step so against 0.0406 and 0.0415 marking every end (H100, one run,
+     * bench/results/nvidia-h100/cells_pruned.md). */
+    const int mark_every = window / 2 > 1 ? window / 2 : 1;
+    int open = 0; /* the last step run did not mark its end */
     sim_status st = SIM_OK;
     int done = 0;
     for (int k = 0; k < steps; ++k) {
@@ -655,7 +675,8 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
         if (!cut && o->step_begin != NULL) {
             SIM_TRY(o->step_begin(b, &f, &unit, err));
         }
-        st = run_step(b, k, &f, cut ? stop : NULL, err);
+        const int end_mark = k == steps - 1 || (stop != NULL && (k + 1) % mark_every == 0);
+        st = run_step(b, k, &f, cut ? stop : NULL, end_mark, &open, err);
         if (unit) {
             const int keep = st == SIM_OK || st == SIM_UNSTABLE;
             sim_error dropped; /* a failed step's error is the step's own */
@@ -683,6 +704,10 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
         }
     }
 
+    if (open && done > 0) { /* stopped, or unstable, after steps whose end was not marked */
+        SIM_TRY(mark(b, SIM_PHASE_COUNT, -1, 0, err));
+        s->step_end[done - 1] = s->marks - 1;
+    }
     sim_step_counts c;
     memset(&c, 0, sizeof c);
     const sim_status end = o->end_frame(b, &f, &c, err); /* the frame's one sync */
