@@ -29,8 +29,11 @@
 #include "nlist/atm_list_kernels.h"
 
 /* The executable graphs of short steps (step_graph.cu), one per step shape seen lately (a step
- * that sorts has more nodes than one that does not), least recently used replaced. */
-#define SIM_CUDA_GRAPH_SHAPES 4
+ * that sorts has more nodes than one that does not; one that marks its phases or its end more
+ * than one that does not), least recently used replaced. 8: a frame's shapes (plain, marked at
+ * its end, the last with its phases, a sort with and without a mark before it) with room for
+ * the lists' and the cells' (DEFAULT switches between them). */
+#define SIM_CUDA_GRAPH_SHAPES 8
 typedef struct {
     cudaGraphExec_t exec[SIM_CUDA_GRAPH_SHAPES];
     size_t nodes[SIM_CUDA_GRAPH_SHAPES];

@@ -28,31 +28,27 @@
 
 namespace {
 
-/* The executable graph for a step of `nodes` nodes: the one kept for that count (updated), else
- * the least recently used slot, instantiated anew. */
+/* The executable graph for a step of `nodes` nodes: a kept one of that count that takes the new
+ * graph's parameters (cudaGraphExecUpdate fails where the topology differs: two shapes may have as
+ * many nodes), else the least recently used slot, instantiated anew. */
 sim_status exec_for(sim_cuda_graphs *g, cudaGraph_t graph, cudaGraphExec_t *out, sim_error *err) {
     size_t nodes = 0;
     SIM_CUDA_TRY(cudaGraphGetNodes(graph, nullptr, &nodes));
     ++g->clock;
-    int slot = -1, oldest = 0;
+    int oldest = 0;
     for (int k = 0; k < SIM_CUDA_GRAPH_SHAPES; ++k) {
         if (g->exec[k] != nullptr && g->nodes[k] == nodes) {
-            slot = k;
-            break;
+            cudaGraphExecUpdateResultInfo info;
+            if (cudaGraphExecUpdate(g->exec[k], graph, &info) == cudaSuccess) {
+                g->used[k] = g->clock;
+                *out = g->exec[k];
+                return SIM_OK;
+            }
+            (void)cudaGetLastError(); /* another topology with as many nodes: the next, or new */
         }
-        if (g->exec[k] == nullptr || g->used[k] < g->used[oldest]) {
+        if (g->exec[k] == nullptr || (g->exec[oldest] != nullptr && g->used[k] < g->used[oldest])) {
             oldest = k;
         }
-    }
-    if (slot >= 0) {
-        cudaGraphExecUpdateResultInfo info;
-        if (cudaGraphExecUpdate(g->exec[slot], graph, &info) == cudaSuccess) {
-            g->used[slot] = g->clock;
-            *out = g->exec[slot];
-            return SIM_OK;
-        }
-        (void)cudaGetLastError(); /* another topology with as many nodes: instantiated below */
-        oldest = slot;
     }
     if (g->exec[oldest] != nullptr) {
         (void)cudaGraphExecDestroy(g->exec[oldest]);
