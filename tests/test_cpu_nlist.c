@@ -328,8 +328,8 @@ static void test_auto_skin(void) {
 /* CELLS (no lists) and the cadence that lets DEFAULT take the cells on the CUDA path (nlist.h):
  * the names round trip; CELLS with friction is DEFAULT's half lists (histories live beside the
  * lists' entries); on the CPU reference CELLS runs full lists, the same pairs; the cadence takes
- * the cells once at least 90 % of >= 20 steps rebuilt, keeps them while at least 80 % do, and
- * waits for 20 steps between decisions. */
+ * the cells once at least 90 % of >= 10 steps rebuilt, keeps them while at least 80 % do, and
+ * waits for 10 steps between decisions. */
 static void test_cells_and_cadence(void) {
     for (int k = SIM_NLIST_DEFAULT; k <= SIM_NLIST_CELLS; ++k) {
         ENSURE(sim_nlist_kind_from_name(sim_nlist_kind_name((sim_nlist_kind)k)) == k);
@@ -353,12 +353,12 @@ static void test_cells_and_cadence(void) {
 
     sim_nlist_cadence cad;
     memset(&cad, 0, sizeof cad);
-    ENSURE(sim_nlist_cadence_next(&cad, 10, 10) == 0); /* 10 steps: too few to decide */
-    ENSURE(sim_nlist_cadence_next(&cad, 8, 10) == 1);  /* 18 of 20 */
-    ENSURE(sim_nlist_cadence_next(&cad, 7, 10) == 1);
-    ENSURE(sim_nlist_cadence_next(&cad, 10, 10) == 1); /* 17 of 20: the cells stay */
-    ENSURE(sim_nlist_cadence_next(&cad, 8, 10) == 1);
-    ENSURE(sim_nlist_cadence_next(&cad, 7, 10) == 0); /* 15 of 20 */
+    ENSURE(sim_nlist_cadence_next(&cad, 5, 5) == 0); /* 5 steps: too few to decide */
+    ENSURE(sim_nlist_cadence_next(&cad, 4, 5) == 1); /* 9 of 10 */
+    ENSURE(sim_nlist_cadence_next(&cad, 3, 5) == 1);
+    ENSURE(sim_nlist_cadence_next(&cad, 5, 5) == 1); /* 8 of 10: the cells stay */
+    ENSURE(sim_nlist_cadence_next(&cad, 4, 5) == 1);
+    ENSURE(sim_nlist_cadence_next(&cad, 3, 5) == 0); /* 7 of 10 */
     ENSURE(sim_nlist_cadence_next(&cad, 17, 20) == 0); /* 85 %: the lists stay */
     ENSURE(sim_nlist_cadence_next(&cad, 30, 20) == 1); /* more rebuilds than steps: all */
     ENSURE(cad.direct == 1 && cad.steps == 0u);

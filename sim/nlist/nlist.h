@@ -202,7 +202,9 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt);
  * lists costs a build). */
 #define SIM_NLIST_DIRECT_AT 0.9
 #define SIM_NLIST_LISTS_BELOW 0.8
-#define SIM_NLIST_CADENCE_STEPS 20u
+/* 10: one frame of nbsim's default 10 steps; a scene that settles goes back to the lists
+ * within a frame of it. */
+#define SIM_NLIST_CADENCE_STEPS 10u
 
 typedef struct {
     uint32_t rebuilds, steps; /* since the last decision */
