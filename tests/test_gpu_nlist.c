@@ -14,6 +14,7 @@
  * The culled tiles (--skin 0) run beside them. Every case runs with the lists built from the cell
  * grid (the default) and again, the tests named *_tiles, from the culled tile pairs. Skipped
  * (77) without a device. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,21 +184,29 @@ static void test_scenes(void) {
  * the lists' touching pairs are the full sweep's at that state, with the skin auto, thin (1 um:
  * every body crosses half of it in a step, rebuilt at every step) and thick (0.3 m); the
  * trajectories stay within test_gpu_backend's tolerance of the unculled sweep's. Full and half
- * lists, the cells swept, and DEFAULT: rebuilt at every step it takes the cells after
- * SIM_NLIST_CADENCE_STEPS steps (nlist.h), and keeps the lists with the thick skin. */
+ * lists, the cells swept (at 4 threads a body, at 1, and each pair once), and DEFAULT: rebuilt at
+ * every step it takes the cells after SIM_NLIST_CADENCE_STEPS steps (nlist.h), and keeps the
+ * lists with the thick skin. */
 static void test_over_time(void) {
     const uint32_t n = 30000;
     const double skins[3] = {-1.0, 1e-6, 0.3};
-    const sim_nlist_kind over[4] = {SIM_NLIST_FULL, SIM_NLIST_HALF, SIM_NLIST_CELLS,
-                                    SIM_NLIST_DEFAULT};
-    for (int k = 0; k < 4; ++k) {
+    /* the cells swept as their size picks (4 threads a body here), at one, and each pair once
+     * (NBSIM_CELL_THREADS, nlist_kernels.cu: the forms a larger N takes) */
+    const sim_nlist_kind over[6] = {SIM_NLIST_FULL,  SIM_NLIST_HALF,  SIM_NLIST_CELLS,
+                                    SIM_NLIST_CELLS, SIM_NLIST_CELLS, SIM_NLIST_DEFAULT};
+    const char *threads[6] = {NULL, NULL, NULL, "1", "0", NULL};
+    for (int k = 0; k < 6; ++k) {
         for (int s = 0; s < 3; ++s) {
             scene sc = make_scene("collide", n, 3u);
             const sim_backend_config cf = config(SIM_BACKEND_CUDA, 0, 64, SIM_NLIST_DEFAULT);
             sim_backend *ref = make(&cf, &sc, "unculled"), *probe = make(&cf, &sc, "probe");
             set_skin(&sc.p, skins[s]);
             const sim_backend_config c = config(SIM_BACKEND_CUDA, 1, 32, over[k]);
+            if (threads[k] != NULL) {
+                setenv("NBSIM_CELL_THREADS", threads[k], 1);
+            }
             sim_backend *b = make(&c, &sc, "listed");
+            unsetenv("NBSIM_CELL_THREADS");
             int mismatches = 0, rebuilds = 0, steps = 0, direct = 0;
             sim_error err = {SIM_OK, ""};
             for (int f = 0; b != NULL && ref != NULL && probe != NULL && f < 40; ++f) {
@@ -217,9 +226,11 @@ static void test_over_time(void) {
                 gpu_snapshot_free(&a);
                 gpu_snapshot_free(&r);
             }
-            printf("  collide N=%u, %s lists, skin %s: %d rebuilds in %d steps (%d swept from the "
-                   "cells), %d mismatches, positions within %.1e box_half of the unculled sweep\n",
-                   n, sim_nlist_kind_name(over[k]),
+            printf("  collide N=%u, %s lists%s%s, skin %s: %d rebuilds in %d steps (%d swept from "
+                   "the cells), %d mismatches, positions within %.1e box_half of the unculled "
+                   "sweep\n",
+                   n, sim_nlist_kind_name(over[k]), threads[k] != NULL ? ", cell threads " : "",
+                   threads[k] != NULL ? threads[k] : "",
                    s == 0   ? "auto"
                    : s == 1 ? "1 um"
                             : "0.3 m",

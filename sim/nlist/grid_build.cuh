@@ -61,9 +61,10 @@ static __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, uint32
  * force's 16 B written, 8 B written more and an atomic on its cell's fill count. */
 __global__ void __launch_bounds__(kThreads)
     drift_bin_kernel(sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
-                     const sim_vec4f *__restrict__ force, uint32_t n, float dt,
+                     sim_vec4f *__restrict__ force, uint32_t n, float dt,
                      const sim_vec4f *__restrict__ ref, float h2,
-                     sim_gpu_nlist_counts *__restrict__ nc, cell_view v, sim_period_f per) {
+                     sim_gpu_nlist_counts *__restrict__ nc, cell_view v, sim_period_f per,
+                     int clear) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i == 0u) {
         nc->cells_placed = 0u;
@@ -75,6 +76,9 @@ __global__ void __launch_bounds__(kThreads)
         const uint32_t c = sim_cell_of(&v.g, p);
         v.body_cell[i] = c;
         v.body_rank[i] = atomicAdd(&v.fill[c], 1u);
+        if (clear) { /* each pair once: the sweep adds into it */
+            force[i] = sim_vec4f{0.0f, 0.0f, 0.0f, 0.0f};
+        }
     }
     sim_block_raise(moved, &nc->rebuild);
 }
@@ -311,17 +315,20 @@ static __device__ __forceinline__ void face_gaps(float x, const sim_cell_grid &g
 
 /* Calls on_slot(o) for every slot o (cell order) of the cells around `home` that may hold a body
  * touching the one at p (radius p.w, every radius at most g.rmax): of the 9 rows along x of the
- * 27 cells (sim_cell_grid_step's neighbours) rows first, first + stride, ... (a body's rows shared
- * among `stride` threads), and of those only the rows - and of a row only the end cells - whose
- * nearest point is closer to p than p.w + rmax. Exact: a skipped cell's bodies are all farther
+ * 27 cells (sim_cell_grid_step's neighbours; row r at dy = r % 3 - 1, dz = r / 3 - 1) rows first,
+ * first + stride, ... (a body's rows shared among `stride` threads), and of those only the rows -
+ * and of a row only the end cells - whose nearest point is closer to p than p.w + rmax. HALF
+ * (first 4, stride 1): each pair of cells once, the 13 neighbours after `home` in cell order and
+ * home's own slots after `self` (the body's slot), the rows dz = 0, dy >= 0 and dz = 1. Exact: a skipped cell's bodies are all farther
  * than any contact (the faces' distances above are lower bounds; a body beyond a wall lies beyond
  * its border cell, farther still). Against the 27 cells whole: 165 of 216 (2 r)^3 on average, a
  * quarter fewer candidates. A row's cells as grid_row_slots walks them (one run where their
  * ranges are contiguous), UNROLL candidates per turn. */
-template <int UNROLL, class OnSlot>
+template <int UNROLL, bool HALF = false, class OnSlot>
 static __device__ __forceinline__ void cell_near_slots(const cell_view &v, const sim_vec4f &p,
                                                        uint32_t home, uint32_t first,
-                                                       uint32_t stride, OnSlot &&on_slot) {
+                                                       uint32_t stride, uint32_t self,
+                                                       OnSlot &&on_slot) {
     const sim_cell_grid &g = v.g;
     const uint32_t hx = home % g.dims[0], hyz = home / g.dims[0];
     const uint32_t hy = hyz % g.dims[1], hz = hyz / g.dims[1];
@@ -347,8 +354,13 @@ static __device__ __forceinline__ void cell_near_slots(const cell_view &v, const
         const bool has_lo = sim_cell_step(&g, 0, hx, -1, &lo_x) && !(xlo * xlo + row2 >= reach2);
         const bool has_hi = sim_cell_step(&g, 0, hx, 1, &hi_x) && !(xhi * xhi + row2 >= reach2);
         const sim_cell_range none = {0u, 0u};
-        const sim_cell_range c0 = has_lo ? v.cell[row + lo_x] : none;
-        const sim_cell_range c1 = v.cell[row + hx];
+        const bool own_row = HALF && r == 4u; /* half: its cell past itself, and the next */
+        const sim_cell_range c0 = has_lo && !own_row ? v.cell[row + lo_x] : none;
+        sim_cell_range c1 = v.cell[row + hx];
+        if (own_row) {
+            c1.n = c1.start + c1.n - (self + 1u);
+            c1.start = self + 1u;
+        }
         const sim_cell_range c2 = has_hi ? v.cell[row + hi_x] : none;
         const uint32_t n0 = c0.n, n01 = n0 + c1.n, total = n01 + c2.n;
         const uint32_t base1 = c1.start - n0, base2 = c2.start - n01; /* mod 2^32 */
@@ -382,9 +394,10 @@ constexpr int kCellSweepUnroll = 2;
  * which every body's threads are resident at once (kCellSweepBlocksPerSm blocks of 256 per SM).
  * A body's walk is a chain of dependent loads; where the bodies alone would leave the SMs half
  * empty, more threads per body keep more loads in flight; where they fill the GPU, more threads
- * only add waves. Measured (H100, lattice, whole step, 1 / 2 / 4 threads): 16,384 bodies 0.039 /
- * 0.031 / 0.027 ms; 65,536 0.048 / 0.041 / 0.049; 262,144 0.112 / 0.126 / 0.160
- * (cells_pruned.md). */
+ * only add waves. Measured (H100, lattice, whole step, 1 / 2 / 4 threads, a queue of 16 a thread
+ * but 32 at one): 16,384 bodies 0.039 / 0.031 / 0.027 ms; 65,536 0.048 / 0.041 / 0.049; 262,144
+ * 0.112 / 0.126 / 0.160 (cells_pruned.md). At one thread a body the sweep takes each pair once
+ * (cell_pairs_kernel). */
 static inline int cell_sweep_lanes(uint32_t n, int sm_count) {
     const uint64_t resident =
         (uint64_t)(sm_count > 0 ? sm_count : 1) * kCellSweepBlocksPerSm * kThreads;
@@ -415,7 +428,7 @@ static __device__ __noinline__ void cell_forces_past_queue(const cell_view &v, u
     const sim_period_f period = ph.period;
     const sim_period_f *per = PERIODIC ? &period : nullptr;
     uint32_t k = 0;
-    cell_near_slots<1>(v, pi, home, first, stride, [&](uint32_t o) {
+    cell_near_slots<1>(v, pi, home, first, stride, m, [&](uint32_t o) {
         if (touching(pi, sim_ld4(v.cell_pos + o), per) && o != m && k++ >= QUEUE) {
             cell_force_add(v, pi, vi, o, ph, fx, fy, fz);
         }
@@ -470,7 +483,7 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
         /* the body's cell from its binned position, bit for bit the bin's (no gather) */
         const uint32_t home = sim_cell_of(&v.g, pi);
         uint32_t found = 0;
-        cell_near_slots<kCellSweepUnroll>(v, pi, home, lane, LANES, [&](uint32_t o) {
+        cell_near_slots<kCellSweepUnroll>(v, pi, home, lane, LANES, m, [&](uint32_t o) {
             const sim_vec4f pj = sim_ld4(v.cell_pos + o);
             if (touching(pi, pj, per) && o != m) {
                 if (found < QUEUE) {
@@ -510,6 +523,92 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
             vel[i] = vk;
         }
         force[i] = f4;
+    }
+    if (count_on && (flags & SIM_GPU_CULL_RECORD)) {
+        count_sweep(nc, tests, touched);
+    }
+}
+
+/* Swept from the cells, each touching pair once: where one thread a body already fills the GPU
+ * (cell_sweep_lanes 1), instead of cell_sweep_kernel. Body m walks the cells after its own and its
+ * own slots after m (cell_near_slots HALF: half the candidates), adds each pair's force to itself
+ * and its negative to the other (sim_contact_force: j receives the negative; atomics on force,
+ * cleared by the drift), and its own sum once at the end (others add to it too). The step's
+ * second half is then a pass of its own (verlet_second_kernel). Measured (H100, lattice of
+ * 262,144, whole step): 0.1058 ms against 0.1093 for cell_sweep_kernel at one thread a body; at
+ * 65,536 (2 threads a body there) 0.0408 against 0.0394: the kick's own pass costs more than the
+ * halved walk saves where the GPU is not full (bench/results/nvidia-h100/cells_pruned.md). Exact
+ * as cell_sweep_kernel; the sums' order follows the atomics. Launch contract: ceil(N / 256)
+ * blocks of 256 threads, thread m slot m (guard m < n). Counts (RECORD, count_on): candidates
+ * tested and touching pairs, each once. */
+template <bool PERIODIC>
+__global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
+    cell_pairs_kernel(uint32_t n, cell_view v, sim_vec4f *__restrict__ force, sim_physics_f ph,
+                      sim_gpu_nlist_counts *__restrict__ nc, unsigned flags, int count_on) {
+    sim_chain_enter();
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        nc->rebuild = 0u;
+        if (flags & SIM_GPU_CULL_RECORD) {
+            nc->frame.steps++;
+        }
+    }
+    constexpr uint32_t QUEUE = kCellQueue;
+    __shared__ uint32_t queue[QUEUE][kThreads];
+    const uint32_t m = blockIdx.x * kThreads + threadIdx.x;
+    uint32_t tests = 0, touched = 0;
+    if (m < n) {
+        const sim_vec4f pi = sim_ld4(v.cell_pos + m);
+        const sim_period_f period = ph.period;
+        const sim_period_f *per = PERIODIC ? &period : nullptr;
+        const uint32_t home = sim_cell_of(&v.g, pi);
+        uint32_t found = 0;
+        cell_near_slots<kCellSweepUnroll, true>(v, pi, home, 4u, 1u, m, [&](uint32_t o) {
+            const sim_vec4f pj = sim_ld4(v.cell_pos + o);
+            if (touching(pi, pj, per)) {
+                if (found < QUEUE) {
+                    queue[found][threadIdx.x] = o;
+                }
+                ++found;
+            }
+            ++tests;
+        });
+        touched = found;
+        const sim_vec4f vi = sim_ld4(v.cell_vel + m);
+        float fx = 0.0f, fy = 0.0f, fz = 0.0f;
+        const uint32_t queued = found < QUEUE ? found : QUEUE;
+        for (uint32_t q = 0; q < queued; ++q) {
+            const uint32_t o = queue[q][threadIdx.x];
+            const sim_vec3f f = sim_contact_force_f(pi, vi, sim_ld4(v.cell_pos + o),
+                                                    sim_ld4(v.cell_vel + o), &ph, nullptr);
+            fx += f.x;
+            fy += f.y;
+            fz += f.z;
+            sim_vec4f *fj = force + v.cell_body[o];
+            atomicAdd(&fj->x, -f.x);
+            atomicAdd(&fj->y, -f.y);
+            atomicAdd(&fj->z, -f.z);
+        }
+        if (found > QUEUE) { /* past the queue: walked again, in the same order */
+            uint32_t k = 0;
+            cell_near_slots<1, true>(v, pi, home, 4u, 1u, m, [&](uint32_t o) {
+                const sim_vec4f pj = sim_ld4(v.cell_pos + o);
+                if (touching(pi, pj, per) && k++ >= QUEUE) {
+                    const sim_vec3f f =
+                        sim_contact_force_f(pi, vi, pj, sim_ld4(v.cell_vel + o), &ph, nullptr);
+                    fx += f.x;
+                    fy += f.y;
+                    fz += f.z;
+                    sim_vec4f *fj = force + v.cell_body[o];
+                    atomicAdd(&fj->x, -f.x);
+                    atomicAdd(&fj->y, -f.y);
+                    atomicAdd(&fj->z, -f.z);
+                }
+            });
+        }
+        sim_vec4f *fi = force + v.cell_body[m];
+        atomicAdd(&fi->x, fx);
+        atomicAdd(&fi->y, fy);
+        atomicAdd(&fi->z, fz);
     }
     if (count_on && (flags & SIM_GPU_CULL_RECORD)) {
         count_sweep(nc, tests, touched);

@@ -940,7 +940,18 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, build_kernel, kBuildWarps * 32, 0));
     l->build_grid = (per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
     l->grid_blocks = kGridBlocksPerSm * (sm_count > 0 ? sm_count : 1);
+    /* The cells' sweep: each pair once where one thread a body fills the GPU, else 2 or 4 threads
+     * a body (grid_build.cuh: cell_sweep_lanes, cell_pairs_kernel). NBSIM_CELL_THREADS=0|1|2|4
+     * picks one whatever the size (0: each pair once), for the GPU tests (every form at their
+     * small sizes) and for timing one against another. */
     l->sweep_lanes = cell_sweep_lanes(n, sm_count);
+    const char *threads = getenv("NBSIM_CELL_THREADS");
+    if (threads != nullptr && strlen(threads) == 1 && strchr("0124", threads[0]) != nullptr) {
+        l->sweep_lanes = threads[0] == '0' ? 1 : threads[0] - '0';
+        l->pairs_once = threads[0] == '0';
+    } else {
+        l->pairs_once = l->sweep_lanes == 1;
+    }
     int device = 0, major = 0;
     SIM_CUDA_TRY(cudaGetDevice(&device));
     SIM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
@@ -1066,7 +1077,8 @@ sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, 
     if (l->direct && l->grid.cells > 0) {
         drift_bin_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n,
                                                                 dt, l->ref, half_skin2(l),
-                                                                l->counts, cells_of(l), l->period);
+                                                                l->counts, cells_of(l), l->period,
+                                                                l->pairs_once);
         SIM_CUDA_CHECK_LAUNCH("nlist drift_bin_kernel");
         return SIM_OK;
     }
@@ -1149,6 +1161,16 @@ sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph
         const unsigned blocks =
             (unsigned)(((uint64_t)b->n * (unsigned)l->sweep_lanes + kThreads - 1) / kThreads);
         const bool periodic = ph->periodic != 0;
+        if (l->pairs_once) {
+            if (periodic) {
+                return launch_chained(l, "nlist cell_pairs_kernel", cell_pairs_kernel<true>,
+                                      body_blocks(b->n), s, err, b->n, cells_of(l), b->force, *ph,
+                                      l->counts, flags, count_contacts);
+            }
+            return launch_chained(l, "nlist cell_pairs_kernel", cell_pairs_kernel<false>,
+                                  body_blocks(b->n), s, err, b->n, cells_of(l), b->force, *ph,
+                                  l->counts, flags, count_contacts);
+        }
         switch (l->sweep_lanes) {
         case 4:
             return launch_cell_sweep<4>(b, ph, l, vel, k, periodic, blocks, flags, count_contacts,

@@ -66,6 +66,7 @@ typedef struct {
     float skin;                   /* [m] */
     int build_grid;               /* blocks of the persistent build */
     int grid_blocks;              /* blocks of the cell grid's kernels (grid-stride) */
+    int pairs_once;  /* the cells' sweep takes each pair once (cell_pairs_kernel; sweep_lanes 1) */
     int sweep_lanes; /* threads per body of the cells' sweep: 4, 2 or 1, the most with which the
                       * bodies' threads still fit on the GPU at once (grid_build.cuh) */
     int chained; /* the grid's kernels launched as programmatic dependents (compute 9.0 on) */
