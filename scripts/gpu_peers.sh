@@ -71,10 +71,12 @@
 #                                                      moved half the skin (full lists: each
 #                                                      touching pair computed from both ends); as
 #                                                      the lattice rebuilds them at every step,
-#                                                      after 20 steps no lists: every step bins the
+#                                                      after 10 steps no lists: every step bins the
 #                                                      bodies into cells 2r wide (one atomic per
-#                                                      body, no sort) and sweeps the 27 cells
-#                                                      around each, each pair from both ends
+#                                                      body, no sort) and sweeps the cells around
+#                                                      each that can hold a contact (of 27), each
+#                                                      pair once where one thread a body fills the
+#                                                      GPU (262,144), else from both ends
 #   precision      float                               float
 #
 # Output in $OUT (default ./gpu_peers_out), for bench/results/<gpu>/ (the script prints <gpu>):
