@@ -89,8 +89,9 @@ static bodies make_touching_pairs(uint32_t n, float h, uint64_t seed) {
         const double ra = test_rnd(&seed, 0.35, 0.5), rb = test_rnd(&seed, 0.35, 0.5);
         double d[3], norm = 0.0;
         for (int a = 0; a < 3; ++a) {
-            d[a] = k % 4 == 0 ? (test_rnd(&seed, -1, 1) < 0 ? -1.0 : 1.0) + test_rnd(&seed, -0.1, 0.1)
-                              : test_rnd(&seed, -1, 1);
+            const double corner = (test_rnd(&seed, -1, 1) < 0 ? -1.0 : 1.0) +
+                                  test_rnd(&seed, -0.1, 0.1);
+            d[a] = k % 4 == 0 ? corner : test_rnd(&seed, -1, 1);
             norm += d[a] * d[a];
         }
         const double scale = (ra + rb) * (1.0 - 0x1p-18) / sqrt(norm);
@@ -1130,9 +1131,10 @@ static void test_direct(void) {
             launch(sweep_blocks, threads, [&] {
                 sim_vec4f *kicked = finish ? b.vel.data() : nullptr;
 #define SWEEP(P, L)                                                                                \
-    nl::cell_sweep_kernel<P, L>(kN, st.cells(), force.data(), kicked, kick, ph, &st.nc,             \
+    nl::cell_sweep_kernel<P, L>(kN, st.cells(), force.data(), kicked, kick, ph, &st.nc,            \
                                 SIM_GPU_CULL_RECORD, 1)
-#define PAIRS(P) nl::cell_pairs_kernel<P>(kN, st.cells(), force.data(), ph, &st.nc, SIM_GPU_CULL_RECORD, 1)
+#define PAIRS(P)                                                                                   \
+    nl::cell_pairs_kernel<P>(kN, st.cells(), force.data(), ph, &st.nc, SIM_GPU_CULL_RECORD, 1)
                 if (sc.axes) {
                     lanes == 0   ? PAIRS(true)
                     : lanes == 4 ? SWEEP(true, 4)
@@ -1185,8 +1187,8 @@ static void test_direct(void) {
                 found += st.nc.frame.contacts[k];
                 tests += st.nc.frame.tests[k];
             }
-            printf("  direct, %-14s step %d, %d threads a body (0: pairs once): F rel %.1e, worst body %.1e, %llu "
-                   "contacts, %.1f tests per body\n",
+            printf("  direct, %-14s step %d, %d threads a body (0: pairs once): F rel %.1e, "
+                   "worst body %.1e, %llu contacts, %.1f tests per body\n",
                    sc.name, step, lanes, e.rel, e.worst, (unsigned long long)touching,
                    (double)tests / kN);
             ENSURE_MSG(e.ref_l2 > 0.0 && e.rel <= 1e-5 && e.worst <= 1e-4,
@@ -1199,8 +1201,9 @@ static void test_direct(void) {
                                        { whole += st.cell[cell].n; });
             }
             whole -= kN;
-            ENSURE_MSG(tests >= (lanes == 0 ? 1u : 2u) * touching && tests < whole, "%s step %d: %llu tests of %llu",
-                       sc.name, step, (unsigned long long)tests, (unsigned long long)whole);
+            ENSURE_MSG(tests >= (lanes == 0 ? 1u : 2u) * touching && tests < whole,
+                       "%s step %d: %llu tests of %llu", sc.name, step, (unsigned long long)tests,
+                       (unsigned long long)whole);
         }
         ENSURE_MSG(sc.pairs || rebuilt >= 1u, "%s: no step crossed half the skin", sc.name);
     }

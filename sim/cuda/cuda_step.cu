@@ -268,15 +268,17 @@ sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t e
     }
     if (w == SIM_SWEEP_PAIR_NLIST) {
         /* the drift cleared the forces (not so for the forces alone); swept from the cells,
-         * every force is stored */
+         * every force is stored, unless each pair is taken once (added into cleared forces) */
         if (!b->nlist_cleared && (!b->nlist.direct || b->nlist.pairs_once)) {
             SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
         }
         b->nlist_cleared = 0;
         /* swept from the cells, a step whose contacts are the whole force finishes in the sweep
-         * (sim_gpu_kick): its SECOND then has nothing left to do */
-        const bool finish = b->nlist.direct && !b->nlist.pairs_once && (flags & SIM_STEP_ADVANCE) &&
-                            !base->params.triplets && base->rank.world <= 1;
+         * (sim_gpu_kick): its SECOND then has nothing left to do; not each pair once (a body's
+         * force is whole only when every thread is done) */
+        const bool finish = b->nlist.direct && !b->nlist.pairs_once &&
+                            (flags & SIM_STEP_ADVANCE) && !base->params.triplets &&
+                            base->rank.world <= 1;
         sim_gpu_kick kick = {b->dt, b->d_flag, (uint32_t)b->frame_step, sim_cuda_body_order(b)};
         b->kicked = finish;
         return sim_gpu_nlist_forces(bd, &b->ph, &b->cull, &b->nlist, gpu_flags(flags),

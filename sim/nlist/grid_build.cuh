@@ -55,10 +55,12 @@ static __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, uint32
 }
 
 /* Swept from the cells: drift_kernel's drift and check, and grid_bin_kernel's binning of the
- * drifted centre (its cell, its place there), in one pass; the forces are not cleared (the cell
- * sweep stores each). Thread 0 zeroes the place kernel's cursor. Launch contract and guard as
- * drift_kernel (ceil(N / 256) blocks, thread i body i). Cost per body: drift_kernel's less the
- * force's 16 B written, 8 B written more and an atomic on its cell's fill count. */
+ * drifted centre (its cell, its place there), in one pass; the forces are not cleared unless
+ * `clear` (cell_sweep_kernel stores each). Thread 0 zeroes the place kernel's cursor. Launch
+ * contract and guard as drift_kernel (ceil(N / 256) blocks, thread i body i). Cost per body:
+ * drift_kernel's less the force's 16 B written, 8 B written more and an atomic on its cell's
+ * fill count. clear: the force zeroed once read, as drift_kernel does (each pair once:
+ * cell_pairs_kernel adds into it; 16 B written more). */
 __global__ void __launch_bounds__(kThreads)
     drift_bin_kernel(sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
                      sim_vec4f *__restrict__ force, uint32_t n, float dt,
@@ -319,11 +321,12 @@ static __device__ __forceinline__ void face_gaps(float x, const sim_cell_grid &g
  * first + stride, ... (a body's rows shared among `stride` threads), and of those only the rows -
  * and of a row only the end cells - whose nearest point is closer to p than p.w + rmax. HALF
  * (first 4, stride 1): each pair of cells once, the 13 neighbours after `home` in cell order and
- * home's own slots after `self` (the body's slot), the rows dz = 0, dy >= 0 and dz = 1. Exact: a skipped cell's bodies are all farther
- * than any contact (the faces' distances above are lower bounds; a body beyond a wall lies beyond
- * its border cell, farther still). Against the 27 cells whole: 165 of 216 (2 r)^3 on average, a
- * quarter fewer candidates. A row's cells as grid_row_slots walks them (one run where their
- * ranges are contiguous), UNROLL candidates per turn. */
+ * home's own slots after `self` (the body's slot), the rows dz = 0, dy >= 0 and dz = 1. Exact: a
+ * skipped cell's bodies are all farther than any contact (the faces' distances above are lower
+ * bounds; a body beyond a wall lies beyond its border cell, farther still). Against the 27 cells
+ * whole: 165 of 216 (2 r)^3 on average, a quarter fewer candidates. A row's cells as
+ * grid_row_slots walks them (one run where their ranges are contiguous), UNROLL candidates per
+ * turn. */
 template <int UNROLL, bool HALF = false, class OnSlot>
 static __device__ __forceinline__ void cell_near_slots(const cell_view &v, const sim_vec4f &p,
                                                        uint32_t home, uint32_t first,
@@ -445,7 +448,7 @@ static __device__ __noinline__ void cell_forces_past_queue(const cell_view &v, u
  * body rows q, q + LANES, ...) and sum their forces by shuffles: more threads in flight where
  * the bodies alone would not fill the GPU, and a shorter walk each.
  *
- * Launch contract: ceil(N LANES / 256) blocks of 256 threads (cell_sweep_blocks), threads
+ * Launch contract: ceil(N LANES / 256) blocks of 256 threads (sim_gpu_nlist_forces), threads
  * LANES q .. LANES q + LANES - 1 the body at slot q of the cell order (guard q < n; every thread
  * runs to the end: the shuffles and the warp sums). Cost per body: its slot, position and
  * velocity (coalesced), its force stored (16 B, scattered), up to 27 cells' ranges; per candidate
@@ -500,7 +503,8 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
             cell_force_add(v, pi, vi, queue[q][threadIdx.x], ph, &fx, &fy, &fz);
         }
         if (found > QUEUE) { /* the contacts past the queue, in the walk's order */
-            cell_forces_past_queue<PERIODIC, QUEUE>(v, m, home, lane, LANES, pi, vi, ph, &fx, &fy, &fz);
+            cell_forces_past_queue<PERIODIC, QUEUE>(v, m, home, lane, LANES, pi, vi, ph, &fx, &fy,
+                                                    &fz);
         }
         tests -= lane == 0u ? 1u : 0u; /* itself (in its home row, row 4: lane 0's) */
     }
@@ -527,6 +531,24 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
     if (count_on && (flags & SIM_GPU_CULL_RECORD)) {
         count_sweep(nc, tests, touched);
     }
+}
+
+/* The force on the body at slot m (position pi, velocity vi) from the one at slot o added to the
+ * sums, its negative to the other's force (an atomic: others add to it too). */
+static __device__ __forceinline__ void cell_pair_add(const cell_view &v, const sim_vec4f &pi,
+                                                     const sim_vec4f &vi, uint32_t o,
+                                                     const sim_physics_f &ph,
+                                                     sim_vec4f *__restrict__ force, float *fx,
+                                                     float *fy, float *fz) {
+    const sim_vec3f f = sim_contact_force_f(pi, vi, sim_ld4(v.cell_pos + o),
+                                            sim_ld4(v.cell_vel + o), &ph, nullptr);
+    *fx += f.x;
+    *fy += f.y;
+    *fz += f.z;
+    sim_vec4f *fj = force + v.cell_body[o];
+    atomicAdd(&fj->x, -f.x);
+    atomicAdd(&fj->y, -f.y);
+    atomicAdd(&fj->z, -f.z);
 }
 
 /* Swept from the cells, each touching pair once: where one thread a body already fills the GPU
@@ -577,31 +599,13 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
         float fx = 0.0f, fy = 0.0f, fz = 0.0f;
         const uint32_t queued = found < QUEUE ? found : QUEUE;
         for (uint32_t q = 0; q < queued; ++q) {
-            const uint32_t o = queue[q][threadIdx.x];
-            const sim_vec3f f = sim_contact_force_f(pi, vi, sim_ld4(v.cell_pos + o),
-                                                    sim_ld4(v.cell_vel + o), &ph, nullptr);
-            fx += f.x;
-            fy += f.y;
-            fz += f.z;
-            sim_vec4f *fj = force + v.cell_body[o];
-            atomicAdd(&fj->x, -f.x);
-            atomicAdd(&fj->y, -f.y);
-            atomicAdd(&fj->z, -f.z);
+            cell_pair_add(v, pi, vi, queue[q][threadIdx.x], ph, force, &fx, &fy, &fz);
         }
         if (found > QUEUE) { /* past the queue: walked again, in the same order */
             uint32_t k = 0;
             cell_near_slots<1, true>(v, pi, home, 4u, 1u, m, [&](uint32_t o) {
-                const sim_vec4f pj = sim_ld4(v.cell_pos + o);
-                if (touching(pi, pj, per) && k++ >= QUEUE) {
-                    const sim_vec3f f =
-                        sim_contact_force_f(pi, vi, pj, sim_ld4(v.cell_vel + o), &ph, nullptr);
-                    fx += f.x;
-                    fy += f.y;
-                    fz += f.z;
-                    sim_vec4f *fj = force + v.cell_body[o];
-                    atomicAdd(&fj->x, -f.x);
-                    atomicAdd(&fj->y, -f.y);
-                    atomicAdd(&fj->z, -f.z);
+                if (touching(pi, sim_ld4(v.cell_pos + o), per) && k++ >= QUEUE) {
+                    cell_pair_add(v, pi, vi, o, ph, force, &fx, &fy, &fz);
                 }
             });
         }

@@ -189,7 +189,8 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt);
 /* Lists, or the contacts swept straight from the cells (the CUDA backend on one rank, frictionless,
  * where the grid fits: grid_build.cuh). Lists rebuilt at (nearly) every step cost a rebuild and a
  * sweep over the lists each step; the cells cost the binning and one walk a step that finds the
- * contacts and sums their forces, and no lists (four kernels a step against seven). With the
+ * contacts and sums their forces, and no lists (four kernels a step, five where each pair is taken
+ * once, against seven). With the
  * cells the drift still checks the displacements against the positions a build would have kept,
  * so the frame's rebuild count is what the lists would have had. Under SIM_NLIST_DEFAULT the
  * counts decide, over at least SIM_NLIST_CADENCE_STEPS steps: the lists give way to the cells
@@ -199,7 +200,9 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt);
  * 0.092 ms the rebuild; the cells 0.132 ms. Lists at a rebuild rate r cost about
  * 0.146 - (1 - r) 0.092 ms, the cells' cost does not depend on r: the two meet near r = 0.85,
  * and the band around it keeps a scene there from switching back and forth (a switch to the
- * lists costs a build). */
+ * lists costs a build). The cells have since got faster (0.106 ms against the lists' 0.143,
+ * bench/results/nvidia-h100/cells_pruned.md), which moves the meeting point down to r ~ 0.6; the
+ * thresholds stay where they were, as no scene between was timed. */
 #define SIM_NLIST_DIRECT_AT 0.9
 #define SIM_NLIST_LISTS_BELOW 0.8
 /* 10: one frame of nbsim's default 10 steps; a scene that settles goes back to the lists
