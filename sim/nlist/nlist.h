@@ -190,9 +190,9 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt);
  * where the grid fits: grid_build.cuh). Lists rebuilt at (nearly) every step cost a rebuild and a
  * sweep over the lists each step; the cells cost the binning and one walk a step that finds the
  * contacts and sums their forces, and no lists (four kernels a step, five where each pair is taken
- * once, against seven). With the
- * cells the drift still checks the displacements against the positions a build would have kept,
- * so the frame's rebuild count is what the lists would have had. Under SIM_NLIST_DEFAULT the
+ * once, against seven). With the cells the drift still checks the displacements against the
+ * positions a build would have kept, so the frame's rebuild count is what the lists would have
+ * had. Under SIM_NLIST_DEFAULT the
  * counts decide, over at least SIM_NLIST_CADENCE_STEPS steps: the lists give way to the cells
  * when at least SIM_NLIST_DIRECT_AT of the steps rebuilt, and come back when fewer than
  * SIM_NLIST_LISTS_BELOW did. Measured (H100, falling lattice of 262,144, whole step,
