@@ -65,10 +65,10 @@ int sim_pair_choice_from_name(const char *name);           /* -1 when unknown */
  * half list is built with half the writes. Full: the resting and slow scenes granular users run
  * for long. */
 /* CELLS: no lists at all: every step bins the bodies into a grid of cells one touch wide and
- * finds each body's contacts in the 27 cells around it (sim/nlist/grid_build.cuh), the way to go
- * where lists would be rebuilt at (nearly) every step: the falling lattice (H100, whole step,
- * bench/results/nvidia-h100/cells_swept.md) 0.132 against 0.146 ms at 262,144, 0.047 against
- * 0.058 ms at 65,536. The CUDA backend on one rank without friction, where the grid fits;
+ * finds each body's contacts in those of the 27 cells around it that can hold one
+ * (sim/nlist/grid_build.cuh), the way to go where lists would be rebuilt at (nearly) every step:
+ * the falling lattice (H100, whole step, bench/results/nvidia-h100/cells_pruned.md) 0.106 against
+ * 0.143 ms with full lists at 262,144, 0.040 against 0.056 ms at 65,536. The CUDA backend on one rank without friction, where the grid fits;
  * elsewhere (the CPU reference, several ranks, friction: its histories live beside the lists'
  * entries) CELLS means DEFAULT's lists. DEFAULT on that CUDA path starts with full lists and
  * takes the cells, and back, by the rebuilds it counts (sim/nlist/nlist.h: sim_nlist_cadence). */
