@@ -894,13 +894,24 @@ static void check_cells(const state &st, const bodies &b, const char *what) {
     ENSURE_MSG(wrong == 0 && st.nc.cells_placed == st.n, "%s: %u wrong in the cells", what, wrong);
 }
 
-/* The grid tests' model: restitution 0.7, a box of half-width box_half, periodic on `axes`. */
-static sim_params grid_params(int axes, float box_half) {
-    sim_params p = sim_params_default();
-    p.restitution = 0.7;
-    p.box_half = box_half;
-    p.periodic = axes;
-    return p;
+/* The grid tests' model: restitution 0.7, a box of half-width box_half, periodic on `axes`; its
+ * physics in double (the reference's, an inv_dt of 1e4) and in float (the kernels'). */
+struct grid_model {
+    sim_params p;
+    sim_physics phd;
+    sim_physics_f ph;
+};
+
+static grid_model grid_model_of(int axes, float box_half) {
+    grid_model m;
+    m.p = sim_params_default();
+    m.p.restitution = 0.7;
+    m.p.box_half = box_half;
+    m.p.periodic = axes;
+    m.phd = sim_physics_from_params(&m.p);
+    m.phd.inv_dt = 1.0 / 1e-4;
+    m.ph = sim_physics_to_float(&m.phd);
+    return m;
 }
 
 /* Lists from the grid (walls; periodic x y z and x z; bodies outside the walls' box; a sparse
@@ -926,12 +937,11 @@ static void test_grid(void) {
     };
     for (const scene &sc : scenes) {
         const bodies b = make_bodies(sc.n, sc.h, 21u + (uint64_t)sc.axes + sc.n);
-        const sim_params p = grid_params(sc.axes, sc.box_half);
-        sim_physics phd = sim_physics_from_params(&p);
-        phd.inv_dt = 1.0 / 1e-4;
-        const sim_physics_f ph = sim_physics_to_float(&phd);
-        const sim_period_f per = ph.period;
-        const sim_period_f *pp = sc.axes ? &per : nullptr;
+        const grid_model m = grid_model_of(sc.axes, sc.box_half);
+        const sim_params &p = m.p;
+        const sim_physics &phd = m.phd;
+        const sim_physics_f &ph = m.ph;
+        const sim_period_f per = ph.period, *pp = sc.axes ? &per : nullptr;
         const float skin = 0.3f;
         sim_cell_grid g;
         ENSURE(sim_cell_grid_shape(&p, 0.5, skin, sc.n, &g) == 1);
@@ -1050,12 +1060,11 @@ static void test_direct(void) {
     for (const scene &sc : scenes) {
         bodies b = sc.pairs ? make_touching_pairs(kN, sc.h, 43u + (uint64_t)sc.axes)
                             : make_bodies(kN, sc.h, 41u + (uint64_t)sc.axes);
-        const sim_params p = grid_params(sc.axes, sc.box_half);
-        sim_physics phd = sim_physics_from_params(&p);
-        phd.inv_dt = 1.0 / 1e-4;
-        const sim_physics_f ph = sim_physics_to_float(&phd);
-        const sim_period_f per = ph.period;
-        const sim_period_f *pp = sc.axes ? &per : nullptr;
+        const grid_model m = grid_model_of(sc.axes, sc.box_half);
+        const sim_params &p = m.p;
+        const sim_physics &phd = m.phd;
+        const sim_physics_f &ph = m.ph;
+        const sim_period_f per = ph.period, *pp = sc.axes ? &per : nullptr;
         const float skin = 0.1f, dt = 0.02f;
         sim_cell_grid g;
         ENSURE(sim_cell_grid_shape(&p, 0.5, 0.0, kN, &g) == 1);
