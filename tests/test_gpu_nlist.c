@@ -184,32 +184,43 @@ static void test_scenes(void) {
  * the lists' touching pairs are the full sweep's at that state, with the skin auto, thin (1 um:
  * every body crosses half of it in a step, rebuilt at every step) and thick (0.3 m); the
  * trajectories stay within test_gpu_backend's tolerance of the unculled sweep's. Full and half
- * lists, the cells swept (at 4 threads a body, at 1, and each pair once), and DEFAULT: rebuilt at
- * every step it takes the cells after SIM_NLIST_CADENCE_STEPS steps (nlist.h), and keeps the
- * lists with the thick skin. */
+ * lists, the cells swept (as the size picks: each pair once at 4 threads a body; both directions
+ * at 4; each pair once at 1 and at 2), and
+ * DEFAULT: rebuilt at every step it takes the cells after SIM_NLIST_CADENCE_STEPS steps (nlist.h),
+ * and keeps the lists with the thick skin. Each pair once also in frames of 10 steps, the second
+ * half kicks then folded into the next drifts (cuda_verlet_second), checked after each frame. */
 static void test_over_time(void) {
     const uint32_t n = 30000;
     const double skins[3] = {-1.0, 1e-6, 0.3};
-    /* the cells swept as their size picks (4 threads a body here), at one, and each pair once
-     * (NBSIM_CELL_THREADS, nlist_kernels.cu: the forms a larger N takes) */
-    const sim_nlist_kind over[6] = {SIM_NLIST_FULL,  SIM_NLIST_HALF,  SIM_NLIST_CELLS,
-                                    SIM_NLIST_CELLS, SIM_NLIST_CELLS, SIM_NLIST_DEFAULT};
-    const char *threads[6] = {NULL, NULL, NULL, "1", "0", NULL};
-    for (int k = 0; k < 6; ++k) {
+    /* the cells swept as their size picks (each pair once, 4 threads a body here), both
+     * directions, and each pair once at 1 and 2 threads (NBSIM_CELL_THREADS, NBSIM_CELL_ONCE,
+     * nlist_kernels.cu: the forms a larger N takes) */
+    enum { kForms = 8 };
+    const sim_nlist_kind over[kForms] = {SIM_NLIST_FULL,  SIM_NLIST_HALF,  SIM_NLIST_CELLS,
+                                         SIM_NLIST_CELLS, SIM_NLIST_CELLS, SIM_NLIST_CELLS,
+                                         SIM_NLIST_CELLS, SIM_NLIST_DEFAULT};
+    const char *threads[kForms] = {NULL, NULL, NULL, "4", "1", "2", "2", NULL};
+    const char *once[kForms] = {NULL, NULL, NULL, "0", "1", "1", "1", NULL};
+    const int per_frame[kForms] = {1, 1, 1, 1, 1, 1, 10, 1};
+    for (int k = 0; k < kForms; ++k) {
         for (int s = 0; s < 3; ++s) {
             scene sc = make_scene("collide", n, 3u);
+            sc.p.steps_per_frame = per_frame[k];
             const sim_backend_config cf = config(SIM_BACKEND_CUDA, 0, 64, SIM_NLIST_DEFAULT);
             sim_backend *ref = make(&cf, &sc, "unculled"), *probe = make(&cf, &sc, "probe");
             set_skin(&sc.p, skins[s]);
             const sim_backend_config c = config(SIM_BACKEND_CUDA, 1, 32, over[k]);
             if (threads[k] != NULL) {
                 setenv("NBSIM_CELL_THREADS", threads[k], 1);
+                setenv("NBSIM_CELL_ONCE", once[k], 1);
             }
             sim_backend *b = make(&c, &sc, "listed");
             unsetenv("NBSIM_CELL_THREADS");
+            unsetenv("NBSIM_CELL_ONCE");
             int mismatches = 0, rebuilds = 0, steps = 0, direct = 0;
             sim_error err = {SIM_OK, ""};
-            for (int f = 0; b != NULL && ref != NULL && probe != NULL && f < 40; ++f) {
+            for (int f = 0; b != NULL && ref != NULL && probe != NULL && f < 40 / per_frame[k];
+                 ++f) {
                 sim_frame_timing t, tr;
                 ENSURE_MSG(sim_backend_run_frame(b, &t, &err) == SIM_OK, "%s", err.message);
                 ENSURE(sim_backend_run_frame(ref, &tr, &err) == SIM_OK);
@@ -226,11 +237,12 @@ static void test_over_time(void) {
                 gpu_snapshot_free(&a);
                 gpu_snapshot_free(&r);
             }
-            printf("  collide N=%u, %s lists%s%s, skin %s: %d rebuilds in %d steps (%d swept from "
-                   "the cells), %d mismatches, positions within %.1e box_half of the unculled "
-                   "sweep\n",
+            printf("  collide N=%u, %s lists%s%s%s, %d a frame, skin %s: %d rebuilds in %d steps "
+                   "(%d swept from the cells), %d mismatches, positions within %.1e box_half of "
+                   "the unculled sweep\n",
                    n, sim_nlist_kind_name(over[k]), threads[k] != NULL ? ", cell threads " : "",
                    threads[k] != NULL ? threads[k] : "",
+                   once[k] != NULL && once[k][0] == '1' ? ", each pair once" : "", per_frame[k],
                    s == 0   ? "auto"
                    : s == 1 ? "1 um"
                             : "0.3 m",

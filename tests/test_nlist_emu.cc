@@ -1074,23 +1074,55 @@ static void test_direct(void) {
         st.ref = b.pos; /* as if built where the bodies start */
         std::vector<sim_vec4f> force(kN, sim_vec4f{0.0f, 0.0f, 0.0f, 0.0f});
         uint32_t rebuilt = 0;
+        bool last_once = false; /* the step before took each pair once: its kick is deferred */
         for (int step = 0; step < 4; ++step) {
             const std::vector<sim_vec4f> ref_before = st.ref;
             st.nc.rebuild = 0u;
             st.nc.cells_placed = 12345u; /* the drift zeroes it */
             const dim3 body_blocks((kN + 255) / 256), cells((g.cells + 255) / 256), threads(256);
-            /* threads per body 1, 2, 0 (each pair once: the drift clears the forces), 4, from
-             * the scene's own start (each mode at step 0 somewhere); the last step kicks (not
-             * each pair once: its kick is a pass of its own) */
-            static const int modes[4] = {1, 2, 0, 4};
-            const int pick = modes[(step + (int)(&sc - scenes)) % 4];
-            const int lanes = step == 3 && pick == 0 ? 1 : pick;
+            /* threads per body 1, 2, 4, both directions or each pair once (the drift clears the
+             * forces), from the scene's own start (every mode somewhere); the last step kicks in
+             * the sweep (not each pair once: its kick is the next drift's) */
+            static const struct {
+                int lanes;
+                bool once;
+            } modes[6] = {{1, false}, {2, true}, {1, true}, {4, false}, {4, true}, {2, false}};
+            const int at = (step + 2 * (int)(&sc - scenes)) % 6;
+            const int lanes = modes[at].lanes;
+            const bool once = modes[at].once && step != 3;
+            /* after a step each pair once, its second half is this drift's: the same bits as
+             * verlet_second_kernel's pass (sim_second_half_f) before a plain drift */
+            uint64_t flag_fused = SIM_GPU_STABLE, flag_apart = SIM_GPU_STABLE;
+            const sim_gpu_kick last = {dt, &flag_fused, (uint32_t)step - 1u, nullptr};
+            const bool fused = step > 0 && last_once;
+            std::vector<sim_vec4f> apart_pos = b.pos, apart_vel = b.vel;
+            if (fused) {
+                for (uint32_t i = 0; i < kN; ++i) {
+                    sim_vec4f f = force[i];
+                    sim_second_half_f(apart_pos[i], &apart_vel[i], &f, dt, ph, &flag_apart,
+                                      (uint32_t)step - 1u, i);
+                    sim_verlet_first_f(&apart_pos[i], &apart_vel[i], sim_vec3f{f.x, f.y, f.z},
+                                       dt);
+                    if (pp != nullptr) {
+                        sim_wrap_in_f(&apart_pos[i], pp);
+                    }
+                }
+            }
             launch(body_blocks, threads, [&] {
                 nl::drift_bin_kernel(b.pos.data(), b.vel.data(), force.data(), kN, dt,
                                      st.ref.data(), 0.25f * skin * skin, &st.nc, st.cells(), per,
-                                     lanes == 0);
+                                     once, fused ? last : sim_gpu_kick{}, ph);
             });
-            if (lanes == 0) {
+            if (fused) {
+                ENSURE_MSG(memcmp(apart_pos.data(), b.pos.data(), kN * sizeof(sim_vec4f)) == 0 &&
+                               memcmp(apart_vel.data(), b.vel.data(), kN * sizeof(sim_vec4f)) ==
+                                   0 &&
+                               flag_fused == flag_apart,
+                           "%s step %d: the kick in the drift is not verlet_second's", sc.name,
+                           step);
+            }
+            last_once = once;
+            if (once) {
                 uint32_t kept = 0;
                 for (const sim_vec4f &f : force) {
                     kept += f.x != 0.0f || f.y != 0.0f || f.z != 0.0f || f.w != 0.0f;
@@ -1128,7 +1160,7 @@ static void test_direct(void) {
             ENSURE_MSG(wrong == 0 && st.nc.cells_placed == kN, "%s step %d: %u wrong in the cells",
                        sc.name, step, wrong);
             memset(&st.nc.frame, 0, sizeof st.nc.frame);
-            if (lanes != 0) { /* every force stored; each pair once adds into the cleared ones */
+            if (!once) { /* every force stored; each pair once adds into the cleared ones */
                 std::fill(force.begin(), force.end(), sim_vec4f{kNaN, kNaN, kNaN, kNaN});
             }
             st.nc.rebuild = 1u;
@@ -1136,25 +1168,23 @@ static void test_direct(void) {
             const std::vector<sim_vec4f> vel_before = b.vel;
             uint64_t flag = SIM_GPU_STABLE;
             const sim_gpu_kick kick = {dt, &flag, 3u, nullptr};
-            const dim3 sweep_blocks((kN * (lanes > 0 ? lanes : 1) + 255) / 256);
+            const dim3 sweep_blocks((kN * lanes + 255) / 256);
             launch(sweep_blocks, threads, [&] {
                 sim_vec4f *kicked = finish ? b.vel.data() : nullptr;
 #define SWEEP(P, L)                                                                                \
     nl::cell_sweep_kernel<P, L>(kN, st.cells(), force.data(), kicked, kick, ph, &st.nc,            \
                                 SIM_GPU_CULL_RECORD, 1)
-#define PAIRS(P)                                                                                   \
-    nl::cell_pairs_kernel<P>(kN, st.cells(), force.data(), ph, &st.nc, SIM_GPU_CULL_RECORD, 1)
+#define PAIRS(P, L)                                                                                \
+    nl::cell_pairs_kernel<P, L>(kN, st.cells(), force.data(), ph, &st.nc, SIM_GPU_CULL_RECORD, 1)
+#define FORM(P)                                                                                    \
+    (once ? (lanes == 4 ? PAIRS(P, 4) : lanes == 2 ? PAIRS(P, 2) : PAIRS(P, 1))                   \
+          : (lanes == 4 ? SWEEP(P, 4) : lanes == 2 ? SWEEP(P, 2) : SWEEP(P, 1)))
                 if (sc.axes) {
-                    lanes == 0   ? PAIRS(true)
-                    : lanes == 4 ? SWEEP(true, 4)
-                    : lanes == 2 ? SWEEP(true, 2)
-                                 : SWEEP(true, 1);
+                    FORM(true);
                 } else {
-                    lanes == 0   ? PAIRS(false)
-                    : lanes == 4 ? SWEEP(false, 4)
-                    : lanes == 2 ? SWEEP(false, 2)
-                                 : SWEEP(false, 1);
+                    FORM(false);
                 }
+#undef FORM
 #undef PAIRS
 #undef SWEEP
             });
@@ -1196,10 +1226,11 @@ static void test_direct(void) {
                 found += st.nc.frame.contacts[k];
                 tests += st.nc.frame.tests[k];
             }
-            printf("  direct, %-14s step %d, %d threads a body (0: pairs once): F rel %.1e, "
-                   "worst body %.1e, %llu contacts, %.1f tests per body\n",
-                   sc.name, step, lanes, e.rel, e.worst, (unsigned long long)touching,
-                   (double)tests / kN);
+            printf("  direct, %-14s step %d, %d threads a body%s%s: F rel %.1e, worst body "
+                   "%.1e, %llu contacts, %.1f tests per body\n",
+                   sc.name, step, lanes, once ? ", each pair once" : "",
+                   fused ? ", kicked in the drift" : "", e.rel, e.worst,
+                   (unsigned long long)touching, (double)tests / kN);
             ENSURE_MSG(e.ref_l2 > 0.0 && e.rel <= 1e-5 && e.worst <= 1e-4,
                        "%s step %d: rel %.3g, worst body %.3g", sc.name, step, e.rel, e.worst);
             ENSURE_MSG(touching > 0 && found == touching, "%s step %d: %llu contacts of %llu",
@@ -1210,7 +1241,7 @@ static void test_direct(void) {
                                        { whole += st.cell[cell].n; });
             }
             whole -= kN;
-            ENSURE_MSG(tests >= (lanes == 0 ? 1u : 2u) * touching && tests < whole,
+            ENSURE_MSG(tests >= (once ? 1u : 2u) * touching && tests < whole,
                        "%s step %d: %llu tests of %llu", sc.name, step, (unsigned long long)tests,
                        (unsigned long long)whole);
         }

@@ -76,6 +76,9 @@ struct cuda_backend {
     int nlist_cleared;               /* the drift cleared the forces for this step's sweep */
     int nlist_binned;                /* swept from the cells: the drift binned the bodies */
     int kicked;                      /* the cells' sweep finished this step (sim_gpu_kick) */
+    int swept_once;    /* this step's forces are the cells' each pair once, whole (cuda_sweep) */
+    int kick_deferred; /* step kick_step's second half is the next drift's (cuda_verlet_second) */
+    int kick_step;
     int frame_step;                  /* the frame's step under way (FIRST counts them) */
     sim_nlist_cadence nlist_cadence; /* when the lists pay, and when the cells (nlist.h) */
     /* friction (friction.h): spin and torque always, the history tables while it is on */

@@ -68,12 +68,28 @@ sim_status ensure_events(cuda_backend *b, int count, sim_error *err) {
 
 /* ---- frame, marks ---- */
 
+/* The second half kick cuda_verlet_second deferred, as the next drift takes it. */
+static sim_gpu_kick deferred_kick(const cuda_backend *b) {
+    return sim_gpu_kick{b->dt, b->d_flag, (uint32_t)b->kick_step, sim_cuda_body_order(b)};
+}
+
+/* The deferred second half kick, if any, in a pass of its own (verlet_second_kernel). */
+static sim_status kick_flush(cuda_backend *b, sim_error *err) {
+    if (!b->kick_deferred) {
+        return SIM_OK;
+    }
+    b->kick_deferred = 0;
+    return sim_gpu_verlet_second(&b->bodies, sim_cuda_body_order(b), &b->ph, b->dt, b->d_flag,
+                                 (uint32_t)b->kick_step, b->streams.main, err);
+}
+
 /* Buffers for what the frame runs, events for its marks, and its counters cleared: the
  * instability flag and the frame parts of the lists' counters (peaks, fallbacks). */
 sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int marks, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     cudaStream_t s = b->streams.main;
     SIM_TRY(ensure_events(b, marks, err));
+    SIM_TRY(kick_flush(b, err)); /* none, unless the last frame failed */
     b->frame_step = -1; /* FIRST counts the frame's steps from 0 */
     b->kicked = 0;
     if (f->culled) {
@@ -141,13 +157,25 @@ sim_status cuda_elapsed(sim_backend *base, int from, int to, double *ms, sim_err
 sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     ++b->frame_step;
-    if (sim_backend_listing(base) && b->nlist_ready) {
+    b->swept_once = 0;
+    const bool listed = sim_backend_listing(base) && b->nlist_ready;
+    sim_gpu_kick last = {}; /* the step before's second half, deferred (cuda_verlet_second) */
+    if (b->kick_deferred) {
+        if (listed && b->nlist.direct) { /* folded into the cells' drift */
+            last = deferred_kick(b);
+            b->kick_deferred = 0;
+        } else {
+            SIM_TRY(kick_flush(b, err));
+        }
+    }
+    if (listed) {
         b->nlist_cleared = 1;
         b->nlist_binned = b->nlist.direct; /* swept from the cells: the drift bins instead */
         b->nlist.period = b->ph.period; /* the physics may have changed since the last cull */
         const bool spin = b->fric.on != 0;
         return sim_gpu_nlist_drift(&b->bodies, &b->nlist, b->dt, spin ? b->fric.spin : nullptr,
-                                   spin ? b->fric.torque : nullptr, b->streams.main, err);
+                                   spin ? b->fric.torque : nullptr, &last, &b->ph,
+                                   b->streams.main, err);
     }
     SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, b->ph.periodic ? &b->ph.period : nullptr,
                                  b->streams.main, err));
@@ -276,11 +304,12 @@ sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t e
         /* swept from the cells, a step whose contacts are the whole force finishes in the sweep
          * (sim_gpu_kick): its SECOND then has nothing left to do; not each pair once (a body's
          * force is whole only when every thread is done) */
-        const bool finish = b->nlist.direct && !b->nlist.pairs_once &&
-                            (flags & SIM_STEP_ADVANCE) && !base->params.triplets &&
-                            base->rank.world <= 1;
+        const bool whole = b->nlist.direct && (flags & SIM_STEP_ADVANCE) &&
+                           !base->params.triplets && base->rank.world <= 1;
+        const bool finish = whole && !b->nlist.pairs_once;
         sim_gpu_kick kick = {b->dt, b->d_flag, (uint32_t)b->frame_step, sim_cuda_body_order(b)};
         b->kicked = finish;
+        b->swept_once = whole && b->nlist.pairs_once; /* its kick may go into the next drift */
         return sim_gpu_nlist_forces(bd, &b->ph, &b->cull, &b->nlist, gpu_flags(flags),
                                     base->config.count_contacts, finish ? &kick : nullptr, s, err);
     }
@@ -336,11 +365,21 @@ sim_status cuda_body_forces(sim_backend *base, sim_error *err) {
 }
 
 /* Body force + second half kick, F_{n+1} stored as the last total force; a blow-up is flagged on
- * the device with its step and body, read at the frame's sync. */
+ * the device with its step and body, read at the frame's sync. Swept from the cells each pair
+ * once, where another step of the frame follows, deferred into its drift (drift_bin_kernel): the
+ * same bits, one pass over the bodies a step less (nothing reads the bodies between the two; the
+ * frame's end, a save and a drift of another kind flush it, kick_flush). */
 sim_status cuda_verlet_second(sim_backend *base, int step, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     if (b->kicked) { /* the cells' sweep finished the step (cuda_sweep) */
         b->kicked = 0;
+        return SIM_OK;
+    }
+    const bool once = b->swept_once != 0;
+    b->swept_once = 0;
+    if (once && !b->nlist.kick_apart && step < base->params.steps_per_frame - 1) {
+        b->kick_deferred = 1;
+        b->kick_step = step;
         return SIM_OK;
     }
     if (b->fric.on) { /* the walls' springs advance, the spin's second half kick */
@@ -357,6 +396,7 @@ sim_status cuda_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_c
                           sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     cudaStream_t s = b->streams.main;
+    SIM_TRY(kick_flush(b, err)); /* a frame cut short: its last step's second half */
     SIM_CUDA_TRY(
         cudaMemcpyAsync(b->h_flag, b->d_flag, sizeof *b->d_flag, cudaMemcpyDeviceToHost, s));
     if (f->culled) {
@@ -439,6 +479,7 @@ bool save_ready(cuda_backend *b) {
  * per 4M bodies), in the step's first interval. */
 sim_status cuda_save(sim_backend *base, int *saved, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
+    SIM_TRY(kick_flush(b, err)); /* the saved state is a whole step's */
     *saved = save_ready(b);
     if (!*saved) {
         return SIM_OK;
@@ -475,6 +516,7 @@ sim_status cuda_restore(sim_backend *base, sim_error *err) {
     cudaStream_t s = b->streams.main;
     const size_t v4 = (size_t)b->base.n * sizeof(sim_vec4f);
     SIM_CUDA_TRY(cudaStreamSynchronize(s));
+    b->kick_deferred = b->swept_once = 0; /* the saved state's steps are whole (cuda_save) */
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.pos, b->save_pos, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.vel, b->save_vel, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.force, b->save_force, v4, cudaMemcpyDeviceToDevice, s));

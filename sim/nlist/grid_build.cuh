@@ -60,21 +60,24 @@ static __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, uint32
  * contract and guard as drift_kernel (ceil(N / 256) blocks, thread i body i). Cost per body:
  * drift_kernel's less the force's 16 B written, 8 B written more and an atomic on its cell's
  * fill count. clear: the force zeroed once read, as drift_kernel does (each pair once:
- * cell_pairs_kernel adds into it; 16 B written more). */
+ * cell_pairs_kernel adds into it; 16 B written more). last.flag set (each pair once, not the
+ * frame's first step): the step before's second half first (body force, half kick, the flag:
+ * verlet_second_kernel's, the same bits), for ph's body force (its perm read: 4 B more) - the
+ * pass of its own it replaces read and wrote each body's velocity and force again. */
 __global__ void __launch_bounds__(kThreads)
     drift_bin_kernel(sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ vel,
                      sim_vec4f *__restrict__ force, uint32_t n, float dt,
                      const sim_vec4f *__restrict__ ref, float h2,
                      sim_gpu_nlist_counts *__restrict__ nc, cell_view v, sim_period_f per,
-                     int clear) {
+                     int clear, sim_gpu_kick last, sim_physics_f ph) {
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     if (i == 0u) {
         nc->cells_placed = 0u;
     }
     bool moved = false;
     if (i < n) {
-        const sim_vec4f p =
-            drift_body(i, pos, vel, force, dt, ref, h2, per, nullptr, nullptr, &moved);
+        const sim_vec4f p = drift_body(i, pos, vel, force, dt, ref, h2, per, nullptr, nullptr,
+                                       &moved, &last, &ph);
         const uint32_t c = sim_cell_of(&v.g, p);
         v.body_cell[i] = c;
         v.body_rank[i] = atomicAdd(&v.fill[c], 1u);
@@ -320,7 +323,7 @@ static __device__ __forceinline__ void face_gaps(float x, const sim_cell_grid &g
  * 27 cells (sim_cell_grid_step's neighbours; row r at dy = r % 3 - 1, dz = r / 3 - 1) rows first,
  * first + stride, ... (a body's rows shared among `stride` threads), and of those only the rows -
  * and of a row only the end cells - whose nearest point is closer to p than p.w + rmax. HALF
- * (first 4, stride 1): each pair of cells once, the 13 neighbours after `home` in cell order and
+ * (first 4 and up): each pair of cells once, the 13 neighbours after `home` in cell order and
  * home's own slots after `self` (the body's slot), the rows dz = 0, dy >= 0 and dz = 1. Exact: a
  * skipped cell's bodies are all farther than any contact (the faces' distances above are lower
  * bounds; a body beyond a wall lies beyond its border cell, farther still). Against the 27 cells
@@ -551,22 +554,24 @@ static __device__ __forceinline__ void cell_pair_add(const cell_view &v, const s
     atomicAdd(&fj->z, -f.z);
 }
 
-/* Swept from the cells, each touching pair once: where one thread a body already fills the GPU
- * (cell_sweep_lanes 1), instead of cell_sweep_kernel. Body m walks the cells after its own and its
- * own slots after m (cell_near_slots HALF: half the candidates), adds each pair's force to itself
- * and its negative to the other (sim_contact_force: j receives the negative; atomics on force,
- * cleared by the drift), and its own sum once at the end (others add to it too). The step's
- * second half is then a pass of its own (verlet_second_kernel). Measured (H100, lattice of
- * 262,144, whole step): 0.1058 ms against 0.1093 for cell_sweep_kernel at one thread a body; at
- * 65,536 (2 threads a body there) 0.0408 against 0.0394: the kick's own pass costs more than the
- * halved walk saves where the GPU is not full (bench/results/nvidia-h100/cells_pruned.md). Exact
- * as cell_sweep_kernel; the sums' order follows the atomics. Launch contract: ceil(N / 256)
- * blocks of 256 threads, thread m slot m (guard m < n). Counts (RECORD, count_on): candidates
- * tested and touching pairs, each once. */
-template <bool PERIODIC>
+/* Swept from the cells, each touching pair once (sim_gpu_nlist.pairs_once), instead of
+ * cell_sweep_kernel. Body m walks the cells after its own and its own slots after m
+ * (cell_near_slots HALF: half the candidates), adds each pair's force to itself and its negative
+ * to the other (sim_contact_force: j receives the negative; atomics on force, cleared by the
+ * drift), and its own sum once at the end (others add to it too). LANES threads a body share its
+ * 5 rows as cell_sweep_kernel's share its 9 (thread q of a body rows 4 + q, 4 + q + LANES, ...)
+ * and sum their forces by shuffles before the one atomic. The step's second half then waits for
+ * every body's sum: it is folded into the next step's drift (drift_bin_kernel), or a pass of its
+ * own after a frame's last step. Exact as cell_sweep_kernel; the sums' order follows the atomics.
+ * Launch contract: ceil(N LANES / 256) blocks of 256 threads, threads LANES m .. LANES m + LANES
+ * - 1 slot m (guard m < n; every thread runs to the shuffles). Counts (RECORD, count_on):
+ * candidates tested and touching pairs, each once. */
+template <bool PERIODIC, int LANES>
 __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
     cell_pairs_kernel(uint32_t n, cell_view v, sim_vec4f *__restrict__ force, sim_physics_f ph,
                       sim_gpu_nlist_counts *__restrict__ nc, unsigned flags, int count_on) {
+    static_assert(LANES == 1 || LANES == 2 || LANES == 4, "a body's threads within a warp");
+    constexpr uint32_t QUEUE = kCellQueue / LANES; /* each thread's */
     sim_chain_enter();
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         nc->rebuild = 0u;
@@ -574,17 +579,19 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
             nc->frame.steps++;
         }
     }
-    constexpr uint32_t QUEUE = kCellQueue;
     __shared__ uint32_t queue[QUEUE][kThreads];
-    const uint32_t m = blockIdx.x * kThreads + threadIdx.x;
+    const uint32_t thread = blockIdx.x * kThreads + threadIdx.x;
+    const uint32_t m = thread / (uint32_t)LANES, lane = thread % (uint32_t)LANES;
+    const uint32_t first = 4u + lane; /* the half stencil's rows: 4 .. 8 */
     uint32_t tests = 0, touched = 0;
+    float fx = 0.0f, fy = 0.0f, fz = 0.0f;
     if (m < n) {
         const sim_vec4f pi = sim_ld4(v.cell_pos + m);
         const sim_period_f period = ph.period;
         const sim_period_f *per = PERIODIC ? &period : nullptr;
         const uint32_t home = sim_cell_of(&v.g, pi);
         uint32_t found = 0;
-        cell_near_slots<kCellSweepUnroll, true>(v, pi, home, 4u, 1u, m, [&](uint32_t o) {
+        cell_near_slots<kCellSweepUnroll, true>(v, pi, home, first, LANES, m, [&](uint32_t o) {
             const sim_vec4f pj = sim_ld4(v.cell_pos + o);
             if (touching(pi, pj, per)) {
                 if (found < QUEUE) {
@@ -596,19 +603,25 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
         });
         touched = found;
         const sim_vec4f vi = sim_ld4(v.cell_vel + m);
-        float fx = 0.0f, fy = 0.0f, fz = 0.0f;
         const uint32_t queued = found < QUEUE ? found : QUEUE;
         for (uint32_t q = 0; q < queued; ++q) {
             cell_pair_add(v, pi, vi, queue[q][threadIdx.x], ph, force, &fx, &fy, &fz);
         }
         if (found > QUEUE) { /* past the queue: walked again, in the same order */
             uint32_t k = 0;
-            cell_near_slots<1, true>(v, pi, home, 4u, 1u, m, [&](uint32_t o) {
+            cell_near_slots<1, true>(v, pi, home, first, LANES, m, [&](uint32_t o) {
                 if (touching(pi, sim_ld4(v.cell_pos + o), per) && k++ >= QUEUE) {
                     cell_pair_add(v, pi, vi, o, ph, force, &fx, &fy, &fz);
                 }
             });
         }
+    }
+    for (int o = LANES / 2; o > 0; o >>= 1) { /* the body's threads' sums, in every one */
+        fx += __shfl_xor_sync(SIM_FULL_MASK, fx, o);
+        fy += __shfl_xor_sync(SIM_FULL_MASK, fy, o);
+        fz += __shfl_xor_sync(SIM_FULL_MASK, fz, o);
+    }
+    if (m < n && lane == 0u) {
         sim_vec4f *fi = force + v.cell_body[m];
         atomicAdd(&fi->x, fx);
         atomicAdd(&fi->y, fy);

@@ -175,7 +175,8 @@ static __device__ __forceinline__ void count_sweep(sim_gpu_nlist_counts *nc, uin
 /* ---- the drift and the check ---- */
 
 /* drift_kernel's work on body i (i < n) but the force's clearing: the drifted centre returned
- * (also stored), *moved: past half the skin from ref. */
+ * (also stored), *moved: past half the skin from ref. last (else NULL, or its flag NULL): the
+ * step before's second half first (drift_bin_kernel), by the force it left and ph's body force. */
 static __device__ __forceinline__ sim_vec4f drift_body(uint32_t i, sim_vec4f *__restrict__ pos,
                                                        sim_vec4f *__restrict__ vel,
                                                        const sim_vec4f *__restrict__ force,
@@ -183,9 +184,15 @@ static __device__ __forceinline__ sim_vec4f drift_body(uint32_t i, sim_vec4f *__
                                                        float h2, const sim_period_f &per,
                                                        sim_vec4f *__restrict__ spin,
                                                        const sim_vec4f *__restrict__ torque,
-                                                       bool *moved) {
+                                                       bool *moved,
+                                                       const sim_gpu_kick *last = nullptr,
+                                                       const sim_physics_f *ph = nullptr) {
     sim_vec4f p = pos[i], v = vel[i];
-    const sim_vec4f f = force[i];
+    sim_vec4f f = force[i];
+    if (last != nullptr && last->flag != nullptr) { /* verlet_second_kernel's, to the bit */
+        sim_second_half_f(p, &v, &f, last->dt, *ph, last->flag, last->step,
+                          last->perm != nullptr ? last->perm[i] : i);
+    }
     sim_verlet_first_f(&p, &v, xyz3(f), dt);
     const bool periodic = sim_period_any_f(&per); /* a flag, not a pointer (cull.h) */
     const sim_vec4f r = sim_ld4(ref + i);
@@ -916,6 +923,20 @@ sim_status launch_cell_sweep(const sim_gpu_bodies *b, const sim_physics_f *ph,
                           count_contacts);
 }
 
+/* The cells' sweep each pair once at LANES threads per body, walls' or periodic. */
+template <int LANES>
+sim_status launch_cell_pairs(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                             const sim_gpu_nlist *l, bool periodic, unsigned blocks, unsigned flags,
+                             int count_contacts, cudaStream_t s, sim_error *err) {
+    if (periodic) {
+        return launch_chained(l, "nlist cell_pairs_kernel", cell_pairs_kernel<true, LANES>, blocks,
+                              s, err, b->n, cells_of(l), b->force, *ph, l->counts, flags,
+                              count_contacts);
+    }
+    return launch_chained(l, "nlist cell_pairs_kernel", cell_pairs_kernel<false, LANES>, blocks, s,
+                          err, b->n, cells_of(l), b->force, *ph, l->counts, flags, count_contacts);
+}
+
 } // namespace
 
 sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int half, int sm_count,
@@ -941,17 +962,23 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
     l->build_grid = (per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
     l->grid_blocks = kGridBlocksPerSm * (sm_count > 0 ? sm_count : 1);
     /* The cells' sweep: each pair once where one thread a body fills the GPU, else 2 or 4 threads
-     * a body (grid_build.cuh: cell_sweep_lanes, cell_pairs_kernel). NBSIM_CELL_THREADS=0|1|2|4
-     * picks one whatever the size (0: each pair once), for the GPU tests (every form at their
-     * small sizes) and for timing one against another. */
+     * a body (grid_build.cuh: cell_sweep_lanes, cell_pairs_kernel). For the GPU tests (every form
+     * at their small sizes) and for timing one against another, NBSIM_CELL_THREADS=1|2|4 picks
+     * the threads a body and NBSIM_CELL_ONCE=0|1 whether each pair is taken once, whatever the
+     * size. */
     l->sweep_lanes = cell_sweep_lanes(n, sm_count);
-    const char *threads = getenv("NBSIM_CELL_THREADS");
-    if (threads != nullptr && strlen(threads) == 1 && strchr("0124", threads[0]) != nullptr) {
-        l->sweep_lanes = threads[0] == '0' ? 1 : threads[0] - '0';
-        l->pairs_once = threads[0] == '0';
-    } else {
-        l->pairs_once = l->sweep_lanes == 1;
+    l->pairs_once = 1;
+    const char *threads = getenv("NBSIM_CELL_THREADS"), *once = getenv("NBSIM_CELL_ONCE");
+    if (threads != nullptr && strlen(threads) == 1 && strchr("124", threads[0]) != nullptr) {
+        l->sweep_lanes = threads[0] - '0';
     }
+    if (once != nullptr && strlen(once) == 1 && strchr("01", once[0]) != nullptr) {
+        l->pairs_once = once[0] == '1';
+    }
+    /* NBSIM_KICK_APART=1: each pair once's second half kicks in a pass of its own, not in the next
+     * drift (cuda_verlet_second), to time what folding it saves */
+    const char *apart = getenv("NBSIM_KICK_APART");
+    l->kick_apart = apart != nullptr && strcmp(apart, "1") == 0;
     int device = 0, major = 0;
     SIM_CUDA_TRY(cudaGetDevice(&device));
     SIM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
@@ -1072,13 +1099,13 @@ uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l) {
 }
 
 sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
-                               sim_vec4f *spin, const sim_vec4f *torque, cudaStream_t s,
-                               sim_error *err) {
+                               sim_vec4f *spin, const sim_vec4f *torque, const sim_gpu_kick *last,
+                               const sim_physics_f *ph, cudaStream_t s, sim_error *err) {
     if (l->direct && l->grid.cells > 0) {
-        drift_bin_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n,
-                                                                dt, l->ref, half_skin2(l),
-                                                                l->counts, cells_of(l), l->period,
-                                                                l->pairs_once);
+        const sim_gpu_kick none = {};
+        drift_bin_kernel<<<body_blocks(b->n), kThreads, 0, s>>>(
+            b->pos, b->vel, b->force, b->n, dt, l->ref, half_skin2(l), l->counts, cells_of(l),
+            l->period, l->pairs_once, last != nullptr ? *last : none, *ph);
         SIM_CUDA_CHECK_LAUNCH("nlist drift_bin_kernel");
         return SIM_OK;
     }
@@ -1162,14 +1189,17 @@ sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph
             (unsigned)(((uint64_t)b->n * (unsigned)l->sweep_lanes + kThreads - 1) / kThreads);
         const bool periodic = ph->periodic != 0;
         if (l->pairs_once) {
-            if (periodic) {
-                return launch_chained(l, "nlist cell_pairs_kernel", cell_pairs_kernel<true>,
-                                      body_blocks(b->n), s, err, b->n, cells_of(l), b->force, *ph,
-                                      l->counts, flags, count_contacts);
+            switch (l->sweep_lanes) {
+            case 4:
+                return launch_cell_pairs<4>(b, ph, l, periodic, blocks, flags, count_contacts, s,
+                                            err);
+            case 2:
+                return launch_cell_pairs<2>(b, ph, l, periodic, blocks, flags, count_contacts, s,
+                                            err);
+            default:
+                return launch_cell_pairs<1>(b, ph, l, periodic, blocks, flags, count_contacts, s,
+                                            err);
             }
-            return launch_chained(l, "nlist cell_pairs_kernel", cell_pairs_kernel<false>,
-                                  body_blocks(b->n), s, err, b->n, cells_of(l), b->force, *ph,
-                                  l->counts, flags, count_contacts);
         }
         switch (l->sweep_lanes) {
         case 4:

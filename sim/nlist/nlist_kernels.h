@@ -66,7 +66,8 @@ typedef struct {
     float skin;                   /* [m] */
     int build_grid;               /* blocks of the persistent build */
     int grid_blocks;              /* blocks of the cell grid's kernels (grid-stride) */
-    int pairs_once;  /* the cells' sweep takes each pair once (cell_pairs_kernel; sweep_lanes 1) */
+    int pairs_once;  /* the cells' sweep takes each pair once (cell_pairs_kernel) */
+    int kick_apart;  /* each pair once: the second half in a pass of its own (timing, alloc) */
     int sweep_lanes; /* threads per body of the cells' sweep: 4, 2 or 1, the most with which the
                       * bodies' threads still fit on the GPU at once (grid_build.cuh) */
     int chained; /* the grid's kernels launched as programmatic dependents (compute 9.0 on) */
@@ -125,13 +126,28 @@ uint64_t sim_gpu_nlist_bytes(const sim_gpu_nlist *l);
  * re-sorted since), and CELLS: the energy's and contacts' sweeps walk the cells (no lists). */
 enum { SIM_GPU_NLIST_REBUILD = 16u, SIM_GPU_NLIST_CELLS = 32u, SIM_GPU_NLIST_BINNED = 64u };
 
+/* A step's second half on the device, out of its own pass (sim_gpu_nlist.direct, where the contact
+ * forces are the whole of F: no ATM, one rank, no friction): the body forces, the second half
+ * kick and the instability flag of integrate.h's sim_gpu_verlet_second (cuda/second_half.cuh),
+ * folded into the cells' sweep (both directions: every body's force is whole there) or, each
+ * pair once, into the next step's drift (sim_gpu_nlist_drift); one pass over the bodies a step
+ * less. */
+typedef struct {
+    float dt;
+    uint64_t *flag;       /* d_: the instability flag */
+    uint32_t step;        /* the step of the frame */
+    const uint32_t *perm; /* d_: slot -> user index (NULL: identity) */
+} sim_gpu_kick;
+
 /* The first half kick and drift (integrate.h's), each body's displacement from l->ref checked
  * against half the skin (the flag raised), and the forces cleared for the sweep; with friction
  * (spin, torque: slot order; NULL without) the spin's first half kick in the same pass. Swept from
- * the cells (l->direct): the bodies binned instead of the forces cleared (drift_bin_kernel). */
+ * the cells (l->direct): the bodies binned too (drift_bin_kernel), and with last (else NULL)
+ * the step before's second half first, by the forces its sweep left (each pair once: the body
+ * forces added here, ph's), as sim_gpu_verlet_second would have done it, bit for bit. */
 sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
-                               sim_vec4f *spin, const sim_vec4f *torque, cudaStream_t s,
-                               sim_error *err);
+                               sim_vec4f *spin, const sim_vec4f *torque, const sim_gpu_kick *last,
+                               const sim_physics_f *ph, cudaStream_t s, sim_error *err);
 /* The check alone, for the bodies where they are (the test hooks, outside a step). */
 sim_status sim_gpu_nlist_check(const sim_gpu_bodies *b, const sim_gpu_nlist *l, cudaStream_t s,
                                sim_error *err);
@@ -147,16 +163,6 @@ sim_status sim_gpu_nlist_boxes(const sim_gpu_bodies *b, const sim_gpu_cull *c,
 sim_status sim_gpu_nlist_build(const sim_gpu_bodies *b, const sim_gpu_cull *c,
                                const sim_gpu_nlist *l, unsigned flags, cudaStream_t s,
                                sim_error *err);
-/* A step's second half folded into the cells' sweep (sim_gpu_nlist.direct, where the contact
- * forces are the whole of F: no ATM, one rank, no friction): the body forces, the second half
- * kick and the instability flag of integrate.h's sim_gpu_verlet_second, in the same pass over
- * the bodies (cuda/second_half.cuh); one kernel a step less. */
-typedef struct {
-    float dt;
-    uint64_t *flag;       /* d_: the instability flag */
-    uint32_t step;        /* the step of the frame */
-    const uint32_t *perm; /* d_: slot -> user index (NULL: identity) */
-} sim_gpu_kick;
 
 /* The contact forces over the lists, into forces cleared by the drift (or by the caller);
  * count_contacts 0: the touching pairs and tests are not counted. Swept from the cells
