@@ -537,7 +537,8 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
 }
 
 /* The force on the body at slot m (position pi, velocity vi) from the one at slot o added to the
- * sums, its negative to the other's force (an atomic: others add to it too). */
+ * sums, its negative to the other's force (an atomic, others add to it too: one 16-byte vector
+ * atomic on Hopper, sim_atomic_add3). */
 static __device__ __forceinline__ void cell_pair_add(const cell_view &v, const sim_vec4f &pi,
                                                      const sim_vec4f &vi, uint32_t o,
                                                      const sim_physics_f &ph,
@@ -548,10 +549,7 @@ static __device__ __forceinline__ void cell_pair_add(const cell_view &v, const s
     *fx += f.x;
     *fy += f.y;
     *fz += f.z;
-    sim_vec4f *fj = force + v.cell_body[o];
-    atomicAdd(&fj->x, -f.x);
-    atomicAdd(&fj->y, -f.y);
-    atomicAdd(&fj->z, -f.z);
+    sim_atomic_add3(force + v.cell_body[o], -f.x, -f.y, -f.z);
 }
 
 /* Swept from the cells, each touching pair once (sim_gpu_nlist.pairs_once), instead of
@@ -622,10 +620,7 @@ __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
         fz += __shfl_xor_sync(SIM_FULL_MASK, fz, o);
     }
     if (m < n && lane == 0u) {
-        sim_vec4f *fi = force + v.cell_body[m];
-        atomicAdd(&fi->x, fx);
-        atomicAdd(&fi->y, fy);
-        atomicAdd(&fi->z, fz);
+        sim_atomic_add3(force + v.cell_body[m], fx, fy, fz);
     }
     if (count_on && (flags & SIM_GPU_CULL_RECORD)) {
         count_sweep(nc, tests, touched);
