@@ -75,8 +75,8 @@
 #                                                      bodies into cells 2r wide (one atomic per
 #                                                      body, no sort) and sweeps the cells around
 #                                                      each that can hold a contact (of 27), each
-#                                                      pair once where one thread a body fills the
-#                                                      GPU (262,144), else from both ends
+#                                                      touching pair once (the reaction by a vector
+#                                                      atomic on the other sphere)
 #   precision      float                               float
 #
 # Output in $OUT (default ./gpu_peers_out), for bench/results/<gpu>/ (the script prints <gpu>):

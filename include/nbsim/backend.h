@@ -66,12 +66,14 @@ int sim_pair_choice_from_name(const char *name);           /* -1 when unknown */
  * for long. */
 /* CELLS: no lists at all: every step bins the bodies into a grid of cells one touch wide and
  * finds each body's contacts in those of the 27 cells around it that can hold one
- * (sim/nlist/grid_build.cuh), the way to go where lists would be rebuilt at (nearly) every step:
- * the falling lattice (H100, whole step, bench/results/nvidia-h100/cells_pruned.md) 0.106 against
- * 0.143 ms with full lists at 262,144, 0.040 against 0.056 ms at 65,536. The CUDA backend on one
- * rank without friction, where the grid fits; elsewhere (the CPU reference, several ranks,
- * friction: its histories live beside the lists' entries) CELLS means DEFAULT's lists. DEFAULT on that CUDA path starts with full lists and
- * takes the cells, and back, by the rebuilds it counts (sim/nlist/nlist.h: sim_nlist_cadence). */
+ * (sim/nlist/grid_build.cuh), each touching pair once, the way to go where lists would be rebuilt
+ * at (nearly) every step: the falling lattice (H100, whole step,
+ * bench/results/nvidia-h100/cells_once.md) 0.081 against 0.145 ms with full lists at 262,144,
+ * 0.031 against 0.057 ms at 65,536. The CUDA backend on one rank without friction, where the grid
+ * fits; elsewhere (the CPU reference, several ranks, friction: its histories live beside the
+ * lists' entries) CELLS means DEFAULT's lists. DEFAULT on that CUDA path starts with full lists
+ * and takes the cells, and back, by the rebuilds it counts (sim/nlist/nlist.h:
+ * sim_nlist_cadence). */
 typedef enum { SIM_NLIST_DEFAULT, SIM_NLIST_HALF, SIM_NLIST_FULL, SIM_NLIST_CELLS } sim_nlist_kind;
 #define SIM_NLIST_DEFAULT_KIND SIM_NLIST_FULL
 /* With friction DEFAULT is half lists, also chosen by measurement (H100, one run, both kinds

@@ -17,9 +17,11 @@
  * order may differ from one run to the next (the tile build's appends are atomics too).
  *
  * Swept straight from the cells (sim_gpu_nlist.direct: lists that would be rebuilt at nearly
- * every step, nlist.h): no lists; every step the drift bins (drift_bin_kernel), the place and
- * the scatter (velocities too) follow, and cell_sweep_kernel finds each body's contacts in the 27
- * cells around it and sums its force: four kernels a step where the lists take seven. */
+ * every step, nlist.h): no lists; every step the drift bins (drift_bin_kernel, with the step
+ * before's second half kick), the place and the scatter (velocities too) follow, and
+ * cell_pairs_kernel finds each touching pair once in the cells around a body and adds its force
+ * to both (cell_sweep_kernel, both directions, is the form measured against it): four kernels a
+ * step where the lists take seven. */
 /* What the kernels read of the grid. */
 struct cell_view {
     sim_cell_grid g;
@@ -396,14 +398,13 @@ constexpr int kCellSweepBlocksPerSm = 4;
  * one at a time and 0.135 four at a time, same run. */
 constexpr int kCellSweepUnroll = 2;
 
-/* Threads per body of cell_sweep_kernel for n bodies on sm_count SMs: 4, 2 or 1, the most with
+/* Threads per body of the cells' sweep for n bodies on sm_count SMs: 4, 2 or 1, the most with
  * which every body's threads are resident at once (kCellSweepBlocksPerSm blocks of 256 per SM).
  * A body's walk is a chain of dependent loads; where the bodies alone would leave the SMs half
  * empty, more threads per body keep more loads in flight; where they fill the GPU, more threads
- * only add waves. Measured (H100, lattice, whole step, 1 / 2 / 4 threads, a queue of 16 a thread
- * but 32 at one): 16,384 bodies 0.039 / 0.031 / 0.027 ms; 65,536 0.048 / 0.041 / 0.049; 262,144
- * 0.112 / 0.126 / 0.160 (cells_pruned.md). At one thread a body the sweep takes each pair once
- * (cell_pairs_kernel). */
+ * only add waves. Measured each pair once (H100, lattice, whole step, 1 / 2 / 4 threads):
+ * 16,384 bodies 0.032 / 0.024 / 0.021 ms; 65,536 0.039 / 0.035 / 0.040; 262,144 0.103 / 0.109
+ * (cells_once.md, run P2, before the vector atomics; the rule picks the fastest at each). */
 static inline int cell_sweep_lanes(uint32_t n, int sm_count) {
     const uint64_t resident =
         (uint64_t)(sm_count > 0 ? sm_count : 1) * kCellSweepBlocksPerSm * kThreads;
@@ -441,8 +442,9 @@ static __device__ __noinline__ void cell_forces_past_queue(const cell_view &v, u
     });
 }
 
-/* Swept straight from the cells (no lists): the contact forces on every body from the bodies
- * of the cells around its own that may touch it (cell_near_slots), where they are now (binned
+/* Swept straight from the cells (no lists), both directions (NBSIM_CELL_ONCE=0; each pair once,
+ * cell_pairs_kernel, is faster at every size and the default): the contact forces on every body
+ * from the bodies of the cells around its own that may touch it (cell_near_slots), where they are now (binned
  * this step), each body's force stored (its own sum: no atomics, nothing cleared before); lowers
  * the rebuild flag as the lists' sweep does. Exact as a list build is (cell_grid.h): every
  * touching pair lies in the same or adjacent cells; the test is the lists' sweep's (touching), the
@@ -552,18 +554,22 @@ static __device__ __forceinline__ void cell_pair_add(const cell_view &v, const s
     sim_atomic_add3(force + v.cell_body[o], -f.x, -f.y, -f.z);
 }
 
-/* Swept from the cells, each touching pair once (sim_gpu_nlist.pairs_once), instead of
- * cell_sweep_kernel. Body m walks the cells after its own and its own slots after m
+/* Swept from the cells, each touching pair once (sim_gpu_nlist.pairs_once, at every size), not
+ * both directions (cell_sweep_kernel, which also finishes the step). Measured (H100, lattice,
+ * whole step, the threads a body as cell_sweep_lanes picks, run F1 of cells_once.md): 0.0217 /
+ * 0.0313 / 0.0814 ms at 16,384 / 65,536 / 262,144 against 0.0266 / 0.0396 / 0.1101 both ways: half
+ * the walk and half the force code, for one 16-byte vector atomic per pair (three scalar ones took
+ * 0.103 ms at 262,144 in run P2). Body m walks the cells after its own and its own slots after m
  * (cell_near_slots HALF: half the candidates), adds each pair's force to itself and its negative
  * to the other (sim_contact_force: j receives the negative; atomics on force, cleared by the
- * drift), and its own sum once at the end (others add to it too). LANES threads a body share its
- * 5 rows as cell_sweep_kernel's share its 9 (thread q of a body rows 4 + q, 4 + q + LANES, ...)
- * and sum their forces by shuffles before the one atomic. The step's second half then waits for
- * every body's sum: it is folded into the next step's drift (drift_bin_kernel), or a pass of its
- * own after a frame's last step. Exact as cell_sweep_kernel; the sums' order follows the atomics.
- * Launch contract: ceil(N LANES / 256) blocks of 256 threads, threads LANES m .. LANES m + LANES
- * - 1 slot m (guard m < n; every thread runs to the shuffles). Counts (RECORD, count_on):
- * candidates tested and touching pairs, each once. */
+ * drift), and its own sum once at the end (others add to it too). LANES threads a body share its 5
+ * rows as cell_sweep_kernel's share its 9 (thread q of a body rows 4 + q, 4 + q + LANES, ...) and
+ * sum their forces by shuffles before the one atomic. The step's second half then waits for every
+ * body's sum: it is folded into the next step's drift (drift_bin_kernel), or a pass of its own
+ * after a frame's last step. Exact as cell_sweep_kernel; the sums' order follows the atomics.
+ * Launch contract: ceil(N LANES / 256) blocks of 256 threads, the LANES threads from LANES m on
+ * slot m (guard m < n; every thread runs to the shuffles). Counts (RECORD, count_on): candidates
+ * tested and touching pairs, each once. */
 template <bool PERIODIC, int LANES>
 __global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
     cell_pairs_kernel(uint32_t n, cell_view v, sim_vec4f *__restrict__ force, sim_physics_f ph,

@@ -200,8 +200,8 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt);
  * 0.092 ms the rebuild; the cells 0.132 ms. Lists at a rebuild rate r cost about
  * 0.146 - (1 - r) 0.092 ms, the cells' cost does not depend on r: the two meet near r = 0.85,
  * and the band around it keeps a scene there from switching back and forth (a switch to the
- * lists costs a build). The cells have since got faster (0.106 ms against the lists' 0.143,
- * bench/results/nvidia-h100/cells_pruned.md), which moves the meeting point down to r ~ 0.6; the
+ * lists costs a build). The cells have since got faster (0.081 ms against the lists' 0.145,
+ * bench/results/nvidia-h100/cells_once.md), which moves the meeting point down to r ~ 0.3; the
  * thresholds stay where they were, as no scene between was timed. */
 #define SIM_NLIST_DIRECT_AT 0.9
 #define SIM_NLIST_LISTS_BELOW 0.8

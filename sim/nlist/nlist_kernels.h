@@ -14,8 +14,9 @@
  *   [body forces and the second half kick, integrate.h]
  * so a step that does not rebuild costs, besides its sweeps, four launches that return at once
  * (five with two culling levels). Swept straight from the cells (sim_gpu_nlist.direct,
- * grid_build.cuh) a step is the drift that bins, the place, the scatter and the cell sweep. The counters (rebuilds, fallbacks, the most entries of a body,
- * tests and touching pairs) stay on the device until the frame's one sync. */
+ * grid_build.cuh) a step is the drift that bins (and kicks the step before's second half), the
+ * place, the scatter and the cell sweep. The counters (rebuilds, fallbacks, the most entries of a
+ * body, tests and touching pairs) stay on the device until the frame's one sync. */
 #ifndef SIM_NLIST_KERNELS_H
 #define SIM_NLIST_KERNELS_H
 
