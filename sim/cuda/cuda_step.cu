@@ -68,9 +68,10 @@ sim_status ensure_events(cuda_backend *b, int count, sim_error *err) {
 
 /* ---- frame, marks ---- */
 
-/* The second half kick cuda_verlet_second deferred, as the next drift takes it. */
-static sim_gpu_kick deferred_kick(const cuda_backend *b) {
-    return sim_gpu_kick{b->dt, b->d_flag, (uint32_t)b->kick_step, sim_cuda_body_order(b)};
+/* The second half kick of the frame's step `step`, as the cells' sweep or the next drift takes
+ * it. */
+static sim_gpu_kick kick_of(const cuda_backend *b, int step) {
+    return sim_gpu_kick{b->dt, b->d_flag, (uint32_t)step, sim_cuda_body_order(b)};
 }
 
 /* The deferred second half kick, if any, in a pass of its own (verlet_second_kernel). */
@@ -162,7 +163,7 @@ sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
     sim_gpu_kick last = {}; /* the step before's second half, deferred (cuda_verlet_second) */
     if (b->kick_deferred) {
         if (listed && b->nlist.direct) { /* folded into the cells' drift */
-            last = deferred_kick(b);
+            last = kick_of(b, b->kick_step);
             b->kick_deferred = 0;
         } else {
             SIM_TRY(kick_flush(b, err));
@@ -307,7 +308,7 @@ sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t e
         const bool whole = b->nlist.direct && (flags & SIM_STEP_ADVANCE) &&
                            !base->params.triplets && base->rank.world <= 1;
         const bool finish = whole && !b->nlist.pairs_once;
-        sim_gpu_kick kick = {b->dt, b->d_flag, (uint32_t)b->frame_step, sim_cuda_body_order(b)};
+        const sim_gpu_kick kick = kick_of(b, b->frame_step);
         b->kicked = finish;
         b->swept_once = whole && b->nlist.pairs_once; /* its kick may go into the next drift */
         return sim_gpu_nlist_forces(bd, &b->ph, &b->cull, &b->nlist, gpu_flags(flags),

@@ -68,7 +68,7 @@ typedef struct {
     int build_grid;               /* blocks of the persistent build */
     int grid_blocks;              /* blocks of the cell grid's kernels (grid-stride) */
     int pairs_once;  /* the cells' sweep takes each pair once (cell_pairs_kernel) */
-    int kick_apart;  /* each pair once: the second half in a pass of its own (timing, alloc) */
+    int kick_apart;  /* each pair once, the second half in a pass of its own (NBSIM_KICK_APART) */
     int sweep_lanes; /* threads per body of the cells' sweep: 4, 2 or 1, the most with which the
                       * bodies' threads still fit on the GPU at once (grid_build.cuh) */
     int chained; /* the grid's kernels launched as programmatic dependents (compute 9.0 on) */
