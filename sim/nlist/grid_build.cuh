@@ -446,12 +446,12 @@ static __device__ __noinline__ void cell_forces_past_queue(const cell_view &v, u
  * cell_pairs_kernel, is faster at every size and the default): the contact forces on every body
  * from the bodies of the cells around its own that may touch it (cell_near_slots), where they
  * are now (binned this step), each body's force stored (its own sum: no atomics, nothing cleared
- * before); lowers the rebuild flag as the lists' sweep does. Exact as a list build is (cell_grid.h): every
- * touching pair lies in the same or adjacent cells; the test is the lists' sweep's (touching), the
- * force pair_kernels.cu's. PERIODIC: minimum images through ph.period (its own instantiation: the
- * walls' walk keeps fewer registers). LANES threads per body share its 9 rows (thread q of a
- * body rows q, q + LANES, ...) and sum their forces by shuffles: more threads in flight where
- * the bodies alone would not fill the GPU, and a shorter walk each.
+ * before); lowers the rebuild flag as the lists' sweep does. Exact as a list build is
+ * (cell_grid.h): every touching pair lies in the same or adjacent cells; the test is the lists'
+ * sweep's (touching), the force pair_kernels.cu's. PERIODIC: minimum images through ph.period
+ * (its own instantiation: the walls' walk keeps fewer registers). LANES threads per body share
+ * its 9 rows (thread q of a body rows q, q + LANES, ...) and sum their forces by shuffles: more
+ * threads in flight where the bodies alone would not fill the GPU, and a shorter walk each.
  *
  * Launch contract: ceil(N LANES / 256) blocks of 256 threads (sim_gpu_nlist_forces), threads
  * LANES q .. LANES q + LANES - 1 the body at slot q of the cell order (guard q < n; every thread

@@ -189,13 +189,13 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt);
 /* Lists, or the contacts swept straight from the cells (the CUDA backend on one rank, frictionless,
  * where the grid fits: grid_build.cuh). Lists rebuilt at (nearly) every step cost a rebuild and a
  * sweep over the lists each step; the cells cost the binning and one walk a step that finds the
- * contacts and sums their forces, and no lists (four kernels a step, five where each pair is taken
- * once, against seven). With the cells the drift still checks the displacements against the
- * positions a build would have kept, so the frame's rebuild count is what the lists would have
- * had. Under SIM_NLIST_DEFAULT the
- * counts decide, over at least SIM_NLIST_CADENCE_STEPS steps: the lists give way to the cells
- * when at least SIM_NLIST_DIRECT_AT of the steps rebuilt, and come back when fewer than
- * SIM_NLIST_LISTS_BELOW did. Measured (H100, falling lattice of 262,144, whole step,
+ * contacts and sums their forces, and no lists (four kernels a step against seven: each pair
+ * once, the step's second half kick runs in the next step's drift). With the cells the drift still
+ * checks the displacements against the positions a build would have kept, so the frame's rebuild
+ * count is what the lists would have had. Under SIM_NLIST_DEFAULT the counts decide, over at
+ * least SIM_NLIST_CADENCE_STEPS steps: the lists give way to the cells when at least
+ * SIM_NLIST_DIRECT_AT of the steps rebuilt, and come back when fewer than SIM_NLIST_LISTS_BELOW
+ * did. Measured (H100, falling lattice of 262,144, whole step,
  * bench/results/nvidia-h100/cells_swept.md): full lists rebuilt at every step 0.146 ms, of which
  * 0.092 ms the rebuild; the cells 0.132 ms. Lists at a rebuild rate r cost about
  * 0.146 - (1 - r) 0.092 ms, the cells' cost does not depend on r: the two meet near r = 0.85,
