@@ -436,6 +436,15 @@ static sim_status force_phases(sim_backend *b, const sim_step_shape *f, int adva
     return SIM_OK;
 }
 
+/* The end of step k, whose end was not marked (a step not split, before a split one or the
+ * frame's end): marked now, so that its time closes before what follows. */
+static sim_status close_step(sim_backend *b, int k, sim_error *err) {
+    sim_stepper *s = &b->stepper;
+    SIM_TRY(mark(b, SIM_PHASE_COUNT, -1, 0, err));
+    s->step_end[k] = s->marks - 1;
+    return SIM_OK;
+}
+
 /* Step k of the frame; watch: the flag its sweeps read (a long step), or NULL; end_mark: a step
  * that is not split marks its end (else the next mark closes it: its time is counted with the
  * next marked step's, as a step not split is, phase_times). *open: the last step's end is not
@@ -450,8 +459,7 @@ static sim_status run_step(sim_backend *b, int k, const sim_step_shape *f,
     s->split = split_step(b, f, k, watch != NULL);
     s->step_split[k] = (unsigned char)s->split;
     if (s->split && *open) {
-        SIM_TRY(mark(b, SIM_PHASE_COUNT, -1, 0, err));
-        s->step_end[k - 1] = s->marks - 1;
+        SIM_TRY(close_step(b, k - 1, err));
         *open = 0;
     }
     SIM_TRY(o->verlet_first(b, err));
@@ -705,8 +713,7 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
     }
 
     if (open && done > 0) { /* stopped, or unstable, after steps whose end was not marked */
-        SIM_TRY(mark(b, SIM_PHASE_COUNT, -1, 0, err));
-        s->step_end[done - 1] = s->marks - 1;
+        SIM_TRY(close_step(b, done - 1, err));
     }
     sim_step_counts c;
     memset(&c, 0, sizeof c);
