@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # lammps: the reference the friction model is checked against (tests/lammps, test_friction_lammps).
 # python3-cffi python3-dev python3-numpy python3-pytest python3-venv: the Python package (python/)
 # for Debian's python3, and its tests.
-packages=(cmake gcc make pkg-config libglfw3-dev libglew-dev libcglm-dev libstb-dev
+packages=(cmake gcc make pkg-config ccache libglfw3-dev libglew-dev libcglm-dev libstb-dev
           libgl-dev xvfb xauth xdotool python3-matplotlib
           libnetcdf-dev netcdf-bin python3-ase libopenmpi-dev openmpi-bin lammps
           python3-cffi python3-dev python3-numpy python3-pytest python3-venv)
@@ -43,17 +43,18 @@ werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
 # The Python package is built for Debian's python3 (its numpy, cffi, matplotlib), whatever
 # python3 comes first on PATH (a pyenv one, say).
-# The GPU code for the GPU this machine has (nvcc's `native`), or, without one (a CI machine, a
-# CPU-only run), for sm_90 with PTX: every kernel is compiled and checked once, in a fifth of the
-# time of CMakeLists.txt's five architectures (the map-, tile- and mode-templated kernels make
-# the device code's build most of the build). NBSIM_CUDA_ARCHS overrides, e.g. "80-real;90".
-archs=${NBSIM_CUDA_ARCHS:-}
-if [ -z "$archs" ]; then
-  if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then archs=native; else archs=90; fi
+# The GPU code's architectures: CMakeLists.txt decides (this machine's GPU, or sm_90 with PTX
+# without one); NBSIM_CUDA_ARCHS in the environment overrides ("all": every supported family).
+# ccache keeps every compiled object: a second build, or one in another checkout of the same
+# tree, recompiles only what changed (the device code is most of a build).
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+            -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$PWD" # paths inside the tree hash the same from any checkout
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBSIM_WERROR=$werror \
-  -DCMAKE_CUDA_ARCHITECTURES="$archs" -DPython3_EXECUTABLE=/usr/bin/python3 \
-  ${NBSIM_CMAKE_ARGS:-} >/dev/null
+  -DPython3_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" ${NBSIM_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j "$(nproc)"
 
 # `import nbsim`: .venv, Debian's python3 with its packages (--system-site-packages) and the

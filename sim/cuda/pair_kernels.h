@@ -11,6 +11,9 @@
 #include "physics/physics.h"
 #include "multi/work_split.h"
 
+/* SIM_BAD_ARGUMENT naming a tile size no kernel is built for (SIM_PAIR_TILE_LIST). */
+sim_status sim_gpu_bad_tile(uint32_t tile, sim_error *err);
+
 /* Adds the contact force of every unordered pair to b->force (which the caller zeroes), one
  * block per tile pair of `plan` (built with n = ceil(N / tile)), tile in {32, 64, 128}; only the
  * blocks of `share` (a rank's share, work_split.h) when given, every block when NULL. */

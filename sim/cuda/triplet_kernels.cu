@@ -9,6 +9,7 @@
 
 #include "cull/cull_device.cuh"
 #include "cull/cull_kernels.h"
+#include "gpu/arch.cuh"
 
 namespace {
 
@@ -17,7 +18,8 @@ constexpr int kWarps = 4;                 /* warps per block share out the j of 
 constexpr int kThreads = kT * kWarps;
 constexpr int kJ = kT / kWarps;    /* j per warp, held in registers */
 constexpr int kFjValues = 3 * kJ;  /* force components on a warp's j, summed over its lanes */
-constexpr int kMinBlocksPerSM = 5; /* shared memory allows 5 (38.4 KB each): registers <= 102 */
+constexpr int kWantBlocksPerSM = 5; /* shared memory allows 5 (38.4 KB each): registers <= 102 */
+constexpr int kMinBlocksPerSM = sim_min_blocks(kThreads, kWantBlocksPerSM);
 static_assert(kT == 32, "the k rotation runs over the 32 lanes of a warp");
 static_assert(kFjValues % 4 == 0, "the F_j scratch is written as float4");
 

@@ -11,6 +11,7 @@
 
 #include "cull/cull_device.cuh"
 #include "cull/triplet_cull.h"
+#include "gpu/arch.cuh"
 
 namespace atml {
 
@@ -451,7 +452,7 @@ __global__ void __launch_bounds__(kThreads)
  * (ptxas -v, sm_90): the floor of 4 blocks per SM lets ptxas take them (without one it stopped at
  * 72 and spilled). */
 template <bool HALF>
-__global__ void __launch_bounds__(kThreads, 4)
+__global__ void __launch_bounds__(kThreads, sim_min_blocks(kThreads, 4))
     atm_list_overflow_kernel(const sim_vec4f *__restrict__ pos, sim_vec4f *__restrict__ force,
                              uint32_t n, const uint32_t *__restrict__ count, uint32_t cap,
                              float nu3, float a2_max, double *__restrict__ energy,

@@ -32,9 +32,11 @@ struct cell_view {
     sim_vec4f *cell_vel; /* swept from the cells: the velocities in cell_body's order (else NULL) */
 };
 
-/* Blocks of 256 per SM the persistent grid is sized for: a full sm_90 SM, at up to 32
- * registers a thread (the launch bounds hold every kernel here to it). */
+/* Blocks of 256 per SM the persistent grid is sized for: a full SM of 2,048 threads, at up to 32
+ * registers a thread (the launch bounds hold every kernel here to it; an SM of 1,536 threads
+ * holds 6: sim_min_blocks, gpu/arch.cuh). */
 constexpr int kGridBlocksPerSm = 8;
+constexpr int kGridMinBlocks = sim_min_blocks(256, kGridBlocksPerSm);
 
 /* Every kernel here is a grid-stride loop over a persistent grid (l->grid_blocks blocks of 256):
  * a step that does not rebuild then costs five launches of a few blocks that return at once, not
@@ -94,7 +96,7 @@ __global__ void __launch_bounds__(kThreads)
  * resets the lists' counters (rebuild raised: the later kernels see it when forced) and the
  * culling's, and counts the rebuild (RECORD). Cost per body: 16 B read, 28 B written, an atomic
  * on its cell's count. */
-__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, kGridMinBlocks)
     grid_bin_kernel(const sim_vec4f *__restrict__ pos, uint32_t n, cell_view v,
                     sim_vec4f *__restrict__ ref, uint32_t *__restrict__ count,
                     sim_gpu_nlist_counts *__restrict__ nc, unsigned flags) {
@@ -122,7 +124,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
  * goes into its range and back to 0 for the next binning. Cost per cell: 4 B read, 12 B written.
  * One atomic per warp on the one cursor (the first form) was 9 us at 262,144 bodies
  * (ncu, H100): 6,750 atomics on one address. */
-__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, kGridMinBlocks)
     grid_place_kernel(cell_view v, sim_gpu_nlist_counts *__restrict__ nc, int forced) {
     sim_chain_enter();
     if (!forced && nc->rebuild == 0u) {
@@ -173,7 +175,7 @@ __global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
  * forced) the check's reference positions as a build would set them (ref; 16 B written more), the
  * rebuild counted (RECORD): the cadence the lists would have, which decides when they pay again
  * (sim_nlist_cadence). */
-__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, kGridMinBlocks)
     grid_scatter_kernel(const sim_vec4f *__restrict__ pos, const sim_vec4f *__restrict__ vel,
                         uint32_t n, cell_view v, sim_vec4f *__restrict__ ref,
                         sim_gpu_nlist_counts *__restrict__ nc, unsigned flags) {
@@ -268,7 +270,7 @@ static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t ho
  * Cost per body: its slot and build position (coalesced), 27 cells' start and count (8 B each, a
  * row's 3 loads together), per candidate a 4 B slot and the 16 B position beside it (independent
  * loads) and the 9-instruction test, per entry a 4 B store. */
-__global__ void __launch_bounds__(kThreads, kGridBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, kGridMinBlocks)
     grid_build_kernel(uint32_t n, cell_view v, float skin, uint32_t *__restrict__ nbr,
                       uint32_t *__restrict__ count, uint32_t stride, uint32_t cap, int full,
                       sim_gpu_nlist_counts *__restrict__ nc, sim_period_f period) {
@@ -465,7 +467,7 @@ static __device__ __noinline__ void cell_forces_past_queue(const cell_view &v, u
  * body, vel[i] of slot order: nothing else reads it during the sweep, which takes the velocities
  * from cell_vel). */
 template <bool PERIODIC, int LANES>
-__global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, sim_min_blocks(256, kCellSweepBlocksPerSm))
     cell_sweep_kernel(uint32_t n, cell_view v, sim_vec4f *__restrict__ force,
                       sim_vec4f *__restrict__ vel, sim_gpu_kick kick, sim_physics_f ph,
                       sim_gpu_nlist_counts *__restrict__ nc, unsigned flags, int count_on) {
@@ -571,7 +573,7 @@ static __device__ __forceinline__ void cell_pair_add(const cell_view &v, const s
  * slot m (guard m < n; every thread runs to the shuffles). Counts (RECORD, count_on): candidates
  * tested and touching pairs, each once. */
 template <bool PERIODIC, int LANES>
-__global__ void __launch_bounds__(kThreads, kCellSweepBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, sim_min_blocks(256, kCellSweepBlocksPerSm))
     cell_pairs_kernel(uint32_t n, cell_view v, sim_vec4f *__restrict__ force, sim_physics_f ph,
                       sim_gpu_nlist_counts *__restrict__ nc, unsigned flags, int count_on) {
     static_assert(LANES == 1 || LANES == 2 || LANES == 4, "a body's threads within a warp");

@@ -14,6 +14,7 @@
 #include "cull/cull_kernels.h"
 #include "cuda/friction.cuh"
 #include "cuda/second_half.cuh"
+#include "gpu/arch.cuh"
 
 namespace nl {
 
@@ -418,7 +419,7 @@ enum sweep_mode { kForce, kEnergy, kContacts, kFriction };
  * spilled 324 bytes under that cap in its inner loop (ptxas -v, sm_90); half the blocks allow
  * 85 registers: it takes 72, and spills nothing. */
 constexpr int sweep_blocks_per_sm(int mode) {
-    return mode == kFriction ? kSweepBlocksPerSm / 2 : kSweepBlocksPerSm;
+    return sim_min_blocks(kThreads, mode == kFriction ? kSweepBlocksPerSm / 2 : kSweepBlocksPerSm);
 }
 
 /* Where a sweep's results go besides the forces. */
@@ -960,7 +961,10 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
     SIM_CUDA_TRY(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, build_kernel, kBuildWarps * 32, 0));
     l->build_grid = (per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
-    l->grid_blocks = kGridBlocksPerSm * (sm_count > 0 ? sm_count : 1);
+    /* the persistent grid: kGridBlocksPerSm blocks an SM, or as many as the device's SM holds */
+    SIM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_bin_kernel, kThreads, 0));
+    per_sm = per_sm < 1 ? 1 : per_sm < kGridBlocksPerSm ? per_sm : kGridBlocksPerSm;
+    l->grid_blocks = per_sm * (sm_count > 0 ? sm_count : 1);
     /* The cells' sweep: each pair once, at 1, 2 or 4 threads a body as the size fills the GPU
      * (grid_build.cuh: cell_sweep_lanes, cell_pairs_kernel). For the GPU tests (every form at
      * their small sizes) and for timing one against another, NBSIM_CELL_THREADS=1|2|4 picks the
