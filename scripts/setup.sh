@@ -51,7 +51,8 @@ launcher=()
 if command -v ccache >/dev/null 2>&1; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
             -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-  export CCACHE_BASEDIR="$PWD" # paths inside the tree hash the same from any checkout
+  # paths inside the tree hash the same from any checkout (the debug info's build folder too)
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBSIM_WERROR=$werror \
   -DPython3_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" ${NBSIM_CMAKE_ARGS:-} >/dev/null
