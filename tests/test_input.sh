@@ -200,4 +200,25 @@ printf 'periodic = x, z\nbox_half = 5\n%s\n4.9 0 -4.9 1 0 -1 0.5 1000\n' "$heade
 "$nbsim" "${cpu[@]}" --frames 2 --scene per.scene --save-state per_out.scene 2>err.txt \
   && grep -q "^periodic = x,z$" per_out.scene && ok || fail "periodic round trip: $(cat err.txt)"
 
+# A device or a file without newlines is not read to the end of memory (issue 37): a line longer
+# than 64 KiB is refused at once, in one line, whether NUL bytes (/dev/zero) or text.
+start=$(date +%s)
+timeout 20 "$nbsim" "${cpu[@]}" --frames 1 --scene /dev/zero >out.txt 2>err.txt
+code=$?
+[ "$code" -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] \
+  && grep -q "^nbsim: /dev/zero:1: a line longer than 65536 bytes: this is not a scene file" err.txt \
+  && ok || fail "--scene /dev/zero: exit $code: $(head -c 300 err.txt)"
+[ $(($(date +%s) - start)) -lt 5 ] && ok || fail "--scene /dev/zero took $(($(date +%s) - start)) s"
+head -c 200000 /dev/zero | tr '\0' 'x' >long.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene long.scene
+grep -q "long.scene:1: a line longer than 65536 bytes" err.txt && ok || fail "long line: $(cat err.txt)"
+
+# Exit codes (issue 37): what the user typed and can mend is 2, also where only trying tells.
+expect_error 2 "${cpu[@]}" --frames 1 --n 10 --log /proc/nbsim-test.csv
+grep -q "^nbsim: --log: cannot write '/proc/nbsim-test.csv'" err.txt && ok || fail "/proc log: $(cat err.txt)"
+ln -s loop.scene loop.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene loop.scene
+grep -q "cannot open scene 'loop.scene': Too many levels of symbolic links" err.txt \
+  && ok || fail "symlink loop: $(cat err.txt)"
+
 finish

@@ -207,7 +207,27 @@ static FILE *sink_open(int fd, sim_output *out) {
 
 sim_status sim_output_check(const char *path, sim_error *err) {
     sim_output probe;
-    return resolve(path, &probe, err);
+    SIM_TRY(resolve(path, &probe, err));
+    if (probe.direct) {
+        return SIM_OK;
+    }
+    /* The folder's permission bits do not say everything (a file system that takes no new files,
+     * /proc or a read-only mount, root's writes past the bits): make a temporary as the run
+     * will, and take it away. */
+    char dir[SIM_PATH_MAX], base[SIM_PATH_MAX];
+    folder_of(probe.target, dir, sizeof dir);
+    base_of(probe.target, base, sizeof base);
+    const int len = snprintf(probe.temp, sizeof probe.temp, "%s/.%s.nbsim-XXXXXX", dir, base);
+    if (len < 0 || (size_t)len >= sizeof probe.temp) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "output path '%.60s...' is too long", path);
+    }
+    const int fd = mkstemp(probe.temp);
+    if (fd < 0) {
+        return sim_fail(err, SIM_IO, "cannot write '%s': %s", path, strerror(errno));
+    }
+    close(fd);
+    unlink(probe.temp);
+    return SIM_OK;
 }
 
 sim_status sim_output_open(sim_output *out, const char *path, sim_error *err) {

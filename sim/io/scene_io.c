@@ -393,15 +393,57 @@ static sim_status parse_contact(const where *w, char *line, body_list *bodies) {
 
 /* ---- load ---- */
 
+/* The longest line a scene file may have [bytes]: a body's line is a dozen numbers; a longer one
+ * means the file is not a scene (a device such as /dev/zero, a binary file), and reading on would
+ * only grow the buffer until memory runs out. */
+#define SCENE_LINE_MAX 65536
+
+/* The next line of f into *buf (with its newline, NUL-terminated; *cap grown as needed, to at most
+ * SCENE_LINE_MAX + 2), its length in *len (NUL bytes read count: the caller refuses them).
+ * Returns 1 for a line, 0 at the end of the file, -1 for a line longer than SCENE_LINE_MAX or no
+ * memory. The caller holds f's lock (getc_unlocked). */
+static int read_line(FILE *f, char **buf, size_t *cap, size_t *len) {
+    *len = 0;
+    int c = EOF;
+    while ((c = getc_unlocked(f)) != EOF) {
+        if (*len + 2 > *cap) {
+            if (*cap > SCENE_LINE_MAX) {
+                return -1;
+            }
+            const size_t grown = *cap == 0 ? 256 : *cap * 2;
+            char *b = realloc(*buf, grown);
+            if (b == NULL) {
+                return -1;
+            }
+            *buf = b;
+            *cap = grown;
+        }
+        (*buf)[(*len)++] = (char)c;
+        if (c == '\n') {
+            break;
+        }
+    }
+    if (*len == 0) {
+        return 0;
+    }
+    (*buf)[*len] = '\0';
+    return 1;
+}
+
 static sim_status parse_file(FILE *f, where *w, sim_params *p, body_list *bodies) {
     char *buf = NULL;
     size_t cap = 0;
     body_columns cols = {0, -1, -1, ""}; /* count 0 until the header is read */
     sim_status s = SIM_OK;
-    ssize_t got;
-    while (s == SIM_OK && (got = getline(&buf, &cap, f)) != -1) {
+    size_t got = 0;
+    int more;
+    while (s == SIM_OK && (more = read_line(f, &buf, &cap, &got)) != 0) {
         w->line++;
-        if (memchr(buf, '\0', (size_t)got) != NULL) {
+        if (more < 0) {
+            s = fail_at(w, "a line longer than 65536 bytes: ", "this is not a scene file");
+            break;
+        }
+        if (memchr(buf, '\0', got) != NULL) {
             s = fail_at(w, "a NUL byte: ", "this is not a text file");
             break;
         }
@@ -503,7 +545,9 @@ sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_option
     sim_params p = *params_inout;
     body_list bodies;
     memset(&bodies, 0, sizeof bodies);
+    flockfile(f); /* read_line's getc_unlocked */
     sim_status s = parse_file(f, &w, &p, &bodies);
+    funlockfile(f);
     if (s == SIM_OK) {
         s = check_default_dt(&w, &p, &bodies);
     }
@@ -618,8 +662,12 @@ sim_status sim_scene_load_with(const char *path, const sim_scene_load_options *o
             return sim_fail(err, SIM_INTERRUPTED,
                             "scene '%s': stopped while waiting for a writer to open it", path);
         }
-        return sim_fail(err, e == ENOENT ? SIM_BAD_ARGUMENT : SIM_IO, "cannot open scene '%s': %s",
-                        path, e == ENOENT ? "no such file" : strerror(e));
+        /* a path that names nothing readable is the user's to mend (exit 2); a failing disk is
+         * not (exit 1) */
+        const int named = e == ENOENT || e == ELOOP || e == ENOTDIR || e == ENAMETOOLONG ||
+                          e == EACCES || e == EPERM;
+        return sim_fail(err, named ? SIM_BAD_ARGUMENT : SIM_IO, "cannot open scene '%s': %s", path,
+                        e == ENOENT ? "no such file" : strerror(e));
     }
     const sim_status s = sim_scene_read(f, path, options, params_inout, out, err);
     fclose(f);
