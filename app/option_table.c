@@ -41,6 +41,9 @@ static int bad_value(const app_option_table *t, const char *flag, const char *va
 int app_option_parse(const app_option_table *t, int argc, char **argv) {
     char why[WHY_MAX];
     int options_done = 0;
+    /* Which rows were given: a flag given twice is refused rather than the last one silently
+     * winning (a typo in a long command line, a flag a script adds to one a person typed). */
+    unsigned char given[APP_OPTION_ROWS_MAX] = {0};
     /* Help wins wherever it stands among the options (before "--"). */
     for (int a = 1; a < argc && strcmp(argv[a], "--") != 0; ++a) {
         if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
@@ -92,6 +95,13 @@ int app_option_parse(const app_option_table *t, int argc, char **argv) {
             put_clean(stderr, arg, len < 80 ? len : 80);
             fprintf(stderr, "' (see %s --help)\n", t->prog);
             return 2;
+        }
+        const int r = (int)(row - t->rows);
+        if (r < APP_OPTION_ROWS_MAX && given[r]) {
+            return bad(t, row->name, " is given twice; give it once");
+        }
+        if (r < APP_OPTION_ROWS_MAX) {
+            given[r] = 1;
         }
         const char *value = NULL;
         if (row->value != NULL) {

@@ -26,6 +26,9 @@ typedef struct {
     int arg; /* passed to set */
 } app_option_row;
 
+/* The most rows a table may have. */
+#define APP_OPTION_ROWS_MAX 256
+
 typedef struct {
     const char *prog; /* "nbsim", "nbsim bench": the prefix of every message */
     const app_option_row *rows;

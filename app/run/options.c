@@ -269,6 +269,7 @@ static int set_vsync(void *t, int arg, const char *v, char *why, size_t cap) {
         return WHY("must be on or off");
     }
     o->vsync = strcmp(v, "on") == 0;
+    o->viewer_flag = "--vsync";
     return 0;
 }
 
@@ -281,6 +282,7 @@ static int set_size(void *t, int arg, const char *v, char *why, size_t cap) {
     }
     o->width = w;
     o->height = h;
+    o->viewer_flag = "--size";
     return 0;
 }
 
@@ -293,6 +295,7 @@ static int set_sweep(void *t, int arg, const char *v, char *why, size_t cap) {
     } else {
         return WHY("must be start or exit");
     }
+    o->viewer_flag = "--sweep";
     return 0;
 }
 
@@ -376,11 +379,12 @@ static const app_option_row rows[] = {
     {"--dump-every", "K", "frames between recorded frames (default 10)", set_dump_every, 0},
     {"--phase-times", "sampled|every",
      "how the log, summary and overlay split a frame's time into phases\n"
-     "(sort, cull, contacts, ...). sampled (default): each phase of a frame's\n"
-     "last step and of every re-sorting step is timed, the other steps whole\n"
-     "and spread in those proportions (a timing mark between two kernels costs\n"
-     "the GPU 2-3 us, up to 16 % of a short step). every: every step's phases.\n"
-     "Steps and frames are timed exactly either way",
+     "(drift, lists, pair, kick, ...). sampled (default): on the GPU each\n"
+     "phase of about one step in ten and of every re-sorting step is timed,\n"
+     "the other steps whole and spread in those proportions (a timing mark\n"
+     "between two kernels costs a short step a few per cent). every: every\n"
+     "step's phases. The CPU times every phase of every step either way.\n"
+     "Steps and frames are timed exactly, and the phases add up to the step",
      set_phase_times, 0},
     PATH_ROW("--plot", "FILE.png",
              "a picture of the timing log at the end of a headless run (bench/plot.py,\n"
@@ -448,7 +452,7 @@ static void print_help(FILE *out) {
     }
     fputc('\n', out);
     fprintf(out, "The summary (stdout, --summary) and the log (--log), per step [ms]:\n");
-#define HELP_PHASE(id, name, ms, includes) fprintf(out, "  %-17s %s\n", name, includes);
+#define HELP_PHASE(id, field, name, includes) fprintf(out, "  %-17s %s\n", name, includes);
     SIM_RUN_KERNEL_LIST(HELP_PHASE)
 #undef HELP_PHASE
     fprintf(out,
@@ -522,6 +526,13 @@ int app_options_parse(int argc, char **argv, app_options *o) {
     }
     if (clash != NULL) {
         fprintf(stderr, "nbsim: %s (see nbsim --help)\n", clash);
+        return 2;
+    }
+    if (r == 0 && c->frames > 0 && o->viewer_flag != NULL) {
+        fprintf(stderr,
+                "nbsim: %s is the viewer's; a headless run (--frames) opens no window (see "
+                "nbsim --help)\n",
+                o->viewer_flag);
         return 2;
     }
     if (r == 0 && c->autotune != 0 && !c->tile_set) {

@@ -36,6 +36,8 @@ typedef struct {
     int vsync;
     int width, height;
     int sweep; /* --sweep: VIEWER_SWEEP_* (viewer.h) */
+    const char *viewer_flag; /* the last flag given that only the viewer reads ("--vsync"), or
+                              * NULL: a headless run refuses it */
 } app_options;
 
 void app_options_default(app_options *o);
