@@ -176,7 +176,8 @@ static void test_session_log_and_summary(void) {
         ENSURE(fgets(line, sizeof line, f) && strncmp(line, "frame,sim_time,n,", 17) == 0);
         /* the new columns come last, after every earlier one */
         ENSURE(strstr(line, ",mean_height,particle_steps_per_s,candidate_tests,contacts,"
-                            "atm_list_entries,atm_list_rebuilds\n"));
+                            "atm_list_entries,atm_list_rebuilds,nlist_ms,cells_ms,atm_list_ms,"
+                            "drift_ms,kick_ms\n"));
         while (fgets(line, sizeof line, f)) {
             ++rows;
             ENSURE_MSG(count_fields(line) == header_fields, "row %d: %s", rows, line);
@@ -198,8 +199,11 @@ static void test_session_log_and_summary(void) {
             }
             ENSURE_MSG(nf == header_fields && field[15][0] == '\0', "row %d: pairs_per_s '%s'",
                        rows, field[15]);
-            ENSURE(atof(field[nf - 5]) > 0.0 && field[nf - 4][0] && field[nf - 3][0]);
-            ENSURE(field[nf - 2][0] == '\0' && field[nf - 1][0] == '\0');
+            ENSURE(atof(field[nf - 10]) > 0.0 && field[nf - 9][0] && field[nf - 8][0]);
+            ENSURE(field[nf - 7][0] == '\0' && field[nf - 6][0] == '\0');
+            for (int k = nf - 5; k < nf; ++k) { /* the phases' columns: a number each */
+                ENSURE(field[k][0] != '\0' && atof(field[k]) >= 0.0);
+            }
         }
         ENSURE(rows == 3);
         fclose(f);
@@ -218,7 +222,7 @@ static void test_session_log_and_summary(void) {
              "d['candidate_tests_per_step']>=0 and "
              "abs(d['candidate_tests_per_body']*64-d['candidate_tests_per_step'])<1e-6 and "
              "d['contacts_per_step']>=0 and "
-             "d['ms_per_step_includes']['contact'].startswith('sort + cull + pair')\"",
+             "d['ms_per_step_includes']['contact'].startswith('sum: sort + cull + lists')\"",
              json);
     ENSURE(system(cmd) == 0);
     remove(json);

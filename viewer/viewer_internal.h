@@ -39,6 +39,7 @@ typedef struct {
     double sort_ms, cull_ms;                           /* per step; 0 when not culled */
     double nlist_ms; /* per step: the neighbour lists' checks and rebuilds; 0: no lists */
     double triplet_cull_ms; /* per step: the ATM cut-off's lists or tile triples; 0: none */
+    double phase_ms[SIM_FRAME_PHASE_COUNT]; /* per step, each phase (they add up to step_ms) */
     double render_ms;
     int valid;
 } viewer_smoothed;

@@ -136,19 +136,28 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
     }
     const char *render_clock = v->gpu_timer.last_ms >= 0.0 ? "GPU" : "host";
     if (v->have_timing) {
-        char triplet[32] = "off";
-        if (s->params.triplets) {
-            snprintf(triplet, sizeof triplet, "%.3f", m->triplet_ms);
-        }
         /* phases measured on some of the frame's steps (--phase-times sampled), the rest spread */
         char sampled[48] = "";
         if (t->phase_steps > 0 && t->phase_steps < t->steps) {
             snprintf(sampled, sizeof sampled, "   phases of %d of %d steps", t->phase_steps,
                      t->steps);
         }
-        add(l, text_color,
-            "ms/step: pair %.3f  triplet %s  integrate %.3f  step %.3f   render %.3f (%s)%s",
-            m->pair_ms, triplet, m->integrate_ms, m->step_ms, m->render_ms, render_clock, sampled);
+        /* every phase that ran, so the line adds up to the step */
+        char phases[256] = "";
+        size_t at = 0;
+        static const char *const phase_names[SIM_FRAME_PHASE_COUNT] = {
+#define PHASE_NAME(id, field, name, what) name,
+            SIM_FRAME_PHASE_LIST(PHASE_NAME)
+#undef PHASE_NAME
+        };
+        for (int p = 0; p < SIM_FRAME_PHASE_COUNT && at < sizeof phases; ++p) {
+            if (m->phase_ms[p] > 0.0005 || p == SIM_FRAME_PHASE_PAIR) {
+                at += (size_t)snprintf(phases + at, sizeof phases - at, "%s%s %.3f",
+                                       at > 0 ? " + " : "", phase_names[p], m->phase_ms[p]);
+            }
+        }
+        add(l, text_color, "ms/step: %s = step %.3f   render %.3f (%s)%s", phases, m->step_ms,
+            m->render_ms, render_clock, sampled);
         if (t->culled) {
             const double share = t->tile_pairs_total > 0
                                      ? 100.0 * (double)t->tile_pairs / (double)t->tile_pairs_total

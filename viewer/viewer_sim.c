@@ -25,14 +25,19 @@ static void record_timing(viewer_state *v, const sim_frame_timing *t) {
     viewer_smooth(&v->smooth.triplet_ms, t->triplet_ms / steps, first);
     viewer_smooth(&v->smooth.integrate_ms, t->integrate_ms / steps, first);
     viewer_smooth(&v->smooth.step_ms, t->step_ms / steps, first);
+#define SMOOTH_PHASE(id, field, name, what)                                                        \
+    viewer_smooth(&v->smooth.phase_ms[SIM_FRAME_PHASE_##id], t->field / steps, first);
+    SIM_FRAME_PHASE_LIST(SMOOTH_PHASE)
+#undef SMOOTH_PHASE
     v->smooth.valid = 1;
     viewer_smooth(&v->smooth.sort_ms, t->sort_ms / steps, first);
     viewer_smooth(&v->smooth.cull_ms, t->cull_ms / steps, first);
-    viewer_smooth(&v->smooth.nlist_ms, t->nlist_ms / steps, first);
-    viewer_smooth(&v->smooth.triplet_cull_ms, t->triplet_cull_ms / steps, first);
+    viewer_smooth(&v->smooth.nlist_ms, (t->nlist_ms + t->cells_ms) / steps, first);
+    viewer_smooth(&v->smooth.triplet_cull_ms, (t->triplet_cull_ms + t->atm_list_ms) / steps, first);
     /* the series stack up to the whole step: the last holds every culling phase (the lists'
      * builds, the largest phase of a falling lattice, and the ATM cut-off's among them) */
-    const double culling = t->sort_ms + t->cull_ms + t->nlist_ms + t->triplet_cull_ms;
+    const double culling = t->sort_ms + t->cull_ms + t->nlist_ms + t->cells_ms +
+                           t->triplet_cull_ms + t->atm_list_ms;
     const float per_step[4] = {(float)(t->pair_ms / steps), (float)(t->triplet_ms / steps),
                                (float)(t->integrate_ms / steps), (float)(culling / steps)};
     render_graph_push(&v->graph, per_step);

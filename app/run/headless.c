@@ -113,10 +113,13 @@ static void duration_text(double s, char *out, size_t cap) {
     }
 }
 
-/* After the initial forces: a frame's time from theirs (a step's force work), when long. */
+/* After the initial forces: a frame's time from theirs, when long: the step's estimate (the
+ * lists' builds spread over the steps between rebuilds: sim_run_info.step_estimate_ms), else the
+ * set-up's whole time as a step's. */
 static void announce_frame_time(const sim_run_info *info, double setup_s) {
     const int steps = info->params.steps_per_frame;
-    const double frame_s = setup_s * (double)steps;
+    const double step_s = info->step_estimate_ms > 0.0 ? info->step_estimate_ms * 1e-3 : setup_s;
+    const double frame_s = step_s * (double)steps;
     const int cuda = info->config.kind == SIM_BACKEND_CUDA;
     if (frame_s < LONG_FRAME_S || (cuda && setup_s < LONG_SETUP_CUDA_S)) {
         return;
@@ -125,8 +128,8 @@ static void announce_frame_time(const sim_run_info *info, double setup_s) {
     duration_text(setup_s, took, sizeof took);
     duration_text(frame_s, frame, sizeof frame);
     fprintf(stderr,
-            "nbsim: the initial forces took %s, so a frame of %d step%s takes about %s; Ctrl-C "
-            "stops within a second\n",
+            "nbsim: the initial forces took %s, so a frame of %d step%s should take about %s; "
+            "Ctrl-C stops within a second\n",
             took, steps, steps == 1 ? "" : "s", frame);
 }
 

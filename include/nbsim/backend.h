@@ -96,15 +96,15 @@ int sim_nlist_kind_from_name(const char *name);       /* the enum's value; -1 wh
  * as sets, are the same. */
 typedef enum { SIM_NLIST_BUILD_DEFAULT, SIM_NLIST_BUILD_CELLS, SIM_NLIST_BUILD_TILES } sim_nlist_build;
 
-/* How a frame's time is split into its phases (sim_frame_timing's per-phase fields). A mark at
- * the end of each phase costs the GPU 2 to 3 us (an event between two kernels: the work drains
- * first), 4 to 10 us per step of 4 or 5 phases. SAMPLED (the default) marks each phase of a
- * frame's last step and of every step that re-sorts, and only the end of the others; their whole
- * time (measured, as every step's is) is spread over the phases in the proportions of the
- * frame's marked steps that did not sort. Against EVERY (each phase of every step), one H100
- * run: the lattice of 16,384 bodies 15 % faster a step, 65,536 12 %, 262,144 6 %, a million
- * 5 to 7 % (bench/results/nvidia-h100/phase_marks.md, with what sampling cannot see: rare list
- * rebuilds). Steps and frames are timed exactly either way. */
+/* How a frame's time is split into its phases (sim_frame_timing's per-phase fields). On the GPU a
+ * mark at the end of each phase is an event between two kernels (the work drains first), which
+ * costs a short step a measurable share of its time (bench/results/nvidia-h100/phase_marks.md).
+ * SAMPLED (the default) marks each phase of about one step in ten (sim/step/stepper.h:
+ * SIM_STEP_SAMPLE_EVERY, a hashed choice) and of every step that re-sorts, and only the end of
+ * the others; their whole time (measured, as every step's is) is spread over the phases in the
+ * proportions of the sampled steps. EVERY marks each phase of every step. The CPU reference's
+ * marks (its clock) cost nothing: it marks every phase of every step either way. Steps and frames
+ * are timed exactly either way, and the phases add up to the step. */
 typedef enum { SIM_PHASE_TIMING_SAMPLED, SIM_PHASE_TIMING_EVERY } sim_phase_timing;
 const char *sim_phase_timing_name(sim_phase_timing t); /* "sampled", "every" */
 int sim_phase_timing_from_name(const char *name);      /* the enum's value; -1 when unknown */
@@ -149,14 +149,39 @@ int sim_config_culls(const sim_backend_config *c);
 int sim_config_culls_triplets(const sim_backend_config *c, const sim_params *p);
 int sim_pair_choice_needs_cuda(sim_pair_choice choice);
 
+/* The phases of a step as a frame's timing reports them, in step order: id, the sim_frame_timing
+ * field, its name (the log's column is NAME_ms but for the older pair_ms and nlist_ms, the
+ * summary's row, the JSON's key) and what it holds. Each phase's time is in one field, and they
+ * add up to step_ms, the whole step (the marks between them are contiguous). */
+#define SIM_FRAME_PHASE_LIST(X)                                                                    \
+    X(DRIFT, drift_ms, "drift", "first half kick and drift (cells: the binning, the last kick)")   \
+    X(SORT, sort_ms, "sort", "re-sorting the bodies (culled, when due)")                           \
+    X(CULL, cull_ms, "cull", "tile boxes and culling passes (culled)")                             \
+    X(LISTS, nlist_ms, "lists", "neighbour lists: displacement checks and rebuilds")               \
+    X(CELLS, cells_ms, "cells", "the cells placed and filled (contacts swept from them)")          \
+    X(PAIR, pair_ms, "pair", "the contact sweep alone")                                            \
+    X(ATM_LISTS, atm_list_ms, "atm_lists", "the ATM cut-off's neighbour lists: checks, rebuilds")  \
+    X(TRIPLET_CULL, triplet_cull_ms, "triplet_cull", "the ATM cut-off's tile triples (--skin 0)")  \
+    X(TRIPLET, triplet_ms, "triplet", "the ATM sweep")                                             \
+    X(COMM, comm_ms, "comm", "exchange: the forces summed over the ranks")                         \
+    X(KICK, kick_ms, "kick", "walls, gravity and the second half kick")
+
+typedef enum {
+#define SIM_FRAME_PHASE_ENUM(id, field, name, what) SIM_FRAME_PHASE_##id,
+    SIM_FRAME_PHASE_LIST(SIM_FRAME_PHASE_ENUM)
+#undef SIM_FRAME_PHASE_ENUM
+        SIM_FRAME_PHASE_COUNT
+} sim_frame_phase;
+
 /* Timings of one frame (steps_per_frame steps), each summed over the frame's steps.
  * CUDA: events around each kernel on the main stream; CPU: monotonic host clock.
- * pair_ms is the contact sweep alone (culled or not); sort_ms the re-sorts (Morton keys, radix
- * sort, gather of the bodies); cull_ms the tile boxes and the culling passes; step_ms the whole
- * step (integration, sort, cull, contacts, triplets). */
+ * The phases (SIM_FRAME_PHASE_LIST) and two sums of them: integrate_ms = drift_ms + kick_ms, and
+ * contact_ms = sort_ms + cull_ms + nlist_ms + cells_ms + pair_ms (what culling is measured by). */
 typedef struct {
     double pair_ms, triplet_ms, integrate_ms, step_ms;
     double sort_ms, cull_ms;
+    double drift_ms, kick_ms, cells_ms, atm_list_ms; /* phases (above) */
+    double contact_ms;                               /* a sum (above) */
     /* Per step. Not culled: all launches of the pair map. Culled: pair_blocks = tile pairs swept
      * (one block's work each) in the last step, none wasted; the map places the culling pass. */
     uint64_t pair_blocks, pair_blocks_wasted;
@@ -189,8 +214,8 @@ typedef struct {
      * the ATM kernel over those tile triples alone, as pair_ms is the contact sweep alone;
      * triplet_blocks is tile_triples, none wasted. */
     int triplet_culled;
-    double triplet_cull_ms; /* boxes of centres, neighbour pairs, rows, tile-triple list (or, over
-                             * its neighbour lists, their displacement checks and builds) */
+    double triplet_cull_ms; /* boxes of centres, neighbour pairs, rows, tile-triple list (over
+                             * its neighbour lists: 0, their checks and builds are atm_list_ms) */
     uint64_t tile_triples;       /* surviving tile triples (I >= J >= K), last step */
     uint64_t tile_triples_total; /* T3(triplet tiles): what the full sweep covers */
     uint64_t triplet_tile_pairs; /* neighbour tile pairs (I >= J, boxes within the cut-off) */
@@ -204,8 +229,9 @@ typedef struct {
     uint64_t candidate_tests;
     uint64_t contacts;
     /* Neighbour lists (sim/nlist/nlist.h); all 0 when the frame's contacts did not use them.
-     * nlist_ms: the NEIGHBOURS phase (list builds, or the launches that found nothing to do);
-     * the CULL phase then boxes and culls only when the lists are rebuilt. */
+     * nlist_ms: the NEIGHBOURS phase (list builds, or the launches that found nothing to do;
+     * swept from the cells it is cells_ms, and nlist_ms 0); the CULL phase then boxes and culls
+     * only when the lists are rebuilt. */
     int nlist;                /* 1: contacts swept per-body neighbour lists */
     int nlist_cells;          /* 1: built from a cell grid (no culling pass: no map places it) */
     int nlist_direct;         /* 1: no lists, the contacts swept straight from the cells */
@@ -220,7 +246,7 @@ typedef struct {
     /* The ATM cut-off over its neighbour lists (sim/nlist/atm_list.h: the default with a skin
      * > 0 and one rank, on the CPU reference and on one GPU in a box of walls; --skin 0, several
      * ranks and a periodic GPU keep the tile triples): triplet_culled is 1, the
-     * tile-triple counts above 0; triplet_cull_ms is the lists' displacement checks and builds,
+     * tile-triple counts above 0; atm_list_ms is the lists' displacement checks and builds,
      * triplet_ms the sweep of the lists, triplet_blocks the bodies (a block: one body's list).
      * All 0 when the frame did not use them. */
     int atm_lists;

@@ -14,25 +14,18 @@
 extern "C" {
 #endif
 
-/* The per-step times a run keeps statistics of: id, name, its time in a frame's timing, and what
- * it includes (the summary, the JSON's ms_per_step_includes and --help say it). `pair` is the
- * contact sweep alone and `contact` the whole contact phase, sort + cull + pair (what culling is
- * measured by), so pair <= contact; `step` holds every phase and what lies between them. */
+/* The per-step times a run keeps statistics of: id, the sim_frame_timing field, name, and what
+ * it includes (the summary, the JSON's ms_per_step_includes and --help say it). The step's phases
+ * (SIM_FRAME_PHASE_LIST, backend.h) add up to `step`; `contact` and `integrate` are sums of some
+ * of them, kept because culling and the integrator are measured by them. */
 #define SIM_RUN_KERNEL_LIST(X)                                                                     \
-    X(PAIR, "pair", t->pair_ms, "the contact sweep alone")                                         \
-    X(SORT, "sort", t->sort_ms, "re-sorting the bodies (culled, when due)")                        \
-    X(CULL, "cull", t->cull_ms, "tile boxes and culling passes (culled)")                          \
-    X(CONTACT, "contact", t->sort_ms + t->cull_ms + t->pair_ms,                                    \
-      "sort + cull + pair: the whole contact phase")                                               \
-    X(TRIPLET, "triplet", t->triplet_ms, "the ATM sweep")                                          \
-    X(TRIPLET_CULL, "triplet_cull", t->triplet_cull_ms,                                            \
-      "the ATM cut-off: its neighbour lists' checks and rebuilds (or its tile triples, --skin 0)") \
-    X(INTEGRATE, "integrate", t->integrate_ms, "half kicks, drift, walls and gravity")             \
-    X(COMM, "comm", t->comm_ms, "all-reduce of the forces over the GPUs")                          \
-    X(STEP, "step", t->step_ms, "the whole step: all of the above")
+    SIM_FRAME_PHASE_LIST(X)                                                                        \
+    X(CONTACT, contact_ms, "contact", "sum: sort + cull + lists + cells + pair")                   \
+    X(INTEGRATE, integrate_ms, "integrate", "sum: drift + kick")                                   \
+    X(STEP, step_ms, "step", "the whole step: the phases above add up to it")
 
 typedef enum {
-#define SIM_RUN_KERNEL_ENUM(id, name, ms, includes) SIM_RUN_KERNEL_##id,
+#define SIM_RUN_KERNEL_ENUM(id, field, name, includes) SIM_RUN_KERNEL_##id,
     SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_ENUM)
 #undef SIM_RUN_KERNEL_ENUM
         SIM_RUN_KERNEL_COUNT
@@ -75,6 +68,11 @@ int sim_frame_contacts_counted(int culled);
 /* N x steps per second of the whole step (HOOMD-blue's and LAMMPS' figure of merit, atom-steps
  * per second) at step_ms per step [ms]; 0 when step_ms <= 0. */
 double sim_particle_steps_per_s(const sim_run_info *s, double step_ms);
+
+/* The step's phases (SIM_FRAME_PHASE_LIST): how many, and the sim_frame_timing field of the i-th
+ * in step order ("drift_ms"; NULL past the last): they add up to step_ms. */
+int sim_frame_phase_count(void);
+const char *sim_frame_phase_field(int i);
 
 sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_error *err);
 sim_stats sim_run_stats_get(const sim_run_stats *rs, sim_run_kernel k);

@@ -121,6 +121,8 @@ typedef struct {
     double dump_ms;            /* this thread's cost of the last frame's dump [ms], 0 if none */
     const char *maps_source;   /* where the maps and tile came from: "command line", "default
                                   (...)", "cached autotune of 2026-05-01 (...)", "autotune" */
+    double step_estimate_ms;   /* a step's time expected from the initial forces [ms] (the lists'
+                                  builds spread over the steps between rebuilds); 0: none */
 } sim_run_info;
 
 /* Builds the scene, resolves the backend (auto: CUDA if a device exists, else CPU with a

@@ -18,12 +18,13 @@ from .errors import (BadArgumentError, CudaError, Error, FileError, NoDeviceErro
                      OutOfMemoryError, ParseError, StoppedError, UnstableError, UnsupportedError)
 from .io import (cuda_device_count, netcdf_available, read_state, read_trajectory_last, scenes,
                  write_state)
-from .simulation import KERNELS, Simulation
+from .simulation import KERNELS, PHASES, Simulation
 from .state import CONTACT_DTYPE, WALL_BASE, State
 
 __all__ = [
     "Simulation", "State", "CONTACT_DTYPE", "WALL_BASE", "maps", "params", "errors", "io", "scenes", "read_state",
     "read_trajectory_last", "write_state", "cuda_device_count", "netcdf_available", "KERNELS",
+    "PHASES",
     "Error", "BadArgumentError", "NoDeviceError", "OutOfMemoryError", "CudaError", "FileError",
     "ParseError", "UnstableError", "UnsupportedError", "StoppedError", "ffi", "lib",
     "__version__",

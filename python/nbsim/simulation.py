@@ -45,6 +45,9 @@ def _kernel_names():
 
 
 KERNELS = _kernel_names()
+# The step's phases, as last_timing's keys ("drift_ms", ...): they add up to "step_ms".
+PHASES = tuple(ffi.string(lib.sim_frame_phase_field(i)).decode()
+               for i in range(lib.sim_frame_phase_count()))
 
 
 class _Notices:
@@ -132,9 +135,9 @@ class Simulation:
     (culled contacts); triplets "auto" | True | False; gpus (int or "all": the step split over
     GPUs of this machine, or CPU threads with backend="cpu"); threads (CPU backend's OpenMP
     threads, 0: default); sort_every (re-sort every K steps, 0: default); phase_times "sampled"
-    (each phase timed on a frame's last step and on re-sorts, the other steps timed whole and
-    spread in those proportions: the marks cost a GPU 2-3 us each) | "every" (every step's
-    phases); params (a dict of physics parameters by scene-file key, nbsim.params.keys(): they
+    (on the GPU each phase timed on about one step in ten and on re-sorts, the other steps timed
+    whole and spread in those proportions: a mark costs a GPU a few microseconds; the CPU times
+    every phase either way) | "every" (every step's phases); params (a dict of physics parameters by scene-file key, nbsim.params.keys(): they
     override the scene's).
     Backend, tile and GPUs are fixed for a simulation's life: to change them, open another one
     from this one's state (Simulation.from_state(sim.state(), params=sim.params, ...))."""

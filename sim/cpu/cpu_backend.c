@@ -746,6 +746,7 @@ static const sim_step_ops cpu_step_ops = {
     .culls_triplets = sim_backend_triplet_culling,
     .commit_history = cpu_commit_history,
     .lists_triplets = sim_backend_atm_listing,
+    .marks_free = 1, /* the host clock */
 };
 
 /* ---- the interface ---- */

@@ -12,9 +12,9 @@
  * rank (it reduces the forces, never reads the stop flag, sorts on the clock alone); this file
  * takes no step decision, it runs the members' frames at once and merges what they report.
  *
- * A frame's timing is rank 0's, except: the work phases and the step are the slowest local
- * rank's (the step waits for it at the all-reduce), comm_ms the quickest rank's all-reduce (the
- * rank that arrives last waits least: the transfer itself), and the culled lists' lengths, their
+ * A frame's timing is rank 0's, except: the phases and the step are the slowest local rank's
+ * (the step waits for it at the all-reduce; its own all-reduce, comm_ms, waited least: the transfer
+ * itself), so they add up to its step as one rank's do, and the culled lists' lengths, their
  * tests, touching pairs and neighbour lists' memory summed (each rank holds its rows); of the
  * neighbour lists' rebuilds, fallbacks and peak the most of one rank. */
 #define _POSIX_C_SOURCE 200809L
@@ -273,25 +273,29 @@ static sim_status multi_run_frame(sim_backend *base, sim_frame_timing *t, sim_er
     SIM_TRY(sync_maps(m, err));
     const sim_status st = run_all(m, job_frame, NULL, err);
     *t = m->timing[0];
+    /* The phases, the step among them, are the slowest rank's, whole: they add up to its step,
+     * and its exchange is the one that waited least (the transfer itself). */
+    int slowest = 0;
+    for (int k = 1; k < m->local; ++k) {
+        slowest = m->timing[k].step_ms > m->timing[slowest].step_ms ? k : slowest;
+    }
+    const sim_frame_timing *slow = &m->timing[slowest];
+#define MULTI_PHASE(id, field, name, what) t->field = slow->field;
+    SIM_FRAME_PHASE_LIST(MULTI_PHASE)
+#undef MULTI_PHASE
+    t->step_ms = slow->step_ms;
+    t->integrate_ms = slow->integrate_ms;
+    t->contact_ms = slow->contact_ms;
     for (int k = 1; k < m->local; ++k) {
         const sim_frame_timing *r = &m->timing[k];
 #define MULTI_MAX(field) t->field = r->field > t->field ? r->field : t->field
-        MULTI_MAX(pair_ms);
-        MULTI_MAX(triplet_ms);
-        MULTI_MAX(integrate_ms);
-        MULTI_MAX(step_ms);
-        MULTI_MAX(sort_ms);
-        MULTI_MAX(cull_ms);
         MULTI_MAX(cull_fallback_steps);
         MULTI_MAX(cull_capped);
-        MULTI_MAX(triplet_cull_ms);
-        MULTI_MAX(nlist_ms);
         MULTI_MAX(nlist_rebuilds);
         MULTI_MAX(nlist_fallback_steps);
         MULTI_MAX(nlist_capped);
         MULTI_MAX(nlist_peak);
 #undef MULTI_MAX
-        t->comm_ms = r->comm_ms < t->comm_ms ? r->comm_ms : t->comm_ms;
         if (t->culled) {
             t->tile_pairs += r->tile_pairs;
             t->pair_blocks += r->pair_blocks;

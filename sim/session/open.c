@@ -16,6 +16,9 @@
 #include "nbsim/dist.h"
 #include "nbsim/scene.h"
 #include "nbsim/size_limits.h"
+#include "nlist/nlist.h"
+#include "step/backend_impl.h"
+#include "step/stepper.h"
 #include "physics/physics.h"
 
 /* Rough ATM triples per second (sim_session_triples_per_s): a current GPU, one CPU core. */
@@ -32,6 +35,9 @@
  * expected at 131,072 on an H100, bench/README.md; ~1 s per step at 4,096 on two CPU cores). */
 #define AUTO_CULLED_TRIPLETS_N_CUDA 131072u
 #define AUTO_CULLED_TRIPLETS_N_CPU 4096u
+/* ... and while the triples within the cut-off (estimated from the bodies) fit this many budgets
+ * of a full sweep's: a triple of the lists costs a few times one of the tiled maps'. */
+#define AUTO_CULLED_TRIPLES_FACTOR 10.0
 
 /* A user's dt beyond this multiple of the default step (t_c / 50 or finer) gets a warning. */
 #define DT_WARN_FACTOR 2.5
@@ -321,14 +327,25 @@ static sim_status resolve_backend(sim_session *s, sim_error *err) {
     return resolve_devices(s, err);
 }
 
+/* Unique triples per step within the ATM cut-off among the state's bodies, estimated from the
+ * neighbours each has within it (k, sim_atm_list_neighbours: the cloud's density): a body's
+ * triples are at most C(k, 2), each counted by its three bodies; at most every triple, C(N, 3),
+ * which a cut-off as wide as the scene gives. */
+static double culled_triples(const sim_state *st, const sim_params *p) {
+    const double k = sim_atm_list_neighbours(p, st, 0.0);
+    const double estimate = (double)st->n * k * (k - 1.0) / 6.0, all = (double)sim_choose(st->n, 3);
+    return estimate < all ? estimate : all;
+}
+
 /* Triplets for --triplets auto. A scene built around them (the triplets scene, a file with
  * `triplets = 1`) keeps them, since without them it shows nothing: always in a headless run
  * (speed is not the point there), and in the viewer up to AUTO_TRIPLES_VIEWER_FACTOR x the budget
  * per step; above that the viewer asks for --triplets on or off instead of guessing. A scene that
  * only sets an ATM strength gets them where they stay interactive. Every choice that is not the
  * obvious one is said, with why. */
-static sim_status choose_triplets(sim_session *s, const char *scene, uint32_t n, sim_params *p,
-                                  sim_error *err) {
+static sim_status choose_triplets(sim_session *s, const char *scene, const sim_state *state,
+                                  sim_params *p, sim_error *err) {
+    const uint32_t n = state->n;
     const sim_session_config *o = &s->cfg;
     if (o->triplets != SIM_TRIPLETS_AUTO) {
         p->triplets = o->triplets == SIM_TRIPLETS_ON;
@@ -336,16 +353,19 @@ static sim_status choose_triplets(sim_session *s, const char *scene, uint32_t n,
     }
     const int built_around = p->triplets, mild = !p->triplets && p->atm_nu != 0.0;
     const int headless = !o->interactive, cuda = s->config.kind == SIM_BACKEND_CUDA;
-    const double triples = (double)sim_choose(n, 3);
     const double budget = cuda ? AUTO_TRIPLES_CUDA : AUTO_TRIPLES_CPU;
-    /* Culled by a cut-off, the work grows like N (sim/cull/triplet_cull.h), and no triplet map's
-     * grid limits N. */
+    /* Culled by a cut-off, the work grows like N (sim/cull/triplet_cull.h) while the cut-off holds
+     * a few neighbours, and no triplet map's grid limits N; a cut-off as wide as the scene culls
+     * nothing, and is judged by the triples it keeps, as the full sweep is. */
     sim_params on = *p; /* as they would run with triplets on */
     on.triplets = 1;
     const int culled = sim_config_culls_triplets(&s->config, &on);
+    const double triples = culled && (built_around || mild) ? culled_triples(state, p)
+                                                            : (double)sim_choose(n, 3);
     const uint32_t culled_n = cuda ? AUTO_CULLED_TRIPLETS_N_CUDA : AUTO_CULLED_TRIPLETS_N_CPU;
     const uint32_t max_n = culled ? sim_triplet_culled_max_bodies() : sim_triplet_max_bodies();
-    const int cheap = culled ? n <= culled_n : triples <= budget;
+    const double limit = culled ? AUTO_CULLED_TRIPLES_FACTOR * budget : budget;
+    const int cheap = (!culled || n <= culled_n) && triples <= limit;
     const char *where = cuda ? "on this GPU" : "on the CPU";
     char text[512];
     p->triplets = 0;
@@ -376,13 +396,13 @@ static sim_status choose_triplets(sim_session *s, const char *scene, uint32_t n,
     if (mild) {
         snprintf(text, sizeof text,
                  "triplet forces off: %s sets atm_nu but does not ask for triplets, and N = %u "
-                 "gives %.3g triples per step, more than the %.3g that run at interactive speed %s "
-                 "(--triplets on runs them)",
-                 scene, n, triples, budget, where);
+                 "gives %.3g triples per step%s, more than the %.3g that run at interactive speed "
+                 "%s (--triplets on runs them)",
+                 scene, n, triples, culled ? " within the cut-off" : "", limit, where);
         sim_session_notice(s, text);
         return SIM_OK;
     }
-    if (!headless && !culled && triples > AUTO_TRIPLES_VIEWER_FACTOR * budget) {
+    if (!headless && triples > AUTO_TRIPLES_VIEWER_FACTOR * limit) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         "%s is built around triplet forces, and N = %u gives %.3g triples per "
                         "step, far too many to watch %s: pass --triplets on to run them anyway, "
@@ -423,7 +443,7 @@ sim_status sim_session_load(sim_session *s, const char *scene, sim_error *err) {
     sim_params params;
     sim_status st = load_scene(s, scene, &params, &state, err);
     if (st == SIM_OK) {
-        st = choose_triplets(s, scene, state.n, &params, err);
+        st = choose_triplets(s, scene, &state, &params, err);
     }
     if (st == SIM_OK) {
         st = sim_periodic_check(&params, sim_state_max_radius(&state), err);
@@ -612,12 +632,35 @@ sim_status sim_session_prepare(sim_session **out, const sim_session_config *o, s
     return SIM_OK;
 }
 
+/* Steps between two rebuilds of the neighbour lists expected from the initial state: until the
+ * fastest body, at its speed and gravity's acceleration, has moved half the skin (collisions
+ * change speeds, but not their scale); at least 1, at most 10,000. */
+static double rebuild_every(const sim_state *st, const sim_params *p, double skin) {
+    double v2 = 0.0;
+    for (uint32_t i = 0; i < st->n; ++i) {
+        const sim_vec4d *v = &st->vel[i];
+        v2 = fmax(v2, v->x * v->x + v->y * v->y + v->z * v->z);
+    }
+    const sim_vec3d g = p->gravity;
+    const double v = sqrt(v2), a = sqrt(g.x * g.x + g.y * g.y + g.z * g.z), half = 0.5 * skin;
+    /* v t + a t^2 / 2 = half */
+    const double t = a > 0.0   ? (sqrt(v * v + 2.0 * a * half) - v) / a
+                     : v > 0.0 ? half / v
+                               : INFINITY;
+    const double steps = p->dt > 0.0 ? t / p->dt : 1.0;
+    return steps < 1.0 ? 1.0 : steps > 1e4 || !(steps == steps) ? 1e4 : steps;
+}
+
 sim_status sim_session_start(sim_session *s, sim_error *err) {
     SIM_ASSERT(s->backend == NULL);
     const sim_status st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
     if (s->id_written) { /* every rank has joined (or the run failed): the id is spent */
         (void)remove(s->cfg.nccl_id_path);
         s->id_written = 0;
+    }
+    if (st == SIM_OK) {
+        s->info.step_estimate_ms = sim_step_estimate_ms(
+            s->backend, rebuild_every(&s->initial, &s->params, s->backend->nlist_skin));
     }
     sim_session_refresh(s);
     return st;

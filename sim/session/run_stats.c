@@ -10,19 +10,33 @@
 #include <string.h>
 
 static const char *const kernel_names[SIM_RUN_KERNEL_COUNT] = {
-#define SIM_RUN_KERNEL_NAME(id, name, ms, includes) name,
+#define SIM_RUN_KERNEL_NAME(id, field, name, includes) name,
     SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_NAME)
 #undef SIM_RUN_KERNEL_NAME
 };
 
 static const char *const kernel_includes[SIM_RUN_KERNEL_COUNT] = {
-#define SIM_RUN_KERNEL_INCLUDES(id, name, ms, includes) includes,
+#define SIM_RUN_KERNEL_INCLUDES(id, field, name, includes) includes,
     SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_INCLUDES)
 #undef SIM_RUN_KERNEL_INCLUDES
 };
 
 int sim_frame_contacts_counted(int culled) {
     return culled;
+}
+
+static const char *const phase_fields[] = {
+#define SIM_PHASE_FIELD_NAME(id, field, name, includes) #field,
+    SIM_FRAME_PHASE_LIST(SIM_PHASE_FIELD_NAME)
+#undef SIM_PHASE_FIELD_NAME
+};
+
+int sim_frame_phase_count(void) {
+    return (int)(sizeof phase_fields / sizeof phase_fields[0]);
+}
+
+const char *sim_frame_phase_field(int i) {
+    return i >= 0 && i < sim_frame_phase_count() ? phase_fields[i] : NULL;
 }
 
 double sim_particle_steps_per_s(const sim_run_info *s, double step_ms) {
@@ -49,9 +63,9 @@ sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_e
         rs->capacity = cap;
     }
     double steps = t->steps > 0 ? (double)t->steps : 1.0;
-#define SIM_RUN_KERNEL_STORE(id, name, expr, includes)                                             \
-    rs->ms[SIM_RUN_KERNEL_##id][rs->count] = (expr) / steps;                                        \
-    rs->total_ms[SIM_RUN_KERNEL_##id] += (expr);
+#define SIM_RUN_KERNEL_STORE(id, field, name, includes)                                            \
+    rs->ms[SIM_RUN_KERNEL_##id][rs->count] = t->field / steps;                                      \
+    rs->total_ms[SIM_RUN_KERNEL_##id] += t->field;
     SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_STORE)
 #undef SIM_RUN_KERNEL_STORE
 #define SIM_RUN_COUNT_STORE(id, name, expr)                                                        \
@@ -101,26 +115,33 @@ static double rate(uint64_t count, double ms) {
     return ms > 0.0 ? (double)count / (ms * 1e-3) : 0.0;
 }
 
-/* Whether the summary shows kernel k's row. */
-static int shown(const sim_run_stats *rs, const sim_run_info *s, int k) {
-    return !(
-        (k == SIM_RUN_KERNEL_TRIPLET && !s->params.triplets) ||
-        (k == SIM_RUN_KERNEL_COMM && s->gpus <= 1) ||
-        (k == SIM_RUN_KERNEL_TRIPLET_CULL && !rs->triplet_culled) ||
-        ((k == SIM_RUN_KERNEL_SORT || k == SIM_RUN_KERNEL_CULL || k == SIM_RUN_KERNEL_CONTACT) &&
-         !rs->culled));
+/* Whether the summary shows kernel k's row: a phase that took time in the run (a phase that did
+ * not run was never marked, and is 0), the contact sweep, the sums and the step; the sum of the
+ * contact phase when culled. */
+static int shown(const sim_run_stats *rs, int k) {
+    switch (k) {
+    case SIM_RUN_KERNEL_PAIR:
+    case SIM_RUN_KERNEL_INTEGRATE:
+    case SIM_RUN_KERNEL_STEP:
+        return 1;
+    case SIM_RUN_KERNEL_CONTACT:
+        return rs->culled;
+    default:
+        return rs->total_ms[k] > 0.0;
+    }
 }
 
 void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *out) {
     fprintf(out, "%llu frame%s, per step: median / p95 / min / max / mean [ms]%s%s\n",
             (unsigned long long)rs->count, rs->count == 1 ? "" : "s",
             s->gpus > 1 ? " (slowest rank; comm: the all-reduce)" : "",
-            s->config.phase_timing == SIM_PHASE_TIMING_SAMPLED && s->params.steps_per_frame > 1
-                ? "; phases timed on each frame's last step and re-sorts, spread over the "
-                  "others (--phase-times every: all)"
+            s->config.phase_timing == SIM_PHASE_TIMING_SAMPLED &&
+                    s->config.kind == SIM_BACKEND_CUDA && s->params.steps_per_frame > 1
+                ? "; phases timed on sampled steps (one in ten) and re-sorts, the others' time "
+                  "spread in their proportions (--phase-times every: all)"
                 : "");
     for (int k = 0; k < SIM_RUN_KERNEL_COUNT; ++k) {
-        if (!shown(rs, s, k)) {
+        if (!shown(rs, k)) {
             continue;
         }
         sim_stats st = sim_run_stats_get(rs, (sim_run_kernel)k);
@@ -270,6 +291,7 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
         fputs("  \"atm_lists\": null,\n", f);
     }
     fprintf(f, "  \"particle_steps_per_s\": %.6g,\n", sim_particle_steps_per_s(s, step.median));
+    fprintf(f, "  \"step_estimate_ms\": %.6g,\n", s->step_estimate_ms); /* before the first step */
     fprintf(f, "  \"candidate_tests_per_step\": %.17g,\n  \"candidate_tests_per_body\": %.6g,\n",
             tests.median, s->n > 0 ? tests.median / s->n : 0.0);
     if (sim_frame_contacts_counted(rs->culled)) {

@@ -9,15 +9,17 @@
 
 /* Interactions/s count unique pairs (N(N-1)/2) and triples (N(N-1)(N-2)/6) per step, so maps
  * and the symmetric/full kernels compare on the same work; pairs_per_s is left empty in a culled
- * frame, whose sweep tests only the pairs of the interacting tile pairs (candidate_tests). New
- * columns go at the end: readers by position keep working. */
+ * frame, whose sweep tests only the pairs of the interacting tile pairs (candidate_tests). Every
+ * phase of the step (SIM_FRAME_PHASE_LIST) is a column named after its sim_frame_timing field, and
+ * the phases add up to step_ms; integrate_ms is drift_ms + kick_ms. New columns go at the end:
+ * readers by position keep working. */
 static const char header[] =
     "frame,sim_time,n,backend,gpu,pair_map,triplet_map,tile,steps,pair_ms,triplet_ms,"
     "integrate_ms,step_ms,unique_pairs,unique_triples,pairs_per_s,triples_per_s,pair_blocks,"
     "pair_blocks_wasted,triplet_blocks,triplet_blocks_wasted,kinetic,potential,total_energy,"
     "dump_ms,culled,sort_ms,cull_ms,tile_pairs,tile_pairs_total,triplet_cull_ms,tile_triples,"
     "tile_triples_total,gpus,comm_ms,mean_height,particle_steps_per_s,candidate_tests,contacts,"
-    "atm_list_entries,atm_list_rebuilds";
+    "atm_list_entries,atm_list_rebuilds,nlist_ms,cells_ms,atm_list_ms,drift_ms,kick_ms";
 
 const char *sim_timing_log_header(void) {
     return header;
@@ -98,7 +100,8 @@ sim_status sim_timing_log_row(sim_timing_log *log, const sim_run_info *s, const 
     } else {
         fputc(',', f);
     }
-    fputc('\n', f);
+    fprintf(f, ",%.6f,%.6f,%.6f,%.6f,%.6f\n", t->nlist_ms, t->cells_ms, t->atm_list_ms,
+            t->drift_ms, t->kick_ms);
     /* Each row reaches the file as its frame ends (a write per frame, nothing next to a step):
      * a run killed with SIGKILL leaves its rows in the temporary (output_file.h). */
     fflush(f);

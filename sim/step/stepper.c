@@ -299,15 +299,37 @@ static sim_status begin(sim_backend *b, const sim_step_shape *f, int steps, sim_
     return mark(b, SIM_PHASE_COUNT, -1, 0, err);
 }
 
-/* Whether step k of the frame marks each phase (config.phase_timing, backend.h): every step, or
- * the frame's last, a step that sorts and a long one (watched: its sweeps are sliced, their rates
- * measured). The last, not the first: the first step's first interval also holds the frame's
- * start (the host's launch after the last frame's sync), which would make the drift look twice
- * its time in the proportions (measured: bench/results/nvidia-h100/phase_marks.md). Called after
- * the step's sort clock advanced, as force_phases reads it. */
+/* Whether step k of the frame marks each phase (config.phase_timing, backend.h): every step
+ * (EVERY, or a backend whose marks cost nothing: the CPU's clock), or a sampled step, a step that
+ * sorts and a long one (watched: its sweeps are sliced, their rates measured).
+ * Sampled: about one step in SIM_STEP_SAMPLE_EVERY, chosen by a hash of its count since set-up, so
+ * that no period of rebuilds or re-sorts aliases with the choice; never a frame's first step (its
+ * first interval also holds the frame's start, the host's launch after the last frame's sync,
+ * which would make the drift look twice its time: bench/results/nvidia-h100/phase_marks.md), nor
+ * the last of a frame of three or more (it runs the second half kick that a next step's drift
+ * would run, in a pass of its own); a frame of one or two steps samples its last, and while no
+ * step was sampled yet the one before the last is (sim_step_sampled, stepper.h). Called after the
+ * step's sort clock advanced, as force_phases reads it. */
+int sim_step_sampled(uint64_t count, int k, int steps, int pool_empty) {
+    if (steps <= 2) {
+        return k == steps - 1;
+    }
+    if (k == 0 || k == steps - 1) {
+        return 0;
+    }
+    uint64_t h = count * 0x9e3779b97f4a7c15ull; /* splitmix64's finaliser */
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return h % SIM_STEP_SAMPLE_EVERY == 0 || (k == steps - 2 && pool_empty);
+}
+
 static int split_step(const sim_backend *b, const sim_step_shape *f, int k, int watched) {
-    return b->config.phase_timing == SIM_PHASE_TIMING_EVERY || k == b->params.steps_per_frame - 1 ||
-           watched || (f->culled && sort_due(b));
+    const sim_stepper *s = &b->stepper;
+    return b->config.phase_timing == SIM_PHASE_TIMING_EVERY || s->ops->marks_free || watched ||
+           (f->culled && sort_due(b)) ||
+           sim_step_sampled(s->steps_run, k, b->params.steps_per_frame,
+                            !(s->phase_pool_sum > 0.0));
 }
 
 /* The intervals between marks (from, to] added to phase_ms by phase (index SIM_PHASE_COUNT: the
@@ -456,6 +478,7 @@ static sim_status run_step(sim_backend *b, int k, const sim_step_shape *f,
     sim_stepper *s = &b->stepper;
     const sim_step_ops *o = s->ops;
     s->clock.steps_since_sort++;
+    s->steps_run++;
     s->split = split_step(b, f, k, watch != NULL);
     s->step_split[k] = (unsigned char)s->split;
     if (s->split && *open) {
@@ -487,22 +510,13 @@ static sim_status run_step(sim_backend *b, int k, const sim_step_shape *f,
 }
 
 /* The frame's phase times into t: the split steps' as marked, plus the whole time of the steps
- * that were not split (total[SIM_PHASE_COUNT]) spread over the phases in the proportions of
- * `weight` (the split steps that did not sort: a sort is not every step's), else of the last
- * frame's such steps (a frame stopped before its last step), else of the split steps without
- * their sorts, else into FIRST. Keeps the proportions used for the next frame. */
-static void phase_times(sim_stepper *s, const double *total, const double *weight,
-                        sim_frame_timing *t) {
+ * that were not split (total[SIM_PHASE_COUNT]) spread over the phases in the proportions of the
+ * sampled steps (s->phase_pool: the split steps that did not sort, a sort not being every step's,
+ * older ones decayed), else of this frame's split steps without their sorts, else into FIRST. */
+static void phase_times(const sim_stepper *s, const double *total, sim_frame_timing *t) {
     double w[SIM_PHASE_COUNT], sum = 0.0;
     for (int p = 0; p < SIM_PHASE_COUNT; ++p) {
-        sum += w[p] = weight[p];
-    }
-    if (sum > 0.0) {
-        memcpy(s->phase_share, w, sizeof w);
-    } else {
-        for (int p = 0; p < SIM_PHASE_COUNT; ++p) {
-            sum += w[p] = s->phase_share[p];
-        }
+        sum += w[p] = s->phase_pool[p];
     }
     if (!(sum > 0.0)) {
         sum = 0.0;
@@ -514,6 +528,16 @@ static void phase_times(sim_stepper *s, const double *total, const double *weigh
     for (int p = 0; p < SIM_PHASE_COUNT; ++p) {
         const double share = sum > 0.0 ? w[p] / sum : p == SIM_PHASE_FIRST;
         *(double *)(void *)((char *)t + phase_field[p]) += total[p] + spread * share;
+    }
+}
+
+/* A sampled step's phase times into the pool the others are spread by: each older sample's
+ * weight decays by SIM_STEP_SAMPLE_DECAY. */
+static void pool_sample(sim_stepper *s, const double *phase_ms) {
+    s->phase_pool_sum = 0.0;
+    for (int p = 0; p < SIM_PHASE_COUNT; ++p) {
+        s->phase_pool[p] = s->phase_pool[p] * SIM_STEP_SAMPLE_DECAY + phase_ms[p];
+        s->phase_pool_sum += s->phase_pool[p];
     }
 }
 
@@ -628,6 +652,17 @@ static void report(const sim_backend *b, const sim_step_shape *f, const sim_step
         t->nlist_cells = b->nlist_cells;
         t->nlist_direct = b->nlist_direct;
     }
+    /* The phases whose one row of SIM_PHASE_LIST holds two kinds of work, named by the kind */
+    if (t->nlist_direct) {
+        t->cells_ms += t->nlist_ms;
+        t->nlist_ms = 0.0;
+    }
+    if (t->atm_lists) {
+        t->atm_list_ms += t->triplet_cull_ms;
+        t->triplet_cull_ms = 0.0;
+    }
+    t->integrate_ms = t->drift_ms + t->kick_ms;
+    t->contact_ms = t->sort_ms + t->cull_ms + t->nlist_ms + t->cells_ms + t->pair_ms;
     sim_backend_count_blocks(b, t, t->tile_pairs);
     /* Per step: culled, what the sweeps counted (the frame's mean); unculled, the plan's tile
      * pairs (or the full sweep's N^2 ordered pairs), touching pairs not counted (the brute-force
@@ -654,6 +689,11 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
     memset(t, 0, sizeof *t);
     const int steps = b->params.steps_per_frame;
     const sim_step_shape f = shape_of(b);
+    if (memcmp(&f, &s->pool_shape, sizeof f) != 0) { /* other phases run: other proportions */
+        memset(s->phase_pool, 0, sizeof s->phase_pool);
+        s->phase_pool_sum = 0.0;
+        s->pool_shape = f;
+    }
     SIM_TRY(begin(b, &f, steps, err));
     const volatile sig_atomic_t *stop = stop_flag(b);
     const int window = step_window(s);
@@ -722,7 +762,7 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
         return end;
     }
     double blocks[SIM_SWEEP_COUNT] = {0}, ms[SIM_SWEEP_COUNT] = {0};
-    double total[SIM_PHASE_COUNT + 1] = {0}, weight[SIM_PHASE_COUNT] = {0};
+    double total[SIM_PHASE_COUNT + 1] = {0};
     int prev = SIM_MARK_FRAME;
     for (int k = 0; k < done; ++k) {
         double step_ms = 0.0, phase_ms[SIM_PHASE_COUNT + 1] = {0};
@@ -730,16 +770,16 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
         SIM_TRY(o->elapsed(b, prev, s->step_end[k], &step_ms, err));
         for (int p = 0; p <= SIM_PHASE_COUNT; ++p) {
             total[p] += phase_ms[p];
-            if (p < SIM_PHASE_COUNT && s->step_split[k] && !s->step_sorted[k]) {
-                weight[p] += phase_ms[p];
-            }
+        }
+        if (s->step_split[k] && !s->step_sorted[k]) {
+            pool_sample(s, phase_ms);
         }
         t->step_ms += step_ms;
         t->sorts += s->step_sorted[k];
         t->phase_steps += s->step_split[k];
         prev = s->step_end[k];
     }
-    phase_times(s, total, weight, t);
+    phase_times(s, total, t);
     update_rates(b, blocks, ms);
     t->steps = done;
     if (done > 0) {
@@ -757,6 +797,21 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
     return SIM_OK;
 }
 
+double sim_step_estimate_ms(const sim_backend *b, double rebuild_every) {
+    if (b->stepper.ops == NULL) { /* a composite (several ranks): its members are stepped */
+        return 0.0;
+    }
+    const double *m = b->stepper.forces_ms;
+    const sim_step_shape f = shape_of(b);
+    const double every = rebuild_every > 1.0 ? rebuild_every : 1.0;
+    const int sort_every = b->config.sort_every > 0 ? b->config.sort_every : SIM_CULL_SORT_EVERY;
+    const double builds = m[SIM_PHASE_CULL] + m[SIM_PHASE_NEIGHBOURS];
+    return m[SIM_PHASE_CONTACTS] + m[SIM_PHASE_TRIPLETS] + m[SIM_PHASE_REDUCE] +
+           2.0 * m[SIM_PHASE_SECOND] + m[SIM_PHASE_SORT] / sort_every +
+           (f.listed && !b->nlist_direct ? builds / every : builds) +
+           (f.tlisted ? m[SIM_PHASE_TRIPLET_CULL] / every : m[SIM_PHASE_TRIPLET_CULL]);
+}
+
 sim_status sim_step_forces(sim_backend *b, int watched, sim_error *err) {
     sim_stepper *s = &b->stepper;
     const sim_step_ops *o = s->ops;
@@ -768,8 +823,10 @@ sim_status sim_step_forces(sim_backend *b, int watched, sim_error *err) {
     }
     int sorted = 0;
     s->rebuild_due = 1; /* new bodies or a new model (set-up too): lists are built for them */
-    SIM_TRY(force_phases(b, &f, 0, watch != NULL && forces_are_long(b, &f) ? watch : NULL, &sorted,
-                         err));
+    /* Watched whatever the rates say: the forces alone keep nothing to roll back (a stop ends
+     * them, and the caller's set-up), and a list they build (the cut-off's tile triples) is
+     * measured only when built, after the decision a step takes at its start. */
+    SIM_TRY(force_phases(b, &f, 0, watch, &sorted, err));
     SIM_TRY(o->body_forces(b, err));
     SIM_TRY(mark(b, SIM_PHASE_SECOND, -1, 0, err));
     sim_step_counts c;
@@ -781,6 +838,7 @@ sim_status sim_step_forces(sim_backend *b, int watched, sim_error *err) {
     double blocks[SIM_SWEEP_COUNT] = {0}, ms[SIM_SWEEP_COUNT] = {0};
     double phase_ms[SIM_PHASE_COUNT + 1] = {0}; /* not reported: a force computation's */
     SIM_TRY(account(b, SIM_MARK_FRAME, s->marks - 1, phase_ms, blocks, ms, err));
+    memcpy(s->forces_ms, phase_ms, sizeof s->forces_ms); /* a step's estimate */
     update_rates(b, blocks, ms);
     return after_counts(b, &f, &c, err);
 }

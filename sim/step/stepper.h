@@ -94,11 +94,21 @@ extern "C" {
  * from one that overflowed: sim_step_counts.inexact); each round at least doubles what was short,
  * and a pair list too short undercounts the triples built from it, hence more than one. */
 #define SIM_LIST_SETTLE_ROUNDS 3
+/* Phase timing sampled (sim_backend_config.phase_timing): about one step in
+ * SIM_STEP_SAMPLE_EVERY marks each phase (a mark costs a GPU a few microseconds), and the other
+ * steps' time is spread over the phases in the sampled steps' proportions, each older sample's
+ * weight decayed by SIM_STEP_SAMPLE_DECAY per newer one: a memory of about 32 samples, enough to
+ * see a phase that costs one step in twenty (a rebuild), short enough to follow a run that
+ * changes (a heap settling). */
+#define SIM_STEP_SAMPLE_EVERY 10u
+#define SIM_STEP_SAMPLE_DECAY (1.0 - 1.0 / 32.0)
 
-/* The phases of a step, in order: id, name, the sim_frame_timing field its time is added to. */
+/* The phases of a step, in order: id, name, the sim_frame_timing field its time is added to (at
+ * the frame's end NEIGHBOURS' time is cells_ms in a frame swept from the cells, TRIPLET_CULL's
+ * atm_list_ms over the ATM cut-off's lists, and integrate_ms is drift_ms + kick_ms). */
 #define SIM_PHASE_LIST(X)                                                                          \
-    X(FIRST, "verlet_first", integrate_ms)                                                         \
-    X(WRAP, "wrap", integrate_ms)                                                                  \
+    X(FIRST, "verlet_first", drift_ms)                                                             \
+    X(WRAP, "wrap", drift_ms)                                                                      \
     X(SORT, "sort", sort_ms)                                                                       \
     X(CULL, "cull", cull_ms)                                                                       \
     X(NEIGHBOURS, "neighbours", nlist_ms)                                                          \
@@ -106,7 +116,7 @@ extern "C" {
     X(TRIPLET_CULL, "triplet_cull", triplet_cull_ms)                                               \
     X(TRIPLETS, "triplets", triplet_ms)                                                            \
     X(REDUCE, "reduce", comm_ms)                                                                   \
-    X(SECOND, "body_verlet_second", integrate_ms)
+    X(SECOND, "body_verlet_second", kick_ms)
 
 typedef enum {
 #define SIM_PHASE_ENUM(id, name, field) SIM_PHASE_##id,
@@ -276,6 +286,10 @@ typedef struct sim_step_ops {
     sim_status (*step_begin)(sim_backend *b, const sim_step_shape *shape, int *unit,
                              sim_error *err);
     sim_status (*step_end)(sim_backend *b, int keep, sim_error *err);
+    /* 1: a mark costs the step nothing (the CPU's host clock), so every step marks each phase and
+     * the phases are measured, never spread (SIM_PHASE_TIMING_SAMPLED is then EVERY); 0: a mark
+     * costs the device time (a CUDA event), and steps are sampled. */
+    int marks_free;
 } sim_step_ops;
 
 /* A sweep's measured rate [blocks / ms], valid for the plan it was measured on. */
@@ -311,13 +325,29 @@ typedef struct {
     unsigned char *step_sorted, *step_split;
     /* the step under way marks each phase's end (split); else only its own end, and its time is
      * spread over the phases at the frame's end (sim_backend_config.phase_timing), in the
-     * proportions of the frame's split steps that did not sort (the last such, kept here) */
+     * proportions of the sampled steps, kept here (split steps that did not sort, older ones
+     * decayed: SIM_STEP_SAMPLE_DECAY) with their sum; steps_run: steps since set-up (the sample's
+     * hash) */
     int split;
-    double phase_share[SIM_PHASE_COUNT];
+    double phase_pool[SIM_PHASE_COUNT], phase_pool_sum;
+    sim_step_shape pool_shape; /* the shape the pool's samples ran (another empties it) */
+    uint64_t steps_run;
+    double forces_ms[SIM_PHASE_COUNT]; /* the last forces alone, phase by phase (every list built) */
 } sim_stepper;
 
 /* Mark ids: a sliced sweep's start and its ring of slice ends, then the frame's marks. */
 enum { SIM_MARK_SWEEP = 0, SIM_MARK_SLICE = 1, SIM_MARK_FRAME = SIM_MARK_SLICE + 3 };
+
+/* A step's time expected before any was run [ms], from the last forces alone (set-up's: a step's
+ * sweeps with every list built): their sweeps and body forces as measured, the drift as long as
+ * the body forces' pass, a re-sort every sort_every steps, and the lists' builds once every
+ * rebuild_every steps where lists keep them (every step where nothing does). 0: no forces yet. */
+double sim_step_estimate_ms(const sim_backend *b, double rebuild_every);
+
+/* Whether step k of a frame of `steps` is a sampled one (SIM_PHASE_TIMING_SAMPLED: its phases
+ * marked one by one; stepper.c's split_step says which and why): count is the step's number since
+ * set-up (1 for the first), pool_empty whether no step was sampled yet. */
+int sim_step_sampled(uint64_t count, int k, int steps, int pool_empty);
 
 /* A backend's stepper, before its first force computation: no sort yet (the first culled step
  * sorts), nothing timed. */
