@@ -156,3 +156,55 @@ void app_option_help(const app_option_table *t, FILE *out) {
     print_row(out, "-V, --version", "the version");
     print_row(out, "--", "ends the options");
 }
+
+/* text as a Markdown table cell: '\n' as a blank, '|' escaped (in code too), '*' outside code. */
+static void markdown_cell(FILE *out, const char *text, int code) {
+    for (const char *c = text; *c != '\0'; ++c) {
+        if (*c == '\n') {
+            fputc(' ', out);
+        } else if (*c == '|' || (*c == '*' && !code)) {
+            fprintf(out, "\\%c", *c);
+        } else {
+            fputc(*c, out);
+        }
+    }
+}
+
+void app_option_markdown_row(FILE *out, const char *const *cells, int count, unsigned code) {
+    for (int k = 0; k < count; ++k) {
+        const int quote = (code >> k & 1u) && cells[k] != NULL && cells[k][0] != '\0';
+        fputs(k == 0 ? "| " : " | ", out);
+        fputs(quote ? "`" : "", out);
+        markdown_cell(out, cells[k] != NULL ? cells[k] : "", quote);
+        fputs(quote ? "`" : "", out);
+    }
+    fputs(" |\n", out);
+}
+
+static void reference_row(FILE *out, int *header, const char *name, const char *value,
+                          const char *help) {
+    if (!*header) {
+        fputs("| flag | value | what it does |\n|---|---|---|\n", out);
+        *header = 1;
+    }
+    const char *const cells[3] = {name, value, help};
+    app_option_markdown_row(out, cells, 3, 3u);
+}
+
+void app_option_reference(const app_option_table *t, FILE *out) {
+    int header = 0;
+    for (int r = 0; r < t->count; ++r) {
+        const app_option_row *row = &t->rows[r];
+        if (row->name == NULL) { /* "Scene:" -> "### Scene" */
+            size_t len = strlen(row->help);
+            len -= len > 0 && row->help[len - 1] == ':';
+            fprintf(out, "%s### %.*s\n\n", header ? "\n" : "", (int)len, row->help);
+            header = 0;
+            continue;
+        }
+        reference_row(out, &header, row->name, row->value, row->help);
+    }
+    reference_row(out, &header, "-h, --help", NULL, "this text");
+    reference_row(out, &header, "-V, --version", NULL, "the version");
+    reference_row(out, &header, "--", NULL, "ends the options");
+}

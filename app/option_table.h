@@ -48,4 +48,12 @@ int app_option_parse(const app_option_table *t, int argc, char **argv);
 /* The rows as help text (sections, then "  --flag VALUE   help"), plus -h and -V. */
 void app_option_help(const app_option_table *t, FILE *out);
 
+/* The same rows as Markdown, for docs/reference.md: each section a "### " heading and a table
+ * of flag, value and help (one line each), then -h, -V and --. */
+void app_option_reference(const app_option_table *t, FILE *out);
+/* One Markdown table row of `count` cells: '\n' in a cell as a blank, '|' escaped (and '*'
+ * outside code); the cells whose bit is set in `code` (1 << k) are written as code. NULL: an
+ * empty cell. */
+void app_option_markdown_row(FILE *out, const char *const *cells, int count, unsigned code);
+
 #endif /* APP_OPTION_TABLE_H */

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # On a GPU machine with a display (the workplace's device machine: first `source
 # .devkit/setup.sh`, which starts an X server with GL on the GPU): the viewer's map study
-# screenshots for the README and the checks of issue 14, all into $OUT (default
+# screenshots for the README and docs/guide.md and the checks of issue 14, all into $OUT (default
 # ./gpu_viewer_out):
 #   sweep-262k.png / .json / .out   N = 262,144: every pair map timed by the sweep, the map
 #                                   comparison panel and the map inset (brute-force contacts)

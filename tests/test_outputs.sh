@@ -171,7 +171,7 @@ kill -TERM "$pid"
 wait "$pid"
 [ $? -eq 143 ] && ok || fail "nohup run: SIGTERM did not end it with 143"
 
-# SIGKILL cannot be handled: the log's temporary keeps a row per completed frame (the README's
+# SIGKILL cannot be handled: the log's temporary keeps a row per completed frame (docs/guide.md's
 # promise), every row flushed as its frame ends, not 4 KB at a time. Four frames of ~0.5 s write
 # ~1 KB, which a buffered log would hold back until its end.
 rm -f k.csv

@@ -429,17 +429,37 @@ static const app_option_table table = {
     print_build,
 };
 
+/* Texts --help and the reference (docs/reference.md) share. */
+static const char usage_text[] =
+    "Usage:\n"
+    "  nbsim [options]                 open the viewer\n"
+    "  nbsim --frames F [options]      headless batch run of F frames (no window, no GL)\n"
+    "  nbsim maps --help               the map inspector (launch plans, dumps, pictures)\n"
+    "  nbsim bench --help              benchmarks of the maps and kernels on this GPU\n";
+static const char counts_text[] =
+    "  particle steps/s  N x steps per second of the whole step, as HOOMD-blue and\n"
+    "                    LAMMPS report it (log: particle_steps_per_s)\n"
+    "  pair tests        the candidate pairs the contact sweep tested, per step and per\n"
+    "                    body: the neighbour-list entries, or the pairs of the\n"
+    "                    interacting tile pairs (culled); every tile pair of the map's\n"
+    "                    plan, tile x tile each (--cull off) (log: candidate_tests)\n"
+    "  contacts          the pairs among them that touch, per step; culled runs only\n"
+    "                    (log: contacts)\n"
+    "  unique pairs/s    N(N-1)/2 per second of the contact sweep, for --cull off only:\n"
+    "                    a culled sweep tests far fewer pairs (log: pairs_per_s)\n"
+    "Counts are the frame's mean per step; contacts of the brute-force sweep read n/a.\n";
+static const char exit_text[] =
+    "Exit status: 0 done; 2 bad input, refused before any work (a flag, a scene file, an N\n"
+    "too large for the maps or for memory); 1 what this machine lacks or a failure while\n"
+    "running (no display, no CUDA device, a write error, a blow-up); 128+S stopped by\n"
+    "signal S with every output complete (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).\n";
+
 static void print_help(FILE *out) {
     fprintf(out,
             "nbsim %s — N spheres, contact forces over every pair and Axilrod-Teller-Muto forces\n"
             "over every triple, in CUDA kernels whose blocks are placed by a selectable thread "
-            "map.\n\n"
-            "Usage:\n"
-            "  nbsim [options]                 open the viewer\n"
-            "  nbsim --frames F [options]      headless batch run of F frames (no window, no GL)\n"
-            "  nbsim maps --help               the map inspector (launch plans, dumps, pictures)\n"
-            "  nbsim bench --help              benchmarks of the maps and kernels on this GPU\n\n",
-            NBSIM_VERSION);
+            "map.\n\n%s\n",
+            NBSIM_VERSION, usage_text);
     app_option_help(&table, out);
     char names[512];
     fprintf(out, "\nPair maps:    %s, full\n", sim_map_names(2, names, sizeof names));
@@ -455,24 +475,66 @@ static void print_help(FILE *out) {
 #define HELP_PHASE(id, field, name, includes) fprintf(out, "  %-17s %s\n", name, includes);
     SIM_RUN_KERNEL_LIST(HELP_PHASE)
 #undef HELP_PHASE
+    fprintf(out, "%s\n%s\n%s", counts_text, VIEWER_KEYS_HELP, exit_text);
+}
+
+/* docs/reference.md (scripts/gen_reference.sh runs `nbsim --help-reference`): the flags from the
+ * rows above, the maps, the scenes and the scene files' keys from the tables the parsers read,
+ * so the page cannot drift from what the program takes. */
+void app_options_print_reference(FILE *out) {
     fprintf(out,
-            "  particle steps/s  N x steps per second of the whole step, as HOOMD-blue and\n"
-            "                    LAMMPS report it (log: particle_steps_per_s)\n"
-            "  pair tests        the candidate pairs the contact sweep tested, per step and per\n"
-            "                    body: the neighbour-list entries, or the pairs of the\n"
-            "                    interacting tile pairs (culled); every tile pair of the map's\n"
-            "                    plan, tile x tile each (--cull off) (log: candidate_tests)\n"
-            "  contacts          the pairs among them that touch, per step; culled runs only\n"
-            "                    (log: contacts)\n"
-            "  unique pairs/s    N(N-1)/2 per second of the contact sweep, for --cull off only:\n"
-            "                    a culled sweep tests far fewer pairs (log: pairs_per_s)\n"
-            "Counts are the frame's mean per step; contacts of the brute-force sweep read n/a.\n\n%s\n",
-            VIEWER_KEYS_HELP);
+            "# nbsim reference\n\n"
+            "<!-- Generated from nbsim's own tables by scripts/gen_reference.sh (nbsim "
+            "--help-reference): do not edit; change the tables and regenerate. -->\n\n"
+            "Every flag of `nbsim` (and, at the end, of `nbsim maps` and `nbsim bench`) and "
+            "every key of a scene\nfile, as the program takes them: the same rows drive the "
+            "parsers and `--help`. How to use them:\n[the user guide](guide.md).\n\n"
+            "## The command line\n\n```\n%s```\n\n",
+            usage_text);
+    app_option_reference(&table, out);
+    char names[512];
+    fprintf(out, "\n### Maps\n\n* pair maps (`--pair-map`): %s, full (no symmetry); auto\n",
+            sim_map_names(2, names, sizeof names));
+    fprintf(out, "* triplet maps (`--triplet-map`): %s; auto\n\n",
+            sim_map_names(3, names, sizeof names));
     fprintf(out,
-            "Exit status: 0 done; 2 bad input, refused before any work (a flag, a scene file, an "
-            "N\ntoo large for the maps or for memory); 1 what this machine lacks or a failure "
-            "while\nrunning (no display, no CUDA device, a write error, a blow-up); 128+S stopped "
-            "by\nsignal S with every output complete (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).\n");
+            "## Built-in scenes\n\n`--scene NAME`; the viewer's keys 1-%d in this order.\n\n"
+            "| key | scene | default N | what |\n|---|---|---|---|\n",
+            sim_scene_builtin_count());
+    for (int i = 0; i < sim_scene_builtin_count(); ++i) {
+        char key[16], n[16];
+        snprintf(key, sizeof key, "%d", i + 1);
+        snprintf(n, sizeof n, "%u", sim_scene_builtin_default_n(i));
+        const char *const cells[4] = {key, sim_scene_builtin_name(i), n,
+                                      sim_scene_builtin_description(i)};
+        app_option_markdown_row(out, cells, 4, 2u);
+    }
+    fprintf(out, "\n## Scene-file keys\n\n"
+                 "`key = value` lines before the column header `x y z vx vy vz radius density` "
+                 "(the format:\n[assets/README.md](../assets/README.md)). A flag on the command "
+                 "line wins over its key.\n\n"
+                 "| key | value | must be | what it sets | flag |\n|---|---|---|---|---|\n");
+    for (int id = 0; id < SIM_PARAM_COUNT; ++id) {
+        const sim_param_info *p = sim_param_info_of((sim_param_id)id);
+        const char *const cells[5] = {p->key, p->value, p->rule, p->help, p->flag};
+        app_option_markdown_row(out, cells, 5, 0x13u);
+    }
+    /* The two keys of sim_params without a row (sim/io/scene_io.c's parse_param). */
+    const char *const hertz[5] = {"hertz", "0|1", "0 or 1",
+                                  "contact law: 1 Hertz, 0 linear (default)",
+                                  "--contact linear|hertz"};
+    const char *const triplets[5] = {"triplets", "0|1", "0 or 1",
+                                     "ATM triplet forces on (1) or off (0, default)",
+                                     "--triplets on|off|auto"};
+    app_option_markdown_row(out, hertz, 5, 0x13u);
+    app_option_markdown_row(out, triplets, 5, 0x13u);
+    fprintf(out, "\n`box` is taken for `box_half`.\n\n");
+    fprintf(out, "## The summary and the log, per step [ms]\n\n```\n");
+#define REFERENCE_PHASE(id, name, ms, includes) fprintf(out, "  %-17s %s\n", name, includes);
+    SIM_RUN_KERNEL_LIST(REFERENCE_PHASE)
+#undef REFERENCE_PHASE
+    fprintf(out, "%s```\n\n## The viewer's keys\n\n```\n%s```\n\n## Exit status\n\n%s", counts_text,
+            VIEWER_KEYS_HELP, exit_text);
 }
 
 /* --energy-every for the headless loop (auto: every frame) or the viewer (auto: every

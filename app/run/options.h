@@ -8,6 +8,8 @@
 #ifndef APP_OPTIONS_H
 #define APP_OPTIONS_H
 
+#include <stdio.h>
+
 #include "nbsim/output_file.h"
 #include "nbsim/session.h"
 
@@ -54,5 +56,9 @@ int app_options_parse(int argc, char **argv, app_options *o);
  * needs an extension this build writes. SIM_BAD_ARGUMENT names the flag and the reason (exit 2);
  * SIM_UNSUPPORTED what this build or machine lacks (.nc without NetCDF: exit 1). */
 sim_status app_options_check_outputs(const app_options *o, sim_error *err);
+
+/* docs/reference.md as Markdown: every flag, map, built-in scene and scene-file key, from the
+ * tables the parsers and --help use (`nbsim --help-reference`, scripts/gen_reference.sh). */
+void app_options_print_reference(FILE *out);
 
 #endif /* APP_OPTIONS_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the simulator command: parse, then a headless run or the viewer. */
 #include <stdio.h>
+#include <string.h>
 
 #include "app.h"
 #include "headless.h"
@@ -8,6 +9,11 @@
 
 int app_sim_main(int argc, char **argv) {
     static app_options opt; /* large (paths); static keeps it off the stack */
+    if (argc == 2 && strcmp(argv[1], "--help-reference") == 0) {
+        /* Hidden: docs/reference.md (scripts/gen_reference.sh). */
+        app_options_print_reference(stdout);
+        return fflush(stdout) == 0 ? APP_EXIT_OK : APP_EXIT_FAILURE;
+    }
     int r = app_options_parse(argc, argv, &opt);
     if (r == 1) {
         return APP_EXIT_OK;
