@@ -529,8 +529,13 @@ void app_options_print_reference(FILE *out) {
     app_option_markdown_row(out, hertz, 5, 0x13u);
     app_option_markdown_row(out, triplets, 5, 0x13u);
     fprintf(out, "\n`box` is taken for `box_half`.\n\n");
-    fprintf(out, "## The summary and the log, per step [ms]\n\n```\n");
-#define REFERENCE_PHASE(id, name, ms, includes) fprintf(out, "  %-17s %s\n", name, includes);
+    fprintf(out, "## The summary, the JSON and the log, per step [ms]\n\n"
+                 "The phases (the rows down to `kick`) add up to the step; `contact` and "
+                 "`integrate` are sums of some of them.\n\n```\n"
+                 "  %-13s %-16s %s\n", "summary, JSON", "log column", "what it holds");
+#define REFERENCE_PHASE(id, field, name, includes)                                                 \
+    fprintf(out, "  %-13s %-16s %s\n", name,                                                   \
+            SIM_RUN_KERNEL_##id == SIM_RUN_KERNEL_CONTACT ? "(none: a sum)" : #field, includes);
     SIM_RUN_KERNEL_LIST(REFERENCE_PHASE)
 #undef REFERENCE_PHASE
     fprintf(out, "%s```\n\n## The viewer's keys\n\n```\n%s```\n\n## Exit status\n\n%s", counts_text,
