@@ -49,5 +49,17 @@ wait_for() {
   return 1
 }
 
+# stop_run SIGNAL: sends SIGNAL to the run start_run began, waits for it to end (at most 10 s, then
+# SIGKILL), and sets code (its exit status) and took_ms (from the signal to its end).
+stop_run() {
+  kill "-$1" "$run_pid"
+  local signalled; signalled=$(date +%s%N)
+  for _ in $(seq 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  took_ms=$((($(date +%s%N) - signalled) / 1000000))
+  kill -KILL "$run_pid" 2>/dev/null
+  wait "$run_pid"
+  code=$?
+}
+
 # leftovers: temporaries of sim_output (".NAME.nbsim-XXXXXX") in the working directory.
 leftovers() { ls -A | grep -e '\.nbsim-' -e '\.part$'; }

@@ -102,13 +102,7 @@ awk -F, -v c="$cols" 'NF != c { bad = 1 } END { exit bad }' int.csv && ok || fai
 start_run /dev/null tri_int.err --backend cpu --threads 1 --frames 2 --scene triplets --n 1500 \
   --triplets on --atm-cutoff 1e9 --log tri_int.csv
 sleep 2
-kill -INT "$run_pid"
-signalled=$(date +%s%N)
-for _ in $(seq 50); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
-took_ms=$((($(date +%s%N) - signalled) / 1000000))
-kill -KILL "$run_pid" 2>/dev/null
-wait "$run_pid"
-code=$?
+stop_run INT
 [ "$code" -eq 130 ] && [ "$took_ms" -lt 2000 ] && ok \
   || fail "Ctrl-C in the initial forces: exit $code after $took_ms ms: $(tail -2 tri_int.err)"
 [ ! -e tri_int.csv ] && ok || fail "Ctrl-C in the initial forces left a log"

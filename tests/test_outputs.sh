@@ -137,13 +137,7 @@ took=$(sed -n 's/.*the initial forces took \([0-9.]*\) \(m\{0,1\}s\).*/\1 \2/p' 
 wait_s=$(awk -v t="${took% *}" -v u="${took#* }" 'BEGIN { s = (u == "ms") ? t / 1000 : t;
   w = 2 * s + 0.5; if (w < 1.5) w = 1.5; if (w > 20) w = 20; print w }')
 sleep "$wait_s"
-kill -INT "$run_pid"
-signalled=$(date +%s%N)
-for _ in $(seq 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
-took_ms=$((($(date +%s%N) - signalled) / 1000000))
-kill -KILL "$run_pid" 2>/dev/null
-wait "$run_pid"
-code=$?
+stop_run INT
 [ "$code" -eq 130 ] && [ "$took_ms" -lt 2000 ] && ok \
   || fail "mid-frame Ctrl-C: exit $code after $took_ms ms (want 130 within 2 s): $(tail -2 err.txt)"
 grep -q "stopped by SIGINT (Ctrl-C) after 0 frames, and [0-9]* of the 20 steps of frame 1 (kept in the state); complete: log m.csv, summary m.json, state m.scene" err.txt \
