@@ -163,6 +163,50 @@ def test_params():
     assert given.params["gravity"] == (0.0, -1.0, 0.0)  # over the scene's
 
 
+def test_gravity_as_the_command_line_takes_it():
+    """--gravity's text (issue 37: '0,-9.8,0' failed on ','), and any 3 numbers."""
+    sim = cpu_sim("gas", 50, params={"gravity": "0,-9.8,0"})
+    assert sim.params["gravity"] == (0.0, -9.8, 0.0)
+    sim.set_params(gravity=" 1.5 , 0, -2 ")  # blanks around the numbers, as in scene files
+    assert sim.params["gravity"] == (1.5, 0.0, -2.0)
+    sim.set_params(gravity=np.array([0, 0, -3.5]))
+    assert sim.params["gravity"] == (0.0, 0.0, -3.5)
+    sim.set_params(gravity=[0, -1, 0])
+    assert sim.params["gravity"] == (0.0, -1.0, 0.0)
+    for bad in ("0 -9.8 0", "0,-9.8", "0,x,0", "0,2e6,0"):
+        with pytest.raises(nbsim.BadArgumentError, match=r"^gravity: '.*' must be three numbers"):
+            sim.set_params(gravity=bad)
+    with pytest.raises(nbsim.BadArgumentError, match="three numbers"):
+        sim.set_params(gravity=(0, 1))
+    with pytest.raises(TypeError, match="gravity must be three numbers"):
+        sim.set_params(gravity=("a", "b", "c"))
+    assert sim.params["gravity"] == (0.0, -1.0, 0.0)  # a refused value changed nothing
+
+
+def test_periodic():
+    """periodic as --periodic and scene files spell it, read back as text, and a periodic run
+    reopened from its state and parameters (issue 37: TypeError, and params["periodic"] was 5)."""
+    for given, axes in (("xz", "xz"), ("x,z", "xz"), ("z x", "xz"), ("y", "y"), ("xyz", "xyz"),
+                        ("none", "none")):
+        sim = cpu_sim("gas", 60, params={"periodic": given, "atm_nu": 0})
+        assert sim.params["periodic"] == axes
+    sim = cpu_sim("gas", 60, params={"periodic": "xz", "atm_nu": 0})
+    sim.run(3)
+    twin = nbsim.Simulation.from_state(sim.state(), params=sim.params, backend="cpu", threads=1)
+    assert twin.params == sim.params and twin.params["periodic"] == "xz"
+    sim.run(2)
+    twin.run(2)
+    assert np.array_equal(twin.state().positions, sim.state().positions)
+    sim.set_params(periodic="none")
+    assert sim.params["periodic"] == "none"
+    assert nbsim.params.default()["periodic"] == "none"
+    for bad in ("xx", "w", ""):
+        with pytest.raises(nbsim.BadArgumentError, match="^periodic: .* must be periodic axes"):
+            sim.set_params(periodic=bad)
+    with pytest.raises(TypeError, match="periodic must be the axes as text"):
+        sim.set_params(periodic=5)
+
+
 def test_maps_tile_cull_settings():
     sim = cpu_sim("gas", 200, pair_map="rm", triplet_map="tetra", tile=32, cull=False)
     i = sim.info()
