@@ -96,6 +96,16 @@ sim_status sim_scene_load_with(const char *path, const sim_scene_load_options *o
 sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_options *options,
                           sim_params *params_inout, sim_state *out, sim_error *err);
 
+/* A scene file's rules for bodies that come from memory (a binding's arrays), so that they are
+ * refused as the same bodies in a file would be: positions, velocities and spins finite (a file's
+ * numbers are), radius at most box_half, and every centre inside the walls at +-box_half, or up to
+ * SIM_ESCAPE_FACTOR x box_half when `saved` (a state a run reached, as a saved state's may).
+ * SIM_BAD_ARGUMENT names the first body that breaks one, by its index from 0, and what is wrong.
+ * Radius and mass > 0 and the contacts are sim_state_check_bodies' (state.h), which the session
+ * applies to every state. */
+sim_status sim_scene_check_bodies(const sim_state *state, const sim_params *params, int saved,
+                                  sim_error *err);
+
 /* Writes params and state (and forces [N] as fx fy fz when not NULL) in the scene format, at
  * full double precision (%.17g). Writes a temporary file beside `path` and renames it over
  * `path`, so readers never see a half-written file. */
