@@ -25,6 +25,7 @@
 #ifndef SIM_SCENE_H
 #define SIM_SCENE_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "nbsim/params.h"
@@ -57,6 +58,12 @@ uint32_t sim_scene_builtin_default_n(int i);
 /* n = 0: the scene's default body count. Unknown name or a failed allocation: error. */
 sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_params *params_inout,
                              sim_state *out, sim_error *err);
+/* The same, ended when *stop (may be NULL; a session's config.stop, raised by Ctrl-C) rises:
+ * the flag is read every 65,536 bodies (millions of bodies take about a second), and a stopped
+ * build returns SIM_INTERRUPTED with nothing in *out. */
+sim_status sim_scene_builtin_with(const char *name, uint32_t n, uint64_t seed,
+                                  const volatile sig_atomic_t *stop, sim_params *params_inout,
+                                  sim_state *out, sim_error *err);
 
 /* Reads a scene file into *out (allocated here) and the parameters it sets into *params_inout.
  * On error neither is touched; the message names file, line and problem (the file's own bytes
