@@ -8,13 +8,16 @@
  *               momenta:R:3:radius:R:1:mass:R:1:masses:R:1:forces:R:3 Time=... Step=...
  *               pbc="F F F", then one line per body (velocity and mass under OVITO's names and
  *               ASE's: traj_xyz.c).
- *   .lammpstrj  LAMMPS text dump (dump custom): ITEM: TIME, ITEM: TIMESTEP, ITEM: NUMBER OF ATOMS,
- *               ITEM: BOX BOUNDS ff ff ff, ITEM: ATOMS id type x y z vx vy vz radius mass fx fy
- *               fz (type 1 for every sphere).
+ *   .lammpstrj  LAMMPS text dump (dump custom): ITEM: UNITS si (once), ITEM: TIME, ITEM:
+ *               TIMESTEP, ITEM: NUMBER OF ATOMS, ITEM: BOX BOUNDS ff ff ff, ITEM: ATOMS id type x
+ *               y z vx vy vz radius mass fx fy fz (type 1 for every sphere).
  *   .nc         AMBER NetCDF trajectory convention 1.0 (64-bit offset NetCDF, the flavour AMBER,
  *               MDAnalysis and VMD require), through libnetcdf when the build found it; extra
- *               per-atom variables radius, mass and id (OVITO maps `radius` to its Radius
- *               property). Layout and units: traj_netcdf.c.
+ *               variables radius and mass per atom and id per frame (OVITO maps `radius` to its
+ *               Radius property; ASE reads `id` as each frame's order). Layout and units:
+ *               traj_netcdf.c.
+ * How OVITO, ASE, MDAnalysis and VMD read each (units, what a reader cannot represent):
+ * docs/trajectories.md.
  *
  * What a frame holds, as LAMMPS and HOOMD users expect it: every body in the user's order (the
  * order of the scene), ids 1..N, the step count since the run started (steps, not frames), the
