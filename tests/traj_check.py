@@ -10,7 +10,7 @@ Exit status: 0 checked, 1 a check failed, 77 the reader is not installed (skippe
 import os
 import sys
 
-FLOAT_TOL = 2e-7  # relative: the files carry float32 values, the state is double
+FLOAT_TOL = 2e-7  # relative: the .nc carries float32 values (a CPU run's text formats its doubles)
 
 
 def read_scene(path):

@@ -28,7 +28,9 @@ def read_state(path):
 
 def read_trajectory_last(path):
     """The last complete frame of a trajectory (.xyz, .lammpstrj, .nc): (State, params dict,
-    info dict: format, frames, frame, step, time, truncated, ...). Values were written as floats."""
+    info dict: format, frames, frame, step, time, truncated, ...). Values as the file holds them:
+    a CPU run's .xyz and .lammpstrj its double state exactly, a CUDA run's its floats, .nc float32
+    (docs/trajectories.md)."""
     p = ffi.new("sim_params *", lib.sim_params_default())
     st = ffi.new("sim_state *")
     info = ffi.new("sim_traj_info *")

@@ -29,6 +29,9 @@
  * ITEM: NBSIM PARAMETERS (sim_traj_writer_open_params: the run's physics, for continuing it) is
  * nbsim's own item; OVITO, ASE and VMD skip items they do not know.
  *
+ * Precision: the frame's (trajectory.h): 9 significant digits from the CUDA backend's floats,
+ * full double precision from the CPU reference's double state.
+ *
  * Reading accepts what LAMMPS writes for granular runs: positions as x y z, xu yu zu (unwrapped)
  * or xs ys zs (scaled to the box); `radius` or `diameter`; `mass`, else `density`; atoms in any
  * order (parallel LAMMPS runs write them unsorted), put back in id order. */

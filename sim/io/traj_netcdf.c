@@ -22,7 +22,7 @@
  * variables it does not know); OVITO imports radius as its Radius property.
  *
  * Precision: float32 coordinates, velocities and forces (the convention's type; what the GPU
- * computes in), double time.
+ * computes in), also from the CPU reference's double frames (rounded once), double time.
  *
  * ASE (netCDF4-python applies the scale factors) reads positions in angstrom and the convention's
  * angstrom/picosecond velocities as they come, masses from elements the file does not have
@@ -204,8 +204,10 @@ static sim_status nc_write(sim_traj_writer *w, const sim_traj_frame *f, sim_erro
     const char *what = "a frame";
     if (k == 0) {
         for (uint32_t i = 0; i < n; ++i) {
-            nc->radius[i] = f->pos[i].w;
-            nc->mass[i] = f->vel[i].w;
+            traj_body body;
+            traj_frame_body(f, i, &body);
+            nc->radius[i] = (float)body.radius;
+            nc->mass[i] = (float)body.mass;
         }
         what = "radius and mass";
         rc = nc_put_var_float(nc->ncid, nc->v_radius, nc->radius);
@@ -215,7 +217,9 @@ static sim_status nc_write(sim_traj_writer *w, const sim_traj_frame *f, sim_erro
         }
     } else {
         for (uint32_t i = 0; i < n; ++i) {
-            if (f->pos[i].w != nc->radius[i] || f->vel[i].w != nc->mass[i]) {
+            traj_body body;
+            traj_frame_body(f, i, &body);
+            if ((float)body.radius != nc->radius[i] || (float)body.mass != nc->mass[i]) {
                 return sim_fail(err, SIM_BAD_ARGUMENT,
                                 "'%s': body %u's radius or mass changed at frame %zu; NetCDF "
                                 "stores them once (start a new trajectory)",
@@ -224,14 +228,19 @@ static sim_status nc_write(sim_traj_writer *w, const sim_traj_frame *f, sim_erro
         }
     }
     const size_t start3[3] = {k, 0, 0}, count3[3] = {1, n, 3};
-    const sim_vec4f *src[4] = {f->pos, f->vel, f->force, f->spin};
     const int vars[4] = {nc->v_coordinates, nc->v_velocities, nc->v_forces, nc->v_omega};
     static const char *const names[4] = {"coordinates", "velocities", "forces", "omega"};
     for (int v = 0; v < (w->spin ? 4 : 3); ++v) {
         for (uint32_t i = 0; i < n; ++i) {
-            nc->buf[3 * (size_t)i + 0] = src[v] ? src[v][i].x : 0.0f;
-            nc->buf[3 * (size_t)i + 1] = src[v] ? src[v][i].y : 0.0f;
-            nc->buf[3 * (size_t)i + 2] = src[v] ? src[v][i].z : 0.0f;
+            traj_body body;
+            traj_frame_body(f, i, &body);
+            const double *src = v == 0   ? body.pos
+                                : v == 1 ? body.vel
+                                : v == 2 ? body.force
+                                         : body.spin;
+            for (int a = 0; a < 3; ++a) {
+                nc->buf[3 * (size_t)i + (size_t)a] = (float)src[a]; /* float32: the convention's */
+            }
         }
         what = names[v];
         NC_TRY(nc_put_vara_float(nc->ncid, vars[v], start3, count3, nc->buf));
