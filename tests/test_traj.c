@@ -14,6 +14,7 @@
 #include "test_rng.h"
 #include "test_tmp.h"
 
+#include <float.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,7 +62,13 @@ static void free_frame(frame_data *f) {
 }
 
 static sim_traj_frame as_traj(const frame_data *d, uint64_t step, double time, double box) {
-    return (sim_traj_frame){d->n, step, time, box, d->pos, d->vel, d->force, NULL, 0};
+    return (sim_traj_frame){.n = d->n,
+                            .step = step,
+                            .time = time,
+                            .box_half = box,
+                            .pos = d->pos,
+                            .vel = d->vel,
+                            .force = d->force};
 }
 
 /* ---- formats and numbers ---- */
@@ -88,6 +95,57 @@ static void check_float(float v) {
     ENSURE_MSG(len <= 15, "'%s' is longer than 15 characters", text);
     ENSURE_MSG(memcmp(&back, &v, sizeof v) == 0 || (isnan(back) && isnan(v)),
                "%.9g printed as '%s' reads back as %.9g", (double)v, text, (double)back);
+}
+
+size_t traj_fmt_double_at(char *out, double v); /* traj_impl.h */
+
+static void check_double(double v) {
+    char text[40];
+    const size_t len = traj_fmt_double_at(text, v);
+    text[len] = '\0';
+    const double back = strtod(text, NULL);
+    ENSURE_MSG(len <= 24, "'%s' is longer than 24 characters", text);
+    ENSURE_MSG(memcmp(&back, &v, sizeof v) == 0 || (isnan(back) && isnan(v)),
+               "%.17g printed as '%s' reads back as %.17g", v, text, back);
+}
+
+/* Every double comes back bit for bit (a CPU run's trajectory holds its state exactly), in at
+ * most 17 digits, and as 15 when they suffice. */
+static void test_fmt_double_round_trip(void) {
+    const double special[] = {0.0,         -0.0,      1.0,       -1.0,      0.1,
+                              0.45,        1e17,      1e16,      1e-4,      9.999999999999999e-5,
+                              123456789.0, DBL_MAX,   DBL_MIN,   4.9e-324,  2.2250738585072009e-308,
+                              1e300,       1e-300,    0x1p-1074, 0x1p1023,  0x1.fffffffffffffp1023,
+                              5.0,         100.0,     0.5,       1.0 / 3.0, 2.0 / 3.0,
+                              INFINITY,    -INFINITY, NAN};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i) {
+        check_double(special[i]);
+    }
+    uint64_t rng = 7;
+    int failures_before = ensure_failures;
+    for (int i = 0; i < 300000 && ensure_failures == failures_before; ++i) {
+        /* random bit patterns (every exponent), then ordinary values (positions, speeds) */
+        const uint64_t bits = ((uint64_t)test_rnd(&rng, 0.0, 4294967296.0) << 32) |
+                              (uint64_t)test_rnd(&rng, 0.0, 4294967296.0);
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        check_double(v);
+        check_double(test_rnd(&rng, -100.0, 100.0));
+    }
+    char text[40];
+    const struct {
+        double v;
+        const char *text;
+    } shortest[] = {{0.45, "0.45"},
+                    {-2.5, "-2.5"},
+                    {1e-7, "1e-07"},
+                    {0.1 + 0.2, "0.30000000000000004"},
+                    {6.02214076e23, "6.02214076e+23"},
+                    {1e-300, "1e-300"}};
+    for (size_t i = 0; i < sizeof shortest / sizeof shortest[0]; ++i) {
+        text[traj_fmt_double_at(text, shortest[i].v)] = '\0';
+        ENSURE_MSG(strcmp(text, shortest[i].text) == 0, "'%s', want '%s'", text, shortest[i].text);
+    }
 }
 
 static void test_fmt_float_round_trip(void) {
@@ -252,6 +310,92 @@ static void test_round_trip_netcdf(void) {
     ENSURE(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK && info.frames == 1);
     sim_state_free(&s);
     free_frame(&d);
+}
+
+/* A frame of double values, as the CPU reference's state (full 53-bit mantissas, none a float),
+ * is written by the text formats at full precision: every double reads back bit for bit. NetCDF
+ * keeps float32 (the AMBER convention's type): the doubles rounded once. */
+static void test_double_frames(void) {
+    const uint32_t n = 2000;
+    const double box = 6.0;
+    sim_vec4d *pos = malloc(n * sizeof *pos), *vel = malloc(n * sizeof *vel);
+    sim_vec4d *spin = malloc(n * sizeof *spin);
+    sim_vec3d *force = malloc(n * sizeof *force);
+    uint64_t rng = 99;
+    for (uint32_t i = 0; i < n; ++i) {
+        pos[i] = (sim_vec4d){test_rnd(&rng, -5.0, 5.0), test_rnd(&rng, -5.0, 5.0),
+                             test_rnd(&rng, -1e-9, 1e-9), test_rnd(&rng, 0.1, 0.4)};
+        vel[i] = (sim_vec4d){test_rnd(&rng, -3.0, 3.0), test_rnd(&rng, -1e-300, 1e-300),
+                             test_rnd(&rng, -1e12, 1e12), test_rnd(&rng, 0.5, 2.5)};
+        spin[i] = (sim_vec4d){test_rnd(&rng, -7.0, 7.0), 0.0, -test_rnd(&rng, 0.0, 1e-5), 0.0};
+        force[i] = (sim_vec3d){test_rnd(&rng, -1e4, 1e4), -0.1, test_rnd(&rng, -1e-20, 1e-20)};
+    }
+    sim_params with_spin = sim_params_default();
+    with_spin.friction = 0.3; /* frames carry the spin */
+    const char *const names[3] = {"double.xyz", "double.lammpstrj", "double.nc"};
+    for (int k = 0; k < 3; ++k) {
+        if (k == 2 && !sim_traj_netcdf_available()) {
+            continue;
+        }
+        const char *path = test_tmp_path(names[k]);
+        sim_traj_writer *w = NULL;
+        sim_error err = {SIM_OK, ""};
+        ENSURE_MSG(sim_traj_writer_open_params(&w, path, n, &with_spin, &err) == SIM_OK, "%s",
+                   err.message);
+        if (w == NULL) {
+            continue;
+        }
+        sim_traj_frame f = {.n = n,
+                            .step = 7,
+                            .time = 0.1,
+                            .box_half = box,
+                            .pos_d = pos,
+                            .vel_d = vel,
+                            .force_d = force,
+                            .spin_d = spin};
+        ENSURE_MSG(sim_traj_writer_write(w, &f, &err) == SIM_OK, "%s", err.message);
+        f.step = 8;
+        ENSURE_MSG(sim_traj_writer_write(w, &f, &err) == SIM_OK, "%s", err.message);
+        ENSURE(sim_traj_writer_close(w, &err) == SIM_OK);
+        sim_params p = sim_params_default();
+        sim_state s = {0};
+        sim_traj_info info;
+        ENSURE_MSG(sim_traj_read_last(path, &p, &s, &info, &err) == SIM_OK, "%s", err.message);
+        ENSURE(s.n == n && info.frames == 2 && info.step == 8);
+        uint32_t bad = 0;
+        for (uint32_t i = 0; i < s.n && i < n; ++i) {
+            const sim_vec4d a = s.pos[i], v = s.vel[i], w4 = s.spin[i];
+            if (k < 2) { /* text: the doubles themselves */
+                bad += !(a.x == pos[i].x && a.y == pos[i].y && a.z == pos[i].z && a.w == pos[i].w &&
+                         v.x == vel[i].x && v.y == vel[i].y && v.z == vel[i].z && v.w == vel[i].w &&
+                         w4.x == spin[i].x && w4.z == spin[i].z);
+            } else { /* NetCDF: float32 */
+                bad += !(a.x == (float)pos[i].x && a.z == (float)pos[i].z &&
+                         v.z == (float)vel[i].z && v.w == (float)vel[i].w);
+            }
+        }
+        ENSURE_MSG(bad == 0, "%s: %u of %u bodies do not read back as written", names[k], bad, n);
+        sim_state_free(&s);
+    }
+    /* The dump says its units, once, as LAMMPS's `dump_modify units yes` does */
+    char head[4096];
+    file_head(test_tmp_path("double.lammpstrj"), head, sizeof head);
+    static const char units_first[] = "ITEM: UNITS\nsi\nITEM: TIME\n";
+    ENSURE_MSG(strncmp(head, units_first, strlen(units_first)) == 0, "%.60s", head);
+    FILE *fl = fopen(test_tmp_path("double.lammpstrj"), "r");
+    char line[1024];
+    int units = 0;
+    while (fl != NULL && fgets(line, sizeof line, fl) != NULL) {
+        units += strcmp(line, "ITEM: UNITS\n") == 0;
+    }
+    if (fl != NULL) {
+        fclose(fl);
+    }
+    ENSURE(units == 1);
+    free(pos);
+    free(vel);
+    free(spin);
+    free(force);
 }
 
 /* ---- what other programs write ---- */
@@ -707,9 +851,11 @@ static void test_write_failure_keeps_frames(void) {
 static const ensure_test tests[] = {
     {"format_from_path", test_format_from_path},
     {"fmt_float_round_trip", test_fmt_float_round_trip},
+    {"fmt_double_round_trip", test_fmt_double_round_trip},
     {"round_trip_xyz", test_round_trip_xyz},
     {"round_trip_lammps", test_round_trip_lammps},
     {"round_trip_netcdf", test_round_trip_netcdf},
+    {"double_frames", test_double_frames},
     {"params_in_dumps", test_params_in_dumps},
     {"read_lammps_variants", test_read_lammps_variants},
     {"read_ase_xyz", test_read_ase_xyz},

@@ -5,7 +5,8 @@
 # and saves its final state; then
 #   ncdump -h (netcdf-bin)        the .nc header follows the AMBER convention,
 #   ASE (Debian python3-ase)       reads every .xyz frame (velocities and masses through its own
-#                                  accessors) and the .lammpstrj (which needs a type column),
+#                                  accessors), the .lammpstrj (which needs a type column) with
+#                                  units="si", and the .nc (with python3-netcdf4) in AMBER units,
 #   OVITO (pip install ovito)      reads all three formats with radii,
 #   MDAnalysis                     reads the .nc in AMBER units,
 # each comparing the last frame with the saved state. A reader that is not installed is one
@@ -41,6 +42,7 @@ if [ -e "$work/run.nc" ]; then
     for want_text in ':Conventions = "AMBER"' ':ConventionVersion = "1.0"' 'frame = UNLIMITED' \
                      'float coordinates(frame, atom, spatial)' 'float radius(atom)' \
                      'double time(frame)' 'coordinates:scale_factor = 10000000000.' \
+                     'int id(frame, atom)' \
                      'double cell_lengths(frame, cell_spatial)' 'cell_angles:units = "degree"' \
                      'double cell_origin(frame, cell_spatial)'; do
       grep -qF "$want_text" <<<"$header" || missing="$missing [$want_text]"

@@ -10,7 +10,7 @@ Exit status: 0 checked, 1 a check failed, 77 the reader is not installed (skippe
 import os
 import sys
 
-FLOAT_TOL = 2e-7  # relative: the files carry float32 values, the state is double
+FLOAT_TOL = 2e-7  # relative: the .nc carries float32 values (a CPU run's text formats its doubles)
 
 
 def read_scene(path):
@@ -80,20 +80,48 @@ def check_ase(d, frames, ref, c):
     c.ensure(not any(last.pbc), "run.xyz pbc is F F F")
     c.ensure(int(last.info["Step"]) > 0, "run.xyz Step")
     seen = ["run.xyz"]
-    # The LAMMPS dump, as ASE reads one (it needs a type column); ASE takes LAMMPS's metal units.
+    from ase import units
+    # The LAMMPS dump, as docs/trajectories.md tells ASE to read it: it needs a type column, and
+    # units="si" (the dump's ITEM: UNITS; ASE assumes metal unless told): ASE's own units, right.
     path = os.path.join(d, "run.lammpstrj")
     if os.path.exists(path):
-        from ase.calculators.lammps import convert
-        traj = ase.io.read(path, index=":", format="lammps-dump-text")
+        with open(path) as f:
+            c.ensure(f.readline() == "ITEM: UNITS\n" and f.readline() == "si\n",
+                     "run.lammpstrj starts with ITEM: UNITS si")
+        traj = ase.io.read(path, index=":", format="lammps-dump-text", units="si")
         c.ensure(len(traj) == frames, f"run.lammpstrj: {len(traj)} frames, want {frames}")
         last = traj[-1]
-        c.near(last.get_positions(), pos, "run.lammpstrj positions (ASE)",
-               scale=convert(1.0, "distance", "metal", "ASE"))
-        c.near(last.get_velocities(), vel, "run.lammpstrj velocities (ASE)",
-               scale=convert(1.0, "velocity", "metal", "ASE"))
-        c.near(last.cell.lengths(), [box, box, box], "run.lammpstrj box (ASE)")
+        c.near(last.get_positions(), pos, "run.lammpstrj positions (ASE, units='si')",
+               scale=units.m)
+        c.near(last.get_velocities(), vel, "run.lammpstrj velocities (ASE, units='si')",
+               scale=units.m / units.s)
+        c.near(last.cell.lengths(), [box, box, box], "run.lammpstrj box (ASE, units='si')",
+               scale=units.m)
         c.ensure(not any(last.pbc), "run.lammpstrj boundaries ff ff ff")
         seen.append("run.lammpstrj")
+    # The AMBER NetCDF file through ASE's reader (netCDF4-python: Debian's python3-netcdf4),
+    # which applies the convention's scale factors: angstrom, angstrom/picosecond; the bodies in
+    # the order of the per-frame id (ASE's index variable), radius and mass as arrays.
+    path = os.path.join(d, "run.nc")
+    if os.path.exists(path):
+        try:
+            import netCDF4  # noqa: F401
+        except ImportError:
+            print(f"skip: ASE on run.nc: netCDF4 is not installed for {sys.executable} "
+                  "(Debian: python3-netcdf4)")
+            return seen
+        try:
+            traj = ase.io.read(path, index=":")
+        except Exception as e:  # ASE 3.22 failed with IndexError on a per-atom id
+            c.ensure(False, f"run.nc: ASE cannot read it: {type(e).__name__}: {e}")
+            return seen
+        c.ensure(len(traj) == frames, f"run.nc: ASE sees {len(traj)} frames, want {frames}")
+        last = traj[-1]
+        c.near(last.get_positions(), pos, "run.nc positions (ASE, angstrom)", scale=1e10)
+        c.near(last.get_velocities(), vel, "run.nc velocities (ASE, angstrom/ps)", scale=1e-2)
+        c.near(last.arrays["radius"], radius, "run.nc radius (ASE array, m)")
+        c.near(last.arrays["mass"], mass, "run.nc mass (ASE array, kg)")
+        seen.append("run.nc")
     return seen
 
 

@@ -65,8 +65,14 @@ static int time_writers(const sim_state *s, const sim_params *p, const char *for
         const double t0 = sim_now_ms();
         sim_status st = SIM_OK;
         for (long k = 0; k < frames && st == SIM_OK; ++k) {
-            const sim_traj_frame fr = {n,   (uint64_t)k, 0.1 * (double)k, p->box_half, pos,
-                                       vel, force, NULL, p->periodic};
+            const sim_traj_frame fr = {.n = n,
+                                       .step = (uint64_t)k,
+                                       .time = 0.1 * (double)k,
+                                       .box_half = p->box_half,
+                                       .pos = pos,
+                                       .vel = vel,
+                                       .force = force,
+                                       .periodic = p->periodic};
             st = sim_traj_writer_write(w, &fr, &err);
         }
         const double ms = (sim_now_ms() - t0) / (double)frames;

@@ -25,6 +25,7 @@
 #ifndef SIM_SCENE_H
 #define SIM_SCENE_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "nbsim/params.h"
@@ -57,6 +58,12 @@ uint32_t sim_scene_builtin_default_n(int i);
 /* n = 0: the scene's default body count. Unknown name or a failed allocation: error. */
 sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_params *params_inout,
                              sim_state *out, sim_error *err);
+/* The same, ended when *stop (may be NULL; a session's config.stop, raised by Ctrl-C) rises:
+ * the flag is read every 65,536 bodies (millions of bodies take about a second), and a stopped
+ * build returns SIM_INTERRUPTED with nothing in *out. */
+sim_status sim_scene_builtin_with(const char *name, uint32_t n, uint64_t seed,
+                                  const volatile sig_atomic_t *stop, sim_params *params_inout,
+                                  sim_state *out, sim_error *err);
 
 /* Reads a scene file into *out (allocated here) and the parameters it sets into *params_inout.
  * On error neither is touched; the message names file, line and problem (the file's own bytes
@@ -95,6 +102,16 @@ sim_status sim_scene_load_with(const char *path, const sim_scene_load_options *o
 /* The same from an open stream; `name` is what messages call it (the fuzzer reads memory). */
 sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_options *options,
                           sim_params *params_inout, sim_state *out, sim_error *err);
+
+/* A scene file's rules for bodies that come from memory (a binding's arrays), so that they are
+ * refused as the same bodies in a file would be: positions, velocities and spins finite (a file's
+ * numbers are), radius at most box_half, and every centre inside the walls at +-box_half, or up to
+ * SIM_ESCAPE_FACTOR x box_half when `saved` (a state a run reached, as a saved state's may).
+ * SIM_BAD_ARGUMENT names the first body that breaks one, by its index from 0, and what is wrong.
+ * Radius and mass > 0 and the contacts are sim_state_check_bodies' (state.h), which the session
+ * applies to every state. */
+sim_status sim_scene_check_bodies(const sim_state *state, const sim_params *params, int saved,
+                                  sim_error *err);
 
 /* Writes params and state (and forces [N] as fx fy fz when not NULL) in the scene format, at
  * full double precision (%.17g). Writes a temporary file beside `path` and renames it over

@@ -128,8 +128,9 @@ typedef struct {
 /* Builds the scene, resolves the backend (auto: CUDA if a device exists, else CPU with a
  * notice), chooses triplets on/off for auto, autotunes the maps when asked, derives dt (and
  * warns if the user's dt is too large), and creates the backend: sim_session_prepare, then
- * sim_session_start. The backend reads config.stop: raised during the autotune or the initial
- * forces, SIM_INTERRUPTED (and no session). c is copied. */
+ * sim_session_start. config.stop is read while a built-in scene is built, before the backend is
+ * created, and by the backend during the autotune and the initial forces: raised, the open ends
+ * within a fraction of a second with SIM_INTERRUPTED (and no session). c is copied. */
 sim_status sim_session_open(sim_session **out, const sim_session_config *c, sim_error *err);
 /* The two halves, for a caller with something to say in between: everything but the backend
  * (the info is valid, without a device name), then the backend and its initial forces (a step's

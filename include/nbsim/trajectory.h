@@ -8,13 +8,16 @@
  *               momenta:R:3:radius:R:1:mass:R:1:masses:R:1:forces:R:3 Time=... Step=...
  *               pbc="F F F", then one line per body (velocity and mass under OVITO's names and
  *               ASE's: traj_xyz.c).
- *   .lammpstrj  LAMMPS text dump (dump custom): ITEM: TIME, ITEM: TIMESTEP, ITEM: NUMBER OF ATOMS,
- *               ITEM: BOX BOUNDS ff ff ff, ITEM: ATOMS id type x y z vx vy vz radius mass fx fy
- *               fz (type 1 for every sphere).
+ *   .lammpstrj  LAMMPS text dump (dump custom): ITEM: UNITS si (once), ITEM: TIME, ITEM:
+ *               TIMESTEP, ITEM: NUMBER OF ATOMS, ITEM: BOX BOUNDS ff ff ff, ITEM: ATOMS id type x
+ *               y z vx vy vz radius mass fx fy fz (type 1 for every sphere).
  *   .nc         AMBER NetCDF trajectory convention 1.0 (64-bit offset NetCDF, the flavour AMBER,
  *               MDAnalysis and VMD require), through libnetcdf when the build found it; extra
- *               per-atom variables radius, mass and id (OVITO maps `radius` to its Radius
- *               property). Layout and units: traj_netcdf.c.
+ *               variables radius and mass per atom and id per frame (OVITO maps `radius` to its
+ *               Radius property; ASE reads `id` as each frame's order). Layout and units:
+ *               traj_netcdf.c.
+ * How OVITO, ASE, MDAnalysis and VMD read each (units, what a reader cannot represent):
+ * docs/trajectories.md.
  *
  * What a frame holds, as LAMMPS and HOOMD users expect it: every body in the user's order (the
  * order of the scene), ids 1..N, the step count since the run started (steps, not frames), the
@@ -24,10 +27,14 @@
  * omegax omegay omegaz (the names its dump custom writes, which OVITO maps to Angular Velocity),
  * NetCDF's variable omega. Units are nbsim's, SI: m, s, m/s, kg, N, rad/s.
  *
- * Precision: frames are written from float values (the CUDA backend's state is float; the CPU
- * reference's double state is rounded to float when captured). Text formats carry 9 significant
- * digits, which give every float back exactly; NetCDF stores float32 coordinates, velocities and
- * forces as the AMBER convention prescribes. For a bit-exact double checkpoint use --save-state.
+ * Precision: the state's own. The CUDA backend's state is float: text formats write 9
+ * significant digits, which give every float back exactly. The CPU reference's state is double:
+ * its frames (sim_traj_frame's *_d arrays, read off the backend by the recorder) are written by
+ * the text formats at full double precision, the shortest of 15 or 17 significant digits that
+ * gives each double back exactly, so a .xyz or .lammpstrj of a CPU run holds its state bit for
+ * bit. NetCDF stores float32 coordinates, velocities and forces whatever the backend, as the
+ * AMBER convention prescribes (its readers expect that type); for a bit-exact double checkpoint
+ * of a CUDA run use --save-state.
  *
  * Writing never leaves half a frame behind: a frame that fails (disk full, I/O error, file size
  * limit) is cut off again, so the file holds the complete frames written before it and stays
@@ -65,7 +72,9 @@ const char *sim_traj_format_list(void);
 /* 1 when this build can write and read .nc (it found libnetcdf), else 0. */
 int sim_traj_netcdf_available(void);
 
-/* One frame, every array in the user's order, n entries of 16 bytes (the device layout). */
+/* One frame, every array in the user's order: float arrays of n entries of 16 bytes (the device
+ * layout), or the double arrays of the CPU reference's state (pos_d, vel_d: then pos and vel may
+ * be NULL and the float arrays are not read). */
 typedef struct sim_traj_frame {
     uint32_t n;
     uint64_t step;          /* integration steps since the run started */
@@ -78,6 +87,12 @@ typedef struct sim_traj_frame {
                                carries spin */
     int periodic;           /* sim_params.periodic: the axes the formats mark periodic (LAMMPS
                              * BOX BOUNDS pp, extended XYZ pbc="T"); the others are walls */
+    /* A frame of double values (pos_d != NULL): written at full precision by the text formats
+     * (above); NULL force_d / spin_d write zeros as for the float arrays. */
+    const sim_vec4d *pos_d;   /* (x, y, z, radius) [m] */
+    const sim_vec4d *vel_d;   /* (vx, vy, vz, mass) [m/s, kg] */
+    const sim_vec3d *force_d; /* (fx, fy, fz) [N] */
+    const sim_vec4d *spin_d;  /* (wx, wy, wz, unused) [rad/s] */
 } sim_traj_frame;
 
 typedef struct sim_traj_writer sim_traj_writer;
@@ -97,9 +112,10 @@ sim_status sim_traj_writer_open(sim_traj_writer **out, const char *path, uint32_
  * OVITO, ASE and VMD skip items they do not know); .nc global attributes nbsim_KEY. */
 sim_status sim_traj_writer_open_params(sim_traj_writer **out, const char *path, uint32_t n,
                                        const sim_params *params, sim_error *err);
-/* Appends one frame (f->n must be the writer's n). Radii and masses may differ between frames in
- * the text formats; NetCDF stores them once and refuses a frame where they changed. After a
- * failure the writer refuses further frames; the file keeps the frames before the failed one. */
+/* Appends one frame (f->n must be the writer's n; f->pos and f->vel, or f->pos_d and f->vel_d).
+ * Radii and masses may differ between frames in the text formats; NetCDF stores them once and
+ * refuses a frame where they changed. After a failure the writer refuses further frames; the file
+ * keeps the frames before the failed one. */
 sim_status sim_traj_writer_write(sim_traj_writer *w, const sim_traj_frame *f, sim_error *err);
 /* Flushes to the operating system (and to disk: fdatasync), closes and frees the writer, also
  * after a failure. Returns the first error of the writer's life if a frame failed, else the

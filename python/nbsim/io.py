@@ -28,7 +28,9 @@ def read_state(path):
 
 def read_trajectory_last(path):
     """The last complete frame of a trajectory (.xyz, .lammpstrj, .nc): (State, params dict,
-    info dict: format, frames, frame, step, time, truncated, ...). Values were written as floats."""
+    info dict: format, frames, frame, step, time, truncated, ...). Values as the file holds them:
+    a CPU run's .xyz and .lammpstrj its double state exactly, a CUDA run's its floats, .nc float32
+    (docs/trajectories.md)."""
     p = ffi.new("sim_params *", lib.sim_params_default())
     st = ffi.new("sim_state *")
     info = ffi.new("sim_traj_info *")
@@ -43,11 +45,15 @@ def read_trajectory_last(path):
 def write_state(path, positions, velocities=None, radii=None, densities=None, masses=None,
                 forces=None, params=None, omega=None, contacts=None):
     """Writes bodies as a scene file (sim_state_save: full double precision, complete or absent):
-    with omega (N, 3) [rad/s] and friction's contact histories (State.contacts) when given."""
+    with omega (N, 3) [rad/s] and friction's contact histories (State.contacts) when given. The
+    bodies must follow a scene file's rules, as in Simulation.from_arrays (a saved state's, with
+    forces), so that the file reads back."""
     cs = cstate_from_arrays(positions, velocities, radii, densities, masses, omega, contacts)
     p = ffi.new("sim_params *", lib.sim_params_default())
     if params:
         _params.apply(p, dict(params))
+    err = new_error()
+    check(lib.sim_scene_check_bodies(cs.c, p, 1 if forces is not None else 0, err), err)
     f = ffi.NULL
     keep = None
     if forces is not None:

@@ -3,8 +3,11 @@
 sim_params), checked by the library's own rules, so Python accepts and refuses exactly the values
 the command line and scene files do.
 
-As a dict: every field of sim_params; gravity a tuple (gx, gy, gz) [m/s^2]; hertz and triplets
-bools; tangential_damping None for auto."""
+As a dict: every field of sim_params; gravity a tuple (gx, gy, gz) [m/s^2]; periodic the axes as
+text ("xz", "none"); hertz and triplets bools; tangential_damping and skin None for auto. Values
+are given as the dict has them, or as the command line's text: gravity also "gx,gy,gz", periodic
+any spelling --periodic and scene files take ("xz", "x,z", "x z", "none"), so that a dict read
+back is a dict that can be given (Simulation.from_state(sim.state(), params=sim.params))."""
 from ._lib import check, ffi, lib, new_error, text, to_python
 from .errors import BadArgumentError
 
@@ -33,7 +36,9 @@ def as_dict(p):
     out = {}
     for name, f in ffi.typeof("sim_params").fields:
         v = getattr(p, name)
-        if name in FLAGS:
+        if name == "periodic":
+            out[name] = periodic_text(v)
+        elif name in FLAGS:
             out[name] = bool(v)
         elif f.type.cname == "sim_optional_value":
             out[name] = v.value if v.set else None
@@ -42,14 +47,29 @@ def as_dict(p):
     return out
 
 
+def periodic_text(axes):
+    """The periodic axes (sim_params.periodic's bits) as the library writes them: "xz", "none"."""
+    buf = ffi.new("char[]", 8)
+    return text(lib.sim_periodic_text(axes, b"", buf, len(buf)))
+
+
 def _value_text(key, value):
     """A Python value as the text the library's parser takes (exact: repr of a float gives it
-    back bit for bit)."""
+    back bit for bit). Text is passed as it is where the command line takes more than a number
+    (gravity "gx,gy,gz", periodic axes): the library's parser decides, as for --gravity."""
+    if key == "periodic":
+        if not isinstance(value, str):
+            raise TypeError("periodic must be the axes as text ('xz', 'x,z', 'y' or 'none'), "
+                            "not %r" % (value,))
+        return value
     if key == "gravity":
+        if isinstance(value, str):
+            return value
         try:
             parts = [float(v) for v in value]
-        except TypeError:
-            raise TypeError("gravity must be three numbers (gx, gy, gz)")
+        except (TypeError, ValueError):
+            raise TypeError("gravity must be three numbers (gx, gy, gz) or their text "
+                            "'gx,gy,gz', not %r" % (value,))
         if len(parts) != 3:
             raise BadArgumentError("gravity must be three numbers (gx, gy, gz), got %d"
                                    % len(parts))
@@ -68,6 +88,8 @@ def _value_text(key, value):
 
 
 def _same(current, value):
+    if isinstance(current, str) or isinstance(value, str):
+        return False  # text goes through the library's parser, which reads it as it is meant
     try:
         if isinstance(current, tuple):
             return tuple(float(v) for v in value) == current

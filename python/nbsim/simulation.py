@@ -199,10 +199,14 @@ class Simulation:
             raise BadArgumentError("phase_times must be sampled or every, not %r" % (phase_times,))
         c.config.phase_timing = timing
         if _bodies is not None:
-            # The caller's bodies: their parameters whole, from the defaults (load_bodies).
+            # The caller's bodies: their parameters whole, from the defaults (load_bodies), and
+            # the bodies under a scene file's rules in that box (finite, inside the walls).
             c.params = lib.sim_params_default()
             if params:
                 _params.apply(c.params, dict(params))
+            err = new_error()
+            check(lib.sim_scene_check_bodies(_bodies.c, ffi.addressof(c, "params"),
+                                             1 if _bodies.saved else 0, err), err)
             c.bodies = _bodies.c
         elif params:
             c.params_given = _params.apply(c.params, dict(params))
@@ -301,24 +305,30 @@ class Simulation:
 
     @classmethod
     def from_arrays(cls, positions, velocities=None, radii=None, densities=None, masses=None,
-                    omega=None, contacts=None, *, name="arrays", params=None, **settings):
+                    omega=None, contacts=None, *, name="arrays", params=None, _saved=False,
+                    **settings):
         """The caller's bodies (copied): positions (N, 3) [m], velocities (N, 3) [m/s] (default
         0), radii (N,) or one number [m], densities (N,) or one number [kg/m^3] (default 1) or
         masses (N,) [kg]; omega (N, 3) [rad/s] (default 0); contacts: friction's histories
         (State.contacts; a frictional run resumes with its springs).
         params: the physics (a dict by key; the rest the library's defaults: no gravity, box
-        half-width 10 m, ...), taken whole. name: what logs and summaries call the scene (not a
-        built-in scene's name); reset() reloads these bodies."""
+        half-width 20 m, ...), taken whole. name: what logs and summaries call the scene (not a
+        built-in scene's name); reset() reloads these bodies.
+        The bodies follow a scene file's rules (nbsim/scene.h, sim_scene_check_bodies): finite
+        numbers and every centre inside the walls at +-box_half; else BadArgumentError (a
+        ValueError) naming the body by its index and the problem."""
         bodies = cstate_from_arrays(positions, velocities, radii, densities, masses, omega,
                                     contacts)
+        bodies.saved = _saved
         return cls(scene=name, params=params, _bodies=bodies, **settings)
 
     @classmethod
     def from_state(cls, state, *, params=None, name="arrays", **settings):
-        """A State (sim.state(), nbsim.read_state()) as the bodies: from_arrays of its arrays."""
+        """A State (sim.state(), nbsim.read_state()) as the bodies: from_arrays of its arrays,
+        with the centres a run may reach (up to 1.5 box_half, as a saved state's) allowed."""
         return cls.from_arrays(state.positions, state.velocities, state.radii,
                                masses=state.masses, omega=state.omega, contacts=state.contacts,
-                               name=name, params=params, **settings)
+                               name=name, params=params, _saved=True, **settings)
 
     # ---- what runs ----
 

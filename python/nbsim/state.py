@@ -78,6 +78,7 @@ class CState:
         if len(self.contacts):
             self.c.contacts = ffi.cast("sim_state_contact *", ffi.from_buffer(self.contacts))
         self.c.contact_count = len(self.contacts)
+        self.saved = False  # a state a run reached (sim_scene_check_bodies' `saved`)
 
     def state(self, forces=None, step=0, time=0.0):
         return State(positions=self.pos[:, :3].copy(), velocities=self.vel[:, :3].copy(),

@@ -19,7 +19,19 @@ double sim_sphere_mass(double radius, double density) {
 
 typedef struct {
     uint64_t s;
+    const volatile sig_atomic_t *stop; /* the caller's stop flag (NULL: none) */
+    int stopped;                       /* it rose: the loops end, the scene is discarded */
 } rng;
+
+/* Whether the build is to end: the stop flag, read every 65,536 bodies (a few ms of work), so a
+ * scene of millions of bodies is left within a fraction of a second. Draws no number: a scene
+ * that is not stopped is the same bit for bit. */
+static int stopping(rng *r, uint32_t i) {
+    if ((i & 0xFFFFu) == 0 && r->stop != NULL && *r->stop != 0) {
+        r->stopped = 1;
+    }
+    return r->stopped;
+}
 
 static uint64_t rng_next(rng *r) {
     uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
@@ -105,13 +117,13 @@ static const sim_vec3d origin = {0.0, 0.0, 0.0};
 static void scene_gas(sim_state *st, rng *r, sim_params *p) {
     const double s = 2.0;
     const uint32_t m = cube_side(st->n);
-    for (uint32_t i = 0; i < st->n; ++i) {
+    for (uint32_t i = 0; i < st->n && !stopping(r, i); ++i) {
         const sim_vec4d pos = lattice_site(i, m, s, origin, 0.25, r);
         const double radius = rng_uniform(r, R_MIN, R_MAX);
         const sim_vec3d v = {rng_normal(r), rng_normal(r), rng_normal(r)};
         set_body(st, i, pos, radius, v);
     }
-    if (st->n > 1) {
+    if (st->n > 1 && !r->stopped) { /* a stopped build ends here: this pass touches every body */
         zero_momentum(st);
     }
     p->box_half = 0.5 * m * s;
@@ -129,7 +141,7 @@ static void scene_gas(sim_state *st, rng *r, sim_params *p) {
 static void scene_pile(sim_state *st, rng *r, sim_params *p) {
     const double s = 1.2;
     const uint32_t m = cube_side(st->n);
-    for (uint32_t i = 0; i < st->n; ++i) {
+    for (uint32_t i = 0; i < st->n && !stopping(r, i); ++i) {
         const sim_vec4d pos = lattice_site(i, m, s, origin, 0.05, r);
         const double radius = rng_uniform(r, R_MIN, R_MAX);
         const sim_vec3d v = {0.1 * rng_normal(r), 0.1 * rng_normal(r), 0.1 * rng_normal(r)};
@@ -150,7 +162,7 @@ static void scene_collide(sim_state *st, rng *r, sim_params *p) {
     const uint32_t na = (st->n + 1) / 2;
     const uint32_t m = cube_side(na);
     const double L = m * s;
-    for (uint32_t i = 0; i < st->n; ++i) {
+    for (uint32_t i = 0; i < st->n && !stopping(r, i); ++i) {
         const int second = i >= na;
         const sim_vec3d c = {second ? 0.75 * L : -0.75 * L, second ? -L / 8 : L / 8, 0.0};
         const sim_vec4d pos = lattice_site(second ? i - na : i, m, s, c, 0.01, r);
@@ -174,7 +186,7 @@ static void scene_triplets(sim_state *st, rng *r, sim_params *p) {
     const uint32_t m = cube_side(st->n);
     const double L = m * s;
     const sim_vec3d rest = {0.0, 0.0, 0.0};
-    for (uint32_t i = 0; i < st->n; ++i) {
+    for (uint32_t i = 0; i < st->n && !stopping(r, i); ++i) {
         set_body(st, i, lattice_site(i, m, s, origin, 0.02, r), 0.5, rest);
     }
     p->box_half = L > 0.5 * L + 4.0 ? L : 0.5 * L + 4.0;
@@ -209,7 +221,7 @@ static void scene_lattice(sim_state *st, rng *r, sim_params *p) {
     const uint32_t m = cube_side(st->n);
     const double half = 0.5 * m * s > LATTICE_BOX_HALF ? 0.5 * m * s : LATTICE_BOX_HALF;
     const double first = -half + LATTICE_RADIUS;
-    for (uint32_t i = 0; i < st->n; ++i) {
+    for (uint32_t i = 0; i < st->n && !stopping(r, i); ++i) {
         const uint32_t ix = i % m, iy = i / m % m, iz = i / m / m;
         sim_vec4d pos;
         pos.x = first + ix * s + rng_uniform(r, -LATTICE_JITTER, LATTICE_JITTER);
@@ -306,7 +318,7 @@ static void scene_heap(sim_state *st, rng *r, sim_params *p) {
         }
     }
     const double first = -half + 1.0 + 0.5 * HEAP_SPACING; /* the column's first centre */
-    for (uint32_t i = 0; i < poured; ++i) {
+    for (uint32_t i = 0; i < poured && !stopping(r, i); ++i) {
         const uint32_t ix = i % side, iz = i / side % side, iy = i / (side * side);
         sim_vec4d pos;
         pos.x = first + ix * HEAP_SPACING + rng_uniform(r, -0.07, 0.07);
@@ -369,6 +381,12 @@ uint32_t sim_scene_builtin_default_n(int i) {
 
 sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_params *params_inout,
                              sim_state *out, sim_error *err) {
+    return sim_scene_builtin_with(name, n, seed, NULL, params_inout, out, err);
+}
+
+sim_status sim_scene_builtin_with(const char *name, uint32_t n, uint64_t seed,
+                                  const volatile sig_atomic_t *stop, sim_params *params_inout,
+                                  sim_state *out, sim_error *err) {
     SIM_ASSERT(name != NULL && params_inout != NULL && out != NULL);
     const scene_entry *e = NULL;
     for (int i = 0; i < SCENE_COUNT; ++i) {
@@ -391,8 +409,15 @@ sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_pa
         return s;
     }
     sim_params p = *params_inout;
-    rng r = {seed};
-    e->build(&st, &r, &p);
+    rng r = {seed, stop, stop != NULL && *stop != 0};
+    if (!r.stopped) {
+        e->build(&st, &r, &p);
+    }
+    if (r.stopped) {
+        sim_state_free(&st);
+        return sim_fail(err, SIM_INTERRUPTED, "stopped while building the scene %s (%u bodies)",
+                        name, n ? n : e->default_n);
+    }
     *params_inout = p;
     *out = st;
     return SIM_OK;

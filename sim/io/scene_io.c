@@ -248,6 +248,17 @@ static int push_body(body_list *l, sim_vec4d pos, sim_vec4d vel, sim_vec4d spin)
     return 1;
 }
 
+/* The walls a body's centre must be inside: +-box_half, or for a state a run reached (a saved
+ * state, `saved`) up to SIM_ESCAPE_FACTOR x box_half, where a run may have pushed a body into a
+ * wall without blowing up (beyond it the backends report the run unstable). */
+static double centre_limit(const sim_params *p, int saved) {
+    return saved ? SIM_ESCAPE_FACTOR * p->box_half : p->box_half;
+}
+
+static int centre_inside(double x, double y, double z, double limit) {
+    return fabs(x) <= limit && fabs(y) <= limit && fabs(z) <= limit; /* false for NaN */
+}
+
 static sim_status parse_body(const where *w, char *line, const body_columns *cols,
                              const sim_params *p, body_list *bodies) {
     char *f[MAX_COLUMNS + 1];
@@ -294,8 +305,8 @@ static sim_status parse_body(const where *w, char *line, const body_columns *col
         return fail_at(w, "sphere wider than the box: ", text);
     }
     /* A saved state (force columns) may hold what a run reached without blowing up. */
-    const double L = p->box_half, limit = cols->force >= 0 ? SIM_ESCAPE_FACTOR * L : L;
-    if (!(fabs(c[0]) <= limit && fabs(c[1]) <= limit && fabs(c[2]) <= limit)) {
+    const double L = p->box_half, limit = centre_limit(p, cols->force >= 0);
+    if (!centre_inside(c[0], c[1], c[2], limit)) {
         const int fixed = (w->opt->fixed & (1u << SIM_PARAM_BOX)) != 0;
         snprintf(text, sizeof text,
                  "body %u: centre (%g, %g, %g) is beyond the walls at +-%g (%s)%s", bodies->n + 1,
@@ -323,6 +334,37 @@ static sim_status parse_body(const where *w, char *line, const body_columns *col
         return sim_fail(w->err, SIM_OUT_OF_MEMORY,
                         "%s:%ld: out of memory after %u bodies (%.0f bytes needed to go on)",
                         w->path, w->line, bodies->n, bytes);
+    }
+    return SIM_OK;
+}
+
+sim_status sim_scene_check_bodies(const sim_state *s, const sim_params *p, int saved,
+                                  sim_error *err) {
+    const double L = p->box_half, limit = centre_limit(p, saved);
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const sim_vec4d x = s->pos[i], v = s->vel[i];
+        const sim_vec4d w = s->spin != NULL ? s->spin[i] : (sim_vec4d){0.0, 0.0, 0.0, 0.0};
+        const char *what = !(isfinite(x.x) && isfinite(x.y) && isfinite(x.z)) ? "position"
+                           : !(isfinite(v.x) && isfinite(v.y) && isfinite(v.z)) ? "velocity"
+                           : !(isfinite(w.x) && isfinite(w.y) && isfinite(w.z)) ? "angular velocity"
+                                                                                : NULL;
+        if (what != NULL) {
+            const sim_vec4d bad = what[0] == 'p' ? x : what[0] == 'v' ? v : w;
+            return sim_fail(err, SIM_BAD_ARGUMENT, "body %u: %s (%g, %g, %g) is not finite", i,
+                            what, bad.x, bad.y, bad.z);
+        }
+        if (!(x.w <= L)) { /* a sphere wider than the box cannot be between its walls */
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "body %u: radius %g m is larger than the box (half-width %g m)", i, x.w,
+                            L);
+        }
+        if (!centre_inside(x.x, x.y, x.z, limit)) {
+            return sim_fail(err, SIM_BAD_ARGUMENT,
+                            "body %u: centre (%g, %g, %g) m is beyond the walls at +-%g m "
+                            "(box_half %g m%s)",
+                            i, x.x, x.y, x.z, limit, L,
+                            saved ? ", and farther than a run can push a body into a wall" : "");
+        }
     }
     return SIM_OK;
 }

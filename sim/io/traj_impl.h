@@ -55,14 +55,29 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err);
 /* ---- text formatting (traj_text.c) ---- */
 
 /* Longest body line (extended XYZ's with spin): species "X", id (10 digits), 18 numbers of at
- * most 15 characters ("-1.23456789e-38"), 19 blanks and a newline: 301 bytes. */
-#define TRAJ_TEXT_LINE_MAX 320
+ * most 24 characters (a double's "-1.2345678901234567e-308"), 19 blanks and a newline: 464 bytes
+ * (301 from a float frame, whose numbers take at most 15). */
+#define TRAJ_TEXT_LINE_MAX 480
+
+/* One body of a frame, whatever precision the frame holds (a float's value widened exactly). */
+typedef struct traj_body {
+    double pos[3], vel[3], radius, mass, force[3], spin[3];
+} traj_body;
+
+/* Body i of frame f: from its double arrays when it has them (pos_d), else its float arrays;
+ * absent forces and spins are zeros. */
+void traj_frame_body(const sim_traj_frame *f, uint32_t i, traj_body *b);
 
 /* Writes v like printf("%.9g") (9 significant digits: enough to give every float back exactly),
  * about five times faster. Returns the characters written (at most 15, no terminator). */
 size_t traj_fmt_float(char *out, float v);
 /* The shortest of %.15g / %.17g that gives v back exactly, NUL-terminated (cap >= 32). */
 const char *traj_fmt_double(char *out, size_t cap, double v);
+/* v at full precision, like traj_fmt_double (15 significant digits when they give v back, else
+ * 17), written at out without a terminator; returns the characters (at most 24). A 17-digit
+ * candidate in long double checked by strtod (printf's %.17g when it is off): ~10x faster than
+ * printf, so a CPU run's frames cost ~3x a float frame's. */
+size_t traj_fmt_double_at(char *out, double v);
 /* Decimal digits of v; returns the count (no terminator). */
 size_t traj_fmt_u64(char *out, uint64_t v);
 /* One body line of a text format:
@@ -71,9 +86,10 @@ size_t traj_fmt_u64(char *out, uint64_t v);
  *   .xyz        "X id x y z vx vy vz px py pz radius mass mass fx fy fz\n": species X (ASE's
  *               dummy element), the velocity under OVITO's name (velo) and as ASE's momenta, the
  *               mass under OVITO's name (mass) and ASE's (masses): each reader finds its own;
- * and the spin's three columns after the force when `spin` (w NULL: zeros). */
-size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const sim_vec4f *p,
-                      const sim_vec4f *v, const sim_vec4f *f, int spin, const sim_vec4f *w);
+ * and the spin's three columns after the force when `spin`. Numbers in 9 significant digits (a
+ * float frame's values), or when `full` at full double precision (traj_fmt_double_at). */
+size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const traj_body *b, int spin,
+                      int full);
 
 sim_status traj_text_open(sim_traj_writer *w, sim_error *err);
 /* Writes header (len bytes) and then one body line per body of f; on success the frame is

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — LAMMPS text dumps (what `dump custom` with `dump_modify time yes` writes):
+ * nbsim — LAMMPS text dumps (what `dump custom` with `dump_modify units yes time yes` writes):
  *
+ *   ITEM: UNITS                       (once, at the start of the file)
+ *   si
  *   ITEM: TIME
  *   0.5
  *   ITEM: TIMESTEP
@@ -17,11 +19,18 @@
  *   1 1 0.5 -1.25 3 0 0 0 0.5 0.523598776 0 0 0
  *
  * "ff" marks fixed (non-periodic) boundaries: nbsim's walls; "pp" a periodic axis (--periodic).
- * TIMESTEP is the step count, TIME the simulated time [s] (LAMMPS's `units si`). OVITO and ASE read
- * these columns by name; every sphere has type 1 (ASE refuses a dump without a type or element
- * column, and VMD and most scripts expect one). ITEM: NBSIM PARAMETERS
- * (sim_traj_writer_open_params: the run's physics, for continuing it) is nbsim's own item; OVITO,
- * ASE and VMD skip items they do not know.
+ * TIMESTEP is the step count, TIME the simulated time [s]. Every number is in LAMMPS's `units si`
+ * (m, s, m/s, kg, N, rad/s), which ITEM: UNITS says as LAMMPS itself does (read_dump and LAMMPS's
+ * tools skip it; a reader that assumes a unit style must be told: ASE reads `units="metal"`
+ * unless given `units="si"`, docs/trajectories.md). OVITO reads every column by name: radius,
+ * mass, velocity, force and omegax omegay omegaz (its Angular Velocity). Every sphere has type 1
+ * (ASE refuses a dump without a type or element column, and VMD and most scripts expect one; ASE
+ * takes type 1 for hydrogen, and its reader keeps no radius, mass or omega column).
+ * ITEM: NBSIM PARAMETERS (sim_traj_writer_open_params: the run's physics, for continuing it) is
+ * nbsim's own item; OVITO, ASE and VMD skip items they do not know.
+ *
+ * Precision: the frame's (trajectory.h): 9 significant digits from the CUDA backend's floats,
+ * full double precision from the CPU reference's double state.
  *
  * Reading accepts what LAMMPS writes for granular runs: positions as x y z, xu yu zu (unwrapped)
  * or xs ys zs (scaled to the box); `radius` or `diameter`; `mass`, else `density`; atoms in any
@@ -51,10 +60,11 @@ static sim_status lammps_write(sim_traj_writer *w, const sim_traj_frame *f, sim_
     const char *b[2] = {"ff", "pp"};
     const int len =
         snprintf(header, sizeof header,
-                 "ITEM: TIME\n%s\nITEM: TIMESTEP\n%llu\nITEM: NUMBER OF ATOMS\n%u\n"
+                 "%sITEM: TIME\n%s\nITEM: TIMESTEP\n%llu\nITEM: NUMBER OF ATOMS\n%u\n"
                  "ITEM: BOX BOUNDS %s %s %s\n%s %s\n%s %s\n%s %s\n%s"
                  "ITEM: ATOMS id type x y z vx vy vz radius mass fx fy fz%s\n",
-                 t, (unsigned long long)f->step, f->n, b[f->periodic & 1], b[(f->periodic >> 1) & 1],
+                 w->frames == 0 ? "ITEM: UNITS\nsi\n" : "", t, (unsigned long long)f->step, f->n,
+                 b[f->periodic & 1], b[(f->periodic >> 1) & 1],
                  b[(f->periodic >> 2) & 1], lo, hi, lo, hi, lo, hi, params,
                  w->spin ? " omegax omegay omegaz" : "");
     SIM_ASSERT(len > 0 && (size_t)len < sizeof header);

@@ -6,9 +6,9 @@
  * MDAnalysis refuses anything else); dimensions frame (unlimited), spatial = 3, atom = N,
  * cell_spatial = 3, cell_angular = 3, label = 5; labels spatial = "xyz", cell_spatial = "abc",
  * cell_angular = "alpha", "beta", "gamma"; per frame time, cell_origin, cell_lengths,
- * cell_angles, coordinates, velocities, forces and nbsim's step and box_half (with friction also
- * omega, the angular velocity [rad/s], float32, no scale_factor); per body (once) radius, mass,
- * id.
+ * cell_angles, id, coordinates, velocities, forces and nbsim's step and box_half (with friction
+ * also omega, the angular velocity [rad/s], float32, no scale_factor); per body (once) radius and
+ * mass. (Files of nbsim before issue 37 kept id per body; nbsim and OVITO read both.)
  *
  * Units. The stored numbers are nbsim's SI values, so every reader that takes numbers as they are
  * (OVITO, and nbsim reading it back) sees metres, seconds and kilograms, with radii that match
@@ -22,7 +22,11 @@
  * variables it does not know); OVITO imports radius as its Radius property.
  *
  * Precision: float32 coordinates, velocities and forces (the convention's type; what the GPU
- * computes in), double time.
+ * computes in), also from the CPU reference's double frames (rounded once), double time.
+ *
+ * ASE (netCDF4-python applies the scale factors) reads positions in angstrom and the convention's
+ * angstrom/picosecond velocities as they come, masses from elements the file does not have
+ * (hydrogen's; `mass` is an array beside them), and cell_origin in metres: docs/trajectories.md.
  *
  * The box: per frame the convention's cell_lengths (2 box_half on each axis, metres with the
  * angstrom scale_factor, as the coordinates) and cell_angles (90 degrees), and cell_origin
@@ -63,6 +67,7 @@ typedef struct {
     int v_time, v_step, v_box, v_cell_origin, v_cell_lengths, v_cell_angles;
     int v_coordinates, v_velocities, v_forces, v_radius, v_mass, v_id, v_omega;
     float *buf;           /* 3n floats: one vector variable of one frame */
+    int *id;              /* 1..n, every frame's ids */
     float *radius, *mass; /* as stored (frame 0), to refuse frames where they changed */
     uint64_t good_size;   /* file size after the last complete frame [bytes] */
 } nc_writer;
@@ -198,26 +203,23 @@ static sim_status nc_write(sim_traj_writer *w, const sim_traj_frame *f, sim_erro
     int rc = NC_NOERR;
     const char *what = "a frame";
     if (k == 0) {
-        int *id = malloc((size_t)n * sizeof *id);
-        if (id == NULL) {
-            return sim_fail(err, SIM_OUT_OF_MEMORY, "'%s': no memory for %u ids", w->path, n);
-        }
         for (uint32_t i = 0; i < n; ++i) {
-            nc->radius[i] = f->pos[i].w;
-            nc->mass[i] = f->vel[i].w;
-            id[i] = (int)(i + 1);
+            traj_body body;
+            traj_frame_body(f, i, &body);
+            nc->radius[i] = (float)body.radius;
+            nc->mass[i] = (float)body.mass;
         }
-        what = "radius, mass and id";
+        what = "radius and mass";
         rc = nc_put_var_float(nc->ncid, nc->v_radius, nc->radius);
         rc = rc == NC_NOERR ? nc_put_var_float(nc->ncid, nc->v_mass, nc->mass) : rc;
-        rc = rc == NC_NOERR ? nc_put_var_int(nc->ncid, nc->v_id, id) : rc;
-        free(id);
         if (rc != NC_NOERR) {
             goto fail;
         }
     } else {
         for (uint32_t i = 0; i < n; ++i) {
-            if (f->pos[i].w != nc->radius[i] || f->vel[i].w != nc->mass[i]) {
+            traj_body body;
+            traj_frame_body(f, i, &body);
+            if ((float)body.radius != nc->radius[i] || (float)body.mass != nc->mass[i]) {
                 return sim_fail(err, SIM_BAD_ARGUMENT,
                                 "'%s': body %u's radius or mass changed at frame %zu; NetCDF "
                                 "stores them once (start a new trajectory)",
@@ -226,18 +228,26 @@ static sim_status nc_write(sim_traj_writer *w, const sim_traj_frame *f, sim_erro
         }
     }
     const size_t start3[3] = {k, 0, 0}, count3[3] = {1, n, 3};
-    const sim_vec4f *src[4] = {f->pos, f->vel, f->force, f->spin};
     const int vars[4] = {nc->v_coordinates, nc->v_velocities, nc->v_forces, nc->v_omega};
     static const char *const names[4] = {"coordinates", "velocities", "forces", "omega"};
     for (int v = 0; v < (w->spin ? 4 : 3); ++v) {
         for (uint32_t i = 0; i < n; ++i) {
-            nc->buf[3 * (size_t)i + 0] = src[v] ? src[v][i].x : 0.0f;
-            nc->buf[3 * (size_t)i + 1] = src[v] ? src[v][i].y : 0.0f;
-            nc->buf[3 * (size_t)i + 2] = src[v] ? src[v][i].z : 0.0f;
+            traj_body body;
+            traj_frame_body(f, i, &body);
+            const double *src = v == 0   ? body.pos
+                                : v == 1 ? body.vel
+                                : v == 2 ? body.force
+                                         : body.spin;
+            for (int a = 0; a < 3; ++a) {
+                nc->buf[3 * (size_t)i + (size_t)a] = (float)src[a]; /* float32: the convention's */
+            }
         }
         what = names[v];
         NC_TRY(nc_put_vara_float(nc->ncid, vars[v], start3, count3, nc->buf));
     }
+    const size_t id_start[2] = {k, 0}, id_count[2] = {1, n};
+    what = "id";
+    NC_TRY(nc_put_vara_int(nc->ncid, nc->v_id, id_start, id_count, nc->id));
     const size_t start2[1] = {k};
     const double step = (double)f->step; /* exact up to 2^53 steps */
     what = "time and step";
@@ -287,6 +297,7 @@ static sim_status nc_close_writer(sim_traj_writer *w, sim_error *err) {
         }
     }
     free(nc->buf);
+    free(nc->id);
     free(nc->radius);
     free(nc->mass);
     free(nc);
@@ -305,10 +316,14 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     w->nc = nc;
     const uint32_t n = w->n;
     nc->buf = malloc((size_t)n * 3 * sizeof *nc->buf);
+    nc->id = malloc((size_t)n * sizeof *nc->id);
     nc->radius = malloc((size_t)n * sizeof *nc->radius);
     nc->mass = malloc((size_t)n * sizeof *nc->mass);
-    if (nc->buf == NULL || nc->radius == NULL || nc->mass == NULL) {
+    if (nc->buf == NULL || nc->id == NULL || nc->radius == NULL || nc->mass == NULL) {
         return sim_fail(err, SIM_OUT_OF_MEMORY, "'%s': no memory for %u bodies", w->path, n);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        nc->id[i] = (int)(i + 1);
     }
     int rc = nc_create(w->path, NC_CLOBBER | NC_64BIT_OFFSET, &nc->ncid);
     if (rc != NC_NOERR) {
@@ -348,8 +363,9 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     NC_TRY(put_units(id, nc->v_radius, "meter", 0.0));
     NC_TRY(nc_def_var(id, "mass", NC_FLOAT, 1, &d_atom, &nc->v_mass));
     NC_TRY(put_units(id, nc->v_mass, "kilogram", 0.0));
-    NC_TRY(nc_def_var(id, "id", NC_INT, 1, &d_atom, &nc->v_id));
-    /* Per frame: scalars and cell first, then the large vector variables. */
+    /* Per frame: scalars and cell first, then the ids and the large vector variables. The ids
+     * are per frame, as LAMMPS's dump netcdf writes them: ASE reads `id` as every frame's atom
+     * order (a per-atom id made it fail with IndexError); OVITO and nbsim take either. */
     NC_TRY(nc_def_var(id, "time", NC_DOUBLE, 1, &d_frame, &nc->v_time));
     NC_TRY(put_units(id, nc->v_time, "picosecond", 1e12));
     NC_TRY(nc_def_var(id, "step", NC_DOUBLE, 1, &d_frame, &nc->v_step));
@@ -362,6 +378,8 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     NC_TRY(put_units(id, nc->v_cell_lengths, "angstrom", 1e10));
     NC_TRY(nc_def_var(id, "cell_angles", NC_DOUBLE, 2, d_angles, &nc->v_cell_angles));
     NC_TRY(put_units(id, nc->v_cell_angles, "degree", 0.0));
+    const int d_ids[2] = {d_frame, d_atom};
+    NC_TRY(nc_def_var(id, "id", NC_INT, 2, d_ids, &nc->v_id));
     const int d_vec[3] = {d_frame, d_atom, d_spatial};
     NC_TRY(nc_def_var(id, "coordinates", NC_FLOAT, 3, d_vec, &nc->v_coordinates));
     NC_TRY(put_units(id, nc->v_coordinates, "angstrom", 1e10));

@@ -5,13 +5,18 @@
  * Cost: a body line is 12 numbers, ~140 bytes. printf("%.9g") costs ~230 ns a number, so a
  * frame of 10^6 bodies would take ~2.8 s on one core; traj_fmt_float below costs ~40 ns and
  * the bodies are formatted in blocks on all cores (OpenMP). Measured (traj_demo --write-only) on
- * a 2-core development machine: 10^6 bodies, 137 MB, 0.25 s a frame, formatting and writing. */
+ * a 2-core development machine: 10^6 bodies, 137 MB, 0.25 s a frame, formatting and writing.
+ * A CPU run's frames are doubles at full precision (traj_fmt_double_at: a long double candidate,
+ * checked by strtod only when it is near a tie, where printf and strtod alone cost ~1.3 us a
+ * number): on the same kind of machine 2 x 10^5 bodies, 34 MB, 0.24 s a frame against 0.07 s
+ * (28 MB) for floats. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/traj_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +77,63 @@ size_t traj_fmt_u64(char *out, uint64_t v) {
     return len;
 }
 
+/* The decimal d[0 .. nd) x 10^(e - nd + 1) (nd >= 1 significant digits, no trailing zeros
+ * needed) written at p like %g with `precision` digits: scientific outside [1e-4, 10^precision).
+ * Returns the characters written. */
+static size_t emit_digits(char *p, const char *d, int nd, int e, int precision) {
+    char *const start = p;
+    while (nd > 1 && d[nd - 1] == '0') {
+        --nd;
+    }
+    if (e < -4 || e >= precision) {
+        *p++ = d[0];
+        if (nd > 1) {
+            *p++ = '.';
+            memcpy(p, d + 1, (size_t)nd - 1);
+            p += nd - 1;
+        }
+        *p++ = 'e';
+        *p++ = e < 0 ? '-' : '+';
+        const int ae = e < 0 ? -e : e;
+        if (ae >= 100) {
+            *p++ = (char)('0' + ae / 100);
+        }
+        *p++ = (char)('0' + ae / 10 % 10);
+        *p++ = (char)('0' + ae % 10);
+    } else if (e >= 0) {
+        if (nd <= e + 1) {
+            memcpy(p, d, (size_t)nd);
+            p += nd;
+            for (int i = nd; i <= e; ++i) {
+                *p++ = '0';
+            }
+        } else {
+            memcpy(p, d, (size_t)e + 1);
+            p += e + 1;
+            *p++ = '.';
+            memcpy(p, d + e + 1, (size_t)(nd - e - 1));
+            p += nd - e - 1;
+        }
+    } else {
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = 0; i < -e - 1; ++i) {
+            *p++ = '0';
+        }
+        memcpy(p, d, (size_t)nd);
+        p += nd;
+    }
+    return (size_t)(p - start);
+}
+
+/* The digits of m, exactly `count` of them (leading zeros kept). */
+static void digits_of(uint64_t m, char *d, int count) {
+    for (int i = count - 1; i >= 0; --i) {
+        d[i] = (char)('0' + m % 10);
+        m /= 10;
+    }
+}
+
 size_t traj_fmt_float(char *out, float value) {
     char *p = out;
     double v = value;
@@ -108,71 +170,153 @@ size_t traj_fmt_float(char *out, float value) {
         }
     }
     char d[9];
-    for (int i = 8; i >= 0; --i) {
-        d[i] = (char)('0' + m % 10);
-        m /= 10;
-    }
-    int nd = 9;
-    while (nd > 1 && d[nd - 1] == '0') {
-        --nd;
-    }
-    if (e < -4 || e >= 9) { /* like %g: scientific outside [1e-4, 1e9) */
-        *p++ = d[0];
-        if (nd > 1) {
-            *p++ = '.';
-            memcpy(p, d + 1, (size_t)nd - 1);
-            p += nd - 1;
-        }
-        *p++ = 'e';
-        *p++ = e < 0 ? '-' : '+';
-        const int ae = e < 0 ? -e : e;
-        *p++ = (char)('0' + ae / 10);
-        *p++ = (char)('0' + ae % 10);
-    } else if (e >= 0) {
-        if (nd <= e + 1) {
-            memcpy(p, d, (size_t)nd);
-            p += nd;
-            for (int i = nd; i <= e; ++i) {
-                *p++ = '0';
-            }
-        } else {
-            memcpy(p, d, (size_t)e + 1);
-            p += e + 1;
-            *p++ = '.';
-            memcpy(p, d + e + 1, (size_t)(nd - e - 1));
-            p += nd - e - 1;
-        }
-    } else {
-        *p++ = '0';
-        *p++ = '.';
-        for (int i = 0; i < -e - 1; ++i) {
-            *p++ = '0';
-        }
-        memcpy(p, d, (size_t)nd);
-        p += nd;
-    }
-    return (size_t)(p - out);
+    digits_of(m, d, 9);
+    return (size_t)(p - out) + emit_digits(p, d, 9, e, 9);
 }
 
-size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const sim_vec4f *p,
-                      const sim_vec4f *v, const sim_vec4f *f, int spin, const sim_vec4f *w) {
-    const float fx = f ? f->x : 0.0f, fy = f ? f->y : 0.0f, fz = f ? f->z : 0.0f;
+/* v * 10^k in long double (64-bit mantissa on x86: powers of ten exact up to 10^27), relative
+ * error ~1e-19 per operation: a 17-digit candidate off by at most a few hundredths of its last
+ * digit, which traj_fmt_double_at then checks. */
+static long double scale10l(long double v, int k) {
+    static const long double p[28] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,
+                                      1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
+                                      1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L,
+                                      1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+    while (k > 27) {
+        v *= p[27];
+        k -= 27;
+    }
+    while (k < -27) {
+        v /= p[27];
+        k += 27;
+    }
+    return k >= 0 ? v * p[k] : v / p[-k];
+}
+
+/* digits d[0 .. nd) with exponent e as text in buf (NUL-terminated); whether it reads back as v. */
+static int reads_back(char *buf, int negative, const char *d, int nd, int e, double v) {
+    buf[0] = '-';
+    const size_t len = (size_t)negative + emit_digits(buf + negative, d, nd, e, 17);
+    buf[len] = '\0';
+    return strtod(buf, NULL) == v;
+}
+
+size_t traj_fmt_double_at(char *out, double value) {
+    if (!isfinite(value) || value == 0.0) {
+        return traj_fmt_float(out, (float)value); /* nan, inf, 0, -0 */
+    }
+    const int negative = signbit(value) != 0;
+    const double v = fabs(value);
+    int bexp = 0;
+    (void)frexp(v, &bexp);
+    int e = (int)floor((bexp - 1) * 0.30102999566398120);
+    uint64_t m = 0;
+    long double x = 0.0L;
+    for (int tries = 0; tries < 3; ++tries) {
+        x = scale10l(v, 16 - e);
+        m = (uint64_t)(x + 0.5L);
+        if (m >= 100000000000000000ull) {
+            ++e;
+        } else if (m < 10000000000000000ull) {
+            --e;
+        } else {
+            break;
+        }
+    }
+    char text[40], d[17];
+    /* 15 digits when they give v back (radii, masses, round numbers: "0.45", not
+     * "0.45000000000000001"); only tried when the 17 digits end near ..00, as they then do. */
+    const uint64_t tail = m % 100;
+    if (tail <= 12 || tail >= 88) {
+        uint64_t m15 = (m + 50) / 100;
+        int e15 = e;
+        if (m15 >= 1000000000000000ull) {
+            m15 /= 10;
+            ++e15;
+        }
+        digits_of(m15, d, 15);
+        if (reads_back(text, negative, d, 15, e15, value)) {
+            const size_t len = strlen(text);
+            memcpy(out, text, len);
+            return len;
+        }
+    }
+    /* 17 digits correctly rounded always give a double back (DBL_DECIMAL_DIG). x is off by at
+     * most ~0.07 of a unit (13 roundings of 2^-64 at the extreme exponents), so m is the correctly
+     * rounded one unless x is within 0.1 of a half: only then is it checked. */
+    const long double at = x + 0.5L - (long double)m;
+    const int sure = LDBL_MANT_DIG >= 64 && at > 0.1L && at < 0.9L;
+    digits_of(m, d, 17);
+    if (sure) {
+        text[0] = '-';
+        const size_t len = (size_t)negative + emit_digits(text + negative, d, 17, e, 17);
+        memcpy(out, text, len);
+        return len;
+    }
+    if (!reads_back(text, negative, d, 17, e, value)) {
+        snprintf(text, sizeof text, "%.17g", value); /* the candidate was off: printf's, exact */
+    }
+    const size_t len = strlen(text);
+    memcpy(out, text, len);
+    return len;
+}
+
+static void put3(double out[3], double x, double y, double z) {
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
+}
+
+void traj_frame_body(const sim_traj_frame *f, uint32_t i, traj_body *b) {
+    memset(b, 0, sizeof *b);
+    if (f->pos_d != NULL) {
+        const sim_vec4d p = f->pos_d[i], v = f->vel_d[i];
+        put3(b->pos, p.x, p.y, p.z);
+        put3(b->vel, v.x, v.y, v.z);
+        b->radius = p.w;
+        b->mass = v.w;
+        if (f->force_d != NULL) {
+            put3(b->force, f->force_d[i].x, f->force_d[i].y, f->force_d[i].z);
+        }
+        if (f->spin_d != NULL) {
+            put3(b->spin, f->spin_d[i].x, f->spin_d[i].y, f->spin_d[i].z);
+        }
+        return;
+    }
+    const sim_vec4f p = f->pos[i], v = f->vel[i];
+    put3(b->pos, p.x, p.y, p.z);
+    put3(b->vel, v.x, v.y, v.z);
+    b->radius = p.w;
+    b->mass = v.w;
+    if (f->force != NULL) {
+        put3(b->force, f->force[i].x, f->force[i].y, f->force[i].z);
+    }
+    if (f->spin != NULL) {
+        put3(b->spin, f->spin[i].x, f->spin[i].y, f->spin[i].z);
+    }
+}
+
+size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const traj_body *b,
+                      int spin, int full) {
     char *o = out;
-    float cols[18];
+    double cols[18];
     int count;
     if (format == SIM_TRAJ_XYZ) {
-        /* momenta rounded once, from the exact double product */
-        const float m = v->w, px = (float)((double)m * v->x), py = (float)((double)m * v->y),
-                    pz = (float)((double)m * v->z);
-        const float xyz[15] = {p->x, p->y, p->z, v->x, v->y, v->z, px, py,
-                               pz,   p->w, m,    m,    fx,   fy,   fz};
+        /* momenta: the exact double product, rounded once to what the line carries */
+        const double m = b->mass;
+        const double xyz[15] = {b->pos[0],     b->pos[1],     b->pos[2],     b->vel[0],
+                                b->vel[1],     b->vel[2],     m * b->vel[0], m * b->vel[1],
+                                m * b->vel[2], b->radius,     m,             m,
+                                b->force[0],   b->force[1],   b->force[2]};
         memcpy(cols, xyz, sizeof xyz);
         count = 15;
         *o++ = 'X';
         *o++ = ' ';
         o += traj_fmt_u64(o, id);
     } else {
-        const float lmp[11] = {p->x, p->y, p->z, v->x, v->y, v->z, p->w, v->w, fx, fy, fz};
+        const double lmp[11] = {b->pos[0], b->pos[1], b->pos[2],   b->vel[0],   b->vel[1],
+                                b->vel[2], b->radius, b->mass,     b->force[0], b->force[1],
+                                b->force[2]};
         memcpy(cols, lmp, sizeof lmp);
         count = 11;
         o += traj_fmt_u64(o, id);
@@ -180,13 +324,12 @@ size_t traj_text_body(char *out, sim_traj_format format, uint32_t id, const sim_
         *o++ = '1'; /* type */
     }
     if (spin) {
-        cols[count++] = w ? w->x : 0.0f;
-        cols[count++] = w ? w->y : 0.0f;
-        cols[count++] = w ? w->z : 0.0f;
+        memcpy(cols + count, b->spin, sizeof b->spin);
+        count += 3;
     }
     for (int c = 0; c < count; ++c) {
         *o++ = ' ';
-        o += traj_fmt_float(o, cols[c]);
+        o += full ? traj_fmt_double_at(o, cols[c]) : traj_fmt_float(o, (float)cols[c]);
     }
     *o++ = '\n';
     return (size_t)(o - out);
@@ -254,9 +397,9 @@ static void format_chunk(traj_text_sink *s, sim_traj_format format, int spin,
         char *out = s->buf + (size_t)b * TRAJ_TEXT_BLOCK * TRAJ_TEXT_LINE_MAX;
         size_t len = 0;
         for (uint32_t i = lo; i < hi; ++i) {
-            len += traj_text_body(out + len, format, i + 1, &f->pos[i], &f->vel[i],
-                                  f->force ? &f->force[i] : NULL, spin,
-                                  f->spin ? &f->spin[i] : NULL);
+            traj_body body;
+            traj_frame_body(f, i, &body);
+            len += traj_text_body(out + len, format, i + 1, &body, spin, f->pos_d != NULL);
         }
         s->lens[b] = len;
     }

@@ -117,7 +117,8 @@ sim_status sim_traj_writer_open_params(sim_traj_writer **out, const char *path, 
 }
 
 sim_status sim_traj_writer_write(sim_traj_writer *w, const sim_traj_frame *f, sim_error *err) {
-    SIM_ASSERT(w != NULL && f != NULL && f->pos != NULL && f->vel != NULL);
+    SIM_ASSERT(w != NULL && f != NULL &&
+               ((f->pos != NULL && f->vel != NULL) || (f->pos_d != NULL && f->vel_d != NULL)));
     if (w->failed != SIM_OK) {
         return sim_fail(err, w->failed, "%s", w->failure);
     }

@@ -213,7 +213,7 @@ static sim_status load_scene(sim_session *s, const char *scene, sim_params *para
                             "--n %u is above %s, the most bodies this run can take (%s)", n,
                             grouped(max, max_text, sizeof max_text), why);
         }
-        SIM_TRY(sim_scene_builtin(scene, o->n, o->seed, params, state, err));
+        SIM_TRY(sim_scene_builtin_with(scene, o->n, o->seed, o->config.stop, params, state, err));
         apply_overrides(o, params);
         return check_builtin_box(o, scene, params, state, err);
     }
@@ -669,7 +669,10 @@ sim_status sim_session_start(sim_session *s, sim_error *err) {
 sim_status sim_session_open(sim_session **out, const sim_session_config *o, sim_error *err) {
     sim_session *s = NULL;
     SIM_TRY(sim_session_prepare(&s, o, err));
-    const sim_status st = sim_session_start(s, err);
+    /* Ctrl-C while the scene was made ready (its last copies): no backend is built for it. */
+    const sim_status st = o->config.stop != NULL && *o->config.stop != 0
+                              ? sim_fail(err, SIM_INTERRUPTED, "stopped while opening %s", o->scene)
+                              : sim_session_start(s, err);
     if (st != SIM_OK) {
         sim_session_close(s);
         return st;

@@ -20,7 +20,9 @@
 typedef enum { SLOT_FREE, SLOT_CAPTURING, SLOT_QUEUED, SLOT_WRITING } slot_state;
 
 typedef struct {
-    sim_capture cap;
+    sim_capture cap;  /* a float backend's frame (CUDA) */
+    sim_state bodies; /* a double backend's (the CPU reference: read_state, in the user's order) */
+    sim_vec3d *force; /* its last forces */
     slot_state state;
     uint64_t seq;
     uint64_t step;
@@ -32,6 +34,7 @@ struct sim_dump {
     char path[4096];
     int every;
     uint32_t n;
+    int doubles; /* the backend's state is double (CPU): frames are its state, at full precision */
     sim_traj_writer *writer;
     dump_slot slot[DUMP_SLOTS];
     sim_vec4f *user_pos, *user_vel, *user_force, *user_spin; /* reordering targets, when a
@@ -49,6 +52,18 @@ struct sim_dump {
 
 /* The writer's frame: wait for the copies, put bodies in user order, write. */
 static sim_status write_slot(sim_dump *d, dump_slot *s, sim_error *err) {
+    if (d->doubles) {
+        const sim_traj_frame f = {.n = d->n,
+                                  .step = s->step,
+                                  .time = s->time,
+                                  .box_half = s->box_half,
+                                  .periodic = s->periodic,
+                                  .pos_d = s->bodies.pos,
+                                  .vel_d = s->bodies.vel,
+                                  .force_d = s->force,
+                                  .spin_d = s->bodies.spin};
+        return sim_traj_writer_write(d->writer, &f, err);
+    }
     SIM_TRY(sim_capture_wait(&s->cap, err));
     if (s->cap.has_order && d->user_pos == NULL) {
         const size_t bytes = (size_t)d->n * sizeof(sim_vec4f);
@@ -62,7 +77,11 @@ static sim_status write_slot(sim_dump *d, dump_slot *s, sim_error *err) {
                             d->path, d->n);
         }
     }
-    sim_traj_frame f = {d->n, s->step, s->time, s->box_half, NULL, NULL, NULL, NULL, s->periodic};
+    sim_traj_frame f = {.n = d->n,
+                        .step = s->step,
+                        .time = s->time,
+                        .box_half = s->box_half,
+                        .periodic = s->periodic};
     sim_capture_user_order(&s->cap, d->user_pos, d->user_vel, d->user_force, &f.pos, &f.vel,
                            &f.force);
     f.spin = sim_capture_user_spin(&s->cap, d->user_spin);
@@ -123,6 +142,8 @@ static void *writer_main(void *arg) {
 static void free_dump(sim_dump *d) {
     for (int i = 0; i < DUMP_SLOTS; ++i) {
         sim_capture_free(&d->slot[i].cap);
+        sim_state_free(&d->slot[i].bodies);
+        free(d->slot[i].force);
     }
     free(d->user_pos);
     free(d->user_vel);
@@ -144,9 +165,22 @@ sim_status sim_dump_open(sim_dump **out, const char *path, int every, const sim_
     snprintf(d->path, sizeof d->path, "%s", path);
     d->every = every;
     d->n = sim_backend_body_count(backend);
+    /* The CPU reference's frames are its double state, read as a program reads it (no device to
+     * overlap with: a capture would only convert it to floats), so text trajectories of a CPU run
+     * hold its state bit for bit (trajectory.h). */
+    d->doubles = sim_backend_get_config(backend)->kind == SIM_BACKEND_CPU;
     sim_status st = SIM_OK;
     for (int i = 0; i < DUMP_SLOTS && st == SIM_OK; ++i) {
-        st = sim_backend_capture_alloc(backend, &d->slot[i].cap, err);
+        if (!d->doubles) {
+            st = sim_backend_capture_alloc(backend, &d->slot[i].cap, err);
+            continue;
+        }
+        st = sim_state_alloc(&d->slot[i].bodies, d->n, err);
+        d->slot[i].force = st == SIM_OK ? calloc(d->n, sizeof *d->slot[i].force) : NULL;
+        if (st == SIM_OK && d->slot[i].force == NULL) {
+            st = sim_fail(err, SIM_OUT_OF_MEMORY,
+                          "dump '%s': no memory for the forces of %u bodies", path, d->n);
+        }
     }
     if (st == SIM_OK) {
         st = sim_traj_writer_open_params(&d->writer, path, d->n, sim_backend_get_params(backend),
@@ -213,7 +247,8 @@ sim_status sim_dump_frame(sim_dump *d, sim_backend *backend, uint64_t frame, uin
     s->state = SLOT_CAPTURING;
     pthread_mutex_unlock(&d->lock);
 
-    const sim_status st = sim_backend_capture(backend, &s->cap, err);
+    const sim_status st = d->doubles ? sim_backend_read_state(backend, &s->bodies, s->force, err)
+                                     : sim_backend_capture(backend, &s->cap, err);
 
     pthread_mutex_lock(&d->lock);
     if (st != SIM_OK) {

@@ -129,9 +129,49 @@ def test_bad_arrays():
         nbsim.Simulation.from_arrays(ok, radii=0.5, omega=np.zeros((3, 2)))
 
 
-def test_non_finite_positions_blow_up():
-    pos = np.array([[0.0, 0, 0], [np.nan, 0, 0]])
-    sim = nbsim.Simulation.from_arrays(pos, radii=0.1, backend="cpu")
+def test_arrays_follow_the_scene_file_rules():
+    """NaN, inf and a body far outside the walls are refused up front (issue 37: they were taken,
+    and the first frame blew up), by the library's rules for scene files, naming the body."""
+    ok = np.array([[-2.0, 0, 0], [0, 0, 0], [2, 0, 0]])
+    for bad, why in ((np.nan, r"body 1: position \(nan, 0, 0\) is not finite"),
+                     (np.inf, r"body 1: position \(inf, 0, 0\) is not finite"),
+                     (1e6, r"body 1: centre \(1e\+06, 0, 0\) m is beyond the walls at \+-20 m")):
+        pos = ok.copy()
+        pos[1, 0] = bad
+        with pytest.raises(ValueError, match=why) as e:
+            nbsim.Simulation.from_arrays(pos, radii=0.5, backend="cpu")
+        assert isinstance(e.value, nbsim.BadArgumentError)
+    vel = np.zeros((3, 3))
+    vel[2, 1] = -np.inf
+    with pytest.raises(nbsim.BadArgumentError, match=r"body 2: velocity \(0, -inf, 0\)"):
+        nbsim.Simulation.from_arrays(ok, vel, radii=0.5, backend="cpu")
+    with pytest.raises(nbsim.BadArgumentError, match="body 0: angular velocity"):
+        nbsim.Simulation.from_arrays(ok, radii=0.5, omega=[[np.nan, 0, 0], [0] * 3, [0] * 3],
+                                     backend="cpu")
+    # the box is the one given: 5 m fits a box of 6, not one of 4
+    pos = ok.copy()
+    pos[0, 0] = 5.0
+    nbsim.Simulation.from_arrays(pos, radii=0.5, params={"box_half": 6}, backend="cpu")
+    with pytest.raises(nbsim.BadArgumentError, match="beyond the walls at \\+-4 m"):
+        nbsim.Simulation.from_arrays(pos, radii=0.5, params={"box_half": 4}, backend="cpu")
+    with pytest.raises(nbsim.BadArgumentError, match="radius 5 m is larger than the box"):
+        nbsim.Simulation.from_arrays(ok, radii=5.0, params={"box_half": 4}, backend="cpu")
+    # a state a run reached may hold a body pushed into a wall, as a saved state may
+    state = cpu_sim("gas", 20).state()
+    state.positions[0] = [10.5, 0, 0]
+    nbsim.Simulation.from_state(state, params={"box_half": 10}, backend="cpu")
+    state.positions[0] = [15.5, 0, 0]
+    with pytest.raises(nbsim.BadArgumentError, match="farther than a run can push"):
+        nbsim.Simulation.from_state(state, params={"box_half": 10}, backend="cpu")
+    # and a state file is refused as a scene file would be
+    with pytest.raises(nbsim.BadArgumentError, match="not finite"):
+        nbsim.write_state("never-written.txt", [[np.nan, 0, 0]], radii=0.5)
+
+
+def test_a_blow_up_is_unstable():
+    pos = np.array([[0.0, 0, 0], [2.0, 0, 0]])
+    vel = np.array([[0.0, 0, 0], [1e6, 0, 0]])  # 1000 m in the first step: far through the wall
+    sim = nbsim.Simulation.from_arrays(pos, vel, radii=0.1, params={"dt": 1e-3}, backend="cpu")
     with pytest.raises(nbsim.UnstableError) as e:
         sim.run(1)
     assert e.value.status == "simulation unstable" and e.value.message
@@ -161,6 +201,50 @@ def test_params():
         nbsim.Simulation("gas", n=10, backend="cpu", params={"stiffness": 0})
     given = nbsim.Simulation("pile", n=50, backend="cpu", params={"gravity": (0, -1, 0)})
     assert given.params["gravity"] == (0.0, -1.0, 0.0)  # over the scene's
+
+
+def test_gravity_as_the_command_line_takes_it():
+    """--gravity's text (issue 37: '0,-9.8,0' failed on ','), and any 3 numbers."""
+    sim = cpu_sim("gas", 50, params={"gravity": "0,-9.8,0"})
+    assert sim.params["gravity"] == (0.0, -9.8, 0.0)
+    sim.set_params(gravity=" 1.5 , 0, -2 ")  # blanks around the numbers, as in scene files
+    assert sim.params["gravity"] == (1.5, 0.0, -2.0)
+    sim.set_params(gravity=np.array([0, 0, -3.5]))
+    assert sim.params["gravity"] == (0.0, 0.0, -3.5)
+    sim.set_params(gravity=[0, -1, 0])
+    assert sim.params["gravity"] == (0.0, -1.0, 0.0)
+    for bad in ("0 -9.8 0", "0,-9.8", "0,x,0", "0,2e6,0"):
+        with pytest.raises(nbsim.BadArgumentError, match=r"^gravity: '.*' must be three numbers"):
+            sim.set_params(gravity=bad)
+    with pytest.raises(nbsim.BadArgumentError, match="three numbers"):
+        sim.set_params(gravity=(0, 1))
+    with pytest.raises(TypeError, match="gravity must be three numbers"):
+        sim.set_params(gravity=("a", "b", "c"))
+    assert sim.params["gravity"] == (0.0, -1.0, 0.0)  # a refused value changed nothing
+
+
+def test_periodic():
+    """periodic as --periodic and scene files spell it, read back as text, and a periodic run
+    reopened from its state and parameters (issue 37: TypeError, and params["periodic"] was 5)."""
+    for given, axes in (("xz", "xz"), ("x,z", "xz"), ("z x", "xz"), ("y", "y"), ("xyz", "xyz"),
+                        ("none", "none")):
+        sim = cpu_sim("gas", 60, params={"periodic": given, "atm_nu": 0})
+        assert sim.params["periodic"] == axes
+    sim = cpu_sim("gas", 60, params={"periodic": "xz", "atm_nu": 0})
+    sim.run(3)
+    twin = nbsim.Simulation.from_state(sim.state(), params=sim.params, backend="cpu", threads=1)
+    assert twin.params == sim.params and twin.params["periodic"] == "xz"
+    sim.run(2)
+    twin.run(2)
+    assert np.array_equal(twin.state().positions, sim.state().positions)
+    sim.set_params(periodic="none")
+    assert sim.params["periodic"] == "none"
+    assert nbsim.params.default()["periodic"] == "none"
+    for bad in ("xx", "w", ""):
+        with pytest.raises(nbsim.BadArgumentError, match="^periodic: .* must be periodic axes"):
+            sim.set_params(periodic=bad)
+    with pytest.raises(TypeError, match="periodic must be the axes as text"):
+        sim.set_params(periodic=5)
 
 
 def test_maps_tile_cull_settings():

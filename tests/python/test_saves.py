@@ -67,14 +67,36 @@ def test_trajectory(tmp_path, ext):
     last, params, info = nbsim.read_trajectory_last(path)
     assert info["frames"] == 4 and info["step"] == 6 and not info["truncated"]
     assert info["time"] == pytest.approx(s.time)
-    # written from floats, 9 digits each: every float comes back exactly
-    f32 = np.float32
-    assert np.array_equal(last.positions.astype(f32), s.positions.astype(f32))
-    assert np.array_equal(last.velocities.astype(f32), s.velocities.astype(f32))
-    assert np.array_equal(last.radii.astype(f32), s.radii.astype(f32))
+    # the CPU reference's double state, written at full precision: it comes back bit for bit
+    # (issue 37: the text formats held it rounded to float, and nothing said so)
+    assert np.array_equal(last.positions, s.positions)
+    assert np.array_equal(last.velocities, s.velocities)
+    assert np.array_equal(last.radii, s.radii) and np.array_equal(last.masses, s.masses)
+    assert np.array_equal(last.omega, s.omega)
     assert params["box_half"] == pytest.approx(sim.params["box_half"])  # the cell
     again = nbsim.Simulation.from_file(path, backend="cpu")  # continue from the dump
     assert again.n == 200
+
+
+@pytest.mark.parametrize("ext", [".xyz", ".lammpstrj"])
+def test_trajectory_of_a_frictional_cpu_run_is_exact(tmp_path, ext):
+    """With friction the frames carry the spin: also at full precision."""
+    rng = np.random.default_rng(5)
+    pos = np.stack([np.linspace(-8, 8, 30), rng.uniform(-8, 8, 30), rng.uniform(-8, 8, 30)], 1)
+    sim = nbsim.Simulation.from_arrays(pos, rng.normal(size=(30, 3)), radii=0.25,
+                                       omega=rng.normal(size=(30, 3)),
+                                       params={"friction": 0.3, "gravity": (0, -9.81, 0)},
+                                       backend="cpu", threads=1)
+    path = tmp_path / ("spin" + ext)
+    sim.record(path)
+    sim.run(5)
+    sim.stop_recording()
+    s = sim.state()
+    last, params, _ = nbsim.read_trajectory_last(path)
+    assert np.array_equal(last.positions, s.positions)
+    assert np.array_equal(last.velocities, s.velocities)
+    assert np.array_equal(last.omega, s.omega) and np.any(s.omega != 0.0)
+    assert params["friction"] == sim.params["friction"]
 
 
 def test_trajectory_errors(tmp_path):
