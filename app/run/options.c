@@ -45,8 +45,8 @@ static int set_scene(void *t, int arg, const char *v, char *why, size_t cap) {
 
 static int set_n(void *t, int arg, const char *v, char *why, size_t cap) {
     long l = 0;
-    if (app_parse_long(v, 1, 100000000L, &l) != 0) {
-        return WHY("must be a body count in 1..100000000");
+    if (app_parse_long(v, 1, 2147483647L, &l) != 0) {
+        return WHY("must be a body count in 1..2147483647");
     }
     session_of(t)->n = (uint32_t)l;
     return 0;
@@ -263,6 +263,11 @@ static int set_quiet(void *t, int arg, const char *v, char *why, size_t cap) {
     return 0;
 }
 
+static int set_dry_run(void *t, int arg, const char *v, char *why, size_t cap) {
+    ((app_options *)t)->dry_run = 1;
+    return 0;
+}
+
 static int set_vsync(void *t, int arg, const char *v, char *why, size_t cap) {
     app_options *o = t;
     if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
@@ -392,6 +397,10 @@ static const app_option_row rows[] = {
              plot_path),
     {"--quiet", NULL, "no progress bar, banner or notices (warnings and errors still show)",
      set_quiet, 0},
+    {"--dry-run", NULL,
+     "plan the run's GPU memory and exit, building nothing: bytes per body by\n"
+     "part, what the GPU has free, the most bodies that fit (exit 2 if N does not)",
+     set_dry_run, 0},
     {NULL, NULL, "Viewer:", NULL, 0},
     {"--exit-after", "F", "quit after rendering F frames (1..1000000000)", set_frames,
      (int)offsetof(app_options, exit_after)},

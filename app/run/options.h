@@ -32,6 +32,7 @@ typedef struct {
                          frame headless, every APP_VIEWER_ENERGY_EVERY-th in the viewer (an
                          energy pass costs about a pair step); resolved into session */
     int quiet;        /* no progress bar, no notices; warnings and errors still show */
+    int dry_run;      /* --dry-run: plan the GPU memory, print it, build nothing */
     /* viewer */
     long exit_after; /* > 0: quit after rendering that many frames */
     char screenshot_path[SIM_PATH_MAX];

@@ -9,6 +9,7 @@
 
 #include "nbsim/backend.h"
 #include "nbsim/dump.h"
+#include "nbsim/memory_plan.h"
 #include "nbsim/output_file.h"
 #include "nbsim/params.h"
 
@@ -141,6 +142,13 @@ sim_status sim_session_start(sim_session *s, sim_error *err);
 void sim_session_close(sim_session *s);
 
 const sim_run_info *sim_session_info(const sim_session *s);
+
+/* The GPU memory the run c describes would take (nbsim/memory_plan.h), planned as
+ * sim_session_prepare plans it before it builds the scene (a scene file is read for its N), with
+ * the device's free memory and the largest N that fits: nothing is built or allocated. For the
+ * CPU reference free_bytes stays 0. */
+sim_status sim_session_memory_plan(const sim_session_config *c, sim_memory_plan *plan,
+                                   sim_error *err);
 /* What a user should know since the last call (fallbacks, defaults chosen, warnings), one
  * notice per line, the warnings first, or "" (the text stays valid until the next call into the
  * session). */

@@ -21,6 +21,21 @@ uint32_t sim_pair_tile_max(void);
  * meets a size the new map cannot cover. */
 uint32_t sim_backend_max_bodies(const sim_backend_config *config, int triplets);
 
+/* Whether a run with this config and params sweeps its contacts from the cell grid alone (over
+ * neighbour lists built from the cells, or the cells themselves) and launches no pair map: the
+ * CUDA backend, one rank, culling on with a pair map (not `full`), a skin (not --skin 0: the tile
+ * pairs), the lists built from the cells (not SIM_NLIST_BUILD_TILES), and triplets off or culled
+ * by a cut-off. Such a run is limited by memory (memory_plan.h) and SIM_GRID_MAX_BODIES, not by
+ * the maps. */
+int sim_config_runs_on_grid(const sim_backend_config *config, const sim_params *params);
+/* The most bodies a run on the grid takes: CUB's radix sort counts its items in an int. */
+#define SIM_GRID_MAX_BODIES 2147483647u
+
+/* The largest N a run with this config and params takes besides memory: the grid's for a run on
+ * the grid (sim_config_runs_on_grid), else sim_backend_max_bodies (triplets: params' on and not
+ * culled by a cut-off, which keeps the culled triplets' limit). */
+uint32_t sim_run_max_bodies(const sim_backend_config *config, const sim_params *params);
+
 /* The pair maps' and triplet maps' own limits: tiles per side x bodies per tile. */
 uint32_t sim_pair_max_bodies(uint32_t tile);
 uint32_t sim_triplet_max_bodies(void);

@@ -10,46 +10,41 @@
 #include <string.h>
 
 #include "cuda/cuda_backend_impl.h"
+#include "nbsim/memory_plan.h"
+#include "nbsim/size_limits.h"
 
 namespace {
 
-/* History slots of equal spheres (sim_friction_slots: 18 + 3 walls), for the memory check. */
-constexpr uint64_t kFrictionSlotsEqual = 21u;
-
-/* Refuses before allocating anything when N bodies cannot fit (state, spin and torque, scratch,
- * the culling buffers and neighbour lists of their first size, with their cell grid, when culling
- * is on, friction's
- * two tables of equal spheres when it is on, with both the springs beside the lists' entries, and
- * the few hundred bytes of flags and energies). */
-sim_status check_memory(uint32_t n, const sim_backend_config *c, int friction, const char *gpu,
-                        sim_error *err) {
+/* Refuses before allocating anything when N bodies cannot fit: the memory plan (memory_plan.h:
+ * each allocation this backend makes at its start) with the bodies' own radii and CUB's own
+ * scratch for the sort, against the device's free memory. */
+sim_status check_memory(const sim_state *s, const sim_backend_config *c, const sim_params *p,
+                        const char *gpu, sim_error *err) {
     size_t free_bytes = 0, total_bytes = 0;
     SIM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const uint64_t entries =
-        c->cull ? (uint64_t)sim_nlist_first_cap(c->nlist_capacity) * sim_nlist_stride(n) : 0u;
-    const uint64_t per_entry =
-        sizeof(uint32_t) + (friction ? SIM_GPU_FRIC_LIST_BYTES_PER_ENTRY : 0u);
-    const uint64_t tables =
-        2u * (kFrictionSlotsEqual * (4u + sizeof(sim_contact_history_f)) + 4u) + 8u;
-    /* the lists' cell grid: at most SIM_CELL_GRID_CELLS_PER_BODY cells per body */
-    const uint64_t grid =
-        c->cull && sim_gpu_nlist_wants_grid(c, c->multi.world)
-            ? SIM_GPU_NLIST_GRID_BYTES_PER_BODY +
-                  (uint64_t)(SIM_CELL_GRID_CELLS_PER_BODY * SIM_GPU_NLIST_GRID_BYTES_PER_CELL)
-            : 0u;
-    const uint64_t per_body =
-        SIM_GPU_BYTES_PER_BODY + SIM_GPU_FRICTION_BYTES_PER_BODY + grid +
-        (c->cull ? SIM_GPU_CULL_BYTES_PER_BODY + SIM_GPU_NLIST_BYTES_PER_BODY : 0u) +
-        (friction ? tables + (c->cull ? SIM_GPU_FRIC_LIST_BYTES_PER_BODY : 0u) : 0u);
-    const uint64_t need = (uint64_t)n * per_body + entries * per_entry + 4096u;
-    if (need > (uint64_t)free_bytes) {
-        return sim_fail(err, SIM_OUT_OF_MEMORY,
-                        "N = %u bodies need %llu bytes (%.1f MiB) of GPU memory, but %s has only "
-                        "%llu bytes (%.1f MiB) free",
-                        n, (unsigned long long)need, (double)need / 1048576.0, gpu,
-                        (unsigned long long)free_bytes, (double)free_bytes / 1048576.0);
+    double r_min = INFINITY, r_max = 0.0;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        r_min = fmin(r_min, s->pos[i].w);
+        r_max = fmax(r_max, s->pos[i].w);
     }
-    return SIM_OK;
+    /* the grid the lists will take (cuda_lists.cu: the skin and step the backend derives) */
+    const double dt = p->dt > 0.0 ? p->dt : sim_default_dt(p, s);
+    sim_cell_grid g;
+    const uint64_t cells =
+        sim_cell_grid_shape(p, r_max, sim_nlist_skin(p, s, dt), s->n, &g) ? g.cells : 0u;
+    sim_memory_plan plan;
+    sim_memory_plan_cuda(s->n, c, p, r_min, r_max, cells, &plan);
+    if (c->cull) { /* CUB's figure in place of the plan's bound */
+        size_t sort = 0;
+        SIM_TRY(sim_gpu_sort_temp_bytes(s->n, &sort, err));
+        plan.need = plan.need - (uint64_t)(SIM_MEMORY_SORT_PER_BODY * s->n) -
+                    SIM_MEMORY_SORT_FIXED + sort;
+    }
+    plan.free_bytes = free_bytes;
+    plan.total_bytes = total_bytes;
+    plan.limit = sim_run_max_bodies(c, p);
+    plan.largest_n = sim_memory_plan_largest(c, p, r_min, r_max, plan.limit, free_bytes);
+    return sim_memory_plan_check(&plan, gpu, err);
 }
 
 sim_status make_streams(cuda_backend *b, sim_error *err) {
@@ -289,7 +284,7 @@ sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params
     SIM_CUDA_TRY(cudaSetDevice(device));
     SIM_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
     /* Before anything is allocated or the state is read: an impossible N fails fast. */
-    SIM_TRY(check_memory(s->n, c, sim_params_have_friction(p), prop.name, err));
+    SIM_TRY(check_memory(s, c, p, prop.name, err));
 
     cuda_backend *b = (cuda_backend *)calloc(1, sizeof *b);
     if (b == nullptr) {

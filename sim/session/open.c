@@ -14,6 +14,7 @@
 
 #include "nbsim/autotune.h"
 #include "nbsim/dist.h"
+#include "nbsim/memory_plan.h"
 #include "nbsim/scene.h"
 #include "nbsim/size_limits.h"
 #include "nlist/nlist.h"
@@ -85,9 +86,20 @@ static uint32_t body_limit(const sim_session *s, char *why, size_t cap) {
     asked.triplets = triplets;
     const int cutoff_culled =
         (s->cfg.params_given & SIM_GIVEN(ATM_CUTOFF)) && sim_config_culls_triplets(&c, &asked);
+    char a[32], b[32];
+    if (sim_config_runs_on_grid(&c, &asked)) { /* no pair map is launched: memory decides */
+        const uint32_t max = sim_run_max_bodies(&c, &asked);
+        if (max < SIM_GRID_MAX_BODIES) {
+            snprintf(why, cap,
+                     "triplets culled by the ATM cut-off cover at most %s tiles of %u bodies",
+                     grouped(SIM_TCULL_MAX_TILES, a, sizeof a), SIM_TRIPLET_TILE);
+        } else {
+            snprintf(why, cap, "the cell grid's sort counts its bodies in an int");
+        }
+        return max;
+    }
     uint32_t max = sim_backend_max_bodies(&c, triplets && !cutoff_culled);
     const uint32_t tile_max = sim_pair_tile_max();
-    char a[32], b[32];
     if (cutoff_culled && sim_triplet_culled_max_bodies() < max) {
         max = sim_triplet_culled_max_bodies();
         snprintf(why, cap,
@@ -195,6 +207,67 @@ static sim_status load_bodies(sim_session *s, const char *scene, uint32_t max, c
     return SIM_OK;
 }
 
+static uint32_t default_tile(const sim_backend_config *c, const sim_params *p, uint32_t n);
+static sim_status resolve_backend(sim_session *s, sim_error *err);
+
+/* The GPU memory n bodies need under the session's settings (memory_plan.h), from the settings
+ * alone (the bodies' radii assumed), with the device's free memory and the largest N that fits:
+ * what --dry-run prints and what is checked before a scene is built. The CPU reference plans
+ * nothing (plan->free_bytes stays 0). */
+static void plan_memory(const sim_session *s, uint32_t n, const sim_params *p,
+                        sim_memory_plan *plan) {
+    sim_backend_config c = s->config;
+    const int device = c.kind == SIM_BACKEND_CUDA;
+    c.kind = SIM_BACKEND_CUDA; /* the plan is a GPU's, also where none is found */
+    if (!s->cfg.tile_set) {
+        c.tile = default_tile(&c, p, n);
+    }
+    sim_memory_plan_cuda(n, &c, p, 0.0, 0.0, 0, plan);
+    plan->limit = sim_run_max_bodies(&c, p);
+    sim_device_info dev;
+    sim_error ignored;
+    if (device && sim_cuda_device_query(&dev, &ignored) == SIM_OK) {
+        plan->free_bytes = dev.free_mem_bytes;
+        plan->total_bytes = dev.global_mem_bytes;
+        plan->largest_n = sim_memory_plan_largest(&c, p, 0.0, 0.0, plan->limit, dev.free_mem_bytes);
+    }
+}
+
+/* Refuses n bodies whose plan does not fit the GPU's free memory, with both figures and the
+ * largest N that would: before the scene is built (a billion-body scene takes the host's memory
+ * and time). The backend checks again with the bodies' radii, before it allocates. */
+static sim_status check_memory(const sim_session *s, uint32_t n, const sim_params *p,
+                               sim_error *err) {
+    sim_memory_plan plan;
+    plan_memory(s, n, p, &plan);
+    return sim_memory_plan_check(&plan, "the GPU", err);
+}
+
+sim_status sim_session_memory_plan(const sim_session_config *c, sim_memory_plan *plan,
+                                   sim_error *err) {
+    memset(plan, 0, sizeof *plan);
+    sim_session s;
+    memset(&s, 0, sizeof s);
+    s.cfg = *c;
+    SIM_TRY(resolve_backend(&s, err));
+    uint32_t n = c->n;
+    if (c->bodies != NULL) {
+        n = c->bodies->n;
+    } else if (n == 0 && sim_scene_is_builtin(c->scene)) {
+        n = builtin_default_n(c->scene);
+    } else if (n == 0) { /* a file: its bodies counted */
+        sim_params p = c->params;
+        sim_state st = {0};
+        SIM_TRY(sim_scene_load(c->scene, &p, &st, err));
+        n = st.n;
+        sim_state_free(&st);
+    }
+    sim_params p = c->params;
+    p.triplets = c->triplets == SIM_TRIPLETS_ON;
+    plan_memory(&s, n, &p, plan);
+    return SIM_OK;
+}
+
 /* Loads the scene into *state with its parameters and the command line's overrides, after
  * checking that its size can run. */
 static sim_status load_scene(sim_session *s, const char *scene, sim_params *params,
@@ -213,6 +286,9 @@ static sim_status load_scene(sim_session *s, const char *scene, sim_params *para
                             "--n %u is above %s, the most bodies this run can take (%s)", n,
                             grouped(max, max_text, sizeof max_text), why);
         }
+        sim_params planned = o->params;
+        planned.triplets = o->triplets == SIM_TRIPLETS_ON;
+        SIM_TRY(check_memory(s, n, &planned, err));
         SIM_TRY(sim_scene_builtin_with(scene, o->n, o->seed, o->config.stop, params, state, err));
         apply_overrides(o, params);
         return check_builtin_box(o, scene, params, state, err);
@@ -703,11 +779,17 @@ void sim_session_close(sim_session *s) {
  * CUDA, brute force: 128 (the fastest at every N measured, 14 % ahead of 64 at 262,144 on an
  * H100). CPU: 32, 64 and 128 are within 5 % of each other on one thread at N = 2,000, and 64
  * gives OpenMP twice the tile pairs of 128 to share. */
-static uint32_t default_tile(const sim_backend_config *c, uint32_t n) {
+static uint32_t default_tile(const sim_backend_config *c, const sim_params *p, uint32_t n) {
     uint32_t tile = c->kind != SIM_BACKEND_CUDA ? 64u : sim_config_culls(c) ? 32u : 128u;
     /* The maps cover SIM_MAX_TILES_2D tiles per side, so past that many tiles of `tile` bodies
-     * the next larger tile takes over (body_limit allowed N for the largest). */
-    while (tile < sim_pair_tile_max() && n > sim_pair_max_bodies(tile)) {
+     * the next larger tile takes over (body_limit allowed N for the largest). On the cell grid
+     * no pair map is launched, but the culling's plans place its super-tiles by groups: the tile
+     * grows past SIM_MAX_TILES_2D groups of them. */
+    const uint64_t grid_tiles =
+        (uint64_t)SIM_MAX_TILES_2D * sim_cull_group_size() * sim_cull_super_size();
+    const int grid = sim_config_runs_on_grid(c, p);
+    while (tile < sim_pair_tile_max() &&
+           (grid ? (uint64_t)n > grid_tiles * tile : n > sim_pair_max_bodies(tile))) {
         tile *= 2u;
     }
     return tile;
@@ -724,7 +806,7 @@ static void choose_maps_source(sim_session *s) {
         return;
     }
     if (!o->tile_set) {
-        s->config.tile = default_tile(&s->config, s->initial.n);
+        s->config.tile = default_tile(&s->config, &s->params, s->initial.n);
     }
     if (o->pair_map_set || o->tile_set || !o->cached_defaults) {
         snprintf(s->maps_source, cap, "%s (tile %u)",

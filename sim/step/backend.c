@@ -209,8 +209,21 @@ sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet
     const int tlevels = cull_levels_for(b->config.cull_levels, ttiles);
     const uint32_t tsupers = sim_ceil_div(ttiles, SIM_CULL_SUPER);
     const uint32_t titems = tlevels == 2 ? tsupers : ttiles;
+    int pair_planned = pm != SIM_PAIR_FULL;
     if (pm != SIM_PAIR_FULL) {
-        SIM_TRY(sim_pair_map_plan((sim_pair_map)pm, tiles, &pair, err));
+        /* A run on the cell grid launches no pair map (size_limits.h): a size the map's plan
+         * cannot cover is no error there, and the unculled sweeps that would need it are
+         * refused (sim_backend_set_cull). The culling's plans place no more than N / 4096. */
+        sim_backend_config next = b->config;
+        next.pair_map = pm;
+        const int grid = sim_config_runs_on_grid(&next, p);
+        sim_error plan_err;
+        const sim_status st =
+            sim_pair_map_plan((sim_pair_map)pm, tiles, &pair, grid ? &plan_err : err);
+        if (st != SIM_OK && !grid) {
+            return st;
+        }
+        pair_planned = st == SIM_OK;
         SIM_TRY(
             sim_pair_map_plan((sim_pair_map)pm, sim_ceil_div(items, SIM_CULL_GROUP), &cull, err));
         SIM_TRY(
@@ -237,6 +250,7 @@ sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet
         planned = st == SIM_OK;
     }
     b->pair_plan = pair;
+    b->pair_planned = pair_planned;
     b->cull_plan = cull;
     b->cull_levels = levels;
     b->tiles = tiles;
@@ -441,6 +455,12 @@ sim_status sim_backend_set_maps(sim_backend *b, sim_pair_choice pm, sim_triplet_
 sim_status sim_backend_set_cull(sim_backend *b, int on, sim_error *err) {
     SIM_ASSERT(b != NULL);
     const int old = b->config.cull;
+    if (!on && old && !b->pair_planned && b->config.pair_map != SIM_PAIR_FULL) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "N = %u bodies run culled on the cell grid: the pair maps cover at most "
+                        "%u tiles of %u bodies per side, so culling stays on",
+                        b->n, SIM_MAX_TILES_2D, b->config.tile);
+    }
     b->config.cull = on ? 1 : 0;
     if (b->config.cull == old) {
         return SIM_OK;

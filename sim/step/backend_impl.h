@@ -46,6 +46,7 @@ struct sim_backend {
     uint32_t n;
     char device_name[128];
     sim_map_plan pair_plan;    /* for config.pair_map over ceil(n / tile) tiles; unused for full */
+    int pair_planned;          /* pair_plan holds one: a run on the cell grid may have none */
     sim_map_plan triplet_plan; /* over ceil(n / SIM_TRIPLET_TILE) tiles, when triplet_planned */
     int triplet_planned;
     /* Culling: the top pass's plan for config.pair_map (unused for full), over
