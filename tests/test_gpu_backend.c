@@ -570,7 +570,7 @@ static void test_out_of_memory(void) {
     const sim_status st = sim_backend_create(&c, &p, &huge, &b, &err);
     printf("  %s\n", err.message);
     ENSURE(st == SIM_OUT_OF_MEMORY && b == NULL);
-    ENSURE(strstr(err.message, "4000000000") != NULL && strstr(err.message, "free") != NULL);
+    ENSURE(strstr(err.message, "4,000,000,000") != NULL && strstr(err.message, "free") != NULL);
     sim_backend_destroy(b);
     /* Friction with culling (so neighbour lists) keeps a spring and its carry beside each list
      * entry (friction.h): ~0.9 kB per body at the lists' first size, beside ~1.4 kB of the rest.

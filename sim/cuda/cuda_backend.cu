@@ -22,6 +22,14 @@ sim_status check_memory(const sim_state *s, const sim_backend_config *c, const s
                         const char *gpu, sim_error *err) {
     size_t free_bytes = 0, total_bytes = 0;
     SIM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    /* N alone first, before the state is read: the least any radii and grid take */
+    sim_memory_plan least;
+    sim_memory_plan_cuda(s->n, c, p, 1.0, 1.0, 1u, &least);
+    least.free_bytes = free_bytes;
+    least.total_bytes = total_bytes;
+    least.limit = sim_run_max_bodies(c, p);
+    least.largest_n = sim_memory_plan_largest(c, p, 1.0, 1.0, least.limit, free_bytes);
+    SIM_TRY(sim_memory_plan_check(&least, gpu, err));
     double r_min = INFINITY, r_max = 0.0;
     for (uint32_t i = 0; i < s->n; ++i) {
         r_min = fmin(r_min, s->pos[i].w);
