@@ -20,8 +20,9 @@
  *    back).
  * Times come from marks at the end of each phase that runs (no mark, no time: an empty phase
  * costs nothing) and are read once, after the frame's sync. With config.phase_timing SAMPLED
- * (the default) only a frame's last step, a sorting step and a long one mark every phase; the
- * others mark their end, and their time is spread over the phases (phase_times). */
+ * (the default) on a backend whose marks cost time (CUDA) only the sampled steps (about one in
+ * ten: sim_step_sampled), a sorting step and a long one mark every phase; the others mark their
+ * end, and their time is spread over the phases in the sampled steps' proportions (phase_times). */
 #include "step/stepper.h"
 #include "step/backend_impl.h"
 #include "physics/physics.h"
