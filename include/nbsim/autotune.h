@@ -35,8 +35,8 @@ sim_status sim_autotune(sim_backend_config *config, unsigned what, const sim_par
 /* The cache file path (for messages and tests); "" when neither variable is set. */
 void sim_autotune_cache_path(char *out, size_t cap);
 
-/* A GPU's name as it keys the cache and names the benchmarks' results folder:
- * "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3": lower-case letters and digits, runs of
+/* A GPU's name as it keys the cache and names the benchmarks' results folder (examples:
+ * tests/test_bench.c, test_slug): lower-case letters and digits, runs of
  * anything else become one '-', no leading/trailing '-'; "gpu" when nothing is left. */
 void sim_device_slug(const char *name, char *out, size_t cap);
 

@@ -58,29 +58,29 @@ int sim_pair_choice_from_name(const char *name);           /* -1 when unknown */
 /* How the neighbour lists hold a pair (sim/nlist/nlist.h): in one body's list only, each pair
  * swept once with atomics on the other body ("half"), or in both, each body summing its own force
  * without atomics ("full"). DEFAULT is SIM_NLIST_DEFAULT_KIND, chosen by measurement
- * (scripts/gpu_nlist.sh, H100, bench/results/nvidia-h100/nlist.md; mean step over 300 steps):
- * full is faster where the lists are kept for many steps (a resting dense pack of 1,048,576
- * bodies: 0.195 against 0.267 ms; a gas of 1,048,576: 0.122 against 0.126 ms), half where they
- * are rebuilt at every step (the falling lattice: 0.298 against 0.262 ms at 262,144), since a
- * half list is built with half the writes. Full: the resting and slow scenes granular users run
- * for long. */
+ * (scripts/gpu_nlist.sh: bench/results/nvidia-h100/nlist.md, "Half against full lists"): full
+ * is clearly faster on a resting dense pack, whose lists are kept for many steps; elsewhere the
+ * two are within a few per cent. On the falling lattice, rebuilt at every step, half lists won
+ * while lists were built from the culled tile pairs (half the writes; the table's -tiles rows);
+ * built from the cell grid, as now, their cheaper build is paid back by a slower sweep. Full:
+ * the resting and slow scenes granular users run for long. */
 /* CELLS: no lists at all: every step bins the bodies into a grid of cells one touch wide and
  * finds each body's contacts in those of the 27 cells around it that can hold one
  * (sim/nlist/grid_build.cuh), each touching pair once, the way to go where lists would be rebuilt
- * at (nearly) every step: the falling lattice (H100, whole step,
- * bench/results/nvidia-h100/cells_once.md) 0.081 against 0.145 ms with full lists at 262,144,
- * 0.031 against 0.057 ms at 65,536. The CUDA backend on one rank without friction, where the grid
+ * at (nearly) every step: on the falling lattice its whole step is a little over half of full
+ * lists' at 65,536 and at 262,144 (bench/results/nvidia-h100/cells_once.md). The CUDA backend on
+ * one rank without friction, where the grid
  * fits; elsewhere (the CPU reference, several ranks, friction: its histories live beside the
  * lists' entries) CELLS means DEFAULT's lists. DEFAULT on that CUDA path starts with full lists
  * and takes the cells, and back, by the rebuilds it counts (sim/nlist/nlist.h:
  * sim_nlist_cadence). */
 typedef enum { SIM_NLIST_DEFAULT, SIM_NLIST_HALF, SIM_NLIST_FULL, SIM_NLIST_CELLS } sim_nlist_kind;
 #define SIM_NLIST_DEFAULT_KIND SIM_NLIST_FULL
-/* With friction DEFAULT is half lists, also chosen by measurement (H100, one run, both kinds
- * alternating, bench/results/nvidia-h100/friction_half_lists.md): a frictional contact costs far
- * more than a test, and a half list computes each once (one spring read and written) where a
- * full list computes it at both ends: the falling lattice of 262,144 0.340 against 0.454 ms, of
- * 65,536 0.122 against 0.154 ms, the resting pack of 1,048,576 0.437 against 0.441 ms. */
+/* With friction DEFAULT is half lists, also chosen by measurement (both kinds alternating,
+ * bench/results/nvidia-h100/friction_half_lists.md): a frictional contact costs far more than a
+ * test, and a half list computes each once (one spring read and written) where a full list
+ * computes it at both ends: a quarter off the falling lattice's step at 262,144, a fifth at
+ * 65,536, and no slower on the resting pack of 1,048,576. */
 #define SIM_NLIST_DEFAULT_FRICTION_KIND SIM_NLIST_HALF
 /* The kind lists take under these parameters: kind itself, or DEFAULT's choice for them (CELLS
  * with friction too). */

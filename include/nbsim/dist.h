@@ -55,7 +55,7 @@ typedef struct {
 sim_status sim_dist_write_id(const sim_dist_exchange *x, const unsigned char id[SIM_NCCL_ID_BYTES],
                              sim_error *err);
 
-/* Ranks > 0: leave the settings, wait for rank 0's answer (polling every 50 ms), take the
+/* Ranks > 0: leave the settings, wait for rank 0's answer (polling every 50 [ms]), take the
  * settings back. SIM_IO with a message naming the file and what to check; SIM_BAD_ARGUMENT
  * when rank 0 refused this run (its reason). */
 sim_status sim_dist_read_id(const sim_dist_exchange *x, unsigned char id[SIM_NCCL_ID_BYTES],

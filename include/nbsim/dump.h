@@ -25,8 +25,8 @@ typedef struct {
     double stall_ms_total; /* part of sim_ms_total spent waiting for a free buffer [ms] */
 } sim_dump_stats;
 
-/* One line for the end of a run: "dump: 101 frames (12.3 MB) to run.nc, every 20 frames;
- * simulation thread 0.02 ms per dumped frame (max 0.05), writer 3.1 ms (max 4.0)". */
+/* One line for the end of a run: "dump: F frames (S MB) to run.nc, every 20 frames;
+ * simulation thread T ms per dumped frame (max T), writer T ms per frame (max T)". */
 void sim_dump_summary(const char *path, int every, const sim_dump_stats *stats, char *out,
                       size_t cap);
 

@@ -3,7 +3,7 @@
  *
  * Units: SI-like, metres / kilograms / seconds. Built-in scenes use spheres of radius 0.35-0.5 m
  * and density 1 kg/m^3 (masses ~0.2-0.5 kg), so with the default stiffness 1e4 N/m the contact
- * time is ~10 ms and the default step ~0.2 ms.
+ * time is ~0.01 s and the default step ~2e-4 s.
  *
  * Scene file format (also in assets/README.md):
  *

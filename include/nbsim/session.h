@@ -108,7 +108,7 @@ typedef struct {
     uint32_t n;                /* bodies */
     sim_backend_config config; /* resolved: backend kind, maps (autotuned), tile */
     const char *backend;       /* "cuda" or "cpu" */
-    const char *device;        /* "NVIDIA H100 80GB HBM3" or "CPU (8 threads)" */
+    const char *device;        /* the GPU's name as CUDA gives it, or "CPU (8 threads)" */
     int gpus;                  /* ranks the steps are split over (GPUs, or CPU threads), 1 alone */
     sim_params params;         /* effective: scene + config + derived dt, triplets resolved */
     uint64_t unique_pairs;     /* N(N-1)/2 */
@@ -213,8 +213,8 @@ sim_status sim_session_tile_pairs(sim_session *s, sim_tile2 *out, uint64_t cap, 
 void sim_session_cull_info(const sim_session *s, sim_cull_info *info);
 
 /* A rough rate of ATM triples per second on a backend of this kind (a current GPU: 2e11; a CPU
- * core: 2e7): the one estimate behind triplets auto (on while a step's triples take at most
- * ~10 ms on a GPU, ~0.1 s on a CPU) and the viewer's refusal to switch them on where a step
+ * core: 2e7): the one estimate behind triplets auto (on while a step's triples fit a budget of
+ * 10 [ms] on a GPU, 0.1 [s] on a CPU) and the viewer's refusal to switch them on where a step
  * would take seconds. */
 double sim_session_triples_per_s(sim_backend_kind kind);
 

@@ -140,7 +140,7 @@ sim_status sim_cpu_contacts(sim_backend *base, sim_body_pair *out, uint64_t cap,
 }
 
 /* Trajectory capture: there is no device to overlap with, so the state is converted to the
- * capture's floats at once (O(n), ~1 ms per million bodies). The state stays in the user's order
+ * capture's floats at once (O(n), one short pass). The state stays in the user's order
  * (culling sorts a copy), so no order travels. */
 sim_status sim_cpu_capture(sim_backend *base, sim_capture *c, sim_error *err) {
     cpu_backend *b = sim_cpu_of(base);

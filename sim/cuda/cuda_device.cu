@@ -23,11 +23,11 @@ static int fp32_lanes(int major, int minor) {
     if (major == 9 || major >= 10)
         return 128; /* Hopper, Blackwell */
     if (major == 8)
-        return minor == 0 ? 64 : 128; /* A100: 64; GA10x, Ada: 128 */
+        return minor == 0 ? 64 : 128; /* 8.0 (GA100): 64; GA10x, Ada: 128 */
     if (major == 7)
         return 64; /* Volta, Turing */
     if (major == 6)
-        return minor == 0 ? 64 : 128; /* P100: 64; GP10x: 128 */
+        return minor == 0 ? 64 : 128; /* 6.0 (GP100): 64; GP10x: 128 */
     if (major == 5)
         return 128; /* Maxwell */
     return 0;

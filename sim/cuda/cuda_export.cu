@@ -262,7 +262,7 @@ sim_status sim_cuda_contacts(sim_backend *base, sim_body_pair *out, uint64_t cap
 /* Trajectory capture (capture.h): device -> pinned host copies on the main stream, then an event
  * the recorder's writer thread waits on. Stream order puts them after the frame's kernels and
  * before the next frame's, so the simulation thread never waits; the GPU spends 48 bytes per
- * body (52 with the body order) of copy time, about 2 ms per million bodies over PCIe 5. While
+ * body (52 with the body order) of copy time over the host link (PCIe), once a dumped frame. While
  * culling keeps the bodies sorted, the slot -> user index array travels too and the writer puts
  * the bodies back in the user's order. */
 sim_status sim_cuda_capture(sim_backend *base, sim_capture *c, sim_error *err) {

@@ -31,7 +31,7 @@
 namespace {
 
 /* The rates a sweep is assumed to run at before it has been timed, per SM [interactions / ms]:
- * about a quarter of an H100's (a pair check ~10.5 instructions, a triple ~39, at 128 lanes and
+ * about a quarter of a Hopper SM's (a pair check ~10.5 instructions, a triple ~39, at 128 lanes and
  * 1.755 GHz: 2.1e7 and 5.8e6), so a sweep is sliced when it might be long and its first slices
  * are short; slices are sized from the measured rate after that. */
 constexpr double kGuessPairChecksPerMsPerSm = 5.0e6;
@@ -476,8 +476,8 @@ bool save_ready(cuda_backend *b) {
 
 /* Enqueues copies of what a step changes: the bodies and, while culling keeps them sorted, their
  * order and the culling counters (a step may sort, the pointers then swap with the gather's
- * buffers: the copies go back into whichever buffer is current). 48 bytes per body D2D (~0.1 ms
- * per 4M bodies), in the step's first interval. */
+ * buffers: the copies go back into whichever buffer is current). 48 bytes per body D2D (less
+ * than a step's own traffic per body), in the step's first interval. */
 sim_status cuda_save(sim_backend *base, int *saved, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     SIM_TRY(kick_flush(b, err)); /* the saved state is a whole step's */

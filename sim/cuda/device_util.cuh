@@ -89,7 +89,7 @@ static __device__ __forceinline__ void sim_chain_enter() {
 /* Sets *flag to 1 when v holds in any thread of the block (every thread must call it): one store
  * per block. A store per warp that saw it (the first form) made the lists' drift of the falling
  * `lattice`, where every body moves, 8,192 stores to one address per step at 262,144 bodies, and
- * the drift twice as long as its bytes (ncu, H100: 17.5 us). */
+ * the drift twice as long as its bytes (ncu: bench/results/nvidia-h100/ncu_lattice_kernels.txt). */
 static __device__ __forceinline__ void sim_block_raise(bool v, uint32_t *flag) {
     if (__syncthreads_or(v) && threadIdx.x == 0) {
         *flag = 1u;

@@ -34,8 +34,8 @@
  * left where they are in the last step's buffer (which no one writes until the commit), and the
  * sweep after the build finds a pair in the carry of its row's slot (half lists: the larger
  * slot's row before and after; full lists: both rows), no table, no atomics. The springs
- * themselves are not copied: 8 bytes per carried entry written, not 28 (on the falling lattice,
- * which rebuilds at every step, the copy was 0.14 ms of a 0.51 ms step; H100). The user tables
+ * themselves are not copied: 8 bytes per carried entry written, not 28 (the copy took over a
+ * quarter of a step that rebuilt: bench/results/nvidia-h100/friction_carry.md). The user tables
  * stay the interchange: a flush (nlist_kernels.h) moves the current entries and a pending carry
  * into the last step's table (by owner and partner, as the tile sweeps store them) and makes them
  * stale, before anything changes the slots (a re-sort) or drops the entries (lists grown or

@@ -2,12 +2,12 @@
  * nbsim — a short step launched as one CUDA graph (the stepper's step_begin / step_end).
  *
  * Why. A listed step is ~8 kernels and ~5 events, many of them a few microseconds long.
- * Launched one by one, each costs an H100 machine's host ~4.5 us to enqueue; captured and
+ * Launched one by one, each costs the host a few microseconds to enqueue; captured and
  * launched as one graph, 40 % less host time, and the GPU starts each kernel sooner
- * (bench/launch_overhead.cu). Measured on nbsim's own steps (bench/results/nvidia-h100/
- * step_graphs.md, H100): 5.5 % off the lattice's step at 16,384 bodies, 2.6 % at 65,536, 1 to 2 %
- * at 262,144 and 1M, friction too. The events themselves cost the GPU ~3 us each; that file says
- * what marking only the steps' ends would save (not done: the phases' times would go).
+ * (bench/launch_overhead.cu). Measured, and on nbsim's own steps (bench/results/nvidia-h100/
+ * step_graphs.md holds both): 5.5 % off the lattice's step at 16,384 bodies, 2.6 % at 65,536,
+ * 1 to 2 % at 262,144 and 1M, friction too. An event itself costs the GPU a few microseconds:
+ * that file says what marking only the ends would save (not done: the phases' times would go).
  *
  * How. step_begin starts a capture of the main stream (thread-local mode: anything that is not
  * stream work, such as an allocation, fails the step instead of slipping through) and the

@@ -2,14 +2,14 @@
  * nbsim — what the two text formats share: a fast float formatter, frame output that commits
  * whole frames or cuts the file back, a mapped-file line reader and the reader of body lines.
  *
- * Cost: a body line is 12 numbers, ~140 bytes. printf("%.9g") costs ~230 ns a number, so a
- * frame of 10^6 bodies would take ~2.8 s on one core; traj_fmt_float below costs ~40 ns and
- * the bodies are formatted in blocks on all cores (OpenMP). Measured (traj_demo --write-only) on
- * a 2-core development machine: 10^6 bodies, 137 MB, 0.25 s a frame, formatting and writing.
+ * Cost: a body line is 12 numbers, ~140 bytes. printf("%.9g") takes about six times as long a
+ * number as traj_fmt_float below (seconds a frame of 10^6 bodies on one core), and the bodies are
+ * formatted in blocks on all cores (OpenMP). traj_demo --write-only (tests/) times a frame,
+ * formatting and writing: 10^6 bodies, 137 MB (on a development machine; not kept).
  * A CPU run's frames are doubles at full precision (traj_fmt_double_at: a long double candidate,
- * checked by strtod only when it is near a tie, where printf and strtod alone cost ~1.3 us a
- * number): on the same kind of machine 2 x 10^5 bodies, 34 MB, 0.24 s a frame against 0.07 s
- * (28 MB) for floats. */
+ * checked by strtod only when it is near a tie, where printf and strtod alone cost about 30 times
+ * traj_fmt_float a number): on the same kind of machine a double frame takes about 3.4 times a
+ * float frame's time, 2 x 10^5 bodies in 34 MB against 28 MB. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/traj_impl.h"

@@ -67,11 +67,11 @@ extern "C" {
 /* Bodies within the reach R + s of a body (sim_atm_list_neighbours: at the density of the
  * bodies' bounding box), above which the cut-off keeps its tile triples
  * (sim_backend_atm_listing): a half list of k/2 entries makes
- * k^2/8 pairs of entries to visit per body, so the lists' lead shrinks as k grows - on an H100,
+ * k^2/8 pairs of entries to visit per body, so the lists' lead shrinks as k grows - on a GPU,
  * the `triplets` scene at R = 3 m: 3.3x at k ~ 74 (skin 0.1), 2.0x at ~94, 1.25x at ~124
  * (bench/results/nvidia-h100/atm_list.md), so they cross near 150 - and a float sum of a body's
  * k^2/2 triples loses what the tile triples' blocked sums keep (R = 100 m over 1,500 bodies:
- * 2e-4 of the force on an H200, against 1e-5). */
+ * 2e-4 of the force on a GPU, against 1e-5). */
 #define SIM_ATM_LIST_MAX_NEIGHBOURS 150.0
 
 /* The squared reach [m^2] of a float build for a2_max (the GPU's squared cut-off) and skin s. */

@@ -34,8 +34,8 @@ extern "C" {
 /* At most this many cells per body: a gas in a large box gets coarser cells (still exact, a few
  * more tests per body) instead of memory and a clear of mostly empty cells. Not fewer: bodies
  * that fill a corner of their box (the `lattice` below 262,144 fills 1/15 of it at 16,384) would
- * crowd ~8 to a coarse cell at 2 per body (H200: 0.116 ms per step at 16,384 against 0.089 at
- * 65,536, whose grid was not coarsened). */
+ * crowd ~8 to a coarse cell at 2 per body, and a step at 16,384 then took longer than one at
+ * 65,536, whose grid was not coarsened (timed when it rose from 2; not kept in bench/results/). */
 #define SIM_CELL_GRID_CELLS_PER_BODY 8.0
 
 typedef struct {

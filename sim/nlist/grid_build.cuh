@@ -122,8 +122,8 @@ __global__ void __launch_bounds__(kThreads, kGridMinBlocks)
  * rounded up to whole blocks: every thread reaches the barriers). A block's 256 cells take
  * consecutive places: a scan over the warps, then one atomic per block; each cell's fill count
  * goes into its range and back to 0 for the next binning. Cost per cell: 4 B read, 12 B written.
- * One atomic per warp on the one cursor (the first form) was 9 us at 262,144 bodies
- * (ncu, H100): 6,750 atomics on one address. */
+ * One atomic per warp on the one cursor (the first form): 6,750 atomics on one address at 262,144
+ * bodies, made it ~1.8x as long (ncu: bench/results/nvidia-h100/ncu_lattice_kernels.txt). */
 __global__ void __launch_bounds__(kThreads, kGridMinBlocks)
     grid_place_kernel(cell_view v, sim_gpu_nlist_counts *__restrict__ nc, int forced) {
     sim_chain_enter();
@@ -264,7 +264,7 @@ static __device__ __forceinline__ void grid_rows(const cell_view &v, uint32_t ho
  * Why in cell order, not body order: a warp's 32 bodies then lie in consecutive cells of one row,
  * so the lanes' candidates at each turn of the walk are neighbouring slots, a few cache lines per
  * load; in body (Morton) order each lane walked its own rows, 32 lines per load, and the build was
- * bound by those L1 wavefronts (ncu, H100, lattice of 262,144: 55 us, L1 57 %, DRAM 7 %). The
+ * bound by those L1 wavefronts (L1 57 %: bench/results/nvidia-h100/ncu_lattice_kernels.txt). The
  * rows' stores (nbr[k * stride + i]) are scattered instead: ~10 per body, against ~90 loads.
  *
  * Cost per body: its slot and build position (coalesced), 27 cells' start and count (8 B each, a
@@ -388,25 +388,25 @@ static __device__ __forceinline__ void cell_near_slots(const cell_view &v, const
  * slower, nlist_fused_trial.md), and the walk keeps the build's few registers. A thread with more
  * contacts walks its rows a second time for those past its queue, out of line. 32: the falling
  * lattice of 262,144 compresses to 15 contacts per body on average in its densest frames, where a
- * queue of 16 sent many bodies round twice (those frames 0.24 ms a step, 0.14 with 32; the whole
- * run's mean 0.137 ms against 0.112, bench/results/nvidia-h100/cells_pruned.md). */
+ * queue of 16 sent many bodies round twice (those frames ~1.8x as long as with 32, the whole
+ * run's mean ~1.2x: bench/results/nvidia-h100/cells_pruned.md). */
 constexpr uint32_t kCellQueue = 32;
 /* The sweep keeps more in registers than the build (a body's velocity and force, the step's second
- * half): 4 resident blocks of 256 per SM, at up to 64 registers. Measured (H100, lattice of
- * 262,144, whole step): 6 blocks at 40 registers spilled and took 0.153 ms, 4 blocks 0.135 ms
+ * half): 4 resident blocks of 256 per SM, at up to 64 registers. Measured (lattice of
+ * 262,144, whole step): 6 blocks at 40 registers spilled and took ~13 % longer than 4 blocks
  * (bench/results/nvidia-h100/cells_swept.md). */
 constexpr int kCellSweepBlocksPerSm = 4;
-/* The walk's candidates two at a time (their loads in flight together): 0.132 ms against 0.137
- * one at a time and 0.135 four at a time, same run. */
+/* The walk's candidates two at a time (their loads in flight together): 2 to 4 % faster than
+ * one or four at a time, same run, same file. */
 constexpr int kCellSweepUnroll = 2;
 
 /* Threads per body of the cells' sweep for n bodies on sm_count SMs: 4, 2 or 1, the most with
  * which every body's threads are resident at once (kCellSweepBlocksPerSm blocks of 256 per SM).
  * A body's walk is a chain of dependent loads; where the bodies alone would leave the SMs half
  * empty, more threads per body keep more loads in flight; where they fill the GPU, more threads
- * only add waves. Measured each pair once (H100, lattice, whole step, 1 / 2 / 4 threads):
- * 16,384 bodies 0.032 / 0.024 / 0.021 ms; 65,536 0.039 / 0.035 / 0.040; 262,144 0.103 / 0.109
- * (cells_once.md, run P2, before the vector atomics; the rule picks the fastest at each). */
+ * only add waves. Measured each pair once (lattice, whole step, 1 / 2 / 4 threads): 4 fastest
+ * at 16,384 bodies, 2 at 65,536, 1 at 262,144 (bench/results/nvidia-h100/cells_once.md, "Trials",
+ * before the vector atomics; the rule picks the fastest at each). */
 static inline int cell_sweep_lanes(uint32_t n, int sm_count) {
     const uint64_t resident =
         (uint64_t)(sm_count > 0 ? sm_count : 1) * kCellSweepBlocksPerSm * kThreads;
@@ -557,11 +557,11 @@ static __device__ __forceinline__ void cell_pair_add(const cell_view &v, const s
 }
 
 /* Swept from the cells, each touching pair once (sim_gpu_nlist.pairs_once, at every size), not
- * both directions (cell_sweep_kernel, which also finishes the step). Measured (H100, lattice,
- * whole step, the threads a body as cell_sweep_lanes picks, run F1 of cells_once.md): 0.0217 /
- * 0.0313 / 0.0814 ms at 16,384 / 65,536 / 262,144 against 0.0266 / 0.0396 / 0.1101 both ways: half
+ * both directions (cell_sweep_kernel, which also finishes the step). Measured (lattice, whole
+ * step, the threads a body as cell_sweep_lanes picks, bench/results/nvidia-h100/cells_once.md):
+ * 18 %, 21 % and 26 % faster than both ways at 16,384, 65,536 and 262,144 bodies: half
  * the walk and half the force code, for one 16-byte vector atomic per pair (three scalar ones took
- * 0.103 ms at 262,144 in run P2). Body m walks the cells after its own and its own slots after m
+ * ~1.27x as long at 262,144). Body m walks the cells after its own and its own slots after m
  * (cell_near_slots HALF: half the candidates), adds each pair's force to itself and its negative
  * to the other (sim_contact_force: j receives the negative; atomics on force, cleared by the
  * drift), and its own sum once at the end (others add to it too). LANES threads a body share its 5

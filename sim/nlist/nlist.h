@@ -195,12 +195,12 @@ double sim_nlist_auto_skin(const sim_params *p, const sim_state *s, double dt);
  * count is what the lists would have had. Under SIM_NLIST_DEFAULT the counts decide, over at
  * least SIM_NLIST_CADENCE_STEPS steps: the lists give way to the cells when at least
  * SIM_NLIST_DIRECT_AT of the steps rebuilt, and come back when fewer than SIM_NLIST_LISTS_BELOW
- * did. Measured (H100, falling lattice of 262,144, whole step,
- * bench/results/nvidia-h100/cells_swept.md): full lists rebuilt at every step 0.146 ms, of which
- * 0.092 ms the rebuild; the cells 0.132 ms. Lists at a rebuild rate r cost about
- * 0.146 - (1 - r) 0.092 ms, the cells' cost does not depend on r: the two meet near r = 0.85,
+ * did. Measured (falling lattice of 262,144, whole step,
+ * bench/results/nvidia-h100/cells_swept.md): full lists rebuilt at every step took ~10 % longer
+ * than the cells, the rebuild ~60 % of their step. Lists at a rebuild rate r cost about
+ * t_lists - (1 - r) t_rebuild, the cells' cost does not depend on r: the two meet near r = 0.85,
  * and the band around it keeps a scene there from switching back and forth (a switch to the
- * lists costs a build). The cells have since got faster (0.081 ms against the lists' 0.145,
+ * lists costs a build). The cells have since got faster (a little over half the lists' step,
  * bench/results/nvidia-h100/cells_once.md), which moves the meeting point down to r ~ 0.3; the
  * thresholds stay where they were, as no scene between was timed. */
 #define SIM_NLIST_DIRECT_AT 0.9

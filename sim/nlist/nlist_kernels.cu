@@ -980,8 +980,8 @@ sim_status sim_gpu_nlist_alloc(sim_gpu_nlist *l, uint32_t n, uint32_t cap, int h
         l->pairs_once = once[0] == '1';
     }
     /* NBSIM_KICK_APART=1: each pair once's second half kicks in a pass of its own, not in the next
-     * drift (cuda_verlet_second), to time what folding it saves (H100, lattice, whole step:
-     * 0.0848 ms against 0.0814 at 262,144, 0.0328 against 0.0313 at 65,536; cells_once.md) */
+     * drift (cuda_verlet_second), to time what folding it saves (2 to 5 % of the lattice's
+     * whole step: bench/results/nvidia-h100/cells_once.md) */
     const char *apart = getenv("NBSIM_KICK_APART");
     l->kick_apart = apart != nullptr && strcmp(apart, "1") == 0;
     int device = 0, major = 0;

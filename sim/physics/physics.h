@@ -165,7 +165,7 @@ int sim_params_same_model(const sim_params *a, const sim_params *b);
  * contact with exactly e times the approach speed. e = 1 gives 0. */
 double sim_damping_ratio(double restitution);
 /* The same for the Hertz law with the d^(1/4) dashpot: solved numerically (dimensionless
- * u'' = -u^1.5 - 2 zeta u^0.25 u'), accurate to ~1e-6 in e. Costs ~1 ms; cache the result. */
+ * u'' = -u^1.5 - 2 zeta u^0.25 u'), accurate to ~1e-6 in e. ~5 RK4 solves: cache the result. */
 double sim_hertz_damping_ratio(double restitution);
 /* Contact duration [s], undamped: linear t_c = pi / sqrt(k / m_eff); Hertz depends on the impact
  * speed: t_c = 3.2181 (m_eff / k)^(2/5) v^(-1/5). */

@@ -33,7 +33,7 @@ static sim_compare_series *series_of(sim_map_compare *c, int dim, int map) {
 void sim_map_compare_add(sim_map_compare *c, int dim, int map, double ms_per_step) {
     sim_compare_series *s = series_of(c, dim, map);
     if (s == NULL || !(ms_per_step > 0.0)) {
-        return; /* a phase that did not run (0 ms) says nothing about its map */
+        return; /* a phase that did not run (no time) says nothing about its map */
     }
     s->ms[s->next] = ms_per_step;
     s->next = (s->next + 1) % SIM_COMPARE_SAMPLES;

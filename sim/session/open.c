@@ -25,15 +25,15 @@
 /* Rough ATM triples per second (sim_session_triples_per_s): a current GPU, one CPU core. */
 #define TRIPLES_PER_S_CUDA 2e11
 #define TRIPLES_PER_S_CPU 2e7
-/* Triplets (auto) stay on while a step's unique triples fit a budget: about 10 ms per step on a
- * GPU (2e9 triples), 0.1 s on a CPU core (2e6), well under a second per frame. A scene built
+/* Triplets (auto) stay on while a step's unique triples fit a budget per step: 10 [ms] on a
+ * GPU (2e9 triples), 0.1 [s] on a CPU core (2e6), well under a second per frame. A scene built
  * around triplets keeps them in the viewer up to this factor more (seconds per frame). */
 #define AUTO_TRIPLES_CUDA (TRIPLES_PER_S_CUDA / 100.0)
 #define AUTO_TRIPLES_CPU (TRIPLES_PER_S_CPU / 10.0)
 #define AUTO_TRIPLES_VIEWER_FACTOR 100.0
 /* With an ATM cut-off and culling the triplet work grows like N (sim/cull/triplet_cull.h): they
- * stay on up to this many bodies (the `triplets` scene at a 3 m cut-off: ~20 ms per step
- * expected at 131,072 on an H100, bench/README.md; ~1 s per step at 4,096 on two CPU cores). */
+ * stay on up to this many bodies (the `triplets` scene at a 3 m cut-off, its GPU step against N:
+ * bench/results/nvidia-h100/triplets_cutoff.csv; a CPU: seconds a step at 4,096 on two cores). */
 #define AUTO_CULLED_TRIPLETS_N_CUDA 131072u
 #define AUTO_CULLED_TRIPLETS_N_CPU 4096u
 /* ... and while the triples within the cut-off (estimated from the bodies) fit this many budgets
@@ -774,10 +774,10 @@ void sim_session_close(sim_session *s) {
 }
 
 /* The pair tile when nobody chose one. CUDA, culled: 32 (the smallest tiles are the tightest
- * boxes: gas at N = 1,048,576 on an H100 takes 0.28 ms per contact step at 32, 0.38 at 64, 0.65
- * at 128; a resting pack 1.73 / 1.82 / 2.64 ms: bench/results/nvidia-h100/cull_timing.csv).
- * CUDA, brute force: 128 (the fastest at every N measured, 14 % ahead of 64 at 262,144 on an
- * H100). CPU: 32, 64 and 128 are within 5 % of each other on one thread at N = 2,000, and 64
+ * boxes: a gas and a resting pack of 1,048,576 take the shortest contact step at 32, then 64,
+ * then 128: bench/results/nvidia-h100/cull_timing.csv). CUDA, brute force: 128 (the fastest
+ * from 16,384 to 131,072 bodies, within 1 % of 64 at 4,096: bench/results/nvidia-h200/pairs.csv).
+ * CPU: 32, 64 and 128 are within 5 % of each other on one thread at N = 2,000, and 64
  * gives OpenMP twice the tile pairs of 128 to share. */
 static uint32_t default_tile(const sim_backend_config *c, const sim_params *p, uint32_t n) {
     uint32_t tile = c->kind != SIM_BACKEND_CUDA ? 64u : sim_config_culls(c) ? 32u : 128u;

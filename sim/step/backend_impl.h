@@ -99,8 +99,8 @@ sim_nlist_kind sim_backend_nlist_kind(const sim_backend *b);
  * stop at SIM_MAX_TILES_3D tiles, culled triplets at 65,535 triplet tiles). */
 int sim_backend_triplet_culling(const sim_backend *b);
 /* Whether that cut-off sweeps its neighbour lists of R + skin (nlist/atm_list.h) rather than tile
- * triples: the default where the lists were measured faster everywhere (README, bench/README:
- * 6-56x on an H100), so wherever they are wired. They take the contacts' skin (b->nlist_skin:
+ * triples: the default, wherever they are wired, as the lists were measured faster everywhere
+ * (1.25-56x, bench/results/nvidia-h100/atm_list.md). They take the contacts' skin (b->nlist_skin:
  * --skin, else the automatic one; 0 keeps the tile triples, the old path). Tile triples still on
  * several ranks (each rank sweeps the tile triples of its rows, triplet_cull.h; splitting the
  * lists' rows the same way is not built yet). Periodic axes: minimum-image lists on the CPU; the

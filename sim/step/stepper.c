@@ -700,9 +700,9 @@ sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
     const int window = step_window(s);
     /* Steps that are not split mark their ends only where something reads them: the frame's last,
      * and with a stop flag every window / 2 steps (the host waits for the mark at or before the
-     * step `window` back: at most 1.5 windows in flight). An event costs the GPU a few us between
-     * two short steps' kernels: the lattice of 65,536 swept from the cells took 0.0395 and 0.0398
-     * ms a step so against 0.0406 and 0.0415 marking every end (H100, one run,
+     * step `window` back: at most 1.5 windows in flight). An event costs the GPU a few
+     * microseconds between two short steps' kernels: marking every end made the lattice of 65,536
+     * swept from the cells a few per cent slower a step (in one run,
      * bench/results/nvidia-h100/cells_pruned.md). */
     const int mark_every = window / 2 > 1 ? window / 2 : 1;
     int open = 0; /* the last step run did not mark its end */

@@ -77,7 +77,7 @@ extern "C" {
  * them in flight. The CUDA backend keeps SIM_STEP_SLICES_IN_FLIGHT slices queued while the host
  * waits for the one before, so the GPU never waits for the host and a raised flag is answered
  * within about three slices, ~0.3 s; a short step is under one slice, and about one slice of
- * them is in flight, so it is answered as fast. 100 ms: far above the few microseconds a slice
+ * them is in flight, so it is answered as fast. 100 [ms]: far above the few microseconds a slice
  * costs (a launch, an event, a host wait), far below what a person notices after Ctrl-C. */
 #define SIM_STEP_SLICE_MS 100.0
 #define SIM_STEP_SLICES_IN_FLIGHT 2
