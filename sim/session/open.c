@@ -655,8 +655,8 @@ static void culled_ranks_notice(sim_session *s) {
     snprintf(text, sizeof text,
              "%d GPUs with culled contacts and no triplet forces: each GPU keeps every body and "
              "their forces are summed over all of them at every step, which costs more than the "
-             "contact sweep they share (a gas of 4,194,304 bodies on 4 H100s: 0.75 ms per step, "
-             "0.48 ms on one: bench/results/nvidia-h100/issue24_four_gpu_run.txt); several GPUs "
+             "contact sweep they share (a gas of 4,194,304 bodies stepped ~1.6x slower on 4 GPUs "
+             "than on one: bench/results/nvidia-h100/issue24_four_gpu_run.txt); several GPUs "
              "pay off for --cull off and for triplet forces",
              c->multi.world);
     sim_session_notice(s, text);
