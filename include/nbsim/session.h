@@ -124,6 +124,9 @@ typedef struct {
                                   (...)", "cached autotune of 2026-05-01 (...)", "autotune" */
     double step_estimate_ms;   /* a step's time expected from the initial forces [ms] (the lists'
                                   builds spread over the steps between rebuilds); 0: none */
+    sim_memory_plan memory;    /* the CUDA backend's device memory by part, with the bodies' radii
+                                  and the grid's cells (count 0: the CPU reference, or several
+                                  ranks, each of which holds all of it) */
 } sim_run_info;
 
 /* Builds the scene, resolves the backend (auto: CUDA if a device exists, else CPU with a

@@ -17,6 +17,7 @@
 #include "nbsim/memory_plan.h"
 #include "nbsim/scene.h"
 #include "nbsim/size_limits.h"
+#include "nlist/cell_grid.h"
 #include "nlist/nlist.h"
 #include "step/backend_impl.h"
 #include "step/stepper.h"
@@ -727,6 +728,27 @@ static double rebuild_every(const sim_state *st, const sim_params *p, double ski
     return steps < 1.0 ? 1.0 : steps > 1e4 || !(steps == steps) ? 1e4 : steps;
 }
 
+/* The backend's memory by part for the summary (memory_plan.h): the bodies' radii and the cells
+ * its grid takes at its skin, as the backend checked them before it allocated. */
+static void plan_backend_memory(sim_session *s) {
+    sim_memory_plan *plan = &s->info.memory;
+    memset(plan, 0, sizeof *plan);
+    const sim_backend_config *c = sim_backend_get_config(s->backend);
+    if (c->kind != SIM_BACKEND_CUDA) {
+        return;
+    }
+    const sim_state *st = &s->initial;
+    double r_min = INFINITY, r_max = 0.0;
+    for (uint32_t i = 0; i < st->n; ++i) {
+        r_min = fmin(r_min, st->pos[i].w);
+        r_max = fmax(r_max, st->pos[i].w);
+    }
+    sim_cell_grid g;
+    const uint64_t cells =
+        sim_cell_grid_shape(&s->params, r_max, s->backend->nlist_skin, st->n, &g) ? g.cells : 0u;
+    sim_memory_plan_cuda(st->n, c, &s->params, r_min, r_max, cells, plan);
+}
+
 sim_status sim_session_start(sim_session *s, sim_error *err) {
     SIM_ASSERT(s->backend == NULL);
     const sim_status st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
@@ -737,6 +759,7 @@ sim_status sim_session_start(sim_session *s, sim_error *err) {
     if (st == SIM_OK) {
         s->info.step_estimate_ms = sim_step_estimate_ms(
             s->backend, rebuild_every(&s->initial, &s->params, s->backend->nlist_skin));
+        plan_backend_memory(s);
     }
     sim_session_refresh(s);
     return st;

@@ -180,6 +180,15 @@ void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *o
                 rs->triplet_culled ? "; culled by the cut-off: effective, the ATM kernel alone"
                                    : "");
     }
+    if (s->memory.count > 0) { /* the GPU's memory by part, as the backend allocated it */
+        fprintf(out, "  GPU memory       %.1f bytes a body, %.2f GB (", s->memory.per_body,
+                (double)s->memory.need * 1e-9);
+        for (int k = 0; k < s->memory.count; ++k) {
+            fprintf(out, "%s%s %.1f", k ? "; " : "", s->memory.part[k].name,
+                    s->memory.part[k].per_body);
+        }
+        fprintf(out, ")\n");
+    }
     if (rs->atm_lists) {
         fprintf(out,
                 "  ATM lists        %llu entries, %.4g per body; rebuilt %llu times in %llu steps  "
@@ -292,6 +301,18 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
     }
     fprintf(f, "  \"particle_steps_per_s\": %.6g,\n", sim_particle_steps_per_s(s, step.median));
     fprintf(f, "  \"step_estimate_ms\": %.6g,\n", s->step_estimate_ms); /* before the first step */
+    if (s->memory.count > 0) {
+        fprintf(f, "  \"gpu_memory\": {\"bytes\": %llu, \"bytes_per_body\": %.6g, \"parts\": {",
+                (unsigned long long)s->memory.need, s->memory.per_body);
+        for (int k = 0; k < s->memory.count; ++k) {
+            fprintf(f, "%s", k ? ", " : "");
+            put_json_string(f, s->memory.part[k].name);
+            fprintf(f, ": %.6g", s->memory.part[k].per_body);
+        }
+        fputs("}},\n", f);
+    } else {
+        fputs("  \"gpu_memory\": null,\n", f);
+    }
     fprintf(f, "  \"candidate_tests_per_step\": %.17g,\n  \"candidate_tests_per_body\": %.6g,\n",
             tests.median, s->n > 0 ? tests.median / s->n : 0.0);
     if (sim_frame_contacts_counted(rs->culled)) {
