@@ -19,7 +19,7 @@
 #define SIM_CUDA_BACKEND_IMPL_H
 
 #include "step/backend_impl.h"
-#include "cuda/cuda_check.h"
+#include "nbsim/cuda_check.h"
 #include "cull/cull_kernels.h"
 #include "cuda/device_state.h"
 #include "cuda/friction.h"

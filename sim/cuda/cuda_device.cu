@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "step/backend_impl.h"
-#include "cuda/cuda_check.h"
+#include "nbsim/cuda_check.h"
 
 int sim_cuda_device_count(void) {
     int count = 0;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/cuda_check.h"
+#include "nbsim/cuda_check.h"
 #include "cuda/friction.cuh"
 #include "cuda/integrate.h"
 
