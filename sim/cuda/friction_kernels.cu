@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "nbsim/cuda_check.h"
-#include "cuda/friction.cuh"
+#include "gpu/friction.cuh"
 #include "cuda/integrate.h"
 
 namespace {

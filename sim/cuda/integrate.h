@@ -4,7 +4,7 @@
 #ifndef SIM_INTEGRATE_H
 #define SIM_INTEGRATE_H
 
-#include "cuda/device_state.h"
+#include "gpu/device_state.h"
 #include "physics/physics.h"
 
 /* The instability flag is one uint64 on the device, all bits set = stable. A bad body writes

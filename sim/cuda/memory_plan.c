@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda/device_state.h"
-#include "cuda/friction.h"
+#include "gpu/device_state.h"
+#include "gpu/friction.h"
 #include "nlist/cell_grid.h"
 #include "nlist/nlist.h"
 #include "nlist/nlist_kernels.h"

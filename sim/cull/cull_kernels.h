@@ -8,7 +8,7 @@
 #ifndef SIM_CULL_KERNELS_H
 #define SIM_CULL_KERNELS_H
 
-#include "cuda/device_state.h"
+#include "gpu/device_state.h"
 #include "nbsim/maps.h"
 
 /* Flags of a list-driven pass: record its counts into the frame's peaks and fallbacks (the

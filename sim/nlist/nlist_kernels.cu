@@ -12,8 +12,8 @@
 #include "nbsim/backend.h"
 #include "cull/cull_device.cuh"
 #include "cull/cull_kernels.h"
-#include "cuda/friction.cuh"
-#include "cuda/second_half.cuh"
+#include "gpu/friction.cuh"
+#include "gpu/second_half.cuh"
 #include "gpu/arch.cuh"
 
 namespace nl {

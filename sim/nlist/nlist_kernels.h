@@ -20,8 +20,8 @@
 #ifndef SIM_NLIST_KERNELS_H
 #define SIM_NLIST_KERNELS_H
 
-#include "cuda/device_state.h"
-#include "cuda/friction.h"
+#include "gpu/device_state.h"
+#include "gpu/friction.h"
 #include "nlist/cell_grid.h"
 #include "nlist/nlist.h"
 #include "physics/physics.h"

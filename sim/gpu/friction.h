@@ -50,7 +50,7 @@
 #ifndef SIM_CUDA_FRICTION_H
 #define SIM_CUDA_FRICTION_H
 
-#include "cuda/device_state.h"
+#include "gpu/device_state.h"
 #include "nbsim/state.h"
 #include "physics/physics.h"
 

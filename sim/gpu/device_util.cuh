@@ -5,7 +5,7 @@
 #define SIM_DEVICE_UTIL_CUH
 
 #include "nbsim/cuda_check.h"
-#include "cuda/device_state.h"
+#include "gpu/device_state.h"
 #include "nbsim/maps.h"
 #include "multi/work_split.h"
 
