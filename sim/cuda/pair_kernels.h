@@ -6,6 +6,7 @@
 
 #include "nbsim/backend.h"
 #include "gpu/device_state.h"
+#include "cull/cull_kernels.h"
 #include "gpu/friction.h"
 #include "nbsim/maps.h"
 #include "physics/physics.h"
