@@ -608,8 +608,8 @@ static sim_status settle_friction(sim_session *s, sim_error *err) {
         if (ratio || damping) {
             char text[256];
             snprintf(text, sizeof text,
-                     "%s%s%s %s friction's tangential spring and dashpot: with friction 0 and rolling "
-                     "friction 0 %s no effect (--friction, --rolling-friction)",
+                     "%s%s%s %s friction's tangential spring and dashpot: with friction 0 and "
+                     "rolling friction 0 %s no effect (--friction, --rolling-friction)",
                      ratio ? "--stiffness-ratio" : "", ratio && damping ? " and " : "",
                      damping ? "--tangential-damping" : "", ratio && damping ? "shape" : "shapes",
                      ratio && damping ? "they have" : "it has");
