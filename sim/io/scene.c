@@ -204,14 +204,17 @@ static void scene_triplets(sim_state *st, rng *r, sim_params *p) {
  * spacing 1 m, jitter +-5 mm, the first centre at -31.5 m on each axis, the box half-width 32 m
  * (wider when the lattice needs it: above 262,144 bodies, the most the sample's 64^3 grid holds).
  * The block stands on the floor against three walls; gravity makes it slump into the empty part
- * of the box, as in the sample. Time is not scaled, so the sample's per-step dynamics carry over:
- * every sphere weighs 1 kg (the sample's unit masses), the spring 1 N/m is its k/m = spring /
- * timestep = 0.5 / 0.5 s^-2, the step is its 0.5 s (~4.4 steps per contact, far coarser than
- * nbsim's default t_c/50: the session warns), the restitution 0.915 is its normal damping (0.02
- * per step of the relative velocity: damping ratio 0.028), gravity 0.0003 x 32 = 0.0096 m/s^2
- * along -y. What nbsim's model lacks (the sample's tangential shear, walls that clamp and reflect
- * at e = 0.5, its static collider sphere) is listed in scripts/gpu_peers.sh. Neighbours touch:
- * overlaps up to the jitter (2 sqrt(3) x 5 mm), also with the walls. */
+ * of the box, as in the sample. Time is not scaled: every sphere weighs 1 kg (the sample's unit
+ * masses), the spring 1 N/m is its k/m = spring / timestep = 0.5 / 0.5 s^-2, the restitution
+ * 0.915 is its normal damping (0.02 per step of the relative velocity: damping ratio 0.028),
+ * gravity 0.0003 x 32 = 0.0096 m/s^2 along -y. The step is not the sample's 0.5 s: that resolves
+ * a contact (t_c = pi / sqrt(k / m_eff) = 2.2 s) in ~4.4 steps, and a built-in scene comes with a
+ * step that is safe for its own physics, so the session derives nbsim's default, t_c / 50 =
+ * 0.044 s. `--dt 0.5` runs the sample's step, per-step dynamics and all (with the session's
+ * warning): scripts/gpu_*.sh pass it to time the sample's workload. What nbsim's model lacks (the
+ * sample's tangential shear, walls that clamp and reflect at e = 0.5, its static collider
+ * sphere) is listed in scripts/gpu_peers.sh. Neighbours touch: overlaps up to the jitter
+ * (2 sqrt(3) x 5 mm), also with the walls. */
 #define LATTICE_RADIUS 0.5
 #define LATTICE_BOX_HALF 32.0
 #define LATTICE_JITTER (0.01 * LATTICE_RADIUS)
@@ -238,7 +241,6 @@ static void scene_lattice(sim_state *st, rng *r, sim_params *p) {
     p->atm_cutoff = 0.0;
     p->stiffness = 1.0;
     p->hertz = 0;
-    p->dt = 0.5;
 }
 
 /* Heap: spheres (radius 0.45-0.5 m, density 1) poured into a corner of the box onto a rough
