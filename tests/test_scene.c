@@ -304,6 +304,144 @@ static void test_builtin_steps_safe(void) {
     }
 }
 
+/* ---- the heap's pour ---- */
+
+/* The heap's poured spheres (density 1; its rough floor's are 30 times denser). */
+static int heap_poured(const sim_state *s, uint32_t i) {
+    const double r = s->pos[i].w;
+    return s->vel[i].w < 2.0 * 4.0 / 3.0 * kPi * r * r * r;
+}
+
+/* How far apart the poured spheres are stacked: for each, the height [m] from the centre of the
+ * sphere right beneath it (within 0.1 m across), or for the lowest from the rough floor's
+ * centres (the floor's, without one). Returns the largest (O(n): a grid of cells 1.1 m, the
+ * sphere beneath lies in the cell or the two below). */
+static double heap_largest_step(const sim_state *s, double half) {
+    const double cell = 1.1;
+    const int64_t m = (int64_t)ceil(2.0 * half / cell) + 1;
+    int32_t *head = malloc((size_t)(m * m * m) * sizeof *head);
+    int32_t *next = malloc((size_t)s->n * sizeof *next);
+    for (int64_t c = 0; c < m * m * m; ++c) {
+        head[c] = -1;
+    }
+    double floor_y = -half; /* the carpet's centres, or the floor */
+    for (uint32_t i = 0; i < s->n; ++i) {
+        floor_y = heap_poured(s, i) ? floor_y : fmax(floor_y, s->pos[i].y);
+    }
+#define HEAP_CELL(v) ((int64_t)floor(((v) + half) / cell))
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const int64_t c =
+            (HEAP_CELL(s->pos[i].z) * m + HEAP_CELL(s->pos[i].y)) * m + HEAP_CELL(s->pos[i].x);
+        next[i] = head[c];
+        head[c] = (int32_t)i;
+    }
+    double largest = 0.0;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        if (!heap_poured(s, i)) {
+            continue;
+        }
+        const sim_vec4d p = s->pos[i];
+        double step = p.y - floor_y;
+        const int64_t cx = HEAP_CELL(p.x), cy = HEAP_CELL(p.y), cz = HEAP_CELL(p.z);
+        for (int64_t z = cz - 1; z <= cz + 1; ++z) {
+            for (int64_t y = cy - 2; y <= cy; ++y) {
+                for (int64_t x = cx - 1; x <= cx + 1; ++x) {
+                    if (x < 0 || y < 0 || z < 0 || x >= m || y >= m || z >= m) {
+                        continue;
+                    }
+                    for (int32_t j = head[(z * m + y) * m + x]; j >= 0; j = next[j]) {
+                        const sim_vec4d q = s->pos[j];
+                        if (q.y < p.y && hypot(p.x - q.x, p.z - q.z) <= 0.1) {
+                            step = fmin(step, p.y - q.y);
+                        }
+                    }
+                }
+            }
+        }
+        largest = fmax(largest, step);
+    }
+#undef HEAP_CELL
+    free(head);
+    free(next);
+    return largest;
+}
+
+/* The heap's pour (sim/io/scene.c) scales with N, so the heap is a cone at any N: at every size
+ *  - the pour is a quarter cone against the two walls, 60 degrees steep (every poured centre
+ *    within a sphere of the cone through the lowest layer's farthest centre), not a column;
+ *  - nothing falls from a height: the pour is a stack, every sphere's centre at most 1.06 m
+ *    above the one beneath it (the lowest above the rough floor's), so that at most 5-15 cm
+ *    open under each and a sphere can drop freely only what the gaps beneath it add up to, 5 to
+ *    15 % of its height. A rain of layers 1.5 m apart opens a third of the height of a column that
+ *    grows like the cone: its top lands on the summit at sqrt(2 g h), and at large N the
+ *    impacts splash it over the floor;
+ *  - it stands on the rough floor (its base within the carpet's quarter disk), and its size and
+ *    the carpet's grow like the cone's, as the cube root of the spheres poured (within 10 % of
+ *    the default heap's, scaled), in a box that holds both.
+ * The construction only: test_heap pours one. */
+static void test_heap_pour(void) {
+    const uint32_t sizes[] = {1400, 1000, 10000, 100000, 1000000};
+    const double slope = tan(60.0 * kPi / 180.0);
+    double ref[3] = {0.0, 0.0, 0.0}; /* the default heap's sizes / N^(1/3) */
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+        const uint32_t n = sizes[k];
+        sim_params p = sim_params_default();
+        sim_state s = {0};
+        sim_error err = {SIM_OK, ""};
+        ENSURE_MSG(sim_scene_builtin("heap", n, 5, &p, &s, &err) == SIM_OK, "%s", err.message);
+        const double half = p.box_half, wall = -half + 0.55; /* the first centres, by the walls */
+        double base = INFINITY, top = -INFINITY, carpet = 0.0;
+        for (uint32_t i = 0; i < s.n; ++i) {
+            const sim_vec4d q = s.pos[i];
+            const double across = hypot(q.x - wall, q.z - wall);
+            if (heap_poured(&s, i)) {
+                base = fmin(base, q.y);
+                top = fmax(top, q.y);
+            } else {
+                carpet = fmax(carpet, across);
+            }
+        }
+        double radius = 0.0; /* the pour's base */
+        for (uint32_t i = 0; i < s.n; ++i) {
+            if (heap_poured(&s, i) && s.pos[i].y < base + 0.5) {
+                radius = fmax(radius, hypot(s.pos[i].x - wall, s.pos[i].z - wall));
+            }
+        }
+        uint32_t outside_cone = 0;
+        for (uint32_t i = 0; i < s.n; ++i) {
+            const sim_vec4d q = s.pos[i];
+            const double across = hypot(q.x - wall, q.z - wall);
+            outside_cone += heap_poured(&s, i) && across > radius - (q.y - base) / slope + 1.05;
+        }
+        const double step = heap_largest_step(&s, half);
+        uint32_t poured = 0;
+        for (uint32_t i = 0; i < s.n; ++i) {
+            poured += heap_poured(&s, i);
+        }
+        const double scale = cbrt((double)poured);
+        const double sizes_n[3] = {radius / scale, (top - base) / scale, carpet / scale};
+        printf("  heap n=%-7u pour %.1f m across, %.1f m high, on a carpet %.1f m across, box "
+               "%.1f m; stacked %.3f m apart at most\n",
+               n, radius, top - base, carpet, 2.0 * half, step);
+        ENSURE_MSG(outside_cone == 0, "n=%u: %u poured spheres outside the pour's cone", n,
+                   outside_cone);
+        ENSURE_MSG(step <= 1.06, "n=%u: a poured sphere %.2f m above the one beneath it", n, step);
+        ENSURE_MSG(radius <= carpet,
+                   "n=%u: the pour (%.1f m) reaches past the rough floor (%.1f m)", n, radius,
+                   carpet);
+        ENSURE(2.0 * half >= carpet + 1.0 && 2.0 * half >= top + half + 0.5);
+        for (int d = 0; d < 3; ++d) {
+            if (k == 0) {
+                ref[d] = sizes_n[d];
+            }
+            ENSURE_MSG(fabs(sizes_n[d] / ref[d] - 1.0) <= 0.10,
+                       "n=%u: size %d is %.2f poured^(1/3), %.2f at the default N", n, d,
+                       sizes_n[d], ref[d]);
+        }
+        sim_state_free(&s);
+    }
+}
+
 /* ---- scene files ---- */
 
 static int has_temp_files(void) {
@@ -673,6 +811,7 @@ static const ensure_test tests[] = {
     {"builtin_large", test_builtin_large},
     {"lattice", test_lattice},
     {"builtin_steps_safe", test_builtin_steps_safe},
+    {"heap_pour", test_heap_pour},
     {"round_trip", test_round_trip},
     {"save_atomic", test_save_atomic},
     {"parse_errors", test_parse_errors},
