@@ -37,29 +37,13 @@ for w in "${what[@]}"; do
       [ -x build-old/b/bin/nbsim ] && echo "built: build-old/b/bin/nbsim" || tail -20 "$logs/build_old.log"
       ;;
     scale)
-      # One GPU to its memory (issue 39): the plan at 200M, then runs past the pair maps' 8.4M
-      # bodies and at the most the plan says fit, 100 steps each, with their logs and summaries.
+      # One GPU to its memory (issue 39). The plans at 200M; then a periodic touching lattice
+      # (N = m^3 fills its box exactly, so with every axis periodic and no gravity each body sees
+      # the same neighbourhood at any N) at 2.1M, 16.8M, 64M and the plan's largest cube, with and
+      # without friction: contacts and energies per body must match the 2.1M run's (0.5 %);
+      # then the gas at 100M for its particle-steps per second. 100 steps each.
       step scale
-      nb=$PWD/build-gpu/bin/nbsim
-      "$nb" --dry-run --n 200000000 >"$logs/dry_run_gas_200m.txt" 2>&1
-      "$nb" --dry-run --scene pile --n 200000000 >"$logs/dry_run_pile_200m.txt" 2>&1
-      cat "$logs/dry_run_gas_200m.txt"
-      most=$(sed -n 's/.*at most \([0-9]*\) bodies fit.*/\1/p' "$logs/dry_run_gas_200m.txt")
-      big=200000000
-      [ -n "$most" ] && [ "$most" -lt "$big" ] && big=$most
-      for run in "gas 16777216" "pile 16777216" "gas 67108864" "pile 67108864" \
-                 "gas ${NBSIM_SCALE_GAS:-$big}" "pile ${NBSIM_SCALE_PILE:-$big}"; do
-        set -- $run
-        name=$1_$2
-        start=$(date +%s.%N)
-        "$nb" --scene "$1" --n "$2" --frames 10 --steps-per-frame 10 --energy-every 1 \
-          --log "$logs/scale_$name.csv" --summary "$logs/scale_$name.json" --quiet \
-          >"$logs/scale_$name.out" 2>&1
-        rc=$?
-        echo "$name: exit $rc, $(echo "$(date +%s.%N) - $start" | bc) s; $(tail -2 "$logs/scale_$name.out" | tr '\n' ' ')"
-        [ $rc -eq 0 ] || status=1
-      done
-      echo "largest gas by the plan: $most"
+      OUT=$OUT/scale NBSIM_BIN=$PWD/build-gpu/bin/nbsim scripts/gpu_scale.sh || status=1
       ;;
     phases)
       step phases
