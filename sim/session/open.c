@@ -209,6 +209,8 @@ static sim_status load_bodies(sim_session *s, const char *scene, uint32_t max, c
 }
 
 static uint32_t default_tile(const sim_backend_config *c, const sim_params *p, uint32_t n);
+static uint32_t largest_fitting(const sim_session *s, sim_backend_config *c, const sim_params *p,
+                                uint32_t limit, uint64_t bytes);
 static sim_status resolve_backend(sim_session *s, sim_error *err);
 
 /* The GPU memory n bodies need under the session's settings (memory_plan.h), from the settings
@@ -230,8 +232,28 @@ static void plan_memory(const sim_session *s, uint32_t n, const sim_params *p,
     if (device && sim_cuda_device_query(&dev, &ignored) == SIM_OK) {
         plan->free_bytes = dev.free_mem_bytes;
         plan->total_bytes = dev.global_mem_bytes;
-        plan->largest_n = sim_memory_plan_largest(&c, p, 0.0, 0.0, plan->limit, dev.free_mem_bytes);
+        plan->largest_n = largest_fitting(s, &c, p, plan->limit, dev.free_mem_bytes);
     }
+}
+
+/* The largest N whose plan fits `bytes`. The default tile grows with N and a larger tile plans
+ * smaller culling lists, so the answer is sought at the tile that N itself would get: at 10^9
+ * bodies the tile is larger than at the 2*10^8 that fit, and the largest found at 10^9's tile
+ * was refused when run. The tile only grows with N, so this settles in a step or two; if it
+ * swings, the smaller answer is kept. */
+static uint32_t largest_fitting(const sim_session *s, sim_backend_config *c, const sim_params *p,
+                                uint32_t limit, uint64_t bytes) {
+    uint32_t largest = sim_memory_plan_largest(c, p, 0.0, 0.0, limit, bytes);
+    for (int round = 0; round < 4 && !s->cfg.tile_set; ++round) {
+        const uint32_t tile = default_tile(c, p, largest > 0 ? largest : 1u);
+        if (tile == c->tile) {
+            return largest;
+        }
+        c->tile = tile;
+        const uint32_t next = sim_memory_plan_largest(c, p, 0.0, 0.0, limit, bytes);
+        largest = round == 3 && next > largest ? largest : next;
+    }
+    return largest;
 }
 
 /* Refuses n bodies whose plan does not fit the GPU's free memory, with both figures and the
