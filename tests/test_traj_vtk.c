@@ -280,11 +280,37 @@ static void test_write_failure_keeps_frames(void) {
     free(v);
 }
 
+/* A writer opened without parameters knows no law: its lines carry ids and overlaps, and no
+ * force arrays (zeros would be wrong numbers). */
+static void test_without_law(void) {
+    char pvd[512];
+    snprintf(pvd, sizeof pvd, "%s", test_tmp_path("plain.pvd"));
+    sim_vec4d p[2] = {{0.0, 0.0, 0.0, 0.5}, {0.9, 0.0, 0.0, 0.5}};
+    sim_vec4d v[2] = {{0, 0, 0, 1.0}, {0, 0, 0, 1.0}};
+    sim_traj_writer *w = NULL;
+    sim_error err = {SIM_OK, ""};
+    ENSURE(sim_traj_writer_open(&w, pvd, 2, &err) == SIM_OK);
+    const sim_traj_frame f = {.n = 2, .box_half = 5.0, .pos_d = p, .vel_d = v};
+    ENSURE(sim_traj_writer_write(w, &f, &err) == SIM_OK);
+    ENSURE(sim_traj_writer_close(w, &err) == SIM_OK);
+    char *text = slurp(test_tmp_path("plain/plain_000000.vtu"));
+    ENSURE(text != NULL);
+    if (text != NULL) {
+        ENSURE_MSG(strstr(text, "Name=\"overlap\"") && strstr(text, "Name=\"body_ids\"") &&
+                       !strstr(text, "normal_force") && !strstr(text, "angular_velocity") &&
+                       strstr(text, "NumberOfPoints=\"2\" NumberOfCells=\"2\""),
+                   "%.2000s", text);
+    }
+    free(text);
+    remove_series(pvd);
+}
+
 static const ensure_test tests[] = {
     {"contacts_match_brute_force", test_contacts_match_brute_force},
     {"contacts_springs", test_contacts_springs},
     {"open_errors", test_open_errors},
     {"write_failure_keeps_frames", test_write_failure_keeps_frames},
+    {"without_law", test_without_law},
 };
 
 TEST_TMP_MAIN(tests, "test_traj_vtk")

@@ -123,7 +123,9 @@ sim_status sim_traj_writer_open(sim_traj_writer **out, const char *path, uint32_
  * every frame carries the spin (above). Where: .xyz the comment line's
  * nbsim_KEY=VALUE pairs (gravity as nbsim_gravity="gx gy gz", an array to ASE); .lammpstrj an
  * item ITEM: NBSIM PARAMETERS before ITEM: ATOMS, its line KEY=VALUE ... (gravity=gx,gy,gz;
- * OVITO, ASE and VMD skip items they do not know); .nc global attributes nbsim_KEY. */
+ * OVITO, ASE and VMD skip items they do not know); .nc global attributes nbsim_KEY. A .pvd
+ * carries none (it is not read back): the parameters give its contacts' forces, which a .pvd
+ * opened without them leaves out (its lines then carry body ids and overlaps). */
 sim_status sim_traj_writer_open_params(sim_traj_writer **out, const char *path, uint32_t n,
                                        const sim_params *params, sim_error *err);
 /* Appends one frame (f->n must be the writer's n; f->pos and f->vel, or f->pos_d and f->vel_d).

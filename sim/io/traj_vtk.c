@@ -4,7 +4,7 @@
  *
  * run.pvd lists its frames by simulated time; they sit in the folder run/ beside it (made when
  * missing), as run/run_000000.vtu, run/run_000001.vtu, ... (frame index in the series, six
- * digits and more past a million), the layout of VTK's and Firedrake's series writers, which
+ * digits and more past a million), the layout of ParaView's own .pvd writer and Firedrake's, which
  * keeps thousands of frames out of the .pvd's own folder. A frame's .vtu:
  *
  *   Points       the N bodies' centres, in the scene's order, then two points for each contact
