@@ -204,14 +204,17 @@ static void scene_triplets(sim_state *st, rng *r, sim_params *p) {
  * spacing 1 m, jitter +-5 mm, the first centre at -31.5 m on each axis, the box half-width 32 m
  * (wider when the lattice needs it: above 262,144 bodies, the most the sample's 64^3 grid holds).
  * The block stands on the floor against three walls; gravity makes it slump into the empty part
- * of the box, as in the sample. Time is not scaled, so the sample's per-step dynamics carry over:
- * every sphere weighs 1 kg (the sample's unit masses), the spring 1 N/m is its k/m = spring /
- * timestep = 0.5 / 0.5 s^-2, the step is its 0.5 s (~4.4 steps per contact, far coarser than
- * nbsim's default t_c/50: the session warns), the restitution 0.915 is its normal damping (0.02
- * per step of the relative velocity: damping ratio 0.028), gravity 0.0003 x 32 = 0.0096 m/s^2
- * along -y. What nbsim's model lacks (the sample's tangential shear, walls that clamp and reflect
- * at e = 0.5, its static collider sphere) is listed in scripts/gpu_peers.sh. Neighbours touch:
- * overlaps up to the jitter (2 sqrt(3) x 5 mm), also with the walls. */
+ * of the box, as in the sample. Time is not scaled: every sphere weighs 1 kg (the sample's unit
+ * masses), the spring 1 N/m is its k/m = spring / timestep = 0.5 / 0.5 s^-2, the restitution
+ * 0.915 is its normal damping (0.02 per step of the relative velocity: damping ratio 0.028),
+ * gravity 0.0003 x 32 = 0.0096 m/s^2 along -y. The step is not the sample's 0.5 s: that resolves
+ * a contact (t_c = pi / sqrt(k / m_eff) = 2.2 s) in ~4.4 steps, and a built-in scene comes with a
+ * step that is safe for its own physics, so the session derives nbsim's default, t_c / 50 =
+ * 0.044 s. `--dt 0.5` runs the sample's step, per-step dynamics and all (with the session's
+ * warning): scripts/gpu_*.sh pass it to time the sample's workload. What nbsim's model lacks (the
+ * sample's tangential shear, walls that clamp and reflect at e = 0.5, its static collider
+ * sphere) is listed in scripts/gpu_peers.sh. Neighbours touch: overlaps up to the jitter
+ * (2 sqrt(3) x 5 mm), also with the walls. */
 #define LATTICE_RADIUS 0.5
 #define LATTICE_BOX_HALF 32.0
 #define LATTICE_JITTER (0.01 * LATTICE_RADIUS)
@@ -238,41 +241,66 @@ static void scene_lattice(sim_state *st, rng *r, sim_params *p) {
     p->atm_cutoff = 0.0;
     p->stiffness = 1.0;
     p->hertz = 0;
-    p->dt = 0.5;
 }
 
 /* Heap: spheres (radius 0.45-0.5 m, density 1) poured into a corner of the box onto a rough
- * floor, friction on: they build a quarter of a cone against the two walls.
- *  - The stream: a loose column ~(n / 2.2)^(1/3) spheres across (spacing 1.15 m) above the
- *    floor's patch next to the corner (x, z near -box_half), layers 1.5 m apart from 1.6 m up:
- *    released at once, its bottom lands first and the rest rains down onto it (the top of the
- *    ~25 m column of the default N arrives after ~2 s). Without a hopper nbsim cannot feed a
- *    stream from a point over time; a column from a small patch is the nearest.
+ * floor, friction on: they build a quarter of a cone against the two walls, at any N.
+ *  - The pour: a loose quarter cone of the spheres against the two walls, 60 degrees steep, far
+ *    steeper than they stand (a cubic lattice: centres 1.05 m apart, 5-15 cm between spheres),
+ *    its base just above the rough floor: released at once, it subsides as its flanks avalanche
+ *    down onto the floor, and they build the cone. Its size grows with N like the cone's (104 m
+ *    high at 10^5 bodies), but it is a stack: no sphere falls further than the gaps beneath it
+ *    add up to, 5-15 % of its height. Without a hopper nbsim cannot feed a stream over time, and
+ *    a stream released at once does not scale: this scene's first pour, a column of layers 1.5 m
+ *    apart above a patch by the corner, as tall (114 m at 10^5 bodies), opened a third of its
+ *    height in gaps, so its top hit the summit at 47 m/s (overlaps of half a radius at this
+ *    stiffness), and its arrivals per metre of slope grew like N^(1/2), where the slope carries
+ *    a layer a few spheres thick whatever N: the impacts splashed it over the floor (6 % of a
+ *    pour of 10,000 already lay flat beyond the cone's foot, out to the far corner; at 10^5, a
+ *    carpet).
  *  - The rough floor: a quarter disk of spheres (radius 0.5 m, spacing 1.1 m) 30 times denser
- *    than the stream, where the cone will stand, reaching its radius at 15 degrees. Rolling
+ *    than the heap, where the cone will stand, reaching its radius at 15 degrees. Rolling
  *    spheres do not stop on a flat floor (mu_r 0.1 decelerates a rolling sphere by only 0.7 m/s^2),
- *    so on a bare floor the stream spreads to a flat layer; the carpet is the floor's roughness.
+ *    so on a bare floor the heap spreads to a flat layer; the carpet is the floor's roughness.
  *  - The corner: the walls hold two sides of the cone, so n spheres build a cone 1.6 times as
  *    tall as in the open.
- *  - Contacts: stiffness 1e4 N/m (impacts overlap less than 10 % of a radius), restitution 0.7
- *    (the default step, t_c / 51, stays coarse enough to pour in seconds), friction 0.5, rolling
- *    friction 0.1. The cone settles within ~5 s at an angle of repose of 19-21 degrees (test_heap
- *    measures it; it grows with both coefficients: 13 degrees without rolling friction). A
- *    hopper feeding slowly would settle steeper. Gravity -y. */
-#define HEAP_SPACING 1.15
-#define HEAP_LAYER 1.5
-#define HEAP_GAP 1.6
-#define HEAP_CARPET_SPACING 1.1
+ *  - Contacts: stiffness 1e4 N/m, restitution 0.7 (the default step, t_c / 51, stays coarse
+ *    enough to pour in seconds), friction 0.5, rolling friction 0.1. At the default N the cone
+ *    settles within ~5 s at an angle of repose of 23 degrees (test_heap measures it; it grows
+ *    with both coefficients: 15 degrees without rolling friction, 22 at mu 0.2); larger heaps
+ *    stand flatter, as their avalanches run faster (20 degrees at 10,000 bodies). Gravity -y. */
+#define HEAP_SPACING 1.05       /* [m] the pour's lattice: gap >= 5 cm, less the jitter */
+#define HEAP_JITTER 0.02        /* [m] +- on x and z */
+#define HEAP_POUR_DEG 60.0      /* the pour's slope [degrees] */
+#define HEAP_CARPET_SPACING 1.1 /* [m] */
 #define HEAP_CARPET_DENSITY 30.0
+
+/* Sites of a quarter disk of radius r on a square lattice of spacing s (from the corner). */
+static uint32_t quarter_disk_sites(double r, double s) {
+    uint32_t count = 0;
+    const int m = r >= 0.0 ? (int)(r / s) : -1;
+    for (int a = 0; a <= m; ++a) {
+        const double left = r * r - (a * s) * (a * s);
+        count += left >= 0.0 ? (uint32_t)(sqrt(left) / s + 1e-9) + 1 : 0;
+    }
+    return count;
+}
 
 /* Sites of a quarter disk of radius r on the carpet's lattice (from the corner). */
 static uint32_t heap_carpet_sites(double r) {
-    uint32_t count = 0;
-    const int m = (int)(r / HEAP_CARPET_SPACING);
-    for (int a = 0; a <= m; ++a) {
-        for (int b = 0; b <= m; ++b) {
-            count += hypot(a * HEAP_CARPET_SPACING, b * HEAP_CARPET_SPACING) <= r;
-        }
+    return quarter_disk_sites(r, HEAP_CARPET_SPACING);
+}
+
+/* The pour's layer k: the radius of its quarter disk when the cone's base radius is r. */
+static double heap_pour_layer(double r, uint32_t k) {
+    return r - k * HEAP_SPACING / tan(HEAP_POUR_DEG * pi_ / 180.0);
+}
+
+/* Sites of the pour's quarter cone of base radius r (O(r^2)). */
+static uint64_t heap_pour_sites(double r) {
+    uint64_t count = 0;
+    for (uint32_t k = 0; heap_pour_layer(r, k) >= 0.0; ++k) {
+        count += quarter_disk_sites(heap_pour_layer(r, k), HEAP_SPACING);
     }
     return count;
 }
@@ -294,12 +322,20 @@ static void scene_heap(sim_state *st, rng *r, sim_params *p) {
         cr -= HEAP_CARPET_SPACING;
     }
     const uint32_t carpet = cr > 0.0 ? heap_carpet_sites(cr) : 0, poured = st->n - carpet;
-    uint32_t side = (uint32_t)lround(cbrt(poured / 2.2)); /* ~2.2 side layers: the column */
-    side = side < 2 ? 2 : side;
-    const uint32_t layers = (poured + side * side - 1) / (side * side);
-    double half = 0.5 * (HEAP_GAP + layers * HEAP_LAYER + 1.0);
-    half = half > 0.5 * (cr + 3.0) ? half : 0.5 * (cr + 3.0);
-    half = half > 0.5 * side * HEAP_SPACING + 2.0 ? half : 0.5 * side * HEAP_SPACING + 2.0;
+    /* the pour's base radius: the smallest quarter cone with a site for every sphere */
+    double lo = 0.0, hi = HEAP_SPACING;
+    while (heap_pour_sites(hi) < poured) {
+        hi *= 2.0;
+    }
+    for (int it = 0; it < 60 && hi - lo > 1e-6; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        *(heap_pour_sites(mid) >= poured ? &hi : &lo) = mid;
+    }
+    const double pr = hi;
+    const double height = heap_pour_layer(pr, 0) * tan(HEAP_POUR_DEG * pi_ / 180.0);
+    double half = 0.5 * (cr + 3.0);
+    half = half > 0.5 * (pr + 3.0) ? half : 0.5 * (pr + 3.0);
+    half = half > 0.5 * (height + 4.0) ? half : 0.5 * (height + 4.0);
     const double corner = -half + 0.55; /* the first carpet sphere's centre, 5 cm off the walls */
     const sim_vec3d rest = {0.0, 0.0, 0.0};
     uint32_t k = 0;
@@ -317,15 +353,25 @@ static void scene_heap(sim_state *st, rng *r, sim_params *p) {
             }
         }
     }
-    const double first = -half + 1.0 + 0.5 * HEAP_SPACING; /* the column's first centre */
-    for (uint32_t i = 0; i < poured && !stopping(r, i); ++i) {
-        const uint32_t ix = i % side, iz = i / side % side, iy = i / (side * side);
-        sim_vec4d pos;
-        pos.x = first + ix * HEAP_SPACING + rng_uniform(r, -0.07, 0.07);
-        pos.z = first + iz * HEAP_SPACING + rng_uniform(r, -0.07, 0.07);
-        pos.y = -half + HEAP_GAP + iy * HEAP_LAYER;
-        pos.w = 0.0;
-        set_body(st, carpet + i, pos, rng_uniform(r, 0.45, 0.5), rest);
+    /* the pour, layer by layer from the bottom (its top layer partly filled): 5 cm above the
+     * carpet's spheres, 5 cm off the walls */
+    const double first = -half + 0.55, base = -half + 1.0 + 0.55;
+    for (uint32_t layer = 0; k < st->n && heap_pour_layer(pr, layer) >= 0.0; ++layer) {
+        const double lr = heap_pour_layer(pr, layer);
+        const int lm = (int)(lr / HEAP_SPACING);
+        for (int a = 0; a <= lm && k < st->n && !r->stopped; ++a) {
+            for (int b = 0; b <= lm && k < st->n && !stopping(r, k); ++b) {
+                if (hypot(a * HEAP_SPACING, b * HEAP_SPACING) > lr) {
+                    continue;
+                }
+                sim_vec4d pos;
+                pos.x = first + a * HEAP_SPACING + rng_uniform(r, -HEAP_JITTER, HEAP_JITTER);
+                pos.z = first + b * HEAP_SPACING + rng_uniform(r, -HEAP_JITTER, HEAP_JITTER);
+                pos.y = base + layer * HEAP_SPACING;
+                pos.w = 0.0;
+                set_body(st, k++, pos, rng_uniform(r, 0.45, 0.5), rest);
+            }
+        }
     }
     p->box_half = half;
     p->gravity = (sim_vec3d){0.0, -9.81, 0.0};

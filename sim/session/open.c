@@ -600,10 +600,23 @@ static sim_status exchange_nccl_id(sim_session *s, sim_error *err) {
  * (exit 2). */
 static sim_status settle_friction(sim_session *s, sim_error *err) {
     const sim_params *p = &s->params;
+    const sim_session_config *o = &s->cfg;
     if (!sim_params_have_friction(p)) {
+        /* inputs that only friction reads: said once, as for other ignored inputs */
+        const int ratio = (o->params_given & SIM_GIVEN(STIFFNESS_RATIO)) != 0;
+        const int damping = (o->params_given & SIM_GIVEN(TANGENTIAL_DAMPING)) != 0;
+        if (ratio || damping) {
+            char text[256];
+            snprintf(text, sizeof text,
+                     "%s%s%s %s friction's tangential spring and dashpot: with friction 0 and "
+                     "rolling friction 0 %s no effect (--friction, --rolling-friction)",
+                     ratio ? "--stiffness-ratio" : "", ratio && damping ? " and " : "",
+                     damping ? "--tangential-damping" : "", ratio && damping ? "shape" : "shapes",
+                     ratio && damping ? "they have" : "it has");
+            sim_session_notice(s, text);
+        }
         return SIM_OK;
     }
-    const sim_session_config *o = &s->cfg;
     char from[SIM_PATH_MAX + 96];
     const unsigned flags = SIM_GIVEN(FRICTION) | SIM_GIVEN(ROLLING_FRICTION);
     if (o->params_given & flags) {
