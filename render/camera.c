@@ -11,6 +11,9 @@
 #define ORBIT_RAD_PER_PX 0.006f
 #define ZOOM_PER_STEP 0.88f /* distance factor per wheel notch */
 #define EASE_RATE 18.0f     /* [1/s]: 1/e of the remaining motion every 55 ms */
+#define FIT_MARGIN 0.92f    /* the fitted corners' farthest reach, of the half-view */
+#define FIT_YAW 35.0f       /* [degrees] the three-quarter view */
+#define FIT_PITCH 22.0f     /* [degrees] */
 
 void render_camera_set_up(render_camera *c, const float up[3]) {
     vec3 u = {up[0], up[1], up[2]};
@@ -44,9 +47,73 @@ void render_camera_fit(render_camera *c, float half, int immediate) {
     float radius = half * sqrtf(3.0f);
     c->scene_radius = radius;
     c->goal.distance = radius / sinf(0.5f * c->fov_y) * 1.02f;
-    c->goal.yaw = glm_rad(35.0f);
-    c->goal.pitch = glm_rad(22.0f);
+    c->goal.yaw = glm_rad(FIT_YAW);
+    c->goal.pitch = glm_rad(FIT_PITCH);
     memset(c->goal.target, 0, sizeof c->goal.target);
+    if (immediate) {
+        c->now = c->goal;
+    }
+}
+
+static void eye_direction(const render_camera *c, const render_camera_pose *p, vec3 out);
+
+void render_camera_fit_bounds(render_camera *c, const float lo[3], const float hi[3],
+                              float clip_half, float aspect, int immediate) {
+    c->scene_radius = clip_half * sqrtf(3.0f);
+    c->goal.yaw = glm_rad(FIT_YAW);
+    c->goal.pitch = glm_rad(FIT_PITCH);
+    vec3 back, right, cam_up, up = {c->up[0], c->up[1], c->up[2]};
+    eye_direction(c, &c->goal, back);
+    glm_vec3_cross(up, back, right);
+    glm_vec3_normalize(right);
+    glm_vec3_cross(back, right, cam_up);
+    /* Seen from distance d, a corner at (x, y) across the view and z towards the eye (from the
+     * bounds' centre) fits where |x - tx| <= (d - z) fx and |y - ty| <= (d - z) fy, (tx, ty) the
+     * target's shift across the view, fy = tan(fov_y / 2) with the margin, fx = fy aspect. Two
+     * corners i, j fit together on an axis where x_i - x_j <= (2 d - z_i - z_j) f: d is the
+     * largest (x_i - x_j) / (2 f) + (z_i + z_j) / 2 over the pairs and axes, and the shift the
+     * middle of what then fits. */
+    const float fy = FIT_MARGIN * tanf(0.5f * c->fov_y), fx = fy * (aspect > 0.0f ? aspect : 1.0f);
+    float across[8][2], depth[8];
+    vec3 centre;
+    for (int k = 0; k < 3; ++k) {
+        centre[k] = 0.5f * (lo[k] + hi[k]);
+    }
+    for (int corner = 0; corner < 8; ++corner) {
+        vec3 rel;
+        for (int k = 0; k < 3; ++k) {
+            rel[k] = (corner >> k & 1 ? hi[k] : lo[k]) - centre[k];
+        }
+        across[corner][0] = glm_vec3_dot(rel, right);
+        across[corner][1] = glm_vec3_dot(rel, cam_up);
+        depth[corner] = glm_vec3_dot(rel, back);
+    }
+    const float f[2] = {fx, fy};
+    const float nearest = 1e-3f * c->scene_radius; /* every corner this far in front, at least */
+    float d = nearest;
+    for (int i = 0; i < 8; ++i) {
+        d = fmaxf(d, depth[i] + nearest);
+        for (int j = 0; j < 8; ++j) {
+            for (int a = 0; a < 2; ++a) {
+                const float need =
+                    (across[i][a] - across[j][a]) / (2.0f * f[a]) + 0.5f * (depth[i] + depth[j]);
+                d = fmaxf(d, need);
+            }
+        }
+    }
+    float shift[2];
+    for (int a = 0; a < 2; ++a) {
+        float from = -INFINITY, to = INFINITY; /* the shifts at which every corner fits */
+        for (int i = 0; i < 8; ++i) {
+            from = fmaxf(from, across[i][a] - (d - depth[i]) * f[a]);
+            to = fminf(to, across[i][a] + (d - depth[i]) * f[a]);
+        }
+        shift[a] = 0.5f * (from + to);
+    }
+    for (int k = 0; k < 3; ++k) {
+        c->goal.target[k] = centre[k] + shift[0] * right[k] + shift[1] * cam_up[k];
+    }
+    c->goal.distance = d;
     if (immediate) {
         c->now = c->goal;
     }

@@ -24,6 +24,13 @@ void render_camera_init(render_camera *c, const float up[3]);
 void render_camera_set_up(render_camera *c, const float up[3]);
 /* Frames the cube [-half, half]^3 from a three-quarter view. immediate: jump, else ease. */
 void render_camera_fit(render_camera *c, float half, int immediate);
+/* Frames the box [lo, hi] (the bodies' bounds) from the same view: the target at its centre, the
+ * distance the nearest at which its eight corners fit a viewport of this aspect (w / h), with a
+ * margin, so a heap at the bottom of a big box fills the view. clip_half: the half-width of the
+ * cube everything drawn stays in (the simulation box), for the clip planes and the zoom's
+ * limits. immediate: jump, else ease. */
+void render_camera_fit_bounds(render_camera *c, const float lo[3], const float hi[3],
+                              float clip_half, float aspect, int immediate);
 void render_camera_orbit(render_camera *c, float dx_px, float dy_px);
 /* Pans so the point under the cursor follows it; viewport_h is the window height [px]. */
 void render_camera_pan(render_camera *c, float dx_px, float dy_px, float viewport_h);

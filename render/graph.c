@@ -184,35 +184,122 @@ static void draw_lines(const render_graph *g, render_draw2d *d, float x0, float 
                 continue;
             }
             float xa = x0 + dx * (float)i, ya = y_of(g, a, py, ph), yb = y_of(g, b, py, ph);
-            for (float o = 0.0f; o < width; o += 1.0f) {
-                render_draw2d_line(d, xa, ya + o, xa + dx, yb + o, c);
+            for (float o = 0.0f; o < width; o += 1.0f) { /* thickened inwards: inside the plot */
+                const float oa = ya + o > py + ph ? -o : o, ob = yb + o > py + ph ? -o : o;
+                render_draw2d_line(d, xa, ya + oa, xa + dx, yb + ob, c);
             }
         }
     }
 }
 
-/* Grid lines and their values: three lines (0, half, top) or one per decade. */
-static void draw_axis(const render_graph *g, render_draw2d *d, float px, float py, float pw,
-                      float ph, float text_scale, const char *unit) {
+/* The y axis's ticks: 0, half and the top (linear), or each decade (log); returns how many. */
+#define GRAPH_MAX_TICKS (LOG_DECADES_MAX + 2)
+static int axis_ticks(const render_graph *g, float v[GRAPH_MAX_TICKS]) {
+    if (!g->log_scale) {
+        v[0] = 0.0f;
+        v[1] = 0.5f * g->y_max;
+        v[2] = g->y_max;
+        return 3;
+    }
+    int n = 0;
+    for (float t = g->log_lo; t <= g->y_max * 1.001f && n < GRAPH_MAX_TICKS; t *= 10.0f) {
+        v[n++] = t;
+    }
+    return n;
+}
+
+#define GRAPH_PAD 6.0f      /* [px at text scale 1] around the parts */
+#define GRAPH_GAP 4.0f      /* [px at text scale 1] between a tick's value and the plot */
+#define GRAPH_DIGIT_H 7.0f  /* [px at text scale 1] the glyphs' height, for centring on a line */
+#define LEGEND_SWATCH 11.0f /* [px at text scale 1] a series' colour box and its gap */
+#define LEGEND_SEP 12.0f    /* [px at text scale 1] between the legend's items */
+
+/* The legend's title: the axis's unit, and the kind of axis. */
+static void legend_title(const render_graph *g, const char *unit, char *out, size_t cap) {
+    snprintf(out, cap, "%s%s", unit, g->log_scale ? " (log)" : "");
+}
+
+/* "last N frames": the least the legend keeps room for on its first line. */
+static void frame_count(const render_graph *g, int unlabelled, char *out, size_t cap) {
+    const int len = snprintf(out, cap, "last %d frames", g->count);
+    if (unlabelled > 0 && len > 0 && (size_t)len < cap) {
+        snprintf(out + len, cap - (size_t)len, ", %d mark%s without room for a label", unlabelled,
+                 unlabelled == 1 ? "" : "s");
+    }
+}
+
+/* The legend's items, the title and then each series, placed from the left and wrapped onto
+ * another line where the next would pass the right edge (on the first line, the frame count's
+ * room). Writes each item's x and line (item 0 the title, 1 + s series s); returns the lines. */
+static int legend_flow(const render_graph *g, const char *unit, float x, float w, float scale,
+                       float item_x[1 + RENDER_GRAPH_MAX_SERIES],
+                       int item_line[1 + RENDER_GRAPH_MAX_SERIES]) {
+    const float pad = GRAPH_PAD * scale, sep = LEGEND_SEP * scale;
+    char text[96];
+    frame_count(g, 0, text, sizeof text);
+    const float left = x + pad, right = x + w - pad;
+    float end = right - render_text_width(text, scale) - sep, lx = left;
+    int line = 0;
+    for (int k = 0; k <= g->series; ++k) {
+        if (k == 0) {
+            legend_title(g, unit, text, sizeof text);
+        }
+        const float iw = k == 0 ? render_text_width(text, scale)
+                                : LEGEND_SWATCH * scale + render_text_width(g->names[k - 1], scale);
+        if (lx > left && lx + iw > end) { /* a new line (a lone item too wide stays) */
+            ++line;
+            lx = left;
+            end = right;
+        }
+        item_x[k] = lx;
+        item_line[k] = line;
+        lx += iw + sep;
+    }
+    return line + 1;
+}
+
+void render_graph_layout_of(const render_graph *g, float x, float y, float w, float h,
+                            float text_scale, const char *unit, render_graph_layout *l) {
+    const float pad = GRAPH_PAD * text_scale, line_h = RENDER_TEXT_LINE * text_scale;
+    float v[GRAPH_MAX_TICKS];
+    const int n = axis_ticks(g, v);
+    float label_w = 0.0f;
+    for (int k = 0; k < n; ++k) {
+        char text[32];
+        snprintf(text, sizeof text, "%g", v[k]);
+        const float tw = render_text_width(text, text_scale);
+        label_w = tw > label_w ? tw : label_w;
+    }
+    float item_x[1 + RENDER_GRAPH_MAX_SERIES];
+    int item_line[1 + RENDER_GRAPH_MAX_SERIES];
+    l->legend_y = y + pad;
+    l->legend_lines = legend_flow(g, unit, x, w, text_scale, item_x, item_line);
+    l->gutter_x = x + pad;
+    l->gutter_w = label_w;
+    l->px = l->gutter_x + label_w + GRAPH_GAP * text_scale;
+    /* half a line above and below: the top and bottom ticks' values are centred on their lines */
+    l->py = l->legend_y + (float)l->legend_lines * line_h + 0.5f * line_h;
+    l->pw = x + w - pad - l->px;
+    l->ph = y + h - pad - 0.5f * line_h - l->py;
+    l->pw = l->pw > 1.0f ? l->pw : 1.0f;
+    l->ph = l->ph > 1.0f ? l->ph : 1.0f;
+}
+
+/* Grid lines across the plot, and their values in the gutter beside it, right-aligned and
+ * centred on their lines: the curves never cross them. */
+static void draw_axis(const render_graph *g, render_draw2d *d, const render_graph_layout *l,
+                      float text_scale) {
     static const float grid[4] = {1.0f, 1.0f, 1.0f, 0.18f};
     static const float label[4] = {0.85f, 0.87f, 0.92f, 1.0f};
-    char text[64];
-    if (!g->log_scale) {
-        for (int k = 0; k <= 2; ++k) {
-            float gy = py + ph * (1.0f - 0.5f * (float)k);
-            render_draw2d_line(d, px, gy, px + pw, gy, grid);
-        }
-        snprintf(text, sizeof text, "%g %s", g->y_max, unit);
-        render_text_draw(d, px + 2.0f, py + 2.0f, text_scale, label, text);
-        return;
-    }
-    for (float v = g->log_lo; v <= g->y_max * 1.001f; v *= 10.0f) {
-        float gy = y_of(g, v, py, ph);
-        render_draw2d_line(d, px, gy, px + pw, gy, grid);
-        snprintf(text, sizeof text, v >= g->y_max * 0.999f ? "%g %s (log)" : "%g", v, unit);
-        /* Above its line, but the top one below it: decades never share a label's room. */
-        const float ty = v >= g->y_max * 0.999f ? gy + 2.0f : gy - RENDER_TEXT_LINE * text_scale;
-        render_text_draw(d, px + 2.0f, ty, text_scale, label, text);
+    float v[GRAPH_MAX_TICKS];
+    const int n = axis_ticks(g, v);
+    for (int k = 0; k < n; ++k) {
+        const float gy = y_of(g, v[k], l->py, l->ph);
+        render_draw2d_line(d, l->px, gy, l->px + l->pw, gy, grid);
+        char text[32];
+        snprintf(text, sizeof text, "%g", v[k]);
+        const float tx = l->gutter_x + l->gutter_w - render_text_width(text, text_scale);
+        render_text_draw(d, tx, gy - 0.5f * GRAPH_DIGIT_H * text_scale, text_scale, label, text);
     }
 }
 
@@ -222,25 +309,34 @@ void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, floa
     static const float label[4] = {0.85f, 0.87f, 0.92f, 1.0f};
     static const float mark_color[4] = {1.0f, 0.95f, 0.35f, 0.95f};
     static const float label_back[4] = {0.05f, 0.06f, 0.08f, 0.90f};
-    float pad = 6.0f * text_scale;
-    float line_h = RENDER_TEXT_LINE * text_scale;
+    const float pad = GRAPH_PAD * text_scale;
+    const float line_h = RENDER_TEXT_LINE * text_scale;
     render_draw2d_rect(d, x, y, w, h, panel);
     if (g->log_scale) {
         update_log_scale(g);
     } else {
         update_scale(g);
     }
+    render_graph_layout l;
+    render_graph_layout_of(g, x, y, w, h, text_scale, unit, &l);
+    const float px = l.px, py = l.py, pw = l.pw, ph = l.ph;
 
-    /* Plot area below a legend line, left of nothing: labels sit inside the plot. */
-    float px = x + pad, py = y + pad + line_h, pw = w - 2.0f * pad, ph = h - 2.0f * pad - line_h;
-    float lx = px;
+    /* The legend: the axis's unit, then the series (their colour and name). */
+    float item_x[1 + RENDER_GRAPH_MAX_SERIES];
+    int item_line[1 + RENDER_GRAPH_MAX_SERIES];
+    legend_flow(g, unit, x, w, text_scale, item_x, item_line);
+    char title[48];
+    legend_title(g, unit, title, sizeof title);
+    render_text_draw(d, item_x[0], l.legend_y + line_h * (float)item_line[0], text_scale, label,
+                     title);
     for (int s = 0; s < g->series; ++s) {
-        render_draw2d_rect(d, lx, y + pad + 1.0f * text_scale, 8.0f * text_scale, 7.0f * text_scale,
-                           g->colors[s]);
-        lx += 11.0f * text_scale;
-        lx += render_text_draw(d, lx, y + pad, text_scale, label, g->names[s]) + 12.0f * text_scale;
+        const float ly = l.legend_y + line_h * (float)item_line[1 + s];
+        render_draw2d_rect(d, item_x[1 + s], ly + 1.0f * text_scale, 8.0f * text_scale,
+                           7.0f * text_scale, g->colors[s]);
+        render_text_draw(d, item_x[1 + s] + LEGEND_SWATCH * text_scale, ly, text_scale, label,
+                         g->names[s]);
     }
-    draw_axis(g, d, px, py, pw, ph, text_scale, unit);
+    draw_axis(g, d, &l, text_scale);
     int unlabelled = 0;
     if (g->count >= 2 && g->y_max > 0.0f) {
         float dx = pw / (float)(RENDER_GRAPH_CAPACITY - 1);
@@ -296,12 +392,20 @@ void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, floa
             unlabelled += !placed;
         }
     }
-    char text[96];
-    int len = snprintf(text, sizeof text, "last %d frames", g->count);
-    if (unlabelled > 0) {
-        snprintf(text + len, sizeof text - (size_t)len, ", %d mark%s without room for a label",
-                 unlabelled, unlabelled == 1 ? "" : "s");
+    /* The frame count at the right of the legend's first line; the marks without a label too
+     * where that leaves room. */
+    const int first_line_items = g->series + 1;
+    float first_end = x + pad;
+    for (int k = 0; k < first_line_items && item_line[k] == 0; ++k) {
+        first_end = item_x[k] + (k == 0 ? render_text_width(title, text_scale)
+                                        : LEGEND_SWATCH * text_scale +
+                                              render_text_width(g->names[k - 1], text_scale));
     }
-    render_text_draw(d, x + w - pad - render_text_width(text, text_scale), y + pad, text_scale,
+    char text[96];
+    frame_count(g, unlabelled, text, sizeof text);
+    if (first_end + LEGEND_SEP * text_scale + render_text_width(text, text_scale) > x + w - pad) {
+        frame_count(g, 0, text, sizeof text);
+    }
+    render_text_draw(d, x + w - pad - render_text_width(text, text_scale), l.legend_y, text_scale,
                      label, text);
 }

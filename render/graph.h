@@ -4,7 +4,8 @@
  * labelled vertical marks at chosen frames (e.g. where the thread map changed). On a log axis
  * the series are drawn as separate lines, so one that is a thousand times smaller still shows.
  * Mark labels never overlap: they are staggered into rows, shortened ("pair: rm" -> "rm") when a
- * row has no room, and counted in the corner when neither fits. */
+ * row has no room, and counted in the corner when neither fits. The axis's values sit in a
+ * gutter left of the plot and its unit on the legend line, so no curve is drawn over them. */
 #ifndef RENDER_GRAPH_H
 #define RENDER_GRAPH_H
 
@@ -37,7 +38,22 @@ void render_graph_mark(render_graph *g, const char *label);
 void render_graph_push(render_graph *g, const float values[]);
 /* Linear stacked areas (0) or a log axis with one line per series (1). */
 void render_graph_set_log(render_graph *g, int on);
-/* Draws the graph into the rectangle (x, y, w, h) [px]; `unit` labels the y axis ("ms"). */
+/* Where a graph drawn into (x, y, w, h) puts its parts [px]: the legend line (the axis's unit,
+ * the series, the frame count) on top; below it the gutter, a column of the y axis's values
+ * (right-aligned, each centred on its grid line), and right of the gutter the plot, which holds
+ * the curves, the grid and the marks. Half a line above and below the plot keeps the top and
+ * bottom values inside the rectangle. The gutter is as wide as the widest value of the axis's
+ * current scale (set by the last draw); the legend takes as many lines as its items need. */
+typedef struct {
+    float legend_y;           /* top of the legend's first line */
+    int legend_lines;         /* its lines: the series wrap onto more in a narrow graph */
+    float gutter_x, gutter_w; /* the values' column */
+    float px, py, pw, ph;     /* the plot */
+} render_graph_layout;
+
+void render_graph_layout_of(const render_graph *g, float x, float y, float w, float h,
+                            float text_scale, const char *unit, render_graph_layout *out);
+/* Draws the graph into the rectangle (x, y, w, h) [px]; `unit` names the y axis ("ms"). */
 void render_graph_draw(render_graph *g, render_draw2d *d, float x, float y, float w, float h,
                        float text_scale, const char *unit);
 

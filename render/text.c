@@ -61,13 +61,14 @@ float render_text_height(const char *text, float scale) {
 #define TABLE_MAX_COLUMNS 8
 #define TABLE_GAP 3.0f /* [glyph px] between columns, on top of the two spaces' width */
 
-/* Walks the cells of one line: next_cell() copies the next one into `cell` (NUL-terminated)
- * and returns 1, or returns 0 at the end of the line. */
+/* Walks the cells of one line: next_cell() copies the next one into `cell` (NUL-terminated),
+ * sets `start` to its first character's offset in the line and returns 1, or returns 0 at the
+ * end of the line. */
 typedef struct {
     const char *line;
     size_t len;
     size_t pos;
-    int indent; /* leading spaces */
+    size_t start; /* the last cell's offset [characters] */
 } line_cursor;
 
 static int next_cell(line_cursor *c, char *cell, size_t cap) {
@@ -84,48 +85,89 @@ static int next_cell(line_cursor *c, char *cell, size_t cap) {
     size_t n = end - start < cap - 1 ? end - start : cap - 1;
     memcpy(cell, c->line + start, n);
     cell[n] = '\0';
+    c->start = start;
     c->pos = end;
     return 1;
 }
 
-/* Lays out (draw == 0: only measures) every line; col_w holds the column widths [glyph px]. */
+/* The columns of the line before: where its cells start [characters] and where its column 0
+ * is [glyph px]. */
+typedef struct {
+    size_t at[TABLE_MAX_COLUMNS];
+    int cells;
+    float origin;
+} table_prev;
+
+/* The first column of a line with `indent` leading spaces, and its column 0's x [glyph px]. A
+ * line whose spaces reach the line before's second or a later cell continues that cell (the
+ * help's wrapped descriptions, lined up with spaces for a fixed-width terminal): its cells go
+ * into the columns from there on, not from the key column. Any other line starts at its
+ * indent, in column 0. */
+static int first_column(const table_prev *prev, size_t indent, float space, float *origin) {
+    for (int k = prev->cells - 1; k >= 1; --k) {
+        if (indent >= prev->at[k]) {
+            *origin = prev->origin;
+            return k;
+        }
+    }
+    *origin = (float)indent * space;
+    return 0;
+}
+
+/* One pass over every line. measure: widens col_w (glyph px) to the cells that are not a line's
+ * last; else places the cells by col_w, draws them when d != NULL, and writes the size [px]. */
 static void table_pass(render_draw2d *d, float x, float y, float scale, const float rgba[4],
-                       const char *text, float col_w[TABLE_MAX_COLUMNS], int draw, float *w,
+                       const char *text, float col_w[TABLE_MAX_COLUMNS], int measure, float *w,
                        float *h) {
-    float space = (float)stb_easy_font_width(" ");
+    const float space = (float)stb_easy_font_width(" ");
+    const float sep = 2.0f * space + TABLE_GAP; /* from one column's end to the next's start */
     float max_w = 0.0f;
     int lines = 0;
+    table_prev prev = {{0}, 0, 0.0f};
     const char *line = text;
     while (*line) {
         const char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        line_cursor c = {line, len, 0, 0};
-        while (c.indent < (int)len && line[c.indent] == ' ') {
-            c.indent++;
+        size_t indent = 0;
+        while (indent < len && line[indent] == ' ') {
+            indent++;
         }
         char cell[256];
-        float cx = (float)c.indent * space;
-        int count = 0;
         int cells = 0;
-        for (line_cursor probe = c; next_cell(&probe, cell, sizeof cell);) {
+        for (line_cursor probe = {line, len, 0, 0}; next_cell(&probe, cell, sizeof cell);) {
             cells++;
         }
-        while (next_cell(&c, cell, sizeof cell)) {
-            float cw = (float)stb_easy_font_width(cell);
-            int last = count == cells - 1;
-            if (!draw && !last && count < TABLE_MAX_COLUMNS && cw > col_w[count]) {
+        float origin = 0.0f;
+        const int first = first_column(&prev, indent, space, &origin);
+        float cx = origin;
+        for (int k = 0; k < first; ++k) {
+            cx += col_w[k] + sep;
+        }
+        table_prev here = {{0}, first, origin}; /* a continued line keeps the cells before */
+        for (int k = 0; k < first; ++k) {
+            here.at[k] = prev.at[k];
+        }
+        line_cursor c = {line, len, 0, 0};
+        for (int count = first; next_cell(&c, cell, sizeof cell); ++count) {
+            const float cw = (float)stb_easy_font_width(cell);
+            const int last = count == first + cells - 1, ruled = count < TABLE_MAX_COLUMNS;
+            if (measure && !last && ruled && cw > col_w[count]) {
                 col_w[count] = cw;
             }
-            if (draw) {
+            if (ruled) {
+                here.at[count] = c.start;
+                here.cells = count + 1;
+            }
+            if (d != NULL && !measure) {
                 render_text_draw(d, x + cx * scale, y + (float)lines * RENDER_TEXT_LINE * scale,
                                  scale, rgba, cell);
             }
-            float advance = count < TABLE_MAX_COLUMNS && !last ? col_w[count] : cw;
-            cx += advance + 2.0f * space + TABLE_GAP;
-            ++count;
+            if (last) {
+                max_w = cx + cw > max_w ? cx + cw : max_w;
+            }
+            cx += (ruled && !last ? col_w[count] : cw) + sep;
         }
-        float line_w = cx - (count > 0 ? 2.0f * space + TABLE_GAP : 0.0f);
-        max_w = line_w > max_w ? line_w : max_w;
+        prev = here;
         lines++;
         line = nl ? nl + 1 : line + len;
     }
@@ -140,10 +182,9 @@ static void table_pass(render_draw2d *d, float x, float y, float scale, const fl
 void render_text_columns(render_draw2d *d, float x, float y, float scale, const float rgba[4],
                          const char *text, float *w, float *h) {
     float col_w[TABLE_MAX_COLUMNS] = {0};
+    table_pass(NULL, x, y, scale, rgba, text, col_w, 1, NULL, NULL);
+    /* placed with the final widths: the size measured is the size drawn */
     table_pass(d, x, y, scale, rgba, text, col_w, 0, w, h);
-    if (d != NULL) {
-        table_pass(d, x, y, scale, rgba, text, col_w, 1, w, h);
-    }
 }
 
 int render_text_wrap(const char *text, float scale, float max_w, char *out, size_t cap) {

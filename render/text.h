@@ -19,7 +19,10 @@ float render_text_width(const char *text, float scale);
 /* Draws text laid out as a table: in each line, runs of two or more spaces separate cells, and
  * the n-th cells of all lines start at one x (the font is proportional, so padding with spaces
  * cannot align them). A line's last cell may run past its column without widening it. Leading
- * spaces indent. Writes the size drawn [px] to *w and *h when not NULL. */
+ * spaces indent; a line whose leading spaces reach the line before's second or a later cell
+ * continues there (a description wrapped under itself with spaces, as a fixed-width terminal
+ * shows it): its cells go into that cell's column and the ones after it. With d NULL only
+ * measures. Writes the size drawn [px] to *w and *h when not NULL. */
 void render_text_columns(render_draw2d *d, float x, float y, float scale, const float rgba[4],
                          const char *text, float *w, float *h);
 float render_text_height(const char *text, float scale);

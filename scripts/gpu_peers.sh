@@ -30,7 +30,7 @@
 #   particles  -benchmark -n=N -i=S: a host clock around S calls of update() (integrate, hash,
 #              a full radix sort of the hashes every step, reorder, collide), synchronised at both
 #              ends, no warm-up; mean = N / its KParticles/s figure (its "Time" has 10 us steps).
-#   nbsim      cull_timing --scene lattice --tile 32 --warmup 1 --frames S/10 --steps 10: a
+#   nbsim      cull_timing --scene lattice --dt 0.5 --tile 32 --warmup 1 --frames S/10 --steps 10: a
 #              warm-up frame of 10 steps, then a host clock around S steps in frames of 10 (their
 #              syncs included), every Morton re-sort and list rebuild included; beside it the
 #              mean of the CUDA events
@@ -45,7 +45,8 @@
 #              softened gravity (20 flops, an rsqrt).
 #
 # The physics of the particles sample against nbsim's lattice (scaled x32 in length, time not
-# scaled, so the per-step dynamics carry over; see sim/io/scene.c):
+# scaled, so the per-step dynamics carry over at the sample's step, which the runs pass as
+# --dt 0.5: the scene's own is t_c / 50; see sim/io/scene.c):
 #   spheres        r = 1/64, unit mass                 r = 0.5 m, 1 kg
 #   start          touching lattice, ceil(cbrt N) per side from the corner (-1,-1,-1), x, y, z
 #                  order, uniform jitter +-1 % of r (srand(1973))      the same (jitter from --seed)
@@ -251,14 +252,14 @@ for n in $sizes; do
       echo "particles N=$n: no result"; tail -5 "$logs/particles_$n.log"; status=1
     fi
   fi
-  nbsim_run lattice --scene lattice --n "$n" --tile 32 --map ltm --cull 1
+  nbsim_run lattice --scene lattice --dt 0.5 --n "$n" --tile 32 --map ltm --cull 1
   if [ -n "$wall" ]; then
     row contacts "$n" nbsim "lattice tile 32 ltm culled" "$steps" "$wall" "host clock" ""
     row contacts "$n" nbsim "lattice tile 32 ltm culled" "$steps" "$events" "CUDA events" ""
     echo "nbsim      N=$n  $wall ms per step (host clock), $events ms (events)"
   fi
   # The program itself: the mean of its log's step_ms over every step (events), frames of 10.
-  if timeout 600 "$bin/nbsim" --backend cuda --scene lattice --n "$n" --tile 32 --pair-map ltm \
+  if timeout 600 "$bin/nbsim" --backend cuda --scene lattice --dt 0.5 --n "$n" --tile 32 --pair-map ltm \
        --frames $((steps / 10)) --steps-per-frame 10 --log "$logs/nbsim_lattice_$n.csv" \
        --quiet >"$logs/nbsim_program_$n.log" 2>&1; then
     ms=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
@@ -287,7 +288,7 @@ for n in $sizes; do
   fi
   for map in full ltm rm bb; do
     left || { skip "nbsim --pair-map $map at N = $n"; continue; }
-    nbsim_run "brute-$map" --scene lattice --n "$n" --tile 64 --map "$map" --cull 0
+    nbsim_run "brute-$map" --scene lattice --dt 0.5 --n "$n" --tile 64 --map "$map" --cull 0
     [ -n "$wall" ] || continue
     evals=$((n * (n - 1) / 2))
     [ "$map" = full ] && evals=$((n * (n - 1)))

@@ -16,7 +16,7 @@ else
   build_targets nbsim || exit 1
 fi
 workloads=(
-  "lattice_262k|--scene lattice --n 262144"
+  "lattice_262k|--scene lattice --dt 0.5 --n 262144" # the particles sample's step: swept from the cells
   "gas_1m|--scene gas --n 1048576 --triplets off"
   "pile_1m|--scene pile --n 1048576"
   "atm_cutoff_65k|--scene triplets --n 65536 --triplets on --atm-cutoff 3"

@@ -15,7 +15,7 @@
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
  *               [--skin S|auto] [--nlist half|full|cells|default] [--build cells|tiles|default]
  *               [--count 0|1] [--graphs 0|1] [--phase-times sampled|every]
- *               [--friction MU] [--rolling-friction MU_R] [--periodic AXES]
+ *               [--friction MU] [--rolling-friction MU_R] [--periodic AXES] [--dt S]
  *
  * --skin: the neighbour lists' skin [m] (0: culled tile pairs, no lists; default auto, as nbsim);
  * --nlist: their kind (sim_nlist_kind); --build: what they are built from (sim_nlist_build);
@@ -27,9 +27,10 @@
  * --rolling-friction: the
  * coefficients (default: the scene's own; scripts/gpu_friction.sh times friction on and off);
  * --periodic: the scene's box periodic on those axes (xz, xyz: as nbsim's flag;
- * scripts/gpu_periodic.sh times it against the walls). The CSV adds what the lists did over the timed
- * frames (rebuilds, the skin, bytes per body, tests and touching pairs per step) before its last
- * three columns, which stay timed_steps, mean_step_ms and wall_step_ms.
+ * scripts/gpu_periodic.sh times it against the walls); --dt: the step [s] (default: nbsim's,
+ * t_c / 50; the scripts pass the particles sample's 0.5 s with the lattice). The CSV adds what the
+ * lists did over the timed frames (rebuilds, the skin, bytes per body, tests and touching pairs per
+ * step) before its last three columns, which stay timed_steps, mean_step_ms and wall_step_ms.
  *
  * Scenes are the built-in ones, except `dense`: a resting simple-cubic pack (pitch 1.2 m, radii
  * 0.60-0.61 m, so every face neighbour touches with an overlap of at most 2 cm: ~6 contacts per
@@ -60,6 +61,7 @@ typedef struct {
     int count, graphs;
     sim_phase_timing phases;
     double friction, rolling; /* < 0: the scene's */
+    double dt;                /* 0: the scene's, or the default step */
     const char *periodic;     /* NULL: walls on every axis */
 } options;
 
@@ -159,6 +161,11 @@ static int parse(int argc, char **argv, options *o) {
             o->rolling = strtod(v, NULL);
         } else if (strcmp(f, "--periodic") == 0) {
             o->periodic = v;
+        } else if (strcmp(f, "--dt") == 0) {
+            o->dt = strtod(v, NULL);
+            if (!(o->dt > 0.0)) {
+                return usage("--dt S: a step > 0 [s]");
+            }
         } else {
             return usage("unknown option");
         }
@@ -227,6 +234,9 @@ int main(int argc, char **argv) {
     }
     if (o.rolling >= 0.0) {
         p.rolling_friction = o.rolling;
+    }
+    if (o.dt > 0.0) {
+        p.dt = o.dt;
     }
     if (st == SIM_OK && o.periodic != NULL &&
         sim_param_set(&p, SIM_PARAM_PERIODIC, o.periodic, &err) != SIM_OK) {

@@ -37,7 +37,7 @@ expect_error 2 --frames 1 --summary /no/such/dir/s.json
 expect_error 2 --frames 1 extra-argument
 # A trajectory's extension is checked with the other outputs, before the banner and any frame.
 expect_error 2 --backend cpu --frames 1 --n 10 --dump x.txt
-grep -q "^nbsim: --dump: 'x.txt': unknown trajectory extension; use .xyz (extended XYZ), .lammpstrj (LAMMPS text dump) or .nc (AMBER NetCDF trajectory)$" err.txt \
+grep -q "^nbsim: --dump: 'x.txt': unknown trajectory extension; use .xyz (extended XYZ), .lammpstrj (LAMMPS text dump), .nc (AMBER NetCDF trajectory) or .pvd (ParaView VTK series)$" err.txt \
   && ok || fail "--dump x.txt: $(cat err.txt)"
 expect_error 2 maps --dim 2 --map rm --tiles 16 --png /no/such/dir/rm.png
 expect_error 2 maps --dim 3 --tiles 5000
@@ -111,6 +111,12 @@ stop_run INT
 "$nbsim" --backend cpu --frames 1 --n 1500 --atm-cutoff 1e9 --log wide.csv >/dev/null 2>wide.err \
   && grep -q "^nbsim: triplet forces off: gas sets atm_nu but does not ask for triplets, and N = 1500 gives 5.6[0-9]e+08 triples per step within the cut-off" wide.err \
   && awk -F, 'NR == 2 { exit !($7 == "off") }' wide.csv && ok || fail "wide cut-off: $(cat wide.err)"
+
+# Inputs only friction reads, given without friction, are said to do nothing (issue 41).
+"$nbsim" --backend cpu --frames 1 --n 50 --stiffness-ratio 0.5 >/dev/null 2>sr.err \
+  && grep -q "^nbsim: --stiffness-ratio shapes friction's tangential spring and dashpot: with friction 0 and rolling friction 0 it has no effect" sr.err \
+  && "$nbsim" --backend cpu --frames 1 --n 50 --stiffness-ratio 0.5 --friction 0.3 >/dev/null 2>sr2.err \
+  && ! grep -q "no effect" sr2.err && ok || fail "--stiffness-ratio without friction: $(cat sr.err sr2.err)"
 
 # Conventions: -h, -V, "--" ends the options, --version takes nothing else; --help lists them.
 "$nbsim" -h | grep -q -- "-V, --version" && grep -q -- "-h, --help" help.txt && grep -q "^  --  " help.txt \

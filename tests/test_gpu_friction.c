@@ -168,8 +168,8 @@ static void check_contacts(const sim_state *s, const char *name) {
         walls += SIM_CONTACT_IS_WALL(c->j);
     }
     ENSURE_MSG(ordered, "%s: contacts not each once, owner first, sorted", name);
-    /* the dense boxes hold ~1.5 contacts per body, the poured heap (its column still settling,
-     * its carpet on the floor) ~0.4 */
+    /* the dense boxes hold ~1.5 contacts per body, the poured heap (still slumping, its carpet
+     * on the floor) fewer */
     ENSURE_MSG(s->contact_count > s->n / 3 && walls > 0, "%s: %llu contacts, %d with walls", name,
                (unsigned long long)s->contact_count, walls);
 }
@@ -317,9 +317,9 @@ static void test_dense_hertz(void) {
 
 static void test_heap(void) {
     scene sc = heap_scene();
-    /* poured first, ~1 s on the GPU: the scene starts in the air, its
-     * carpet 1 mm above the floor; poured, the column lies on the carpet, so bodies touch one
-     * another, the floor and the walls, with springs to carry */
+    /* poured first, ~1 s on the GPU: the scene starts with its pour 5 cm apart, its carpet 1 mm
+     * above the floor; poured, the pour slumps onto the carpet, so bodies touch one another, the
+     * floor and the walls, with springs to carry */
     /* the brute-force sweep: no atomics, so the same poured state at every run (the heap is
      * chaotic: a pour summed in another order lands elsewhere, and with it the few contacts at
      * their Coulomb limit that the comparisons below are sensitive to) */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the GPU memory plan and the size limits of a run on the cell grid (issue 39), on the CPU
- * and with no allocation of the sizes planned: the parts add up in 64 bits past 2^32 bytes, a
+ * nbsim — the GPU memory plan and the size limits of a run on the cell grid (issue 39), on the
+ * CPU and with no allocation of the sizes planned: the parts add up in 64 bits past 2^32 bytes, a
  * plan grows with N and with friction, the largest N that fits is the bisection's edge, the
  * refusal names both figures and the largest N, a run on the grid takes N past the pair maps'
  * 8.4M (up to CUB's int) while every other run keeps the maps' limit, and the backend plans the

@@ -6,11 +6,15 @@
 
 #include "nbsim/backend.h"
 #include "nbsim/scene.h"
+#include "nbsim/session.h"
 
 #include "ensure.h"
 #include "test_tmp.h"
 
 #include <dirent.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -162,9 +166,9 @@ static void test_builtin_scenes(void) {
                             1e-15 * (dense ? 30.0 : 1.0));
             }
             /* the scene sets what it is designed for and leaves the rest (the lattice also sets
-             * the sample's spring and step) */
+             * the sample's spring; no scene sets a step: the session derives one for it) */
             ENSURE(p.steps_per_frame == 9);
-            ENSURE(lattice ? p.dt == 0.5 && p.stiffness == 1.0 && p.hertz == 0
+            ENSURE(lattice ? p.dt == 1.5e-4 && p.stiffness == 1.0 && p.hertz == 0
                    : heap  ? p.dt == 1.5e-4 && p.stiffness == 1e4 && p.hertz == 0
                            : p.dt == 1.5e-4 && p.stiffness == 3e4);
             ENSURE(p.box_half > 0.0 && p.restitution > 0.0 && p.restitution <= 1.0);
@@ -210,11 +214,77 @@ static void test_builtin_large(void) {
     }
 }
 
+/* FNV-1a of the bodies' bytes. */
+static uint64_t bodies_hash(const sim_state *s) {
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *bytes[2] = {(const void *)s->pos, (const void *)s->vel};
+    for (int a = 0; a < 2; ++a) {
+        for (size_t i = 0; i < (size_t)s->n * sizeof *s->pos; ++i) {
+            h = (h ^ bytes[a][i]) * 1099511628211ull;
+        }
+    }
+    return h;
+}
+
+/* Sets OpenMP's default team; returns the one it replaces. */
+static int set_threads(int threads) {
+#ifdef _OPENMP
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    return before;
+#else
+    (void)threads;
+    return 1;
+#endif
+}
+
+/* Built on the CPU's threads, a scene is the same bit for bit whatever their number (several
+ * blocks of bodies, and the heap's rows), and the same as the sequential generator made it: the
+ * hashes below were taken from the scenes built on one thread drawing in sequence (the lattice
+ * and the blocks: no libm function between the draws and the bodies). */
+static void test_builtin_threads(void) {
+    const uint32_t n = 3 * 65536 + 7;
+    const int threads = set_threads(1);
+    for (int sc = 0; sc < sim_scene_builtin_count(); ++sc) {
+        const char *name = sim_scene_builtin_name(sc);
+        sim_params p = sim_params_default(), q = sim_params_default();
+        sim_state a = {0}, b = {0};
+        sim_error err = {SIM_OK, ""};
+        set_threads(1);
+        ENSURE_MSG(sim_scene_builtin(name, n, 12345, &p, &a, &err) == SIM_OK, "%s", err.message);
+        set_threads(4);
+        ENSURE_MSG(sim_scene_builtin(name, n, 12345, &q, &b, &err) == SIM_OK, "%s", err.message);
+        ENSURE_MSG(a.n == n && b.n == n && memcmp(a.pos, b.pos, n * sizeof *a.pos) == 0 &&
+                       memcmp(a.vel, b.vel, n * sizeof *a.vel) == 0 &&
+                       memcmp(a.spin, b.spin, n * sizeof *a.spin) == 0 && params_equal(&p, &q),
+                   "%s: 1 and 4 threads built different bodies", name);
+        sim_state_free(&a);
+        sim_state_free(&b);
+    }
+    const struct {
+        const char *name;
+        uint32_t n;
+        uint64_t hash;
+    } pinned[] = {{"lattice", 100003, 0xabba425c5c1ca4f1ull},
+                  {"collide", 100003, 0xe4b23df117eb98b9ull},
+                  {"lattice", 1000, 0x3ae2c091dc615a6eull}};
+    for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; ++k) {
+        sim_params p = sim_params_default();
+        sim_state a = {0};
+        sim_error err = {SIM_OK, ""};
+        ENSURE(sim_scene_builtin(pinned[k].name, pinned[k].n, 12345, &p, &a, &err) == SIM_OK);
+        ENSURE_MSG(bodies_hash(&a) == pinned[k].hash, "%s n=%u: bodies hash %016llx",
+                   pinned[k].name, pinned[k].n, (unsigned long long)bodies_hash(&a));
+        sim_state_free(&a);
+    }
+    set_threads(threads);
+}
+
 /* The lattice reproduces the particles sample's benchmark configuration, scaled x32: centres
  * on a cubic lattice of spacing 2r = 1 m from the corner (-31.5, -31.5, -31.5) m, x fastest,
  * then y, then z, each within +-1 % of r of its site (and not all on it), neighbours 1 m apart,
  * no overlap beyond the jitter, a box of half-width 32 m (or what the lattice needs), at rest,
- * 1 kg each, and the sample's physics. */
+ * 1 kg each, and the sample's physics but its step (too long to resolve a contact). */
 static void test_lattice(void) {
     const uint32_t sizes[] = {1, 7, 1000, 4096, 65536, 262144, 262145};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
@@ -259,10 +329,184 @@ static void test_lattice(void) {
             count_overlaps_beyond(&s, p.box_half, scene_slack("lattice"), &outside);
         ENSURE_MSG(overlaps == 0 && outside == 0, "n=%u: %llu overlaps, %llu outside", n,
                    (unsigned long long)overlaps, (unsigned long long)outside);
-        /* the sample's physics, scaled: gravity along -y, its spring, damping and step */
+        /* the sample's physics, scaled: gravity along -y, its spring and damping; the step is
+         * the session's default (t_c / 50), not the sample's 0.5 s (~4.4 steps a contact) */
         ENSURE(p.gravity.x == 0.0 && p.gravity.z == 0.0 && fabs(p.gravity.y + 0.0096) < 1e-15);
-        ENSURE(p.stiffness == 1.0 && p.hertz == 0 && p.dt == 0.5 && p.restitution == 0.915);
+        ENSURE(p.stiffness == 1.0 && p.hertz == 0 && p.dt == 0.0 && p.restitution == 0.915);
         ENSURE(p.atm_nu == 0.0 && p.triplets == 0);
+        sim_state_free(&s);
+    }
+}
+
+/* Every built-in scene opens without a warning, about its own time step above all (DESIGN.md: a
+ * scene comes with a step near t_c / 50, the one the session derives; the warning is for a
+ * user's longer step; the lattice came with the particles sample's 0.5 s, ~t_c / 4.4): through
+ * the session, as nbsim opens it (--frames: headless; the viewer's interactive session alike),
+ * at the scene's default N and at a few others. The session's first half (sim_session_prepare)
+ * builds the scene and derives dt; no backend is made. */
+static void test_builtin_steps_safe(void) {
+    const uint32_t sizes[] = {0, 1, 7, 1000, 30000};
+    for (int sc = 0; sc < sim_scene_builtin_count(); ++sc) {
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+            for (int interactive = 0; interactive <= 1; ++interactive) {
+                sim_session_config o = sim_session_config_default();
+                snprintf(o.scene, sizeof o.scene, "%s", sim_scene_builtin_name(sc));
+                o.n = sizes[k];
+                o.backend = SIM_BACKEND_CHOICE_CPU;
+                o.interactive = interactive;
+                o.triplets = SIM_TRIPLETS_OFF; /* the triplets scene at 30,000 in the viewer */
+                sim_session *s = NULL;
+                sim_error err;
+                const sim_status st = sim_session_prepare(&s, &o, &err);
+                ENSURE_MSG(st == SIM_OK, "%s n=%u: %s", o.scene, o.n, err.message);
+                if (st != SIM_OK) {
+                    continue;
+                }
+                const char *warnings = sim_session_take_warnings(s);
+                const sim_run_info *info = sim_session_info(s);
+                ENSURE_MSG(warnings[0] == '\0', "%s n=%u: %s", o.scene, info->n, warnings);
+                ENSURE_MSG(info->params.dt > 0.0, "%s n=%u: dt %g", o.scene, info->n,
+                           info->params.dt);
+                sim_session_close(s);
+            }
+        }
+    }
+}
+
+/* ---- the heap's pour ---- */
+
+/* The heap's poured spheres (density 1; its rough floor's are 30 times denser). */
+static int heap_poured(const sim_state *s, uint32_t i) {
+    const double r = s->pos[i].w;
+    return s->vel[i].w < 2.0 * 4.0 / 3.0 * kPi * r * r * r;
+}
+
+/* How far apart the poured spheres are stacked: for each, the height [m] from the centre of the
+ * sphere right beneath it (within 0.1 m across), or for the lowest from the rough floor's
+ * centres (the floor's, without one). Returns the largest (O(n): a grid of cells 1.1 m, the
+ * sphere beneath lies in the cell or the two below). */
+static double heap_largest_step(const sim_state *s, double half) {
+    const double cell = 1.1;
+    const int64_t m = (int64_t)ceil(2.0 * half / cell) + 1;
+    int32_t *head = malloc((size_t)(m * m * m) * sizeof *head);
+    int32_t *next = malloc((size_t)s->n * sizeof *next);
+    for (int64_t c = 0; c < m * m * m; ++c) {
+        head[c] = -1;
+    }
+    double floor_y = -half; /* the carpet's centres, or the floor */
+    for (uint32_t i = 0; i < s->n; ++i) {
+        floor_y = heap_poured(s, i) ? floor_y : fmax(floor_y, s->pos[i].y);
+    }
+#define HEAP_CELL(v) ((int64_t)floor(((v) + half) / cell))
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const int64_t c =
+            (HEAP_CELL(s->pos[i].z) * m + HEAP_CELL(s->pos[i].y)) * m + HEAP_CELL(s->pos[i].x);
+        next[i] = head[c];
+        head[c] = (int32_t)i;
+    }
+    double largest = 0.0;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        if (!heap_poured(s, i)) {
+            continue;
+        }
+        const sim_vec4d p = s->pos[i];
+        double step = p.y - floor_y;
+        const int64_t cx = HEAP_CELL(p.x), cy = HEAP_CELL(p.y), cz = HEAP_CELL(p.z);
+        for (int64_t z = cz - 1; z <= cz + 1; ++z) {
+            for (int64_t y = cy - 2; y <= cy; ++y) {
+                for (int64_t x = cx - 1; x <= cx + 1; ++x) {
+                    if (x < 0 || y < 0 || z < 0 || x >= m || y >= m || z >= m) {
+                        continue;
+                    }
+                    for (int32_t j = head[(z * m + y) * m + x]; j >= 0; j = next[j]) {
+                        const sim_vec4d q = s->pos[j];
+                        if (q.y < p.y && hypot(p.x - q.x, p.z - q.z) <= 0.1) {
+                            step = fmin(step, p.y - q.y);
+                        }
+                    }
+                }
+            }
+        }
+        largest = fmax(largest, step);
+    }
+#undef HEAP_CELL
+    free(head);
+    free(next);
+    return largest;
+}
+
+/* The heap's pour (sim/io/scene.c) scales with N, so the heap is a cone at any N: at every size
+ *  - the pour is a quarter cone against the two walls, 60 degrees steep (every poured centre
+ *    within a sphere of the cone through the lowest layer's farthest centre), not a column;
+ *  - nothing falls from a height: the pour is a stack, every sphere's centre at most 1.06 m
+ *    above the one beneath it (the lowest above the rough floor's), so that at most 5-15 cm
+ *    open under each and a sphere can drop freely only what the gaps beneath it add up to, 5 to
+ *    15 % of its height. A rain of layers 1.5 m apart opens a third of the height of a column that
+ *    grows like the cone: its top lands on the summit at sqrt(2 g h), and at large N the
+ *    impacts splash it over the floor;
+ *  - it stands on the rough floor (its base within the carpet's quarter disk), and its size and
+ *    the carpet's grow like the cone's, as the cube root of the spheres poured (within 10 % of
+ *    the default heap's, scaled), in a box that holds both.
+ * The construction only: test_heap pours one. */
+static void test_heap_pour(void) {
+    const uint32_t sizes[] = {1400, 1000, 10000, 100000, 1000000};
+    const double slope = tan(60.0 * kPi / 180.0);
+    double ref[3] = {0.0, 0.0, 0.0}; /* the default heap's sizes / N^(1/3) */
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+        const uint32_t n = sizes[k];
+        sim_params p = sim_params_default();
+        sim_state s = {0};
+        sim_error err = {SIM_OK, ""};
+        ENSURE_MSG(sim_scene_builtin("heap", n, 5, &p, &s, &err) == SIM_OK, "%s", err.message);
+        const double half = p.box_half, wall = -half + 0.55; /* the first centres, by the walls */
+        double base = INFINITY, top = -INFINITY, carpet = 0.0;
+        for (uint32_t i = 0; i < s.n; ++i) {
+            const sim_vec4d q = s.pos[i];
+            const double across = hypot(q.x - wall, q.z - wall);
+            if (heap_poured(&s, i)) {
+                base = fmin(base, q.y);
+                top = fmax(top, q.y);
+            } else {
+                carpet = fmax(carpet, across);
+            }
+        }
+        double radius = 0.0; /* the pour's base */
+        for (uint32_t i = 0; i < s.n; ++i) {
+            if (heap_poured(&s, i) && s.pos[i].y < base + 0.5) {
+                radius = fmax(radius, hypot(s.pos[i].x - wall, s.pos[i].z - wall));
+            }
+        }
+        uint32_t outside_cone = 0;
+        for (uint32_t i = 0; i < s.n; ++i) {
+            const sim_vec4d q = s.pos[i];
+            const double across = hypot(q.x - wall, q.z - wall);
+            outside_cone += heap_poured(&s, i) && across > radius - (q.y - base) / slope + 1.05;
+        }
+        const double step = heap_largest_step(&s, half);
+        uint32_t poured = 0;
+        for (uint32_t i = 0; i < s.n; ++i) {
+            poured += heap_poured(&s, i);
+        }
+        const double scale = cbrt((double)poured);
+        const double sizes_n[3] = {radius / scale, (top - base) / scale, carpet / scale};
+        printf("  heap n=%-7u pour %.1f m across, %.1f m high, on a carpet %.1f m across, box "
+               "%.1f m; stacked %.3f m apart at most\n",
+               n, radius, top - base, carpet, 2.0 * half, step);
+        ENSURE_MSG(outside_cone == 0, "n=%u: %u poured spheres outside the pour's cone", n,
+                   outside_cone);
+        ENSURE_MSG(step <= 1.06, "n=%u: a poured sphere %.2f m above the one beneath it", n, step);
+        ENSURE_MSG(radius <= carpet,
+                   "n=%u: the pour (%.1f m) reaches past the rough floor (%.1f m)", n, radius,
+                   carpet);
+        ENSURE(2.0 * half >= carpet + 1.0 && 2.0 * half >= top + half + 0.5);
+        for (int d = 0; d < 3; ++d) {
+            if (k == 0) {
+                ref[d] = sizes_n[d];
+            }
+            ENSURE_MSG(fabs(sizes_n[d] / ref[d] - 1.0) <= 0.10,
+                       "n=%u: size %d is %.2f poured^(1/3), %.2f at the default N", n, d,
+                       sizes_n[d], ref[d]);
+        }
         sim_state_free(&s);
     }
 }
@@ -634,7 +878,10 @@ static const ensure_test tests[] = {
     {"builtin_list", test_builtin_list},
     {"builtin_scenes", test_builtin_scenes},
     {"builtin_large", test_builtin_large},
+    {"builtin_threads", test_builtin_threads},
     {"lattice", test_lattice},
+    {"builtin_steps_safe", test_builtin_steps_safe},
+    {"heap_pour", test_heap_pour},
     {"round_trip", test_round_trip},
     {"save_atomic", test_save_atomic},
     {"parse_errors", test_parse_errors},

@@ -316,7 +316,7 @@ VIEWER_EXPORT void viewer_run(const viewer_settings *settings, viewer_outcome *o
             return;
         }
     }
-    viewer_fit_camera(v, 1);
+    viewer_frame_bodies(v, 1);
     viewer_install_input(v);
     viewer_pace_init(v);
     viewer_compare_init(v);

@@ -3,6 +3,7 @@
  * Each action reports its effect on screen; a failure leaves the previous state running. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "viewer_internal.h"
@@ -141,7 +142,7 @@ void viewer_set_scene(viewer_state *v, const char *scene) {
     snprintf(mark, sizeof mark, "scene %s", scene);
     scene_changed(v, mark, old_n);
     if ((float)viewer_info(v)->params.box_half != old_box) {
-        viewer_fit_camera(v, 0);
+        viewer_frame_bodies(v, 0);
     } else {
         viewer_aim_up(v); /* same box: keep the user's view */
     }
@@ -178,6 +179,48 @@ void viewer_aim_up(viewer_state *v) {
 void viewer_fit_camera(viewer_state *v, int immediate) {
     viewer_aim_up(v);
     render_camera_fit(&v->camera, (float)viewer_info(v)->params.box_half, immediate);
+}
+
+/* The bodies' bounds [m], their spheres included, from a host copy of the positions (once per
+ * scene: 20 bytes a body for the moment). 0 when there are none or they cannot be read. */
+static int body_bounds(viewer_state *v, float lo[3], float hi[3]) {
+    const uint32_t n = viewer_info(v)->n;
+    sim_vec4f *pos = n > 0 ? malloc((size_t)n * sizeof *pos) : NULL;
+    float *speed = n > 0 ? malloc((size_t)n * sizeof *speed) : NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    int ok = pos != NULL && speed != NULL &&
+             sim_session_export_positions(v->run.session, pos, speed, 0, &err) == SIM_OK;
+    for (int k = 0; k < 3 && ok; ++k) {
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+    }
+    for (uint32_t i = 0; i < n && ok; ++i) {
+        const float c[3] = {pos[i].x, pos[i].y, pos[i].z}, r = pos[i].w;
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = fminf(lo[k], c[k] - r);
+            hi[k] = fmaxf(hi[k], c[k] + r);
+        }
+    }
+    for (int k = 0; k < 3 && ok; ++k) {
+        ok = isfinite(lo[k]) && isfinite(hi[k]);
+    }
+    free(pos);
+    free(speed);
+    return ok;
+}
+
+void viewer_frame_bodies(viewer_state *v, int immediate) {
+    float lo[3], hi[3];
+    if (!body_bounds(v, lo, hi)) {
+        viewer_fit_camera(v, immediate);
+        return;
+    }
+    viewer_aim_up(v);
+    const float aspect =
+        v->window.fb_height > 0 ? (float)v->window.fb_width / (float)v->window.fb_height : 1.0f;
+    render_camera_fit_bounds(&v->camera, lo, hi, (float)viewer_info(v)->params.box_half, aspect,
+                             immediate);
 }
 
 void viewer_toggle_graph_log(viewer_state *v) {

@@ -207,9 +207,13 @@ void viewer_toggle_graph_log(viewer_state *v);
 void viewer_toggle_cull(viewer_state *v);
 /* (Re)creates the GL body buffers for the session's N; interop when the backend is CUDA. */
 sim_status viewer_rebuild_bodies(viewer_state *v, sim_error *err);
-/* Points the camera's up axis against gravity; fit also frames the box (immediate: no easing). */
+/* Points the camera's up axis against gravity; fit and frame also aim it (immediate: no
+ * easing). The camera on the whole box (Home, F): */
 void viewer_aim_up(viewer_state *v);
 void viewer_fit_camera(viewer_state *v, int immediate);
+/* The camera on the bodies' bounds (a scene's start): a heap at the bottom of a big box fills the
+ * view; on the box when the positions cannot be read. */
+void viewer_frame_bodies(viewer_state *v, int immediate);
 
 /* viewer_pace.c: automatic steps per frame. */
 void viewer_pace_init(viewer_state *v);

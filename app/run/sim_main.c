@@ -21,8 +21,8 @@ static int app_dry_run(const app_options *o) {
     }
     char text[4096];
     sim_memory_plan_text(&plan, text, sizeof text);
-    printf("GPU memory for %u bodies (planned; the bodies' radii assumed, nothing built):\n%s", plan.n,
-           text);
+    printf("GPU memory for %u bodies (planned; the bodies' radii assumed, nothing built):\n%s",
+           plan.n, text);
     if (plan.free_bytes == 0) {
         printf("no CUDA device: the CPU reference runs in host memory (no GPU plan)\n");
         return APP_EXIT_OK;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — private to the CPU reference: OpenMP where the build has it, one thread where not (the
- * pragmas vanish and the thread is 0), written once for the backend's files. */
+ * nbsim — private to the library's CPU threads: OpenMP where the build has it, one thread where
+ * not (the pragmas vanish and the thread is 0), written once for the CPU reference's files and
+ * the built-in scenes (sim/io/scene.c). */
 #ifndef SIM_CPU_OMP_H
 #define SIM_CPU_OMP_H
 

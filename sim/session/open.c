@@ -210,6 +210,8 @@ static sim_status load_bodies(sim_session *s, const char *scene, uint32_t max, c
 }
 
 static uint32_t default_tile(const sim_backend_config *c, const sim_params *p, uint32_t n);
+static uint32_t largest_fitting(const sim_session *s, sim_backend_config *c, const sim_params *p,
+                                uint32_t limit, uint64_t bytes);
 static sim_status resolve_backend(sim_session *s, sim_error *err);
 
 /* The GPU memory n bodies need under the session's settings (memory_plan.h), from the settings
@@ -231,8 +233,28 @@ static void plan_memory(const sim_session *s, uint32_t n, const sim_params *p,
     if (device && sim_cuda_device_query(&dev, &ignored) == SIM_OK) {
         plan->free_bytes = dev.free_mem_bytes;
         plan->total_bytes = dev.global_mem_bytes;
-        plan->largest_n = sim_memory_plan_largest(&c, p, 0.0, 0.0, plan->limit, dev.free_mem_bytes);
+        plan->largest_n = largest_fitting(s, &c, p, plan->limit, dev.free_mem_bytes);
     }
+}
+
+/* The largest N whose plan fits `bytes`. The default tile grows with N and a larger tile plans
+ * smaller culling lists, so the answer is sought at the tile that N itself would get: at 10^9
+ * bodies the tile is larger than at the 2*10^8 that fit, and the largest found at 10^9's tile
+ * was refused when run. The tile only grows with N, so this settles in a step or two; if it
+ * swings, the smaller answer is kept. */
+static uint32_t largest_fitting(const sim_session *s, sim_backend_config *c, const sim_params *p,
+                                uint32_t limit, uint64_t bytes) {
+    uint32_t largest = sim_memory_plan_largest(c, p, 0.0, 0.0, limit, bytes);
+    for (int round = 0; round < 4 && !s->cfg.tile_set; ++round) {
+        const uint32_t tile = default_tile(c, p, largest > 0 ? largest : 1u);
+        if (tile == c->tile) {
+            return largest;
+        }
+        c->tile = tile;
+        const uint32_t next = sim_memory_plan_largest(c, p, 0.0, 0.0, limit, bytes);
+        largest = round == 3 && next > largest ? largest : next;
+    }
+    return largest;
 }
 
 /* Refuses n bodies whose plan does not fit the GPU's free memory, with both figures and the
@@ -601,10 +623,23 @@ static sim_status exchange_nccl_id(sim_session *s, sim_error *err) {
  * (exit 2). */
 static sim_status settle_friction(sim_session *s, sim_error *err) {
     const sim_params *p = &s->params;
+    const sim_session_config *o = &s->cfg;
     if (!sim_params_have_friction(p)) {
+        /* inputs that only friction reads: said once, as for other ignored inputs */
+        const int ratio = (o->params_given & SIM_GIVEN(STIFFNESS_RATIO)) != 0;
+        const int damping = (o->params_given & SIM_GIVEN(TANGENTIAL_DAMPING)) != 0;
+        if (ratio || damping) {
+            char text[256];
+            snprintf(text, sizeof text,
+                     "%s%s%s %s friction's tangential spring and dashpot: with friction 0 and "
+                     "rolling friction 0 %s no effect (--friction, --rolling-friction)",
+                     ratio ? "--stiffness-ratio" : "", ratio && damping ? " and " : "",
+                     damping ? "--tangential-damping" : "", ratio && damping ? "shape" : "shapes",
+                     ratio && damping ? "they have" : "it has");
+            sim_session_notice(s, text);
+        }
         return SIM_OK;
     }
-    const sim_session_config *o = &s->cfg;
     char from[SIM_PATH_MAX + 96];
     const unsigned flags = SIM_GIVEN(FRICTION) | SIM_GIVEN(ROLLING_FRICTION);
     if (o->params_given & flags) {

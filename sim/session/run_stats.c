@@ -64,7 +64,7 @@ sim_status sim_run_stats_add(sim_run_stats *rs, const sim_frame_timing *t, sim_e
     }
     double steps = t->steps > 0 ? (double)t->steps : 1.0;
 #define SIM_RUN_KERNEL_STORE(id, field, name, includes)                                            \
-    rs->ms[SIM_RUN_KERNEL_##id][rs->count] = t->field / steps;                                      \
+    rs->ms[SIM_RUN_KERNEL_##id][rs->count] = t->field / steps;                                     \
     rs->total_ms[SIM_RUN_KERNEL_##id] += t->field;
     SIM_RUN_KERNEL_LIST(SIM_RUN_KERNEL_STORE)
 #undef SIM_RUN_KERNEL_STORE

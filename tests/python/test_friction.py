@@ -66,7 +66,7 @@ def test_a_frictional_run_resumes_from_its_state():
     not the same bits: its first forces see the velocities of a whole step where the run's saw
     those of a half kick (the dashpots), as a restart from a file does (test_friction_run.c)."""
     whole = nbsim.Simulation("heap", n=300, backend="cpu", threads=1)
-    whole.step(4000)  # ~1 s: the column has landed
+    whole.step(4000)  # ~1 s: the pour has slumped onto the rough floor
     st = whole.state()
     between = st.contacts["j"] < nbsim.WALL_BASE
     assert between.sum() > 100, "the heap's bodies should be touching by now"
