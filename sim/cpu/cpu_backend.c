@@ -43,7 +43,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cpu/cpu_omp.h"
+#include "core/omp.h"
 
 /* Below this much work (pair checks, triples or bodies) a phase runs on one thread: a parallel
  * region costs microseconds on an idle machine and a scheduler time slice (milliseconds) when the
