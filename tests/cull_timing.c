@@ -10,7 +10,8 @@
  * scripts/gpu_cull.sh and scripts/gpu_peers.sh drive it; ctest runs it once, tiny, on the CPU
  * (label cpu) so it keeps building and working.
  *
- *   cull_timing [--backend cpu|cuda] [--scene gas|pile|collide|lattice|dense] [--n N] [--tile T]
+ *   cull_timing [--backend cpu|cuda] [--scene gas|pile|collide|lattice|dense|FILE] [--n N]
+ *               [--tile T] [--threads T]
  *               [--map NAME] [--cull 0|1] [--levels 0|1|2] [--sort-every K] [--frames F]
  *               [--steps S] [--warmup W] [--seed S] [--csv FILE] [--label TEXT]
  *               [--skin S|auto] [--nlist half|full|cells|default] [--build cells|tiles|default]
@@ -32,6 +33,8 @@
  * lists did over the timed frames (rebuilds, the skin, bytes per body, tests and touching pairs per
  * step) before its last three columns, which stay timed_steps, mean_step_ms and wall_step_ms.
  *
+ * --threads: the CPU backend's threads (default: all). A --scene that is not a built-in name is a
+ * scene file (a saved state: its parameters and springs; --n is then ignored).
  * Scenes are the built-in ones, except `dense`: a resting simple-cubic pack (pitch 1.2 m, radii
  * 0.60-0.61 m, so every face neighbour touches with an overlap of at most 2 cm: ~6 contacts per
  * body) under gravity, a stand-in for a settled pile that would take ~10^5 steps to form.
@@ -63,6 +66,7 @@ typedef struct {
     double friction, rolling; /* < 0: the scene's */
     double dt;                /* 0: the scene's, or the default step */
     const char *periodic;     /* NULL: walls on every axis */
+    int threads;              /* CPU backend threads, 0: all */
 } options;
 
 static int usage(const char *why) {
@@ -166,6 +170,8 @@ static int parse(int argc, char **argv, options *o) {
             if (!(o->dt > 0.0)) {
                 return usage("--dt S: a step > 0 [s]");
             }
+        } else if (strcmp(f, "--threads") == 0) {
+            o->threads = atoi(v);
         } else {
             return usage("unknown option");
         }
@@ -225,9 +231,13 @@ int main(int argc, char **argv) {
     sim_params p = sim_params_default();
     p.steps_per_frame = o.steps;
     sim_state s = {0};
-    sim_status st = strcmp(o.scene, "dense") == 0
-                        ? dense_scene(o.n, o.seed, &p, &s, &err)
-                        : sim_scene_builtin(o.scene, o.n, o.seed, &p, &s, &err);
+    sim_status st = strcmp(o.scene, "dense") == 0 ? dense_scene(o.n, o.seed, &p, &s, &err)
+                    : sim_scene_is_builtin(o.scene)
+                        ? sim_scene_builtin(o.scene, o.n, o.seed, &p, &s, &err)
+                        : sim_scene_load(o.scene, &p, &s, &err);
+    if (st == SIM_OK) {
+        o.n = s.n;
+    }
     p.triplets = 0;
     if (o.friction >= 0.0) {
         p.friction = o.friction;
@@ -257,6 +267,7 @@ int main(int argc, char **argv) {
     c.cull = o.cull;
     c.cull_levels = o.levels;
     c.sort_every = o.sort_every;
+    c.cpu_threads = o.threads;
     sim_backend *b = NULL;
     if (st == SIM_OK) {
         st = sim_backend_create(&c, &p, &s, &b, &err);

@@ -9,8 +9,9 @@
  *  - lists that overflow (a tiny capacity, a skin grown by set_params): exact fallback steps,
  *    then grown lists and no more fallbacks;
  * and the forces: lists against the culled tiles (--skin 0) and the unculled sweep, half against
- * full, up to the order of the sums. The policy itself (when to rebuild, grow) is test_stepper's;
- * the GPU's kernels are test_nlist_emu's and test_gpu_nlist's. */
+ * full, up to the order of the sums; the grid build against the tile build, bit for bit. The
+ * policy itself (when to rebuild, grow) is test_stepper's; the GPU's kernels are test_nlist_emu's
+ * and test_gpu_nlist's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,49 @@ static void test_forces(void) {
     scene_free(&sc);
 }
 
+/* The grid build (the default on one rank) against the tile build: the same entries in the same
+ * order (ascending slots; the tile build's order under the default map), so the same bits after
+ * 300 steps, on a pile with friction and a periodic gas, for both kinds. The grid's cells count
+ * in the lists' bytes: they show which build ran. */
+static void test_grid_as_tiles(void) {
+    const sim_nlist_kind kinds[2] = {SIM_NLIST_FULL, SIM_NLIST_HALF};
+    for (int g = 0; g < 2; ++g) {
+        for (int k = 0; k < 2; ++k) {
+            scene sc = make_scene(g == 0 ? "pile" : "gas", 1200, 4);
+            sim_error err;
+            if (g == 0) {
+                sc.p.friction = 0.5;
+                sc.p.rolling_friction = 0.1;
+            } else {
+                sc.p.periodic = SIM_PERIODIC_ALL;
+            }
+            sc.p.steps_per_frame = 100;
+            sim_backend_config c = config_of(kinds[k]);
+            c.cpu_threads = 1; /* one order of the sums */
+            c.nlist_build = SIM_NLIST_BUILD_TILES;
+            sim_backend *tiles = test_backend_make(&c, &sc.p, &sc.s, "tiles");
+            c.nlist_build = SIM_NLIST_BUILD_DEFAULT;
+            sim_backend *grid = test_backend_make(&c, &sc.p, &sc.s, "grid");
+            int rebuilds = 0;
+            for (int f = 0; f < 3; ++f) {
+                sim_frame_timing tt, tg;
+                ENSURE(sim_backend_run_frame(tiles, &tt, &err) == SIM_OK);
+                ENSURE(sim_backend_run_frame(grid, &tg, &err) == SIM_OK);
+                ENSURE(tt.nlist && tg.nlist && tg.nlist_rebuilds == tt.nlist_rebuilds);
+                ENSURE(tg.nlist_bytes > tt.nlist_bytes && tg.contacts == tt.contacts);
+                rebuilds += tg.nlist_rebuilds;
+            }
+            const double d = test_backend_state_diff(tiles, grid, sc.s.n);
+            printf("  %s %s: %d rebuilds, states differ by %g\n", sc.name,
+                   sim_nlist_kind_name(kinds[k]), rebuilds, d);
+            ENSURE(rebuilds > 1 && d == 0.0);
+            sim_backend_destroy(tiles);
+            sim_backend_destroy(grid);
+            scene_free(&sc);
+        }
+    }
+}
+
 /* The automatic skin: what the fastest body covers in 20 steps, within 0.05 and 0.25 of the
  * smallest diameter; the lists off at 0, and the choice stated in the frame's timing. */
 static void test_auto_skin(void) {
@@ -371,6 +415,7 @@ static const ensure_test tests[] = {
     {"jump_into_contact", test_jump_into_contact},
     {"overflow", test_overflow},
     {"forces", test_forces},
+    {"grid_as_tiles", test_grid_as_tiles},
     {"auto_skin", test_auto_skin},
     {"cells_and_cadence", test_cells_and_cadence},
 };

@@ -92,8 +92,8 @@ int sim_nlist_kind_from_name(const char *name);       /* the enum's value; -1 wh
  * (sim/nlist/cell_grid.h: ~30 tests per body; one rank, where the grid fits) or the culled tile
  * pairs (the map places that culling pass; ~900 tests per body on a dense pack, and the only way
  * with several ranks, which list their tile rows). DEFAULT is the grid wherever it fits, chosen by
- * measurement (scripts/gpu_nlist.sh). The CPU reference builds from the tile pairs: the lists,
- * as sets, are the same. */
+ * measurement (scripts/gpu_nlist.sh). The CPU reference chooses alike, in double: the lists, as
+ * sets, are the same either way. */
 typedef enum { SIM_NLIST_BUILD_DEFAULT, SIM_NLIST_BUILD_CELLS, SIM_NLIST_BUILD_TILES } sim_nlist_build;
 
 /* How a frame's time is split into its phases (sim_frame_timing's per-phase fields). On the GPU a

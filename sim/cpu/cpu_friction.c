@@ -20,7 +20,7 @@ static sim_vec3d spin3(sim_vec4d w) {
 
 /* The history of body i (the owner) with partner in the last step's table, zero when there is
  * none: by the partner's index, whatever slot it sits in. */
-static sim_contact_history_d find(const sim_cpu_friction *fr, uint32_t i, uint32_t partner) {
+static inline sim_contact_history_d find(const sim_cpu_friction *fr, uint32_t i, uint32_t partner) {
     const sim_cpu_slot *s = fr->table[fr->last] + fr->row[i];
     const uint32_t used = fr->count[fr->last][i];
     for (uint32_t k = 0; k < used; ++k) {
@@ -33,15 +33,20 @@ static sim_contact_history_d find(const sim_cpu_friction *fr, uint32_t i, uint32
 }
 
 /* Writes body i's history with partner into the table `to`: a slot claimed with one atomic
- * increment of the row's counter (threads write rows concurrently; the slot order does not
- * matter, lookups go by partner). A row that is full keeps counting: the lowest such body is
- * remembered for sim_cpu_friction_check. */
-static void store(sim_cpu_friction *fr, int to, uint32_t i, uint32_t partner,
-                  const sim_contact_history_d *h) {
+ * increment of the row's counter while a team of threads sweeps the pairs (they write rows
+ * concurrently; the slot order does not matter, lookups go by partner), a plain one on one
+ * thread and for the walls (a body's walls are one thread's). A row that is full keeps
+ * counting: the lowest such body is remembered for sim_cpu_friction_check. */
+static inline void store(sim_cpu_friction *fr, int to, uint32_t i, uint32_t partner,
+                         const sim_contact_history_d *h) {
     uint32_t k;
     uint32_t *counter = &fr->count[to][i];
-    SIM_OMP(omp atomic capture)
-    k = (*counter)++;
+    if (fr->team > 1) {
+        SIM_OMP(omp atomic capture)
+        k = (*counter)++;
+    } else {
+        k = (*counter)++;
+    }
     if (fr->row[i] + k < fr->row[i + 1]) {
         sim_cpu_slot *s = &fr->table[to][fr->row[i] + k];
         s->partner = partner;
@@ -159,28 +164,28 @@ void sim_cpu_friction_free(sim_cpu_friction *fr) {
 void sim_cpu_friction_begin(sim_cpu_friction *fr, int team, double dt) {
     memset(fr->count[1 - fr->last], 0, (size_t)fr->n * sizeof *fr->count[0]);
     memset(fr->tbuf, 0, (size_t)team * fr->n * sizeof *fr->tbuf);
+    fr->team = team;
     fr->dt = dt;
     fr->overflow = UINT32_MAX;
 }
 
 /* The contact kernels' test (cpu_backend_impl.h), which sim_friction_contact repeats: the
  * separation through the minimum image on ph's periodic axes (a pair across a face touches). */
-static int touches(const sim_physics *ph, sim_vec4d pa, sim_vec4d pb) {
+static inline int touches(const sim_physics *ph, sim_vec4d pa, sim_vec4d pb) {
     double dx = pa.x - pb.x, dy = pa.y - pb.y, dz = pa.z - pb.z;
     sim_min_image_d(&dx, &dy, &dz, ph);
     const double reach = pa.w + pb.w;
     return dx * dx + dy * dy + dz * dz < reach * reach;
 }
 
-/* The pair visit with this thread's torque buffer tq (user order). Body i, the one with the
- * larger user index, owns the history and is "i" of sim_friction_contact: the same arguments in
- * the same roles whichever enumeration found the pair, so the same bits. */
-static void visit(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint32_t ub,
-                  sim_vec4d pa, sim_vec4d va, sim_vec4d pb, sim_vec4d vb, sim_vec3d *fa,
-                  sim_vec3d *fb, sim_vec3d *tq, double *energy) {
-    if (!touches(ph, pa, pb)) {
-        return; /* most pairs end here */
-    }
+/* The visit of a pair that touches (touches()) with this thread's torque buffer tq (user
+ * order). Body i, the one with the larger user index, owns the history and is "i" of
+ * sim_friction_contact: the same arguments in the same roles whichever enumeration found the
+ * pair, so the same bits. */
+static inline void visit_touching(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua,
+                                  uint32_t ub, sim_vec4d pa, sim_vec4d va, sim_vec4d pb,
+                                  sim_vec4d vb, sim_vec3d *fa, sim_vec3d *fb, sim_vec3d *tq,
+                                  double *energy) {
     const int a_owns = ua > ub;
     const uint32_t i = a_owns ? ua : ub, j = a_owns ? ub : ua;
     sim_contact_history_d h = find(fr, i, j);
@@ -206,10 +211,20 @@ static void visit(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint
     tq[j].z += tj.z;
 }
 
+/* Any pair: most end at the test. */
+static void visit(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint32_t ub,
+                  sim_vec4d pa, sim_vec4d va, sim_vec4d pb, sim_vec4d vb, sim_vec3d *fa,
+                  sim_vec3d *fb, sim_vec3d *tq, double *energy) {
+    if (touches(ph, pa, pb)) {
+        visit_touching(fr, ph, ua, ub, pa, va, pb, vb, fa, fb, tq, energy);
+    }
+}
+
 void sim_cpu_friction_pair(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint32_t ub,
                            sim_vec4d pa, sim_vec4d va, sim_vec4d pb, sim_vec4d vb, sim_vec3d *fa,
                            sim_vec3d *fb, double *energy) {
-    visit(fr, ph, ua, ub, pa, va, pb, vb, fa, fb, fr->tbuf + (size_t)sim_cpu_thread_id() * fr->n, energy);
+    visit(fr, ph, ua, ub, pa, va, pb, vb, fa, fb, fr->tbuf + (size_t)sim_cpu_thread_id() * fr->n,
+          energy);
 }
 
 void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t i0, uint32_t i1,
@@ -224,9 +239,9 @@ void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
         const sim_vec4d pi = pos[i];
         for (uint32_t j = j0; j < j_end; ++j) {
             const sim_vec4d pj = pos[j];
-            if (touches(ph, pi, pj)) { /* visit's own first test */
-                visit(fr, ph, ui, order != NULL ? order[j] : j, pi, vel[i], pj, vel[j], &f[i],
-                      &f[j], tq, energy);
+            if (touches(ph, pi, pj)) {
+                visit_touching(fr, ph, ui, order != NULL ? order[j] : j, pi, vel[i], pj, vel[j],
+                               &f[i], &f[j], tq, energy);
                 ++touched;
             }
         }
@@ -236,6 +251,38 @@ void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
     }
 }
 
+/* Slots this far ahead of the sweep have their pairs' rows fetched (friction_prefetch). */
+#define FRICTION_PREFETCH_SLOTS 8u
+
+#if defined(__GNUC__)
+#define FRICTION_PREFETCH(address, write) __builtin_prefetch((address), (write))
+#else
+#define FRICTION_PREFETCH(address, write) ((void)(address))
+#endif
+
+/* Asks the caches for what the visits of slot s's list will read and write: the histories are
+ * rows by user index and the sweep runs in slot order, so for a large N each row is a miss the
+ * visit would otherwise wait for (the rows of the owner, the larger user index, in both
+ * tables, their counters, the partner's spin and torque). Changes no value. */
+static void friction_prefetch(const sim_cpu_friction *fr, const sim_cpu_nlist *l, uint32_t s,
+                              const uint32_t *order, const sim_vec3d *tq) {
+    const uint32_t c = l->count[s] < l->cap ? l->count[s] : l->cap;
+    const uint32_t us = order[s];
+    const int next = 1 - fr->last;
+    for (uint32_t k = 0; k < c; ++k) {
+        const uint32_t uj = order[l->nbr[(size_t)k * l->stride + s]];
+        const uint32_t owner = us > uj ? us : uj;
+        FRICTION_PREFETCH(fr->table[fr->last] + fr->row[owner], 0);
+        FRICTION_PREFETCH(fr->table[next] + fr->row[owner], 1);
+        FRICTION_PREFETCH(&fr->count[fr->last][owner], 0);
+        FRICTION_PREFETCH(&fr->count[next][owner], 1);
+        FRICTION_PREFETCH(&fr->spin[uj], 0);
+        FRICTION_PREFETCH(&tq[uj], 1);
+    }
+    FRICTION_PREFETCH(&fr->spin[us], 0);
+    FRICTION_PREFETCH(&tq[us], 1);
+}
+
 double sim_cpu_friction_nlist(sim_cpu_friction *fr, const sim_physics *ph, const sim_cpu_nlist *l,
                               uint32_t begin, uint32_t end, const sim_vec4d *pos,
                               const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
@@ -243,6 +290,9 @@ double sim_cpu_friction_nlist(sim_cpu_friction *fr, const sim_physics *ph, const
     sim_vec3d *tq = fr->tbuf + (size_t)sim_cpu_thread_id() * fr->n;
     double energy = 0.0;
     for (uint32_t i = begin; i < end; ++i) {
+        if (i + FRICTION_PREFETCH_SLOTS < end) {
+            friction_prefetch(fr, l, i + FRICTION_PREFETCH_SLOTS, order, tq);
+        }
         const uint32_t c = l->count[i] < l->cap ? l->count[i] : l->cap;
         const sim_vec4d pi = pos[i];
         tally->tests += c;
@@ -251,8 +301,8 @@ double sim_cpu_friction_nlist(sim_cpu_friction *fr, const sim_physics *ph, const
             const sim_vec4d pj = pos[j];
             /* full lists hold the pair at both ends: visited once, from the larger slot */
             if ((l->half || i > j) && touches(ph, pi, pj)) {
-                visit(fr, ph, order[i], order[j], pi, vel[i], pj, vel[j], &f[i], &f[j], tq,
-                      &energy);
+                visit_touching(fr, ph, order[i], order[j], pi, vel[i], pj, vel[j], &f[i], &f[j], tq,
+                               &energy);
                 tally->contacts++;
             }
         }
@@ -283,7 +333,11 @@ sim_vec3d sim_cpu_friction_body(sim_cpu_friction *fr, const sim_physics *ph, uin
     sim_vec3d *force = &total;
     const sim_vec3d w = spin3(fr->spin[i]);
     const double x[3] = {pos.x, pos.y, pos.z};
-    for (int k = 0; k < 6; ++k) {
+    /* A body a thousandth of the box from every wall overlaps none, whatever the rounding: most
+     * bodies skip the six tests below. */
+    const double inner = 0.999 * ph->box_half - pos.w;
+    const int walls = !(fabs(pos.x) < inner && fabs(pos.y) < inner && fabs(pos.z) < inner);
+    for (int k = 0; k < 6 * walls; ++k) {
         /* sim_friction_wall's overlap: no lookup for the walls a body is far from, nor for the
          * faces of a periodic axis (no walls there) */
         if ((ph->periodic >> (k >> 1)) & 1) {

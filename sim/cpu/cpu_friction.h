@@ -49,12 +49,13 @@ typedef struct sim_cpu_friction {
     sim_cpu_slot *table[2]; /* [last]: the last completed step's; [1 - last]: this step's */
     uint32_t *count[2];     /* slots used per body */
     int last;
-    double dt;          /* the step the histories advance by in the current force phases; 0: the
-                           forces alone */
-    sim_vec4d *spin;    /* the backend's spin (user order), integrated here */
-    sim_vec3d *torque;  /* total torque per body at the current positions [N m] */
-    sim_vec3d *tbuf;    /* per-thread partial torques, threads x n, user order */
-    uint32_t overflow;  /* the lowest body whose contacts outnumbered its slots, or UINT32_MAX */
+    int team;          /* threads of the current contact sweep (> 1: rows claimed atomically) */
+    double dt;         /* the step the histories advance by in the current force phases; 0: the
+                          forces alone */
+    sim_vec4d *spin;   /* the backend's spin (user order), integrated here */
+    sim_vec3d *torque; /* total torque per body at the current positions [N m] */
+    sim_vec3d *tbuf;   /* per-thread partial torques, threads x n, user order */
+    uint32_t overflow; /* the lowest body whose contacts outnumbered its slots, or UINT32_MAX */
     uint32_t overflow_had;
     sim_vec4d *save_spin; /* a long step's start (sim_cpu_friction_save) */
     sim_vec3d *save_torque;

@@ -54,15 +54,20 @@ sim_status sim_cpu_cull_pairs(cpu_backend *b, unsigned flags, sim_error *err) {
     return SIM_OK;
 }
 
-/* The lists from the tile pairs, when the cull rebuilt those. */
+/* The lists, when the cull rebuilt its tile pairs: from the cell grid as the CUDA backend (one
+ * rank, unless the tile pairs are asked for), else from those pairs (several ranks list their
+ * tile rows). The pairs stay the overflow's fallback either way. */
 void sim_cpu_build_nlist(cpu_backend *b, unsigned flags) {
     if (!b->nlist_rebuild) {
         return;
     }
     sim_cpu_nlist *l = &b->nlist;
     const sim_cpu_cull *c = &b->cull;
-    sim_cpu_nlist_build(l, c->tiles.v, c->tiles.count, b->base.config.tile, c->pos,
-                        b->base.nlist_skin);
+    const int grid = b->base.rank.world <= 1 && b->base.config.nlist_build != SIM_NLIST_BUILD_TILES;
+    if (!grid || !sim_cpu_nlist_build_grid(l, &b->base.params, c->pos, b->base.nlist_skin)) {
+        sim_cpu_nlist_build(l, c->tiles.v, c->tiles.count, b->base.config.tile, c->pos,
+                            b->base.nlist_skin);
+    }
     b->nlist_rebuild = 0;
     sim_list_count *x = &b->rec.list[SIM_LIST_NEIGHBOURS];
     sim_cpu_record(x, l->most, b->st.n > 1 ? b->st.n - 1u : 1u, flags);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the cell grid the CUDA backend builds the contacts' neighbour lists from (host + device,
+ * nbsim — the cell grid the backends build the contacts' neighbour lists from (host + device,
  * C11 and CUDA): its shape, a body's cell, and the cells next to one.
  *
  * Why a grid. A list built from the culled tile pairs tests every body of a tile against every

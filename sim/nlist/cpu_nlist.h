@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — private to the CPU reference: the neighbour lists in double (nlist.h), the twin of the
  * CUDA ones: the same layout (slot-major, a count per body, the positions of the build), built
- * from the culled tile pairs of the same sorted copies (cpu_cull.h), with the same capacity per
- * body, overflow and growth, so that the reference exercises the policy the GPU runs. */
+ * over the same sorted copies (cpu_cull.h) from a grid of cells (cell_grid.h) or from the culled
+ * tile pairs, with the same capacity per body, overflow and growth, so that the reference
+ * exercises the policy the GPU runs. The grid build lists a body's neighbours in ascending slot
+ * order, the tile build's order under the default map (test_cpu_nlist: the same bits). */
 #ifndef SIM_CPU_NLIST_H
 #define SIM_CPU_NLIST_H
 
+#include "nlist/cell_grid.h"
 #include "nlist/nlist.h"
 #include "physics/physics.h"
 
@@ -23,6 +26,11 @@ typedef struct {
     /* The box's periods (NULL: walls on every axis), the owner's, set after init: builds,
      * sweeps and the displacement check take minimum images through them. */
     const sim_period_d *per;
+    /* The grid build's cells (allocated on first use, grown as needed): per slot its cell, the
+     * slots binned by cell (ascending within a cell), each cell's first bin (cells + 1), and one
+     * body's candidates while they are sorted. */
+    uint32_t *cell_of, *binned, *cell_start, *found;
+    uint32_t cell_cap, found_cap;
 } sim_cpu_nlist;
 
 /* Lists for n slots with cap entries each (nothing built); SIM_OUT_OF_MEMORY names them. */
@@ -30,7 +38,7 @@ sim_status sim_cpu_nlist_init(sim_cpu_nlist *l, uint32_t n, uint32_t cap, int ha
 void sim_cpu_nlist_free(sim_cpu_nlist *l);
 /* cap entries per body from now on (the contents are lost: the next step rebuilds). */
 sim_status sim_cpu_nlist_resize(sim_cpu_nlist *l, uint32_t cap, sim_error *err);
-/* Bytes the lists hold: entries, counts and the positions of the build. */
+/* Bytes the lists hold: entries, counts, the positions of the build and the grid's cells. */
 uint64_t sim_cpu_nlist_bytes(const sim_cpu_nlist *l);
 
 /* Whether the lists must be rebuilt for slots at pos with this skin: never built, another skin,
@@ -41,6 +49,11 @@ int sim_cpu_nlist_stale(const sim_cpu_nlist *l, const sim_vec4d *pos, double ski
  * (sim_nlist_near_d): half lists only into the larger slot's, full lists into both. ref = pos. */
 void sim_cpu_nlist_build(sim_cpu_nlist *l, const sim_tile2 *pairs, size_t pair_count, uint32_t tile,
                          const sim_vec4d *pos, double skin);
+/* The same lists from a grid of cells one reach wide in p's box (sim_cell_grid_shape): O(N), ~30
+ * tests per body where the tile pairs test hundreds. 0, nothing built, where no grid fits or its
+ * cells cannot be allocated: the caller builds from the tile pairs. */
+int sim_cpu_nlist_build_grid(sim_cpu_nlist *l, const sim_params *p, const sim_vec4d *pos,
+                             double skin);
 
 /* What a sweep of slots found: touching pairs (each pair once) and the entries tested. */
 typedef struct {

@@ -7,7 +7,7 @@
  * the bodies j with |x_i - x_j| < r_i + r_j + s at the last build, and each step tests only
  * those. The lists are built from the culled tile pairs (cull.h), the tile boxes inflated by s/2
  * per body, so the map still places the culling pass; it runs only when the lists are rebuilt.
- * The CUDA backend on one rank builds them from a grid of cells one reach wide instead
+ * On one rank both backends build them from a grid of cells one reach wide instead
  * (cell_grid.h: ~30 tests per body against ~900; the same lists as sets).
  *
  * Why it is exact. A rebuild happens when some body has moved more than s/2 since the last
