@@ -22,7 +22,7 @@
 #include "nbsim/cuda_check.h"
 #include "cull/cull_kernels.h"
 #include "gpu/device_state.h"
-#include "cuda/friction_kernels.h"
+#include "cuda/friction_state.h"
 #include "physics/physics.h"
 #include "cull/triplet_cull_kernels.h"
 #include "nlist/nlist_kernels.h"
@@ -81,7 +81,7 @@ struct cuda_backend {
     int kick_step;
     int frame_step;                  /* the frame's step under way (FIRST counts them) */
     sim_nlist_cadence nlist_cadence; /* when the lists pay, and when the cells (nlist.h) */
-    /* friction (friction.h): spin and torque always, the history tables while it is on */
+    /* friction (friction_state.h): spin and torque always, the history tables while it is on */
     sim_gpu_friction fric;
     /* the saved start of a long step (save_ready 1; -1: no memory for it, such steps run whole) */
     sim_vec4f *save_pos, *save_vel, *save_force;
@@ -131,13 +131,15 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err);
  * cannot be had); freed. */
 sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err);
 void sim_cuda_nlist_free(cuda_backend *b);
-/* Friction's springs beside the list entries into the last step's table, when some may be
- * current (gpu/friction.h): before the table is read as the truth (read-back, energy, a sweep
- * over tiles or the plan, a long step's save) and before the slots or the entries change (a
- * re-sort, lists grown or of another kind). */
+/* Friction's calls (friction_state.h) with this backend's lists (NULL until they are ready) and
+ * body order. flush: the springs beside the list entries into the last step's table, when some
+ * may be current: before the table is read as the truth (read-back, energy, a sweep over tiles
+ * or the plan, a long step's save) and before the slots or the entries change (a re-sort, lists
+ * grown or of another kind). built: after a build of the lists, when they overflowed (on the
+ * device), the springs carried over the rebuild into the table, which the fallback sweep
+ * reads. */
+const sim_gpu_nlist *sim_cuda_fric_lists(const cuda_backend *b);
 sim_status sim_cuda_fric_flush(cuda_backend *b, sim_error *err);
-/* After a build of the lists: when they overflowed (on the device), the springs carried over the
- * rebuild into the table, which the fallback sweep reads. */
 sim_status sim_cuda_fric_built(cuda_backend *b, sim_error *err);
 /* The lists' rebuild flag raised on the device (their contents, or the tile pairs they fall back
  * to, were lost or replaced): whatever runs next rebuilds them first. */

@@ -116,13 +116,11 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) 
     const sim_gpu_cull *c = &b->cull;
     const uint32_t *gate = nullptr;
     if (sim_backend_listing(&b->base)) {
-        if (b->nlist_ready && b->fric.on && b->fric.ls_dirty) {
-            /* friction's springs carried beside the old lists when they are rebuilt (on the
-             * device's flag, as the boxes), while count and nbr are still theirs */
-            const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
-            SIM_TRY(sim_gpu_nlist_friction_carry(
-                &b->nlist, &springs, (flags & SIM_GPU_NLIST_REBUILD) != 0u, b->streams.main, err));
-        }
+        /* friction's springs carried beside the old lists when they are rebuilt (on the
+         * device's flag, as the boxes), while count and nbr are still theirs */
+        SIM_TRY(sim_gpu_friction_carry(&b->fric, sim_cuda_fric_lists(b),
+                                       (flags & SIM_GPU_NLIST_REBUILD) != 0u, b->streams.main,
+                                       err));
         if (b->nlist.grid.cells > 0) {
             return SIM_OK; /* built from the cell grid: the build bins the bodies itself */
         }
@@ -140,24 +138,18 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) 
 
 /* ---- neighbour lists ---- */
 
+const sim_gpu_nlist *sim_cuda_fric_lists(const cuda_backend *b) {
+    return b->nlist_ready ? &b->nlist : nullptr;
+}
+
 sim_status sim_cuda_fric_built(cuda_backend *b, sim_error *err) {
-    if (!b->fric.on || !b->fric.ls_dirty || !b->nlist_ready) {
-        return SIM_OK;
-    }
-    const sim_gpu_fric into = sim_gpu_friction_flush_view(&b->fric, sim_cuda_body_order(b));
-    const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
-    return sim_gpu_nlist_friction_overflowed(&b->nlist, &into, &springs, b->streams.main, err);
+    return sim_gpu_friction_built(&b->fric, sim_cuda_fric_lists(b), sim_cuda_body_order(b),
+                                  b->streams.main, err);
 }
 
 sim_status sim_cuda_fric_flush(cuda_backend *b, sim_error *err) {
-    if (!b->fric.on || !b->fric.ls_dirty || !b->nlist_ready) {
-        return SIM_OK;
-    }
-    const sim_gpu_fric into = sim_gpu_friction_flush_view(&b->fric, sim_cuda_body_order(b));
-    const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
-    SIM_TRY(sim_gpu_nlist_friction_flush(&b->nlist, &into, &springs, 1, b->streams.main, err));
-    b->fric.ls_dirty = 0;
-    return SIM_OK;
+    return sim_gpu_friction_flush(&b->fric, sim_cuda_fric_lists(b), sim_cuda_body_order(b),
+                                  b->streams.main, err);
 }
 
 void sim_cuda_nlist_free(cuda_backend *b) {

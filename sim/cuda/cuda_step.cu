@@ -108,15 +108,10 @@ sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int mark
         SIM_CUDA_TRY(cudaMemsetAsync(&b->nlist.counts->frame, 0, sizeof b->nlist.counts->frame, s));
     }
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_flag, 0xff, sizeof *b->d_flag, s));
-    if (b->fric.on) {
-        SIM_TRY(sim_gpu_friction_frame_start(&b->fric, s, err));
-    }
-    if (f->listed && b->fric.on && b->nlist_ready) {
-        /* the springs beside the entries for the lists' size now (a growth changes it between
-         * frames): allocated here, never inside a step that may be captured into a graph */
-        SIM_TRY(sim_gpu_friction_list_prepare(&b->fric, (uint64_t)b->nlist.cap * b->nlist.stride,
-                                              s, err));
-    }
+    /* friction: the springs beside the entries for the lists' size now (a growth changes it
+     * between frames), allocated here, never inside a step that may be captured into a graph */
+    SIM_TRY(sim_gpu_friction_prepare(&b->fric, f->listed && b->nlist_ready ? &b->nlist : nullptr,
+                                     s, err));
     if (f->culled) {
         SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->frame, 0, sizeof b->cull.counts->frame, s));
     }
@@ -241,24 +236,19 @@ sim_status friction_sweep(cuda_backend *b, sim_sweep w, uint64_t begin, uint64_t
     const sim_gpu_fric fr = sim_gpu_friction_view(&b->fric, sim_cuda_body_order(b),
                                                   (flags & SIM_STEP_ADVANCE) ? b->dt : 0.0f);
     if (w == SIM_SWEEP_PAIR_NLIST) { /* the springs beside the entries (friction.h) */
-        SIM_TRY(sim_gpu_friction_list_prepare(&b->fric, (uint64_t)b->nlist.cap * b->nlist.stride, s,
-                                              err));
-        SIM_CUDA_TRY(cudaMemsetAsync(b->fric.ls_owned, 0, (size_t)bd->n * sizeof(uint32_t), s));
-        b->fric.owned_step = 1;
+        sim_gpu_fric_list springs;
+        SIM_TRY(sim_gpu_friction_sweep_lists(&b->fric, &b->nlist, (flags & SIM_STEP_ADVANCE) != 0,
+                                             &springs, s, err));
         if (!b->nlist_cleared) {
             SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
         }
         b->nlist_cleared = 0;
-        const sim_gpu_fric_list springs = sim_gpu_friction_list_view(&b->fric);
-        if (flags & SIM_STEP_ADVANCE) {
-            b->fric.ls_dirty = 1;
-        }
         return sim_gpu_nlist_friction(bd, &b->ph, &b->cull, &b->nlist, &fr, &springs,
                                       gpu_flags(flags), base->config.count_contacts, s, err);
     }
     /* the tables are these sweeps' truth: the springs beside the lists go there first */
-    SIM_TRY(sim_cuda_fric_flush(b, err));
-    b->fric.owned_step = 0;
+    SIM_TRY(sim_gpu_friction_sweep_tables(&b->fric, sim_cuda_fric_lists(b),
+                                          sim_cuda_body_order(b), s, err));
     if (w == SIM_SWEEP_PAIR_PLAN && base->config.pair_map == SIM_PAIR_FULL) {
         return sim_gpu_pair_friction_full_range(bd, &b->ph, tile, begin, end, &fr, s, err);
     }

@@ -11,7 +11,7 @@
 
 #include "cull/cull_kernels.h"
 #include "gpu/device_state.h"
-#include "cuda/friction_kernels.h"
+#include "cuda/friction_state.h"
 #include "nlist/cell_grid.h"
 #include "nlist/nlist.h"
 #include "nlist/nlist_kernels.h"
