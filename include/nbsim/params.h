@@ -76,7 +76,11 @@ extern "C" {
       "neighbour-list skin [m] (auto: from the speeds and the step; 0: no lists, culled tiles)")   \
     R(X, PERIODIC, periodic, AXES, 0, IN(0, SIM_PERIODIC_ALL), 6, COPY(periodic), "periodic",      \
       "--periodic", "AXES", "periodic axes: x, y and z each at most once (xz, x,z) or none",       \
-      "periodic axes, e.g. xz (walls stay on the others; default none)")
+      "periodic axes, e.g. xz (walls stay on the others; default none)")                           \
+    R(X, LAMMPS_DASHPOT, lammps_dashpot, WHOLE, 0, IN(0, 1), 15, COPY(lammps_dashpot),             \
+      "lammps_dashpot", "--lammps-dashpot", "0|1", "0 or 1",                                       \
+      "linear law: 1 samples the normal dashpot as LAMMPS does, unweighted at a contact's first "  \
+      "and last step (default 0: weighted, docs/physics.md)")
 #define SIM_PARAM_LIST(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW)
 #define SIM_PARAM_FIELDS(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW_FIELD)
 #define SIM_PARAM_SPECS(X) SIM_PARAM_TABLE(X, SIM_PARAM_ROW_SPEC)

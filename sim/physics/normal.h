@@ -9,10 +9,11 @@
 #define SIM_PHYSICS_NORMAL_H
 /* X(type, member); R: double or float. */
 #define SIM_NORMAL_MEMBERS(X, R)                                                                   \
-    X(R, stiffness)     /* k [N/m] (linear) or [N/m^1.5] (Hertz) */                                \
-    X(R, damping_ratio) /* zeta: dashpot eta = 2 zeta sqrt(k m_eff) (Hertz: times d^(1/4)) */      \
-    X(int, hertz)       /* 0 linear, 1 Hertz */                                                    \
-    X(R, inv_dt)        /* 1/dt [1/s] for the contact-onset weighting (physics.h); 0: off */
+    X(R, stiffness)        /* k [N/m] (linear) or [N/m^1.5] (Hertz) */                             \
+    X(R, damping_ratio)    /* zeta: dashpot eta = 2 zeta sqrt(k m_eff) (Hertz: times d^(1/4)) */   \
+    X(int, hertz)          /* 0 linear, 1 Hertz */                                                 \
+    X(R, inv_dt)           /* 1/dt [1/s] for the contact-onset weighting (physics.h); 0: off */    \
+    X(int, lammps_dashpot) /* 1: no contact-onset weighting, LAMMPS's dashpot */
 typedef struct {
     SIM_NORMAL_MEMBERS(SIM_MEMBER, double)
 } sim_normal_d;
@@ -43,7 +44,7 @@ SIM_HD SIM_R SIM_FN(sim_normal_law)(SIM_R d, SIM_R vn, SIM_R m_eff, const SIM_FN
      * the dashpot by the time the contact spans, (f + 1/2) with f = d / (|vn| dt) (physics.h). */
     const SIM_R reach = d * nm->inv_dt;
     const SIM_R avn = vn < SIM_K(0.0) ? -vn : vn;
-    const int onset = reach < avn && nm->inv_dt > SIM_K(0.0);
+    const int onset = reach < avn && nm->inv_dt > SIM_K(0.0) && !nm->lammps_dashpot;
     const SIM_R damp = onset ? SIM_K(0.5) * vn + (vn < SIM_K(0.0) ? -reach : reach) : vn;
     return k * d - eta * damp;
 }

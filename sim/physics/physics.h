@@ -24,6 +24,8 @@
  *    contact actually spans, f + 1/2 with f = d / (|v_n| dt) < 1 (inv_dt = 1/dt; 0 turns this
  *    off). Strongly damped contacts also need a finer step (sim_default_dt): together the
  *    measured restitution stays within 1 % of e for every e and impact speed (test_physics).
+ *    lammps_dashpot = 1 (sim_params) samples the dashpot as LAMMPS does, unweighted: the
+ *    restitution then depends more on where in a step a contact begins (docs/physics.md).
  *  - Walls: the six planes +-box_half, same law with the wall as an infinite mass (m_eff = m).
  *  - Periodic axes (sim_params.periodic): no walls there; every separation of a pair is its
  *    minimum image (sim_min_image: side L = 2 box_half), so a pair interacts once, through its
