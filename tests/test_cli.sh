@@ -118,6 +118,12 @@ stop_run INT
   && "$nbsim" --backend cpu --frames 1 --n 50 --stiffness-ratio 0.5 --friction 0.3 >/dev/null 2>sr2.err \
   && ! grep -q "no effect" sr2.err && ok || fail "--stiffness-ratio without friction: $(cat sr.err sr2.err)"
 
+# The linear law's dashpot in LAMMPS's form (issue 41): said to do nothing under Hertz.
+"$nbsim" --backend cpu --frames 1 --n 50 --contact hertz --lammps-dashpot 1 >/dev/null 2>ld.err \
+  && grep -q "^nbsim: --lammps-dashpot shapes the linear law's dashpot: with the Hertz law it has no effect" ld.err \
+  && "$nbsim" --backend cpu --frames 1 --n 50 --lammps-dashpot 1 >/dev/null 2>ld2.err \
+  && ! grep -q "no effect" ld2.err && ok || fail "--lammps-dashpot under Hertz: $(cat ld.err ld2.err)"
+
 # Conventions: -h, -V, "--" ends the options, --version takes nothing else; --help lists them.
 "$nbsim" -h | grep -q -- "-V, --version" && grep -q -- "-h, --help" help.txt && grep -q "^  --  " help.txt \
   && ok || fail "-h / the help's own flags"

@@ -315,6 +315,26 @@ static void test_dense_hertz(void) {
     sim_state_free(&sc.s);
 }
 
+/* The linear law's dashpot in LAMMPS's form (lammps_dashpot 1, issue 41): the kernels read it from
+ * the same normal law (sim/physics/normal.h) as the CPU reference; every enumeration against the
+ * CPU's run of the same form. The two forms' difference on the CPU is printed beside it. */
+static void test_dense_linear_lammps_dashpot(void) {
+    scene sc = dense_scene(0);
+    sc.name = "dense box, linear, lammps_dashpot 1";
+    sc.p.lammps_dashpot = 1;
+    every_enumeration(&sc);
+    const sim_backend_config cpu_c = config(SIM_BACKEND_CPU, SIM_PAIR_MAP_LTM, 64, 0, 0, 0);
+    snapshot lammps = run(&cpu_c, &sc.p, &sc.s, 0.0, FRAMES, "cpu, lammps_dashpot 1");
+    sc.p.lammps_dashpot = 0;
+    snapshot weighted = run(&cpu_c, &sc.p, &sc.s, 0.0, FRAMES, "cpu, weighted");
+    const diff d = compare(&weighted, &lammps, sc.p.box_half);
+    printf("  the two forms on the CPU: v %.1e w %.1e F %.1e springs %.1e\n", d.vel, d.spin,
+           d.force, d.springs);
+    snapshot_free(&weighted);
+    snapshot_free(&lammps);
+    sim_state_free(&sc.s);
+}
+
 static void test_heap(void) {
     scene sc = heap_scene();
     /* poured first, ~1 s on the GPU: the scene starts with its pour 5 cm apart, its carpet 1 mm
@@ -422,6 +442,7 @@ static void test_friction_off_bits(void) {
 static const ensure_test tests[] = {
     {"dense_linear", test_dense_linear},
     {"dense_hertz", test_dense_hertz},
+    {"dense_linear_lammps_dashpot", test_dense_linear_lammps_dashpot},
     {"heap", test_heap},
     {"save_and_resume", test_save_and_resume},
     {"friction_off_bits", test_friction_off_bits},

@@ -117,6 +117,9 @@ typedef struct sim_params {
      * A periodic axis has no walls: bodies leaving one face enter at the other, and pairs and
      * triples interact through their minimum image (box side 2 box_half). */
     int periodic;
+    /* The linear law's normal dashpot at a contact's first and last step: 0 weighted by the part
+     * of the step the contact spans (physics.h; the default), 1 sampled as LAMMPS does. */
+    int lammps_dashpot;
 } sim_params;
 
 sim_params sim_params_default(void);

@@ -723,6 +723,44 @@ sim_status sim_scene_load(const char *path, sim_params *params_inout, sim_state 
 
 /* ---- save ---- */
 
+/* The lines of hertz and triplets among the parameters' (params.h's column `saved`). */
+#define SAVED_HERTZ 3
+#define SAVED_TRIPLETS 9
+
+/* The parameter lines, `key = value` in the order of the table's column `saved`: full double
+ * precision, gravity as "gx, gy, gz", the periodic axes as "x,z", AUTO rows "auto" when unset. */
+static void write_params(FILE *f, const sim_params *p) {
+    int row_of[SIM_PARAM_COUNT + 2];
+    for (int k = 0; k < SIM_PARAM_COUNT + 2; ++k) {
+        row_of[k] = -1;
+    }
+#define SAVED_ROW(id, field, kind, dflt, bounds, saved, use)                                       \
+    if ((saved) >= 0) {                                                                            \
+        row_of[saved] = SIM_PARAM_##id;                                                            \
+    }
+    SIM_PARAM_SPECS(SAVED_ROW)
+#undef SAVED_ROW
+    for (int line = 0; line < SIM_PARAM_COUNT + 2; ++line) {
+        const int id = row_of[line];
+        char text[64];
+        if (line == SAVED_HERTZ || line == SAVED_TRIPLETS) {
+            fprintf(f, "%s = %d\n", line == SAVED_HERTZ ? "hertz" : "triplets",
+                    (line == SAVED_HERTZ ? p->hertz : p->triplets) ? 1 : 0);
+        } else if (id < 0) {
+            continue;
+        } else if (id == SIM_PARAM_GRAVITY) {
+            fprintf(f, "gravity = %.17g, %.17g, %.17g\n", p->gravity.x, p->gravity.y, p->gravity.z);
+        } else if (id == SIM_PARAM_PERIODIC) {
+            fprintf(f, "periodic = %s\n", sim_periodic_text(p->periodic, ",", text, sizeof text));
+        } else if (sim_param_is_auto(p, (sim_param_id)id)) {
+            fprintf(f, "%s = auto\n", sim_param_info_of((sim_param_id)id)->key);
+        } else {
+            fprintf(f, "%s = %.17g\n", sim_param_info_of((sim_param_id)id)->key,
+                    sim_param_value(p, (sim_param_id)id));
+        }
+    }
+}
+
 /* Errors show in ferror(f); sim_output_commit reports them with their cause. */
 static void write_all(FILE *f, const sim_params *p, const sim_state *st, const sim_vec3d *forces) {
     fprintf(f, "# nbsim state: %u bodies", st->n);
@@ -730,27 +768,7 @@ static void write_all(FILE *f, const sim_params *p, const sim_state *st, const s
     fprintf(f, ", written by nbsim %s", NBSIM_VERSION);
 #endif
     fprintf(f, "\n# format: assets/README.md; mass = density * 4/3 pi radius^3\n");
-    fprintf(f, "dt = %.17g\n", p->dt);
-    fprintf(f, "stiffness = %.17g\n", p->stiffness);
-    fprintf(f, "restitution = %.17g\n", p->restitution);
-    fprintf(f, "hertz = %d\n", p->hertz ? 1 : 0);
-    fprintf(f, "gravity = %.17g, %.17g, %.17g\n", p->gravity.x, p->gravity.y, p->gravity.z);
-    fprintf(f, "box_half = %.17g\n", p->box_half);
-    char axes[8];
-    fprintf(f, "periodic = %s\n", sim_periodic_text(p->periodic, ",", axes, sizeof axes));
-    fprintf(f, "atm_nu = %.17g\n", p->atm_nu);
-    fprintf(f, "atm_cutoff = %.17g\n", p->atm_cutoff);
-    fprintf(f, "triplets = %d\n", p->triplets ? 1 : 0);
-    fprintf(f, "steps_per_frame = %d\n", p->steps_per_frame);
-    fprintf(f, "friction = %.17g\n", p->friction);
-    fprintf(f, "rolling_friction = %.17g\n", p->rolling_friction);
-    fprintf(f, "stiffness_ratio = %.17g\n",
-            p->stiffness_ratio > 0.0 ? p->stiffness_ratio : SIM_DEFAULT_STIFFNESS_RATIO);
-    if (p->tangential_damping.set) {
-        fprintf(f, "tangential_damping = %.17g\n", p->tangential_damping.value);
-    } else {
-        fprintf(f, "tangential_damping = auto\n");
-    }
+    write_params(f, p);
     fprintf(f, "x y z vx vy vz radius density wx wy wz%s\n", forces ? " fx fy fz" : "");
     for (uint32_t i = 0; i < st->n; ++i) {
         const sim_vec4d x = st->pos[i], v = st->vel[i];

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — body state allocation and default parameters. */
+ * nbsim — body state allocation. */
 #include "nbsim/state.h"
-#include "nbsim/params.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -215,23 +214,4 @@ uint64_t sim_state_coincident_pairs(const sim_state *s, uint32_t *i, uint32_t *j
         *j = first_j;
     }
     return pairs;
-}
-
-sim_params sim_params_default(void) {
-    sim_params p;
-    memset(&p, 0, sizeof p);
-    p.dt = 0.0;
-    p.stiffness = 1.0e4;
-    p.restitution = 0.9;
-    p.hertz = 0;
-    p.gravity = (sim_vec3d){0.0, 0.0, 0.0};
-    p.box_half = 20.0;
-    p.atm_nu = 0.0;
-    p.atm_cutoff = 0.0;
-    p.triplets = 0;
-    p.steps_per_frame = 1;
-    /* written out, so that a saved state (which writes the ratio in force) loads as it was; a
-     * params struct zeroed by hand means the same ratio */
-    p.stiffness_ratio = SIM_DEFAULT_STIFFNESS_RATIO;
-    return p;
 }

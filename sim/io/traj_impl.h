@@ -222,9 +222,6 @@ size_t traj_params_text(char *out, size_t cap, const sim_params *p, const char *
  * (SIM_PARSE naming path and frame) when its value breaks the parameter's rule. */
 int traj_params_read(traj_bodies *b, const char *key, const char *value, const char *path,
                      uint64_t frame, sim_error *err);
-/* The value of parameter id (any but gravity) in p: stiffness_ratio's default when 0;
- * tangential_damping's factor and the skin (the caller says "auto" when sim_param_is_auto). */
-double traj_param_scalar(const sim_params *p, sim_param_id id);
 /* The parameters b carries, into *p (the others stay). */
 void traj_params_apply(const traj_bodies *b, sim_params *p);
 

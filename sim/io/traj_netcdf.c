@@ -125,7 +125,7 @@ static int put_params(int ncid, const sim_params *p) {
         } else if (sim_param_is_auto(p, (sim_param_id)k)) {
             rc = put_text_att(ncid, NC_GLOBAL, name, "auto");
         } else {
-            const double v = traj_param_scalar(p, (sim_param_id)k);
+            const double v = sim_param_value(p, (sim_param_id)k);
             rc = nc_put_att_double(ncid, NC_GLOBAL, name, NC_DOUBLE, 1, &v);
         }
     }

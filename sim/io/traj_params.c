@@ -11,40 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-double traj_param_scalar(const sim_params *p, sim_param_id id) {
-    switch (id) {
-    case SIM_PARAM_DT:
-        return p->dt;
-    case SIM_PARAM_STIFFNESS:
-        return p->stiffness;
-    case SIM_PARAM_RESTITUTION:
-        return p->restitution;
-    case SIM_PARAM_BOX:
-        return p->box_half;
-    case SIM_PARAM_ATM_NU:
-        return p->atm_nu;
-    case SIM_PARAM_ATM_CUTOFF:
-        return p->atm_cutoff;
-    case SIM_PARAM_STEPS:
-        return (double)p->steps_per_frame;
-    case SIM_PARAM_FRICTION:
-        return p->friction;
-    case SIM_PARAM_ROLLING_FRICTION:
-        return p->rolling_friction;
-    case SIM_PARAM_STIFFNESS_RATIO: /* 0: the default ratio, which is what a reader must get */
-        return p->stiffness_ratio > 0.0 ? p->stiffness_ratio : SIM_DEFAULT_STIFFNESS_RATIO;
-    case SIM_PARAM_TANGENTIAL_DAMPING: /* meaningful when set (else "auto": traj_params_text) */
-        return p->tangential_damping.value;
-    case SIM_PARAM_SKIN: /* the same */
-        return p->skin.value;
-    case SIM_PARAM_PERIODIC: /* the axes' bits; written as text (traj_params_text) */
-        return (double)p->periodic;
-    default:
-        SIM_ASSERT(!"a parameter traj_params.c does not know: add it to traj_param_scalar");
-        return 0.0;
-    }
-}
-
 size_t traj_params_text(char *out, size_t cap, const sim_params *p, const char *prefix,
                         int quoted_vectors) {
     SIM_ASSERT(cap > 0);
@@ -77,7 +43,7 @@ size_t traj_params_text(char *out, size_t cap, const sim_params *p, const char *
             APPEND("%s%s%s=auto", len ? " " : "", prefix, key);
         } else {
             APPEND("%s%s%s=%s", len ? " " : "", prefix, key,
-                   traj_fmt_double(a, sizeof a, traj_param_scalar(p, (sim_param_id)id)));
+                   traj_fmt_double(a, sizeof a, sim_param_value(p, (sim_param_id)id)));
         }
     }
     APPEND(" %shertz=%d %striplets=%d", prefix, p->hertz ? 1 : 0, prefix, p->triplets ? 1 : 0);

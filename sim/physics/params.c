@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — model parameters by name: parsing and the one rule per parameter. */
+ * nbsim — model parameters by name: parsing, the one rule per parameter and the defaults, all
+ * from the rows of params.h. */
 #include "nbsim/params.h"
 
 #include <ctype.h>
@@ -65,38 +66,28 @@ int sim_parse_number(const char *text, double *out) {
     return 1;
 }
 
-/* Whether v satisfies parameter id's rule (gravity: one component). */
+/* Whether v satisfies parameter id's bounds (gravity: one component), from the table's bounds
+ * and kind columns. */
 static int in_range(sim_param_id id, double v) {
+#define SIM_IN(lo, hi) (v >= (lo) && v <= (hi))
+#define SIM_ABOVE(lo, hi) (v > (lo) && v <= (hi))
+#define SIM_WHOLE_REAL 1
+#define SIM_WHOLE_DEFAULTED 1
+#define SIM_WHOLE_AUTO 1
+#define SIM_WHOLE_VEC3 1
+#define SIM_WHOLE_WHOLE v == floor(v)
+#define SIM_WHOLE_AXES v == floor(v)
+#define SIM_RANGE_CASE(id, field, kind, dflt, bounds, saved, use)                                  \
+    case SIM_PARAM_##id:                                                                           \
+        return SIM_##bounds && SIM_WHOLE_##kind;
     switch (id) {
-    case SIM_PARAM_DT:
-        return v >= 0.0 && v <= 1e3;
-    case SIM_PARAM_STIFFNESS:
-        return v > 0.0 && v <= 1e20;
-    case SIM_PARAM_RESTITUTION:
-        return v > 0.0 && v <= 1.0;
-    case SIM_PARAM_GRAVITY:
-        return v >= -1e6 && v <= 1e6;
-    case SIM_PARAM_BOX:
-        return v > 0.0 && v <= 1e9;
-    case SIM_PARAM_ATM_NU:
-        return v >= -1e30 && v <= 1e30;
-    case SIM_PARAM_ATM_CUTOFF:
-        return v >= 0.0 && v <= 1e9;
-    case SIM_PARAM_STEPS:
-        return v >= 1.0 && v <= 100000.0 && v == floor(v);
-    case SIM_PARAM_FRICTION:
-    case SIM_PARAM_ROLLING_FRICTION:
-    case SIM_PARAM_TANGENTIAL_DAMPING:
-        return v >= 0.0 && v <= 10.0;
-    case SIM_PARAM_STIFFNESS_RATIO:
-        return v > 0.0 && v <= 10.0;
-    case SIM_PARAM_SKIN:
-        return v >= 0.0 && v <= 1e9;
-    case SIM_PARAM_PERIODIC: /* the axes as bits (sim_params_check) */
-        return v >= 0.0 && v <= SIM_PERIODIC_ALL && v == floor(v);
+        SIM_PARAM_SPECS(SIM_RANGE_CASE)
     default:
         return 0;
     }
+#undef SIM_RANGE_CASE
+#undef SIM_IN
+#undef SIM_ABOVE
 }
 
 static sim_status bad_value(sim_param_id id, const char *text, sim_error *err) {
@@ -177,11 +168,23 @@ const char *sim_periodic_text(int axes, const char *sep, char *out, size_t cap) 
     return out;
 }
 
-/* The parameters that may be left to a default ("auto"): their field, else NULL. */
+/* The parameters that may be left to a default ("auto", kind AUTO): their field, else NULL. */
 static sim_optional_value *optional(sim_params *p, sim_param_id id) {
-    return id == SIM_PARAM_TANGENTIAL_DAMPING ? &p->tangential_damping
-           : id == SIM_PARAM_SKIN             ? &p->skin
-                                              : NULL;
+#define SIM_OPTIONAL_CASE(id, field, kind, dflt, bounds, saved, use)                               \
+    case SIM_PARAM_##id:                                                                           \
+        return SIM_OPTIONAL_##kind(p->field);
+#define SIM_OPTIONAL_REAL(f) NULL
+#define SIM_OPTIONAL_DEFAULTED(f) NULL
+#define SIM_OPTIONAL_WHOLE(f) NULL
+#define SIM_OPTIONAL_AUTO(f) &(f)
+#define SIM_OPTIONAL_VEC3(f) NULL
+#define SIM_OPTIONAL_AXES(f) NULL
+    switch (id) {
+        SIM_PARAM_SPECS(SIM_OPTIONAL_CASE)
+    default:
+        return NULL;
+    }
+#undef SIM_OPTIONAL_CASE
 }
 
 int sim_param_is_auto(const sim_params *p, sim_param_id id) {
@@ -190,48 +193,43 @@ int sim_param_is_auto(const sim_params *p, sim_param_id id) {
 }
 
 static void put(sim_params *p, sim_param_id id, double v) {
+#define SIM_PUT_CASE(id, field, kind, dflt, bounds, saved, use)                                    \
+    case SIM_PARAM_##id:                                                                           \
+        SIM_PUT_##kind(p->field);                                                                  \
+        break;
+#define SIM_PUT_REAL(f) f = v
+#define SIM_PUT_DEFAULTED(f) f = v
+#define SIM_PUT_WHOLE(f) f = (int)v
+#define SIM_PUT_AUTO(f)                                                                            \
+    (f).value = v;                                                                                 \
+    (f).set = 1
+#define SIM_PUT_VEC3(f) SIM_ASSERT(!"not a scalar parameter")
+#define SIM_PUT_AXES(f) SIM_ASSERT(!"not a scalar parameter")
     switch (id) {
-    case SIM_PARAM_DT:
-        p->dt = v;
-        break;
-    case SIM_PARAM_STIFFNESS:
-        p->stiffness = v;
-        break;
-    case SIM_PARAM_RESTITUTION:
-        p->restitution = v;
-        break;
-    case SIM_PARAM_BOX:
-        p->box_half = v;
-        break;
-    case SIM_PARAM_ATM_NU:
-        p->atm_nu = v;
-        break;
-    case SIM_PARAM_ATM_CUTOFF:
-        p->atm_cutoff = v;
-        break;
-    case SIM_PARAM_STEPS:
-        p->steps_per_frame = (int)v;
-        break;
-    case SIM_PARAM_FRICTION:
-        p->friction = v;
-        break;
-    case SIM_PARAM_ROLLING_FRICTION:
-        p->rolling_friction = v;
-        break;
-    case SIM_PARAM_STIFFNESS_RATIO:
-        p->stiffness_ratio = v;
-        break;
-    case SIM_PARAM_TANGENTIAL_DAMPING:
-        p->tangential_damping.value = v;
-        p->tangential_damping.set = 1;
-        break;
-    case SIM_PARAM_SKIN:
-        p->skin.value = v;
-        p->skin.set = 1;
-        break;
+        SIM_PARAM_SPECS(SIM_PUT_CASE)
     default:
-        SIM_ASSERT(!"not a scalar parameter");
+        SIM_ASSERT(!"not a parameter");
     }
+#undef SIM_PUT_CASE
+}
+
+double sim_param_value(const sim_params *p, sim_param_id id) {
+#define SIM_VALUE_CASE(id, field, kind, dflt, bounds, saved, use)                                  \
+    case SIM_PARAM_##id:                                                                           \
+        return SIM_VALUE_##kind(p->field, SIM_DEFAULT_##id);
+#define SIM_VALUE_REAL(f, d) (f)
+#define SIM_VALUE_DEFAULTED(f, d) ((f) == 0.0 ? (d) : (f))
+#define SIM_VALUE_WHOLE(f, d) (double)(f)
+#define SIM_VALUE_AUTO(f, d) (f).value
+#define SIM_VALUE_VEC3(f, d) (SIM_ASSERT(!"gravity is three numbers"), 0.0)
+#define SIM_VALUE_AXES(f, d) (double)(f)
+    switch (id) {
+        SIM_PARAM_SPECS(SIM_VALUE_CASE)
+    default:
+        SIM_ASSERT(!"not a parameter");
+        return 0.0;
+    }
+#undef SIM_VALUE_CASE
 }
 
 sim_status sim_param_set(sim_params *p, sim_param_id id, const char *text, sim_error *err) {
@@ -282,22 +280,6 @@ void sim_params_take(sim_params *to, const sim_params *from, unsigned bits) {
 }
 
 sim_status sim_params_check(const sim_params *p, sim_error *err) {
-    const double scalars[SIM_PARAM_COUNT] = {
-        [SIM_PARAM_DT] = p->dt,
-        [SIM_PARAM_STIFFNESS] = p->stiffness,
-        [SIM_PARAM_RESTITUTION] = p->restitution,
-        [SIM_PARAM_BOX] = p->box_half,
-        [SIM_PARAM_ATM_NU] = p->atm_nu,
-        [SIM_PARAM_ATM_CUTOFF] = p->atm_cutoff,
-        [SIM_PARAM_STEPS] = (double)p->steps_per_frame,
-        [SIM_PARAM_FRICTION] = p->friction,
-        [SIM_PARAM_ROLLING_FRICTION] = p->rolling_friction,
-        /* 0 is the zero-initialised field (the default ratio); a text "0" is refused. */
-        [SIM_PARAM_STIFFNESS_RATIO] = p->stiffness_ratio == 0.0 ? 1.0 : p->stiffness_ratio,
-        [SIM_PARAM_TANGENTIAL_DAMPING] = p->tangential_damping.value,
-        [SIM_PARAM_SKIN] = p->skin.value,
-        [SIM_PARAM_PERIODIC] = (double)p->periodic,
-    };
     for (int id = 0; id < SIM_PARAM_COUNT; ++id) {
         if (id == SIM_PARAM_GRAVITY) {
             const double g[3] = {p->gravity.x, p->gravity.y, p->gravity.z};
@@ -307,8 +289,12 @@ sim_status sim_params_check(const sim_params *p, sim_error *err) {
                                     g[1], g[2], infos[id].rule);
                 }
             }
-        } else if (!in_range((sim_param_id)id, scalars[id])) {
-            return sim_fail(err, SIM_BAD_ARGUMENT, "%s = %g must be %s", infos[id].key, scalars[id],
+            continue;
+        }
+        /* DEFAULTED: 0 is the zero-initialised field (the default); a text "0" is refused. */
+        const double v = sim_param_value(p, (sim_param_id)id);
+        if (!in_range((sim_param_id)id, v)) {
+            return sim_fail(err, SIM_BAD_ARGUMENT, "%s = %g must be %s", infos[id].key, v,
                             infos[id].rule);
         }
     }
@@ -316,12 +302,31 @@ sim_status sim_params_check(const sim_params *p, sim_error *err) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "hertz = %d and triplets = %d must be 0 or 1",
                         p->hertz, p->triplets);
     }
-    if (p->tangential_damping.set != 0 && p->tangential_damping.set != 1) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "tangential_damping.set = %d must be 0 or 1",
-                        p->tangential_damping.set);
-    }
-    if (p->skin.set != 0 && p->skin.set != 1) {
-        return sim_fail(err, SIM_BAD_ARGUMENT, "skin.set = %d must be 0 or 1", p->skin.set);
+    for (int id = 0; id < SIM_PARAM_COUNT; ++id) {
+        const sim_optional_value *opt = optional((sim_params *)p, (sim_param_id)id);
+        if (opt != NULL && opt->set != 0 && opt->set != 1) {
+            return sim_fail(err, SIM_BAD_ARGUMENT, "%s.set = %d must be 0 or 1", infos[id].key,
+                            opt->set);
+        }
     }
     return SIM_OK;
+}
+
+sim_params sim_params_default(void) {
+    sim_params p;
+    memset(&p, 0, sizeof p); /* AUTO: auto */
+    /* DEFAULTED rows are written out too, so that a saved state (which writes the value in
+     * force) loads as it was; a params struct zeroed by hand means the same. */
+#define SIM_INIT_ROW(id, field, kind, dflt, bounds, saved, use) SIM_INIT_##kind(p.field, dflt);
+#define SIM_INIT_REAL(f, d) f = d
+#define SIM_INIT_DEFAULTED(f, d) f = d
+#define SIM_INIT_WHOLE(f, d) f = d
+#define SIM_INIT_AUTO(f, d) (void)0
+#define SIM_INIT_VEC3(f, d) f = (sim_vec3d){d, d, d}
+#define SIM_INIT_AXES(f, d) f = d
+    SIM_PARAM_SPECS(SIM_INIT_ROW)
+#undef SIM_INIT_ROW
+    p.hertz = 0;
+    p.triplets = 0;
+    return p;
 }

@@ -6,6 +6,8 @@
 
 #include "nbsim/params.h"
 
+#include <string.h>
+
 static const double pi_ = 3.14159265358979323846;
 
 /* Undamped Hertz contact time in the units of sim_hertz_restitution below (t_c v^(1/5)
@@ -147,19 +149,21 @@ double sim_default_dt(const sim_params *p, const sim_state *s) {
 
 sim_physics sim_physics_from_params(const sim_params *p) {
     sim_physics ph;
-    ph.stiffness = p->stiffness;
+    memset(&ph, 0, sizeof ph);
+    /* The rows whose use is COPY(member) (params.h), as they are. */
+#define SIM_FROM_ROW(id, field, kind, dflt, bounds, saved, use) SIM_FROM_##use(p->field)
+#define SIM_FROM_RUN(value)
+#define SIM_FROM_MODEL(value)
+#define SIM_FROM_COPY(member) ph.member = SIM_FROM_VALUE
+#define SIM_FROM_VALUE(value) value;
+    SIM_PARAM_SPECS(SIM_FROM_ROW)
+#undef SIM_FROM_ROW
+    /* The rest, derived. */
     ph.damping_ratio =
         p->hertz ? sim_hertz_damping_ratio(p->restitution) : sim_damping_ratio(p->restitution);
-    ph.atm_nu = p->atm_nu;
-    ph.atm_cutoff = p->atm_cutoff;
-    ph.box_half = p->box_half;
-    ph.periodic = p->periodic;
     ph.period = sim_period_of(p);
     ph.hertz = p->hertz ? 1 : 0;
-    ph.gravity = p->gravity;
     ph.inv_dt = p->dt > 0.0 ? 1.0 / p->dt : 0.0; /* backends set it once dt is derived */
-    ph.friction = p->friction;
-    ph.rolling_friction = p->rolling_friction;
     const double ratio =
         p->stiffness_ratio > 0.0 ? p->stiffness_ratio : SIM_DEFAULT_STIFFNESS_RATIO;
     /* Hertz: the ratio is to the normal law's tangent stiffness dF/dd = 3/2 k d^(1/2), so
@@ -189,16 +193,21 @@ int sim_params_have_friction(const sim_params *p) {
 }
 
 int sim_params_same_model(const sim_params *a, const sim_params *b) {
-    return a->stiffness == b->stiffness && a->restitution == b->restitution &&
-           (a->hertz != 0) == (b->hertz != 0) && a->atm_nu == b->atm_nu &&
-           a->atm_cutoff == b->atm_cutoff && a->box_half == b->box_half &&
-           a->gravity.x == b->gravity.x && a->gravity.y == b->gravity.y &&
-           a->gravity.z == b->gravity.z && (a->triplets != 0) == (b->triplets != 0) &&
-           a->friction == b->friction && a->rolling_friction == b->rolling_friction &&
-           a->stiffness_ratio == b->stiffness_ratio &&
-           a->tangential_damping.set == b->tangential_damping.set && a->periodic == b->periodic &&
-           (!a->tangential_damping.set ||
-            a->tangential_damping.value == b->tangential_damping.value);
+    /* The rows whose use is MODEL or COPY (params.h), compared by their kind. */
+#define SIM_SAME_ROW(id, field, kind, dflt, bounds, saved, use) SIM_SAME_##use(kind, field)
+#define SIM_SAME_RUN(kind, field)
+#define SIM_SAME_MODEL(kind, field) SIM_SAME_##kind(a->field, b->field)
+#define SIM_SAME_COPY(member) SIM_SAME_MODEL
+#define SIM_SAME_REAL(x, y) same = same && x == y;
+#define SIM_SAME_DEFAULTED(x, y) same = same && x == y;
+#define SIM_SAME_WHOLE(x, y) same = same && x == y;
+#define SIM_SAME_AXES(x, y) same = same && x == y;
+#define SIM_SAME_VEC3(u, w) same = same && u.x == w.x && u.y == w.y && u.z == w.z;
+#define SIM_SAME_AUTO(x, y) same = same && x.set == y.set && (!x.set || x.value == y.value);
+    int same = (a->hertz != 0) == (b->hertz != 0) && (a->triplets != 0) == (b->triplets != 0);
+    SIM_PARAM_SPECS(SIM_SAME_ROW)
+#undef SIM_SAME_ROW
+    return same;
 }
 
 sim_status sim_periodic_check(const sim_params *p, double max_radius, sim_error *err) {
@@ -258,21 +267,19 @@ sim_period_f sim_period_to_float(sim_period_d p) {
 
 sim_physics_f sim_physics_to_float(const sim_physics *ph) {
     sim_physics_f f;
-    f.stiffness = (float)ph->stiffness;
-    f.damping_ratio = (float)ph->damping_ratio;
-    f.atm_nu = (float)ph->atm_nu;
+    memset(&f, 0, sizeof f);
+#define SIM_TO_FLOAT(type, member) f.member = (type)ph->member;
+    SIM_NORMAL_MEMBERS(SIM_TO_FLOAT, float)
+    SIM_TANGENTIAL_MEMBERS(SIM_TO_FLOAT, float)
+    SIM_ROLLING_MEMBERS(SIM_TO_FLOAT, float)
+    SIM_ATM_MEMBERS(SIM_TO_FLOAT, float)
+    SIM_BOX_MEMBERS(SIM_TO_FLOAT, float)
+#undef SIM_TO_FLOAT
+    /* The members each precision holds its own way. */
     f.atm_cutoff2 = (float)(ph->atm_cutoff * ph->atm_cutoff);
-    f.box_half = (float)ph->box_half;
-    f.hertz = ph->hertz;
-    f.inv_dt = (float)ph->inv_dt;
     f.gx = (float)ph->gravity.x;
     f.gy = (float)ph->gravity.y;
     f.gz = (float)ph->gravity.z;
-    f.friction = (float)ph->friction;
-    f.rolling_friction = (float)ph->rolling_friction;
-    f.tangential_stiffness = (float)ph->tangential_stiffness;
-    f.tangential_damping = (float)ph->tangential_damping;
-    f.periodic = ph->periodic;
     f.period = sim_period_to_float(ph->period);
     return f;
 }

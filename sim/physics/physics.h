@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the physics of one interaction, written once for host and device.
  *
- * Compiles as C11 and under nvcc. Every formula lives in physics_impl.h, included twice below:
- * once in float (suffix _f, the GPU hot loops) and once in double (suffix _d, the CPU reference),
- * so the two precisions cannot drift apart.
+ * Compiles as C11 and under nvcc. Every formula lives in physics_impl.h's parts (a file a
+ * sub-model), included twice below: once in float (suffix _f, the GPU hot loops) and once in
+ * double (suffix _d, the CPU reference), so the two precisions cannot drift apart.
  *
  * Bodies are pos = (x, y, z, radius) [m] and vel = (vx, vy, vz, mass) [m/s, kg].
  *
@@ -24,6 +24,8 @@
  *    contact actually spans, f + 1/2 with f = d / (|v_n| dt) < 1 (inv_dt = 1/dt; 0 turns this
  *    off). Strongly damped contacts also need a finer step (sim_default_dt): together the
  *    measured restitution stays within 1 % of e for every e and impact speed (test_physics).
+ *    lammps_dashpot = 1 (sim_params) samples the dashpot as LAMMPS does, unweighted: the
+ *    restitution then depends more on where in a step a contact begins (docs/physics.md).
  *  - Walls: the six planes +-box_half, same law with the wall as an infinite mass (m_eff = m).
  *  - Periodic axes (sim_params.periodic): no walls there; every separation of a pair is its
  *    minimum image (sim_min_image: side L = 2 box_half), so a pair interacts once, through its
@@ -65,57 +67,46 @@ typedef struct {
     float x, y, z;
 } sim_vec3f;
 
-/* The box's periods, for minimum images: len = 2 box_half [m] on a periodic axis and inv = 1/len
- * [1/m]; both 0 on an axis with walls, where an image is the separation itself. */
-typedef struct {
-    float len[3], inv[3];
-} sim_period_f;
-typedef struct {
-    double len[3], inv[3];
-} sim_period_d;
+/* The constants of a model, a part a sub-model (LAMMPS's GRANULAR builds a contact the same way,
+ * from normal, tangential and rolling sub-models): each part's file (box.h, normal.h,
+ * tangential.h, rolling.h, atm.h) declares its members once, for double (the CPU reference) and
+ * float (the GPU), beside its formulas; sim_physics_from_params fills them, and
+ * sim_physics_to_float converts them member by member. */
+#define SIM_MEMBER(type, name) type name;
+#include "physics/atm.h"
+#include "physics/box.h"
+#include "physics/contact.h"
+#include "physics/normal.h"
+#include "physics/rolling.h"
+#include "physics/tangential.h"
+
+/* A part under its own name (ph->normal, what its functions take) and its members under theirs
+ * (ph->stiffness), one union: the same bytes. The members' names are unique across the parts. */
+#define SIM_PART(type, name, members)                                                              \
+    union {                                                                                        \
+        type name;                                                                                 \
+        struct {                                                                                   \
+            members                                                                                \
+        };                                                                                         \
+    };
 
 /* Model constants in double (CPU reference). */
 typedef struct {
-    double stiffness;     /* k [N/m] (linear) or [N/m^1.5] (Hertz) */
-    double damping_ratio; /* zeta: dashpot eta = 2 zeta sqrt(k m_eff) (Hertz: times d^(1/4)) */
-    double atm_nu;        /* ATM strength nu [J m^9] */
-    double atm_cutoff;    /* [m]; 0 = no cut-off */
-    double box_half;      /* walls at +-box_half [m] */
-    int hertz;            /* 0 linear, 1 Hertz */
-    sim_vec3d gravity;    /* [m/s^2] */
-    double inv_dt;        /* 1/dt [1/s] for the contact-onset correction (see above); 0 = off */
-    /* Friction (sim_friction_contact below); friction = rolling_friction = 0: none. */
-    double friction;             /* sliding friction coefficient mu */
-    double rolling_friction;     /* rolling resistance coefficient mu_r */
-    double tangential_stiffness; /* k_t = this [N/m] (linear) or this sqrt(d) (Hertz-Mindlin,
-                                  * [N/m^1.5]): ratio k (linear), ratio 3/2 k (Hertz) */
-    double tangential_damping;   /* gamma_t = this eta_n: eta_n the normal dashpot's coefficient */
-    int periodic;                /* sim_params.periodic: periodic axes (no walls there) */
-    sim_period_d period;
+    SIM_PART(sim_normal_d, normal, SIM_NORMAL_MEMBERS(SIM_MEMBER, double))
+    SIM_PART(sim_tangential_d, tangential, SIM_TANGENTIAL_MEMBERS(SIM_MEMBER, double))
+    SIM_PART(sim_rolling_d, rolling, SIM_ROLLING_MEMBERS(SIM_MEMBER, double))
+    SIM_PART(sim_atm_d, atm, SIM_ATM_MEMBERS_D(SIM_MEMBER))
+    SIM_PART(sim_box_d, box, SIM_BOX_MEMBERS_D(SIM_MEMBER))
 } sim_physics;
 
-/* The same in float for the GPU (cut-off squared so the hot loop compares squares). */
+/* The same in float for the GPU. */
 typedef struct {
-    float stiffness, damping_ratio, atm_nu;
-    float atm_cutoff2; /* cutoff^2 [m^2]; 0 = no cut-off */
-    float box_half;
-    int hertz;
-    float gx, gy, gz;
-    float inv_dt; /* 1/dt [1/s]; 0 = no contact-onset correction */
-    float friction, rolling_friction, tangential_stiffness, tangential_damping;
-    int periodic;
-    sim_period_f period;
+    SIM_PART(sim_normal_f, normal, SIM_NORMAL_MEMBERS(SIM_MEMBER, float))
+    SIM_PART(sim_tangential_f, tangential, SIM_TANGENTIAL_MEMBERS(SIM_MEMBER, float))
+    SIM_PART(sim_rolling_f, rolling, SIM_ROLLING_MEMBERS(SIM_MEMBER, float))
+    SIM_PART(sim_atm_f, atm, SIM_ATM_MEMBERS_F(SIM_MEMBER))
+    SIM_PART(sim_box_f, box, SIM_BOX_MEMBERS_F(SIM_MEMBER))
 } sim_physics_f;
-
-/* What one contact remembers from step to step (friction only): the tangential spring's
- * displacement xi and the rolling spring's roll [m], both in the contact's tangent plane, zero
- * when the contact begins. A sphere-wall contact has one too. */
-typedef struct {
-    sim_vec3f xi, roll;
-} sim_contact_history_f;
-typedef struct {
-    sim_vec3d xi, roll;
-} sim_contact_history_d;
 
 /* Contacts are resolved with at least this many steps per contact time (default dt = t_c / 50),
  * and with SIM_DAMPED_STEPS_PER_ZETA2 * zeta^2 steps when that is more: the dashpot's

@@ -718,6 +718,11 @@ sim_status sim_session_prepare(sim_session **out, const sim_session_config *o, s
     if (st == SIM_OK) {
         st = settle_friction(s, err);
     }
+    if (st == SIM_OK && s->params.hertz && (o->params_given & SIM_GIVEN(LAMMPS_DASHPOT))) {
+        /* the Hertz law has no contact-onset weighting: said once, as for other ignored inputs */
+        sim_session_notice(s, "--lammps-dashpot shapes the linear law's dashpot: with the Hertz "
+                              "law it has no effect (--contact)");
+    }
     if (st == SIM_OK) {
         choose_maps_source(s);
     }
