@@ -6,7 +6,8 @@
 # (ctest -L gpu; nccl_collectives, a two-GPU test, is not built), `phases` scripts/gpu_phases.sh with this build. OUT: logs/*.log, device.txt.
 # `scale` runs past the pair maps' limit up to what the memory plan allows (issue 39).
 # `bits` and `compare`: this tree against the base's program, for bits and for step times.
-# Usage: scripts/gpu_round.sh [build|old|suite|phases|scale|bits|compare]...   (default: build suite)
+# `vtk` writes test_vtk_gpu's series (GPU, friction) for tests/vtk_check.py --check-only.
+# Usage: scripts/gpu_round.sh [build|old|suite|phases|scale|bits|compare|vtk]...   (default: build suite)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu_round_out}
@@ -99,13 +100,20 @@ W
       export NBSIM_COMPARE_WORKLOADS
       scripts/gpu_compare.sh build-old/b/bin/nbsim build-gpu/bin/nbsim "$OUT/compare" "${NBSIM_COMPARE_REPEATS:-3}" || status=1
       ;;
+    vtk)
+      step vtk
+      python3 tests/vtk_check.py build-gpu/bin/nbsim "$OUT/vtk" --backend cuda --write-only ||
+        status=1
+      ;;
     phases)
       step phases
       OUT=$OUT/phases NBSIM_BIN=$PWD/build-gpu/bin/nbsim scripts/gpu_phases.sh || status=1
       ;;
     suite)
       step suite
-      (cd build-gpu && ctest -L gpu -E nccl_collectives --timeout 300 -j3 --output-on-failure) >"$logs/ctest_gpu.log" 2>&1 || status=1
+      # test_vtk_gpu needs VTK's Python reader, which the device machine lacks: its series are
+      # written there by `vtk` below and checked where VTK is (tests/vtk_check.py --check-only)
+      (cd build-gpu && ctest -L gpu -E 'nccl_collectives|test_vtk_gpu' --timeout 300 -j3 --output-on-failure) >"$logs/ctest_gpu.log" 2>&1 || status=1
       grep -E "Test +#|tests passed|FAILED" "$logs/ctest_gpu.log"
       ;;
     *) echo "unknown step $w"; exit 2 ;;

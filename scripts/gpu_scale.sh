@@ -10,7 +10,8 @@
 # of 262,144 against 373,248 bodies on the CPU differed by 0.1 % and 0.6 %). Then the gas at
 # 100M bodies for its particle-steps per second (the goal: 9e9). Writes OUT/scale.md.
 # Usage: NBSIM_BIN=build-gpu/bin/nbsim OUT=dir scripts/gpu_scale.sh
-#   (a small trial on the CPU: NBSIM_SCALE_CUBES="64" NBSIM_SCALE_MAX=72 NBSIM_SCALE_GAS=4096)
+#   (a small trial on the CPU: NBSIM_SCALE_CUBES="64" NBSIM_SCALE_MAX=72 NBSIM_SCALE_GAS=4096;
+#   NBSIM_SCALE_FRICTION=0: the lattice without friction alone)
 set -uo pipefail
 nb=${NBSIM_BIN:-build-gpu/bin/nbsim}
 out=${OUT:-scale_out}
@@ -37,7 +38,9 @@ largest_cube() { # tag, extra arguments -> the largest m with m^3 in the plan (a
 while m ** 3 > $most: m -= 1
 print(m)"
 }
-for fric in "" "--friction 0.5"; do
+frictions=("" "--friction 0.5")
+[ "${NBSIM_SCALE_FRICTION:-1}" = 1 ] || frictions=("")
+for fric in "${frictions[@]}"; do
   tag=lattice${fric:+_friction}
   m_max=${NBSIM_SCALE_MAX:-$(largest_cube "$tag" $fric)}
   echo "$tag: largest cube by the plan $m_max^3 = $((m_max * m_max * m_max))"
