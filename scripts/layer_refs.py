@@ -22,11 +22,7 @@ import tempfile
 MAX_UP = 4
 # Circles left on purpose, each with the reason: one that holds the first file, all of its files
 # under the folder; any other circle fails.
-KNOWN_CIRCLES = [
-    # The trajectory formats call back the registry that picks them (traj_bodies_alloc in
-    # trajectory.c): moving that helper below them breaks it (issue 38: sim/io/ changed hands).
-    ("sim/io/trajectory.c", "sim/io/"),
-]
+KNOWN_CIRCLES = []
 
 
 def known(comp):
