@@ -139,27 +139,39 @@ sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     return SIM_OK;
 }
 
-sim_status sim_cuda_export_positions(sim_backend *base, sim_vec4f *pos, float *speed, int on_device,
-                                     sim_error *err) {
+/* An even sample (every > 1) is a strided copy of the bodies in the user's order: the 2-D copy's
+ * rows are the sampled bodies, its source pitch `every` bodies. */
+static sim_status copy_sample(void *dst, const void *src, size_t size, uint32_t every, size_t count,
+                              cudaMemcpyKind kind, cudaStream_t s, sim_error *err) {
+    if (every == 1) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(dst, src, count * size, kind, s));
+    } else {
+        SIM_CUDA_TRY(cudaMemcpy2DAsync(dst, size, src, (size_t)every * size, size, count, kind, s));
+    }
+    return SIM_OK;
+}
+
+sim_status sim_cuda_export_positions(sim_backend *base, uint32_t every, sim_vec4f *pos,
+                                     float *speed, int on_device, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     cudaStream_t s = b->streams.main;
-    const size_t n = base->n;
+    const size_t count = sim_sample_count(base->n, every);
     const uint32_t *perm = sim_cuda_body_order(b);
-    if (on_device) {
+    if (on_device && every == 1) {
         SIM_TRY(sim_gpu_export(&b->bodies, perm, pos, speed, s, err));
     } else {
         /* Bodies in user order on the device first when they are sorted: pos_alt is scratch
          * between steps. */
+        const cudaMemcpyKind kind = on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
         const sim_vec4f *src = b->bodies.pos;
         if (perm != nullptr) {
             SIM_TRY(sim_gpu_export(&b->bodies, perm, b->cull.pos_alt, nullptr, s, err));
             src = b->cull.pos_alt;
         }
-        SIM_CUDA_TRY(cudaMemcpyAsync(pos, src, n * sizeof *pos, cudaMemcpyDeviceToHost, s));
+        SIM_TRY(copy_sample(pos, src, sizeof *pos, every, count, kind, s, err));
         if (speed != nullptr) {
             SIM_TRY(sim_gpu_export(&b->bodies, perm, nullptr, b->d_speed, s, err));
-            SIM_CUDA_TRY(
-                cudaMemcpyAsync(speed, b->d_speed, n * sizeof *speed, cudaMemcpyDeviceToHost, s));
+            SIM_TRY(copy_sample(speed, b->d_speed, sizeof *speed, every, count, kind, s, err));
         }
     }
     SIM_CUDA_TRY(cudaStreamSynchronize(s));
