@@ -5,7 +5,8 @@
 # `old` the program of a base tree from .old/base.tar.gz (build-old/), `suite` runs the GPU suite
 # (ctest -L gpu; nccl_collectives, a two-GPU test, is not built), `phases` scripts/gpu_phases.sh with this build. OUT: logs/*.log, device.txt.
 # `scale` runs past the pair maps' limit up to what the memory plan allows (issue 39).
-# Usage: scripts/gpu_round.sh [build|old|suite|phases|scale]...   (default: build suite)
+# `bits` and `compare`: this tree against the base's program, for bits and for step times.
+# Usage: scripts/gpu_round.sh [build|old|suite|phases|scale|bits|compare]...   (default: build suite)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu_round_out}
@@ -37,29 +38,66 @@ for w in "${what[@]}"; do
       [ -x build-old/b/bin/nbsim ] && echo "built: build-old/b/bin/nbsim" || tail -20 "$logs/build_old.log"
       ;;
     scale)
-      # One GPU to its memory (issue 39): the plan at 200M, then runs past the pair maps' 8.4M
-      # bodies and at the most the plan says fit, 100 steps each, with their logs and summaries.
+      # One GPU to its memory (issue 39). The plans at 200M; then a periodic touching lattice
+      # (N = m^3 fills its box exactly, so with every axis periodic and no gravity each body sees
+      # the same neighbourhood at any N) at 2.1M, 16.8M, 64M and the plan's largest cube, with and
+      # without friction: contacts and energies per body must match the 2.1M run's (0.5 %);
+      # then the gas at 100M for its particle-steps per second. 100 steps each.
       step scale
-      nb=$PWD/build-gpu/bin/nbsim
-      "$nb" --dry-run --n 200000000 >"$logs/dry_run_gas_200m.txt" 2>&1
-      "$nb" --dry-run --scene pile --n 200000000 >"$logs/dry_run_pile_200m.txt" 2>&1
-      cat "$logs/dry_run_gas_200m.txt"
-      most=$(sed -n 's/.*at most \([0-9]*\) bodies fit.*/\1/p' "$logs/dry_run_gas_200m.txt")
-      big=200000000
-      [ -n "$most" ] && [ "$most" -lt "$big" ] && big=$most
-      for run in "gas 16777216" "pile 16777216" "gas 67108864" "pile 67108864" \
-                 "gas ${NBSIM_SCALE_GAS:-$big}" "pile ${NBSIM_SCALE_PILE:-$big}"; do
-        set -- $run
-        name=$1_$2
-        start=$(date +%s.%N)
-        "$nb" --scene "$1" --n "$2" --frames 10 --steps-per-frame 10 --energy-every 1 \
-          --log "$logs/scale_$name.csv" --summary "$logs/scale_$name.json" --quiet \
-          >"$logs/scale_$name.out" 2>&1
-        rc=$?
-        echo "$name: exit $rc, $(echo "$(date +%s.%N) - $start" | bc) s; $(tail -2 "$logs/scale_$name.out" | tr '\n' ' ')"
-        [ $rc -eq 0 ] || status=1
-      done
-      echo "largest gas by the plan: $most"
+      OUT=$OUT/scale NBSIM_BIN=$PWD/build-gpu/bin/nbsim scripts/gpu_scale.sh || status=1
+      ;;
+    bits)
+      # A change that must not change bits (issue 38's moves): this tree's program against the
+      # base tree's (old) on workloads that cross every path the moves touched, each saved at the
+      # end. A program run twice first: where the base itself is not bit for bit repeatable (float
+      # atomics summed in another order) the new one is held to the base's own spread instead.
+      step bits
+      bits_out=$OUT/bits
+      mkdir -p "$bits_out"
+      while IFS='|' read -r name args; do
+        [ -n "$name" ] || continue
+        for who in old old2 new; do
+          prog=build-gpu/bin/nbsim
+          [ "$who" = new ] || prog=build-old/b/bin/nbsim
+          # shellcheck disable=SC2086
+          "$prog" $args --quiet --save-state "$bits_out/$name.$who.txt" >"$bits_out/$name.$who.out" 2>&1 ||
+            { echo "$name $who failed: $(tail -2 "$bits_out/$name.$who.out")"; status=1; }
+        done
+        if cmp -s "$bits_out/$name.old.txt" "$bits_out/$name.new.txt"; then
+          echo "$name: bit for bit"
+        elif cmp -s "$bits_out/$name.old.txt" "$bits_out/$name.old2.txt"; then
+          echo "$name: DIFFERS (the base repeats itself bit for bit)"; status=1
+        else
+          python3 tests/compare_states.py "$name base twice" "$bits_out/$name.old.txt" "$bits_out/$name.old2.txt"
+          python3 tests/compare_states.py "$name base vs new" "$bits_out/$name.old.txt" "$bits_out/$name.new.txt"
+        fi
+      done <<'W'
+gas_262k|--scene gas --n 262144 --frames 20 --steps-per-frame 10
+pile_262k|--scene pile --n 262144 --frames 20 --steps-per-frame 10
+lattice_cells_262k|--scene lattice --n 262144 --frames 20 --steps-per-frame 10
+lattice_friction_262k|--scene lattice --n 262144 --friction 0.5 --rolling-friction 0.1 --frames 20 --steps-per-frame 10
+heap_20k|--scene heap --n 20000 --frames 20 --steps-per-frame 20
+pile_friction_tiles|--scene pile --n 65536 --friction 0.5 --skin 0 --frames 10 --steps-per-frame 10
+periodic_friction|--scene gas --n 65536 --periodic xyz --friction 0.3 --frames 10 --steps-per-frame 10
+atm_cutoff|--scene triplets --n 4096 --triplets on --atm-cutoff 3 --frames 5 --steps-per-frame 5
+brute_ltm|--scene collide --n 16384 --cull off --pair-map ltm --frames 5 --steps-per-frame 5
+W
+      ;;
+    compare)
+      # Step times of this tree against the base tree's, interleaved in one run (gpu_compare.sh).
+      step compare
+      NBSIM_COMPARE_WORKLOADS=$(cat <<'W'
+culled_gas_1m|--scene gas --n 1048576 --triplets off --frames 320 --energy-every 0
+culled_pile_262k|--scene pile --n 262144 --triplets off --frames 320 --energy-every 0
+lattice_262k|--scene lattice --n 262144 --dt 0.5 --frames 320 --energy-every 0
+lattice_friction_262k|--scene lattice --n 262144 --dt 0.5 --friction 0.5 --rolling-friction 0.1 --frames 320 --energy-every 0
+pack_friction_1m|--scene pile --n 1048576 --friction 0.5 --frames 320 --energy-every 0
+atm_cutoff_32k|--scene triplets --n 32768 --triplets on --atm-cutoff 3 --frames 40 --energy-every 0
+brute_pairs_262k|--scene gas --n 262144 --cull off --pair-map ltm --tile 128 --triplets off --frames 25 --energy-every 0
+W
+)
+      export NBSIM_COMPARE_WORKLOADS
+      scripts/gpu_compare.sh build-old/b/bin/nbsim build-gpu/bin/nbsim "$OUT/compare" "${NBSIM_COMPARE_REPEATS:-3}" || status=1
       ;;
     phases)
       step phases

@@ -12,11 +12,12 @@ cd "$(dirname "$0")/.."
 # lammps: the reference the friction model is checked against (tests/lammps, test_friction_lammps).
 # python3-cffi python3-dev python3-numpy python3-pytest python3-venv: the Python package (python/)
 # for Debian's python3, and its tests. python3-netcdf4: ASE's reader of .nc trajectories
-# (tests/test_traj_readers.sh).
+# (tests/test_traj_readers.sh). python3-vtk9: VTK's reader of the ParaView series
+# (tests/test_vtk.sh).
 packages=(cmake gcc make pkg-config ccache libglfw3-dev libglew-dev libcglm-dev libstb-dev
           libgl-dev xvfb xauth xdotool python3-matplotlib
           libnetcdf-dev netcdf-bin python3-ase python3-netcdf4 libopenmpi-dev openmpi-bin lammps
-          python3-cffi python3-dev python3-numpy python3-pytest python3-venv)
+          python3-cffi python3-dev python3-numpy python3-pytest python3-venv python3-vtk9)
 for arg in "$@"; do
   case "$arg" in
     --fuzz) packages+=(clang) ;;

@@ -37,7 +37,7 @@ expect_error 2 --frames 1 --summary /no/such/dir/s.json
 expect_error 2 --frames 1 extra-argument
 # A trajectory's extension is checked with the other outputs, before the banner and any frame.
 expect_error 2 --backend cpu --frames 1 --n 10 --dump x.txt
-grep -q "^nbsim: --dump: 'x.txt': unknown trajectory extension; use .xyz (extended XYZ), .lammpstrj (LAMMPS text dump) or .nc (AMBER NetCDF trajectory)$" err.txt \
+grep -q "^nbsim: --dump: 'x.txt': unknown trajectory extension; use .xyz (extended XYZ), .lammpstrj (LAMMPS text dump), .nc (AMBER NetCDF trajectory) or .pvd (ParaView VTK series)$" err.txt \
   && ok || fail "--dump x.txt: $(cat err.txt)"
 expect_error 2 maps --dim 2 --map rm --tiles 16 --png /no/such/dir/rm.png
 expect_error 2 maps --dim 3 --tiles 5000

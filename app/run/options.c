@@ -387,8 +387,10 @@ static const app_option_row rows[] = {
      "headless, every 30th in the viewer)",
      set_energy_every, 0},
     PATH_ROW("--dump", "FILE",
-             "record a trajectory for OVITO, VMD, ASE: .xyz (extended XYZ),\n"
-             ".lammpstrj (LAMMPS dump) or .nc (AMBER NetCDF), by extension",
+             "record a trajectory for OVITO, VMD, ASE, ParaView: .xyz (extended\n"
+             "XYZ), .lammpstrj (LAMMPS dump), .nc (AMBER NetCDF) or .pvd (ParaView:\n"
+             "one .vtu a frame in the folder FILE less .pvd, with the contact\n"
+             "network's forces), by extension",
              dump_path),
     {"--dump-every", "K", "frames between recorded frames (default 10)", set_dump_every, 0},
     {"--phase-times", "sampled|every",
@@ -652,6 +654,39 @@ static int plot_path_ok(const char *path) {
     return dot != NULL && (slash == NULL || dot > slash) && strcasecmp(dot, ".png") == 0;
 }
 
+/* A ParaView series' frames go to the folder of its name (run.pvd: run/, trajectory.h): one
+ * that exists must be a folder nbsim can write in (a missing one is made beside the .pvd, whose
+ * folder the caller has checked). */
+static sim_status check_vtk_folder(const char *path, sim_error *err) {
+    char folder[SIM_PATH_MAX], frame[SIM_PATH_MAX + 32];
+    const size_t len = strlen(path) - strlen(".pvd");
+    const char *slash = strrchr(path, '/');
+    if (len == 0 || (slash != NULL && (size_t)(slash - path) + 1 == len)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "--dump: '%s': name the series NAME.pvd (its frames go to the folder NAME)",
+                        path);
+    }
+    snprintf(folder, sizeof folder, "%.*s", (int)len, path);
+    struct stat st;
+    if (stat(folder, &st) != 0) {
+        return SIM_OK;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "--dump: '%s': its frames go to the folder '%s', and that is not a folder",
+                        path, folder);
+    }
+    const char *base = slash != NULL ? slash + 1 : path;
+    snprintf(frame, sizeof frame, "%s/%.*s_000000.vtu", folder,
+             (int)(strlen(base) - strlen(".pvd")), base);
+    sim_error why;
+    if (sim_output_check(frame, &why) != SIM_OK) {
+        return sim_fail(err, SIM_BAD_ARGUMENT, "--dump: '%s': its frames' folder: %s", path,
+                        why.message);
+    }
+    return SIM_OK;
+}
+
 /* A trajectory's format from its extension, or why not (the formats this build writes). */
 static sim_status check_dump_format(const char *path, sim_error *err) {
     const sim_traj_format format = sim_traj_format_from_path(path);
@@ -660,6 +695,9 @@ static sim_status check_dump_format(const char *path, sim_error *err) {
                         "--dump: '%s': this build of nbsim has no NetCDF (rebuild with Debian's "
                         "libnetcdf-dev), so .nc cannot be written; .xyz and .lammpstrj can",
                         path);
+    }
+    if (format == SIM_TRAJ_VTK) {
+        return check_vtk_folder(path, err);
     }
     if (format != SIM_TRAJ_NONE) {
         return SIM_OK;

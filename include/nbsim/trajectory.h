@@ -16,6 +16,12 @@
  *               variables radius and mass per atom and id per frame (OVITO maps `radius` to its
  *               Radius property; ASE reads `id` as each frame's order). Layout and units:
  *               traj_netcdf.c.
+ *   .pvd        ParaView: the VTK XML series file, and beside it a folder of the same name with
+ *               one .vtu (VTK XML unstructured grid, raw binary appended data) per frame:
+ *               run.pvd lists run/run_000000.vtu, run/run_000001.vtu, ... Each .vtu holds the
+ *               bodies as points and the contact network as line cells carrying each contact's
+ *               normal and tangential force (traj_vtk.c: the layout; traj_contacts.c: the
+ *               network). Written only: a run continues from another format or a saved state.
  * How OVITO, ASE, MDAnalysis and VMD read each (units, what a reader cannot represent):
  * docs/trajectories.md.
  *
@@ -39,7 +45,10 @@
  * Writing never leaves half a frame behind: a frame that fails (disk full, I/O error, file size
  * limit) is cut off again, so the file holds the complete frames written before it and stays
  * readable; the error is one line naming the file and the cause. Files are written in place
- * (not renamed at the end), so a viewer can follow a trajectory while it grows. */
+ * (not renamed at the end), so a viewer can follow a trajectory while it grows. A .pvd series
+ * grows by whole files: a frame's .vtu is renamed into place once complete, then listed in the
+ * .pvd, whose closing lines are rewritten with the new entry in one write, so the series is a
+ * valid one after every frame and a run killed mid-way leaves the frames before. */
 #ifndef SIM_TRAJECTORY_H
 #define SIM_TRAJECTORY_H
 
@@ -53,7 +62,8 @@ extern "C" {
 #define SIM_TRAJ_FORMAT_LIST(X)                                                                    \
     X(XYZ, ".xyz", "extended XYZ")                                                                 \
     X(LAMMPS, ".lammpstrj", "LAMMPS text dump")                                                    \
-    X(NETCDF, ".nc", "AMBER NetCDF trajectory")
+    X(NETCDF, ".nc", "AMBER NetCDF trajectory")                                                    \
+    X(VTK, ".pvd", "ParaView VTK series")
 
 typedef enum {
     SIM_TRAJ_NONE = -1,
@@ -93,6 +103,10 @@ typedef struct sim_traj_frame {
     const sim_vec4d *vel_d;   /* (vx, vy, vz, mass) [m/s, kg] */
     const sim_vec3d *force_d; /* (fx, fy, fz) [N] */
     const sim_vec4d *spin_d;  /* (wx, wy, wz, unused) [rad/s] */
+    /* Friction's contact histories at this frame (the state's: sim_state.contacts), whose
+     * springs give the .pvd's tangential forces; NULL: none (the other formats ignore them). */
+    const sim_state_contact *contacts;
+    uint64_t contact_count;
     /* NULL: body i is entry i of every array. Else body i is entry slot_of[i] (a permutation of
      * 0..n-1): a backend's sorted slots are written in the user's order without a reordered copy
      * of the frame (the recorder: 4 bytes a body, not 64). */
@@ -113,7 +127,9 @@ sim_status sim_traj_writer_open(sim_traj_writer **out, const char *path, uint32_
  * every frame carries the spin (above). Where: .xyz the comment line's
  * nbsim_KEY=VALUE pairs (gravity as nbsim_gravity="gx gy gz", an array to ASE); .lammpstrj an
  * item ITEM: NBSIM PARAMETERS before ITEM: ATOMS, its line KEY=VALUE ... (gravity=gx,gy,gz;
- * OVITO, ASE and VMD skip items they do not know); .nc global attributes nbsim_KEY. */
+ * OVITO, ASE and VMD skip items they do not know); .nc global attributes nbsim_KEY. A .pvd
+ * carries none (it is not read back): the parameters give its contacts' forces, which a .pvd
+ * opened without them leaves out (its lines then carry body ids and overlaps). */
 sim_status sim_traj_writer_open_params(sim_traj_writer **out, const char *path, uint32_t n,
                                        const sim_params *params, sim_error *err);
 /* Appends one frame (f->n must be the writer's n; f->pos and f->vel, or f->pos_d and f->vel_d).
@@ -156,7 +172,7 @@ typedef struct sim_traj_info {
  * the caller's box_half stays. The parameters the file carries (sim_traj_writer_open_params) are
  * checked against the rules of params.h and set in *params_inout; the others stay. Every body
  * must have radius > 0, mass > 0 and its centre inside the walls. On error neither *out nor
- * *params_inout is touched. info may be NULL. */
+ * *params_inout is touched. info may be NULL. A .pvd is refused (SIM_UNSUPPORTED). */
 sim_status sim_traj_read_last(const char *path, sim_params *params_inout, sim_state *out,
                               sim_traj_info *info, sim_error *err);
 

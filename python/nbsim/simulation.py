@@ -654,8 +654,10 @@ class Simulation:
             self._config = c
 
     def record(self, path, every=1):
-        """Records a trajectory (.xyz, .lammpstrj or .nc: what --dump writes) from the current
-        state on, every `every`-th frame, until stop_recording() or close()."""
+        """Records a trajectory (.xyz, .lammpstrj, .nc or .pvd: what --dump writes) from the
+        current state on, every `every`-th frame, until stop_recording() or close(). A .pvd is a
+        ParaView series: run.pvd and a .vtu a frame in the folder run/, with the contact
+        network's forces (docs/trajectories.md)."""
         with self._lock:
             if self._recording is not None:
                 raise BadArgumentError("a trajectory is being recorded already: %s"

@@ -6,7 +6,7 @@
  * each from draws of its own, the same whatever the threads. */
 #include "nbsim/scene.h"
 
-#include "cpu/cpu_omp.h"
+#include "core/omp.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -46,11 +46,42 @@ struct sim_traj_writer {
     int spin;            /* frames carry the spin (the params have friction) */
     traj_text_sink text; /* .xyz, .lammpstrj */
     void *nc;            /* .nc: traj_netcdf.c's state */
+    void *vtk;           /* .pvd: traj_vtk.c's state */
 };
 
 sim_status traj_xyz_open(sim_traj_writer *w, sim_error *err);
 sim_status traj_lammps_open(sim_traj_writer *w, sim_error *err);
 sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err);
+sim_status traj_vtk_open(sim_traj_writer *w, sim_error *err);
+
+/* ---- the contact network of a frame (traj_contacts.c), drawn by the .pvd ---- */
+
+/* One pair of bodies in contact (overlap > 0), each pair once. */
+typedef struct traj_contact {
+    uint32_t i, j;  /* the bodies, j < i (the histories' order: sim_state_contact) */
+    sim_vec3d d;    /* x_i - x_j, its minimum image on periodic axes [m] */
+    double overlap; /* r_i + r_j - |d| > 0 [m] */
+    sim_vec3d fn;   /* normal force on i from j [N] (j gets -fn) */
+    sim_vec3d ft;   /* tangential force on i from j [N]: 0 without friction */
+    int wrapped;    /* d is an image across a periodic face, not x_i - x_j itself */
+} traj_contact;
+
+typedef struct traj_contacts {
+    traj_contact *v;
+    uint64_t count, cap;
+    uint64_t wrapped; /* how many of them cross a periodic face */
+} traj_contacts;
+
+/* The pairs of f's bodies in contact, found through a grid of cells at least one contact wide
+ * (O(N) for bodies spread through the box) and their forces by the CPU reference's double
+ * contact law under params (NULL: no law known, forces 0): sim_contact_force_d for the normal
+ * force, and with friction sim_friction_contact_d at dt = 0 (the forces of the histories as
+ * they are, as the backends evaluate them) on the spring f->contacts holds for the pair (none:
+ * a contact begun this step, zero spring). Wall contacts are not drawn. SIM_OUT_OF_MEMORY names
+ * `path`. */
+sim_status traj_contacts_find(traj_contacts *c, const sim_traj_frame *f, const sim_params *params,
+                              const char *path, sim_error *err);
+void traj_contacts_free(traj_contacts *c);
 
 /* The most bodies a CDF-2 (64-bit offset) NetCDF trajectory holds: CDF-2 keeps no variable of
  * more than 2^32 - 4 bytes a frame (libnetcdf refuses the file with NC_EVARSIZE), and

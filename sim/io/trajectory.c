@@ -99,6 +99,7 @@ sim_status sim_traj_writer_open_params(sim_traj_writer **out, const char *path, 
     }
     sim_status st = format == SIM_TRAJ_XYZ      ? traj_xyz_open(w, err)
                     : format == SIM_TRAJ_LAMMPS ? traj_lammps_open(w, err)
+                    : format == SIM_TRAJ_VTK    ? traj_vtk_open(w, err)
                                                 : traj_netcdf_open(w, err);
     if (st != SIM_OK) {
         const int created = w->text.fd >= 0 || w->nc != NULL;
@@ -309,6 +310,12 @@ sim_status sim_traj_read_last(const char *path, sim_params *params_inout, sim_st
         st = sim_traj_netcdf_available()
                  ? traj_netcdf_read_last(path, &b, err)
                  : sim_fail(err, SIM_UNSUPPORTED, "'%s': this build of nbsim has no NetCDF", path);
+        break;
+    case SIM_TRAJ_VTK:
+        st = sim_fail(err, SIM_UNSUPPORTED,
+                      "'%s': nbsim writes ParaView series but does not read them back: continue "
+                      "from a saved state (--save-state) or an .xyz, .lammpstrj or .nc dump",
+                      path);
         break;
     default:
         st = sim_fail(err, SIM_BAD_ARGUMENT, "'%s': unknown trajectory extension (%s)", path,

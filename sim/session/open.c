@@ -2,7 +2,8 @@
  * nbsim — opening a session: the scene (built-in, a file, or the caller's arrays) checked against
  * what the run can take, and the settings resolved for it from the config and the machine (the
  * backend and the ranks' devices, triplets for auto, the step, the tile and where the maps come
- * from, the settings check of a run over processes); then the backend, and closing. */
+ * from, the settings check of a run over processes); then the backend, and closing; and a new
+ * scene for a running session (sim_session_set_scene, reset). */
 #include "session/session_impl.h"
 
 #include <errno.h>
@@ -209,6 +210,8 @@ static sim_status load_bodies(sim_session *s, const char *scene, uint32_t max, c
 }
 
 static uint32_t default_tile(const sim_backend_config *c, const sim_params *p, uint32_t n);
+static uint32_t largest_fitting(const sim_session *s, sim_backend_config *c, const sim_params *p,
+                                uint32_t limit, uint64_t bytes);
 static sim_status resolve_backend(sim_session *s, sim_error *err);
 
 /* The GPU memory n bodies need under the session's settings (memory_plan.h), from the settings
@@ -230,8 +233,28 @@ static void plan_memory(const sim_session *s, uint32_t n, const sim_params *p,
     if (device && sim_cuda_device_query(&dev, &ignored) == SIM_OK) {
         plan->free_bytes = dev.free_mem_bytes;
         plan->total_bytes = dev.global_mem_bytes;
-        plan->largest_n = sim_memory_plan_largest(&c, p, 0.0, 0.0, plan->limit, dev.free_mem_bytes);
+        plan->largest_n = largest_fitting(s, &c, p, plan->limit, dev.free_mem_bytes);
     }
+}
+
+/* The largest N whose plan fits `bytes`. The default tile grows with N and a larger tile plans
+ * smaller culling lists, so the answer is sought at the tile that N itself would get: at 10^9
+ * bodies the tile is larger than at the 2*10^8 that fit, and the largest found at 10^9's tile
+ * was refused when run. The tile only grows with N, so this settles in a step or two; if it
+ * swings, the smaller answer is kept. */
+static uint32_t largest_fitting(const sim_session *s, sim_backend_config *c, const sim_params *p,
+                                uint32_t limit, uint64_t bytes) {
+    uint32_t largest = sim_memory_plan_largest(c, p, 0.0, 0.0, limit, bytes);
+    for (int round = 0; round < 4 && !s->cfg.tile_set; ++round) {
+        const uint32_t tile = default_tile(c, p, largest > 0 ? largest : 1u);
+        if (tile == c->tile) {
+            return largest;
+        }
+        c->tile = tile;
+        const uint32_t next = sim_memory_plan_largest(c, p, 0.0, 0.0, limit, bytes);
+        largest = round == 3 && next > largest ? largest : next;
+    }
+    return largest;
 }
 
 /* Refuses n bodies whose plan does not fit the GPU's free memory, with both figures and the
@@ -657,7 +680,7 @@ static sim_status take_bodies(sim_session *s, sim_error *err) {
 }
 
 /* Several GPUs split the sweeps, but each keeps every body and the forces are summed over all of
- * them at every step (sim/multi/multi_backend.c): culled contacts without triplets sweep too
+ * them at every step (sim/backends/multi_backend.c): culled contacts without triplets sweep too
  * little for that to pay, and a user asking for GPUs would expect the opposite. Rank 0 says so. */
 static void culled_ranks_notice(sim_session *s) {
     const sim_backend_config *c = &s->config;
@@ -872,4 +895,39 @@ static void choose_maps_source(sim_session *s) {
 
 double sim_session_triples_per_s(sim_backend_kind kind) {
     return kind == SIM_BACKEND_CUDA ? TRIPLES_PER_S_CUDA : TRIPLES_PER_S_CPU;
+}
+
+sim_status sim_session_reset(sim_session *s, sim_error *err) {
+    return sim_session_set_scene(s, s->scene, err);
+}
+
+sim_status sim_session_set_scene(sim_session *s, const char *scene, sim_error *err) {
+    char name[SIM_PATH_MAX];
+    snprintf(name, sizeof name, "%s", scene);
+    const uint32_t old_n = s->initial.n;
+    SIM_TRY(sim_session_load(s, name, err));
+    sim_status st = SIM_OK;
+    if (s->initial.n == old_n) {
+        st = sim_backend_set_params(s->backend, &s->params, err);
+        st = st == SIM_OK ? sim_backend_set_state(s->backend, &s->initial, err) : st;
+    } else {
+        /* A different N: a new backend sized for it, with the maps the user has active now. A
+         * trajectory file holds one N: its recording ends here. */
+        if (s->dump != NULL) {
+            char text[SIM_PATH_MAX + 96];
+            snprintf(text, sizeof text, "trajectory %s ended: the new scene has %u bodies",
+                     s->dump_path, s->initial.n);
+            (void)sim_session_dump_stop(s, NULL, NULL);
+            sim_session_notice(s, text);
+        }
+        sim_backend_config config = *sim_backend_get_config(s->backend);
+        sim_backend *fresh = NULL;
+        st = sim_backend_create(&config, &s->params, &s->initial, &fresh, err);
+        if (st == SIM_OK) {
+            sim_backend_destroy(s->backend);
+            s->backend = fresh;
+        }
+    }
+    sim_session_refresh(s);
+    return st;
 }

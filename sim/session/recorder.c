@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "nbsim/trajectory.h"
+#include "physics/physics.h"
 
 #define DUMP_SLOTS 2
 
@@ -34,7 +35,7 @@ struct sim_dump {
     char path[4096];
     int every;
     uint32_t n;
-    int doubles; /* the backend's state is double (CPU): frames are its state, at full precision */
+    int doubles; /* frames are the backend's state read whole (below), in double */
     sim_traj_writer *writer;
     dump_slot slot[DUMP_SLOTS];
     /* A backend that keeps its bodies in sorted slots: the frame is written from the capture's
@@ -64,7 +65,9 @@ static sim_status write_slot(sim_dump *d, dump_slot *s, sim_error *err) {
                                   .pos_d = s->bodies.pos,
                                   .vel_d = s->bodies.vel,
                                   .force_d = s->force,
-                                  .spin_d = s->bodies.spin};
+                                  .spin_d = s->bodies.spin,
+                                  .contacts = s->bodies.contacts,
+                                  .contact_count = s->bodies.contact_count};
         return sim_traj_writer_write(d->writer, &f, err);
     }
     SIM_TRY(sim_capture_wait(&s->cap, err));
@@ -179,8 +182,12 @@ sim_status sim_dump_open(sim_dump **out, const char *path, int every, const sim_
     d->n = sim_backend_body_count(backend);
     /* The CPU reference's frames are its double state, read as a program reads it (no device to
      * overlap with: a capture would only convert it to floats), so text trajectories of a CPU run
-     * hold its state bit for bit (trajectory.h). */
-    d->doubles = sim_backend_get_config(backend)->kind == SIM_BACKEND_CPU;
+     * hold its state bit for bit (trajectory.h). A ParaView series of a run with friction draws
+     * the tangential forces from the contacts' springs, which only a read of the state carries:
+     * on the GPU that read waits for the frame, a cost the .pvd's other frames do not have. */
+    d->doubles = sim_backend_get_config(backend)->kind == SIM_BACKEND_CPU ||
+                 (sim_traj_format_from_path(path) == SIM_TRAJ_VTK &&
+                  sim_params_have_friction(sim_backend_get_params(backend)));
     sim_status st = SIM_OK;
     for (int i = 0; i < DUMP_SLOTS && st == SIM_OK; ++i) {
         if (!d->doubles) {

@@ -7,7 +7,8 @@
  * Two capture buffers (double buffering): while the writer formats and writes one frame, the
  * next can already be captured into the other. The simulation thread's cost per dumped frame is
  * the capture call (a few asynchronous copies and an event on the CUDA backend; a copy of the
- * double state on the CPU backend, whose frames are written at full precision) plus, only when
+ * double state on the CPU backend, whose frames are written at full precision, and on any backend
+ * for a ParaView series with friction, whose frames need the springs) plus, only when
  * the writer is two frames behind, the wait for a free buffer: frames are never dropped, as
  * LAMMPS and HOOMD users expect every K-th frame.
  * Both costs are measured: the simulation thread's per dumped frame (the log's dump_ms) and the

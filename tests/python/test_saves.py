@@ -99,6 +99,30 @@ def test_trajectory_of_a_frictional_cpu_run_is_exact(tmp_path, ext):
     assert params["friction"] == sim.params["friction"]
 
 
+def test_paraview_series(tmp_path):
+    """record("run.pvd"): a .vtu per frame in run/, listed by run.pvd, read by VTK's reader
+    (tests/vtk_check.py checks the contacts and forces)."""
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkIOXML import vtkXMLUnstructuredGridReader
+    sim = cpu_sim("heap", 300)  # friction: the frames carry omega and tangential forces
+    sim.record(tmp_path / "run.pvd", every=2)
+    sim.run(4)
+    assert sim.stop_recording()["frames"] == 3
+    s = sim.state()
+    text = (tmp_path / "run.pvd").read_text()
+    assert text.count("<DataSet ") == 3 and 'file="run/run_000002.vtu"' in text
+    r = vtkXMLUnstructuredGridReader()
+    r.SetFileName(str(tmp_path / "run" / "run_000002.vtu"))
+    r.Update()
+    g = r.GetOutput()
+    assert np.array_equal(vtk_to_numpy(g.GetPoints().GetData())[:300], s.positions)
+    assert np.array_equal(vtk_to_numpy(g.GetPointData().GetArray("angular_velocity"))[:300],
+                          s.omega)
+    assert g.GetCellData().GetArray("tangential_force") is not None
+    with pytest.raises(nbsim.UnsupportedError, match="does not read them back"):
+        nbsim.read_trajectory_last(tmp_path / "run.pvd")
+
+
 def test_trajectory_errors(tmp_path):
     sim = cpu_sim("gas", 20)
     with pytest.raises(nbsim.BadArgumentError, match="trajectory formats"):
