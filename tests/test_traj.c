@@ -987,9 +987,9 @@ static void test_slots_and_chunks(void) {
         spin[k] = (sim_vec4f){0.5f * (float)k, -1.0f / (float)(k + 1), 3.0f, 0.0f};
         order[k] = (uint32_t)((uint64_t)k * 7919u % n); /* 7919 is prime to 1000 */
     }
-    const char *exts[] = {".xyz", ".lammpstrj", ".nc"};
+    const char *exts[] = {".xyz", ".lammpstrj", ".pvd", ".nc"};
     const uint32_t chunk = traj_netcdf_chunk;
-    for (int e = 0; e < (sim_traj_netcdf_available() ? 3 : 2); ++e) {
+    for (int e = 0; e < (sim_traj_netcdf_available() ? 4 : 3); ++e) {
         char plain[4096], slotted[4096], chunked[4096];
         snprintf(plain, sizeof plain, "%s%s", test_tmp_path("plain"), exts[e]);
         snprintf(slotted, sizeof slotted, "%s%s", test_tmp_path("slotted"), exts[e]);
@@ -999,6 +999,11 @@ static void test_slots_and_chunks(void) {
         write_slotted(slotted, &d, spin, order);
         write_slotted(chunked, &d, spin, NULL);
         traj_netcdf_chunk = chunk;
+        if (strcmp(exts[e], ".pvd") == 0) { /* its last frame's file: STEM/STEM_000001.vtu */
+            snprintf(plain, sizeof plain, "%s", test_tmp_path("plain/plain_000001.vtu"));
+            snprintf(slotted, sizeof slotted, "%s", test_tmp_path("slotted/slotted_000001.vtu"));
+            snprintf(chunked, sizeof chunked, "%s", test_tmp_path("chunked/chunked_000001.vtu"));
+        }
         size_t la = 0, lb = 0, lc = 0;
         unsigned char *a = file_bytes(plain, &la), *b = file_bytes(slotted, &lb);
         unsigned char *c = file_bytes(chunked, &lc);
@@ -1008,6 +1013,15 @@ static void test_slots_and_chunks(void) {
         free(a);
         free(b);
         free(c);
+    }
+    const char *stems[] = {"plain", "slotted", "chunked"};
+    for (int k = 0; k < 3; ++k) { /* the .pvd's folders, which the scratch's cleanup leaves */
+        for (int frame = 0; frame < 2; ++frame) {
+            char vtu[64];
+            snprintf(vtu, sizeof vtu, "%s/%s_%06d.vtu", stems[k], stems[k], frame);
+            unlink(test_tmp_path(vtu));
+        }
+        rmdir(test_tmp_path(stems[k]));
     }
     free(spin);
     free(order);
