@@ -419,6 +419,19 @@ static void test_frame_report(void) {
     ENSURE_NEAR(pos[7].x, st.pos[7].x, 1e-6 * fabs(st.pos[7].x) + 1e-30);
     ENSURE(pos[7].w == (float)st.pos[7].w);
     ENSURE_NEAR(speed[7], sqrt(v.x * v.x + v.y * v.y + v.z * v.z), 1e-5);
+    /* an even sample (the viewer's above its limit): bodies 0, 3, 6, ..., the same floats */
+    const uint32_t every = 3, count = sim_sample_count(n, every);
+    sim_vec4f *some = calloc(count + 1, sizeof *some);
+    float *some_speed = calloc(count + 1, sizeof *some_speed);
+    ENSURE(count == (n + 2) / 3 && some != NULL && some_speed != NULL);
+    ENSURE(sim_backend_export_sample(b, every, some, some_speed, 0, &err) == SIM_OK);
+    for (uint32_t k = 0; k < count; ++k) {
+        ENSURE(memcmp(&some[k], &pos[k * every], sizeof *some) == 0 &&
+               some_speed[k] == speed[k * every]);
+    }
+    ENSURE(some[count].w == 0.0f && some_speed[count] == 0.0f); /* nothing past the sample */
+    free(some);
+    free(some_speed);
     ENSURE(strncmp(sim_backend_device_name(b), "CPU (", 5) == 0);
     printf("  device: %s\n", sim_backend_device_name(b));
     free(pos);
@@ -473,12 +486,33 @@ static void test_unstable(void) {
     }
 }
 
+/* The viewer's sample of n bodies under a limit: at most max bodies, every as small as that
+ * allows, in 64 bits up to 2^32 - 1 bodies. */
+static void test_sample_sizes(void) {
+    const uint32_t ns[] = {1, 2, 1000, 16777216, 16777217, 200000000, UINT32_MAX - 1, UINT32_MAX};
+    const uint32_t maxes[] = {1, 3, 16777216, UINT32_MAX};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; ++i) {
+        for (size_t j = 0; j < sizeof maxes / sizeof maxes[0]; ++j) {
+            const uint32_t n = ns[i], max = maxes[j], every = sim_sample_every(n, max);
+            const uint32_t count = sim_sample_count(n, every);
+            ENSURE_MSG(every >= 1 && count <= max && count >= 1 &&
+                           (every == 1 || sim_sample_count(n, every - 1) > max) &&
+                           (uint64_t)(count - 1) * every < n && (uint64_t)count * every >= n,
+                       "n %u, max %u: every %u, count %u", n, max, every, count);
+        }
+    }
+    ENSURE(sim_sample_every(200000000, 16777216) == 12 &&
+           sim_sample_count(200000000, 12) == 16666667);
+    ENSURE(sim_sample_count(UINT32_MAX, 1) == UINT32_MAX &&
+           sim_sample_every(UINT32_MAX, 1) == UINT32_MAX);
+}
+
 static const ensure_test tests[] = {
     {"pair_maps", test_pair_maps},       {"triplet_maps", test_triplet_maps},
     {"momentum", test_momentum},         {"energy_conservation", test_energy_conservation},
     {"dissipation", test_dissipation},   {"switches", test_switches},
     {"frame_report", test_frame_report}, {"refusals", test_refusals},
-    {"unstable", test_unstable},
+    {"unstable", test_unstable},         {"sample_sizes", test_sample_sizes},
 };
 
 ENSURE_MAIN(tests)

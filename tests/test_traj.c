@@ -924,6 +924,109 @@ static void test_netcdf_size_rule(void) {
     unlink(path);
 }
 
+/* A whole file's bytes (NULL when it cannot be read); *len its size. */
+static unsigned char *file_bytes(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    *len = 0;
+    if (f != NULL && fseek(f, 0, SEEK_END) == 0) {
+        const long size = ftell(f);
+        b = size >= 0 ? malloc((size_t)size + 1) : NULL;
+        rewind(f);
+        *len = b != NULL ? fread(b, 1, (size_t)size, f) : 0;
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return b;
+}
+
+/* Two frames with spin (friction's parameters) of the bodies in d: as given, or from arrays in
+ * slots (slot s holds body order[s]) through the frame's slot_of. */
+static void write_slotted(const char *path, const frame_data *d, const sim_vec4f *spin,
+                          const uint32_t *order) {
+    const uint32_t n = d->n;
+    sim_params p = sim_params_default();
+    p.friction = 0.5;
+    frame_data s = make_frame(n, 7.5, 0);
+    sim_vec4f *slot_spin = malloc(n * sizeof *slot_spin);
+    uint32_t *slot_of = malloc(n * sizeof *slot_of);
+    for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t i = order != NULL ? order[k] : k;
+        s.pos[k] = d->pos[i];
+        s.vel[k] = d->vel[i];
+        s.force[k] = d->force[i];
+        slot_spin[k] = spin[i];
+        slot_of[i] = k;
+    }
+    sim_traj_writer *w = NULL;
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(sim_traj_writer_open_params(&w, path, n, &p, &err) == SIM_OK, "%s", err.message);
+    for (uint64_t k = 0; w != NULL && k < 2; ++k) {
+        sim_traj_frame f = as_traj(&s, 10 * k, 0.5 * (double)k, 7.5);
+        f.spin = slot_spin;
+        f.slot_of = order != NULL ? slot_of : NULL;
+        ENSURE_MSG(sim_traj_writer_write(w, &f, &err) == SIM_OK, "%s", err.message);
+    }
+    ENSURE(sim_traj_writer_close(w, &err) == SIM_OK);
+    free(slot_spin);
+    free(slot_of);
+    free_frame(&s);
+}
+
+/* The recorder writes a sorted backend's capture in the user's order through slot_of, and NetCDF
+ * converts and writes its variables in chunks of traj_netcdf_chunk bodies: every format's file
+ * is the same bytes as from arrays in the user's order written in one chunk. */
+static void test_slots_and_chunks(void) {
+    const uint32_t n = 1000;
+    frame_data d = make_frame(n, 7.5, 3);
+    sim_vec4f *spin = malloc(n * sizeof *spin);
+    uint32_t *order = malloc(n * sizeof *order);
+    for (uint32_t k = 0; k < n; ++k) {
+        spin[k] = (sim_vec4f){0.5f * (float)k, -1.0f / (float)(k + 1), 3.0f, 0.0f};
+        order[k] = (uint32_t)((uint64_t)k * 7919u % n); /* 7919 is prime to 1000 */
+    }
+    const char *exts[] = {".xyz", ".lammpstrj", ".pvd", ".nc"};
+    const uint32_t chunk = traj_netcdf_chunk;
+    for (int e = 0; e < (sim_traj_netcdf_available() ? 4 : 3); ++e) {
+        char plain[4096], slotted[4096], chunked[4096];
+        snprintf(plain, sizeof plain, "%s%s", test_tmp_path("plain"), exts[e]);
+        snprintf(slotted, sizeof slotted, "%s%s", test_tmp_path("slotted"), exts[e]);
+        snprintf(chunked, sizeof chunked, "%s%s", test_tmp_path("chunked"), exts[e]);
+        write_slotted(plain, &d, spin, NULL);
+        traj_netcdf_chunk = 7; /* 143 chunks, the last one of 6 bodies */
+        write_slotted(slotted, &d, spin, order);
+        write_slotted(chunked, &d, spin, NULL);
+        traj_netcdf_chunk = chunk;
+        if (strcmp(exts[e], ".pvd") == 0) { /* its last frame's file: STEM/STEM_000001.vtu */
+            snprintf(plain, sizeof plain, "%s", test_tmp_path("plain/plain_000001.vtu"));
+            snprintf(slotted, sizeof slotted, "%s", test_tmp_path("slotted/slotted_000001.vtu"));
+            snprintf(chunked, sizeof chunked, "%s", test_tmp_path("chunked/chunked_000001.vtu"));
+        }
+        size_t la = 0, lb = 0, lc = 0;
+        unsigned char *a = file_bytes(plain, &la), *b = file_bytes(slotted, &lb);
+        unsigned char *c = file_bytes(chunked, &lc);
+        ENSURE_MSG(a != NULL && la > 1000 && la == lb && la == lc && memcmp(a, b, la) == 0 &&
+                       memcmp(a, c, la) == 0,
+                   "%s: %zu, %zu and %zu bytes, not the same", exts[e], la, lb, lc);
+        free(a);
+        free(b);
+        free(c);
+    }
+    const char *stems[] = {"plain", "slotted", "chunked"};
+    for (int k = 0; k < 3; ++k) { /* the .pvd's folders, which the scratch's cleanup leaves */
+        for (int frame = 0; frame < 2; ++frame) {
+            char vtu[64];
+            snprintf(vtu, sizeof vtu, "%s/%s_%06d.vtu", stems[k], stems[k], frame);
+            unlink(test_tmp_path(vtu));
+        }
+        rmdir(test_tmp_path(stems[k]));
+    }
+    free(spin);
+    free(order);
+    free_frame(&d);
+}
+
 static const ensure_test tests[] = {
     {"format_from_path", test_format_from_path},
     {"fmt_float_round_trip", test_fmt_float_round_trip},
@@ -941,6 +1044,7 @@ static const ensure_test tests[] = {
     {"netcdf_size_rule", test_netcdf_size_rule},
     {"open_errors", test_open_errors},
     {"write_failure_keeps_frames", test_write_failure_keeps_frames},
+    {"slots_and_chunks", test_slots_and_chunks},
 };
 
 TEST_TMP_MAIN(tests, "test_traj")

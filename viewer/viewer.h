@@ -45,7 +45,14 @@ typedef struct {
     void (*signals_end)(void);
     int (*stop_signal)(void);
     const char *(*signal_name)(int sig);
+    /* The most bodies drawn (0: VIEWER_DRAW_MAX); above it, an even sample of them. */
+    long draw_max;
 } viewer_settings;
+
+/* The bodies the viewer draws by default: GL buffers of 20 bytes a body (320 MB) beside the
+ * simulation's own memory on the GPU, and as many spheres as it draws at an interactive rate.
+ * Above it the viewer draws every k-th body and the overlay says so. */
+#define VIEWER_DRAW_MAX 16777216
 
 /* How the viewer ended, for the program's exit code. */
 typedef struct {

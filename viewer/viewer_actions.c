@@ -181,16 +181,17 @@ void viewer_fit_camera(viewer_state *v, int immediate) {
     render_camera_fit(&v->camera, (float)viewer_info(v)->params.box_half, immediate);
 }
 
-/* The bodies' bounds [m], their spheres included, from a host copy of the positions (once per
- * scene: 20 bytes a body for the moment). 0 when there are none or they cannot be read. */
+/* The drawn bodies' bounds [m], their spheres included, from a host copy of their positions
+ * (once per scene: 20 bytes a body drawn). 0 when there are none or they cannot be read. */
 static int body_bounds(viewer_state *v, float lo[3], float hi[3]) {
-    const uint32_t n = viewer_info(v)->n;
+    const uint32_t n = sim_sample_count(viewer_info(v)->n, v->draw_every);
     sim_vec4f *pos = n > 0 ? malloc((size_t)n * sizeof *pos) : NULL;
     float *speed = n > 0 ? malloc((size_t)n * sizeof *speed) : NULL;
     sim_error err;
     sim_error_clear(&err);
-    int ok = pos != NULL && speed != NULL &&
-             sim_session_export_positions(v->run.session, pos, speed, 0, &err) == SIM_OK;
+    int ok =
+        pos != NULL && speed != NULL &&
+        sim_session_export_sample(v->run.session, v->draw_every, pos, speed, 0, &err) == SIM_OK;
     for (int k = 0; k < 3 && ok; ++k) {
         lo[k] = INFINITY;
         hi[k] = -INFINITY;

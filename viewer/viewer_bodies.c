@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — the GL side of the bodies: buffers sized for the session's N, filled each frame
- * through CUDA-GL interop when possible, else through the host, and the colour range sampled
- * from them. */
+ * nbsim — the GL side of the bodies: buffers sized for the session's N (or for an even sample of
+ * the bodies, every k-th, when N passes what the viewer draws), filled each frame through CUDA-GL
+ * interop when possible, else through the host, and the colour range sampled from them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -32,10 +32,10 @@ static sim_status export_host(viewer_state *v, sim_error *err) {
     float *speed;
     sim_status st = render_bodies_host_arrays(&v->bodies, &pos, &speed, err);
     if (st == SIM_OK) {
-        st = sim_session_export_positions(v->run.session, pos, speed, 0, err);
+        st = sim_session_export_sample(v->run.session, v->draw_every, pos, speed, 0, err);
     }
     if (st == SIM_OK && v->color_mode == VIEWER_COLOR_SPIN) { /* the scalar is |w| instead */
-        st = sim_session_angular_speeds(v->run.session, speed, err);
+        st = sim_session_angular_speeds_sample(v->run.session, v->draw_every, speed, err);
     }
     if (st == SIM_OK) {
         sample_range(v, viewer_now());
@@ -50,7 +50,8 @@ static sim_status export_interop(viewer_state *v, sim_error *err) {
     if (st != SIM_OK) {
         return st;
     }
-    st = sim_session_export_positions(v->run.session, v->bodies.d_pos, v->bodies.d_scalar, 1, err);
+    st = sim_session_export_sample(v->run.session, v->draw_every, v->bodies.d_pos,
+                                   v->bodies.d_scalar, 1, err);
     if (st == SIM_OK) {
         sample_range(v, viewer_now());
     }
@@ -91,12 +92,19 @@ sim_status viewer_rebuild_bodies(viewer_state *v, sim_error *err) {
         v->bodies_ready = 0;
     }
     int cuda = viewer_info(v)->config.kind == SIM_BACKEND_CUDA;
+    const uint32_t n = viewer_info(v)->n;
+    const long max = v->settings->draw_max > 0 ? v->settings->draw_max : VIEWER_DRAW_MAX;
+    v->draw_every = sim_sample_every(n, max < (long)UINT32_MAX ? (uint32_t)max : UINT32_MAX);
     /* A registration that failed once fails again (same driver, same GL): pass the reason back
      * instead of retrying on every scene change. */
-    sim_status st = render_bodies_create(&v->bodies, viewer_info(v)->n, cuda,
+    sim_status st = render_bodies_create(&v->bodies, sim_sample_count(n, v->draw_every), cuda,
                                          cuda ? v->interop_off : "CPU backend", err);
     if (st != SIM_OK) {
         return st;
+    }
+    if (v->draw_every > 1 && !v->settings->quiet) {
+        fprintf(stderr, "nbsim: the viewer draws %u of the %u bodies: one in %u (--draw-max)\n",
+                v->bodies.count, n, v->draw_every);
     }
     if (cuda && !v->bodies.interop && v->interop_off[0] == '\0') {
         snprintf(v->interop_off, sizeof v->interop_off, "%s", v->bodies.reason);

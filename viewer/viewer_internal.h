@@ -125,6 +125,7 @@ typedef struct viewer_state {
     render_window window;
     render_bodies bodies;
     int bodies_ready;
+    uint32_t draw_every;   /* the bodies drawn: every draw_every-th (1: all; settings' draw_max) */
     char interop_off[256]; /* why interop is not used; "" while it may be tried */
     render_spheres spheres;
     render_box_lines box;

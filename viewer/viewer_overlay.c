@@ -106,6 +106,12 @@ static void build_lines(viewer_state *v, overlay_lines *l) {
         s->params.periodic ? "   periodic " : "",
         s->params.periodic ? sim_periodic_text(s->params.periodic, "", axes, sizeof axes) : "");
     add(l, v->bodies.interop ? text_color : warn_color, "positions: %s", v->bodies.mode);
+    if (v->draw_every > 1) {
+        add(l, warn_color, "drawing %s of %s bodies: one in %u (--draw-max)",
+            grouped(v->bodies.count), grouped(s->n), v->draw_every);
+    } else {
+        add(l, text_color, "drawing all %s bodies", grouped(s->n));
+    }
     add(l, text_color, "GL: %s", v->window.gl_renderer);
     if (t->culled && t->nlist && t->nlist_cells) { /* lists from cells: no pass the map places */
         add_row(l, "pair map  %s  %s  not used: the neighbour lists are built from a cell grid",

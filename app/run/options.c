@@ -32,6 +32,8 @@ void app_options_default(app_options *o) {
 /* ---- setters: each checks one value and names the rule it breaks ---- */
 
 #define WHY(...) (snprintf(why, cap, __VA_ARGS__), -1)
+#define VIEWER_TEXT_(x) #x
+#define VIEWER_TEXT(x) VIEWER_TEXT_(x) /* a number of viewer.h in a help text */
 
 /* What the session runs: most flags fill the options' session config. */
 static sim_session_config *session_of(void *t) {
@@ -240,6 +242,13 @@ static int set_frames(void *t, int arg, const char *v, char *why, size_t cap) {
     return 0;
 }
 
+static int set_draw_max(void *t, int arg, const char *v, char *why, size_t cap) {
+    if (app_parse_long(v, 1, UINT32_MAX, &((app_options *)t)->draw_max) != 0) {
+        return WHY("must be a body count in 1..4294967295");
+    }
+    return 0;
+}
+
 static int set_energy_every(void *t, int arg, const char *v, char *why, size_t cap) {
     long l = 0;
     if (app_parse_long(v, 0, 1000000000L, &l) != 0) {
@@ -408,6 +417,10 @@ static const app_option_row rows[] = {
      (int)offsetof(app_options, exit_after)},
     PATH_ROW("--screenshot", "FILE", "write a PNG screenshot at exit", screenshot_path),
     {"--vsync", "on|off", "(default on)", set_vsync, 0},
+    {"--draw-max", "B",
+     "the most bodies drawn (default " VIEWER_TEXT(VIEWER_DRAW_MAX) "); above it an even\n"
+     "sample, every k-th body, which the overlay names (\"drawing X of N bodies\")",
+     set_draw_max, 0},
     {"--size", "WxH", "window size (default 1280x800)", set_size, 0},
     {"--sweep", "start|exit",
      "time every map at start, as the S key does (the comparison panel and\n"

@@ -35,6 +35,7 @@ typedef struct {
     int dry_run;      /* --dry-run: plan the GPU memory, print it, build nothing */
     /* viewer */
     long exit_after; /* > 0: quit after rendering that many frames */
+    long draw_max;   /* the most bodies the viewer draws; 0: VIEWER_DRAW_MAX */
     char screenshot_path[SIM_PATH_MAX];
     int vsync;
     int width, height;

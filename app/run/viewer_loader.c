@@ -59,7 +59,8 @@ int app_run_viewer(const app_options *opt) {
                                       app_stop_signals_begin,
                                       app_stop_signals_end,
                                       app_stop_signal,
-                                      app_signal_name};
+                                      app_signal_name,
+                                      opt->draw_max};
     viewer_outcome outcome = {SIM_OK, 0, 0};
     run(&settings, &outcome);
     /* The module stays loaded: GL drivers may keep threads and atexit hooks in it. */

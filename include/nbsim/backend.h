@@ -336,6 +336,18 @@ sim_status sim_backend_capture(sim_backend *backend, sim_capture *c, sim_error *
  * pointers (a mapped GL buffer), only for the CUDA backend; else host pointers. */
 sim_status sim_backend_export_positions(sim_backend *backend, sim_vec4f *dst_pos, float *dst_speed,
                                         int dst_on_device, sim_error *err);
+/* The same for an even sample, bodies 0, every, 2 every, ... (sim_sample_count(n, every) of
+ * them: the viewer's, when N passes what it draws); every = 1: all of them. */
+sim_status sim_backend_export_sample(sim_backend *backend, uint32_t every, sim_vec4f *dst_pos,
+                                     float *dst_speed, int dst_on_device, sim_error *err);
+/* Bodies in an even sample of n, every `every`-th: ceil(n / every). */
+static inline uint32_t sim_sample_count(uint32_t n, uint32_t every) {
+    return (uint32_t)(((uint64_t)n + every - 1u) / every);
+}
+/* The smallest `every` whose sample of n bodies holds at most max (>= 1) of them. */
+static inline uint32_t sim_sample_every(uint32_t n, uint32_t max) {
+    return n <= max ? 1u : (uint32_t)(((uint64_t)n + max - 1u) / max);
+}
 
 /* The culling pass as planned for the current map and N, for the viewer's map inset: the top
  * pass's map plan covers ceil(items / SIM_CULL_GROUP) groups per side, each block one group pair

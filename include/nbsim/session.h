@@ -182,8 +182,14 @@ sim_status sim_session_read_state(sim_session *s, sim_state *out, sim_vec3d *for
  * host arrays; see sim_backend_export_positions. */
 sim_status sim_session_export_positions(sim_session *s, sim_vec4f *pos, float *speed, int on_device,
                                         sim_error *err);
+/* The same for an even sample of the bodies (sim_backend_export_sample). */
+sim_status sim_session_export_sample(sim_session *s, uint32_t every, sim_vec4f *pos, float *speed,
+                                     int on_device, sim_error *err);
 /* For the viewer: each body's angular speed |w| [rad/s] into host memory (info.n floats). */
 sim_status sim_session_angular_speeds(sim_session *s, float *out, sim_error *err);
+/* The same for bodies 0, every, 2 every, ... (sim_sample_count(info.n, every) floats). */
+sim_status sim_session_angular_speeds_sample(sim_session *s, uint32_t every, float *out,
+                                             sim_error *err);
 /* The bodies' mean height [m]: their mean position along -gravity (along +y without gravity).
  * Copies every position to the host (a few MB at a million bodies): call it when energies are
  * computed, not every frame. */

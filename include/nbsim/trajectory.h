@@ -82,9 +82,9 @@ const char *sim_traj_format_list(void);
 /* 1 when this build can write and read .nc (it found libnetcdf), else 0. */
 int sim_traj_netcdf_available(void);
 
-/* One frame, every array in the user's order: float arrays of n entries of 16 bytes (the device
- * layout), or the double arrays of the CPU reference's state (pos_d, vel_d: then pos and vel may
- * be NULL and the float arrays are not read). */
+/* One frame, every array in the user's order (or in the order slot_of gives): float arrays of n
+ * entries of 16 bytes (the device layout), or the double arrays of the CPU reference's state
+ * (pos_d, vel_d: then pos and vel may be NULL and the float arrays are not read). */
 typedef struct sim_traj_frame {
     uint32_t n;
     uint64_t step;          /* integration steps since the run started */
@@ -107,6 +107,10 @@ typedef struct sim_traj_frame {
      * springs give the .pvd's tangential forces; NULL: none (the other formats ignore them). */
     const sim_state_contact *contacts;
     uint64_t contact_count;
+    /* NULL: body i is entry i of every array. Else body i is entry slot_of[i] (a permutation of
+     * 0..n-1): a backend's sorted slots are written in the user's order without a reordered copy
+     * of the frame (the recorder: 4 bytes a body, not 64). */
+    const uint32_t *slot_of;
 } sim_traj_frame;
 
 typedef struct sim_traj_writer sim_traj_writer;

@@ -204,6 +204,7 @@ typedef struct {
     float *speed;
     int on_device;
     sim_capture *capture;
+    uint32_t every;
 } read_args;
 
 static sim_status job_read_state(multi_backend *m, int k, void *arg, sim_error *err) {
@@ -213,7 +214,7 @@ static sim_status job_read_state(multi_backend *m, int k, void *arg, sim_error *
 
 static sim_status job_export(multi_backend *m, int k, void *arg, sim_error *err) {
     const read_args *a = arg;
-    return sim_backend_export_positions(m->member[k], a->pos, a->speed, a->on_device, err);
+    return sim_backend_export_sample(m->member[k], a->every, a->pos, a->speed, a->on_device, err);
 }
 
 static sim_status job_capture(multi_backend *m, int k, void *arg, sim_error *err) {
@@ -329,7 +330,7 @@ static sim_status multi_set_state(sim_backend *base, const sim_state *s, sim_err
 
 static sim_status multi_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces,
                                    sim_error *err) {
-    read_args a = {out, forces, NULL, NULL, 0, NULL};
+    read_args a = {out, forces, NULL, NULL, 0, NULL, 1};
     return run_one(as_multi(base), 0, job_read_state, &a, err);
 }
 
@@ -337,7 +338,7 @@ sim_status sim_multi_read_rank(sim_backend *base, int k, sim_state *out, sim_vec
                                sim_error *err) {
     multi_backend *m = as_multi(base);
     SIM_ASSERT(base->ops == &multi_ops && k >= 0 && k < m->local);
-    read_args a = {out, forces, NULL, NULL, 0, NULL};
+    read_args a = {out, forces, NULL, NULL, 0, NULL, 1};
     return run_one(m, k, job_read_state, &a, err);
 }
 
@@ -374,14 +375,14 @@ static sim_status multi_energy(sim_backend *base, sim_energy *e, sim_error *err)
     return SIM_OK;
 }
 
-static sim_status multi_export(sim_backend *base, sim_vec4f *pos, float *speed, int on_device,
-                               sim_error *err) {
-    read_args a = {NULL, NULL, pos, speed, on_device, NULL};
+static sim_status multi_export(sim_backend *base, uint32_t every, sim_vec4f *pos, float *speed,
+                               int on_device, sim_error *err) {
+    read_args a = {NULL, NULL, pos, speed, on_device, NULL, every};
     return run_one(as_multi(base), 0, job_export, &a, err);
 }
 
 static sim_status multi_capture(sim_backend *base, sim_capture *c, sim_error *err) {
-    read_args a = {NULL, NULL, NULL, NULL, 0, c};
+    read_args a = {NULL, NULL, NULL, NULL, 0, c, 1};
     return run_one(as_multi(base), 0, job_capture, &a, err);
 }
 

@@ -119,8 +119,8 @@ double sim_cpu_atm_list_work(const cpu_backend *b);
 /* cpu_export.c: the sim_backend ops that read */
 sim_status sim_cpu_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces, sim_error *err);
 sim_status sim_cpu_energy(sim_backend *base, sim_energy *e, sim_error *err);
-sim_status sim_cpu_export_positions(sim_backend *base, sim_vec4f *pos, float *speed, int on_device,
-                                    sim_error *err);
+sim_status sim_cpu_export_positions(sim_backend *base, uint32_t every, sim_vec4f *pos, float *speed,
+                                    int on_device, sim_error *err);
 sim_status sim_cpu_capture(sim_backend *base, sim_capture *c, sim_error *err);
 sim_status sim_cpu_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint64_t *count,
                               sim_error *err);

@@ -30,9 +30,21 @@ sim_status sim_cpu_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     return SIM_OK;
 }
 
-sim_status sim_cpu_export_positions(sim_backend *base, sim_vec4f *pos, float *speed, int on_device,
-                                    sim_error *err) {
-    sim_state_to_floats(&sim_cpu_of(base)->st, NULL, pos, NULL, NULL, NULL, speed);
+sim_status sim_cpu_export_positions(sim_backend *base, uint32_t every, sim_vec4f *pos, float *speed,
+                                    int on_device, sim_error *err) {
+    const sim_state *st = &sim_cpu_of(base)->st;
+    if (every == 1) {
+        sim_state_to_floats(st, NULL, pos, NULL, NULL, NULL, speed);
+        return SIM_OK;
+    }
+    const uint32_t count = sim_sample_count(st->n, every);
+    for (uint32_t k = 0; k < count; ++k) {
+        const sim_vec4d p = st->pos[(size_t)k * every], v = st->vel[(size_t)k * every];
+        pos[k] = (sim_vec4f){(float)p.x, (float)p.y, (float)p.z, (float)p.w};
+        if (speed != NULL) {
+            speed[k] = (float)sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
+        }
+    }
     return SIM_OK;
 }
 

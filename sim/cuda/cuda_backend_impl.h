@@ -182,8 +182,8 @@ void sim_cuda_counts(const cuda_backend *b, const sim_step_shape *f, sim_step_co
 sim_status sim_cuda_read_state(sim_backend *base, sim_state *out, sim_vec3d *forces,
                                sim_error *err);
 sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err);
-sim_status sim_cuda_export_positions(sim_backend *base, sim_vec4f *pos, float *speed, int on_device,
-                                     sim_error *err);
+sim_status sim_cuda_export_positions(sim_backend *base, uint32_t every, sim_vec4f *pos,
+                                     float *speed, int on_device, sim_error *err);
 sim_status sim_cuda_capture(sim_backend *base, sim_capture *c, sim_error *err);
 sim_status sim_cuda_tile_pairs(sim_backend *base, sim_tile2 *out, uint64_t cap, uint64_t *count,
                                sim_error *err);

@@ -14,52 +14,63 @@
 #include "cuda/pair_kernels.h"
 #include "cuda/triplet_kernels.h"
 
+/* Bodies read_state stages on the host at a time: 48 MB, where a whole state took 52 bytes a body
+ * beside the caller's copy. */
+#define READ_CHUNK (1u << 20)
+
+/* The state a chunk of slots at a time: the slots' positions, velocities and forces into a host
+ * staging buffer, then into the user's order through the body order (copied whole: 4 bytes a
+ * body). */
 static sim_status read_state_impl(cuda_backend *b, sim_state *out, sim_vec3d *forces,
                                   sim_error *err) {
     const uint32_t n = b->base.n;
     const uint32_t *d_perm = sim_cuda_body_order(b);
-    const size_t bytes = (size_t)n * sizeof(sim_vec4f);
-    sim_vec4f *h = (sim_vec4f *)malloc(3 * bytes + (size_t)n * sizeof(uint32_t));
-    if (h == nullptr) {
+    const size_t chunk = n < READ_CHUNK ? n : READ_CHUNK;
+    sim_vec4f *h = (sim_vec4f *)malloc(3 * (chunk ? chunk : 1) * sizeof(sim_vec4f));
+    uint32_t *perm = d_perm != nullptr ? (uint32_t *)malloc((n ? n : 1) * sizeof *perm) : nullptr;
+    if (h == nullptr || (d_perm != nullptr && perm == nullptr)) {
+        free(h);
+        free(perm);
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate host staging for %u bodies", n);
     }
-    uint32_t *perm = (uint32_t *)(h + 3 * (size_t)n);
     cudaStream_t s = b->streams.main;
-    cudaError_t e1 = cudaMemcpyAsync(h, b->bodies.pos, bytes, cudaMemcpyDeviceToHost, s);
-    cudaError_t e2 = cudaMemcpyAsync(h + n, b->bodies.vel, bytes, cudaMemcpyDeviceToHost, s);
-    cudaError_t e3 = forces != nullptr ? cudaMemcpyAsync(h + 2 * (size_t)n, b->bodies.force, bytes,
-                                                         cudaMemcpyDeviceToHost, s)
-                                       : cudaSuccess;
-    cudaError_t e5 = d_perm != nullptr ? cudaMemcpyAsync(perm, d_perm, (size_t)n * sizeof *perm,
-                                                         cudaMemcpyDeviceToHost, s)
-                                       : cudaSuccess;
-    cudaError_t e4 = cudaStreamSynchronize(s);
-    if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess || e4 != cudaSuccess ||
-        e5 != cudaSuccess) {
-        free(h);
-        SIM_CUDA_TRY(e1);
-        SIM_CUDA_TRY(e2);
-        SIM_CUDA_TRY(e3);
-        SIM_CUDA_TRY(e5);
-        SIM_CUDA_TRY(e4);
-    }
-    for (uint32_t k = 0; k < n; ++k) { /* slot k holds user body i */
-        const uint32_t i = d_perm != nullptr ? perm[k] : k;
-        const sim_vec4f p = h[k], v = h[n + k];
-        out->pos[i] = sim_vec4d{p.x, p.y, p.z, p.w};
-        out->vel[i] = sim_vec4d{v.x, v.y, v.z, v.w};
-        if (forces != nullptr) {
-            const sim_vec4f f = h[2 * (size_t)n + k];
-            forces[i] = sim_vec3d{f.x, f.y, f.z};
+    cudaError_t e = d_perm != nullptr ? cudaMemcpyAsync(perm, d_perm, (size_t)n * sizeof *perm,
+                                                        cudaMemcpyDeviceToHost, s)
+                                      : cudaSuccess;
+    for (size_t first = 0; e == cudaSuccess && first < n; first += chunk) {
+        const size_t count = n - first < chunk ? n - first : chunk, bytes = count * sizeof *h;
+        e = cudaMemcpyAsync(h, b->bodies.pos + first, bytes, cudaMemcpyDeviceToHost, s);
+        e = e == cudaSuccess ? cudaMemcpyAsync(h + chunk, b->bodies.vel + first, bytes,
+                                               cudaMemcpyDeviceToHost, s)
+                             : e;
+        e = e == cudaSuccess && forces != nullptr
+                ? cudaMemcpyAsync(h + 2 * chunk, b->bodies.force + first, bytes,
+                                  cudaMemcpyDeviceToHost, s)
+                : e;
+        e = e == cudaSuccess ? cudaStreamSynchronize(s) : e;
+        for (size_t k = 0; e == cudaSuccess && k < count; ++k) { /* slot first + k: body i */
+            const uint32_t i = perm != nullptr ? perm[first + k] : (uint32_t)(first + k);
+            const sim_vec4f p = h[k], v = h[chunk + k];
+            out->pos[i] = sim_vec4d{p.x, p.y, p.z, p.w};
+            out->vel[i] = sim_vec4d{v.x, v.y, v.z, v.w};
+            if (forces != nullptr) {
+                const sim_vec4f f = h[2 * chunk + k];
+                forces[i] = sim_vec3d{f.x, f.y, f.z};
+            }
         }
+    }
+    free(h);
+    if (e != cudaSuccess) {
+        free(perm);
+        SIM_CUDA_TRY(e);
     }
     /* spin (slot order, as the positions) and, with friction, the last step's histories (the
      * springs beside the lists' entries moved into the table first) */
     sim_status st = sim_cuda_fric_flush(b, err);
     if (st == SIM_OK) {
-        st = sim_gpu_friction_read(&b->fric, d_perm != nullptr ? perm : nullptr, out, s, err);
+        st = sim_gpu_friction_read(&b->fric, perm, out, s, err);
     }
-    free(h); /* perm lives in it */
+    free(perm);
     return st;
 }
 
@@ -139,27 +150,39 @@ sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     return SIM_OK;
 }
 
-sim_status sim_cuda_export_positions(sim_backend *base, sim_vec4f *pos, float *speed, int on_device,
-                                     sim_error *err) {
+/* An even sample (every > 1) is a strided copy of the bodies in the user's order: the 2-D copy's
+ * rows are the sampled bodies, its source pitch `every` bodies. */
+static sim_status copy_sample(void *dst, const void *src, size_t size, uint32_t every, size_t count,
+                              cudaMemcpyKind kind, cudaStream_t s, sim_error *err) {
+    if (every == 1) {
+        SIM_CUDA_TRY(cudaMemcpyAsync(dst, src, count * size, kind, s));
+    } else {
+        SIM_CUDA_TRY(cudaMemcpy2DAsync(dst, size, src, (size_t)every * size, size, count, kind, s));
+    }
+    return SIM_OK;
+}
+
+sim_status sim_cuda_export_positions(sim_backend *base, uint32_t every, sim_vec4f *pos,
+                                     float *speed, int on_device, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     cudaStream_t s = b->streams.main;
-    const size_t n = base->n;
+    const size_t count = sim_sample_count(base->n, every);
     const uint32_t *perm = sim_cuda_body_order(b);
-    if (on_device) {
+    if (on_device && every == 1) {
         SIM_TRY(sim_gpu_export(&b->bodies, perm, pos, speed, s, err));
     } else {
         /* Bodies in user order on the device first when they are sorted: pos_alt is scratch
          * between steps. */
+        const cudaMemcpyKind kind = on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
         const sim_vec4f *src = b->bodies.pos;
         if (perm != nullptr) {
             SIM_TRY(sim_gpu_export(&b->bodies, perm, b->cull.pos_alt, nullptr, s, err));
             src = b->cull.pos_alt;
         }
-        SIM_CUDA_TRY(cudaMemcpyAsync(pos, src, n * sizeof *pos, cudaMemcpyDeviceToHost, s));
+        SIM_TRY(copy_sample(pos, src, sizeof *pos, every, count, kind, s, err));
         if (speed != nullptr) {
             SIM_TRY(sim_gpu_export(&b->bodies, perm, nullptr, b->d_speed, s, err));
-            SIM_CUDA_TRY(
-                cudaMemcpyAsync(speed, b->d_speed, n * sizeof *speed, cudaMemcpyDeviceToHost, s));
+            SIM_TRY(copy_sample(speed, b->d_speed, sizeof *speed, every, count, kind, s, err));
         }
     }
     SIM_CUDA_TRY(cudaStreamSynchronize(s));

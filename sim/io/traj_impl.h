@@ -111,9 +111,15 @@ typedef struct traj_body {
     double pos[3], vel[3], radius, mass, force[3], spin[3];
 } traj_body;
 
-/* Body i of frame f: from its double arrays when it has them (pos_d), else its float arrays;
- * absent forces and spins are zeros. */
+/* Body i of frame f (entry f->slot_of[i] of its arrays when it has slot_of): from its double
+ * arrays when it has them (pos_d), else its float arrays; absent forces and spins are zeros. */
 void traj_frame_body(const sim_traj_frame *f, uint32_t i, traj_body *b);
+
+/* Bodies a NetCDF frame is converted and written in at a time (each body read once, its float32
+ * triples into a buffer of this many per variable, a hyperslab each): the file is the same
+ * whatever the chunk. A variable, not a constant, so that tests write frames of several chunks at
+ * small N. */
+extern uint32_t traj_netcdf_chunk;
 
 /* Writes v like printf("%.9g") (9 significant digits: enough to give every float back exactly),
  * about five times faster. Returns the characters written (at most 15, no terminator). */

@@ -62,6 +62,9 @@ int traj_netcdf_version(uint64_t n) {
     return n <= TRAJ_NETCDF_CDF2_MAX_N ? 2 : 5;
 }
 
+/* 1M bodies: 48 MB of float32 triples, large writes, little memory. */
+uint32_t traj_netcdf_chunk = 1u << 20;
+
 #ifdef NBSIM_HAVE_NETCDF
 
 #include <errno.h>
@@ -77,8 +80,9 @@ typedef struct {
     int ncid, open;
     int v_time, v_step, v_box, v_cell_origin, v_cell_lengths, v_cell_angles;
     int v_coordinates, v_velocities, v_forces, v_radius, v_mass, v_id, v_omega;
-    float *buf;           /* 3n floats: one vector variable of one frame */
-    int *id;              /* 1..n, every frame's ids */
+    uint32_t chunk;       /* bodies converted and written at a time (traj_netcdf_chunk) */
+    float *buf;           /* 4 x 3 chunk floats: a chunk of each vector variable of a frame */
+    int *id;              /* a chunk of every frame's ids 1..n */
     float *radius, *mass; /* as stored (frame 0), to refuse frames where they changed */
     uint64_t good_size;   /* file size after the last complete frame [bytes] */
     int version;          /* 2: CDF-2, 5: CDF-5 (traj_netcdf_version) */
@@ -241,27 +245,38 @@ static sim_status nc_write(sim_traj_writer *w, const sim_traj_frame *f, sim_erro
             }
         }
     }
-    const size_t start3[3] = {k, 0, 0}, count3[3] = {1, n, 3};
     const int vars[4] = {nc->v_coordinates, nc->v_velocities, nc->v_forces, nc->v_omega};
     static const char *const names[4] = {"coordinates", "velocities", "forces", "omega"};
-    for (int v = 0; v < (w->spin ? 4 : 3); ++v) {
-        for (uint32_t i = 0; i < n; ++i) {
+    const int nvars = w->spin ? 4 : 3;
+    for (uint32_t first = 0; first < n; first += nc->chunk) { /* each body read once */
+        const uint32_t count = n - first < nc->chunk ? n - first : nc->chunk;
+        for (uint32_t c = 0; c < count; ++c) {
             traj_body body;
-            traj_frame_body(f, i, &body);
-            const double *src = v == 0   ? body.pos
-                                : v == 1 ? body.vel
-                                : v == 2 ? body.force
-                                         : body.spin;
-            for (int a = 0; a < 3; ++a) {
-                nc->buf[3 * (size_t)i + (size_t)a] = (float)src[a]; /* float32: the convention's */
+            traj_frame_body(f, first + c, &body);
+            const double *src[4] = {body.pos, body.vel, body.force, body.spin};
+            for (int v = 0; v < nvars; ++v) {
+                float *out = nc->buf + 3 * ((size_t)v * nc->chunk + c);
+                for (int a = 0; a < 3; ++a) { /* float32: the convention's */
+                    out[a] = (float)src[v][a];
+                }
             }
         }
-        what = names[v];
-        NC_TRY(nc_put_vara_float(nc->ncid, vars[v], start3, count3, nc->buf));
+        const size_t start3[3] = {k, first, 0}, count3[3] = {1, count, 3};
+        for (int v = 0; v < nvars; ++v) {
+            what = names[v];
+            NC_TRY(nc_put_vara_float(nc->ncid, vars[v], start3, count3,
+                                     nc->buf + 3 * (size_t)v * nc->chunk));
+        }
     }
-    const size_t id_start[2] = {k, 0}, id_count[2] = {1, n};
     what = "id";
-    NC_TRY(nc_put_vara_int(nc->ncid, nc->v_id, id_start, id_count, nc->id));
+    for (uint32_t first = 0; first < n; first += nc->chunk) {
+        const uint32_t count = n - first < nc->chunk ? n - first : nc->chunk;
+        for (uint32_t c = 0; c < count; ++c) {
+            nc->id[c] = (int)(first + c + 1); /* NC_INT: exact up to 2^31 - 1 bodies */
+        }
+        const size_t id_start[2] = {k, first}, id_count[2] = {1, count};
+        NC_TRY(nc_put_vara_int(nc->ncid, nc->v_id, id_start, id_count, nc->id));
+    }
     const size_t start2[1] = {k};
     const double step = (double)f->step; /* exact up to 2^53 steps */
     what = "time and step";
@@ -415,15 +430,13 @@ static sim_status open_version(sim_traj_writer *w, int version, sim_error *err) 
     w->nc = nc;
     const uint32_t n = w->n;
     SIM_TRY(nc_define(nc, w->path, n, w->spin, w->has_params ? &w->params : NULL, version, err));
-    nc->buf = malloc((size_t)n * 3 * sizeof *nc->buf);
-    nc->id = malloc((size_t)n * sizeof *nc->id);
+    nc->chunk = traj_netcdf_chunk < n ? traj_netcdf_chunk : n;
+    nc->buf = malloc((size_t)nc->chunk * 4 * 3 * sizeof *nc->buf);
+    nc->id = malloc((size_t)nc->chunk * sizeof *nc->id);
     nc->radius = malloc((size_t)n * sizeof *nc->radius);
     nc->mass = malloc((size_t)n * sizeof *nc->mass);
     if (nc->buf == NULL || nc->id == NULL || nc->radius == NULL || nc->mass == NULL) {
         return sim_fail(err, SIM_OUT_OF_MEMORY, "'%s': no memory for %u bodies", w->path, n);
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-        nc->id[i] = (int)(i + 1);
     }
     return SIM_OK;
 }

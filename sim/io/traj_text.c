@@ -267,8 +267,9 @@ static void put3(double out[3], double x, double y, double z) {
     out[2] = z;
 }
 
-void traj_frame_body(const sim_traj_frame *f, uint32_t i, traj_body *b) {
+void traj_frame_body(const sim_traj_frame *f, uint32_t body, traj_body *b) {
     memset(b, 0, sizeof *b);
+    const uint32_t i = f->slot_of != NULL ? f->slot_of[body] : body;
     if (f->pos_d != NULL) {
         const sim_vec4d p = f->pos_d[i], v = f->vel_d[i];
         put3(b->pos, p.x, p.y, p.z);

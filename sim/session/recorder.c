@@ -38,8 +38,11 @@ struct sim_dump {
     int doubles; /* frames are the backend's state read whole (below), in double */
     sim_traj_writer *writer;
     dump_slot slot[DUMP_SLOTS];
-    sim_vec4f *user_pos, *user_vel, *user_force, *user_spin; /* reordering targets, when a
-                                                                backend needs them */
+    /* A backend that keeps its bodies in sorted slots: the frame is written from the capture's
+     * slots, body i from slot_of[i] (4 bytes a body, where a reordered copy took 64), and the
+     * spin in slots when the capture holds it in the user's order (slot_spin) */
+    uint32_t *slot_of;
+    sim_vec4f *slot_spin;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t queued, freed;
@@ -51,7 +54,7 @@ struct sim_dump {
     sim_dump_stats stats;
 };
 
-/* The writer's frame: wait for the copies, put bodies in user order, write. */
+/* The writer's frame: wait for the copies, write the bodies in the user's order. */
 static sim_status write_slot(sim_dump *d, dump_slot *s, sim_error *err) {
     if (d->doubles) {
         const sim_traj_frame f = {.n = d->n,
@@ -68,26 +71,37 @@ static sim_status write_slot(sim_dump *d, dump_slot *s, sim_error *err) {
         return sim_traj_writer_write(d->writer, &f, err);
     }
     SIM_TRY(sim_capture_wait(&s->cap, err));
-    if (s->cap.has_order && d->user_pos == NULL) {
-        const size_t bytes = (size_t)d->n * sizeof(sim_vec4f);
-        d->user_pos = malloc(bytes);
-        d->user_vel = malloc(bytes);
-        d->user_force = malloc(bytes);
-        d->user_spin = malloc(bytes);
-        if (d->user_pos == NULL || d->user_vel == NULL || d->user_force == NULL ||
-            d->user_spin == NULL) {
-            return sim_fail(err, SIM_OUT_OF_MEMORY, "dump '%s': no memory to reorder %u bodies",
-                            d->path, d->n);
-        }
-    }
+    const sim_capture *c = &s->cap;
     sim_traj_frame f = {.n = d->n,
                         .step = s->step,
                         .time = s->time,
                         .box_half = s->box_half,
-                        .periodic = s->periodic};
-    sim_capture_user_order(&s->cap, d->user_pos, d->user_vel, d->user_force, &f.pos, &f.vel,
-                           &f.force);
-    f.spin = sim_capture_user_spin(&s->cap, d->user_spin);
+                        .periodic = s->periodic,
+                        .pos = c->pos,
+                        .vel = c->vel,
+                        .force = c->force,
+                        .spin = c->spin};
+    if (c->has_order) {
+        if (d->slot_of == NULL) {
+            d->slot_of = malloc((size_t)d->n * sizeof *d->slot_of);
+        }
+        if (c->spin_user_order && d->slot_spin == NULL) {
+            d->slot_spin = malloc((size_t)d->n * sizeof *d->slot_spin);
+        }
+        if (d->slot_of == NULL || (c->spin_user_order && d->slot_spin == NULL)) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY,
+                            "dump '%s': no memory for the order of %u bodies", d->path, d->n);
+        }
+        for (uint32_t slot = 0; slot < d->n; ++slot) { /* slot holds user body order[slot] */
+            SIM_ASSERT(c->order[slot] < d->n);
+            d->slot_of[c->order[slot]] = slot;
+        }
+        for (uint32_t slot = 0; c->spin_user_order && slot < d->n; ++slot) {
+            d->slot_spin[slot] = c->spin[c->order[slot]];
+        }
+        f.slot_of = d->slot_of;
+        f.spin = c->spin_user_order ? d->slot_spin : c->spin;
+    }
     return sim_traj_writer_write(d->writer, &f, err);
 }
 
@@ -148,10 +162,8 @@ static void free_dump(sim_dump *d) {
         sim_state_free(&d->slot[i].bodies);
         free(d->slot[i].force);
     }
-    free(d->user_pos);
-    free(d->user_vel);
-    free(d->user_force);
-    free(d->user_spin);
+    free(d->slot_of);
+    free(d->slot_spin);
     free(d);
 }
 

@@ -153,6 +153,11 @@ sim_status sim_session_export_positions(sim_session *s, sim_vec4f *pos, float *s
     return sim_backend_export_positions(s->backend, pos, speed, on_device, err);
 }
 
+sim_status sim_session_export_sample(sim_session *s, uint32_t every, sim_vec4f *pos, float *speed,
+                                     int on_device, sim_error *err) {
+    return sim_backend_export_sample(s->backend, every, pos, speed, on_device, err);
+}
+
 sim_status sim_session_set_maps(sim_session *s, sim_pair_choice pm, sim_triplet_map tm,
                                 sim_error *err) {
     const sim_status st = sim_backend_set_maps(s->backend, pm, tm, err);
@@ -207,6 +212,12 @@ sim_status sim_session_mean_height(sim_session *s, double *height, sim_error *er
 }
 
 sim_status sim_session_angular_speeds(sim_session *s, float *out, sim_error *err) {
+    return sim_session_angular_speeds_sample(s, 1, out, err);
+}
+
+sim_status sim_session_angular_speeds_sample(sim_session *s, uint32_t every, float *out,
+                                             sim_error *err) {
+    SIM_ASSERT(every >= 1);
     const uint32_t n = s->initial.n;
     if (s->spin_cap < n) {
         sim_vec4d *grown = realloc(s->spin, (size_t)n * sizeof *grown);
@@ -217,9 +228,9 @@ sim_status sim_session_angular_speeds(sim_session *s, float *out, sim_error *err
         s->spin_cap = n;
     }
     SIM_TRY(sim_backend_read_spin(s->backend, s->spin, err));
-    for (uint32_t i = 0; i < n; ++i) {
-        const sim_vec4d w = s->spin[i];
-        out[i] = (float)sqrt(w.x * w.x + w.y * w.y + w.z * w.z);
+    for (uint32_t k = 0; k < sim_sample_count(n, every); ++k) {
+        const sim_vec4d w = s->spin[(size_t)k * every];
+        out[k] = (float)sqrt(w.x * w.x + w.y * w.y + w.z * w.z);
     }
     return SIM_OK;
 }

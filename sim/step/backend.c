@@ -232,11 +232,16 @@ sim_status sim_backend_energy(sim_backend *b, sim_energy *e, sim_error *err) {
 
 sim_status sim_backend_export_positions(sim_backend *b, sim_vec4f *pos, float *speed, int on_device,
                                         sim_error *err) {
-    SIM_ASSERT(b != NULL && pos != NULL);
+    return sim_backend_export_sample(b, 1, pos, speed, on_device, err);
+}
+
+sim_status sim_backend_export_sample(sim_backend *b, uint32_t every, sim_vec4f *pos, float *speed,
+                                     int on_device, sim_error *err) {
+    SIM_ASSERT(b != NULL && pos != NULL && every >= 1);
     if (on_device && b->config.kind != SIM_BACKEND_CUDA) {
         return sim_fail(err, SIM_UNSUPPORTED, "device export needs the CUDA backend");
     }
-    return b->ops->export_positions(b, pos, speed, on_device, err);
+    return b->ops->export_positions(b, every, pos, speed, on_device, err);
 }
 
 sim_status sim_backend_capture_alloc(const sim_backend *b, sim_capture *c, sim_error *err) {

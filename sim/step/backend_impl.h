@@ -23,8 +23,9 @@ typedef struct sim_backend_ops {
     sim_status (*set_state)(sim_backend *b, const sim_state *s, sim_error *err);
     sim_status (*read_state)(sim_backend *b, sim_state *out, sim_vec3d *forces, sim_error *err);
     sim_status (*energy)(sim_backend *b, sim_energy *e, sim_error *err);
-    sim_status (*export_positions)(sim_backend *b, sim_vec4f *pos, float *speed, int on_device,
-                                   sim_error *err);
+    /* Bodies 0, every, 2 every, ... (sim_backend_export_sample). */
+    sim_status (*export_positions)(sim_backend *b, uint32_t every, sim_vec4f *pos, float *speed,
+                                   int on_device, sim_error *err);
     /* Enqueues copies of pos / vel / force into c (capture.h); sets c->pending, c->has_order. */
     sim_status (*capture)(sim_backend *b, sim_capture *c, sim_error *err);
     /* Called after b->config.cull changed (already set); may refuse (then it is reverted). */
