@@ -9,6 +9,7 @@
 #include "nbsim/size_limits.h"
 #include "cull/triplet_cull.h"
 #include "nlist/atm_list.h"
+#include "space/space.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -345,7 +346,7 @@ static sim_status check_multi(const sim_backend_config *c, sim_error *err) {
                         "ranks",
                         m->rank, m->rank + m->local - 1, m->world, m->device, SIM_MAX_RANKS);
     }
-    if (c->kind == SIM_BACKEND_CPU && m->local != m->world) {
+    if (c->kind == SIM_BACKEND_CPU && m->local != m->world && !m->space) {
         return sim_fail(err, SIM_UNSUPPORTED,
                         "the CPU reference splits its work over threads of one process only");
     }
@@ -415,9 +416,13 @@ sim_status sim_backend_create(const sim_backend_config *config, const sim_params
     SIM_TRY(sim_periodic_check(params, params->periodic ? sim_state_max_radius(initial) : 0.0,
                                err));
     SIM_TRY(check_multi(config, err));
-    SIM_TRY(check_friction(config, params, err));
+    if (!config->multi.space) { /* the split in space says what it refuses itself */
+        SIM_TRY(check_friction(config, params, err));
+    }
     sim_status st;
-    if (config->multi.world > 1) {
+    if (config->multi.world > 1 && config->multi.space) {
+        st = sim_space_backend_create(config, params, initial, out, err);
+    } else if (config->multi.world > 1) {
         st = sim_multi_backend_create(config, params, initial, out, err);
     } else if (config->kind == SIM_BACKEND_CPU) {
         st = sim_cpu_backend_create(config, params, initial, NULL, out, err);
@@ -604,6 +609,9 @@ sim_status sim_backend_sum_over_processes(sim_backend *b, double *v, size_t coun
     const sim_multi_config *m = &b->config.multi;
     if (m->world <= 1 || m->local >= m->world) {
         return SIM_OK;
+    }
+    if (m->space) {
+        return sim_space_sum_over_processes(b, v, count, err);
     }
     return sim_multi_sum_over_processes(b, v, count, err);
 }

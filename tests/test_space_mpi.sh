@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The CPU reference split in space over MPI (sim/space/space.h): mpirun -np 1..4 nbsim --backend
+# cpu --decompose space saves the state one rank saves, to rounding (compare_states.py), for a
+# gas, a pile under gravity and walls, and a box periodic on every axis, with rank counts that do
+# not divide the bodies; what it cannot run is refused on every rank in one line, with one exit
+# status. Skips (77) in a build without MPI.
+nbsim=$1
+compare=$(cd "$(dirname "$0")" && pwd)/compare_states.py
+. "$(dirname "$0")/cli_lib.sh"
+unset OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID SLURM_NTASKS \
+  SLURM_STEP_NUM_TASKS
+if ! command -v mpiexec >/dev/null ||
+   ! "$nbsim" --version | grep -q "MPI (NCCL id under mpirun) yes"; then
+  echo "no MPI in this build: skipped"
+  exit 77
+fi
+# Open MPI refuses root and more processes than cores unless told (CI runs as root on 2 cores).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi() { # mpi R ARGS...: nbsim on R ranks, one thread each; its exit status
+  local r=$1; shift
+  timeout 60 mpiexec -n "$r" "$nbsim" --backend cpu --threads 1 --quiet "$@" </dev/null
+}
+
+# Tolerances: a body's force is summed in another order on each rank count (its contacts come
+# from own bodies and ghosts), so the runs agree to rounding, which a few hundred steps of
+# contacts grow to ~1e-12 m; 1e-9 m and 1e-7 of the largest force leave room and still catch
+# a missing contact (its force is ~1e-3 of the largest and moves its bodies far more).
+check() { # check LABEL ARGS...: one rank, then 2, 3 and 4, compared
+  local label=$1; shift
+  if ! "$nbsim" --backend cpu --threads 1 --quiet "$@" --save-state one.txt >out.txt 2>err.txt; then
+    fail "$label, one rank: $(head -c 300 err.txt)"
+    return
+  fi
+  for r in 1 2 3 4; do
+    rm -f split.txt
+    if mpi "$r" --decompose space "$@" --save-state split.txt >out.txt 2>err.txt &&
+       python3 "$compare" "$label $r" one.txt split.txt --max-dx 1e-9 --max-df 1e-7 >cmp.txt; then
+      ok
+    else
+      fail "$label on $r ranks: $(head -c 300 err.txt) $(cat cmp.txt 2>/dev/null)"
+    fi
+  done
+}
+
+check gas --scene gas --n 1001 --frames 4 --steps-per-frame 25
+check pile --scene pile --n 999 --frames 6 --steps-per-frame 25
+check periodic --scene gas --n 1003 --periodic xyz --frames 4 --steps-per-frame 25
+
+# Bad input: the same one line on every rank and one exit status.
+refused() { # refused CODE PATTERN R ARGS...
+  local want=$1 pattern=$2 r=$3; shift 3
+  mpi "$r" "$@" >out.txt 2>err.txt
+  local got=$?
+  local lines; lines=$(grep -c "^nbsim: " err.txt)
+  if [ "$got" -eq "$want" ] && [ "$lines" -eq "$r" ] &&
+     [ "$(grep -c -- "$pattern" err.txt)" -eq "$r" ]; then
+    ok
+  else
+    fail "$* on $r ranks -> exit $got (want $want), $lines lines: $(head -c 400 err.txt)"
+  fi
+}
+refused 2 "less than one halo" 4 --decompose space --scene gas --n 8 --triplets off --frames 1
+refused 2 "friction" 2 --decompose space --scene pile --n 200 --frames 1 --friction 0.5
+refused 2 "trajectories of a run split in space" 2 --scene gas --n 200 --frames 1 --dump t.xyz
+refused 2 "replicates over threads" 2 --decompose replicate --scene gas --n 200 --frames 1
+finish
