@@ -24,7 +24,8 @@ extern "C" {
 /* 1 when this build can split space (it found MPI). */
 int sim_space_available(void);
 
-/* What the spatial split cannot run yet, as one line naming it (SIM_UNSUPPORTED), or SIM_OK. */
+/* What the spatial split cannot run yet, as one line naming it (SIM_BAD_ARGUMENT: the user's
+ * settings, exit 2), or SIM_OK. */
 sim_status sim_space_check(const sim_backend_config *c, const sim_params *p, sim_error *err);
 
 /* config->multi.space: this process's rank of config->multi.world, every rank holding the whole

@@ -902,23 +902,23 @@ void sim_space_balance(const sim_backend *b, char *out, size_t cap) {
 
 sim_status sim_space_check(const sim_backend_config *c, const sim_params *p, sim_error *err) {
     if (c->kind != SIM_BACKEND_CPU) {
-        return sim_fail(err, SIM_UNSUPPORTED,
+        return sim_fail(err, SIM_BAD_ARGUMENT,
                         "--decompose space: the spatial split runs the CPU backend only so far "
                         "(--backend cpu)");
     }
     if (!sim_config_culls(c)) {
-        return sim_fail(err, SIM_UNSUPPORTED,
+        return sim_fail(err, SIM_BAD_ARGUMENT,
                         "--decompose space needs culled contacts (--cull on): a brute-force sweep "
                         "touches every pair, which no slab holds");
     }
     if (sim_params_have_friction(p)) {
-        return sim_fail(err, SIM_UNSUPPORTED,
+        return sim_fail(err, SIM_BAD_ARGUMENT,
                         "--decompose space: friction (friction %g, rolling_friction %g) is not "
                         "split in space yet (its springs do not migrate)",
                         p->friction, p->rolling_friction);
     }
     if (p->triplets) {
-        return sim_fail(err, SIM_UNSUPPORTED,
+        return sim_fail(err, SIM_BAD_ARGUMENT,
                         "--decompose space: triplet (ATM) forces are not split in space yet "
                         "(--triplets off)");
     }
