@@ -53,6 +53,24 @@ check pile --scene pile --n 999 --gravity 0,-5000,0 --triplets off --frames 6 --
 check periodic --scene gas --n 1003 --box 10.8 --periodic xyz --triplets off --frames 10 \
   --steps-per-frame 100
 
+# The energies, reduced over the ranks, are one rank's: the log's kinetic, potential and total
+# (columns found by name, printed to 9 digits) within 1e-7 of their size, frame by frame.
+energies() { # energies LOG: kinetic potential total, a frame a line
+  awk -F, 'NR == 1 { for (c = 1; c <= NF; ++c) col[$c] = c; next }
+    { print $col["kinetic"], $col["potential"], $col["total_energy"] }' "$1"
+}
+pile_args="--scene pile --n 999 --gravity 0,-5000,0 --triplets off --frames 6 --steps-per-frame 50"
+if "$nbsim" --backend cpu --threads 1 --quiet $pile_args --log one.csv >/dev/null 2>err.txt &&
+   mpi 3 $pile_args --log three.csv >/dev/null 2>>err.txt &&
+   paste -d' ' <(energies one.csv) <(energies three.csv) | awk '
+     { for (k = 1; k <= 3; ++k) { a = $k; b = $(k + 3); m = (a < 0 ? -a : a) + 1e-300;
+         if ((a - b) > 1e-7 * m || (b - a) > 1e-7 * m) bad = 1 } ++rows }
+     END { exit (bad || rows != 6) }'; then
+  ok
+else
+  fail "energies on 3 ranks: $(head -c 300 err.txt) $(paste one.csv three.csv | head -3)"
+fi
+
 # Bad input: the same one line on every rank and one exit status.
 refused() { # refused CODE PATTERN R ARGS...
   local want=$1 pattern=$2 r=$3; shift 3

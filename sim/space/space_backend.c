@@ -844,7 +844,7 @@ sim_status sim_space_backend_create(const sim_backend_config *c, const sim_param
         space_destroy(&s->base);
         return st;
     }
-    snprintf(s->base.device_name, sizeof s->base.device_name, "%.80s, rank %d of %d in space",
+    snprintf(s->base.device_name, sizeof s->base.device_name, "%.80s: rank %d of %d in space",
              sim_backend_device_name(s->loc), rank, world);
     *out = &s->base;
     return SIM_OK;
