@@ -53,6 +53,16 @@ check pile --scene pile --n 999 --gravity 0,-5000,0 --triplets off --frames 6 --
 check periodic --scene gas --n 1003 --box 10.8 --periodic xyz --triplets off --frames 10 \
   --steps-per-frame 100
 
+# The summary says how the bodies were split: own bodies (about N / 2) and ghosts per rank.
+if mpi 2 --decompose space --scene gas --n 600 --triplets off --frames 2 --summary sum.json \
+     >/dev/null 2>err.txt &&
+   grep -Eq '"ranks": "space split over 2 ranks along [xyz]: own bodies (29|30)[0-9]\.\.' \
+     sum.json; then
+  ok
+else
+  fail "summary of 2 ranks: $(head -c 300 err.txt) $(grep ranks sum.json)"
+fi
+
 # The energies, reduced over the ranks, are one rank's: the log's kinetic, potential and total
 # (columns found by name, printed to 9 digits) within 1e-7 of their size, frame by frame.
 energies() { # energies LOG: kinetic potential total, a frame a line

@@ -259,6 +259,10 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
             strcmp(end->stop, "interrupted") == 0 ? "true" : "false", end->wall_s);
     fprintf(f, "  \"backend\": \"%s\",\n  \"gpus\": %d,\n  \"device\": ", s->backend, s->gpus);
     put_json_string(f, s->device);
+    if (s->decomposition != NULL && s->decomposition[0]) {
+        fprintf(f, ",\n  \"ranks\": ");
+        put_json_string(f, s->decomposition);
+    }
     fprintf(f, ",\n  \"pair_map\": \"%s\",\n  \"triplet_map\": \"%s\",\n  \"tile\": %u,\n",
             sim_pair_choice_name(c->pair_map),
             s->params.triplets ? sim_triplet_map_name(c->triplet_map) : "off", c->tile);

@@ -399,9 +399,9 @@ void sim_space_balance(const sim_backend *b, char *out, size_t cap) {
     const space_backend *s = (const space_backend *)b;
     snprintf(out, cap,
              "space split over %d ranks along %s: own bodies %.0f..%.0f, ghosts %.0f..%.0f per "
-             "rank; %llu cuts",
+             "rank; cut %llu time%s",
              s->world, sim_space_axis_name(s->axis), s->bal[0], s->bal[1], s->bal[2], s->bal[3],
-             (unsigned long long)s->cuts_made);
+             (unsigned long long)s->cuts_made, s->cuts_made == 1 ? "" : "s");
 }
 
 #else /* no MPI */
