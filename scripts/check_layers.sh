@@ -12,6 +12,10 @@
 #   viewer->app      viewer/ includes nothing of app/ (app -> viewer is the allowed direction)
 #   capture          only the library calls sim_backend_capture*: trajectories are recorded
 #                    through the session (sim_session_dump_start), never by a program itself
+#   sim-order        inside sim/, a folder includes only its own files and those of the folders
+#                    below it in SIM_ORDER (below, lowest first); a folder of sim/ with sources
+#                    must have its place there. scripts/layer_refs.py checks the calls between
+#                    files against the same order.
 #
 # An include "X" is resolved the way the compiler would find it on any of the project's include
 # paths: beside the including file first, then include/, then sim/ (spelled from sim/, as the
@@ -24,6 +28,9 @@
 #                                            check that each is caught, and a clean tree passes
 set -euo pipefail
 
+# The folders of sim/, lowest first (ARCHITECTURE.md says what each holds and why this order).
+SIM_ORDER="core maps physics io multi gpu cull nlist step cpu cuda space backends session"
+
 check() {
   local root=$1
   cd "$root"
@@ -32,7 +39,12 @@ check() {
   local files
   files=$(find . \( -path './build*' -o -path './.*' \) -prune -o -type f -print | sed 's|^\./||' |
           LC_ALL=C sort)
-  printf '%s\n' "$files" | awk '
+  printf '%s\n' "$files" | awk -v order="$SIM_ORDER" '
+    # The folder of sim/ a path is in ("" outside sim/ or at its top).
+    function folder(p,    parts) {
+      if (split(p, parts, "/") < 3 || parts[1] != "sim") return ""
+      return parts[2]
+    }
     function layer(p) {
       if (p ~ /^sim\//) return "sim"
       if (p ~ /^include\//) return "include"
@@ -93,10 +105,13 @@ check() {
     }
     { all[++nfiles] = $0; exists[$0] = 1 }
     END {
+      nranks = split(order, names, " ")
+      for (k = 1; k <= nranks; ++k) rank[names[k]] = k
       for (i = 1; i <= nfiles; ++i) {
         f = all[i]
         if (f !~ /\.(c|h|cu|cuh|cc|cpp|hpp)$/) continue
         from = layer(f)
+        ff = folder(f)
         line = 0
         while ((getline text < f) > 0) {
           ++line
@@ -107,6 +122,11 @@ check() {
           }
           if (text !~ /^[ \t]*#[ \t]*include[ \t]*[<"]/) continue
           ++includes
+          if (ff != "" && !(ff in rank) && !(ff in unplaced)) { # once, at its first include
+            unplaced[ff] = 1
+            report(f, line, "sim-order", "sim/" ff "/ has no place in SIM_ORDER " \
+                   "(scripts/check_layers.sh): put it above the folders it uses")
+          }
           spelled = text
           sub(/^[ \t]*#[ \t]*include[ \t]*/, "", spelled)
           quote = substr(spelled, 1, 1)
@@ -137,6 +157,12 @@ check() {
             report(f, line, "render->program", "#include " shown " is " target ": render/ " \
                    "holds GL primitives and knows nothing of app/ or viewer/")
           }
+          tf = folder(target)
+          if (ff != "" && tf != "" && ff != tf && (ff in rank) && (tf in rank) &&
+              rank[tf] > rank[ff]) {
+            report(f, line, "sim-order", "#include " shown " is " target ": sim/" tf "/ is " \
+                   "above sim/" ff "/ in SIM_ORDER (scripts/check_layers.sh)")
+          }
           if (from == "viewer" && to == "app") {
             report(f, line, "viewer->app", "#include " shown " is " target ": the viewer takes " \
                    "what it needs from the program as arguments (viewer/viewer.h)")
@@ -162,6 +188,7 @@ self_test() {
   scratch=$(mktemp -d)
   trap 'rm -rf "$scratch"' RETURN
   mkdir -p "$scratch"/{include/nbsim,sim/core,sim/cull,sim/session,app/run,viewer,render,tests}
+  printf '#include <stdint.h>\n' >"$scratch/sim/core/clock.h"
   printf '#include <stdint.h>\n' >"$scratch/include/nbsim/base.h"
   printf '#include "nbsim/base.h"\n' >"$scratch/include/nbsim/session.h"
   printf '#include "nbsim/base.h"\n' >"$scratch/sim/cull/cull.h"
@@ -192,6 +219,9 @@ self_test() {
     'render/bad2.c|#include "options.h"|render->program'
     'viewer/bad2.c|#include "options.h"|viewer->app'
     'app/run/dump.c|  sim_backend_capture(backend, &slot, err);|capture'
+    'sim/core/up.c|#include "cull/cull.h"|sim-order'
+    'sim/cull/up.h|#include "session/session.c"|sim-order'
+    'sim/newfolder/x.c|#include "core/clock.h"|sim-order'
   )
   local c file text rule
   for c in "${cases[@]}"; do

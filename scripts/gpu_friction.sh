@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # On a GPU machine, unattended, in about 3 minutes on an H100: friction on the CUDA backend
-# (sim/cuda/friction.h, docs/friction.md). test_gpu_friction first (every enumeration against
+# (sim/gpu/friction.h, docs/friction.md). test_gpu_friction first (every enumeration against
 # the CPU reference and the GPU's unculled sweep, save and resume, friction 0 bit for bit), then
 # friction on (mu 0.5, mu_r 0.1) against off in the same run, on issue 21's workloads:
 #   lattice 262,144   the `lattice` scene, tile 32, ltm

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — culling on the CPU reference (sim/cull/cull.h, sim/cull/cpu_cull.c): the Morton key, the float
- * box margin against the kernels' own contact test, and the culled pipeline against the full
- * sweep: the same set of touching pairs (exactly) and the same forces (summation order only) on
- * gas, pile and collide scenes made dense, with bodies on and past the walls, partial last
- * tiles, every map, every tile size, one and two passes, after re-sorts, culling toggled. */
+ * nbsim — culling on the CPU reference (sim/cull/cull.h, sim/cpu/cpu_cull.c): the Morton key,
+ * the float box margin against the kernels' own contact test, and the culled pipeline against
+ * the full sweep: the same set of touching pairs (exactly) and the same forces (summation order
+ * only) on gas, pile and collide scenes made dense, with bodies on and past the walls, partial
+ * last tiles, every map, every tile size, one and two passes, after re-sorts, culling toggled. */
 #include "nbsim/backend.h"
 #include "cull/cull.h"
 #include "physics/physics.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the ATM cut-off culled on the CPU reference (sim/cull/triplet_cull.h,
- * sim/cull/cpu_tcull.c): culled against unculled triplet forces and energies (double, the same
+ * sim/cpu/cpu_tcull.c): culled against unculled triplet forces and energies (double, the same
  * triples: only the summation order differs), the unculled sweep under every exact triplet map and
  * the culled one with every pair map placing the neighbour pass, one and two levels; triples
  * exactly on the cut-off (integer coordinates: equilateral sides sqrt(2) and sqrt(8) at R = sqrt(8)
@@ -9,7 +9,7 @@
  * over re-sorts; culling and the cut-off switched at run time. Each culled case runs both paths of
  * the cut-off: its neighbour lists (the default, a skin) and the tile triples (--skin 0). */
 #include "nbsim/backend.h"
-#include "cull/cpu_cull.h"
+#include "cpu/cpu_cull.h"
 #include "physics/physics.h"
 #include "cull/triplet_cull.h"
 #include "step/backend_impl.h"

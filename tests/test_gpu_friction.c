@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — friction on the CUDA backend (sim/cuda/friction.h) against the CPU reference (double),
+ * nbsim — friction on the CUDA backend (sim/gpu/friction.h) against the CPU reference (double),
  * and every GPU enumeration against the GPU's own unculled sweep.
  *
  * Scenes, every value rounded to float so both backends start from the same numbers: a random

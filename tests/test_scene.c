@@ -12,6 +12,9 @@
 #include "test_tmp.h"
 
 #include <dirent.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -209,6 +212,72 @@ static void test_builtin_large(void) {
         ENSURE(t1 - t0 < 10.0); /* ~0.1 s on one core; generous for loaded CI machines */
         sim_state_free(&s);
     }
+}
+
+/* FNV-1a of the bodies' bytes. */
+static uint64_t bodies_hash(const sim_state *s) {
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *bytes[2] = {(const void *)s->pos, (const void *)s->vel};
+    for (int a = 0; a < 2; ++a) {
+        for (size_t i = 0; i < (size_t)s->n * sizeof *s->pos; ++i) {
+            h = (h ^ bytes[a][i]) * 1099511628211ull;
+        }
+    }
+    return h;
+}
+
+/* Sets OpenMP's default team; returns the one it replaces. */
+static int set_threads(int threads) {
+#ifdef _OPENMP
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    return before;
+#else
+    (void)threads;
+    return 1;
+#endif
+}
+
+/* Built on the CPU's threads, a scene is the same bit for bit whatever their number (several
+ * blocks of bodies, and the heap's rows), and the same as the sequential generator made it: the
+ * hashes below were taken from the scenes built on one thread drawing in sequence (the lattice
+ * and the blocks: no libm function between the draws and the bodies). */
+static void test_builtin_threads(void) {
+    const uint32_t n = 3 * 65536 + 7;
+    const int threads = set_threads(1);
+    for (int sc = 0; sc < sim_scene_builtin_count(); ++sc) {
+        const char *name = sim_scene_builtin_name(sc);
+        sim_params p = sim_params_default(), q = sim_params_default();
+        sim_state a = {0}, b = {0};
+        sim_error err = {SIM_OK, ""};
+        set_threads(1);
+        ENSURE_MSG(sim_scene_builtin(name, n, 12345, &p, &a, &err) == SIM_OK, "%s", err.message);
+        set_threads(4);
+        ENSURE_MSG(sim_scene_builtin(name, n, 12345, &q, &b, &err) == SIM_OK, "%s", err.message);
+        ENSURE_MSG(a.n == n && b.n == n && memcmp(a.pos, b.pos, n * sizeof *a.pos) == 0 &&
+                       memcmp(a.vel, b.vel, n * sizeof *a.vel) == 0 &&
+                       memcmp(a.spin, b.spin, n * sizeof *a.spin) == 0 && params_equal(&p, &q),
+                   "%s: 1 and 4 threads built different bodies", name);
+        sim_state_free(&a);
+        sim_state_free(&b);
+    }
+    const struct {
+        const char *name;
+        uint32_t n;
+        uint64_t hash;
+    } pinned[] = {{"lattice", 100003, 0xabba425c5c1ca4f1ull},
+                  {"collide", 100003, 0xe4b23df117eb98b9ull},
+                  {"lattice", 1000, 0x3ae2c091dc615a6eull}};
+    for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; ++k) {
+        sim_params p = sim_params_default();
+        sim_state a = {0};
+        sim_error err = {SIM_OK, ""};
+        ENSURE(sim_scene_builtin(pinned[k].name, pinned[k].n, 12345, &p, &a, &err) == SIM_OK);
+        ENSURE_MSG(bodies_hash(&a) == pinned[k].hash, "%s n=%u: bodies hash %016llx",
+                   pinned[k].name, pinned[k].n, (unsigned long long)bodies_hash(&a));
+        sim_state_free(&a);
+    }
+    set_threads(threads);
 }
 
 /* The lattice reproduces the particles sample's benchmark configuration, scaled x32: centres
@@ -809,6 +878,7 @@ static const ensure_test tests[] = {
     {"builtin_list", test_builtin_list},
     {"builtin_scenes", test_builtin_scenes},
     {"builtin_large", test_builtin_large},
+    {"builtin_threads", test_builtin_threads},
     {"lattice", test_lattice},
     {"builtin_steps_safe", test_builtin_steps_safe},
     {"heap_pour", test_heap_pour},

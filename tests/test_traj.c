@@ -9,6 +9,7 @@
 
 #include "nbsim/scene.h"
 #include "nbsim/trajectory.h"
+#include "io/traj_impl.h" /* the NetCDF variants (white box) */
 
 #include "ensure.h"
 #include "test_rng.h"
@@ -69,6 +70,34 @@ static sim_traj_frame as_traj(const frame_data *d, uint64_t step, double time, d
                             .pos = d->pos,
                             .vel = d->vel,
                             .force = d->force};
+}
+
+/* sim_traj_writer_open_params; for a .nc and nc_version 5, the file begun again as CDF-5
+ * (traj_netcdf_reopen), as a run past TRAJ_NETCDF_CDF2_MAX_N bodies writes it, at a small n. 0:
+ * the variant N chooses. */
+static sim_status open_writer(sim_traj_writer **w, const char *path, uint32_t n,
+                              const sim_params *p, int nc_version, sim_error *err) {
+    sim_status st = sim_traj_writer_open_params(w, path, n, p, err);
+    if (st == SIM_OK && nc_version != 0 && nc_version != traj_netcdf_version(n)) {
+        st = traj_netcdf_reopen(*w, nc_version, err);
+        if (st != SIM_OK) {
+            sim_traj_writer_close(*w, NULL);
+            *w = NULL;
+        }
+    }
+    return st;
+}
+
+/* The variant of a NetCDF file from its magic number: 1, 2 or 5 (CDF-1, -2, -5); 0 for any
+ * other. */
+static int nc_variant(const char *path) {
+    unsigned char magic[4] = {0};
+    FILE *f = fopen(path, "rb");
+    const size_t got = f != NULL ? fread(magic, 1, 4, f) : 0;
+    if (f != NULL) {
+        fclose(f);
+    }
+    return got == 4 && memcmp(magic, "CDF", 3) == 0 ? magic[3] : 0;
 }
 
 /* ---- formats and numbers ---- */
@@ -191,12 +220,12 @@ static void test_fmt_float_round_trip(void) {
 
 /* ---- round trips ---- */
 
-static void round_trip(const char *name, uint32_t n) {
+static void round_trip_as(const char *name, uint32_t n, int nc_version) {
     const char *path = test_tmp_path(name);
     const double box = 7.5;
     sim_traj_writer *w = NULL;
     sim_error err = {SIM_OK, ""};
-    ENSURE(sim_traj_writer_open(&w, path, n, &err) == SIM_OK);
+    ENSURE_MSG(open_writer(&w, path, n, NULL, nc_version, &err) == SIM_OK, "%s", err.message);
     if (w == NULL) {
         fprintf(stderr, "%s\n", err.message);
         return;
@@ -246,6 +275,10 @@ static void round_trip(const char *name, uint32_t n) {
     free_frame(&last);
 }
 
+static void round_trip(const char *name, uint32_t n) {
+    round_trip_as(name, n, 0);
+}
+
 /* The first `cap - 1` bytes of a file, NUL-terminated. */
 static const char *file_head(const char *path, char *buf, size_t cap) {
     FILE *f = fopen(path, "rb");
@@ -292,6 +325,10 @@ static void test_round_trip_netcdf(void) {
         return;
     }
     round_trip("rt.nc", 1000);
+    ENSURE(nc_variant(test_tmp_path("rt.nc")) == 2); /* CDF-2: what MDAnalysis reads */
+    /* the variant of runs past TRAJ_NETCDF_CDF2_MAX_N bodies, CDF-5, reads back the same */
+    round_trip_as("rt5.nc", 1000, 5);
+    ENSURE(nc_variant(test_tmp_path("rt5.nc")) == 5);
     /* Radii are stored once: a frame that changes one is refused, the file keeps its frames. */
     const char *path = test_tmp_path("radius.nc");
     sim_traj_writer *w = NULL;
@@ -717,15 +754,15 @@ static void copy_head(const char *src, const char *dst, uint64_t bytes) {
  * last of them, flagged truncated, as the text formats do); a file cut before its first frame
  * or inside its header, and bytes that are no NetCDF at all, are bad input (SIM_PARSE), not an
  * I/O failure. */
-static void test_truncated_netcdf(void) {
-    if (!sim_traj_netcdf_available()) {
-        return;
-    }
+static void truncated_netcdf(int nc_version) {
     const uint32_t n = 200;
-    const char *path = test_tmp_path("whole.nc");
+    char name[32];
+    snprintf(name, sizeof name, "whole%d.nc", nc_version);
+    const char *path = test_tmp_path(name);
     sim_traj_writer *w = NULL;
     sim_error err = {SIM_OK, ""};
-    ENSURE(sim_traj_writer_open(&w, path, n, &err) == SIM_OK);
+    ENSURE(open_writer(&w, path, n, NULL, nc_version, &err) == SIM_OK);
+    ENSURE(nc_variant(path) == nc_version);
     frame_data d[3] = {make_frame(n, 5.0, 1), make_frame(n, 5.0, 2), make_frame(n, 5.0, 3)};
     uint64_t ends[3] = {0, 0, 0};
     for (int k = 0; k < 3 && w != NULL; ++k) {
@@ -776,6 +813,13 @@ static void test_truncated_netcdf(void) {
     }
 }
 
+static void test_truncated_netcdf(void) {
+    if (sim_traj_netcdf_available()) {
+        truncated_netcdf(2);
+        truncated_netcdf(5); /* a 64-bit header: counts, lengths and sizes of 8 bytes */
+    }
+}
+
 static void test_open_errors(void) {
     sim_traj_writer *w = NULL;
     sim_error err = {SIM_OK, ""};
@@ -792,11 +836,11 @@ static void test_open_errors(void) {
 
 /* A file size limit makes a write fail part-way, like a full disk (EFBIG instead of ENOSPC):
  * the failed frame must be cut off and the complete ones must read back. */
-static void write_until_full(const char *name, uint32_t n) {
+static void write_until_full(const char *name, uint32_t n, int nc_version) {
     const char *path = test_tmp_path(name);
     sim_traj_writer *w = NULL;
     sim_error err = {SIM_OK, ""};
-    ENSURE(sim_traj_writer_open(&w, path, n, &err) == SIM_OK);
+    ENSURE(open_writer(&w, path, n, NULL, nc_version, &err) == SIM_OK);
     if (w == NULL) {
         return;
     }
@@ -841,11 +885,44 @@ static void write_until_full(const char *name, uint32_t n) {
 }
 
 static void test_write_failure_keeps_frames(void) {
-    write_until_full("full.xyz", 5000);
-    write_until_full("full.lammpstrj", 5000);
+    write_until_full("full.xyz", 5000, 0);
+    write_until_full("full.lammpstrj", 5000, 0);
     if (sim_traj_netcdf_available()) {
-        write_until_full("full.nc", 50000);
+        write_until_full("full.nc", 50000, 0);
+        write_until_full("full5.nc", 50000, 5); /* numrecs rolled back in 64 bits */
     }
+}
+
+/* The NetCDF variant as a function of N, held against libnetcdf's own limit without a giant
+ * allocation: the header nbsim writes for TRAJ_NETCDF_CDF2_MAX_N bodies (with omega) is a valid
+ * CDF-2 file, one body more is refused as CDF-2 (NC_EVARSIZE: a frame's coordinates would pass
+ * 2^32 - 4 bytes) and written as CDF-5, which nbsim's reader opens (no frame yet). The files are
+ * headers with holes: libnetcdf writes no data in NOFILL mode. */
+static void test_netcdf_size_rule(void) {
+    const uint32_t max = TRAJ_NETCDF_CDF2_MAX_N;
+    ENSURE(12ull * max <= (1ull << 32) - 4 && 12ull * (max + 1ull) > (1ull << 32) - 4);
+    ENSURE(traj_netcdf_version(1) == 2 && traj_netcdf_version(8400000) == 2);
+    ENSURE(traj_netcdf_version(max) == 2 && traj_netcdf_version(max + 1ull) == 5);
+    ENSURE(traj_netcdf_version(200000000) == 2 && traj_netcdf_version(UINT32_MAX) == 5);
+    if (!sim_traj_netcdf_available()) {
+        return;
+    }
+    const char *path = test_tmp_path("limit.nc");
+    sim_error err = {SIM_OK, ""};
+    ENSURE_MSG(traj_netcdf_define(path, max, 1, 2, &err) == SIM_OK, "%s", err.message);
+    ENSURE(nc_variant(path) == 2);
+    unlink(path);
+    ENSURE(traj_netcdf_define(path, max + 1, 0, 2, &err) == SIM_IO);
+    ENSURE_MSG(strstr(err.message, "limit.nc") && strstr(err.message, "variable size"), "%s",
+               err.message);
+    unlink(path);
+    ENSURE(traj_netcdf_define(path, max + 1, 1, traj_netcdf_version(max + 1ull), &err) == SIM_OK);
+    ENSURE(nc_variant(path) == 5);
+    sim_params p = sim_params_default();
+    sim_state s = {0};
+    ENSURE(sim_traj_read_last(path, &p, &s, NULL, &err) == SIM_PARSE);
+    ENSURE_MSG(strstr(err.message, "no complete frame"), "%s", err.message);
+    unlink(path);
 }
 
 static const ensure_test tests[] = {
@@ -862,6 +939,7 @@ static const ensure_test tests[] = {
     {"read_errors", test_read_errors},
     {"truncated_last_frame", test_truncated_last_frame},
     {"truncated_netcdf", test_truncated_netcdf},
+    {"netcdf_size_rule", test_netcdf_size_rule},
     {"open_errors", test_open_errors},
     {"write_failure_keeps_frames", test_write_failure_keeps_frames},
 };

@@ -148,5 +148,61 @@ PY
   fi
 fi
 
+# Past 357,913,941 bodies the .nc is CDF-5 (64-bit data; traj_netcdf.c: CDF-2 holds no frame's
+# coordinates past 4 GiB). The same writer in that variant at 300 bodies (traj_demo --nc-version
+# 5, the scene's initial state in each frame, beside an .xyz of it): ncdump sees cdf5, nbsim
+# resumes from it with its parameters, ASE (netCDF4-python) reads it as the .xyz. MDAnalysis
+# reads NetCDF through scipy's netcdf_file, which takes CDF-1 and CDF-2 only: smaller runs stay
+# CDF-2 for it.
+if [ -x "$demo" ] && [ -e "$work/run.nc" ]; then
+  mkdir "$work/cdf5"
+  if "$demo" --write-only --keep --scene pile --n 300 --frames 3 --formats xyz,nc --nc-version 5 \
+       --out "$work/cdf5" >/dev/null; then
+    if command -v ncdump >/dev/null 2>&1; then
+      [ "$(ncdump -k "$work/cdf5/write_only.nc")" = cdf5 ] && ran=$((ran + 1)) ||
+        { echo "FAIL: ncdump -k of the CDF-5 file: $(ncdump -k "$work/cdf5/write_only.nc")"
+          fails=$((fails + 1)); }
+    fi
+    "$nbsim" --backend cpu --scene "$work/cdf5/write_only.nc" --frames 1 \
+      --save-state "$work/cdf5/resumed" >/dev/null 2>"$work/cdf5/err" &&
+      grep -q "^restitution = 0.5$" "$work/cdf5/resumed" && ran=$((ran + 1)) ||
+      { echo "FAIL: nbsim resuming from a CDF-5 .nc: $(cat "$work/cdf5/err")"; fails=$((fails + 1)); }
+    if py=$(python_with netCDF4) && "$py" -c "import ase" 2>/dev/null; then
+      if "$py" - "$work/cdf5" <<'PY'
+import sys
+import ase.io
+import numpy as np
+d = sys.argv[1]
+nc = ase.io.read(d + "/write_only.nc", index=":")
+xyz = ase.io.read(d + "/write_only.xyz", index=-1)
+assert len(nc) == 3 and len(nc[-1]) == 300, (len(nc), len(nc[-1]))
+assert np.allclose(nc[-1].get_positions() * 1e-10, xyz.get_positions(), rtol=2e-7, atol=0)
+assert np.allclose(nc[-1].arrays["radius"], xyz.arrays["radius"], rtol=2e-7, atol=0)
+print(f"ase ({sys.executable}): the CDF-5 .nc read, as its .xyz")
+PY
+      then ran=$((ran + 1)); else echo "FAIL: ASE on the CDF-5 .nc"; fails=$((fails + 1)); fi
+    else
+      echo "skip: ASE with netCDF4 on the CDF-5 .nc (not installed)"
+    fi
+    if py=$(python_with ovito); then
+      if "$py" - "$work/cdf5" <<'PY'
+import sys
+import numpy as np
+from ovito.io import import_file
+d = sys.argv[1]
+nc, xyz = import_file(d + "/write_only.nc"), import_file(d + "/write_only.xyz")
+assert nc.num_frames == 3, nc.num_frames
+a, b = nc.compute(2).particles, xyz.compute(2).particles
+assert np.allclose(a.positions[...], b.positions[...], rtol=2e-7, atol=0), "positions"
+assert np.allclose(a["Radius"][...], b["Radius"][...], rtol=2e-7, atol=0), "radii"
+print("ovito: the CDF-5 .nc read, as its .xyz")
+PY
+      then ran=$((ran + 1)); else echo "FAIL: OVITO on the CDF-5 .nc"; fails=$((fails + 1)); fi
+    fi
+  else
+    echo "FAIL: traj_demo --nc-version 5"; fails=$((fails + 1))
+  fi
+fi
+
 echo "$ran reader checks passed, $fails failed"
 [ $fails -eq 0 ]

@@ -7,11 +7,13 @@
  *
  *   traj_demo [--backend cpu|cuda] [--scene NAME] [--n N] [--frames F] [--every K]
  *             [--steps S] [--formats xyz,lammpstrj,nc] [--out DIR] [--no-state] [--write-only]
- *             [--keep]
+ *             [--keep] [--nc-version 2|5]
  *
  * --write-only times the writers alone on the scene's initial state (no backend): F frames per
  * format, one line `write_only FORMAT N ms_per_frame MB_per_frame` each; the files
- * (DIR/write_only.FORMAT) carry the scene's parameters and are removed unless --keep.
+ * (DIR/write_only.FORMAT) carry the scene's parameters and are removed unless --keep. With
+ * --nc-version 5 the .nc is CDF-5 whatever N, as runs past TRAJ_NETCDF_CDF2_MAX_N bodies write it
+ * (traj_netcdf.c), so readers can be tried on a small one.
  *
  * Prints one line per format (the recorder's summary), `writer_ms PATH MS` and `frame_ms plain X
  * after_dump Y sim_thread_dump_ms Z`: the mean frame time of frames that follow no dump and of
@@ -29,12 +31,13 @@
 #include "physics/physics.h"
 #include "nbsim/scene.h"
 #include "nbsim/trajectory.h"
+#include "io/traj_impl.h"
 
 #define MAX_FORMATS 3
 
 /* The writers alone: the host cost of a frame in each format (formatting + writing). */
 static int time_writers(const sim_state *s, const sim_params *p, const char *formats,
-                        const char *out, long frames, int keep) {
+                        const char *out, long frames, int keep, int nc_version) {
     const uint32_t n = s->n;
     sim_vec4f *pos = malloc(n * sizeof *pos), *vel = malloc(n * sizeof *vel),
               *force = calloc(n, sizeof *force);
@@ -60,6 +63,13 @@ static int time_writers(const sim_state *s, const sim_params *p, const char *for
         sim_traj_writer *w = NULL;
         if (sim_traj_writer_open_params(&w, path, n, p, &err) != SIM_OK) {
             printf("skip: %s\n", err.message);
+            continue;
+        }
+        if (nc_version != 0 && sim_traj_writer_format(w) == SIM_TRAJ_NETCDF &&
+            traj_netcdf_reopen(w, nc_version, &err) != SIM_OK) {
+            fprintf(stderr, "traj_demo: %s\n", err.message);
+            sim_traj_writer_close(w, NULL);
+            rc = 1;
             continue;
         }
         const double t0 = sim_now_ms();
@@ -99,7 +109,7 @@ static int usage(const char *why) {
 
 int main(int argc, char **argv) {
     const char *backend_name = "cpu", *scene = "pile", *formats = "xyz,lammpstrj,nc", *out = ".";
-    long n = 300, frames = 40, every = 10, steps = 0;
+    long n = 300, frames = 40, every = 10, steps = 0, nc_version = 0;
     int save = 1, write_only = 0, keep = 0;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -130,12 +140,17 @@ int main(int argc, char **argv) {
             formats = v;
         } else if (strcmp(a, "--out") == 0) {
             out = v;
+        } else if (strcmp(a, "--nc-version") == 0) {
+            nc_version = atol(v);
         } else {
             return usage(a);
         }
     }
     if (n < 1 || frames < 0 || every < 1) {
         return usage("need n >= 1, frames >= 0, every >= 1");
+    }
+    if (nc_version != 0 && ((nc_version != 2 && nc_version != 5) || !write_only)) {
+        return usage("--nc-version takes 2 or 5, with --write-only");
     }
     sim_error err;
     sim_error_clear(&err);
@@ -157,7 +172,8 @@ int main(int argc, char **argv) {
     }
     params.dt = sim_default_dt(&params, &state); /* as the session does: time = steps * dt */
     if (write_only) {
-        return time_writers(&state, &params, formats, out, frames > 0 ? frames : 1, keep);
+        return time_writers(&state, &params, formats, out, frames > 0 ? frames : 1, keep,
+                            (int)nc_version);
     }
     if (sim_backend_create(&config, &params, &state, &b, &err) != SIM_OK) {
         fprintf(stderr, "traj_demo: %s\n", err.message);

@@ -7,7 +7,9 @@
  * returns 1 and fills *tile when the block owns a tile pair, 0 when the block is wasted. The
  * launch parameters (grid, p[]) come from sim_pair_map_plan() in maps.c; the comment above each
  * map says what its grid and p[] are. Formulas and sources: docs/maps.md. */
-#include "nbsim/maps.h" /* types; maps.h includes this file back at its end */
+#ifndef SIM_MAPS_H /* maps.h includes this file at its end, after the types it uses */
+#error "include nbsim/maps.h, not nbsim/maps_pair.h"
+#endif
 
 #ifndef SIM_MAPS_PAIR_H
 #define SIM_MAPS_PAIR_H

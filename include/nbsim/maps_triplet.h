@@ -4,7 +4,9 @@
  * Host + device (SIM_HD), C11 and CUDA; same conventions as maps_pair.h (whose helpers this file
  * uses): one function per map, sim_triplet_map_block() switches on the map, 1 = the block owns
  * *tile, 0 = wasted. Grids and p[] come from sim_triplet_map_plan() in maps.c. */
-#include "nbsim/maps.h" /* types; maps.h includes this file back at its end */
+#ifndef SIM_MAPS_H /* maps.h includes this file at its end, after the types it uses */
+#error "include nbsim/maps.h, not nbsim/maps_triplet.h"
+#endif
 
 #ifndef SIM_MAPS_TRIPLET_H
 #define SIM_MAPS_TRIPLET_H

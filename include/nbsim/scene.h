@@ -46,8 +46,9 @@ extern "C" {
  * atm_nu, atm_cutoff (and triplets = 1 for "triplets"; "lattice" also sets the sample's linear
  * spring and step: stiffness, hertz = 0 and dt); the others are left as given. Bodies never
  * overlap each other or the walls initially, except in "lattice", whose neighbours touch and
- * overlap by up to its jitter; the same (name, n, seed) gives the same state bit for bit; O(n)
- * time (lattice + jitter). */
+ * overlap by up to its jitter; the same (name, n, seed) gives the same state bit for bit,
+ * whatever the threads; O(n) time (lattice + jitter), on OpenMP's default team of the CPU's
+ * threads (OMP_NUM_THREADS). */
 int sim_scene_builtin_count(void);
 const char *sim_scene_builtin_name(int i);
 /* 1 when name is one of the built-in scenes. */
@@ -59,8 +60,8 @@ uint32_t sim_scene_builtin_default_n(int i);
 sim_status sim_scene_builtin(const char *name, uint32_t n, uint64_t seed, sim_params *params_inout,
                              sim_state *out, sim_error *err);
 /* The same, ended when *stop (may be NULL; a session's config.stop, raised by Ctrl-C) rises:
- * the flag is read every 65,536 bodies (millions of bodies take about a second), and a stopped
- * build returns SIM_INTERRUPTED with nothing in *out. */
+ * each thread reads the flag before each block of 65,536 bodies (a few ms of work), and a
+ * stopped build returns SIM_INTERRUPTED with nothing in *out. */
 sim_status sim_scene_builtin_with(const char *name, uint32_t n, uint64_t seed,
                                   const volatile sig_atomic_t *stop, sim_params *params_inout,
                                   sim_state *out, sim_error *err);

@@ -23,7 +23,7 @@ def read_state(path):
     st = ffi.new("sim_state *")
     err = new_error()
     check(lib.sim_scene_load(path_bytes(path), p, st, err), err)
-    return take_state(st).state(), _params.as_dict(p[0])
+    return take_state(st), _params.as_dict(p[0])
 
 
 def read_trajectory_last(path):
@@ -38,7 +38,7 @@ def read_trajectory_last(path):
     check(lib.sim_traj_read_last(path_bytes(path), p, st, info, err), err)
     d = struct_dict(info[0])
     d["format"] = text(lib.sim_traj_format_label(info.format))
-    state = take_state(st).state(step=info.step, time=info.time)
+    state = take_state(st, step=info.step, time=info.time)
     return state, _params.as_dict(p[0]), d
 
 

@@ -26,7 +26,7 @@ from . import params as _params
 from ._lib import (as_uint, check, ffi, lib, map_names, new_error, path_bytes, struct_dict,
                    text)
 from .errors import BadArgumentError, Error
-from .state import cstate_from_arrays, take_state
+from .state import cstate_from_arrays, state_of, take_contacts
 
 log = logging.getLogger("nbsim")
 
@@ -491,32 +491,53 @@ class Simulation:
 
     # ---- state ----
 
-    def state(self):
-        """The bodies now (a State of copies): positions, velocities, radii, masses, the last
-        total force per body, omega, friction's contact histories, step and time."""
+    def _read(self, spin=True, forces=True):
+        """The bodies now, as the library writes them straight into numpy arrays of this call's:
+        pos (N, 4), vel (N, 4), spin (N, 4) or None, forces (N, 3) or None, contacts, and
+        (step, time). Only what is asked for is allocated (pos and vel always: the library
+        writes both)."""
         with self._lock:
-            i = self._info()
-            st = ffi.new("sim_state *")  # the library's: read_state sizes its contacts
-            err = new_error()
-            check(lib.sim_state_alloc(st, i.n, err), err)
-            forces = np.zeros((i.n, 3))
-            try:
-                self._call(lib.sim_session_read_state, st,
-                           ffi.cast("sim_vec3d *", ffi.from_buffer(forces)))
+            n = self._info().n
+            pos, vel = np.zeros((n, 4)), np.zeros((n, 4))
+            w = np.zeros((n, 4)) if spin else None
+            f = np.zeros((n, 3)) if forces else None
+            st = ffi.new("sim_state *")
+            st.n = n
+            st.pos = ffi.cast("sim_vec4d *", ffi.from_buffer(pos))
+            st.vel = ffi.cast("sim_vec4d *", ffi.from_buffer(vel))
+            st.spin = ffi.NULL if w is None else ffi.cast("sim_vec4d *", ffi.from_buffer(w))
+            try:  # the library sizes (reallocates) the contacts; the bodies stay ours
+                self._call(lib.sim_session_read_state, st, ffi.NULL if f is None else
+                           ffi.cast("sim_vec3d *", ffi.from_buffer(f)))
             finally:
-                cs = take_state(st)
+                contacts = take_contacts(st)
             i = self._info()
-            return cs.state(forces=forces, step=i.steps, time=i.sim_time)
+            return pos, vel, w, f, contacts, (i.steps, i.sim_time)
 
-    positions = property(lambda self: self.state().positions, doc="(N, 3) [m], a copy")
-    velocities = property(lambda self: self.state().velocities, doc="(N, 3) [m/s], a copy")
-    forces = property(lambda self: self.state().forces, doc="(N, 3) last force [N], a copy")
-    radii = property(lambda self: self.state().radii, doc="(N,) [m], a copy")
-    masses = property(lambda self: self.state().masses, doc="(N,) [kg], a copy")
-    omega = property(lambda self: self.state().omega,
-                     doc="(N, 3) angular velocity [rad/s], a copy (turns only with friction)")
-    contacts = property(lambda self: self.state().contacts,
-                        doc="friction's contact histories (nbsim.CONTACT_DTYPE rows), a copy")
+    def state(self):
+        """The bodies now (a State owned by Python): positions, velocities, radii, masses, the
+        last total force per body, omega, friction's contact histories, step and time. The
+        library writes them into the State's own arrays, one copy: positions and radii are views
+        of one (N, 4) array, velocities and masses of another (docs/python.md)."""
+        pos, vel, w, f, contacts, (step, time) = self._read()
+        return state_of(pos, vel, w, f, contacts, step, time)
+
+    # Each reads only what it returns (no forces unless asked, no spin): a view of the array
+    # the library filled, no copy.
+    positions = property(lambda self: self._read(False, False)[0][:, :3],
+                         doc="(N, 3) [m], Python's (a view of an (N, 4) array with the radii)")
+    velocities = property(lambda self: self._read(False, False)[1][:, :3],
+                          doc="(N, 3) [m/s], Python's (a view of an (N, 4) array with the masses)")
+    forces = property(lambda self: self._read(False, True)[3],
+                      doc="(N, 3) last force [N], Python's")
+    radii = property(lambda self: self._read(False, False)[0][:, 3],
+                     doc="(N,) [m], Python's (a view of the (N, 4) array of positions)")
+    masses = property(lambda self: self._read(False, False)[1][:, 3],
+                      doc="(N,) [kg], Python's (a view of the (N, 4) array of velocities)")
+    omega = property(lambda self: self._read(True, False)[2][:, :3],
+                     doc="(N, 3) angular velocity [rad/s], Python's (turns only with friction)")
+    contacts = property(lambda self: self._read(False, False)[4],
+                        doc="friction's contact histories (nbsim.CONTACT_DTYPE rows), Python's")
 
     def energy(self):
         """Energies now [J]: kinetic (translation), rotational, contact, atm, gravity, total."""

@@ -62,7 +62,7 @@ class State:
 class CState:
     """A sim_state whose arrays are numpy arrays of this object's: what C reads from (a scene to
     open, a state to save). Keep it alive while C uses it. C must not resize it: states the
-    library fills (read_state, loads) are the library's own, taken with take_state."""
+    library fills are read into arrays of numpy's (Simulation._read) or adopted (take_state)."""
 
     def __init__(self, n, contacts=None):
         self.n = n
@@ -80,29 +80,69 @@ class CState:
         self.c.contact_count = len(self.contacts)
         self.saved = False  # a state a run reached (sim_scene_check_bodies' `saved`)
 
-    def state(self, forces=None, step=0, time=0.0):
-        return State(positions=self.pos[:, :3].copy(), velocities=self.vel[:, :3].copy(),
-                     radii=self.pos[:, 3].copy(), masses=self.vel[:, 3].copy(), forces=forces,
-                     omega=self.spin[:, :3].copy(), contacts=self.contacts.copy(), step=step,
-                     time=time)
+
+def state_of(pos, vel, spin=None, forces=None, contacts=None, step=0, time=0.0):
+    """A State whose arrays are views of the (N, 4) arrays the library filled (pos = (x, y, z,
+    r), vel = (vx, vy, vz, m), spin = (wx, wy, wz, -)): no copy. positions and radii share pos,
+    velocities and masses vel, so a column kept alone keeps its whole (N, 4) array."""
+    return State(positions=pos[:, :3], velocities=vel[:, :3], radii=pos[:, 3],
+                 masses=vel[:, 3], forces=forces,
+                 omega=np.zeros((len(pos), 3)) if spin is None else spin[:, :3],
+                 contacts=no_contacts() if contacts is None else contacts, step=step,
+                 time=time)
 
 
-def take_state(loaded):
-    """A sim_state the library allocated (sim_state_alloc, a load) as a CState of copies; the
-    library's is freed, whatever happens."""
-    try:
-        contacts = np.zeros(loaded.contact_count, dtype=CONTACT_DTYPE)
-        if len(contacts):
-            ffi.memmove(ffi.from_buffer(contacts), loaded.contacts, contacts.nbytes)
-        cs = CState(loaded.n, contacts)
-        if cs.n:
-            ffi.memmove(ffi.from_buffer(cs.pos), loaded.pos, cs.pos.nbytes)
-            ffi.memmove(ffi.from_buffer(cs.vel), loaded.vel, cs.vel.nbytes)
-            if loaded.spin != ffi.NULL:
-                ffi.memmove(ffi.from_buffer(cs.spin), loaded.spin, cs.spin.nbytes)
-    finally:
-        lib.sim_state_free(loaded)
-    return cs
+class _Adopted:
+    """nbytes of the library's memory at ptr, as numpy sees an array (the array interface), held
+    with `owner`: a cdata whose destructor frees that memory once the last array made from it is
+    gone."""
+
+    def __init__(self, owner, ptr, nbytes):
+        self.owner = owner
+        self.__array_interface__ = {"version": 3, "shape": (nbytes,), "typestr": "|u1",
+                                    "data": (int(ffi.cast("uintptr_t", ptr)), False)}
+
+
+def _adopt(owner, ptr, count, dtype, shape):
+    """count items of dtype at ptr, shaped `shape`: an array over the library's memory, which
+    `owner` frees (a zero-filled one of numpy's own where there is nothing to adopt)."""
+    if count == 0 or ptr == ffi.NULL:
+        return np.zeros(shape, dtype=dtype)
+    raw = np.asarray(_Adopted(owner, ptr, count * np.dtype(dtype).itemsize))
+    return raw.view(dtype).reshape(shape)
+
+
+def _owner(loaded):
+    """A sim_state * holding what `loaded` (a sim_state *) held, which frees it (sim_state_free)
+    when collected; `loaded` is emptied, so that freeing it again frees nothing."""
+    held = ffi.new("sim_state *", loaded[0])
+    ffi.memmove(loaded, bytes(ffi.sizeof("sim_state")), ffi.sizeof("sim_state"))
+    return ffi.gc(held, lib.sim_state_free)
+
+
+def take_contacts(filled):
+    """The contact histories the library allocated in `filled` (a sim_state * whose bodies are
+    the caller's), as an array over that memory, freed with the array; filled.contacts is left
+    NULL."""
+    held = ffi.new("sim_state *")
+    held.contacts, held.contact_count = filled.contacts, filled.contact_count
+    filled.contacts, filled.contact_count = ffi.NULL, 0
+    owner = ffi.gc(held, lib.sim_state_free)
+    m = owner.contact_count
+    return _adopt(owner, owner.contacts, m, CONTACT_DTYPE, (m,))
+
+
+def take_state(loaded, step=0, time=0.0):
+    """A sim_state the library allocated (a load: its N is known only once the file is read) as
+    a State over the library's own arrays, no copy: they are freed (sim_state_free) once the
+    last of the State's arrays is gone. `loaded` is emptied."""
+    owner = _owner(loaded)
+    n, m = owner.n, owner.contact_count
+    pos = _adopt(owner, owner.pos, 4 * n, np.float64, (n, 4))
+    vel = _adopt(owner, owner.vel, 4 * n, np.float64, (n, 4))
+    spin = _adopt(owner, owner.spin, 4 * n, np.float64, (n, 4))
+    contacts = _adopt(owner, owner.contacts, m, CONTACT_DTYPE, (m,))
+    return state_of(pos, vel, spin, None, contacts, step, time)
 
 
 def _array(name, value, n, width, dtype=np.float64):
@@ -112,7 +152,7 @@ def _array(name, value, n, width, dtype=np.float64):
     if a.dtype == object or not (np.issubdtype(a.dtype, np.integer) or
                                  np.issubdtype(a.dtype, np.floating) or a.dtype == bool):
         raise TypeError("%s must be real numbers, not an array of %s" % (name, a.dtype))
-    a = a.astype(dtype)
+    a = a.astype(dtype, copy=False)  # read only: copied into the CState
     if width == 0 and a.ndim == 0:
         a = np.full(n, float(a))
     want = (n,) if width == 0 else (n, width)

@@ -19,7 +19,7 @@
  * Tile triples (skin 0, several ranks): cpu_tcull.c's boxes and passes. */
 #include "cpu/cpu_backend_impl.h"
 
-#include "cpu/cpu_omp.h"
+#include "core/omp.h"
 
 /* Slots per chunk of the lists' sweep: a chunk's triples vary with the density, so threads
  * take chunks as they finish (dynamic), and 64 keeps the scheduling cost below 1 %. */

@@ -43,7 +43,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cpu/cpu_omp.h"
+#include "core/omp.h"
 
 /* Below this much work (pair checks, triples or bodies) a phase runs on one thread: a parallel
  * region costs microseconds on an idle machine and a scheduler time slice (milliseconds) when the
@@ -335,85 +335,6 @@ static sim_status check_blowup(const cpu_backend *b, int frame_step, sim_error *
     return SIM_OK;
 }
 
-/* Culling buffers on first use (the order then is the identity: the stepper sorts first). */
-static sim_status cull_ready(cpu_backend *b, sim_error *err) {
-    if (!b->cull_ready) {
-        SIM_TRY(sim_cpu_cull_init(&b->cull, b->st.n, b->base.config.tile, err));
-        b->cull_ready = 1;
-        sim_step_request_sort(&b->base.stepper);
-    }
-    return SIM_OK;
-}
-
-/* The neighbour lists on first use, or of another kind; their size from the config. */
-static sim_status nlist_ready(cpu_backend *b, sim_error *err) {
-    const int half = sim_backend_nlist_kind(&b->base) == SIM_NLIST_HALF;
-    if (b->nlist_ready && b->nlist.half == half) {
-        return SIM_OK;
-    }
-    if (b->nlist_ready) {
-        sim_cpu_nlist_free(&b->nlist);
-        b->nlist_ready = 0;
-    }
-    const uint32_t cap = sim_nlist_first_cap(b->base.config.nlist_capacity);
-    SIM_TRY(sim_cpu_nlist_init(&b->nlist, b->st.n, cap, half, err));
-    b->nlist.per = &b->ph.period; /* zeros on walled axes: the images are the separations */
-    b->nlist_ready = 1;
-    return SIM_OK;
-}
-
-/* The tile pairs for the sorted copies just gathered: with neighbour lists only when these are
- * rebuilt (asked, or a body moved more than half the skin: b->nlist_rebuild), from boxes
- * inflated by half the skin. */
-static sim_status cull_pairs(cpu_backend *b, unsigned flags, sim_error *err) {
-    sim_cpu_cull *c = &b->cull;
-    double pad = 0.0;
-    if (sim_backend_listing(&b->base)) {
-        const double skin = b->base.nlist_skin;
-        b->nlist_rebuild =
-            (flags & SIM_STEP_REBUILD) || sim_cpu_nlist_stale(&b->nlist, c->pos, skin);
-        if (!b->nlist_rebuild) {
-            return SIM_OK;
-        }
-        pad = 0.5 * skin;
-    }
-    SIM_TRY(sim_cpu_cull_passes(c, &b->base, pad, err));
-    sim_cpu_record(&b->rec.list[SIM_LIST_TILE_PAIRS], c->tiles.count, sim_t2_u64(b->base.tiles),
-                   flags);
-    sim_cpu_record(&b->rec.list[SIM_LIST_SUPER_PAIRS], c->super_pairs.count,
-                   sim_t2_u64(b->base.super_tiles), flags & ~(unsigned)SIM_STEP_SORTED);
-    return SIM_OK;
-}
-
-/* The lists from the tile pairs, when the cull rebuilt those. */
-static void build_nlist(cpu_backend *b, unsigned flags) {
-    if (!b->nlist_rebuild) {
-        return;
-    }
-    sim_cpu_nlist *l = &b->nlist;
-    const sim_cpu_cull *c = &b->cull;
-    sim_cpu_nlist_build(l, c->tiles.v, c->tiles.count, b->base.config.tile, c->pos,
-                        b->base.nlist_skin);
-    b->nlist_rebuild = 0;
-    sim_list_count *x = &b->rec.list[SIM_LIST_NEIGHBOURS];
-    sim_cpu_record(x, l->most, b->st.n > 1 ? b->st.n - 1u : 1u, flags);
-    x->cap = l->cap;
-    b->rec.nlist_rebuilds += (flags & SIM_STEP_RECORD) != 0;
-}
-
-sim_status sim_cpu_pairs_current(cpu_backend *b, sim_error *err) {
-    sim_cpu_cull *c = &b->cull;
-    sim_cpu_cull_gather(c, b->st.pos, b->st.vel);
-    if (sim_backend_listing(&b->base)) {
-        SIM_TRY(nlist_ready(b, err));
-    }
-    SIM_TRY(cull_pairs(b, 0u, err));
-    if (sim_backend_listing(&b->base)) {
-        build_nlist(b, 0u);
-    }
-    return SIM_OK;
-}
-
 /* ---- the primitives (sim_step_ops) ---- */
 
 static sim_status cpu_begin_frame(sim_backend *base, const sim_step_shape *f, int marks,
@@ -428,14 +349,14 @@ static sim_status cpu_begin_frame(sim_backend *base, const sim_step_shape *f, in
         b->mark_cap = marks;
     }
     if (f->culled) {
-        SIM_TRY(cull_ready(b, err));
+        SIM_TRY(sim_cpu_cull_ready(b, err));
     }
     if (f->tculled && !b->tcull_ready) {
         SIM_TRY(sim_cpu_tcull_init(&b->tcull, b->st.n, err));
         b->tcull_ready = 1;
     }
     if (f->listed) {
-        SIM_TRY(nlist_ready(b, err));
+        SIM_TRY(sim_cpu_nlist_ready(b, err));
     }
     for (int l = 0; l < SIM_LIST_COUNT; ++l) {
         b->rec.list[l].peak = 0;
@@ -497,11 +418,11 @@ static sim_status cpu_sort(sim_backend *base, sim_error *err) {
 static sim_status cpu_cull(sim_backend *base, unsigned flags, sim_error *err) {
     cpu_backend *b = sim_cpu_of(base);
     sim_cpu_cull_gather(&b->cull, b->st.pos, b->st.vel);
-    return cull_pairs(b, flags, err);
+    return sim_cpu_cull_pairs(b, flags, err);
 }
 
 static sim_status cpu_neighbours(sim_backend *base, unsigned flags, sim_error *err) {
-    build_nlist(sim_cpu_of(base), flags);
+    sim_cpu_build_nlist(sim_cpu_of(base), flags);
     return SIM_OK;
 }
 
@@ -815,7 +736,7 @@ static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error
 
 static sim_status cpu_set_cull(sim_backend *base, sim_error *err) {
     cpu_backend *b = sim_cpu_of(base);
-    return b->base.config.cull ? cull_ready(b, err) : SIM_OK;
+    return b->base.config.cull ? sim_cpu_cull_ready(b, err) : SIM_OK;
 }
 
 static const sim_backend_ops cpu_ops = {
@@ -861,7 +782,7 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
         st = sim_backend_plan_maps(&b->base, c->pair_map, c->triplet_map, p, err);
     }
     if (st == SIM_OK && c->cull) {
-        st = cull_ready(b, err);
+        st = sim_cpu_cull_ready(b, err);
     }
     if (st == SIM_OK) {
         apply_params(b, p);

@@ -12,8 +12,8 @@
 
 #include "step/backend_impl.h"
 #include "cpu/cpu_friction.h"
-#include "cull/cpu_cull.h"
-#include "cull/cpu_tcull.h"
+#include "cpu/cpu_cull.h"
+#include "cpu/cpu_tcull.h"
 #include "nlist/cpu_nlist.h"
 #include "nlist/cpu_atm_list.h"
 #include "physics/physics.h"
@@ -86,9 +86,15 @@ static inline int sim_cpu_touching(sim_vec4d a, sim_vec4d b, const sim_physics *
     return dx * dx + dy * dy + dz * dz < reach * reach;
 }
 
-/* cpu_backend.c: the culled pairs for the current positions, as a step finds them (the sorted
- * copies gathered, the tile pairs culled; with neighbour lists those rebuilt only when a body
- * moved more than half the skin), untimed and unrecorded: for the test hooks. */
+/* cpu_lists.c (each function's contract above it there): the culling's buffers and the
+ * neighbour lists made ready, the tile pairs culled and the lists built from them. */
+sim_status sim_cpu_cull_ready(cpu_backend *b, sim_error *err);
+sim_status sim_cpu_nlist_ready(cpu_backend *b, sim_error *err);
+sim_status sim_cpu_cull_pairs(cpu_backend *b, unsigned flags, sim_error *err);
+void sim_cpu_build_nlist(cpu_backend *b, unsigned flags);
+/* The culled pairs for the current positions, as a step finds them (the sorted copies gathered,
+ * the tile pairs culled; with neighbour lists those rebuilt only when a body moved more than half
+ * the skin), untimed and unrecorded: for the test hooks. */
 sim_status sim_cpu_pairs_current(cpu_backend *b, sim_error *err);
 
 /* A list's count as a recorded build found it (flags: SIM_STEP_*); all: what it may need. */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_omp.h"
+#include "core/omp.h"
 
 /* Below this many bodies the kicks run on one thread (as cpu_backend.c's phases). */
 #define FRICTION_MIN_PARALLEL 32768

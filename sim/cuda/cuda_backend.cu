@@ -259,18 +259,6 @@ sim_status create_impl(cuda_backend *b, const sim_state *s, sim_error *err) {
 
 /* The memory check can race with other processes: a failed allocation is still an
  * out-of-memory refusal, not a CUDA error. */
-sim_status sim_cuda_alloc(void **p, size_t bytes, const char *what, uint32_t n, sim_error *err) {
-    const cudaError_t e = cudaMalloc(p, bytes);
-    if (e == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
-        return sim_fail(err, SIM_OUT_OF_MEMORY,
-                        "N = %u bodies: cannot allocate %llu bytes of GPU memory for %s", n,
-                        (unsigned long long)bytes, what);
-    }
-    SIM_CUDA_TRY(e);
-    return SIM_OK;
-}
-
 sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params *p,
                                    const sim_state *s, const sim_rank *rank, sim_backend **out,
                                    sim_error *err) {

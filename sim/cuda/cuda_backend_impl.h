@@ -19,10 +19,10 @@
 #define SIM_CUDA_BACKEND_IMPL_H
 
 #include "step/backend_impl.h"
-#include "cuda/cuda_check.h"
+#include "nbsim/cuda_check.h"
 #include "cull/cull_kernels.h"
-#include "cuda/device_state.h"
-#include "cuda/friction.h"
+#include "gpu/device_state.h"
+#include "cuda/friction_kernels.h"
 #include "physics/physics.h"
 #include "cull/triplet_cull_kernels.h"
 #include "nlist/nlist_kernels.h"
@@ -99,7 +99,7 @@ static inline const cuda_backend *sim_cuda_of(const sim_backend *b) {
     return reinterpret_cast<const cuda_backend *>(b);
 }
 
-/* cuda_backend.cu */
+/* cuda_device.cu */
 /* cudaMalloc that names what failed; running out of memory is SIM_OUT_OF_MEMORY, not a CUDA
  * error (the set-up's memory check can race with other processes). */
 sim_status sim_cuda_alloc(void **p, size_t bytes, const char *what, uint32_t n, sim_error *err);
@@ -132,7 +132,7 @@ sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err);
 sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err);
 void sim_cuda_nlist_free(cuda_backend *b);
 /* Friction's springs beside the list entries into the last step's table, when some may be
- * current (cuda/friction.h): before the table is read as the truth (read-back, energy, a sweep
+ * current (gpu/friction.h): before the table is read as the truth (read-back, energy, a sweep
  * over tiles or the plan, a long step's save) and before the slots or the entries change (a
  * re-sort, lists grown or of another kind). */
 sim_status sim_cuda_fric_flush(cuda_backend *b, sim_error *err);

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — what CUDA devices there are: the count the program decides its backend by, and the
- * description the benchmarks and the autotuner's cache key need. */
+ * description the benchmarks and the autotuner's cache key need; and the backend's allocations
+ * that name what failed (cuda_backend_impl.h). */
 #include <cuda_runtime.h>
 
 #include <stdio.h>
 #include <string.h>
 
 #include "step/backend_impl.h"
-#include "cuda/cuda_check.h"
+#include "cuda/cuda_backend_impl.h"
+#include "nbsim/cuda_check.h"
 
 int sim_cuda_device_count(void) {
     int count = 0;
@@ -66,5 +68,17 @@ sim_status sim_cuda_device_query(sim_device_info *dev, sim_error *err) {
 
 sim_status sim_cuda_use_device(int device, sim_error *err) {
     SIM_CUDA_TRY(cudaSetDevice(device));
+    return SIM_OK;
+}
+
+sim_status sim_cuda_alloc(void **p, size_t bytes, const char *what, uint32_t n, sim_error *err) {
+    const cudaError_t e = cudaMalloc(p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return sim_fail(err, SIM_OUT_OF_MEMORY,
+                        "N = %u bodies: cannot allocate %llu bytes of GPU memory for %s", n,
+                        (unsigned long long)bytes, what);
+    }
+    SIM_CUDA_TRY(e);
     return SIM_OK;
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cuda/cuda_backend_impl.h"
-#include "cuda/friction.h"
+#include "cuda/friction_kernels.h"
 #include "cuda/integrate.h"
 #include "cuda/pair_kernels.h"
 #include "cuda/triplet_kernels.h"

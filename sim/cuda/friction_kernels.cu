@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — friction on the device (friction.h): the walls with friction and the spin's half
- * kicks (integrate.cu's per-body kernels with torques), the springs' and the rotational energy,
- * and the host side of the history tables: allocation, upload of a state's contacts, read-back,
- * commit, save and restore. The pair visit is friction.cuh's, called by the contact sweeps.
+ * nbsim — friction on the device (gpu/friction.h; drivers: friction_kernels.h): the walls with
+ * friction and the spin's half kicks (integrate.cu's per-body kernels with torques), the springs'
+ * and the rotational energy, and the host side of the history tables (allocation, upload of a
+ * state's contacts, read-back, commit, save, restore). The pair visit is gpu/friction.cuh's.
  *
  * Launch contract of the per-body kernels: ceil(N / 256) blocks of 256 threads, thread i slot i
  * (or owner u for the table kernels), guard i < n. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/cuda_check.h"
-#include "cuda/friction.cuh"
-#include "cuda/integrate.h"
+#include "nbsim/cuda_check.h"
+#include "gpu/friction.cuh"
+#include "cuda/friction_kernels.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
  * owns body i = blockIdx.x * 256 + threadIdx.x; guard i < n. */
 #include "cuda/integrate.h"
 
-#include "cuda/device_util.cuh"
-#include "cuda/second_half.cuh"
+#include "gpu/device_util.cuh"
+#include "gpu/second_half.cuh"
 
 namespace {
 

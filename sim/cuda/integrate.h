@@ -4,21 +4,8 @@
 #ifndef SIM_INTEGRATE_H
 #define SIM_INTEGRATE_H
 
-#include "cuda/device_state.h"
+#include "gpu/device_state.h"
 #include "physics/physics.h"
-
-/* The instability flag is one uint64 on the device, all bits set = stable. A bad body writes
- * (step << 36) | (body << 4) | cause with atomicMin, so the first step, then the lowest body
- * wins. sim_gpu_unstable_decode splits it. */
-#define SIM_GPU_STABLE UINT64_MAX
-enum { SIM_GPU_BAD_POSITION = 1, SIM_GPU_BAD_VELOCITY = 2, SIM_GPU_ESCAPED = 3 };
-
-static inline void sim_gpu_unstable_decode(uint64_t key, uint32_t *step, uint32_t *body,
-                                           int *cause) {
-    *step = (uint32_t)(key >> 36);
-    *body = (uint32_t)(key >> 4);
-    *cause = (int)(key & 15u);
-}
 
 /* Half kick with the last total force + drift; per (NULL: walls only): the box's periods, on
  * whose periodic axes the centres then go back into the box (the stepper's WRAP, in the same

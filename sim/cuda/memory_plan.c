@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda/device_state.h"
-#include "cuda/friction.h"
+#include "cull/cull_kernels.h"
+#include "gpu/device_state.h"
+#include "cuda/friction_kernels.h"
 #include "nlist/cell_grid.h"
 #include "nlist/nlist.h"
 #include "nlist/nlist_kernels.h"

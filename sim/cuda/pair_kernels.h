@@ -5,8 +5,9 @@
 #define SIM_PAIR_KERNELS_H
 
 #include "nbsim/backend.h"
-#include "cuda/device_state.h"
-#include "cuda/friction.h"
+#include "gpu/device_state.h"
+#include "cull/cull_kernels.h"
+#include "gpu/friction.h"
 #include "nbsim/maps.h"
 #include "physics/physics.h"
 #include "multi/work_split.h"

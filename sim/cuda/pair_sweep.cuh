@@ -11,8 +11,8 @@
 #include "cuda/pair_kernels.h"
 
 #include "cull/cull_kernels.h"
-#include "cuda/device_util.cuh"
-#include "cuda/friction.cuh"
+#include "gpu/device_util.cuh"
+#include "gpu/friction.cuh"
 #include "cull/cull_device.cuh"
 #include "gpu/arch.cuh"
 

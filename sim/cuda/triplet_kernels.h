@@ -4,7 +4,7 @@
 #define SIM_TRIPLET_KERNELS_H
 
 #include "nbsim/backend.h"
-#include "cuda/device_state.h"
+#include "gpu/device_state.h"
 #include "nbsim/maps.h"
 #include "physics/physics.h"
 #include "multi/work_split.h"

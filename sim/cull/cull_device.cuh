@@ -6,7 +6,7 @@
 #define SIM_CULL_DEVICE_CUH
 
 #include "cull/cull.h"
-#include "cuda/device_util.cuh"
+#include "gpu/device_util.cuh"
 
 static __device__ __forceinline__ sim_cull_box sim_cull_empty_box(void) {
     sim_cull_box b;

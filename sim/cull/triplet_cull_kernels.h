@@ -10,7 +10,7 @@
 #ifndef SIM_TRIPLET_CULL_KERNELS_H
 #define SIM_TRIPLET_CULL_KERNELS_H
 
-#include "cuda/device_state.h"
+#include "gpu/device_state.h"
 #include "nbsim/maps.h"
 #include "physics/physics.h"
 #include "cull/triplet_cull.h"

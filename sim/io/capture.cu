@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "nbsim/capture.h"
-#include "cuda/cuda_check.h"
+#include "nbsim/cuda_check.h"
 
 sim_status sim_capture_alloc(sim_capture *c, uint32_t n, int pinned, sim_error *err) {
     memset(c, 0, sizeof *c);

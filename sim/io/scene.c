@@ -2,11 +2,15 @@
  * nbsim — the built-in scenes. Every scene places bodies on a cubic lattice whose spacing leaves
  * a gap larger than twice the jitter, so bodies never overlap and placement is O(n) even for
  * millions of bodies. Randomness comes from splitmix64 seeded by the user's seed only, so a
- * scene is reproducible bit for bit on every platform. */
+ * scene is reproducible bit for bit on every platform; its bodies are built on the CPU's threads,
+ * each from draws of its own, the same whatever the threads. */
 #include "nbsim/scene.h"
+
+#include "core/omp.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const double pi_ = 3.14159265358979323846;
@@ -17,24 +21,24 @@ double sim_sphere_mass(double radius, double density) {
 
 /* ---- reproducible random numbers ---- */
 
+/* splitmix64: draw k of a seed's sequence is mix(seed + (k + 1) GAMMA), so any draw is found
+ * without drawing the ones before it. A scene gives body i the draws [K i, K i + K), K the draws
+ * it takes a body, and each thread starts its bodies there: the numbers, and their order, are
+ * those one thread drawing in sequence takes, so a scene is the same bit for bit whatever the
+ * threads (and as it was when it was built in sequence). */
+#define SPLITMIX_GAMMA 0x9E3779B97F4A7C15ull
+
 typedef struct {
     uint64_t s;
-    const volatile sig_atomic_t *stop; /* the caller's stop flag (NULL: none) */
-    int stopped;                       /* it rose: the loops end, the scene is discarded */
 } rng;
 
-/* Whether the build is to end: the stop flag, read every 65,536 bodies (a few ms of work), so a
- * scene of millions of bodies is left within a fraction of a second. Draws no number: a scene
- * that is not stopped is the same bit for bit. */
-static int stopping(rng *r, uint32_t i) {
-    if ((i & 0xFFFFu) == 0 && r->stop != NULL && *r->stop != 0) {
-        r->stopped = 1;
-    }
-    return r->stopped;
+/* The generator about to give draw k of the seed's sequence. */
+static rng rng_at(uint64_t seed, uint64_t k) {
+    return (rng){seed + k * SPLITMIX_GAMMA};
 }
 
 static uint64_t rng_next(rng *r) {
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    uint64_t z = (r->s += SPLITMIX_GAMMA);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
@@ -48,6 +52,49 @@ static double rng_normal(rng *r) {                    /* Box-Muller, standard no
     const double u1 = 1.0 - rng_uniform(r, 0.0, 1.0); /* (0, 1] */
     const double u2 = rng_uniform(r, 0.0, 1.0);
     return sqrt(-2.0 * log(u1)) * cos(2.0 * pi_ * u2);
+}
+
+/* ---- building on the CPU's threads ---- */
+
+typedef struct {
+    uint64_t seed;
+    const volatile sig_atomic_t *stop; /* the caller's stop flag (NULL: none) */
+    int stopped;                       /* it rose: the loops end, the scene is discarded */
+} scene_build;
+
+/* Whether the build is to end: reads the stop flag (draws no number: a scene that is not stopped
+ * is the same bit for bit). A thread asks before each block of bodies or row of sites (a few ms
+ * of work at most), so a scene of millions of bodies is left within a fraction of a second. */
+static int build_stopping(scene_build *b) {
+    int stopped;
+    SIM_OMP(omp atomic read)
+    stopped = b->stopped;
+    if (!stopped && b->stop != NULL && *b->stop != 0) {
+        SIM_OMP(omp atomic write)
+        b->stopped = 1;
+        stopped = 1;
+    }
+    return stopped;
+}
+
+/* Bodies a thread builds at a time. */
+#define SCENE_BLOCK 65536u
+
+/* Fills bodies [lo, hi) of a scene whose constants are `scene`. */
+typedef void (*scene_fill)(sim_state *st, const void *scene, uint64_t seed, uint32_t lo,
+                           uint32_t hi);
+
+/* Bodies [0, n) by blocks on the CPU's threads (OpenMP's default team); a body's values depend
+ * on its index alone. */
+static void fill_blocks(sim_state *st, scene_build *b, scene_fill fill, const void *scene) {
+    const int64_t blocks = ((int64_t)st->n + SCENE_BLOCK - 1) / SCENE_BLOCK;
+    SIM_OMP(omp parallel for schedule(dynamic))
+    for (int64_t k = 0; k < blocks; ++k) {
+        if (!build_stopping(b)) {
+            const uint64_t lo = (uint64_t)k * SCENE_BLOCK, hi = lo + SCENE_BLOCK;
+            fill(st, scene, b->seed, (uint32_t)lo, hi < st->n ? (uint32_t)hi : st->n);
+        }
+    }
 }
 
 /* ---- lattice ---- */
@@ -65,7 +112,7 @@ static uint32_t cube_side(uint32_t n) {
 }
 
 /* Site i of an m^3 lattice of spacing s centred on c, filled x fastest, then z, then y (so a
- * partial last layer is the top one). Jitter: uniform +-j per axis [m]. */
+ * partial last layer is the top one). Jitter: uniform +-j per axis [m], three draws. */
 static sim_vec4d lattice_site(uint32_t i, uint32_t m, double s, sim_vec3d c, double j, rng *r) {
     const uint32_t ix = i % m, iz = i / m % m, iy = i / m / m;
     const double h = 0.5 * (double)m - 0.5;
@@ -86,7 +133,9 @@ static void set_body(sim_state *st, uint32_t i, sim_vec4d pos, double radius, si
     st->vel[i].w = sim_sphere_mass(radius, 1.0); /* density 1 kg/m^3 */
 }
 
-/* Removes the centre-of-mass velocity (zero total momentum). */
+/* Removes the centre-of-mass velocity (zero total momentum). The sum runs in the bodies' order
+ * on one thread: a sum in parts rounds differently, and the scene would change with the number
+ * of parts; it reads 32 bytes a body, a small part of the build. */
 static void zero_momentum(sim_state *st) {
     double px = 0.0, py = 0.0, pz = 0.0, m = 0.0;
     for (uint32_t i = 0; i < st->n; ++i) {
@@ -96,7 +145,9 @@ static void zero_momentum(sim_state *st) {
         pz += v.w * v.z;
         m += v.w;
     }
-    for (uint32_t i = 0; i < st->n; ++i) {
+    const int64_t n = st->n;
+    SIM_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
         st->vel[i].x -= px / m;
         st->vel[i].y -= py / m;
         st->vel[i].z -= pz / m;
@@ -111,26 +162,44 @@ static const sim_vec3d origin = {0.0, 0.0, 0.0};
 
 /* ---- the scenes; each fills st (n allocated) and p ---- */
 
+/* A lattice of spheres of random radii and velocities N(0, speed) per axis: the gas and the
+ * pile. Ten draws a body: the jitter's three, the radius, two for each velocity component. */
+typedef struct {
+    uint32_t m;   /* sites per side */
+    double s;     /* spacing [m] */
+    double j;     /* jitter [m] */
+    double speed; /* [m/s] */
+} loose_lattice;
+
+static void fill_loose(sim_state *st, const void *scene, uint64_t seed, uint32_t lo, uint32_t hi) {
+    const loose_lattice *c = scene;
+    for (uint32_t i = lo; i < hi; ++i) {
+        rng r = rng_at(seed, 10 * (uint64_t)i);
+        const sim_vec4d pos = lattice_site(i, c->m, c->s, origin, c->j, &r);
+        const double radius = rng_uniform(&r, R_MIN, R_MAX);
+        sim_vec3d v;
+        v.x = c->speed * rng_normal(&r);
+        v.y = c->speed * rng_normal(&r);
+        v.z = c->speed * rng_normal(&r);
+        set_body(st, i, pos, radius, v);
+    }
+}
+
 /* Gas: spacing 2 m (gap >= 1 m), jitter +-0.25 m, velocities N(0, 1 m/s) per axis, elastic. The
  * box is the lattice's cube, so the outermost spheres sit >= 0.25 m from the walls. A mild ATM
  * strength so that turning triplets on changes little. */
-static void scene_gas(sim_state *st, rng *r, sim_params *p) {
-    const double s = 2.0;
-    const uint32_t m = cube_side(st->n);
-    for (uint32_t i = 0; i < st->n && !stopping(r, i); ++i) {
-        const sim_vec4d pos = lattice_site(i, m, s, origin, 0.25, r);
-        const double radius = rng_uniform(r, R_MIN, R_MAX);
-        const sim_vec3d v = {rng_normal(r), rng_normal(r), rng_normal(r)};
-        set_body(st, i, pos, radius, v);
-    }
-    if (st->n > 1 && !r->stopped) { /* a stopped build ends here: this pass touches every body */
+static sim_status scene_gas(sim_state *st, scene_build *b, sim_params *p, sim_error *err) {
+    const loose_lattice c = {cube_side(st->n), 2.0, 0.25, 1.0};
+    fill_blocks(st, b, fill_loose, &c);
+    if (st->n > 1 && !b->stopped) { /* a stopped build ends here: this pass touches every body */
         zero_momentum(st);
     }
-    p->box_half = 0.5 * m * s;
+    p->box_half = 0.5 * c.m * c.s;
     p->gravity = origin;
     p->restitution = 1.0;
     p->atm_nu = 0.01;
     p->atm_cutoff = 0.0;
+    return SIM_OK;
 }
 
 /* Pile: the box's cube filled with a loose lattice (spacing 1.2 m, gap >= 0.1 m after jitter
@@ -138,63 +207,87 @@ static void scene_gas(sim_state *st, rng *r, sim_params *p) {
  * g = 9.81 m/s^2, restitution 0.5. The top layer lands at ~sqrt(2 g 0.7 H) (16 m/s for the
  * default n, ~40 m/s for a million bodies: raise the stiffness for large n to keep overlaps
  * small). */
-static void scene_pile(sim_state *st, rng *r, sim_params *p) {
-    const double s = 1.2;
-    const uint32_t m = cube_side(st->n);
-    for (uint32_t i = 0; i < st->n && !stopping(r, i); ++i) {
-        const sim_vec4d pos = lattice_site(i, m, s, origin, 0.05, r);
-        const double radius = rng_uniform(r, R_MIN, R_MAX);
-        const sim_vec3d v = {0.1 * rng_normal(r), 0.1 * rng_normal(r), 0.1 * rng_normal(r)};
-        set_body(st, i, pos, radius, v);
-    }
-    p->box_half = 0.5 * m * s;
+static sim_status scene_pile(sim_state *st, scene_build *b, sim_params *p, sim_error *err) {
+    const loose_lattice c = {cube_side(st->n), 1.2, 0.05, 0.1};
+    fill_blocks(st, b, fill_loose, &c);
+    p->box_half = 0.5 * c.m * c.s;
     p->gravity = (sim_vec3d){0.0, -9.81, 0.0};
     p->restitution = 0.5;
     p->atm_nu = 0.0;
     p->atm_cutoff = 0.0;
+    return SIM_OK;
+}
+
+/* Two blocks of na bodies: the second from body na. Four draws a body: jitter, radius. */
+typedef struct {
+    uint32_t na, m;
+    double L, s;
+} two_blocks;
+
+static void fill_collide(sim_state *st, const void *scene, uint64_t seed, uint32_t lo,
+                         uint32_t hi) {
+    const two_blocks *c = scene;
+    for (uint32_t i = lo; i < hi; ++i) {
+        rng r = rng_at(seed, 4 * (uint64_t)i);
+        const int second = i >= c->na;
+        const sim_vec3d centre = {second ? 0.75 * c->L : -0.75 * c->L,
+                                  second ? -c->L / 8 : c->L / 8, 0.0};
+        const sim_vec4d pos = lattice_site(second ? i - c->na : i, c->m, c->s, centre, 0.01, &r);
+        const double radius = rng_uniform(&r, R_MIN, R_MAX);
+        const sim_vec3d v = {second ? -5.0 : 5.0, 0.0, 0.0};
+        set_body(st, i, pos, radius, v);
+    }
 }
 
 /* Collide: two dense blocks (spacing 1.05 m, gap >= 0.03 m) of n/2 bodies each, side L, centres
  * at x = -+0.75 L (a gap of L/2 between them) and y = -+L/8 (off-centre, so the debris spins),
  * flying at +-5 m/s along x. No gravity, restitution 0.8. Box half-width 2 L. */
-static void scene_collide(sim_state *st, rng *r, sim_params *p) {
-    const double s = 1.05;
-    const uint32_t na = (st->n + 1) / 2;
-    const uint32_t m = cube_side(na);
-    const double L = m * s;
-    for (uint32_t i = 0; i < st->n && !stopping(r, i); ++i) {
-        const int second = i >= na;
-        const sim_vec3d c = {second ? 0.75 * L : -0.75 * L, second ? -L / 8 : L / 8, 0.0};
-        const sim_vec4d pos = lattice_site(second ? i - na : i, m, s, c, 0.01, r);
-        const double radius = rng_uniform(r, R_MIN, R_MAX);
-        const sim_vec3d v = {second ? -5.0 : 5.0, 0.0, 0.0};
-        set_body(st, i, pos, radius, v);
-    }
-    p->box_half = 2.0 * L;
+static sim_status scene_collide(sim_state *st, scene_build *b, sim_params *p, sim_error *err) {
+    two_blocks c;
+    c.s = 1.05;
+    c.na = (st->n + 1) / 2;
+    c.m = cube_side(c.na);
+    c.L = c.m * c.s;
+    fill_blocks(st, b, fill_collide, &c);
+    p->box_half = 2.0 * c.L;
     p->gravity = origin;
     p->restitution = 0.8;
     p->atm_nu = 0.0;
     p->atm_cutoff = 0.0;
+    return SIM_OK;
+}
+
+/* A lattice of equal spheres at rest: three draws a body, the jitter. */
+typedef struct {
+    uint32_t m;
+    double s;
+} tight_lattice;
+
+static void fill_triplets(sim_state *st, const void *scene, uint64_t seed, uint32_t lo,
+                          uint32_t hi) {
+    const tight_lattice *c = scene;
+    const sim_vec3d rest = {0.0, 0.0, 0.0};
+    for (uint32_t i = lo; i < hi; ++i) {
+        rng r = rng_at(seed, 3 * (uint64_t)i);
+        set_body(st, i, lattice_site(i, c->m, c->s, origin, 0.02, &r), 0.5, rest);
+    }
 }
 
 /* Triplets: equal spheres (r = 0.5 m) in a compact cube (spacing 1.1 m, gap >= 0.06 m), at rest,
  * no gravity: nothing touches, so only ATM forces move anything. nu = 0.5 J m^9 (physical sign:
  * compact triangles repel) blows the cluster apart from its surface inwards at ~1-2 m/s. Box
  * half-width max(L, L/2 + 4 m) leaves room to expand. */
-static void scene_triplets(sim_state *st, rng *r, sim_params *p) {
-    const double s = 1.1;
-    const uint32_t m = cube_side(st->n);
-    const double L = m * s;
-    const sim_vec3d rest = {0.0, 0.0, 0.0};
-    for (uint32_t i = 0; i < st->n && !stopping(r, i); ++i) {
-        set_body(st, i, lattice_site(i, m, s, origin, 0.02, r), 0.5, rest);
-    }
+static sim_status scene_triplets(sim_state *st, scene_build *b, sim_params *p, sim_error *err) {
+    const tight_lattice c = {cube_side(st->n), 1.1};
+    const double L = c.m * c.s;
+    fill_blocks(st, b, fill_triplets, &c);
     p->box_half = L > 0.5 * L + 4.0 ? L : 0.5 * L + 4.0;
     p->gravity = origin;
     p->restitution = 0.9;
     p->atm_nu = 0.5;
     p->atm_cutoff = 0.0;
     p->triplets = 1;
+    return SIM_OK;
 }
 
 /* Lattice: NVIDIA's CUDA sample `particles` in its benchmark configuration (-benchmark -n=N),
@@ -219,21 +312,35 @@ static void scene_triplets(sim_state *st, rng *r, sim_params *p) {
 #define LATTICE_BOX_HALF 32.0
 #define LATTICE_JITTER (0.01 * LATTICE_RADIUS)
 
-static void scene_lattice(sim_state *st, rng *r, sim_params *p) {
+typedef struct {
+    uint32_t m;
+    double first; /* the first centre on each axis [m] */
+} particles_lattice;
+
+static void fill_lattice(sim_state *st, const void *scene, uint64_t seed, uint32_t lo,
+                         uint32_t hi) {
+    const particles_lattice *c = scene;
+    const uint32_t m = c->m;
     const double s = 2.0 * LATTICE_RADIUS;
-    const uint32_t m = cube_side(st->n);
-    const double half = 0.5 * m * s > LATTICE_BOX_HALF ? 0.5 * m * s : LATTICE_BOX_HALF;
-    const double first = -half + LATTICE_RADIUS;
-    for (uint32_t i = 0; i < st->n && !stopping(r, i); ++i) {
+    for (uint32_t i = lo; i < hi; ++i) {
+        rng r = rng_at(seed, 3 * (uint64_t)i);
         const uint32_t ix = i % m, iy = i / m % m, iz = i / m / m;
         sim_vec4d pos;
-        pos.x = first + ix * s + rng_uniform(r, -LATTICE_JITTER, LATTICE_JITTER);
-        pos.y = first + iy * s + rng_uniform(r, -LATTICE_JITTER, LATTICE_JITTER);
-        pos.z = first + iz * s + rng_uniform(r, -LATTICE_JITTER, LATTICE_JITTER);
+        pos.x = c->first + ix * s + rng_uniform(&r, -LATTICE_JITTER, LATTICE_JITTER);
+        pos.y = c->first + iy * s + rng_uniform(&r, -LATTICE_JITTER, LATTICE_JITTER);
+        pos.z = c->first + iz * s + rng_uniform(&r, -LATTICE_JITTER, LATTICE_JITTER);
         pos.w = LATTICE_RADIUS;
         st->pos[i] = pos;
         st->vel[i] = (sim_vec4d){0.0, 0.0, 0.0, 1.0}; /* 1 kg */
     }
+}
+
+static sim_status scene_lattice(sim_state *st, scene_build *b, sim_params *p, sim_error *err) {
+    const double s = 2.0 * LATTICE_RADIUS;
+    const uint32_t m = cube_side(st->n);
+    const double half = 0.5 * m * s > LATTICE_BOX_HALF ? 0.5 * m * s : LATTICE_BOX_HALF;
+    const particles_lattice c = {m, -half + LATTICE_RADIUS};
+    fill_blocks(st, b, fill_lattice, &c);
     p->box_half = half;
     p->gravity = (sim_vec3d){0.0, -0.0003 * 32.0, 0.0};
     p->restitution = 0.915;
@@ -241,6 +348,7 @@ static void scene_lattice(sim_state *st, rng *r, sim_params *p) {
     p->atm_cutoff = 0.0;
     p->stiffness = 1.0;
     p->hertz = 0;
+    return SIM_OK;
 }
 
 /* Heap: spheres (radius 0.45-0.5 m, density 1) poured into a corner of the box onto a rough
@@ -311,7 +419,111 @@ static double heap_radius(uint32_t poured) {
     return cbrt(12.0 * poured * 0.45 / (0.55 * pi_ * tan(15.0 * pi_ / 180.0)));
 }
 
-static void scene_heap(sim_state *st, rng *r, sim_params *p) {
+/* The heap's sites by rows: a row of the carpet (layer HEAP_CARPET) or of a layer of the pour,
+ * at a along x, its sites at b = 0, 1, ... along z while they fall in the quarter disk: the
+ * distance from the corner grows with b by a spacing or more, far more than hypot's rounding, so
+ * the sites of a row are the first `count` of its columns, found by bisection. Rows are counted,
+ * then filled from their first body, each on any thread. */
+#define HEAP_CARPET UINT32_MAX
+
+typedef struct {
+    uint64_t first; /* the row's first body */
+    uint32_t count; /* its sites */
+    uint32_t layer; /* the pour's layer, or HEAP_CARPET */
+    int a;
+} heap_row;
+
+typedef struct {
+    double cr, pr;       /* the carpet's radius, the pour's base radius [m] */
+    int m;               /* the carpet's last row and column */
+    double half, corner; /* the box's half-width, the first carpet centre on x and z [m] */
+    double first, base;  /* the pour's first centre on x and z, its first layer's y [m] */
+    uint64_t carpet;     /* bodies on the carpet: two draws each, then three a poured sphere */
+} heap_scene;
+
+static int heap_site(const heap_scene *h, const heap_row *row, int b) {
+    if (row->layer == HEAP_CARPET) {
+        return hypot(row->a * HEAP_CARPET_SPACING, b * HEAP_CARPET_SPACING) <= h->cr;
+    }
+    return hypot(row->a * HEAP_SPACING, b * HEAP_SPACING) <= heap_pour_layer(h->pr, row->layer);
+}
+
+/* The row's columns: the carpet's m + 1, or lm + 1 of its layer of the pour. */
+static int heap_row_width(const heap_scene *h, const heap_row *row) {
+    if (row->layer == HEAP_CARPET) {
+        return h->m + 1;
+    }
+    return (int)(heap_pour_layer(h->pr, row->layer) / HEAP_SPACING) + 1;
+}
+
+/* The row's sites: its first column outside the disk. */
+static uint32_t heap_row_sites(const heap_scene *h, const heap_row *row) {
+    int lo = 0, hi = heap_row_width(h, row); /* columns below lo are sites, hi and up are not */
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (heap_site(h, row, mid)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return (uint32_t)lo;
+}
+
+/* Bodies [row->first, n) of the row's sites. */
+static void heap_fill_row(sim_state *st, const heap_scene *h, uint64_t seed, const heap_row *row) {
+    const sim_vec3d rest = {0.0, 0.0, 0.0};
+    const int a = row->a;
+    for (uint32_t b = 0; b < row->count && row->first + b < st->n; ++b) {
+        const uint64_t k = row->first + b;
+        sim_vec4d pos;
+        pos.w = 0.0;
+        if (row->layer == HEAP_CARPET) {
+            rng r = rng_at(seed, 2 * k);
+            pos.x = h->corner + a * HEAP_CARPET_SPACING + rng_uniform(&r, -0.03, 0.03);
+            pos.y = -h->half + 0.501; /* 1 mm above the floor */
+            pos.z = h->corner + b * HEAP_CARPET_SPACING + rng_uniform(&r, -0.03, 0.03);
+            set_body(st, (uint32_t)k, pos, 0.5, rest);
+            st->vel[k].w *= HEAP_CARPET_DENSITY;
+        } else {
+            rng r = rng_at(seed, 2 * h->carpet + 3 * (k - h->carpet));
+            pos.x = h->first + a * HEAP_SPACING + rng_uniform(&r, -HEAP_JITTER, HEAP_JITTER);
+            pos.z = h->first + b * HEAP_SPACING + rng_uniform(&r, -HEAP_JITTER, HEAP_JITTER);
+            pos.y = h->base + row->layer * HEAP_SPACING;
+            set_body(st, (uint32_t)k, pos, rng_uniform(&r, 0.45, 0.5), rest);
+        }
+    }
+}
+
+/* The carpet's rows, then the pour's layer by layer from the bottom, into *rows (allocated). */
+static sim_status heap_rows(const heap_scene *h, uint64_t carpet_sites, heap_row **rows,
+                            int64_t *count, sim_error *err) {
+    int64_t n = carpet_sites > 0 ? h->m + 1 : 0;
+    for (uint32_t layer = 0; heap_pour_layer(h->pr, layer) >= 0.0; ++layer) {
+        n += (int64_t)(heap_pour_layer(h->pr, layer) / HEAP_SPACING) + 1;
+    }
+    heap_row *r = malloc((size_t)(n ? n : 1) * sizeof *r);
+    if (r == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "the heap: cannot allocate its %lld rows of sites",
+                        (long long)n);
+    }
+    int64_t k = 0;
+    for (int a = 0; carpet_sites > 0 && a <= h->m; ++a) {
+        r[k++] = (heap_row){0, 0, HEAP_CARPET, a};
+    }
+    for (uint32_t layer = 0; heap_pour_layer(h->pr, layer) >= 0.0; ++layer) {
+        const int lm = (int)(heap_pour_layer(h->pr, layer) / HEAP_SPACING);
+        for (int a = 0; a <= lm; ++a) {
+            r[k++] = (heap_row){0, 0, layer, a};
+        }
+    }
+    SIM_ASSERT(k == n);
+    *rows = r;
+    *count = n;
+    return SIM_OK;
+}
+
+static sim_status scene_heap(sim_state *st, scene_build *bld, sim_params *p, sim_error *err) {
     /* the carpet for the spheres that remain, at most a third of them */
     double cr = heap_radius(st->n);
     for (int it = 0; it < 3; ++it) { /* few bodies: the carpet's sites can outnumber them */
@@ -336,43 +548,31 @@ static void scene_heap(sim_state *st, rng *r, sim_params *p) {
     double half = 0.5 * (cr + 3.0);
     half = half > 0.5 * (pr + 3.0) ? half : 0.5 * (pr + 3.0);
     half = half > 0.5 * (height + 4.0) ? half : 0.5 * (height + 4.0);
-    const double corner = -half + 0.55; /* the first carpet sphere's centre, 5 cm off the walls */
-    const sim_vec3d rest = {0.0, 0.0, 0.0};
-    uint32_t k = 0;
-    const int m = (int)(cr / HEAP_CARPET_SPACING);
-    for (int a = 0; a <= m && carpet > 0; ++a) {
-        for (int b = 0; b <= m; ++b) {
-            if (hypot(a * HEAP_CARPET_SPACING, b * HEAP_CARPET_SPACING) <= cr) {
-                const sim_vec4d pos = {corner + a * HEAP_CARPET_SPACING + rng_uniform(r, -0.03, 0.03),
-                                       -half + 0.501, /* 1 mm above the floor */
-                                       corner + b * HEAP_CARPET_SPACING + rng_uniform(r, -0.03, 0.03),
-                                       0.0};
-                set_body(st, k, pos, 0.5, rest);
-                st->vel[k].w *= HEAP_CARPET_DENSITY;
-                ++k;
-            }
+    /* the carpet's first sphere 5 cm off the walls; the pour 5 cm above the carpet's spheres,
+     * 5 cm off the walls, its top layer partly filled */
+    heap_scene h = {.cr = cr, .pr = pr, .m = (int)(cr / HEAP_CARPET_SPACING), .half = half};
+    h.corner = h.first = -half + 0.55;
+    h.base = -half + 1.0 + 0.55;
+    heap_row *rows;
+    int64_t count;
+    SIM_TRY(heap_rows(&h, carpet, &rows, &count, err));
+    SIM_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < count; ++i) {
+        rows[i].count = heap_row_sites(&h, &rows[i]);
+    }
+    uint64_t k = 0;
+    for (int64_t i = 0; i < count; ++i) {
+        rows[i].first = k;
+        k += rows[i].count;
+        h.carpet += rows[i].layer == HEAP_CARPET ? rows[i].count : 0;
+    }
+    SIM_OMP(omp parallel for schedule(dynamic, 16))
+    for (int64_t i = 0; i < count; ++i) {
+        if (rows[i].first < st->n && !build_stopping(bld)) {
+            heap_fill_row(st, &h, bld->seed, &rows[i]);
         }
     }
-    /* the pour, layer by layer from the bottom (its top layer partly filled): 5 cm above the
-     * carpet's spheres, 5 cm off the walls */
-    const double first = -half + 0.55, base = -half + 1.0 + 0.55;
-    for (uint32_t layer = 0; k < st->n && heap_pour_layer(pr, layer) >= 0.0; ++layer) {
-        const double lr = heap_pour_layer(pr, layer);
-        const int lm = (int)(lr / HEAP_SPACING);
-        for (int a = 0; a <= lm && k < st->n && !r->stopped; ++a) {
-            for (int b = 0; b <= lm && k < st->n && !stopping(r, k); ++b) {
-                if (hypot(a * HEAP_SPACING, b * HEAP_SPACING) > lr) {
-                    continue;
-                }
-                sim_vec4d pos;
-                pos.x = first + a * HEAP_SPACING + rng_uniform(r, -HEAP_JITTER, HEAP_JITTER);
-                pos.z = first + b * HEAP_SPACING + rng_uniform(r, -HEAP_JITTER, HEAP_JITTER);
-                pos.y = base + layer * HEAP_SPACING;
-                pos.w = 0.0;
-                set_body(st, k++, pos, rng_uniform(r, 0.45, 0.5), rest);
-            }
-        }
-    }
+    free(rows);
     p->box_half = half;
     p->gravity = (sim_vec3d){0.0, -9.81, 0.0};
     p->stiffness = 1e4;
@@ -382,13 +582,14 @@ static void scene_heap(sim_state *st, rng *r, sim_params *p) {
     p->atm_cutoff = 0.0;
     p->friction = 0.5;
     p->rolling_friction = 0.1;
+    return SIM_OK;
 }
 
 typedef struct {
     const char *name;
     const char *description;
     uint32_t default_n;
-    void (*build)(sim_state *st, rng *r, sim_params *p);
+    sim_status (*build)(sim_state *st, scene_build *b, sim_params *p, sim_error *err);
 } scene_entry;
 
 static const scene_entry scenes[] = {
@@ -455,11 +656,15 @@ sim_status sim_scene_builtin_with(const char *name, uint32_t n, uint64_t seed,
         return s;
     }
     sim_params p = *params_inout;
-    rng r = {seed, stop, stop != NULL && *stop != 0};
-    if (!r.stopped) {
-        e->build(&st, &r, &p);
+    scene_build b = {seed, stop, stop != NULL && *stop != 0};
+    if (!b.stopped) {
+        s = e->build(&st, &b, &p, err);
     }
-    if (r.stopped) {
+    if (s != SIM_OK) {
+        sim_state_free(&st);
+        return s;
+    }
+    if (b.stopped) {
         sim_state_free(&st);
         return sim_fail(err, SIM_INTERRUPTED, "stopped while building the scene %s (%u bodies)",
                         name, n ? n : e->default_n);

@@ -83,6 +83,22 @@ sim_status traj_contacts_find(traj_contacts *c, const sim_traj_frame *f, const s
                               const char *path, sim_error *err);
 void traj_contacts_free(traj_contacts *c);
 
+/* The most bodies a CDF-2 (64-bit offset) NetCDF trajectory holds: CDF-2 keeps no variable of
+ * more than 2^32 - 4 bytes a frame (libnetcdf refuses the file with NC_EVARSIZE), and
+ * coordinates, velocities, forces and omega are 3 float32 a body, 12 bytes. */
+#define TRAJ_NETCDF_CDF2_MAX_N 357913941u /* (2^32 - 4) / 12 */
+/* The NetCDF variant traj_netcdf_open writes for n bodies: 2 (CDF-2, the AMBER convention's,
+ * which MDAnalysis reads) up to TRAJ_NETCDF_CDF2_MAX_N, else 5 (CDF-5, 64-bit data). */
+int traj_netcdf_version(uint64_t n);
+/* Creates the file of w, a .nc writer that has written no frame, again in variant `version` (2
+ * or 5) whatever w->n: tests write a small file as the large runs' CDF-5. */
+sim_status traj_netcdf_reopen(sim_traj_writer *w, int version, sim_error *err);
+/* Creates path as the file traj_netcdf_open would begin for n bodies (with omega when spin), in
+ * variant `version`, with no frame, and closes it: the header alone, nothing of N's size
+ * allocated, so tests hold the size rule against libnetcdf's at any N. SIM_IO naming libnetcdf's
+ * reason when the variant cannot hold n bodies (CDF-2 past TRAJ_NETCDF_CDF2_MAX_N). */
+sim_status traj_netcdf_define(const char *path, uint32_t n, int spin, int version, sim_error *err);
+
 /* ---- text formatting (traj_text.c) ---- */
 
 /* Longest body line (extended XYZ's with spin): species "X", id (10 digits), 18 numbers of at

@@ -2,8 +2,14 @@
  * nbsim — AMBER NetCDF trajectories (convention 1.0), the binary format OVITO, VMD, MDAnalysis,
  * cpptraj and LAMMPS's `dump netcdf` share; built only when CMake finds libnetcdf.
  *
- * Layout (`ncdump -h run.nc`): 64-bit offset NetCDF (the AMBER convention requires it, and
- * MDAnalysis refuses anything else); dimensions frame (unlimited), spatial = 3, atom = N,
+ * Layout (`ncdump -h run.nc`): 64-bit offset NetCDF, CDF-2 (the AMBER convention asks for it,
+ * and MDAnalysis, reading through scipy's netcdf_file, takes nothing else), up to
+ * TRAJ_NETCDF_CDF2_MAX_N bodies; past that, 64-bit data, CDF-5 (traj_netcdf_version: CDF-2 holds
+ * no variable of more than 2^32 - 4 bytes a frame, and coordinates are 12 bytes a body; CDF-5
+ * is what LAMMPS's dump netcdf writes, and libnetcdf >= 4.4 reads it: nbsim, ASE through
+ * netCDF4-python, OVITO; not MDAnalysis, whose scipy reader refuses its header). Not netCDF-4:
+ * the convention says not the HDF5 encoding, and a frame could not be rolled back as below.
+ * Dimensions frame (unlimited), spatial = 3, atom = N,
  * cell_spatial = 3, cell_angular = 3, label = 5; labels spatial = "xyz", cell_spatial = "abc",
  * cell_angular = "alpha", "beta", "gamma"; per frame time, cell_origin, cell_lengths,
  * cell_angles, id, coordinates, velocities, forces and nbsim's step and box_half (with friction
@@ -41,8 +47,9 @@
  * Frames are whole or absent: numrecs (the frame count in the header) reaches the disk only by
  * nc_sync after all of a frame's variables are written. When a write fails, the file is closed,
  * its numrecs is set back to the frames that completed and it is truncated to their end
- * (the classic format's header keeps numrecs as a big-endian 32-bit integer at byte 4: the
- * NetCDF classic format specification in the netcdf-c documentation). */
+ * (the classic formats' header keeps numrecs as a big-endian integer at byte 4, 32 bits in
+ * CDF-2, 64 in CDF-5: the NetCDF classic format specification in the netcdf-c documentation,
+ * and PnetCDF's CDF-5 one). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/traj_impl.h"
@@ -50,6 +57,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int traj_netcdf_version(uint64_t n) {
+    return n <= TRAJ_NETCDF_CDF2_MAX_N ? 2 : 5;
+}
 
 #ifdef NBSIM_HAVE_NETCDF
 
@@ -70,6 +81,7 @@ typedef struct {
     int *id;              /* 1..n, every frame's ids */
     float *radius, *mass; /* as stored (frame 0), to refuse frames where they changed */
     uint64_t good_size;   /* file size after the last complete frame [bytes] */
+    int version;          /* 2: CDF-2, 5: CDF-5 (traj_netcdf_version) */
 } nc_writer;
 
 int sim_traj_netcdf_available(void) {
@@ -188,10 +200,12 @@ static void roll_back(sim_traj_writer *w, nc_writer *nc) {
     if (fd < 0) {
         return;
     }
-    const uint64_t frames = w->frames;
-    const unsigned char numrecs[4] = {(unsigned char)(frames >> 24), (unsigned char)(frames >> 16),
-                                      (unsigned char)(frames >> 8), (unsigned char)frames};
-    (void)pwrite(fd, numrecs, sizeof numrecs, 4);
+    const int bytes = nc->version == 5 ? 8 : 4; /* numrecs, big-endian at byte 4 */
+    unsigned char numrecs[8];
+    for (int b = 0; b < bytes; ++b) {
+        numrecs[b] = (unsigned char)(w->frames >> (8 * (bytes - 1 - b)));
+    }
+    (void)pwrite(fd, numrecs, (size_t)bytes, 4);
     (void)ftruncate(fd, (off_t)nc->good_size);
     (void)close(fd);
 }
@@ -307,27 +321,17 @@ static sim_status nc_close_writer(sim_traj_writer *w, sim_error *err) {
 
 static const sim_traj_writer_ops nc_ops = {nc_write, nc_close_writer};
 
-sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
-    w->ops = &nc_ops;
-    nc_writer *nc = calloc(1, sizeof *nc);
-    if (nc == NULL) {
-        return sim_fail(err, SIM_OUT_OF_MEMORY, "'%s': no memory for a NetCDF writer", w->path);
-    }
-    w->nc = nc;
-    const uint32_t n = w->n;
-    nc->buf = malloc((size_t)n * 3 * sizeof *nc->buf);
-    nc->id = malloc((size_t)n * sizeof *nc->id);
-    nc->radius = malloc((size_t)n * sizeof *nc->radius);
-    nc->mass = malloc((size_t)n * sizeof *nc->mass);
-    if (nc->buf == NULL || nc->id == NULL || nc->radius == NULL || nc->mass == NULL) {
-        return sim_fail(err, SIM_OUT_OF_MEMORY, "'%s': no memory for %u bodies", w->path, n);
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-        nc->id[i] = (int)(i + 1);
-    }
-    int rc = nc_create(w->path, NC_CLOBBER | NC_64BIT_OFFSET, &nc->ncid);
+/* Creates path as a trajectory of n bodies with no frame yet, in NetCDF variant `version` (2 or
+ * 5): its dimensions, variables and attributes, left open in nc (nc->open). Nothing of N's size is
+ * allocated here. */
+static sim_status nc_define(nc_writer *nc, const char *path, uint32_t n, int spin,
+                            const sim_params *params, int version, sim_error *err) {
+    SIM_ASSERT(version == 2 || version == 5);
+    nc->version = version;
+    int rc =
+        nc_create(path, NC_CLOBBER | (version == 5 ? NC_64BIT_DATA : NC_64BIT_OFFSET), &nc->ncid);
     if (rc != NC_NOERR) {
-        return sim_fail(err, SIM_IO, "cannot write trajectory '%s': %s", w->path, nc_why(rc));
+        return sim_fail(err, SIM_IO, "cannot write trajectory '%s': %s", path, nc_why(rc));
     }
     nc->open = 1;
     const int id = nc->ncid;
@@ -345,8 +349,8 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     NC_TRY(put_text_att(id, NC_GLOBAL, "nbsim_units",
                         "stored values are SI (m, s, m/s, N, kg); scale_factor converts the AMBER "
                         "variables to their units attribute"));
-    if (w->has_params) {
-        NC_TRY(put_params(id, &w->params));
+    if (params != NULL) {
+        NC_TRY(put_params(id, params));
     }
     NC_TRY(nc_def_dim(id, "frame", NC_UNLIMITED, &d_frame));
     NC_TRY(nc_def_dim(id, "spatial", 3, &d_spatial));
@@ -387,7 +391,7 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     NC_TRY(put_units(id, nc->v_velocities, "angstrom/picosecond", 1e-2));
     NC_TRY(nc_def_var(id, "forces", NC_FLOAT, 3, d_vec, &nc->v_forces));
     NC_TRY(put_units(id, nc->v_forces, "kilocalorie/mole/angstrom", NC_NEWTON_IN_KCAL_MOL_A));
-    if (w->spin) {
+    if (spin) {
         NC_TRY(nc_def_var(id, "omega", NC_FLOAT, 3, d_vec, &nc->v_omega));
         NC_TRY(put_units(id, nc->v_omega, "radian/second", 0.0));
     }
@@ -396,18 +400,65 @@ sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     NC_TRY(nc_put_var_text(id, v_cell_spatial, "abc"));
     NC_TRY(nc_put_var_text(id, v_cell_angular, "alphabeta gamma"));
     NC_TRY(nc_sync(id));
-    nc->good_size = file_size(w->path);
+    nc->good_size = file_size(path);
     return SIM_OK;
 fail:
-    return sim_fail(err, SIM_IO, "cannot write trajectory '%s': %s", w->path, nc_why(rc));
+    return sim_fail(err, SIM_IO, "cannot write trajectory '%s': %s", path, nc_why(rc));
+}
+
+static sim_status open_version(sim_traj_writer *w, int version, sim_error *err) {
+    w->ops = &nc_ops;
+    nc_writer *nc = calloc(1, sizeof *nc);
+    if (nc == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "'%s': no memory for a NetCDF writer", w->path);
+    }
+    w->nc = nc;
+    const uint32_t n = w->n;
+    SIM_TRY(nc_define(nc, w->path, n, w->spin, w->has_params ? &w->params : NULL, version, err));
+    nc->buf = malloc((size_t)n * 3 * sizeof *nc->buf);
+    nc->id = malloc((size_t)n * sizeof *nc->id);
+    nc->radius = malloc((size_t)n * sizeof *nc->radius);
+    nc->mass = malloc((size_t)n * sizeof *nc->mass);
+    if (nc->buf == NULL || nc->id == NULL || nc->radius == NULL || nc->mass == NULL) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY, "'%s': no memory for %u bodies", w->path, n);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        nc->id[i] = (int)(i + 1);
+    }
+    return SIM_OK;
+}
+
+sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
+    return open_version(w, traj_netcdf_version(w->n), err);
+}
+
+sim_status traj_netcdf_reopen(sim_traj_writer *w, int version, sim_error *err) {
+    SIM_ASSERT(w->format == SIM_TRAJ_NETCDF && w->frames == 0);
+    SIM_TRY(nc_close_writer(w, err));
+    return open_version(w, version, err);
+}
+
+sim_status traj_netcdf_define(const char *path, uint32_t n, int spin, int version, sim_error *err) {
+    nc_writer nc;
+    memset(&nc, 0, sizeof nc);
+    const sim_status st = nc_define(&nc, path, n, spin, NULL, version, err);
+    if (nc.open) {
+        const int rc = nc_close(nc.ncid);
+        if (rc != NC_NOERR && st == SIM_OK) {
+            return sim_fail(err, SIM_IO, "cannot write trajectory '%s': %s", path, nc_why(rc));
+        }
+    }
+    return st;
 }
 
 /* ---- reading ---- */
 
-/* The record section of a classic (CDF-1) or 64-bit offset (CDF-2) file, from its header (the
- * NetCDF classic format specification, netcdf-c's docs/file_format_specifications.md): libnetcdf
- * believes the header's record count and reads a record cut off by a truncated file as zeros,
- * without an error, so the reader checks the file's length against the layout itself. */
+/* The record section of a classic (CDF-1), 64-bit offset (CDF-2) or 64-bit data (CDF-5) file,
+ * from its header (the NetCDF classic format specification, netcdf-c's
+ * docs/file_format_specifications.md; CDF-5 widens every count, length, dimension id and vsize
+ * to 64 bits, tags and types stay 32): libnetcdf believes the header's record count and reads a
+ * record cut off by a truncated file as zeros, without an error, so the reader checks the
+ * file's length against the layout itself. */
 typedef struct {
     uint64_t numrecs;   /* records the header announces */
     uint64_t rec_begin; /* offset of the first record */
@@ -418,6 +469,7 @@ typedef struct {
 typedef struct {
     FILE *f;
     int ok;
+    int count_bytes; /* a count or length (NON_NEG): 4, or 8 in CDF-5 */
 } be_reader;
 
 static uint64_t be_read(be_reader *r, int bytes) {
@@ -439,26 +491,34 @@ static void be_skip(be_reader *r, uint64_t bytes) {
     }
 }
 
-static void skip_name(be_reader *r) {
-    const uint64_t len = be_read(r, 4);
-    be_skip(r, (len + 3) / 4 * 4);
+static uint64_t be_count(be_reader *r) {
+    return be_read(r, r->count_bytes);
 }
 
-/* nc_type sizes: byte, char, short, int, float, double (1..6). */
+static void skip_name(be_reader *r) {
+    const uint64_t len = be_count(r);
+    be_skip(r, len > UINT64_MAX - 3 ? UINT64_MAX : (len + 3) / 4 * 4);
+}
+
+/* nc_type sizes: byte, char, short, int, float, double (1..6); CDF-5's ubyte, ushort, uint,
+ * int64, uint64 (7..11). */
 static uint64_t type_size(uint64_t type) {
-    static const uint64_t sizes[7] = {0, 1, 1, 2, 4, 4, 8};
-    return type >= 1 && type <= 6 ? sizes[type] : 0;
+    static const uint64_t sizes[12] = {0, 1, 1, 2, 4, 4, 8, 1, 2, 4, 8, 8};
+    return type >= 1 && type <= 11 ? sizes[type] : 0;
 }
 
 static void skip_atts(be_reader *r) {
-    const uint64_t tag = be_read(r, 4), count = be_read(r, 4);
+    const uint64_t tag = be_read(r, 4), count = be_count(r);
     if (tag != 0 && tag != 0x0C) {
         r->ok = 0;
     }
     for (uint64_t i = 0; r->ok && i < count; ++i) {
         skip_name(r);
         const uint64_t size = type_size(be_read(r, 4));
-        const uint64_t n = be_read(r, 4);
+        const uint64_t n = be_count(r);
+        if (n > UINT64_MAX / 16) {
+            r->ok = 0;
+        }
         if (size == 0) {
             r->ok = 0;
         }
@@ -466,52 +526,52 @@ static void skip_atts(be_reader *r) {
     }
 }
 
-/* 1 and *l filled for a classic or 64-bit offset file; 0 for any other (netCDF-4, CDF-5, a
- * streamed file: nothing is checked here); -1 for a classic header that ends or goes wrong
+/* 1 and *l filled for a classic, 64-bit offset or 64-bit data file; 0 for any other (netCDF-4,
+ * a streamed file: nothing is checked here); -1 for a classic header that ends or goes wrong
  * before its last variable (a file cut off inside its header). */
 static int classic_layout(const char *path, nc_layout *l) {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         return 0;
     }
-    be_reader r = {f, 1};
     unsigned char magic[4] = {0};
     if (fread(magic, 1, 4, f) != 4 || memcmp(magic, "CDF", 3) != 0 ||
-        (magic[3] != 1 && magic[3] != 2)) {
+        (magic[3] != 1 && magic[3] != 2 && magic[3] != 5)) {
         fclose(f);
         return 0;
     }
-    const int offset_bytes = magic[3] == 2 ? 8 : 4;
+    be_reader r = {f, 1, magic[3] == 5 ? 8 : 4};
+    const int offset_bytes = magic[3] == 1 ? 4 : 8;
     memset(l, 0, sizeof *l);
-    l->numrecs = be_read(&r, 4);
-    if (l->numrecs == 0xFFFFFFFFu) { /* streaming: the count is not in the header */
-        fclose(f);
+    l->numrecs = be_count(&r);
+    if (l->numrecs == (r.count_bytes == 8 ? UINT64_MAX : 0xFFFFFFFFu)) {
+        fclose(f); /* streaming: the count is not in the header */
         return 0;
     }
     int64_t record_dim = -1;
-    const uint64_t dim_tag = be_read(&r, 4), dims = be_read(&r, 4);
+    const uint64_t dim_tag = be_read(&r, 4), dims = be_count(&r);
     r.ok = r.ok && (dim_tag == 0 || dim_tag == 0x0A);
     for (uint64_t d = 0; r.ok && d < dims; ++d) {
         skip_name(&r);
-        if (be_read(&r, 4) == 0 && record_dim < 0) {
+        if (be_count(&r) == 0 && record_dim < 0) {
             record_dim = (int64_t)d;
         }
     }
     skip_atts(&r);
-    const uint64_t var_tag = be_read(&r, 4), vars = be_read(&r, 4);
+    const uint64_t var_tag = be_read(&r, 4), vars = be_count(&r);
     r.ok = r.ok && (var_tag == 0 || var_tag == 0x0B);
     l->rec_begin = UINT64_MAX;
     for (uint64_t v = 0; r.ok && v < vars; ++v) {
         skip_name(&r);
-        const uint64_t ndims = be_read(&r, 4);
+        const uint64_t ndims = be_count(&r);
         int record = 0;
         for (uint64_t k = 0; r.ok && k < ndims; ++k) {
-            const uint64_t id = be_read(&r, 4);
+            const uint64_t id = be_count(&r);
             record |= k == 0 && record_dim >= 0 && id == (uint64_t)record_dim;
         }
         skip_atts(&r);
         (void)be_read(&r, 4); /* nc_type */
-        const uint64_t vsize = be_read(&r, 4);
+        const uint64_t vsize = be_count(&r);
         const uint64_t begin = be_read(&r, offset_bytes);
         if (record) {
             l->rec_size += vsize;
@@ -681,6 +741,18 @@ int sim_traj_netcdf_available(void) {
 
 sim_status traj_netcdf_open(sim_traj_writer *w, sim_error *err) {
     return sim_fail(err, SIM_UNSUPPORTED, "'%s': this build of nbsim has no NetCDF", w->path);
+}
+
+sim_status traj_netcdf_reopen(sim_traj_writer *w, int version, sim_error *err) {
+    (void)version;
+    return traj_netcdf_open(w, err);
+}
+
+sim_status traj_netcdf_define(const char *path, uint32_t n, int spin, int version, sim_error *err) {
+    (void)n;
+    (void)spin;
+    (void)version;
+    return sim_fail(err, SIM_UNSUPPORTED, "'%s': this build of nbsim has no NetCDF", path);
 }
 
 sim_status traj_netcdf_read_last(const char *path, traj_bodies *b, sim_error *err) {

@@ -4,7 +4,7 @@
  * sum once (ring: reduce-scatter then all-gather) and gives every rank those bits, so ranks that
  * integrate the sums stay identical. NVLink multicast (NVLS) is kept off (sim_multi_nccl_env). */
 #include "multi/comm.h"
-#include "cuda/cuda_check.h"
+#include "nbsim/cuda_check.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>

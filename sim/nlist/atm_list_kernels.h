@@ -34,7 +34,8 @@
 #ifndef SIM_ATM_LIST_KERNELS_H
 #define SIM_ATM_LIST_KERNELS_H
 
-#include "cuda/device_state.h"
+#include "cull/cull.h"
+#include "gpu/device_state.h"
 #include "nlist/atm_list.h"
 #include "physics/physics.h"
 

@@ -463,7 +463,7 @@ static __device__ __noinline__ void cell_forces_past_queue(const cell_view &v, u
  * test; per touching pair the queue's 8 B (store, load), the other's velocity beside its position
  * and the ~60-instruction force. Counts (RECORD, count_on) as the lists' sweep: candidates tested
  * and touching pairs (each once: the higher slot's). vel (else NULL): the step's second half too
- * (sim_gpu_kick, cuda/second_half.cuh: body force, half kick, the flag; 16 B more written per
+ * (sim_gpu_kick, gpu/second_half.cuh: body force, half kick, the flag; 16 B more written per
  * body, vel[i] of slot order: nothing else reads it during the sweep, which takes the velocities
  * from cell_vel). */
 template <bool PERIODIC, int LANES>

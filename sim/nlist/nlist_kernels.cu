@@ -12,8 +12,8 @@
 #include "nbsim/backend.h"
 #include "cull/cull_device.cuh"
 #include "cull/cull_kernels.h"
-#include "cuda/friction.cuh"
-#include "cuda/second_half.cuh"
+#include "gpu/friction.cuh"
+#include "gpu/second_half.cuh"
 #include "gpu/arch.cuh"
 
 namespace nl {
@@ -409,7 +409,7 @@ __global__ void __launch_bounds__(kBuildWarps * 32)
 /* ---- the sweeps ---- */
 
 /* What a sweep produces: forces (the step), the contact potential (energy, not timed), the
- * touching pairs (the contacts hook), or forces with friction (cuda/friction.h: the springs beside
+ * touching pairs (the contacts hook), or forces with friction (gpu/friction.h: the springs beside
  * the entries; a half list's pair by its row's thread, the other body's force and torque by
  * atomics; a full list's pair by both rows' threads alike, each its own body's, no atomics).
  * kFriction is its own instantiation: the frictionless sweeps are the code they were. */
@@ -726,7 +726,7 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
     }
 }
 
-/* Friction's springs beside the entries that are current, and a rebuild's carry (cuda/friction.h),
+/* Friction's springs beside the entries that are current, and a rebuild's carry (gpu/friction.h),
  * into the last step's table, by owner and partner (a full list's pair from its owner's row: both
  * rows hold the same spring), each made stale where it was. Returns at once (every block) unless
  * forced or the lists are rebuilt this step (on_overflow: unless they overflowed, after the build:
@@ -785,7 +785,7 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-/* A rebuild's carry (cuda/friction.h): slot i's current entries, compacted as (partner slot,
+/* A rebuild's carry (gpu/friction.h): slot i's current entries, compacted as (partner slot,
  * entry) beside the old lists, before the build overwrites them; the sweep that follows finds a
  * pair there, in the row of the same slot (the slots do not change between: a re-sort flushes
  * first), and its spring in the last step's buffer at that entry, with no table and no atomics.

@@ -20,8 +20,9 @@
 #ifndef SIM_NLIST_KERNELS_H
 #define SIM_NLIST_KERNELS_H
 
-#include "cuda/device_state.h"
-#include "cuda/friction.h"
+#include "gpu/device_state.h"
+#include "cull/cull_kernels.h"
+#include "gpu/friction.h"
 #include "nlist/cell_grid.h"
 #include "nlist/nlist.h"
 #include "physics/physics.h"
@@ -129,7 +130,7 @@ enum { SIM_GPU_NLIST_REBUILD = 16u, SIM_GPU_NLIST_CELLS = 32u, SIM_GPU_NLIST_BIN
 
 /* A step's second half on the device, out of its own pass (sim_gpu_nlist.direct, where the contact
  * forces are the whole of F: no ATM, one rank, no friction): the body forces, the second half
- * kick and the instability flag of integrate.h's sim_gpu_verlet_second (cuda/second_half.cuh),
+ * kick and the instability flag of integrate.h's sim_gpu_verlet_second (gpu/second_half.cuh),
  * folded into the cells' sweep (both directions: every body's force is whole there) or, each
  * pair once, into the next step's drift (sim_gpu_nlist_drift); one pass over the bodies a step
  * less. */
@@ -173,7 +174,7 @@ sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph
                                 const sim_gpu_cull *c, const sim_gpu_nlist *l, unsigned flags,
                                 int count_contacts, const sim_gpu_kick *kick, cudaStream_t s,
                                 sim_error *err);
-/* sim_gpu_nlist_forces with friction (cuda/friction.h): the springs beside the entries
+/* sim_gpu_nlist_forces with friction (gpu/friction.h): the springs beside the entries
  * (springs: cap x stride of them, their owned counts zeroed by the caller), a spring not current
  * there taken from fric's last table; the torques into fric->torque (zeroed by the caller);
  * forces cleared as there. A list that overflowed sweeps the tile pairs with the tables. */
@@ -191,7 +192,7 @@ sim_status sim_gpu_nlist_friction_flush(const sim_gpu_nlist *l, const sim_gpu_fr
 /* The contact potential over the lists, added to *d_energy (not timed). */
 /* When the lists are rebuilt this step (the device's flag, or forced), before
  * sim_gpu_nlist_boxes: each slot's current springs carried beside the old lists for the sweep
- * after the build (cuda/friction.h); the slots must not change before it (a re-sort flushes). */
+ * after the build (gpu/friction.h); the slots must not change before it (a re-sort flushes). */
 sim_status sim_gpu_nlist_friction_carry(const sim_gpu_nlist *l, const sim_gpu_fric_list *springs,
                                         int forced, cudaStream_t s, sim_error *err);
 /* After sim_gpu_nlist_build: when the lists overflowed (the device's flag), the carry into the

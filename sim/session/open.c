@@ -2,7 +2,8 @@
  * nbsim — opening a session: the scene (built-in, a file, or the caller's arrays) checked against
  * what the run can take, and the settings resolved for it from the config and the machine (the
  * backend and the ranks' devices, triplets for auto, the step, the tile and where the maps come
- * from, the settings check of a run over processes); then the backend, and closing. */
+ * from, the settings check of a run over processes); then the backend, and closing; and a new
+ * scene for a running session (sim_session_set_scene, reset). */
 #include "session/session_impl.h"
 
 #include <errno.h>
@@ -686,7 +687,7 @@ static sim_status take_bodies(sim_session *s, sim_error *err) {
 }
 
 /* Several GPUs split the sweeps, but each keeps every body and the forces are summed over all of
- * them at every step (sim/multi/multi_backend.c): culled contacts without triplets sweep too
+ * them at every step (sim/backends/multi_backend.c): culled contacts without triplets sweep too
  * little for that to pay, and a user asking for GPUs would expect the opposite. Rank 0 says so. */
 static void culled_ranks_notice(sim_session *s) {
     const sim_backend_config *c = &s->config;
@@ -901,4 +902,39 @@ static void choose_maps_source(sim_session *s) {
 
 double sim_session_triples_per_s(sim_backend_kind kind) {
     return kind == SIM_BACKEND_CUDA ? TRIPLES_PER_S_CUDA : TRIPLES_PER_S_CPU;
+}
+
+sim_status sim_session_reset(sim_session *s, sim_error *err) {
+    return sim_session_set_scene(s, s->scene, err);
+}
+
+sim_status sim_session_set_scene(sim_session *s, const char *scene, sim_error *err) {
+    char name[SIM_PATH_MAX];
+    snprintf(name, sizeof name, "%s", scene);
+    const uint32_t old_n = s->initial.n;
+    SIM_TRY(sim_session_load(s, name, err));
+    sim_status st = SIM_OK;
+    if (s->initial.n == old_n) {
+        st = sim_backend_set_params(s->backend, &s->params, err);
+        st = st == SIM_OK ? sim_backend_set_state(s->backend, &s->initial, err) : st;
+    } else {
+        /* A different N: a new backend sized for it, with the maps the user has active now. A
+         * trajectory file holds one N: its recording ends here. */
+        if (s->dump != NULL) {
+            char text[SIM_PATH_MAX + 96];
+            snprintf(text, sizeof text, "trajectory %s ended: the new scene has %u bodies",
+                     s->dump_path, s->initial.n);
+            (void)sim_session_dump_stop(s, NULL, NULL);
+            sim_session_notice(s, text);
+        }
+        sim_backend_config config = *sim_backend_get_config(s->backend);
+        sim_backend *fresh = NULL;
+        st = sim_backend_create(&config, &s->params, &s->initial, &fresh, err);
+        if (st == SIM_OK) {
+            sim_backend_destroy(s->backend);
+            s->backend = fresh;
+        }
+    }
+    sim_session_refresh(s);
+    return st;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — a running session: frames, energies, the state read, saved and exported, trajectories,
- * and what the viewer switches (scene, maps, triplets, parameters, culling, steps per frame).
- * Everything that reaches the backend after opening (open.c). */
+ * and what the viewer switches (maps, triplets, parameters, culling, steps per frame; a new scene
+ * is open.c's). Everything that reaches the backend after opening (open.c). */
 #include "session/session_impl.h"
 
 #include <math.h>
@@ -162,41 +162,6 @@ sim_status sim_session_read_state(sim_session *s, sim_state *out, sim_vec3d *for
 sim_status sim_session_export_positions(sim_session *s, sim_vec4f *pos, float *speed, int on_device,
                                         sim_error *err) {
     return sim_backend_export_positions(s->backend, pos, speed, on_device, err);
-}
-
-sim_status sim_session_reset(sim_session *s, sim_error *err) {
-    return sim_session_set_scene(s, s->scene, err);
-}
-
-sim_status sim_session_set_scene(sim_session *s, const char *scene, sim_error *err) {
-    char name[SIM_PATH_MAX];
-    snprintf(name, sizeof name, "%s", scene);
-    const uint32_t old_n = s->initial.n;
-    SIM_TRY(sim_session_load(s, name, err));
-    sim_status st = SIM_OK;
-    if (s->initial.n == old_n) {
-        st = sim_backend_set_params(s->backend, &s->params, err);
-        st = st == SIM_OK ? sim_backend_set_state(s->backend, &s->initial, err) : st;
-    } else {
-        /* A different N: a new backend sized for it, with the maps the user has active now. A
-         * trajectory file holds one N: its recording ends here. */
-        if (s->dump != NULL) {
-            char text[SIM_PATH_MAX + 96];
-            snprintf(text, sizeof text, "trajectory %s ended: the new scene has %u bodies",
-                     s->dump_path, s->initial.n);
-            (void)sim_session_dump_stop(s, NULL, NULL);
-            sim_session_notice(s, text);
-        }
-        sim_backend_config config = *sim_backend_get_config(s->backend);
-        sim_backend *fresh = NULL;
-        st = sim_backend_create(&config, &s->params, &s->initial, &fresh, err);
-        if (st == SIM_OK) {
-            sim_backend_destroy(s->backend);
-            s->backend = fresh;
-        }
-    }
-    sim_session_refresh(s);
-    return st;
 }
 
 sim_status sim_session_set_maps(sim_session *s, sim_pair_choice pm, sim_triplet_map tm,

@@ -135,6 +135,15 @@ uint64_t sim_t2_u64(uint64_t k);
 /* ceil(a / b) for tile counts. */
 uint32_t sim_ceil_div(uint32_t a, uint32_t b);
 
+/* The checks sim_backend_create and the calls that change a backend share (step/backend.c):
+ * the maps exist and run on this kind of backend; friction runs on one rank. And the spin a
+ * multi backend of GPUs keeps (kept_spin), the state's, taken when it is created or set. */
+sim_status sim_backend_check_maps(sim_backend_kind kind, sim_pair_choice pm, sim_triplet_map tm,
+                                  sim_error *err);
+sim_status sim_backend_check_friction(const sim_backend_config *c, const sim_params *p,
+                                      sim_error *err);
+sim_status sim_backend_keep_spin(sim_backend *b, const sim_state *s, sim_error *err);
+
 /* rank: NULL alone, else the rank this backend runs (a multi backend's member). */
 sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,
                                   const sim_state *s, const sim_rank *rank, sim_backend **out,

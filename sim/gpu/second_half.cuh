@@ -2,12 +2,13 @@
  * nbsim — a body's second half of velocity Verlet on the device, written once for the kernels
  * that finish a step: integrate.cu's verlet_second_kernel, and the cells' sweep where the contact
  * forces are the whole of F (sim/nlist/grid_build.cuh). Body force (walls, gravity) added to the
- * force, the second half kick, the instability flag (integrate.h: the step and the body's user
- * index, the smallest key wins). */
+ * force, the second half kick, the instability flag (device_state.h: the step and the body's
+ * user index, the smallest key wins). */
 #ifndef SIM_SECOND_HALF_CUH
 #define SIM_SECOND_HALF_CUH
 
-#include "cuda/integrate.h"
+#include "gpu/device_state.h"
+#include "physics/physics.h"
 
 /* Raises the instability flag for body `body` (its user index) after step `step`. */
 static __device__ __forceinline__ void sim_flag_body(uint64_t *flag, uint32_t step, uint32_t body,

@@ -8,8 +8,8 @@
 #ifndef SIM_CUDA_FRICTION_CUH
 #define SIM_CUDA_FRICTION_CUH
 
-#include "cuda/device_util.cuh"
-#include "cuda/friction.h"
+#include "gpu/device_util.cuh"
+#include "gpu/friction.h"
 
 static __device__ __forceinline__ sim_vec3f sim_fric_xyz(const sim_vec4f &v) {
     sim_vec3f r;

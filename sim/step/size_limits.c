@@ -30,13 +30,6 @@ uint32_t sim_triplet_culled_max_bodies(void) {
     return product(SIM_TCULL_MAX_TILES, SIM_TRIPLET_TILE);
 }
 
-int sim_config_runs_on_grid(const sim_backend_config *c, const sim_params *p) {
-    const int skin_zero = p->skin.set && !(p->skin.value > 0.0);
-    return c->kind == SIM_BACKEND_CUDA && c->multi.world <= 1 && sim_config_culls(c) &&
-           !skin_zero && c->nlist_build != SIM_NLIST_BUILD_TILES &&
-           (!p->triplets || sim_config_culls_triplets(c, p));
-}
-
 uint32_t sim_run_max_bodies(const sim_backend_config *c, const sim_params *p) {
     const int culled_triplets = p->triplets && sim_config_culls_triplets(c, p);
     if (sim_config_runs_on_grid(c, p)) {

@@ -6,7 +6,7 @@
 #ifndef SIM_CPU_TCULL_H
 #define SIM_CPU_TCULL_H
 
-#include "cull/cpu_cull.h"
+#include "cpu/cpu_cull.h"
 
 /* A growable list of tile triples. */
 typedef struct {

@@ -4,7 +4,7 @@
  * kernels do (sim_pair_map_block, then sim_cull_thread_pair), one list append per surviving
  * thread. Single-threaded: the passes cost O(T2(groups) * 256 + survivors * 256) box tests,
  * far below the pair sweep they prune. */
-#include "cull/cpu_cull.h"
+#include "cpu/cpu_cull.h"
 #include "nlist/nlist.h"
 
 #include <math.h>

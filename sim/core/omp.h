@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — private to the CPU reference: OpenMP where the build has it, one thread where not (the
- * pragmas vanish and the thread is 0), written once for the backend's files. */
-#ifndef SIM_CPU_OMP_H
-#define SIM_CPU_OMP_H
+ * nbsim — private to the library's CPU threads: OpenMP where the build has it, one thread where
+ * not (the pragmas vanish and the thread is 0), written once for the CPU reference's files and
+ * the built-in scenes (sim/io/scene.c); in core/, below both. */
+#ifndef SIM_CORE_OMP_H
+#define SIM_CORE_OMP_H
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -20,4 +21,4 @@ static inline int sim_cpu_thread_id(void) {
 #endif
 }
 
-#endif /* SIM_CPU_OMP_H */
+#endif /* SIM_CORE_OMP_H */

@@ -4,8 +4,8 @@
 #ifndef SIM_DEVICE_UTIL_CUH
 #define SIM_DEVICE_UTIL_CUH
 
-#include "cuda/cuda_check.h"
-#include "cuda/device_state.h"
+#include "nbsim/cuda_check.h"
+#include "gpu/device_state.h"
 #include "nbsim/maps.h"
 #include "multi/work_split.h"
 

@@ -2,7 +2,7 @@
  * nbsim — the CPU reference's culling of tile triples by the ATM cut-off (cpu_tcull.h): the
  * kernels' passes in double, one thread (the passes cost O(T2(groups) 256 + N k) box tests for k
  * neighbour tiles, far below the triples they prune). */
-#include "cull/cpu_tcull.h"
+#include "cpu/cpu_tcull.h"
 
 #include "cull/triplet_cull.h"
 
