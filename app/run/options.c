@@ -234,6 +234,20 @@ static int set_nccl_wait(void *t, int arg, const char *v, char *why, size_t cap)
     return 0;
 }
 
+static int set_decompose(void *t, int arg, const char *v, char *why, size_t cap) {
+    sim_session_config *o = session_of(t);
+    if (strcmp(v, "replicate") == 0) {
+        o->decompose = SIM_DECOMPOSE_REPLICATE;
+    } else if (strcmp(v, "space") == 0) {
+        o->decompose = SIM_DECOMPOSE_SPACE;
+    } else if (strcmp(v, "auto") == 0) {
+        o->decompose = SIM_DECOMPOSE_AUTO;
+    } else {
+        return WHY("must be replicate, space or auto");
+    }
+    return 0;
+}
+
 /* Frame counts: arg is the offset of the long field. */
 static int set_frames(void *t, int arg, const char *v, char *why, size_t cap) {
     if (app_parse_long(v, 1, 1000000000L, (long *)(void *)((char *)t + arg)) != 0) {
@@ -374,6 +388,15 @@ static const app_option_row rows[] = {
              "path every host sees (removed once all have joined)",
              session.nccl_id_path),
     {"--nccl-id-wait", "S", "seconds the other ranks wait for it (default 120)", set_nccl_wait, 0},
+    {"--decompose", "replicate|space|auto",
+     "how ranks share the bodies. replicate: each holds all N and sweeps its\n"
+     "share of the tile pairs / triples (pays for --cull off and all triples,\n"
+     "whose work is N^2 or N^3); space: each owns one slab of the box and\n"
+     "its neighbours' bodies within reach (pays for culled contacts, whose\n"
+     "work and memory then split; the CPU backend over mpirun -np R, no\n"
+     "friction or triplets yet). auto (default): space for --backend cpu\n"
+     "over processes, replicate for GPUs",
+     set_decompose, 0},
     {NULL, NULL, "Runs and their outputs:", NULL, 0},
     {"--frames", "F", "run F frames (1..1000000000) without a window, then exit", set_frames,
      (int)offsetof(app_options, session.frames)},
@@ -587,10 +610,19 @@ static int resolve_session(app_options *o) {
         fprintf(stderr, "nbsim: %s\n", err.message);
         return 2;
     }
+    /* the CPU reference over processes splits space: its saves are gathered by every rank */
+    const int space = s->world > 1 && s->backend == SIM_BACKEND_CHOICE_CPU;
+    if (space && o->dump_path[0]) {
+        fprintf(stderr, "nbsim: --dump: trajectories of a run split in space are not gathered "
+                        "yet; save the end state (--save-state)\n");
+        return 2;
+    }
     if (!sim_session_config_writes_outputs(s)) { /* rank 0 writes the run's outputs */
         o->log_path[0] = '\0';
         o->summary_path[0] = '\0';
-        o->save_state_path[0] = '\0';
+        if (!space) {
+            o->save_state_path[0] = '\0';
+        }
         o->dump_path[0] = '\0';
         o->plot_path[0] = '\0';
         o->quiet = 1;

@@ -163,7 +163,7 @@ int sim_pair_choice_needs_cuda(sim_pair_choice choice);
     X(ATM_LISTS, atm_list_ms, "atm_lists", "the ATM cut-off's neighbour lists: checks, rebuilds")  \
     X(TRIPLET_CULL, triplet_cull_ms, "triplet_cull", "the ATM cut-off's tile triples (--skin 0)")  \
     X(TRIPLET, triplet_ms, "triplet", "the ATM sweep")                                             \
-    X(COMM, comm_ms, "comm", "exchange: the forces summed over the ranks")                         \
+    X(COMM, comm_ms, "comm", "exchange: forces summed over ranks, or halos and migration (space)") \
     X(KICK, kick_ms, "kick", "walls, gravity and the second half kick")
 
 typedef enum {

@@ -23,12 +23,21 @@ extern "C" {
 /* Ranks a run may have (GPUs over all processes). */
 #define SIM_MAX_RANKS 1024
 
+/* How the ranks share the bodies (--decompose). REPLICATE: every rank holds every body and takes
+ * its share of the tile pairs / triples (the lambda split above), what brute-force sweeps and all
+ * triples pay for. SPACE: each rank owns the bodies of one slab of the box and keeps ghosts of its
+ * neighbours' within reach (sim/space/space.h): culled contacts, whose work and memory then split
+ * with the bodies; the CPU reference over MPI processes so far. AUTO: SPACE for the CPU reference
+ * over processes, REPLICATE elsewhere. */
+typedef enum { SIM_DECOMPOSE_AUTO, SIM_DECOMPOSE_REPLICATE, SIM_DECOMPOSE_SPACE } sim_decompose;
+
 typedef struct {
     int world;  /* ranks in the whole run; 0 or 1: alone, one device (the default) */
     int rank;   /* global rank of this process's first local rank */
     int local;  /* ranks this process runs (>= 1 when world > 1) */
     int device; /* CUDA device of the first local rank; local rank k uses device + k */
     int id_set; /* nccl_id holds the run's NCCL id (needed when world > local) */
+    int space;  /* 1: the ranks split space (SIM_DECOMPOSE_SPACE), one process each, over MPI */
     unsigned char nccl_id[SIM_NCCL_ID_BYTES];
 } sim_multi_config;
 

@@ -74,6 +74,7 @@ typedef struct {
     char nccl_id_path[SIM_PATH_MAX]; /* where rank 0 leaves the NCCL id (dist.h) */
     double nccl_id_wait;             /* seconds ranks > 0 wait for it */
     int nccl_id_mpi;                 /* started by mpirun without a path: the id through MPI */
+    sim_decompose decompose;         /* how ranks share the bodies (multi.h; --decompose) */
     /* the run */
     int interactive;  /* a person watches (the viewer): triplets auto keeps triplets only where
                          they stay interactive, and refuses a scene built around far too many */
@@ -124,6 +125,9 @@ typedef struct {
                                   (...)", "cached autotune of 2026-05-01 (...)", "autotune" */
     double step_estimate_ms;   /* a step's time expected from the initial forces [ms] (the lists'
                                   builds spread over the steps between rebuilds); 0: none */
+    const char *decomposition; /* a run split in space (--decompose space): each rank's own bodies
+                                  and ghosts, least and most over the ranks, after the last
+                                  frame; "" otherwise */
     sim_memory_plan memory;    /* the CUDA backend's device memory by part, with the bodies' radii
                                   and the grid's cells (count 0: the CPU reference, or several
                                   ranks, each of which holds all of it) */

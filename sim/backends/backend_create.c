@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — sim_backend_create: validates a configuration once, then makes the CPU, CUDA or multi
- * backend; and the sums over processes, which only the multi backend does. Above the backends
+ * nbsim — sim_backend_create: validates a configuration once, then makes the CPU, CUDA, multi or
+ * space backend; and the sums over processes, which only the multi and space backends do. Above the backends
  * it creates (the calls on a backend go through step/backend.c). */
 #include "step/backend_impl.h"
 #include "multi/comm.h"
 #include "nbsim/params.h"
 #include "physics/physics.h"
+#include "space/space.h"
 
 #include <stdlib.h>
 
@@ -43,7 +44,7 @@ static sim_status check_multi(const sim_backend_config *c, sim_error *err) {
                         "ranks",
                         m->rank, m->rank + m->local - 1, m->world, m->device, SIM_MAX_RANKS);
     }
-    if (c->kind == SIM_BACKEND_CPU && m->local != m->world) {
+    if (c->kind == SIM_BACKEND_CPU && m->local != m->world && !m->space) {
         return sim_fail(err, SIM_UNSUPPORTED,
                         "the CPU reference splits its work over threads of one process only");
     }
@@ -78,9 +79,13 @@ sim_status sim_backend_create(const sim_backend_config *config, const sim_params
     SIM_TRY(sim_periodic_check(params, params->periodic ? sim_state_max_radius(initial) : 0.0,
                                err));
     SIM_TRY(check_multi(config, err));
-    SIM_TRY(sim_backend_check_friction(config, params, err));
+    if (!config->multi.space) { /* the split in space says what it refuses itself */
+        SIM_TRY(sim_backend_check_friction(config, params, err));
+    }
     sim_status st;
-    if (config->multi.world > 1) {
+    if (config->multi.world > 1 && config->multi.space) {
+        st = sim_space_backend_create(config, params, initial, out, err);
+    } else if (config->multi.world > 1) {
         st = sim_multi_backend_create(config, params, initial, out, err);
     } else if (config->kind == SIM_BACKEND_CPU) {
         st = sim_cpu_backend_create(config, params, initial, NULL, out, err);
@@ -99,6 +104,9 @@ sim_status sim_backend_sum_over_processes(sim_backend *b, double *v, size_t coun
     const sim_multi_config *m = &b->config.multi;
     if (m->world <= 1 || m->local >= m->world) {
         return SIM_OK;
+    }
+    if (m->space) {
+        return sim_space_sum_over_processes(b, v, count, err);
     }
     return sim_multi_sum_over_processes(b, v, count, err);
 }

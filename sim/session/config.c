@@ -50,6 +50,13 @@ sim_status sim_session_resolve_launch(sim_session_config *c, sim_error *err) {
                         "(--frames F)",
                         multi_process ? "--rank/--world/--nccl-id" : "--gpus");
     }
+    /* one process alone has nothing to split: --decompose space runs it whole */
+    if (!multi_process && c->decompose == SIM_DECOMPOSE_SPACE && (gpus > 1 || gpus < 0)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s: the spatial split runs over processes that mpirun starts "
+                        "(mpirun -np R nbsim --backend cpu --decompose space), not --gpus",
+                        "--decompose space");
+    }
     if (!multi_process) {
         if (gpus > 1 && c->backend != SIM_BACKEND_CHOICE_CPU && !sim_multi_have_nccl()) {
             return sim_fail(err, SIM_BAD_ARGUMENT,
@@ -65,13 +72,26 @@ sim_status sim_session_resolve_launch(sim_session_config *c, sim_error *err) {
                         "same in every process)",
                         "--gpus all");
     }
-    if (c->backend == SIM_BACKEND_CHOICE_CPU) {
+    /* The CPU reference over processes: split in space over MPI (sim/space/space.h). */
+    const int space = c->backend == SIM_BACKEND_CHOICE_CPU;
+    if (space && c->decompose == SIM_DECOMPOSE_REPLICATE) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
-                        "%s: the CPU reference splits over threads of one process (--gpus N "
-                        "--backend cpu)",
-                        "--world");
+                        "%s: the CPU reference replicates over threads of one process (--gpus N "
+                        "--backend cpu); over processes it splits space (--decompose space)",
+                        "--decompose replicate");
     }
-    if (!sim_multi_have_nccl()) {
+    if (space && (!mpi_launch || gpus > 1)) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s: the CPU reference splits space over processes that mpirun started "
+                        "(mpirun -np R nbsim --backend cpu), one rank each%s",
+                        "--backend cpu", sim_dist_have_mpi() ? "" : ", in a build with MPI");
+    }
+    if (!space && c->decompose == SIM_DECOMPOSE_SPACE) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s: the spatial split runs the CPU reference only so far (--backend cpu)",
+                        "--decompose space");
+    }
+    if (!space && !sim_multi_have_nccl()) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         "%s: this build has no NCCL, so it runs on one GPU only (rebuild with "
                         "NCCL: NCCL_ROOT=... or pip install nvidia-nccl-cu13)",
@@ -112,7 +132,7 @@ sim_status sim_session_resolve_launch(sim_session_config *c, sim_error *err) {
                         "--gpus %d: %d processes of %d GPUs each are more than %d ranks", gpus,
                         c->world, gpus, SIM_MAX_RANKS);
     }
-    c->nccl_id_mpi = mpi_launch && c->world > 1;
+    c->nccl_id_mpi = mpi_launch && c->world > 1; /* the CPU's split: only the settings check */
     if (c->nccl_id_path[0] == '\0' && c->world > 1 && !c->nccl_id_mpi) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         sim_dist_have_mpi()

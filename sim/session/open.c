@@ -357,6 +357,13 @@ static sim_status resolve_devices(sim_session *s, sim_error *err) {
         /* --backend cpu was refused with the flags (sim_session_resolve_launch); auto found no
          * device, and the CPU reference cannot span processes: said now, before rank 0 waits for
          * the others and the others for the id. */
+        if (!cuda && s->cfg.backend == SIM_BACKEND_CHOICE_CPU) { /* split in space over MPI */
+            m->world = o->world;
+            m->rank = o->rank;
+            m->local = 1;
+            m->space = 1;
+            return SIM_OK; /* what it cannot run yet: refused by every rank as it is built */
+        }
         if (!cuda) {
             return sim_fail(err, SIM_NO_DEVICE,
                             "a run over %d processes needs a CUDA device in each, and none was "
@@ -603,7 +610,7 @@ static sim_status exchange_nccl_id(sim_session *s, sim_error *err) {
     const sim_dist_exchange x = {o->nccl_id_path, o->rank,       o->world, run,
                                  o->nccl_id_wait, o->config.stop};
     if (o->nccl_id_mpi) {
-        if (o->rank == 0) {
+        if (o->rank == 0 && !m->space) { /* the split in space runs no NCCL: only the check */
             SIM_TRY(sim_multi_nccl_id(m->nccl_id, err));
         }
         SIM_TRY(sim_dist_exchange_mpi(&x, m->nccl_id, err));

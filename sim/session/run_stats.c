@@ -134,7 +134,9 @@ static int shown(const sim_run_stats *rs, int k) {
 void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *out) {
     fprintf(out, "%llu frame%s, per step: median / p95 / min / max / mean [ms]%s%s\n",
             (unsigned long long)rs->count, rs->count == 1 ? "" : "s",
-            s->gpus > 1 ? " (slowest rank; comm: the all-reduce)" : "",
+            s->gpus <= 1              ? ""
+            : s->config.multi.space ? " (rank 0's; comm: the halos, migration and cuts)"
+                                    : " (slowest rank; comm: the all-reduce)",
             s->config.phase_timing == SIM_PHASE_TIMING_SAMPLED &&
                     s->config.kind == SIM_BACKEND_CUDA && s->params.steps_per_frame > 1
                 ? "; phases timed on sampled steps (one in ten) and re-sorts, the others' time "
@@ -160,6 +162,9 @@ void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *o
                 "  unique pairs/s   %.4g  (%llu unique pairs per step over the contact sweep, at "
                 "the median)\n",
                 rate(s->unique_pairs, pair.median), (unsigned long long)s->unique_pairs);
+    }
+    if (s->decomposition != NULL && s->decomposition[0]) {
+        fprintf(out, "  ranks            %s\n", s->decomposition);
     }
     const sim_stats tests = sim_run_stats_count(rs, SIM_RUN_COUNT_CANDIDATES);
     const sim_stats touching = sim_run_stats_count(rs, SIM_RUN_COUNT_CONTACTS);
@@ -254,6 +259,10 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
             strcmp(end->stop, "interrupted") == 0 ? "true" : "false", end->wall_s);
     fprintf(f, "  \"backend\": \"%s\",\n  \"gpus\": %d,\n  \"device\": ", s->backend, s->gpus);
     put_json_string(f, s->device);
+    if (s->decomposition != NULL && s->decomposition[0]) {
+        fprintf(f, ",\n  \"ranks\": ");
+        put_json_string(f, s->decomposition);
+    }
     fprintf(f, ",\n  \"pair_map\": \"%s\",\n  \"triplet_map\": \"%s\",\n  \"tile\": %u,\n",
             sim_pair_choice_name(c->pair_map),
             s->params.triplets ? sim_triplet_map_name(c->triplet_map) : "off", c->tile);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nbsim/scene.h"
+#include "space/space.h"
 
 static void append_line(char *lines, size_t cap, const char *text) {
     const size_t len = strlen(lines);
@@ -36,6 +37,7 @@ void sim_session_refresh(sim_session *s) {
     i->unique_pairs = sim_choose(s->initial.n, 2);
     i->unique_triples = sim_choose(s->initial.n, 3);
     i->dump_path = s->dump != NULL ? s->dump_path : "";
+    i->decomposition = s->decomposition;
     i->maps_source = s->maps_source;
 }
 
@@ -70,6 +72,9 @@ sim_status sim_session_frame(sim_session *s, sim_frame_timing *t, sim_error *err
         s->info.partial_steps = t->steps;
     }
     SIM_TRY(st);
+    if (s->config.multi.space) {
+        sim_space_balance(s->backend, s->decomposition, sizeof s->decomposition);
+    }
     s->info.frame++;
     s->info.dump_ms = 0.0;
     if (s->dump != NULL) {
@@ -125,6 +130,12 @@ sim_status sim_session_agree_stop(sim_session *s, int *signal, int *failed, sim_
 }
 
 sim_status sim_session_save_state(sim_session *s, const char *path, sim_error *err) {
+    if (s->config.multi.space && s->config.multi.rank != 0) {
+        /* split in space: every rank sends its bodies to rank 0, which alone holds all N */
+        sim_state none = {0};
+        none.n = s->initial.n;
+        return sim_backend_read_state(s->backend, &none, NULL, err);
+    }
     sim_state state = {0};
     sim_status st = sim_state_alloc(&state, s->initial.n, err);
     sim_vec3d *forces = NULL;
@@ -188,6 +199,15 @@ sim_status sim_session_set_steps_per_frame(sim_session *s, int steps, sim_error 
 
 sim_status sim_session_mean_height(sim_session *s, double *height, sim_error *err) {
     const uint32_t n = s->initial.n;
+    /* "Up" is against gravity; without gravity the viewer's default up, +y. */
+    const sim_vec3d g = s->params.gravity;
+    const double g_len = sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
+    const double ux = g_len > 0.0 ? -g.x / g_len : 0.0, uy = g_len > 0.0 ? -g.y / g_len : 1.0,
+                 uz = g_len > 0.0 ? -g.z / g_len : 0.0;
+    if (s->config.multi.space) { /* no rank holds the positions: the energies' mean of them */
+        *height = sim_space_mean_height(s->backend, ux, uy, uz);
+        return SIM_OK;
+    }
     if (s->height_cap < n) {
         sim_vec4f *grown = realloc(s->height_pos, (size_t)n * sizeof *grown);
         if (grown == NULL) {
@@ -197,11 +217,6 @@ sim_status sim_session_mean_height(sim_session *s, double *height, sim_error *er
         s->height_cap = n;
     }
     SIM_TRY(sim_backend_export_positions(s->backend, s->height_pos, NULL, 0, err));
-    /* "Up" is against gravity; without gravity the viewer's default up, +y. */
-    const sim_vec3d g = s->params.gravity;
-    const double g_len = sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
-    const double ux = g_len > 0.0 ? -g.x / g_len : 0.0, uy = g_len > 0.0 ? -g.y / g_len : 1.0,
-                 uz = g_len > 0.0 ? -g.z / g_len : 0.0;
     double sum = 0.0;
     for (uint32_t i = 0; i < n; ++i) {
         const sim_vec4f p = s->height_pos[i];

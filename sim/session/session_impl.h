@@ -21,6 +21,7 @@ struct sim_session {
     sim_run_info info; /* what sim_session_info returns, refreshed on every change */
     sim_dump *dump;    /* the trajectory being recorded, or NULL */
     char dump_path[SIM_PATH_MAX];
+    char decomposition[256]; /* sim_run_info.decomposition */
     uint64_t dump_frame0;             /* info.frame when the recording started */
     int id_written;                   /* rank 0 of a run over processes wrote the --nccl-id file */
     char notices[NOTICES_MAX];        /* pending, one per line */
