@@ -249,8 +249,8 @@ static sim_status space_set_state(sim_backend *b, const sim_state *st, sim_error
     return refuse("take a new state", err);
 }
 
-static sim_status space_export(sim_backend *b, sim_vec4f *pos, float *speed, int on_device,
-                               sim_error *err) {
+static sim_status space_export(sim_backend *b, uint32_t every, sim_vec4f *pos, float *speed,
+                               int on_device, sim_error *err) {
     return refuse("export positions (the viewer)", err);
 }
 
