@@ -3,9 +3,11 @@
 """Two states saved by nbsim (--save-state) against each other, body by body.
 
 Prints one line: LABEL, the largest position difference |dx| [m], the largest force difference
-relative to the largest force |dF| / max |F| (columns 0..2 and 8..10 of a body row), and the
-largest difference of any column relative to max(1, |a|, |b|). Exits 1 when a bound given is
-passed, or when the states do not have the same bodies; 0 otherwise.
+relative to the largest force |dF| / max |F| (the columns the header names x y z and fx fy fz:
+a frictional save puts the spin before the force), and the largest difference of any column of
+any numeric row (bodies, and a frictional save's contact histories) relative to
+max(1, |a|, |b|). Exits 1 when a bound given is passed, or when the states do not have the same
+bodies and rows; 0 otherwise.
 
 Usage: compare_states.py LABEL A B [--max-dx M] [--max-df R] [--max-any R]
 """
@@ -13,19 +15,25 @@ import argparse
 import sys
 
 
-def body_rows(path):
-    """The numeric rows with more than three values: one per body (comments, parameters and the
-    column header are skipped)."""
-    rows = []
+def read_state(path):
+    """(the column header's names, the body rows, every numeric row in file order). Body rows
+    have the header's width; other numeric rows (contact histories) are kept for "any column";
+    comments and parameter lines are skipped."""
+    names, bodies, rows = [], [], []
     with open(path) as f:
         for line in f:
+            fields = line.split()
             try:
-                values = [float(v) for v in line.split()]
+                values = [float(v) for v in fields]
             except ValueError:
+                if fields and fields[0] == "x" and not names:
+                    names = fields
                 continue
             if len(values) > 3:
                 rows.append(values)
-    return rows
+                if len(values) == len(names):
+                    bodies.append(values)
+    return names, bodies, rows
 
 
 def main():
@@ -37,14 +45,20 @@ def main():
     ap.add_argument("--max-df", type=float)
     ap.add_argument("--max-any", type=float)
     args = ap.parse_args()
-    a, b = body_rows(args.a), body_rows(args.b)
-    if not a or len(a) != len(b):
-        print(f"{args.label}: {len(a)} and {len(b)} bodies")
+    names, a, rows_a = read_state(args.a)
+    names_b, b, rows_b = read_state(args.b)
+    if not a or len(a) != len(b) or names != names_b or len(rows_a) != len(rows_b):
+        print(f"{args.label}: {len(a)} and {len(b)} bodies, {len(rows_a)} and {len(rows_b)} rows")
         return 1
+    fcols = [names.index(c) for c in ("fx", "fy", "fz")] if "fx" in names else []
     dx = max(abs(x[k] - y[k]) for x, y in zip(a, b) for k in range(3))
-    fmax = max(abs(v) for x in b for v in x[8:11]) or 1.0
-    df = max(abs(x[k] - y[k]) for x, y in zip(a, b) for k in range(8, 11)) / fmax
-    worst = max(abs(u - v) / max(1.0, abs(u), abs(v)) for x, y in zip(a, b) for u, v in zip(x, y))
+    fmax = max((abs(x[k]) for x in b for k in fcols), default=0.0) or 1.0
+    df = max((abs(x[k] - y[k]) for x, y in zip(a, b) for k in fcols), default=0.0) / fmax
+    if any(len(x) != len(y) for x, y in zip(rows_a, rows_b)):
+        print(f"{args.label}: rows of different widths")
+        return 1
+    worst = max(abs(u - v) / max(1.0, abs(u), abs(v))
+                for x, y in zip(rows_a, rows_b) for u, v in zip(x, y))
     print(f"{args.label}: max |dx| {dx:.2e} m, max |dF| / max |F| {df:.2e}, "
           f"any column {worst:.2e}")
     bounds = ((args.max_dx, dx), (args.max_df, df), (args.max_any, worst))
