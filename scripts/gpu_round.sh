@@ -32,7 +32,11 @@ for w in "${what[@]}"; do
       ;;
     old)
       step old
+      # a base packed without bench/, assets/ and docs/ (to fit a call's carry) takes this
+      # tree's: the build configures from them, the program does not depend on them
       (mkdir -p build-old && cd build-old && tar xzf ../.old/base.tar.gz &&
+       { [ -d docs ] || cp -r ../docs .; } && { [ -d assets ] || cp -r ../assets .; } &&
+       { [ -e bench/plot.py ] || { mkdir -p bench && cp ../bench/plot.py bench/; }; } &&
        cmake -S . -B b -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
          -DNBSIM_VIEWER=OFF -DNBSIM_PYTHON=OFF >/dev/null &&
        cmake --build b -j"$(nproc)" --target nbsim) >"$logs/build_old.log" 2>&1 || status=1
