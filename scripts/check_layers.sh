@@ -16,6 +16,12 @@
 #                    below it in SIM_ORDER (below, lowest first); a folder of sim/ with sources
 #                    must have its place there. scripts/layer_refs.py checks the calls between
 #                    files against the same order.
+#   internal         include/nbsim/internal/ (the backends' interface and test hooks) is included
+#                    only by the library, its tests and nbsim bench (app/bench/): the programs,
+#                    the viewer, the bindings and the public headers see users' choices alone
+#   prefix           one prefix per layer of the GPU code: the functions that sim/cuda/ (the CUDA
+#                    backend) declares are sim_cuda_*, those of the shared GPU layer below it
+#                    (sim/gpu/, sim/cull/, sim/nlist/) sim_gpu_*, so a name says where it lives
 #
 # An include "X" is resolved the way the compiler would find it on any of the project's include
 # paths: beside the including file first, then include/, then sim/ (spelled from sim/, as the
@@ -120,6 +126,19 @@ check() {
             report(f, line, "capture", "sim_backend_capture* outside the library: trajectories " \
                    "are recorded through the session (sim_session_dump_start)")
           }
+          if (text ~ /^[A-Za-z_].*[ *&]sim_(gpu|cuda)_[A-Za-z0-9_]+\(/ && text !~ /^static/) {
+            named = text
+            sub(/\(.*$/, "", named)
+            sub(/^.*[ *&]/, "", named)
+            if (ff == "cuda" && named ~ /^sim_gpu_/) {
+              report(f, line, "prefix", named " declared in sim/cuda/: the CUDA backend " \
+                     "names are sim_cuda_* (sim_gpu_* is the shared layer below it)")
+            }
+            if ((ff == "gpu" || ff == "cull" || ff == "nlist") && named ~ /^sim_cuda_/) {
+              report(f, line, "prefix", named " declared in sim/" ff "/: the shared GPU " \
+                     "layer names are sim_gpu_* (sim_cuda_* is the backend above it)")
+            }
+          }
           if (text !~ /^[ \t]*#[ \t]*include[ \t]*[<"]/) continue
           ++includes
           if (ff != "" && !(ff in rank) && !(ff in unplaced)) { # once, at its first include
@@ -152,6 +171,11 @@ check() {
           if (from != "sim" && from != "tests" && to == "sim") {
             report(f, line, "private-sim", "#include " shown " is " target ", private to the " \
                    "library: include its public face, include/nbsim/")
+          }
+          if (target ~ /^include\/nbsim\/internal\// && from != "sim" && from != "tests" &&
+              f !~ /^app\/bench\// && f !~ /^include\/nbsim\/internal\//) {
+            report(f, line, "internal", "#include " shown " is " target ": the backends and " \
+                   "their hooks are for the library, its tests and nbsim bench (app/bench/)")
           }
           if (from == "render" && (to == "app" || to == "viewer")) {
             report(f, line, "render->program", "#include " shown " is " target ": render/ " \
@@ -187,7 +211,7 @@ self_test() {
   here=$(cd "$(dirname "$0")" && pwd)
   scratch=$(mktemp -d)
   trap 'rm -rf "$scratch"' RETURN
-  mkdir -p "$scratch"/{include/nbsim,sim/core,sim/cull,sim/session,app/run,viewer,render,tests}
+  mkdir -p "$scratch"/{include/nbsim/internal,app/bench,sim/core,sim/cull,sim/session,app/run,viewer,render,tests}
   printf '#include <stdint.h>\n' >"$scratch/sim/core/clock.h"
   printf '#include <stdint.h>\n' >"$scratch/include/nbsim/base.h"
   printf '#include "nbsim/base.h"\n' >"$scratch/include/nbsim/session.h"
@@ -195,6 +219,8 @@ self_test() {
   printf '#include "nbsim/session.h"\n#include "cull/cull.h"\nvoid f(void) { sim_backend_capture(0); }\n' \
     >"$scratch/sim/session/session.c"
   printf '#include "nbsim/session.h"\n' >"$scratch/app/run/options.h"
+  printf '#include "nbsim/base.h"\n' >"$scratch/include/nbsim/internal/backend.h"
+  printf '#include "nbsim/internal/backend.h"\n' >"$scratch/app/bench/bench.c"
   printf '#include "options.h"\n#include "viewer.h"\n#include "text.h"\n' >"$scratch/app/run/options.c"
   printf '#include "nbsim/session.h"\n#include <GLFW/glfw3.h>\n' >"$scratch/render/text.h"
   printf '#include "nbsim/session.h"\n#include "text.h"\n' >"$scratch/viewer/viewer.h"
@@ -222,6 +248,11 @@ self_test() {
     'sim/core/up.c|#include "cull/cull.h"|sim-order'
     'sim/cull/up.h|#include "session/session.c"|sim-order'
     'sim/newfolder/x.c|#include "core/clock.h"|sim-order'
+    'app/run/hook.c|#include "nbsim/internal/backend.h"|internal'
+    'include/nbsim/open.h|#include "nbsim/internal/backend.h"|internal'
+    'viewer/hook.c|#include "nbsim/internal/backend.h"|internal'
+    'sim/cuda/k.cu|sim_status sim_gpu_thing(int n);|prefix'
+    'sim/cull/k.h|void sim_cuda_other(void);|prefix'
   )
   local c file text rule
   for c in "${cases[@]}"; do

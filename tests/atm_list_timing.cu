@@ -23,7 +23,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nlist/atm_list_kernels.h"
 #include "nlist/nlist.h"
 #include "test_atm_list_util.h"
@@ -96,7 +96,7 @@ static list_result time_lists(const atm_bodies &sc, int half, float skin, int re
     const uint32_t n = (uint32_t)sc.pos.size();
     const sim_physics ph = sim_physics_from_params(&sc.p);
     const sim_physics_f phf = sim_physics_to_float(&ph);
-    const float a2_max = sim_atm_a2_max_f(phf.atm_cutoff2);
+    const float a2_max = sim_atm_a2_max_f(phf.atm.atm_cutoff2);
     cudaStream_t s;
     TRY_CUDA(cudaStreamCreate(&s));
     sim_gpu_bodies b;

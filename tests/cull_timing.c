@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nbsim/params.h"
 #include "nbsim/scene.h"
 
@@ -257,9 +257,11 @@ int main(int argc, char **argv) {
     p.skin.set = o.skin >= 0.0;
     sim_backend_config c = sim_backend_config_default();
     c.nlist = o.nlist;
-    c.nlist_build = o.build;
-    c.count_contacts = o.count;
-    c.stream_launches = !o.graphs;
+    sim_backend_tuning tuning = sim_backend_tuning_default();
+    tuning.nlist_build = o.build;
+    tuning.count_contacts = o.count;
+    tuning.stream_launches = !o.graphs;
+    c.tuning = &tuning;
     c.phase_timing = o.phases;
     c.kind = o.kind;
     c.tile = o.tile;

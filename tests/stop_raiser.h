@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — for the tests of stopping a run: a thread that raises a stop flag (backend.h:
+ * nbsim — for the tests of stopping a run: a thread that raises a stop flag (nbsim/config.h:
  * config.stop) after a delay, as a signal handler would, and notes when it did. */
 #ifndef NBSIM_STOP_RAISER_H
 #define NBSIM_STOP_RAISER_H

@@ -83,11 +83,11 @@ static sim_vec4d to_d(sim_vec4f v) {
 static double atm_reference(const scene &s, std::vector<sim_vec3d> &f, uint32_t block = 0) {
     sim_physics ph;
     memset(&ph, 0, sizeof ph);
-    ph.atm_nu = s.nu;
-    ph.atm_cutoff = s.cutoff;
-    ph.periodic = s.periodic;
-    ph.box_half = s.half;
-    ph.period = scene_period(s);
+    ph.atm.atm_nu = s.nu;
+    ph.atm.atm_cutoff = s.cutoff;
+    ph.box.periodic = s.periodic;
+    ph.box.box_half = s.half;
+    ph.box.period = scene_period(s);
     const uint32_t n = (uint32_t)s.pos.size();
     f.assign(n, sim_vec3d{0.0, 0.0, 0.0});
     double e = 0.0;

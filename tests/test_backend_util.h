@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "test_rng.h"
 
 /* n spheres (radius 0.4-0.5 m, mass 0.5-2 kg) uniformly in a cube of half-width h, random

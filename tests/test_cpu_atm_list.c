@@ -17,7 +17,7 @@
  *    tile-triple path's (--skin 0) at the same state to rounding, the lists rebuilt far less
  *    often than every step; and the two paths' trajectories agree over the first steps; in
  *    periodic boxes too (every axis; x and z, a cut-off of 2.6 m in a period of 7 m). */
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nlist/cpu_atm_list.h"
 #include "step/backend_impl.h"
 
@@ -58,7 +58,7 @@ static uint64_t brute(const sim_vec4d *pos, uint32_t n, const sim_physics *ph, s
     for (uint32_t i = 2; i < n; ++i) {
         for (uint32_t j = 1; j < i; ++j) {
             for (uint32_t k = 0; k < j; ++k) {
-                if (!tscene_triple_counts(pos, i, j, k, ph->atm_cutoff)) {
+                if (!tscene_triple_counts(pos, i, j, k, ph->atm.atm_cutoff)) {
                     continue;
                 }
                 sim_vec3d fi, fj, fk;
@@ -134,8 +134,8 @@ static void scene_case(tscene *sc) {
     sim_cpu_atm_list l;
     ENSURE(sim_cpu_atm_list_init(&l, n, &err) == SIM_OK);
     for (int s = 0; s < SKINS; ++s) {
-        ENSURE(sim_cpu_atm_list_build(&l, sc->s.pos, ph.atm_cutoff, k_skins[s], &err) == SIM_OK);
-        check_lists(&l, sc->s.pos, sim_atm_list_reach2_d(ph.atm_cutoff, k_skins[s]), sc->name);
+        ENSURE(sim_cpu_atm_list_build(&l, sc->s.pos, ph.atm.atm_cutoff, k_skins[s], &err) == SIM_OK);
+        check_lists(&l, sc->s.pos, sim_atm_list_reach2_d(ph.atm.atm_cutoff, k_skins[s]), sc->name);
         double e = 0.0, rel_l2, rel_max;
         const uint64_t got = list_forces(&l, sc->s.pos, &ph, f, &e);
         force_diff(f, f_tiles, n, &rel_l2, &rel_max);
@@ -145,7 +145,7 @@ static void scene_case(tscene *sc) {
                    "%.17g",
                    sc->name, k_skins[s], (unsigned long long)got, (unsigned long long)want, rel_l2,
                    rel_max, e, e_tiles.atm);
-        ENSURE(!sim_cpu_atm_list_stale(&l, sc->s.pos, ph.atm_cutoff, k_skins[s]));
+        ENSURE(!sim_cpu_atm_list_stale(&l, sc->s.pos, ph.atm.atm_cutoff, k_skins[s]));
         if (s == 0) {
             printf(
                 "  %-40s N=%-4u %llu triples within the cut-off, %.1f entries per body, E %.6g\n",
@@ -168,7 +168,7 @@ static void scene_case(tscene *sc) {
         moved[i] = (sim_vec4d){sc->s.pos[i].x + scale * d[0], sc->s.pos[i].y + scale * d[1],
                                sc->s.pos[i].z + scale * d[2], sc->s.pos[i].w};
     }
-    ENSURE(!sim_cpu_atm_list_stale(&l, moved, ph.atm_cutoff, skin));
+    ENSURE(!sim_cpu_atm_list_stale(&l, moved, ph.atm.atm_cutoff, skin));
     double e = 0.0, e_ref = 0.0, rel_l2, rel_max;
     const uint64_t got = list_forces(&l, moved, &ph, f, &e);
     const uint64_t want_moved = brute(moved, n, &ph, f_brute, &e_ref);
@@ -180,8 +180,8 @@ static void scene_case(tscene *sc) {
     moved[n / 2].x = l.ref[n / 2].x + 0.5001 * skin;
     moved[n / 2].y = l.ref[n / 2].y;
     moved[n / 2].z = l.ref[n / 2].z;
-    ENSURE(sim_cpu_atm_list_stale(&l, moved, ph.atm_cutoff, skin));
-    ENSURE(sim_cpu_atm_list_stale(&l, sc->s.pos, ph.atm_cutoff, 0.5 * skin)); /* another skin */
+    ENSURE(sim_cpu_atm_list_stale(&l, moved, ph.atm.atm_cutoff, skin));
+    ENSURE(sim_cpu_atm_list_stale(&l, sc->s.pos, ph.atm.atm_cutoff, 0.5 * skin)); /* another skin */
     free(moved);
     free(f);
     free(f_brute);

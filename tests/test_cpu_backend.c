@@ -3,7 +3,7 @@
  * O(N^2) / O(N^3) loop (so the tiling and the maps lose and repeat nothing; pairs also culled),
  * conservation of momentum and energy, switching maps/params/state mid-run, instability
  * reports, timings. Culling itself: test_cpu_cull.c. */
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "physics/physics.h"
 
 #include "ensure.h"
@@ -54,7 +54,7 @@ static sim_backend_config cpu_config(sim_pair_map pm, sim_triplet_map tm, uint32
  * a per-body scale: the sum of the magnitudes of its contributions (the rounding yardstick). */
 static void reference_forces(const sim_state *s, const sim_params *p, sim_vec3d *f, double *scale) {
     sim_physics ph = sim_physics_from_params(p);
-    ph.inv_dt = 1.0 / (p->dt > 0.0 ? p->dt : sim_default_dt(p, s)); /* the backend's step */
+    ph.normal.inv_dt = 1.0 / (p->dt > 0.0 ? p->dt : sim_default_dt(p, s)); /* the backend's step */
     for (uint32_t i = 0; i < s->n; ++i) {
         f[i] = sim_body_force_d(s->pos[i], s->vel[i], &ph, NULL);
         scale[i] = fabs(f[i].x) + fabs(f[i].y) + fabs(f[i].z);

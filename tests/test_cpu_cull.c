@@ -4,7 +4,7 @@
  * the full sweep: the same set of touching pairs (exactly) and the same forces (summation order
  * only) on gas, pile and collide scenes made dense, with bodies on and past the walls, partial
  * last tiles, every map, every tile size, one and two passes, after re-sorts, culling toggled. */
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "cull/cull.h"
 #include "physics/physics.h"
 #include "nbsim/scene.h"

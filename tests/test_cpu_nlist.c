@@ -195,7 +195,9 @@ static void test_overflow(void) {
         sc.p.skin.set = 1;
         sc.p.steps_per_frame = 4;
         sim_backend_config c = config_of(kinds[k]);
-        c.nlist_capacity = 1;
+        sim_backend_tuning small = sim_backend_tuning_default();
+        small.nlist_capacity = 1;
+        c.tuning = &small;
         sim_backend *b = test_backend_make(&c, &sc.p, &sc.s, "overflow");
         sim_error err = {SIM_OK, ""};
         sim_frame_timing t;
@@ -301,9 +303,11 @@ static void test_grid_as_tiles(void) {
             sc.p.steps_per_frame = 100;
             sim_backend_config c = config_of(kinds[k]);
             c.cpu_threads = 1; /* one order of the sums */
-            c.nlist_build = SIM_NLIST_BUILD_TILES;
+            sim_backend_tuning built = sim_backend_tuning_default();
+            c.tuning = &built;
+            built.nlist_build = SIM_NLIST_BUILD_TILES;
             sim_backend *tiles = test_backend_make(&c, &sc.p, &sc.s, "tiles");
-            c.nlist_build = SIM_NLIST_BUILD_DEFAULT;
+            built.nlist_build = SIM_NLIST_BUILD_DEFAULT;
             sim_backend *grid = test_backend_make(&c, &sc.p, &sc.s, "grid");
             int rebuilds = 0;
             for (int f = 0; f < 3; ++f) {
@@ -341,7 +345,7 @@ static void test_auto_skin(void) {
     ENSURE_MSG(t.nlist && t.skin >= 0.05 * 2.0 * rmin * (1 - 1e-12) &&
                    t.skin <= 0.25 * 2.0 * rmin * (1 + 1e-12),
                "skin %g, smallest radius %g", t.skin, rmin);
-    /* DEFAULT's kind (backend.h): full lists without friction, half lists with it; a kind
+    /* DEFAULT's kind (nbsim/config.h): full lists without friction, half lists with it; a kind
      * asked for stays */
     sim_params q = sc.p;
     q.friction = 0.0;

@@ -8,7 +8,7 @@
  * body triple within the cut-off lies in a surviving tile triple; the frame's report; trajectories
  * over re-sorts; culling and the cut-off switched at run time. Each culled case runs both paths of
  * the cut-off: its neighbour lists (the default, a skin) and the tile triples (--skin 0). */
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "cpu/cpu_cull.h"
 #include "physics/physics.h"
 #include "cull/triplet_cull.h"

@@ -5,7 +5,7 @@
  * through a run reported in one line with the complete frames kept; refusals at open. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "session/recorder.h"
 #include "nbsim/scene.h"
 #include "nbsim/trajectory.h"

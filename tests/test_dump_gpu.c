@@ -4,7 +4,7 @@
  * them, and the recorder's last frame equals the backend's state. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "session/recorder.h"
 #include "nbsim/trajectory.h"
 

@@ -45,8 +45,8 @@ static void test_params(void) {
     ENSURE(p.friction == 0.0 && p.rolling_friction == 0.0);
     sim_physics ph = sim_physics_from_params(&p);
     ENSURE(!sim_physics_has_friction(&ph));
-    ENSURE_NEAR(ph.tangential_stiffness, 2.0 / 7.0 * p.stiffness, 1e-9);
-    ENSURE_NEAR(ph.tangential_damping, sqrt(2.0 / 7.0), 1e-15);
+    ENSURE_NEAR(ph.tangential.tangential_stiffness, 2.0 / 7.0 * p.stiffness, 1e-9);
+    ENSURE_NEAR(ph.tangential.tangential_damping, sqrt(2.0 / 7.0), 1e-15);
     /* Each row is a scene key and a flag. */
     ENSURE(sim_param_from_key("friction") == SIM_PARAM_FRICTION);
     ENSURE(sim_param_from_flag("--friction") == SIM_PARAM_FRICTION);
@@ -74,15 +74,15 @@ static void test_params(void) {
     ENSURE(strstr(err.message, "must be a factor in [0, 10] or auto") != NULL);
     ENSURE(sim_params_check(&p, &err) == SIM_OK);
     ph = sim_physics_from_params(&p);
-    ENSURE(sim_physics_has_friction(&ph) && ph.tangential_damping == 0.0);
-    ENSURE_NEAR(ph.tangential_stiffness, 0.8 * p.stiffness, 1e-9);
+    ENSURE(sim_physics_has_friction(&ph) && ph.tangential.tangential_damping == 0.0);
+    ENSURE_NEAR(ph.tangential.tangential_stiffness, 0.8 * p.stiffness, 1e-9);
     ENSURE(sim_param_set(&p, SIM_PARAM_TANGENTIAL_DAMPING, "auto", &err) == SIM_OK &&
            p.tangential_damping.set == 0);
     ph = sim_physics_from_params(&p);
-    ENSURE_NEAR(ph.tangential_damping, sqrt(0.8), 1e-15);
+    ENSURE_NEAR(ph.tangential.tangential_damping, sqrt(0.8), 1e-15);
     p.hertz = 1; /* Hertz: the ratio is to dF/dd = 3/2 k d^(1/2) */
     ph = sim_physics_from_params(&p);
-    ENSURE_NEAR(ph.tangential_stiffness, 1.5 * 0.8 * p.stiffness, 1e-9);
+    ENSURE_NEAR(ph.tangential.tangential_stiffness, 1.5 * 0.8 * p.stiffness, 1e-9);
     /* The checks catch what a program could put in the struct. */
     sim_params q = sim_params_default();
     q.friction = 11.0;
@@ -95,9 +95,9 @@ static void test_params(void) {
     ENSURE(sim_params_check(&q, &err) == SIM_BAD_ARGUMENT);
     /* Floats carry the same constants. */
     const sim_physics_f f = sim_physics_to_float(&ph);
-    ENSURE(f.friction == (float)ph.friction && f.rolling_friction == (float)ph.rolling_friction &&
-           f.tangential_stiffness == (float)ph.tangential_stiffness &&
-           f.tangential_damping == (float)ph.tangential_damping);
+    ENSURE(f.tangential.friction == (float)ph.tangential.friction && f.rolling.rolling_friction == (float)ph.rolling.rolling_friction &&
+           f.tangential.tangential_stiffness == (float)ph.tangential.tangential_stiffness &&
+           f.tangential.tangential_damping == (float)ph.tangential.tangential_damping);
 }
 
 /* With friction the default step resolves the tangential spring too: no change at ratio <= 2/7,
@@ -224,10 +224,10 @@ static void test_stick_then_slide(void) {
         const sim_vec4d pos = v4(0.1, -0.2, -1.0 + r - d, r);
         const sim_vec4d vel = v4(0.03, -0.04, 0.0, m); /* |u| = 0.05 m/s */
         const double fn = hertz ? p.stiffness * d * sqrt(d) : p.stiffness * d;
-        const double kt = hertz ? ph.tangential_stiffness * sqrt(d) : ph.tangential_stiffness;
-        double eta = 2.0 * ph.damping_ratio * sqrt(p.stiffness * m);
+        const double kt = hertz ? ph.tangential.tangential_stiffness * sqrt(d) : ph.tangential.tangential_stiffness;
+        double eta = 2.0 * ph.normal.damping_ratio * sqrt(p.stiffness * m);
         eta *= hertz ? sqrt(sqrt(d)) : 1.0;
-        const double gt = ph.tangential_damping * eta;
+        const double gt = ph.tangential.tangential_damping * eta;
         sim_contact_history_d h = no_history;
         int slid = 0;
         for (int step = 1; step <= 4000; ++step) {
@@ -353,7 +353,7 @@ static void test_dissipation_varying_drive(void) {
                 const sim_vec3d vl = scale3(r_eff, cross3(sub3(wi, wj), n));
                 const double d = ri + rj - gap;
                 const double kt =
-                    hertz ? ph.tangential_stiffness * sqrt(d) : ph.tangential_stiffness;
+                    hertz ? ph.tangential.tangential_stiffness * sqrt(d) : ph.tangential.tangential_stiffness;
                 const double before = 0.5 * kt * (dot3(h.xi, h.xi) + dot3(h.roll, h.roll));
                 sim_vec3d f, ti, tj;
                 sim_friction_contact_d(pi, vi, wi, pj, vj, wj, &h, &ph, dt, &f, &ti, &tj, NULL);
@@ -367,9 +367,9 @@ static void test_dissipation_varying_drive(void) {
                 const double sc = (norm3(ft) * norm3(vt) + norm3(fr) * norm3(vl)) * dt;
                 scale = sc > scale ? sc : scale;
                 /* The regime: the dashpot alone below the rolling (the smaller) limit. */
-                double eta = 2.0 * ph.damping_ratio * sqrt(p.stiffness * mi * mj / (mi + mj));
+                double eta = 2.0 * ph.normal.damping_ratio * sqrt(p.stiffness * mi * mj / (mi + mj));
                 eta *= hertz ? sqrt(sqrt(d)) : 1.0;
-                const double g = ph.tangential_damping * eta * fmax(norm3(vt), norm3(vl));
+                const double g = ph.tangential.tangential_damping * eta * fmax(norm3(vt), norm3(vl));
                 const double ratio = g / (p.rolling_friction * fabs(dot3(f, n)));
                 dashpot = ratio > dashpot ? ratio : dashpot;
             }

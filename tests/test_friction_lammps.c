@@ -15,7 +15,7 @@
 
 #include "physics/physics.h"
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nbsim/params.h"
 
 #include "ensure.h"
@@ -124,18 +124,18 @@ static lmodel lmodel_of(const lcase *k) {
         p.stiffness_ratio = 2.0 * (1.0 - k->nu) / (2.0 - k->nu);
     }
     m.pair = sim_physics_from_params(&p);
-    m.pair.inv_dt = 0.0; /* LAMMPS has no contact-onset weighting of the dashpot */
+    m.pair.normal.inv_dt = 0.0; /* LAMMPS has no contact-onset weighting of the dashpot */
     m.ratio = p.stiffness_ratio > 0.0 ? p.stiffness_ratio : SIM_DEFAULT_STIFFNESS_RATIO;
-    m.x = m.pair.tangential_damping;
-    const double alpha = 2.0 * m.pair.damping_ratio;
+    m.x = m.pair.tangential.tangential_damping;
+    const double alpha = 2.0 * m.pair.normal.damping_ratio;
     m.c = tsuji_input(alpha);
     const double a_pair = tsuji_pair(m.c), a_wall = tsuji_wall(m.c);
     ENSURE_MSG(fabs(a_pair - alpha) <= 1e-13 * alpha && fabs(a_wall - alpha) <= 1e-13 * alpha,
                "%s: tsuji %.17g gives %.17g / %.17g for %.17g", k->name, m.c, a_pair, a_wall,
                alpha);
     m.wall = m.pair;
-    m.pair.damping_ratio = 0.5 * a_pair;
-    m.wall.damping_ratio = 0.5 * a_wall;
+    m.pair.normal.damping_ratio = 0.5 * a_pair;
+    m.wall.normal.damping_ratio = 0.5 * a_wall;
     return m;
 }
 
@@ -195,7 +195,7 @@ static void write_model(const lcase *k, const lmodel *m, const char *path) {
             fprintf(f, "pair_coeff %d %d ", i + 1, j + 1);
             if (!p->hertz) {
                 kr = m->ratio * p->stiffness;
-                gr = m->x * 2.0 * m->pair.damping_ratio * sqrt(m_eff * p->stiffness);
+                gr = m->x * 2.0 * m->pair.normal.damping_ratio * sqrt(m_eff * p->stiffness);
                 fprintf(f, "hooke %.17g %.17g tangential linear_history %.17g %.17g %.17g",
                         p->stiffness, m->c, kr, m->x, p->friction);
             } else {
@@ -203,7 +203,7 @@ static void write_model(const lcase *k, const lmodel *m, const char *path) {
                 const double ktl = 1.5 * m->ratio * p->stiffness / sqrt(r_eff);
                 const double ar = d > 0.0 ? sqrt(d * r_eff) : 1.0;
                 kr = ktl * ar;
-                gr = m->x * 2.0 * m->pair.damping_ratio * sqrt(m_eff * (kn * ar));
+                gr = m->x * 2.0 * m->pair.normal.damping_ratio * sqrt(m_eff * (kn * ar));
                 if (k->nu > 0.0) {
                     const double e_mod = 1.5 * p->stiffness * (1.0 - k->nu * k->nu) / sqrt(r_eff);
                     fprintf(f,
@@ -234,7 +234,7 @@ static void write_model(const lcase *k, const lmodel *m, const char *path) {
             fprintf(f, "fix wall%d%c body%d wall/gran granular ", i + 1, 'x' + axis, i + 1);
             if (!p->hertz) {
                 kr = m->ratio * p->stiffness;
-                gr = m->x * 2.0 * m->wall.damping_ratio * sqrt(mb * p->stiffness);
+                gr = m->x * 2.0 * m->wall.normal.damping_ratio * sqrt(mb * p->stiffness);
                 fprintf(f, "hooke %.17g %.17g tangential linear_history %.17g %.17g %.17g",
                         p->stiffness, m->c, kr, m->x, p->friction);
             } else {
@@ -243,7 +243,7 @@ static void write_model(const lcase *k, const lmodel *m, const char *path) {
                 const double ktl = 1.5 * m->ratio * p->stiffness / sqrt(b->r);
                 const double ar = d > 0.0 ? sqrt(d * b->r) : 1.0;
                 kr = ktl * ar;
-                gr = m->x * 2.0 * m->wall.damping_ratio * sqrt(mb * (kn * ar));
+                gr = m->x * 2.0 * m->wall.normal.damping_ratio * sqrt(mb * (kn * ar));
                 fprintf(f, "hertz %.17g %.17g tangential mindlin %.17g %.17g %.17g", kn, m->c, ktl,
                         m->x, p->friction);
             }

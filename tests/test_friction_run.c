@@ -9,7 +9,7 @@
  * test_heap.c. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nbsim/scene.h"
 #include "physics/physics.h"
 

@@ -30,7 +30,7 @@
 
 #include "cuda/cuda_backend_impl.h"
 #include "ensure.h"
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nlist/atm_list_kernels.h"
 #include "nlist/cpu_atm_list.h"
 #include "test_atm_list_util.h"
@@ -169,7 +169,7 @@ static void scene_case(const char *kind, uint32_t n) {
     atm_bodies sc = atm_bodies_builtin(kind, n, 3.0, 5u);
     const sim_physics ph = sim_physics_from_params(&sc.p);
     const sim_physics_f phf = sim_physics_to_float(&ph);
-    const float a2_max = sim_atm_a2_max_f(phf.atm_cutoff2);
+    const float a2_max = sim_atm_a2_max_f(phf.atm.atm_cutoff2);
     const reference r = cpu_reference(sc.pos_d, sc.p);
     device d = device_make(n);
     sim_error err;

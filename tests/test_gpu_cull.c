@@ -42,7 +42,10 @@ static sim_backend_config config(sim_backend_kind kind, int cull, int map, uint3
     c.sort_every = sort_every;
     /* the culling pass each map places is what is tested: the lists built from its tile pairs
      * (built from the cell grid no map places anything; test_gpu_nlist.c runs both) */
-    c.nlist_build = SIM_NLIST_BUILD_TILES;
+    static sim_backend_tuning tiles;
+    tiles = sim_backend_tuning_default();
+    tiles.nlist_build = SIM_NLIST_BUILD_TILES;
+    c.tuning = &tiles;
     return c;
 }
 
@@ -336,7 +339,9 @@ static void test_overflow(void) {
     sc.p.steps_per_frame = 3;
     for (int levels = 1; levels <= 2; ++levels) {
         sim_backend_config c = config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_LTM, 64, levels, 0);
-        c.cull_capacity = 16;
+        sim_backend_tuning small = *c.tuning;
+        small.cull_capacity = 16;
+        c.tuning = &small;
         sim_backend_config cf = config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_LTM, 64, 0, 0);
         sim_backend *b = make(&c, &sc), *full = make(&cf, &sc);
         if (b == NULL || full == NULL) {
@@ -549,7 +554,9 @@ static void test_sanitizer_small(void) {
     sc.p.steps_per_frame = 2;
     for (int levels = 1; levels <= 2; ++levels) {
         sim_backend_config c = config(SIM_BACKEND_CUDA, 1, SIM_PAIR_MAP_REC, 32, levels, 1);
-        c.cull_capacity = levels == 2 ? 8 : 0;
+        sim_backend_tuning small = *c.tuning;
+        small.cull_capacity = levels == 2 ? 8 : 0;
+        c.tuning = &small;
         sim_backend *b = make(&c, &sc);
         if (b == NULL) {
             continue;

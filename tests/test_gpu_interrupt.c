@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — stopping the CUDA backend (backend.h: config.stop), the flag raised by another thread
+ * nbsim — stopping the CUDA backend (nbsim/config.h: config.stop), the flag raised by another thread
  * as a signal handler would raise it. Long steps (seconds of GPU time without culling) are
  * launched in slices and stop between them; the tests ask for SIM_INTERRUPTED within a second of
  * the flag, for the steps completed, and for the state of the last of them:

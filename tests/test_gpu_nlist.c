@@ -36,7 +36,10 @@ static sim_nlist_build g_build = SIM_NLIST_BUILD_DEFAULT;
 static sim_backend_config config(sim_backend_kind kind, int cull, uint32_t tile,
                                  sim_nlist_kind nlist) {
     sim_backend_config c = sim_backend_config_default();
-    c.nlist_build = g_build;
+    static sim_backend_tuning built;
+    built = sim_backend_tuning_default();
+    built.nlist_build = g_build;
+    c.tuning = &built;
     c.kind = kind;
     c.pair_map = SIM_PAIR_MAP_LTM;
     c.tile = tile;
@@ -282,7 +285,9 @@ static void test_overflow(void) {
         sc.p.steps_per_frame = 3;
         set_skin(&sc.p, 0.05);
         sim_backend_config c = config(SIM_BACKEND_CUDA, 1, 32, kinds[k]);
-        c.nlist_capacity = 2;
+        sim_backend_tuning small = *c.tuning;
+        small.nlist_capacity = 2;
+        c.tuning = &small;
         const sim_backend_config cf = config(SIM_BACKEND_CUDA, 0, 64, SIM_NLIST_DEFAULT);
         sim_backend *b = make(&c, &sc, "overflow"), *full = make(&cf, &sc, "unculled");
         sim_backend *probe = make(&cf, &sc, "probe");
@@ -365,7 +370,9 @@ static void test_sanitizer_small(void) {
             sc.p.steps_per_frame = 2;
             sim_backend_config c = config(SIM_BACKEND_CUDA, 1, 32, kinds[k]);
             c.cull_levels = levels;
-            c.nlist_capacity = levels == 2 ? 2 : 0;
+            sim_backend_tuning small = *c.tuning;
+            small.nlist_capacity = levels == 2 ? 2 : 0;
+            c.tuning = &small;
             sim_backend *b = make(&c, &sc, "small");
             if (b == NULL) {
                 scene_free(&sc);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "ensure.h"
 
 static void test_no_device(void) {

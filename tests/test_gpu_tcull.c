@@ -435,7 +435,9 @@ static void test_overflow(void) {
     sc.p.steps_per_frame = 2;
     const uint32_t n = sc.s.n;
     sim_backend_config c = config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_RM, 0);
-    c.cull_capacity = 16;
+    sim_backend_tuning small = sim_backend_tuning_default();
+    small.cull_capacity = 16;
+    c.tuning = &small;
     const sim_backend_config cf =
         config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_LTM, SIM_TRIPLET_MAP_RM, 0);
     sim_backend *b = make(&c, &sc), *full = make(&cf, &sc);
@@ -503,7 +505,9 @@ static void test_sanitizer_small(void) {
     tiles_only(&sc);
     sc.p.steps_per_frame = 2;
     sim_backend_config c = config(SIM_BACKEND_CUDA, 0, SIM_PAIR_MAP_REC, SIM_TRIPLET_MAP_RM, 2);
-    c.cull_capacity = 8;
+    sim_backend_tuning small = sim_backend_tuning_default();
+    small.cull_capacity = 8;
+    c.tuning = &small;
     sim_backend *b = make(&c, &sc);
     if (b != NULL) {
         sim_error err = {SIM_OK, ""};

@@ -4,7 +4,7 @@
 #ifndef TEST_GPU_UTIL_H
 #define TEST_GPU_UTIL_H
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 
 /* A jittered cubic lattice of n bodies, radii r0 (1 +- 10 %), density 1000 kg/m^3, spacing
  * `spacing` * 2 r0 (below 1: neighbours overlap, a dense pile), random velocities of about

@@ -16,7 +16,7 @@
  * NBSIM_HEAP_KEEP=DIR keeps each final state there as a scene file. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nbsim/scene.h"
 #include "physics/physics.h"
 

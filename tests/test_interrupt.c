@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * nbsim — stopping a run on the CPU reference (backend.h: config.stop): a flag raised before the
+ * nbsim — stopping a run on the CPU reference (nbsim/config.h: config.stop): a flag raised before the
  * backend is built, before a frame, between short steps and in the middle of a long step, by
  * another thread as a signal handler would raise it. A frame stops within a second of the flag
  * with the steps it completed, and a step cut short is rolled back: the state then equals, bit
@@ -8,7 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "ensure.h"
 #include "test_backend_util.h"
 #include "nbsim/scene.h"

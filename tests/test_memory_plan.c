@@ -120,7 +120,9 @@ static void test_grid_limits(void) {
     o.multi.world = 2;
     ENSURE(!sim_config_runs_on_grid(&o, &p));
     o = c;
-    o.nlist_build = SIM_NLIST_BUILD_TILES;
+    sim_backend_tuning tiles = sim_backend_tuning_default();
+    tiles.nlist_build = SIM_NLIST_BUILD_TILES;
+    o.tuning = &tiles;
     ENSURE(!sim_config_runs_on_grid(&o, &p));
     sim_params q = p;
     q.skin.set = 1;

@@ -40,7 +40,10 @@ static sim_backend_config config_for(int pair_map, int triplet_map, int cull, ui
     c.cull = cull;
     c.tile = tile;
     /* one GPU lists from the tile pairs too, as ranks do: the tile pairs found are compared */
-    c.nlist_build = SIM_NLIST_BUILD_TILES;
+    static sim_backend_tuning tiles;
+    tiles = sim_backend_tuning_default();
+    tiles.nlist_build = SIM_NLIST_BUILD_TILES;
+    c.tuning = &tiles;
     if (g > 1) {
         c.multi.world = g;
         c.multi.local = g;

@@ -266,7 +266,7 @@ static sim_physics_f physics() {
     sim_params p = sim_params_default();
     p.restitution = 0.7;
     sim_physics ph = sim_physics_from_params(&p);
-    ph.inv_dt = 1.0 / 1e-4;
+    ph.normal.inv_dt = 1.0 / 1e-4;
     return sim_physics_to_float(&ph);
 }
 
@@ -274,7 +274,7 @@ static sim_physics physics_d() {
     sim_params p = sim_params_default();
     p.restitution = 0.7;
     sim_physics ph = sim_physics_from_params(&p);
-    ph.inv_dt = 1.0 / 1e-4;
+    ph.normal.inv_dt = 1.0 / 1e-4;
     return ph;
 }
 
@@ -657,9 +657,9 @@ static void test_periodic(void) {
         p.box_half = h;
         p.periodic = axes;
         sim_physics phd = sim_physics_from_params(&p);
-        phd.inv_dt = 1.0 / 1e-4;
+        phd.normal.inv_dt = 1.0 / 1e-4;
         const sim_physics_f ph = sim_physics_to_float(&phd);
-        const sim_period_f per = ph.period;
+        const sim_period_f per = ph.box.period;
         for (bool half : {false, true}) {
             char what[96];
             snprintf(what, sizeof what, "periodic %d, %s lists", axes, half ? "half" : "full");
@@ -909,7 +909,7 @@ static grid_model grid_model_of(int axes, float box_half) {
     m.p.box_half = box_half;
     m.p.periodic = axes;
     m.phd = sim_physics_from_params(&m.p);
-    m.phd.inv_dt = 1.0 / 1e-4;
+    m.phd.normal.inv_dt = 1.0 / 1e-4;
     m.ph = sim_physics_to_float(&m.phd);
     return m;
 }
@@ -941,7 +941,7 @@ static void test_grid(void) {
         const sim_params &p = m.p;
         const sim_physics &phd = m.phd;
         const sim_physics_f &ph = m.ph;
-        const sim_period_f per = ph.period, *pp = sc.axes ? &per : nullptr;
+        const sim_period_f per = ph.box.period, *pp = sc.axes ? &per : nullptr;
         const float skin = 0.3f;
         sim_cell_grid g;
         ENSURE(sim_cell_grid_shape(&p, 0.5, skin, sc.n, &g) == 1);
@@ -1064,7 +1064,7 @@ static void test_direct(void) {
         const sim_params &p = m.p;
         const sim_physics &phd = m.phd;
         const sim_physics_f &ph = m.ph;
-        const sim_period_f per = ph.period, *pp = sc.axes ? &per : nullptr;
+        const sim_period_f per = ph.box.period, *pp = sc.axes ? &per : nullptr;
         const float skin = 0.1f, dt = 0.02f;
         sim_cell_grid g;
         ENSURE(sim_cell_grid_shape(&p, 0.5, 0.0, kN, &g) == 1);
@@ -1194,7 +1194,7 @@ static void test_direct(void) {
                     uint32_t at_step, body;
                     int cause;
                     sim_gpu_unstable_decode(flag, &at_step, &body, &cause);
-                    const float lim = (float)SIM_ESCAPE_FACTOR * ph.box_half;
+                    const float lim = (float)SIM_ESCAPE_FACTOR * ph.box.box_half;
                     ENSURE_MSG(cause == SIM_GPU_ESCAPED && at_step == 3u && body < kN &&
                                    (fabsf(b.pos[body].x) > lim || fabsf(b.pos[body].y) > lim ||
                                     fabsf(b.pos[body].z) > lim),

@@ -169,7 +169,7 @@ static void test_pair_across(void) {
     const sim_params p = periodic_params(5.0, 7);
     const sim_physics ph = sim_physics_from_params(&p);
     sim_physics phw = ph; /* walls: what the wrapped pair would feel without the periods */
-    phw.periodic = 0;
+    phw.box.periodic = 0;
     periodic_pair pairs[PERIODIC_PAIR_DIRECTIONS];
     periodic_pairs_make(p.box_half, pairs);
     int checked = 0;
@@ -234,7 +234,7 @@ static void brute_forces(const sim_params *p, const sim_state *s, sim_vec3d *f) 
             const sim_vec4d pj = {s->pos[i].x + d[0], s->pos[i].y + d[1], s->pos[i].z + d[2],
                                   s->pos[j].w};
             sim_physics none = ph;
-            none.periodic = 0;
+            none.box.periodic = 0;
             const sim_vec3d fij =
                 sim_contact_force_d(s->pos[i], s->vel[i], pj, s->vel[j], &none, NULL);
             f[i].x += fij.x;
@@ -570,7 +570,7 @@ static void test_atm_wrapping_triple(void) {
     double e = 0.0;
     sim_atm_forces_d(q[0], q[1], q[2], &ph, &f[0], &f[1], &f[2], &e);
     ENSURE(e == 0.0 && f[0].x == 0.0 && f[1].y == 0.0 && f[2].z == 0.0);
-    const sim_period_f per = sim_period_to_float(ph.period);
+    const sim_period_f per = sim_period_to_float(ph.box.period);
     sim_vec4f qf[3];
     for (int k = 0; k < 3; ++k) {
         qf[k] = (sim_vec4f){(float)q[k].x, (float)q[k].y, (float)q[k].z, (float)q[k].w};
@@ -584,7 +584,7 @@ static void test_atm_wrapping_triple(void) {
     const sim_vec4d r[3] = {{4.2, 0.0, 0.0, 0.1}, {-4.6, 0.3, 0.0, 0.1}, {-3.5, -0.2, 0.1, 0.1}};
     const sim_vec4d r_in[3] = {{4.2, 0.0, 0.0, 0.1}, {5.4, 0.3, 0.0, 0.1}, {6.5, -0.2, 0.1, 0.1}};
     sim_physics none = ph;
-    none.periodic = 0;
+    none.box.periodic = 0;
     sim_vec3d fa[3], fb[3];
     double ea = 0.0, eb = 0.0;
     sim_atm_forces_d(r[0], r[1], r[2], &ph, &fa[0], &fa[1], &fa[2], &ea);
@@ -625,7 +625,7 @@ static void test_atm_paths(void) {
         p.atm_cutoff = cut ? 2.9 : 1.7; /* above a third of the period, and below */
         sim_physics ph = sim_physics_from_params(&p);
         sim_physics none = ph;
-        none.periodic = 0;
+        none.box.periodic = 0;
         sim_vec3d *ref = calloc(n, sizeof *ref);
         for (uint32_t i = 0; i < n; ++i) {
             for (uint32_t j = 0; j < i; ++j) {

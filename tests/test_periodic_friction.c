@@ -7,7 +7,7 @@
  * instead of through the minimum image drops every contact across a face: both catch it. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "physics/physics.h"
 
 #include "ensure.h"

@@ -411,7 +411,7 @@ static void test_atm_guards(void) {
     const double e_ref = atm_energy(v4(0, 0, 0, 1), v4(1, 0, 0, 1), v4(0.5, 1.5, 0, 1), &none);
     ENSURE(e_in == e_ref && e_in != 0.0);
     const sim_physics_f cf = sim_physics_to_float(&ph);
-    ENSURE(cf.atm_cutoff2 == 4.0f && nf.atm_cutoff2 == 0.0f);
+    ENSURE(cf.atm.atm_cutoff2 == 4.0f && nf.atm.atm_cutoff2 == 0.0f);
 }
 
 /* ---- float against double ---- */
@@ -465,8 +465,8 @@ static void test_float_matches_double(void) {
 
 /* The pair-term forces of one triple in float, from positions rounded to float. */
 static float atm_pairwise_f(const sim_vec4d p[3], const sim_physics *ph, sim_vec3f f[3]) {
-    const float nu3 = sim_atm_nu3_f((float)ph->atm_nu);
-    const float a2_max = sim_atm_a2_max_f((float)(ph->atm_cutoff * ph->atm_cutoff));
+    const float nu3 = sim_atm_nu3_f((float)ph->atm.atm_nu);
+    const float a2_max = sim_atm_a2_max_f((float)(ph->atm.atm_cutoff * ph->atm.atm_cutoff));
     float e = 0.0f;
     sim_atm_forces_pairwise_f(to_f(p[0]), to_f(p[1]), to_f(p[2]), nu3, a2_max, NULL, &f[0], &f[1],
                               &f[2], &e);
@@ -503,7 +503,7 @@ static double atm_float_error(sim_vec4d p[3], const sim_physics *ph, double *e_e
         err = fmax(err, finite3(f[i]) ? rel_err3(f[i], d[i], 1.0) : INFINITY);
     }
     if (e_err != NULL) {
-        double r3 = fabs(ph->atm_nu);
+        double r3 = fabs(ph->atm.atm_nu);
         for (int i = 0; i < 3; ++i) {
             const sim_vec4d u = p[i], v = p[(i + 1) % 3];
             const sim_vec3d d3 = {v.x - u.x, v.y - u.y, v.z - u.z};

@@ -4,7 +4,7 @@
  * the shipped assets (they load, and the two-ball collision has the restitution it declares). */
 #define _POSIX_C_SOURCE 200809L
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nbsim/scene.h"
 #include "nbsim/session.h"
 

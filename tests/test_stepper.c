@@ -823,7 +823,7 @@ static void test_phase_sampling_accuracy(void) {
 /* A listed step's phases, and when the lists are rebuilt whatever the displacements say: for the
  * forces alone (set-up, a new state or model), at a sort, when asked, after they or the tile-pair
  * list grew (not when growing failed), after a rollback; otherwise the backend decides. */
-/* Phases sampled (config.phase_timing, backend.h): the sampled steps (sim_step_sampled: about
+/* Phases sampled (config.phase_timing, nbsim/config.h): the sampled steps (sim_step_sampled: about
  * one in ten, never a frame's first or last) and every step that sorts mark each phase, the others
  * only their end; the others' time is spread over the phases in the proportions of the sampled
  * steps that did not sort (kept from frame to frame; before the first, the marked steps without

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nbsim/scene.h"
 
 #include "test_rng.h"

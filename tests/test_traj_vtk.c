@@ -145,7 +145,7 @@ static void test_contacts_springs(void) {
         ENSURE_NEAR((t->fn.x * t->d.x + t->fn.y * t->d.y + t->fn.z * t->d.z) / dn,
                     prm.stiffness * 0.1, 1e-9 * prm.stiffness);
         if (t->i == 1) { /* 1-0: the spring along y, -k_t xi */
-            ENSURE_NEAR(t->ft.y, -ph.tangential_stiffness * 1e-3, 1e-12);
+            ENSURE_NEAR(t->ft.y, -ph.tangential.tangential_stiffness * 1e-3, 1e-12);
             ENSURE(t->ft.x == 0.0 && t->ft.z == 0.0);
         } else { /* 2-0: no history for it (the wall's is not a pair's) */
             ENSURE(t->i == 2 && t->j == 0);

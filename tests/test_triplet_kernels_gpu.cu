@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the ATM triplet kernel driven directly, without a backend: its two tile sources, a
- * thread map and a list of tile triples in device memory (sim_gpu_triplet_forces_list, what a
+ * thread map and a list of tile triples in device memory (sim_cuda_triplet_forces_list, what a
  * culled cut-off will launch; shuffled, with entries that must be skipped), both against the
  * double reference over all triples, with and without a cut-off, and the energy pass. Exits 77
  * (skipped) without a CUDA device. */
@@ -89,8 +89,8 @@ static void kernel_case(uint32_t n, double cutoff) {
     ENSURE(gpu_scene_make(&def, &s0, &box_half, &err) == SIM_OK);
     sim_physics ph;
     memset(&ph, 0, sizeof ph);
-    ph.atm_nu = 1.0;
-    ph.atm_cutoff = cutoff;
+    ph.atm.atm_nu = 1.0;
+    ph.atm.atm_cutoff = cutoff;
     const sim_physics_f phf = sim_physics_to_float(&ph);
     std::vector<sim_vec3d> ref;
     const double e_ref = reference(&s0, &ph, ref);
@@ -115,7 +115,7 @@ static void kernel_case(uint32_t n, double cutoff) {
     sim_map_plan plan;
     ENSURE(sim_triplet_map_plan(SIM_TRIPLET_MAP_RM, tiles, &plan, &err) == SIM_OK);
     CUDA_OK(cudaMemset(b.force, 0, n * sizeof(sim_vec4f)));
-    ENSURE_MSG(sim_gpu_triplet_forces(&b, &phf, &plan, nullptr, &st.s, &err) == SIM_OK, "%s",
+    ENSURE_MSG(sim_cuda_triplet_forces(&b, &phf, &plan, nullptr, &st.s, &err) == SIM_OK, "%s",
                err.message);
     CUDA_OK(cudaStreamSynchronize(st.s.main));
     snprintf(what, sizeof what, "N=%u cutoff %g, map rm", n, cutoff);
@@ -144,8 +144,8 @@ static void kernel_case(uint32_t n, double cutoff) {
     CUDA_OK(
         cudaMemcpy(d_list, list.data(), list.size() * sizeof(sim_tile3), cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemset(b.force, 0, n * sizeof(sim_vec4f)));
-    ENSURE_MSG(sim_gpu_triplet_forces_list(&b, &phf, d_list, (uint32_t)list.size(), st.s.main,
-                                           &err) == SIM_OK,
+    ENSURE_MSG(sim_cuda_triplet_forces_list(&b, &phf, d_list, (uint32_t)list.size(), st.s.main,
+                                            &err) == SIM_OK,
                "%s", err.message);
     CUDA_OK(cudaStreamSynchronize(st.s.main));
     snprintf(what, sizeof what, "N=%u cutoff %g, list of %zu", n, cutoff, list.size());
@@ -154,7 +154,7 @@ static void kernel_case(uint32_t n, double cutoff) {
     /* The energy pass. */
     double e_gpu = 0.0;
     CUDA_OK(cudaMemset(d_energy, 0, sizeof(double)));
-    ENSURE(sim_gpu_triplet_energy(&b, &phf, d_energy, 0, 1, st.s.main, &err) == SIM_OK);
+    ENSURE(sim_cuda_triplet_energy(&b, &phf, d_energy, 0, 1, st.s.main, &err) == SIM_OK);
     CUDA_OK(cudaMemcpy(&e_gpu, d_energy, sizeof(double), cudaMemcpyDeviceToHost));
     printf("  %-36s E %.9g, reference %.9g\n", "", e_gpu, e_ref);
     ENSURE_NEAR(e_gpu, e_ref, TOL_E * fabs(e_ref));

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "session/recorder.h"
 #include "physics/physics.h"
 #include "nbsim/scene.h"

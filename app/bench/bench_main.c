@@ -6,7 +6,7 @@
 
 #include "app.h"
 #include "nbsim/autotune.h"
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "bench_options.h"
 #include "bench_report.h"
 #include "bench_stats.h"

@@ -5,7 +5,7 @@
 #ifndef SIM_BENCH_MAP_KERNELS_H
 #define SIM_BENCH_MAP_KERNELS_H
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nbsim/maps.h"
 
 #ifdef __cplusplus

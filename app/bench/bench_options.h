@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 
 enum { APP_BENCH_MAPS = 1u << 0, APP_BENCH_PAIRS = 1u << 1, APP_BENCH_TRIPLETS = 1u << 2 };
 

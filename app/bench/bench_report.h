@@ -11,7 +11,7 @@
 
 /* Instructions per interaction for the ceilings and FLOP figures: a non-touching pair costs
  * ~10 FP32 instructions (bench/README.md, "Ceilings"); an ATM triple what the triplet kernel
- * issues per triple, counted in its SASS (backend.h). */
+ * issues per triple, counted in its SASS (bench/README.md). */
 #define APP_BENCH_PAIR_INSTR 10.0
 #define APP_BENCH_TRIPLE_INSTR SIM_TRIPLET_KERNEL_INSTR
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "bench_csv.h"
 #include "bench_report.h"
 #include "bench_stats.h"

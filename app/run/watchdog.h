@@ -2,7 +2,7 @@
  * nbsim — the last resort of a run over several processes: after a stop signal, a process
  * whose loop makes no progress (it waits in a collective that another process, killed or stuck,
  * never joins) is ended instead of waiting for ever. Within one process a signal always stops
- * the run (backend.h), so only runs over processes start one. */
+ * the run (nbsim/internal/backend.h), so only runs over processes start one. */
 #ifndef APP_WATCHDOG_H
 #define APP_WATCHDOG_H
 

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/config.h"
 
 #ifdef __cplusplus
 extern "C" {

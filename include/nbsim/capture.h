@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — a frame copied off a backend without stalling it, for trajectory dumps.
  *
- * The simulation thread calls sim_backend_capture (backend.h), which enqueues device->host
+ * The simulation thread calls sim_backend_capture (nbsim/internal/backend.h), which enqueues device->host
  * copies of positions, velocities and last forces into this capture's host buffers on the
  * backend's stream and records an event: it returns at once, and the copies run in stream order
  * after the frame's kernels (so they see the finished frame) and before the next frame's (so the

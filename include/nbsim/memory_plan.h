@@ -9,7 +9,7 @@
 #ifndef SIM_MEMORY_PLAN_H
 #define SIM_MEMORY_PLAN_H
 
-#include "nbsim/backend.h"
+#include "nbsim/config.h"
 #include "nbsim/params.h"
 
 #ifdef __cplusplus

@@ -25,8 +25,8 @@ extern "C" {
  *  bounds       IN(lo, hi): lo <= v <= hi; ABOVE(lo, hi): lo < v <= hi (WHOLE and AXES: whole);
  *  saved        its line in a saved state's header (sim_state_save; -1: not saved);
  *  use          RUN (no force depends on it), MODEL (forces do: sim_params_same_model compares it;
- *               sim_physics_from_params derives its constants by hand), COPY(member) (the same,
- *               copied as it is into sim_physics's member);
+ *               sim_physics_from_params derives its constants by hand), COPY(part, member) (the
+ *               same, copied as it is into sim_physics's part.member);
  *  key, flag, value, rule, help   the scene-file key, the command-line flag, the value's name in
  *               help texts, what an error says the value must be, the help line.
  * The range checks, put/check, saves, dumps' fields, defaults, sim_params_same_model and
@@ -40,28 +40,28 @@ extern "C" {
     R(X, DT, dt, REAL, 0.0, IN(0, 1e3), 0, RUN, "dt", "--dt", "S",                                 \
       "a time step in [0, 1000] s (0: the default step)",                                          \
       "time step [s] (default: contact time / 50, finer for strong damping)")                      \
-    R(X, STIFFNESS, stiffness, REAL, 1.0e4, ABOVE(0, 1e20), 1, COPY(stiffness), "stiffness",       \
+    R(X, STIFFNESS, stiffness, REAL, 1.0e4, ABOVE(0, 1e20), 1, COPY(normal, stiffness), "stiffness",       \
       "--stiffness", "K", "a stiffness in (0, 1e20]",                                              \
       "contact stiffness [N/m, or N/m^1.5 for hertz]")                                             \
     R(X, RESTITUTION, restitution, REAL, 0.9, ABOVE(0, 1), 2, MODEL, "restitution",                \
       "--restitution", "E", "a restitution coefficient in (0, 1]",                                 \
       "normal restitution coefficient, 0 < E <= 1")                                                \
-    R(X, GRAVITY, gravity, VEC3, 0.0, IN(-1e6, 1e6), 4, COPY(gravity), "gravity", "--gravity",     \
+    R(X, GRAVITY, gravity, VEC3, 0.0, IN(-1e6, 1e6), 4, COPY(box, gravity), "gravity", "--gravity",     \
       "GX,GY,GZ", "three numbers gx,gy,gz, each in [-1e6, 1e6]", "gravity [m/s^2]")                \
-    R(X, BOX, box_half, REAL, 20.0, ABOVE(0, 1e9), 5, COPY(box_half), "box_half", "--box", "L",    \
+    R(X, BOX, box_half, REAL, 20.0, ABOVE(0, 1e9), 5, COPY(box, box_half), "box_half", "--box", "L",    \
       "a half-width in (0, 1e9] m", "half-width of the box [m]")                                   \
-    R(X, ATM_NU, atm_nu, REAL, 0.0, IN(-1e30, 1e30), 7, COPY(atm_nu), "atm_nu", "--atm-nu", "NU",  \
+    R(X, ATM_NU, atm_nu, REAL, 0.0, IN(-1e30, 1e30), 7, COPY(atm, atm_nu), "atm_nu", "--atm-nu", "NU",  \
       "a number in [-1e30, 1e30]", "ATM strength [J m^9]")                                         \
-    R(X, ATM_CUTOFF, atm_cutoff, REAL, 0.0, IN(0, 1e9), 8, COPY(atm_cutoff), "atm_cutoff",         \
+    R(X, ATM_CUTOFF, atm_cutoff, REAL, 0.0, IN(0, 1e9), 8, COPY(atm, atm_cutoff), "atm_cutoff",         \
       "--atm-cutoff", "R", "a distance in [0, 1e9] m (0: none)",                                   \
       "ATM cut-off on each of the three distances [m] (0: none)")                                  \
     R(X, STEPS, steps_per_frame, WHOLE, 1, IN(1, 100000), 10, RUN, "steps_per_frame",              \
       "--steps-per-frame", "K", "a whole number in 1..100000",                                     \
       "integration steps per frame / log row (default 1)")                                         \
-    R(X, FRICTION, friction, REAL, 0.0, IN(0, 10), 11, COPY(friction), "friction", "--friction",   \
+    R(X, FRICTION, friction, REAL, 0.0, IN(0, 10), 11, COPY(tangential, friction), "friction", "--friction",   \
       "MU", "a friction coefficient in [0, 10]",                                                   \
       "sliding friction coefficient (default 0: none, and no rotation)")                           \
-    R(X, ROLLING_FRICTION, rolling_friction, REAL, 0.0, IN(0, 10), 12, COPY(rolling_friction),     \
+    R(X, ROLLING_FRICTION, rolling_friction, REAL, 0.0, IN(0, 10), 12, COPY(rolling, rolling_friction),     \
       "rolling_friction", "--rolling-friction", "MU_R",                                            \
       "a rolling friction coefficient in [0, 10]",                                                 \
       "rolling resistance: torque up to MU_R R_eff F_n (default 0)")                               \
@@ -74,10 +74,10 @@ extern "C" {
     R(X, SKIN, skin, AUTO, 0.0, IN(0, 1e9), -1, RUN, "skin", "--skin", "S|auto",                   \
       "a distance in [0, 1e9] m or auto",                                                          \
       "neighbour-list skin [m] (auto: from the speeds and the step; 0: no lists, culled tiles)")   \
-    R(X, PERIODIC, periodic, AXES, 0, IN(0, SIM_PERIODIC_ALL), 6, COPY(periodic), "periodic",      \
+    R(X, PERIODIC, periodic, AXES, 0, IN(0, SIM_PERIODIC_ALL), 6, COPY(box, periodic), "periodic",      \
       "--periodic", "AXES", "periodic axes: x, y and z each at most once (xz, x,z) or none",       \
       "periodic axes, e.g. xz (walls stay on the others; default none)")                           \
-    R(X, LAMMPS_DASHPOT, lammps_dashpot, WHOLE, 0, IN(0, 1), 15, COPY(lammps_dashpot),             \
+    R(X, LAMMPS_DASHPOT, lammps_dashpot, WHOLE, 0, IN(0, 1), 15, COPY(normal, lammps_dashpot),             \
       "lammps_dashpot", "--lammps-dashpot", "0|1", "0 or 1",                                       \
       "linear law: 1 samples the normal dashpot as LAMMPS does, unweighted at a contact's first "  \
       "and last step (default 0: weighted, docs/physics.md)")

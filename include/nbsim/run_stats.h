@@ -16,7 +16,7 @@ extern "C" {
 
 /* The per-step times a run keeps statistics of: id, the sim_frame_timing field, name, and what
  * it includes (the summary, the JSON's ms_per_step_includes and --help say it). The step's phases
- * (SIM_FRAME_PHASE_LIST, backend.h) add up to `step`; `contact` and `integrate` are sums of some
+ * (SIM_FRAME_PHASE_LIST, config.h) add up to `step`; `contact` and `integrate` are sums of some
  * of them, kept because culling and the integrator are measured by them. */
 #define SIM_RUN_KERNEL_LIST(X)                                                                     \
     SIM_FRAME_PHASE_LIST(X)                                                                        \

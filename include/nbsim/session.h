@@ -7,7 +7,7 @@
 #ifndef SIM_SESSION_H
 #define SIM_SESSION_H
 
-#include "nbsim/backend.h"
+#include "nbsim/config.h"
 #include "nbsim/dump.h"
 #include "nbsim/memory_plan.h"
 #include "nbsim/output_file.h"
@@ -218,7 +218,7 @@ sim_status sim_session_set_params(sim_session *s, const sim_params *p, sim_error
 sim_status sim_session_set_cull(sim_session *s, int on, sim_error *err);
 sim_status sim_session_set_steps_per_frame(sim_session *s, int steps, sim_error *err);
 
-/* For the viewer's map inset (backend.h): the interacting tile pairs (I >= J) at the current
+/* For the viewer's map inset (config.h): the interacting tile pairs (I >= J) at the current
  * positions, the first min(cap, total) into out and the total into *count (0 when not
  * culling); the culling pass as planned. */
 sim_status sim_session_tile_pairs(sim_session *s, sim_tile2 *out, uint64_t cap, uint64_t *count,

@@ -7,7 +7,7 @@
 #ifndef SIM_SIZE_LIMITS_H
 #define SIM_SIZE_LIMITS_H
 
-#include "nbsim/backend.h"
+#include "nbsim/config.h"
 
 #ifdef __cplusplus
 extern "C" {

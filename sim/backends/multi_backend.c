@@ -159,7 +159,7 @@ static sim_status job_create(multi_backend *m, int k, void *arg, sim_error *err)
     }
     sim_backend_config config = m->base.config;
     memset(&config.multi, 0, sizeof config.multi); /* a member is one rank */
-    config.stop = NULL; /* ranks stop together, between frames (backend.h) */
+    config.stop = NULL; /* ranks stop together, between frames (nbsim/internal/backend.h) */
     const sim_rank r = {rank, mc->world, mc->device + k, m->comm[k]};
     return m->cuda ? sim_cuda_backend_create(&config, m->create_params, m->create_state, &r,
                                              &m->member[k], err)
@@ -475,7 +475,7 @@ sim_status sim_multi_backend_create(const sim_backend_config *c, const sim_param
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the multi-GPU backend");
     }
     m->base.ops = &multi_ops;
-    m->base.config = *c;
+    sim_backend_take_config(&m->base, c);
     m->base.params = *p;
     m->base.n = s->n;
     m->base.rank = (sim_rank){mc->rank, mc->world, mc->device, NULL};

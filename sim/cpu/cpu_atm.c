@@ -32,9 +32,9 @@ static sim_status atm_lists(cpu_backend *b, unsigned flags, sim_error *err) {
         b->atm_ready = 1;
     }
     /* minimum images on the periodic axes (the parameters may have changed them) */
-    b->atm.per = b->ph.periodic ? &b->ph.period : NULL;
+    b->atm.per = b->ph.box.periodic ? &b->ph.box.period : NULL;
     sim_cpu_atm_list *l = &b->atm;
-    const double cutoff = b->ph.atm_cutoff, skin = b->base.nlist_skin;
+    const double cutoff = b->ph.atm.atm_cutoff, skin = b->base.nlist_skin;
     if (!(flags & SIM_STEP_REBUILD) && !sim_cpu_atm_list_stale(l, b->cull.pos, cutoff, skin)) {
         return SIM_OK;
     }

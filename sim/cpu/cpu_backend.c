@@ -676,7 +676,7 @@ static void apply_params(cpu_backend *b, const sim_params *p) {
     b->base.params = *p;
     b->ph = sim_physics_from_params(p);
     b->dt = p->dt > 0.0 ? p->dt : sim_default_dt(p, &b->st);
-    b->ph.inv_dt = b->dt > 0.0 ? 1.0 / b->dt : 0.0;
+    b->ph.normal.inv_dt = b->dt > 0.0 ? 1.0 / b->dt : 0.0;
     b->base.nlist_skin = sim_nlist_skin(p, &b->st, b->dt);
     b->base.atm_reach_bodies = sim_atm_list_neighbours(p, &b->st, b->base.nlist_skin);
 }
@@ -755,7 +755,7 @@ sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params 
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the CPU backend");
     }
     b->base.ops = &cpu_ops;
-    b->base.config = *c;
+    sim_backend_take_config(&b->base, c);
     b->base.n = s->n;
     b->base.rank = rank != NULL ? *rank : (sim_rank){0, 1, -1, NULL};
     sim_stepper_init(&b->base.stepper, &cpu_step_ops);

@@ -335,16 +335,16 @@ sim_vec3d sim_cpu_friction_body(sim_cpu_friction *fr, const sim_physics *ph, uin
     const double x[3] = {pos.x, pos.y, pos.z};
     /* A body a thousandth of the box from every wall overlaps none, whatever the rounding: most
      * bodies skip the six tests below. */
-    const double inner = 0.999 * ph->box_half - pos.w;
+    const double inner = 0.999 * ph->box.box_half - pos.w;
     const int walls = !(fabs(pos.x) < inner && fabs(pos.y) < inner && fabs(pos.z) < inner);
     for (int k = 0; k < 6 * walls; ++k) {
         /* sim_friction_wall's overlap: no lookup for the walls a body is far from, nor for the
          * faces of a periodic axis (no walls there) */
-        if ((ph->periodic >> (k >> 1)) & 1) {
+        if ((ph->box.periodic >> (k >> 1)) & 1) {
             continue;
         }
         const double overlap =
-            (k & 1) ? x[k >> 1] + pos.w - ph->box_half : pos.w - ph->box_half - x[k >> 1];
+            (k & 1) ? x[k >> 1] + pos.w - ph->box.box_half : pos.w - ph->box.box_half - x[k >> 1];
         if (!(overlap > 0.0)) {
             continue;
         }
@@ -355,11 +355,11 @@ sim_vec3d sim_cpu_friction_body(sim_cpu_friction *fr, const sim_physics *ph, uin
         }
     }
     const double m = vel.w; /* gravity, as sim_body_force */
-    force->x += m * ph->gravity.x;
-    force->y += m * ph->gravity.y;
-    force->z += m * ph->gravity.z;
+    force->x += m * ph->box.gravity.x;
+    force->y += m * ph->box.gravity.y;
+    force->z += m * ph->box.gravity.z;
     if (energy != NULL) {
-        *energy -= m * (ph->gravity.x * pos.x + ph->gravity.y * pos.y + ph->gravity.z * pos.z);
+        *energy -= m * (ph->box.gravity.x * pos.x + ph->box.gravity.y * pos.y + ph->box.gravity.z * pos.z);
     }
     return total;
 }

@@ -24,9 +24,9 @@ sim_status sim_cpu_nlist_ready(cpu_backend *b, sim_error *err) {
         sim_cpu_nlist_free(&b->nlist);
         b->nlist_ready = 0;
     }
-    const uint32_t cap = sim_nlist_first_cap(b->base.config.nlist_capacity);
+    const uint32_t cap = sim_nlist_first_cap(b->base.tuning.nlist_capacity);
     SIM_TRY(sim_cpu_nlist_init(&b->nlist, b->st.n, cap, half, err));
-    b->nlist.per = &b->ph.period; /* zeros on walled axes: the images are the separations */
+    b->nlist.per = &b->ph.box.period; /* zeros on walled axes: the images are the separations */
     b->nlist_ready = 1;
     return SIM_OK;
 }
@@ -63,7 +63,7 @@ void sim_cpu_build_nlist(cpu_backend *b, unsigned flags) {
     }
     sim_cpu_nlist *l = &b->nlist;
     const sim_cpu_cull *c = &b->cull;
-    const int grid = b->base.rank.world <= 1 && b->base.config.nlist_build != SIM_NLIST_BUILD_TILES;
+    const int grid = b->base.rank.world <= 1 && b->base.tuning.nlist_build != SIM_NLIST_BUILD_TILES;
     if (!grid || !sim_cpu_nlist_build_grid(l, &b->base.params, c->pos, b->base.nlist_skin)) {
         sim_cpu_nlist_build(l, c->tiles.v, c->tiles.count, b->base.config.tile, c->pos,
                             b->base.nlist_skin);

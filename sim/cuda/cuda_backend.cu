@@ -85,7 +85,7 @@ void cuda_destroy(sim_backend *base) {
         (void)cudaStreamDestroy(b->streams.main);
     }
     sim_cuda_save_free(b);
-    sim_gpu_friction_free(&b->fric);
+    sim_cuda_friction_free(&b->fric);
     (void)cudaFree(b->bodies.pos);
     (void)cudaFree(b->bodies.vel);
     (void)cudaFree(b->bodies.force);
@@ -132,10 +132,10 @@ sim_status set_physics(cuda_backend *b, const sim_params *p, const sim_state *s,
     if (!(dt > 0.0)) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "cannot derive a time step (got %g)", dt);
     }
-    ph.inv_dt = 1.0 / dt;
+    ph.normal.inv_dt = 1.0 / dt;
     b->ph = sim_physics_to_float(&ph);
-    b->cull.period = b->ph.period; /* and again before each cull: allocations clear these */
-    b->nlist.period = b->ph.period;
+    b->cull.period = b->ph.box.period; /* and again before each cull: allocations clear these */
+    b->nlist.period = b->ph.box.period;
     b->dt = (float)dt;
     b->base.nlist_skin = sim_nlist_skin(p, s, dt);
     if (s->n > 0) { /* else the radii are the ones held */
@@ -167,13 +167,13 @@ sim_status cuda_set_params(sim_backend *base, const sim_params *p, sim_error *er
     const int made = friction && !b->fric.on;
     if (made) { /* before anything changes: a table that cannot be had changes nothing */
         tmp.contact_count = 0; /* friction turned on: no histories */
-        s = sim_gpu_friction_ready(&b->fric, 1, &tmp, 1, b->streams.main, err);
+        s = sim_cuda_friction_ready(&b->fric, 1, &tmp, 1, b->streams.main, err);
     }
     if (s == SIM_OK) {
         s = set_physics(b, p, &tmp, err);
     }
     if (made ? s != SIM_OK : !friction) { /* off, or on and the step refused: no tables */
-        (void)sim_gpu_friction_ready(&b->fric, 0, &tmp, 0, b->streams.main, nullptr);
+        (void)sim_cuda_friction_ready(&b->fric, 0, &tmp, 0, b->streams.main, nullptr);
     }
     sim_state_free(&tmp);
     SIM_TRY(s);
@@ -193,9 +193,9 @@ sim_status cuda_set_state(sim_backend *base, const sim_state *st, sim_error *err
     cuda_backend *b = sim_cuda_of(base);
     SIM_TRY(sim_state_check_bodies(st, err));
     /* the tables first: a refused history changes nothing */
-    SIM_TRY(sim_gpu_friction_ready(&b->fric, sim_params_have_friction(&base->params), st, 0,
-                                   b->streams.main, err));
-    SIM_TRY(sim_gpu_friction_upload_spin(&b->fric, st, b->streams.main, err));
+    SIM_TRY(sim_cuda_friction_ready(&b->fric, sim_params_have_friction(&base->params), st, 0,
+                                    b->streams.main, err));
+    SIM_TRY(sim_cuda_friction_upload_spin(&b->fric, st, b->streams.main, err));
     SIM_TRY(upload_state(b, st, err));
     SIM_TRY(set_physics(b, &base->params, st, err)); /* the default dt depends on the state */
     if (b->cull_ready) {
@@ -233,16 +233,16 @@ sim_status create_impl(cuda_backend *b, const sim_state *s, sim_error *err) {
     SIM_TRY(sim_cuda_alloc((void **)&b->d_speed, (size_t)n * sizeof(float), "speeds", n, err));
     SIM_TRY(sim_cuda_alloc((void **)&b->d_flag, sizeof *b->d_flag, "flag", n, err));
     SIM_TRY(sim_cuda_alloc((void **)&b->d_energy, 6 * sizeof *b->d_energy, "energies", n, err));
-    SIM_TRY(sim_gpu_friction_alloc(&b->fric, n, err));
+    SIM_TRY(sim_cuda_friction_alloc(&b->fric, n, err));
     SIM_CUDA_TRY(cudaMallocHost((void **)&b->h_flag, sizeof *b->h_flag));
     SIM_TRY(make_streams(b, err));
     SIM_TRY(sim_backend_plan_maps(&b->base, b->base.config.pair_map, b->base.config.triplet_map,
                                   &b->base.params, err));
     SIM_TRY(set_physics(b, &b->base.params, s, err));
     SIM_TRY(upload_state(b, s, err));
-    SIM_TRY(sim_gpu_friction_upload_spin(&b->fric, s, b->streams.main, err));
-    SIM_TRY(sim_gpu_friction_ready(&b->fric, sim_params_have_friction(&b->base.params), s, 0,
-                                   b->streams.main, err));
+    SIM_TRY(sim_cuda_friction_upload_spin(&b->fric, s, b->streams.main, err));
+    SIM_TRY(sim_cuda_friction_ready(&b->fric, sim_params_have_friction(&b->base.params), s, 0,
+                                    b->streams.main, err));
     if (b->base.config.cull) {
         SIM_TRY(sim_cuda_cull_prepare(b, err));
     }
@@ -288,7 +288,7 @@ sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params
     }
     b->base.ops = &cuda_ops;
     sim_stepper_init(&b->base.stepper, &sim_cuda_step_ops);
-    b->base.config = *c;
+    sim_backend_take_config(&b->base, c);
     b->base.params = *p;
     b->base.n = s->n;
     b->base.rank = rank != nullptr ? *rank : sim_rank{0, 1, device, nullptr};
@@ -297,6 +297,7 @@ sim_status sim_cuda_backend_create(const sim_backend_config *c, const sim_params
     memcpy(b->base.device_name, prop.name, len);
     b->base.device_name[len] = '\0';
     b->device = device;
+    b->deferred_kick = -1; /* none */
     b->sm_count = prop.multiProcessorCount;
     const sim_status st = create_impl(b, s, err);
     if (st != SIM_OK) {

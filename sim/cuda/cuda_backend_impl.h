@@ -41,6 +41,18 @@ typedef struct {
     int capturing; /* the main stream is being captured: marks are external events */
 } sim_cuda_graphs;
 
+/* What the step under way does, decided once at its start (cuda_step.cu: plan_step) from the
+ * frame's shape and the lists' mode, and only read by its later phases; all 0 outside a step
+ * (the forces alone: set_params, energies). */
+typedef struct {
+    bool active;      /* a step under way */
+    bool lists_drift; /* the lists' drift ran: displacements checked, the forces cleared */
+    bool cells;       /* contacts swept straight from the cells: the drift binned the bodies */
+    bool sweep_kicks; /* that sweep ends the step with its second half kick (sim_gpu_kick) */
+    bool kick_later;  /* each pair once: the second half kick goes into the next drift */
+    int step;         /* the frame's step */
+} cuda_step_plan;
+
 struct cuda_backend {
     sim_backend base; /* first: sim_backend * points here */
     int device;
@@ -73,16 +85,14 @@ struct cuda_backend {
     sim_gpu_nlist nlist; /* buffers, once nlist_ready */
     int nlist_ready;
     sim_gpu_nlist_counts *h_ncounts; /* pinned: the counters as read at the frame's sync */
-    int nlist_cleared;               /* the drift cleared the forces for this step's sweep */
-    int nlist_binned;                /* swept from the cells: the drift binned the bodies */
-    int kicked;                      /* the cells' sweep finished this step (sim_gpu_kick) */
-    int swept_once;    /* this step's forces are the cells' each pair once, whole (cuda_sweep) */
-    int kick_deferred; /* step kick_step's second half is the next drift's (cuda_verlet_second) */
-    int kick_step;
+    cuda_step_plan plan; /* the step under way (cuda_step.cu: plan_step) */
+    /* The step of this frame whose second half kick the next drift takes (plan.kick_later), or
+     * -1: the one thing a step leaves to the next. */
+    int deferred_kick;
     int frame_step;                  /* the frame's step under way (FIRST counts them) */
     sim_nlist_cadence nlist_cadence; /* when the lists pay, and when the cells (nlist.h) */
     /* friction (friction_state.h): spin and torque always, the history tables while it is on */
-    sim_gpu_friction fric;
+    sim_cuda_friction fric;
     /* the saved start of a long step (save_ready 1; -1: no memory for it, such steps run whole) */
     sim_vec4f *save_pos, *save_vel, *save_force;
     uint32_t *save_perm;              /* once culling has a body order */

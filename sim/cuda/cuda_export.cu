@@ -68,7 +68,7 @@ static sim_status read_state_impl(cuda_backend *b, sim_state *out, sim_vec3d *fo
      * springs beside the lists' entries moved into the table first) */
     sim_status st = sim_cuda_fric_flush(b, err);
     if (st == SIM_OK) {
-        st = sim_gpu_friction_read(&b->fric, perm, out, s, err);
+        st = sim_cuda_friction_read(&b->fric, perm, out, s, err);
     }
     free(perm);
     return st;
@@ -107,7 +107,7 @@ sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
     SIM_TRY(sim_cuda_fric_flush(b, err)); /* the springs' energy reads the table */
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_energy, 0, sizeof h, s));
     if (world <= 1 || rank == 0) { /* per body: once over the ranks */
-        SIM_TRY(sim_gpu_body_energy(&b->bodies, &b->ph, b->d_energy, s, err));
+        SIM_TRY(sim_cuda_body_energy(&b->bodies, &b->ph, b->d_energy, s, err));
     }
     if (sim_backend_listing(base) && b->cull_ready) { /* the lists for these positions */
         SIM_TRY(sim_cuda_pairs_current(b, err));
@@ -115,26 +115,26 @@ sim_status sim_cuda_energy(sim_backend *base, sim_energy *e, sim_error *err) {
             sim_gpu_nlist_energy(&b->bodies, &b->ph, &b->cull, &b->nlist, b->d_energy + 2, s, err));
     } else if (sim_backend_culling(base) && b->cull_ready) { /* the list for these positions */
         SIM_TRY(sim_cuda_cull_phase(b, 0u, err));
-        SIM_TRY(sim_gpu_pair_energy_list(&b->bodies, &b->ph, &b->cull, b->d_energy + 2, s, err));
+        SIM_TRY(sim_cuda_pair_energy_list(&b->bodies, &b->ph, &b->cull, b->d_energy + 2, s, err));
     } else {
-        SIM_TRY(sim_gpu_pair_energy(&b->bodies, &b->ph, b->d_energy + 2, rank, world, s, err));
+        SIM_TRY(sim_cuda_pair_energy(&b->bodies, &b->ph, b->d_energy + 2, rank, world, s, err));
     }
     if (base->params.triplets && sim_cuda_tculled(b)) { /* the list for these positions, untimed */
         SIM_TRY(sim_cuda_tcull_build(b, err));
-        SIM_TRY(sim_gpu_triplet_energy_culled(&b->bodies, &b->ph, &b->tcull,
-                                              sim_cuda_tcull_share(b), b->d_energy + 3, s, err));
+        SIM_TRY(sim_cuda_triplet_energy_culled(&b->bodies, &b->ph, &b->tcull,
+                                               sim_cuda_tcull_share(b), b->d_energy + 3, s, err));
     } else if (base->params.triplets) {
-        SIM_TRY(sim_gpu_triplet_energy(&b->bodies, &b->ph, b->d_energy + 3, rank, world, s, err));
+        SIM_TRY(sim_cuda_triplet_energy(&b->bodies, &b->ph, b->d_energy + 3, rank, world, s, err));
     }
     if (world <= 1 || rank == 0) { /* rotation, and the springs of friction's histories */
         const uint32_t *perm = sim_cuda_body_order(b);
         const sim_vec4f *pos_user = b->bodies.pos;
         if (b->fric.on && perm != nullptr) { /* pos_alt is scratch between steps */
-            SIM_TRY(sim_gpu_export(&b->bodies, perm, b->cull.pos_alt, nullptr, s, err));
+            SIM_TRY(sim_cuda_export(&b->bodies, perm, b->cull.pos_alt, nullptr, s, err));
             pos_user = b->cull.pos_alt;
         }
-        SIM_TRY(sim_gpu_friction_energy(&b->fric, &b->bodies, perm, pos_user, &b->ph,
-                                        b->d_energy + 4, s, err));
+        SIM_TRY(sim_cuda_friction_energy(&b->fric, &b->bodies, perm, pos_user, &b->ph,
+                                         b->d_energy + 4, s, err));
     }
     if (world > 1) { /* each rank holds its share's energies */
         SIM_TRY(sim_comm_allreduce_sum(base->rank.comm, b->d_energy, 6, SIM_COMM_DOUBLE, s, err));
@@ -169,19 +169,19 @@ sim_status sim_cuda_export_positions(sim_backend *base, uint32_t every, sim_vec4
     const size_t count = sim_sample_count(base->n, every);
     const uint32_t *perm = sim_cuda_body_order(b);
     if (on_device && every == 1) {
-        SIM_TRY(sim_gpu_export(&b->bodies, perm, pos, speed, s, err));
+        SIM_TRY(sim_cuda_export(&b->bodies, perm, pos, speed, s, err));
     } else {
         /* Bodies in user order on the device first when they are sorted: pos_alt is scratch
          * between steps. */
         const cudaMemcpyKind kind = on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
         const sim_vec4f *src = b->bodies.pos;
         if (perm != nullptr) {
-            SIM_TRY(sim_gpu_export(&b->bodies, perm, b->cull.pos_alt, nullptr, s, err));
+            SIM_TRY(sim_cuda_export(&b->bodies, perm, b->cull.pos_alt, nullptr, s, err));
             src = b->cull.pos_alt;
         }
         SIM_TRY(copy_sample(pos, src, sizeof *pos, every, count, kind, s, err));
         if (speed != nullptr) {
-            SIM_TRY(sim_gpu_export(&b->bodies, perm, nullptr, b->d_speed, s, err));
+            SIM_TRY(sim_cuda_export(&b->bodies, perm, nullptr, b->d_speed, s, err));
             SIM_TRY(copy_sample(speed, b->d_speed, sizeof *speed, every, count, kind, s, err));
         }
     }
@@ -256,9 +256,9 @@ sim_status sim_cuda_contacts(sim_backend *base, sim_body_pair *out, uint64_t cap
         st = sim_gpu_nlist_contacts(&b->bodies, &b->ph, &b->cull, &b->nlist, sim_cuda_body_order(b),
                                     d_out, dcap, d_count, s, err);
     } else if (st == SIM_OK) {
-        st = sim_gpu_pair_contacts(&b->bodies, &b->ph, culled ? &b->cull : nullptr,
-                                   base->config.tile, sim_cuda_body_order(b), d_out, dcap, d_count,
-                                   &b->streams, err);
+        st = sim_cuda_pair_contacts(&b->bodies, &b->ph, culled ? &b->cull : nullptr,
+                                    base->config.tile, sim_cuda_body_order(b), d_out, dcap, d_count,
+                                    &b->streams, err);
     }
     if (st == SIM_OK) {
         const cudaError_t e1 =

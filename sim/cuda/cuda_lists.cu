@@ -90,7 +90,7 @@ static sim_status cull_alloc(cuda_backend *b, sim_error *err) {
     SIM_CUDA_TRY(cudaMallocHost((void **)&b->h_counts, sizeof *b->h_counts));
     SIM_CUDA_TRY(cudaMemsetAsync(c->counts, 0, sizeof *c->counts, b->streams.main));
     SIM_TRY(sim_gpu_iota(c->perm, n, b->streams.main, err));
-    SIM_TRY(sim_gpu_pair_list_grid(c->tile, b->sm_count, &c->list_grid, err));
+    SIM_TRY(sim_cuda_pair_list_grid(c->tile, b->sm_count, &c->list_grid, err));
     SIM_TRY(sim_gpu_cull_second_grid(b->sm_count, &c->super_grid, err));
     SIM_CUDA_TRY(cudaStreamSynchronize(b->streams.main));
     return SIM_OK;
@@ -111,16 +111,16 @@ sim_status sim_cuda_cull_prepare(cuda_backend *b, sim_error *err) {
 }
 
 sim_status sim_cuda_cull_phase(cuda_backend *b, unsigned flags, sim_error *err) {
-    b->cull.period = b->ph.period; /* the physics may have changed since the lists were made */
-    b->nlist.period = b->ph.period;
+    b->cull.period = b->ph.box.period; /* the physics may have changed since the lists were made */
+    b->nlist.period = b->ph.box.period;
     const sim_gpu_cull *c = &b->cull;
     const uint32_t *gate = nullptr;
     if (sim_backend_listing(&b->base)) {
         /* friction's springs carried beside the old lists when they are rebuilt (on the
          * device's flag, as the boxes), while count and nbr are still theirs */
-        SIM_TRY(sim_gpu_friction_carry(&b->fric, sim_cuda_fric_lists(b),
-                                       (flags & SIM_GPU_NLIST_REBUILD) != 0u, b->streams.main,
-                                       err));
+        SIM_TRY(sim_cuda_friction_carry(&b->fric, sim_cuda_fric_lists(b),
+                                        (flags & SIM_GPU_NLIST_REBUILD) != 0u, b->streams.main,
+                                        err));
         if (b->nlist.grid.cells > 0) {
             return SIM_OK; /* built from the cell grid: the build bins the bodies itself */
         }
@@ -143,22 +143,21 @@ const sim_gpu_nlist *sim_cuda_fric_lists(const cuda_backend *b) {
 }
 
 sim_status sim_cuda_fric_built(cuda_backend *b, sim_error *err) {
-    return sim_gpu_friction_built(&b->fric, sim_cuda_fric_lists(b), sim_cuda_body_order(b),
-                                  b->streams.main, err);
+    return sim_cuda_friction_built(&b->fric, sim_cuda_fric_lists(b), sim_cuda_body_order(b),
+                                   b->streams.main, err);
 }
 
 sim_status sim_cuda_fric_flush(cuda_backend *b, sim_error *err) {
-    return sim_gpu_friction_flush(&b->fric, sim_cuda_fric_lists(b), sim_cuda_body_order(b),
-                                  b->streams.main, err);
+    return sim_cuda_friction_flush(&b->fric, sim_cuda_fric_lists(b), sim_cuda_body_order(b),
+                                   b->streams.main, err);
 }
 
 void sim_cuda_nlist_free(cuda_backend *b) {
-    sim_gpu_friction_list_free(&b->fric); /* its springs are the lists' (flushed first) */
+    sim_cuda_friction_list_free(&b->fric); /* its springs are the lists' (flushed first) */
     sim_gpu_nlist_free(&b->nlist);
     (void)cudaFreeHost(b->h_ncounts);
     b->h_ncounts = nullptr;
     b->nlist_ready = 0;
-    b->nlist_cleared = 0;
 }
 
 sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err) {
@@ -168,7 +167,7 @@ sim_status sim_cuda_nlist_prepare(cuda_backend *b, sim_error *err) {
         sim_cuda_nlist_free(b);
     }
     if (!b->nlist_ready) {
-        const uint32_t cap = sim_nlist_first_cap(b->base.config.nlist_capacity);
+        const uint32_t cap = sim_nlist_first_cap(b->base.tuning.nlist_capacity);
         sim_status st =
             sim_gpu_nlist_alloc(&b->nlist, b->base.n, cap, half, b->sm_count, b->streams.main, err);
         if (st == SIM_OK &&
@@ -238,7 +237,7 @@ sim_status sim_cuda_pairs_current(cuda_backend *b, sim_error *err) {
 /* ---- the ATM cut-off ---- */
 
 int sim_cuda_tculled(const cuda_backend *b) {
-    return sim_backend_triplet_culling(&b->base) && b->ph.atm_cutoff2 > 0.0f;
+    return sim_backend_triplet_culling(&b->base) && b->ph.atm.atm_cutoff2 > 0.0f;
 }
 
 void sim_cuda_tcull_free(cuda_backend *b) {
@@ -257,7 +256,7 @@ sim_status sim_cuda_tcull_prepare(cuda_backend *b, sim_error *err) {
         &b->tcull, base->n, sim_tcull_super_capacity(base), sim_tcull_pair_capacity(base),
         sim_tcull_triple_capacity(base), b->sm_count, b->streams.main, err);
     if (st == SIM_OK) {
-        st = sim_gpu_triplet_culled_grid(b->sm_count, &b->tcull.sweep_grid, err);
+        st = sim_cuda_triplet_culled_grid(b->sm_count, &b->tcull.sweep_grid, err);
     }
     if (st == SIM_OK &&
         cudaMallocHost((void **)&b->h_tcounts, sizeof *b->h_tcounts) != cudaSuccess) {
@@ -287,7 +286,7 @@ sim_status sim_cuda_tcull_build(cuda_backend *b, sim_error *err) {
 /* ---- the ATM cut-off's neighbour lists ---- */
 
 int sim_cuda_atm_listed(const cuda_backend *b) {
-    return sim_cuda_tculled(b) && sim_backend_atm_listing(&b->base) && !b->ph.periodic;
+    return sim_cuda_tculled(b) && sim_backend_atm_listing(&b->base) && !b->ph.box.periodic;
 }
 
 void sim_cuda_atm_free(cuda_backend *b) {
@@ -323,7 +322,7 @@ sim_status sim_cuda_atm_update(cuda_backend *b, unsigned flags, sim_error *err) 
     cudaStream_t s = b->streams.main;
     const float skin = (float)b->base.nlist_skin;
     SIM_TRY(sim_gpu_atm_list_check(&b->bodies, &b->atm, skin, s, err));
-    return sim_gpu_atm_list_update(&b->bodies, &b->atm, sim_atm_a2_max_f(b->ph.atm_cutoff2), skin,
+    return sim_gpu_atm_list_update(&b->bodies, &b->atm, sim_atm_a2_max_f(b->ph.atm.atm_cutoff2), skin,
                                    flags, s, err);
 }
 
@@ -350,7 +349,7 @@ sim_status sim_cuda_grow_list(sim_backend *base, sim_list list, uint64_t cap, in
     if (list == SIM_LIST_NEIGHBOURS) {
         /* friction's springs beside the entries into the table first (the old entries go) */
         SIM_TRY(sim_cuda_fric_flush(b, err));
-        sim_gpu_friction_list_free(&b->fric);
+        sim_cuda_friction_list_free(&b->fric);
         *grown =
             b->nlist_ready && sim_gpu_nlist_realloc(&b->nlist, (uint32_t)cap, &ignored) == SIM_OK;
         return SIM_OK;

@@ -76,12 +76,34 @@ static sim_gpu_kick kick_of(const cuda_backend *b, int step) {
 
 /* The deferred second half kick, if any, in a pass of its own (verlet_second_kernel). */
 static sim_status kick_flush(cuda_backend *b, sim_error *err) {
-    if (!b->kick_deferred) {
+    if (b->deferred_kick < 0) {
         return SIM_OK;
     }
-    b->kick_deferred = 0;
-    return sim_gpu_verlet_second(&b->bodies, sim_cuda_body_order(b), &b->ph, b->dt, b->d_flag,
-                                 (uint32_t)b->kick_step, b->streams.main, err);
+    const uint32_t step = (uint32_t)b->deferred_kick;
+    b->deferred_kick = -1;
+    return sim_cuda_verlet_second(&b->bodies, sim_cuda_body_order(b), &b->ph, b->dt, b->d_flag,
+                                  step, b->streams.main, err);
+}
+
+/* The plan of the frame's step `step` (cuda_step_plan). Over the lists the drift checks the
+ * displacements and clears the forces; swept straight from the cells it bins the bodies too, and
+ * a step whose contacts are its whole force (no ATM, one rank) ends in that sweep, its second
+ * half kick fused in (sim_gpu_kick), unless each pair is taken once: a body's force is then whole
+ * only when every thread is done, so the kick goes into the next drift where one follows in the
+ * frame (drift_bin_kernel: the same bits, one pass over the bodies a step less). The stepper
+ * sweeps the lists exactly when it listed the frame (stepper.c: pair_sweep), as the drift asks. */
+static cuda_step_plan plan_step(const cuda_backend *b, int step) {
+    const sim_backend *base = &b->base;
+    cuda_step_plan p = {};
+    p.active = true;
+    p.step = step;
+    p.lists_drift = sim_backend_listing(base) && b->nlist_ready;
+    p.cells = p.lists_drift && b->nlist.direct;
+    const bool whole = p.cells && !base->params.triplets && base->rank.world <= 1;
+    p.sweep_kicks = whole && !b->nlist.pairs_once;
+    p.kick_later = whole && b->nlist.pairs_once && !b->nlist.kick_apart &&
+                   step < base->params.steps_per_frame - 1;
+    return p;
 }
 
 /* Buffers for what the frame runs, events for its marks, and its counters cleared: the
@@ -92,7 +114,7 @@ sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int mark
     SIM_TRY(ensure_events(b, marks, err));
     SIM_TRY(kick_flush(b, err)); /* none, unless the last frame failed */
     b->frame_step = -1; /* FIRST counts the frame's steps from 0 */
-    b->kicked = 0;
+    b->plan = cuda_step_plan{};
     if (f->culled) {
         SIM_TRY(sim_cuda_cull_prepare(b, err));
     }
@@ -110,8 +132,8 @@ sim_status cuda_begin_frame(sim_backend *base, const sim_step_shape *f, int mark
     SIM_CUDA_TRY(cudaMemsetAsync(b->d_flag, 0xff, sizeof *b->d_flag, s));
     /* friction: the springs beside the entries for the lists' size now (a growth changes it
      * between frames), allocated here, never inside a step that may be captured into a graph */
-    SIM_TRY(sim_gpu_friction_prepare(&b->fric, f->listed && b->nlist_ready ? &b->nlist : nullptr,
-                                     s, err));
+    SIM_TRY(sim_cuda_friction_prepare(&b->fric, f->listed && b->nlist_ready ? &b->nlist : nullptr,
+                                      s, err));
     if (f->culled) {
         SIM_CUDA_TRY(cudaMemsetAsync(&b->cull.counts->frame, 0, sizeof b->cull.counts->frame, s));
     }
@@ -153,30 +175,27 @@ sim_status cuda_elapsed(sim_backend *base, int from, int to, double *ms, sim_err
 sim_status cuda_verlet_first(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     ++b->frame_step;
-    b->swept_once = 0;
-    const bool listed = sim_backend_listing(base) && b->nlist_ready;
+    b->plan = plan_step(b, b->frame_step);
     sim_gpu_kick last = {}; /* the step before's second half, deferred (cuda_verlet_second) */
-    if (b->kick_deferred) {
-        if (listed && b->nlist.direct) { /* folded into the cells' drift */
-            last = kick_of(b, b->kick_step);
-            b->kick_deferred = 0;
+    if (b->deferred_kick >= 0) {
+        if (b->plan.cells) { /* folded into the cells' drift */
+            last = kick_of(b, b->deferred_kick);
+            b->deferred_kick = -1;
         } else {
             SIM_TRY(kick_flush(b, err));
         }
     }
-    if (listed) {
-        b->nlist_cleared = 1;
-        b->nlist_binned = b->nlist.direct; /* swept from the cells: the drift bins instead */
-        b->nlist.period = b->ph.period; /* the physics may have changed since the last cull */
+    if (b->plan.lists_drift) {
+        b->nlist.period = b->ph.box.period; /* the physics may have changed since the last cull */
         const bool spin = b->fric.on != 0;
         return sim_gpu_nlist_drift(&b->bodies, &b->nlist, b->dt, spin ? b->fric.spin : nullptr,
                                    spin ? b->fric.torque : nullptr, &last, &b->ph,
                                    b->streams.main, err);
     }
-    SIM_TRY(sim_gpu_verlet_first(&b->bodies, b->dt, b->ph.periodic ? &b->ph.period : nullptr,
-                                 b->streams.main, err));
+    SIM_TRY(sim_cuda_verlet_first(&b->bodies, b->dt, b->ph.box.periodic ? &b->ph.box.period : nullptr,
+                                  b->streams.main, err));
     if (b->fric.on) {
-        return sim_gpu_friction_kick(&b->bodies, &b->fric, b->dt, b->streams.main, err);
+        return sim_cuda_friction_kick(&b->bodies, &b->fric, b->dt, b->streams.main, err);
     }
     return SIM_OK;
 }
@@ -188,9 +207,9 @@ sim_status cuda_sort(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     SIM_TRY(sim_cuda_fric_flush(b, err));
     const uint32_t *old_order = sim_cuda_body_order(b);
-    SIM_TRY(sim_gpu_sort_bodies(&b->bodies, &b->cull, b->ph.box_half, b->streams.main, err));
-    return sim_gpu_friction_permute(&b->fric, old_order, sim_cuda_body_order(b), b->streams.main,
-                                    err);
+    SIM_TRY(sim_gpu_sort_bodies(&b->bodies, &b->cull, b->ph.box.box_half, b->streams.main, err));
+    return sim_cuda_friction_permute(&b->fric, old_order, sim_cuda_body_order(b), b->streams.main,
+                                     err);
 }
 
 sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
@@ -201,8 +220,7 @@ sim_status cuda_cull(sim_backend *base, unsigned flags, sim_error *err) {
  * rebuilt this step). */
 sim_status cuda_neighbours(sim_backend *base, unsigned flags, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
-    const unsigned binned = b->nlist_binned ? (unsigned)SIM_GPU_NLIST_BINNED : 0u;
-    b->nlist_binned = 0;
+    const unsigned binned = b->plan.cells ? (unsigned)SIM_GPU_NLIST_BINNED : 0u;
     SIM_TRY(sim_gpu_nlist_build(&b->bodies, &b->cull, &b->nlist, gpu_flags(flags) | binned,
                                 b->streams.main, err));
     return sim_cuda_fric_built(b, err); /* friction: an overflow's fallback reads the tables */
@@ -231,38 +249,37 @@ sim_status friction_sweep(cuda_backend *b, sim_sweep w, uint64_t begin, uint64_t
     cudaStream_t s = b->streams.main;
     const uint32_t tile = base->config.tile;
     if (flags & SIM_SLICE_FIRST) {
-        SIM_TRY(sim_gpu_friction_begin(&b->fric, s, err));
+        SIM_TRY(sim_cuda_friction_begin(&b->fric, s, err));
     }
-    const sim_gpu_fric fr = sim_gpu_friction_view(&b->fric, sim_cuda_body_order(b),
-                                                  (flags & SIM_STEP_ADVANCE) ? b->dt : 0.0f);
+    const sim_gpu_fric fr = sim_cuda_friction_view(&b->fric, sim_cuda_body_order(b),
+                                                   (flags & SIM_STEP_ADVANCE) ? b->dt : 0.0f);
     if (w == SIM_SWEEP_PAIR_NLIST) { /* the springs beside the entries (friction.h) */
         sim_gpu_fric_list springs;
-        SIM_TRY(sim_gpu_friction_sweep_lists(&b->fric, &b->nlist, (flags & SIM_STEP_ADVANCE) != 0,
-                                             &springs, s, err));
-        if (!b->nlist_cleared) {
+        SIM_TRY(sim_cuda_friction_sweep_lists(&b->fric, &b->nlist, (flags & SIM_STEP_ADVANCE) != 0,
+                                              &springs, s, err));
+        if (!b->plan.lists_drift) { /* the forces alone: not cleared by a drift */
             SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
         }
-        b->nlist_cleared = 0;
         return sim_gpu_nlist_friction(bd, &b->ph, &b->cull, &b->nlist, &fr, &springs,
-                                      gpu_flags(flags), base->config.count_contacts, s, err);
+                                      gpu_flags(flags), base->tuning.count_contacts, s, err);
     }
     /* the tables are these sweeps' truth: the springs beside the lists go there first */
-    SIM_TRY(sim_gpu_friction_sweep_tables(&b->fric, sim_cuda_fric_lists(b),
-                                          sim_cuda_body_order(b), s, err));
+    SIM_TRY(sim_cuda_friction_sweep_tables(&b->fric, sim_cuda_fric_lists(b), sim_cuda_body_order(b),
+                                           s, err));
     if (w == SIM_SWEEP_PAIR_PLAN && base->config.pair_map == SIM_PAIR_FULL) {
-        return sim_gpu_pair_friction_full_range(bd, &b->ph, tile, begin, end, &fr, s, err);
+        return sim_cuda_pair_friction_full_range(bd, &b->ph, tile, begin, end, &fr, s, err);
     }
     if (flags & SIM_SLICE_FIRST) {
         SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
     }
     if (w == SIM_SWEEP_PAIR_LIST) {
-        return sim_gpu_pair_friction_list(bd, &b->ph, &b->cull, gpu_flags(flags),
-                                          base->config.count_contacts, &fr, s, err);
+        return sim_cuda_pair_friction_list(bd, &b->ph, &b->cull, gpu_flags(flags),
+                                           base->tuning.count_contacts, &fr, s, err);
     }
     sim_map_share share;
     plan_share(b, &base->pair_plan, begin, end, &share);
-    return sim_gpu_pair_friction(bd, &b->ph, &base->pair_plan, &share, tile, &fr, &b->streams,
-                                 err);
+    return sim_cuda_pair_friction(bd, &b->ph, &base->pair_plan, &share, tile, &fr, &b->streams,
+                                  err);
 }
 
 /* A slice of a sweep. Contacts: the full sweep stores F (nothing to clear; a rank sweeps its
@@ -281,28 +298,20 @@ sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t e
     sim_map_share share;
     if (w == SIM_SWEEP_PAIR_PLAN && base->config.pair_map == SIM_PAIR_FULL) {
         return base->rank.world <= 1
-                   ? sim_gpu_pair_forces_full_range(bd, &b->ph, tile, begin, end, s, err)
-                   : sim_gpu_pair_forces_full(bd, &b->ph, tile, base->rank.rank, base->rank.world,
-                                              s, err);
+                   ? sim_cuda_pair_forces_full_range(bd, &b->ph, tile, begin, end, s, err)
+                   : sim_cuda_pair_forces_full(bd, &b->ph, tile, base->rank.rank, base->rank.world,
+                                               s, err);
     }
     if (w == SIM_SWEEP_PAIR_NLIST) {
         /* the drift cleared the forces (not so for the forces alone); swept from the cells,
          * every force is stored, unless each pair is taken once (added into cleared forces) */
-        if (!b->nlist_cleared && (!b->nlist.direct || b->nlist.pairs_once)) {
+        if (!b->plan.lists_drift && (!b->nlist.direct || b->nlist.pairs_once)) {
             SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
         }
-        b->nlist_cleared = 0;
-        /* swept from the cells, a step whose contacts are the whole force finishes in the sweep
-         * (sim_gpu_kick): its SECOND then has nothing left to do; not each pair once (a body's
-         * force is whole only when every thread is done) */
-        const bool whole = b->nlist.direct && (flags & SIM_STEP_ADVANCE) &&
-                           !base->params.triplets && base->rank.world <= 1;
-        const bool finish = whole && !b->nlist.pairs_once;
-        const sim_gpu_kick kick = kick_of(b, b->frame_step);
-        b->kicked = finish;
-        b->swept_once = whole && b->nlist.pairs_once; /* its kick may go into the next drift */
+        const bool finish = b->plan.sweep_kicks && (flags & SIM_STEP_ADVANCE);
+        const sim_gpu_kick kick = kick_of(b, b->plan.step);
         return sim_gpu_nlist_forces(bd, &b->ph, &b->cull, &b->nlist, gpu_flags(flags),
-                                    base->config.count_contacts, finish ? &kick : nullptr, s, err);
+                                    base->tuning.count_contacts, finish ? &kick : nullptr, s, err);
     }
     if ((flags & SIM_SLICE_FIRST) && (w == SIM_SWEEP_PAIR_PLAN || w == SIM_SWEEP_PAIR_LIST)) {
         SIM_CUDA_TRY(cudaMemsetAsync(bd->force, 0, (size_t)bd->n * sizeof *bd->force, s));
@@ -310,18 +319,18 @@ sim_status cuda_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint64_t e
     switch (w) {
     case SIM_SWEEP_PAIR_PLAN:
         plan_share(b, &base->pair_plan, begin, end, &share);
-        return sim_gpu_pair_forces(bd, &b->ph, &base->pair_plan, &share, tile, &b->streams, err);
+        return sim_cuda_pair_forces(bd, &b->ph, &base->pair_plan, &share, tile, &b->streams, err);
     case SIM_SWEEP_PAIR_LIST:
-        return sim_gpu_pair_forces_list(bd, &b->ph, &b->cull, gpu_flags(flags),
-                                        base->config.count_contacts, s, err);
+        return sim_cuda_pair_forces_list(bd, &b->ph, &b->cull, gpu_flags(flags),
+                                         base->tuning.count_contacts, s, err);
     case SIM_SWEEP_TRIPLET_PLAN:
         plan_share(b, &base->triplet_plan, begin, end, &share);
-        return sim_gpu_triplet_forces(bd, &b->ph, &base->triplet_plan, &share, &b->streams, err);
+        return sim_cuda_triplet_forces(bd, &b->ph, &base->triplet_plan, &share, &b->streams, err);
     case SIM_SWEEP_TRIPLET_NLIST: /* the ATM cut-off's lists (one rank: sim_cuda_atm_listed) */
         return sim_gpu_atm_list_step_forces(bd, &b->atm, &b->ph, gpu_flags(flags), s, err);
     default: /* several GPUs: each listed and sweeps its rows' triples (triplet_cull.h) */
-        return sim_gpu_triplet_forces_culled(bd, &b->ph, &b->tcull, gpu_flags(flags),
-                                             sim_cuda_tcull_share(b), s, err);
+        return sim_cuda_triplet_forces_culled(bd, &b->ph, &b->tcull, gpu_flags(flags),
+                                              sim_cuda_tcull_share(b), s, err);
     }
 }
 
@@ -349,10 +358,10 @@ sim_status cuda_reduce(sim_backend *base, sim_error *err) {
 sim_status cuda_body_forces(sim_backend *base, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     if (b->fric.on) {
-        return sim_gpu_friction_body_forces(&b->bodies, &b->fric, sim_cuda_body_order(b), &b->ph,
-                                            0.0f, b->streams.main, err);
+        return sim_cuda_friction_body_forces(&b->bodies, &b->fric, sim_cuda_body_order(b), &b->ph,
+                                             0.0f, b->streams.main, err);
     }
-    return sim_gpu_body_forces(&b->bodies, &b->ph, b->streams.main, err);
+    return sim_cuda_body_forces(&b->bodies, &b->ph, b->streams.main, err);
 }
 
 /* Body force + second half kick, F_{n+1} stored as the last total force; a blow-up is flagged on
@@ -362,24 +371,22 @@ sim_status cuda_body_forces(sim_backend *base, sim_error *err) {
  * frame's end, a save and a drift of another kind flush it, kick_flush). */
 sim_status cuda_verlet_second(sim_backend *base, int step, sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
-    if (b->kicked) { /* the cells' sweep finished the step (cuda_sweep) */
-        b->kicked = 0;
+    const cuda_step_plan plan = b->plan;
+    b->plan = cuda_step_plan{}; /* the step ends here */
+    if (plan.sweep_kicks) { /* the cells' sweep finished the step (cuda_sweep) */
         return SIM_OK;
     }
-    const bool once = b->swept_once != 0;
-    b->swept_once = 0;
-    if (once && !b->nlist.kick_apart && step < base->params.steps_per_frame - 1) {
-        b->kick_deferred = 1;
-        b->kick_step = step;
+    if (plan.kick_later) {
+        b->deferred_kick = step;
         return SIM_OK;
     }
     if (b->fric.on) { /* the walls' springs advance, the spin's second half kick */
-        return sim_gpu_friction_verlet_second(&b->bodies, &b->fric, sim_cuda_body_order(b), &b->ph,
-                                              b->dt, b->d_flag, (uint32_t)step, b->streams.main,
-                                              err);
+        return sim_cuda_friction_verlet_second(&b->bodies, &b->fric, sim_cuda_body_order(b), &b->ph,
+                                               b->dt, b->d_flag, (uint32_t)step, b->streams.main,
+                                               err);
     }
-    return sim_gpu_verlet_second(&b->bodies, sim_cuda_body_order(b), &b->ph, b->dt, b->d_flag,
-                                 (uint32_t)step, b->streams.main, err);
+    return sim_cuda_verlet_second(&b->bodies, sim_cuda_body_order(b), &b->ph, b->dt, b->d_flag,
+                                  (uint32_t)step, b->streams.main, err);
 }
 
 /* The frame's one host sync: the instability flag and the lists' counters come back with it. */
@@ -407,7 +414,7 @@ sim_status cuda_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_c
                                      cudaMemcpyDeviceToHost, s));
     }
     if (b->fric.on) {
-        SIM_TRY(sim_gpu_friction_enqueue_read(&b->fric, s, err));
+        SIM_TRY(sim_cuda_friction_enqueue_read(&b->fric, s, err));
     }
     SIM_CUDA_TRY(cudaStreamSynchronize(s));
     sim_cuda_counts(b, f, c);
@@ -416,7 +423,7 @@ sim_status cuda_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_c
                                      b->h_ncounts->frame.steps);
     }
     if (b->fric.on) { /* a body with more contacts than slots, as the CPU's check */
-        SIM_TRY(sim_gpu_friction_check(&b->fric, err));
+        SIM_TRY(sim_cuda_friction_check(&b->fric, err));
     }
     if (*b->h_flag == SIM_GPU_STABLE) {
         return SIM_OK;
@@ -483,7 +490,7 @@ sim_status cuda_save(sim_backend *base, int *saved, sim_error *err) {
     /* spin and torques (the spin follows a re-sort: saved whenever it may be nonzero); the
      * tables need nothing (commit_history) */
     if (b->fric.on || b->fric.spin_live) {
-        SIM_TRY(sim_gpu_friction_save(&b->fric, saved, s, err));
+        SIM_TRY(sim_cuda_friction_save(&b->fric, saved, s, err));
         if (!*saved) {
             return SIM_OK;
         }
@@ -507,14 +514,15 @@ sim_status cuda_restore(sim_backend *base, sim_error *err) {
     cudaStream_t s = b->streams.main;
     const size_t v4 = (size_t)b->base.n * sizeof(sim_vec4f);
     SIM_CUDA_TRY(cudaStreamSynchronize(s));
-    b->kick_deferred = b->swept_once = 0; /* the saved state's steps are whole (cuda_save) */
+    b->deferred_kick = -1; /* the saved state's steps are whole (cuda_save) */
+    b->plan = cuda_step_plan{};
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.pos, b->save_pos, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.vel, b->save_vel, v4, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(cudaMemcpyAsync(b->bodies.force, b->save_force, v4, cudaMemcpyDeviceToDevice, s));
     if (b->fric.on || b->fric.spin_live) {
         /* the spin and torques saved; the cut step's springs beside the entries not current */
-        SIM_TRY(sim_gpu_friction_restore(&b->fric, s, err));
-        SIM_TRY(sim_gpu_friction_list_invalidate(&b->fric, s, err));
+        SIM_TRY(sim_cuda_friction_restore(&b->fric, s, err));
+        SIM_TRY(sim_cuda_friction_list_invalidate(&b->fric, s, err));
     }
     if (b->cull_ready) {
         SIM_CUDA_TRY(cudaMemcpyAsync(b->cull.perm, b->save_perm,
@@ -556,7 +564,7 @@ int cuda_lists_triplets(const sim_backend *base) {
 
 /* The step is done: its histories become the last step's (a pointer swap on the host). */
 sim_status cuda_commit_history(sim_backend *base, sim_error *err) {
-    sim_gpu_friction_commit(&sim_cuda_of(base)->fric);
+    sim_cuda_friction_commit(&sim_cuda_of(base)->fric);
     return SIM_OK;
 }
 

@@ -33,10 +33,10 @@ __device__ void walls_and_gravity(const sim_gpu_fric &fr, const sim_physics_f &p
     total.x = total.y = total.z = 0.0f;
     const float x[3] = {p.x, p.y, p.z};
     for (int k = 0; k < 6; ++k) {
-        if ((ph.periodic >> (k >> 1)) & 1) { /* a periodic axis has no walls: no lookup either */
+        if ((ph.box.periodic >> (k >> 1)) & 1) { /* a periodic axis has no walls: no lookup either */
             continue;
         }
-        const float overlap = (k & 1) ? x[k >> 1] + p.w - ph.box_half : p.w - ph.box_half - x[k >> 1];
+        const float overlap = (k & 1) ? x[k >> 1] + p.w - ph.box.box_half : p.w - ph.box.box_half - x[k >> 1];
         if (!(overlap > 0.0f)) {
             continue;
         }
@@ -55,9 +55,9 @@ __device__ void walls_and_gravity(const sim_gpu_fric &fr, const sim_physics_f &p
         }
     }
     const float m = v.w;
-    total.x += m * ph.gx;
-    total.y += m * ph.gy;
-    total.z += m * ph.gz;
+    total.x += m * ph.box.gx;
+    total.y += m * ph.box.gy;
+    total.z += m * ph.box.gz;
     f->x += total.x;
     f->y += total.y;
     f->z += total.z;
@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(kThreads)
         w4.z = w.z;
         w4.w = 0.0f;
         const_cast<sim_vec4f *>(fr.spin)[i] = w4;
-        const float lim = (float)SIM_ESCAPE_FACTOR * ph.box_half;
+        const float lim = (float)SIM_ESCAPE_FACTOR * ph.box.box_half;
         if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z))) {
             flag_body(flag, step, u, SIM_GPU_BAD_POSITION);
         } else if (!(isfinite(v.x) && isfinite(v.y) && isfinite(v.z))) {
@@ -217,7 +217,7 @@ __global__ void __launch_bounds__(kThreads)
             if (SIM_CONTACT_IS_WALL(j)) {
                 const int wall = SIM_CONTACT_WALL_INDEX(j);
                 const float x = (wall >> 1) == 0 ? p.x : (wall >> 1) == 1 ? p.y : p.z;
-                d = (wall & 1) ? x + p.w - ph.box_half : p.w - ph.box_half - x;
+                d = (wall & 1) ? x + p.w - ph.box.box_half : p.w - ph.box.box_half - x;
             } else {
                 const sim_vec4f q = pos_user[j];
                 float dx = p.x - q.x, dy = p.y - q.y, dz = p.z - q.z;
@@ -227,10 +227,10 @@ __global__ void __launch_bounds__(kThreads)
             if (!(d > 0.0f)) {
                 continue;
             }
-            const float kt = ph.hertz ? ph.tangential_stiffness * sqrtf(d) : ph.tangential_stiffness;
+            const float kt = ph.normal.hertz ? ph.tangential.tangential_stiffness * sqrtf(d) : ph.tangential.tangential_stiffness;
             const sim_contact_history_f h = fr.last_hist[first + k];
             float s2 = h.xi.x * h.xi.x + h.xi.y * h.xi.y + h.xi.z * h.xi.z;
-            if (ph.rolling_friction > 0.0f) {
+            if (ph.rolling.rolling_friction > 0.0f) {
                 s2 += h.roll.x * h.roll.x + h.roll.y * h.roll.y + h.roll.z * h.roll.z;
             }
             springs += 0.5 * (double)kt * (double)s2;
@@ -243,37 +243,37 @@ __global__ void __launch_bounds__(kThreads)
 
 } // namespace
 
-sim_status sim_gpu_friction_body_forces(const sim_gpu_bodies *b, const sim_gpu_friction *fr,
-                                        const uint32_t *perm, const sim_physics_f *ph, float dt,
-                                        cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_body_forces(const sim_gpu_bodies *b, const sim_cuda_friction *fr,
+                                         const uint32_t *perm, const sim_physics_f *ph, float dt,
+                                         cudaStream_t s, sim_error *err) {
     body_kernel<false><<<blocks_for(b->n), kThreads, 0, s>>>(
-        b->pos, b->vel, b->force, b->n, 0.0f, *ph, sim_gpu_friction_view(fr, perm, dt),
+        b->pos, b->vel, b->force, b->n, 0.0f, *ph, sim_cuda_friction_view(fr, perm, dt),
         fr->owned_step ? fr->ls_owned : nullptr, fr->min_cap, nullptr, 0u);
     SIM_CUDA_CHECK_LAUNCH("friction body_kernel");
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_verlet_second(const sim_gpu_bodies *b, const sim_gpu_friction *fr,
-                                          const uint32_t *perm, const sim_physics_f *ph, float dt,
-                                          uint64_t *d_flag, uint32_t step, cudaStream_t s,
-                                          sim_error *err) {
+sim_status sim_cuda_friction_verlet_second(const sim_gpu_bodies *b, const sim_cuda_friction *fr,
+                                           const uint32_t *perm, const sim_physics_f *ph, float dt,
+                                           uint64_t *d_flag, uint32_t step, cudaStream_t s,
+                                           sim_error *err) {
     body_kernel<true><<<blocks_for(b->n), kThreads, 0, s>>>(
-        b->pos, b->vel, b->force, b->n, dt, *ph, sim_gpu_friction_view(fr, perm, dt),
+        b->pos, b->vel, b->force, b->n, dt, *ph, sim_cuda_friction_view(fr, perm, dt),
         fr->owned_step ? fr->ls_owned : nullptr, fr->min_cap, d_flag, step);
     SIM_CUDA_CHECK_LAUNCH("friction body_kernel<kick>");
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_kick(const sim_gpu_bodies *b, const sim_gpu_friction *fr, float dt,
-                                 cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_kick(const sim_gpu_bodies *b, const sim_cuda_friction *fr, float dt,
+                                  cudaStream_t s, sim_error *err) {
     kick_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->n, dt, fr->spin,
                                                       fr->torque);
     SIM_CUDA_CHECK_LAUNCH("friction kick_kernel");
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_permute(sim_gpu_friction *fr, const uint32_t *old_order,
-                                    const uint32_t *new_order, cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_permute(sim_cuda_friction *fr, const uint32_t *old_order,
+                                     const uint32_t *new_order, cudaStream_t s, sim_error *err) {
     if (!fr->on && !fr->spin_live) { /* all zero: nothing moves (the frictionless sort) */
         return SIM_OK;
     }
@@ -286,31 +286,31 @@ sim_status sim_gpu_friction_permute(sim_gpu_friction *fr, const uint32_t *old_or
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_energy(const sim_gpu_friction *fr, const sim_gpu_bodies *b,
-                                   const uint32_t *perm, const sim_vec4f *pos_user,
-                                   const sim_physics_f *ph, double *d_energy, cudaStream_t s,
-                                   sim_error *err) {
+sim_status sim_cuda_friction_energy(const sim_cuda_friction *fr, const sim_gpu_bodies *b,
+                                    const uint32_t *perm, const sim_vec4f *pos_user,
+                                    const sim_physics_f *ph, double *d_energy, cudaStream_t s,
+                                    sim_error *err) {
     energy_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, pos_user, b->n, *ph,
-                                                        sim_gpu_friction_view(fr, perm, 0.0f),
+                                                        sim_cuda_friction_view(fr, perm, 0.0f),
                                                         fr->on, d_energy);
     SIM_CUDA_CHECK_LAUNCH("friction energy_kernel");
     return SIM_OK;
 }
 
-cudaError_t sim_gpu_friction_scatter(uint64_t m, const unsigned long long *at,
-                                     const uint32_t *partner, const sim_contact_history_f *h,
-                                     uint32_t *table_partner, sim_contact_history_f *table_hist,
-                                     cudaStream_t s) {
+cudaError_t sim_cuda_friction_scatter(uint64_t m, const unsigned long long *at,
+                                      const uint32_t *partner, const sim_contact_history_f *h,
+                                      uint32_t *table_partner, sim_contact_history_f *table_hist,
+                                      cudaStream_t s) {
     scatter_kernel<<<blocks_for(m), kThreads, 0, s>>>(m, at, partner, h, table_partner,
                                                       table_hist);
     return cudaGetLastError();
 }
 
-cudaError_t sim_gpu_friction_gather(uint32_t n, const unsigned long long *row,
-                                    const uint32_t *count, const uint32_t *table_partner,
-                                    const sim_contact_history_f *table_hist,
-                                    const unsigned long long *off, uint32_t *partner,
-                                    sim_contact_history_f *h, cudaStream_t s) {
+cudaError_t sim_cuda_friction_gather(uint32_t n, const unsigned long long *row,
+                                     const uint32_t *count, const uint32_t *table_partner,
+                                     const sim_contact_history_f *table_hist,
+                                     const unsigned long long *off, uint32_t *partner,
+                                     sim_contact_history_f *h, cudaStream_t s) {
     gather_kernel<<<blocks_for(n), kThreads, 0, s>>>(n, row, count, table_partner, table_hist,
                                                      off, partner, h);
     return cudaGetLastError();

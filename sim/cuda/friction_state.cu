@@ -13,7 +13,7 @@
 
 namespace {
 
-void free_list(sim_gpu_friction *fr) {
+void free_list(sim_cuda_friction *fr) {
     for (int k = 0; k < 2; ++k) {
         (void)cudaFree(fr->ls_a[k]);
         (void)cudaFree(fr->ls_b[k]);
@@ -34,7 +34,7 @@ void free_list(sim_gpu_friction *fr) {
     fr->owned_step = 0;
 }
 
-void free_tables(sim_gpu_friction *fr) {
+void free_tables(sim_cuda_friction *fr) {
     free_list(fr); /* its springs are the tables' pairs: they go with them */
     (void)cudaFree(fr->row);
     free(fr->h_row);
@@ -117,7 +117,7 @@ sim_status place_contacts(const sim_state *st, const uint64_t *row, uint32_t *co
 
 } // namespace
 
-sim_status sim_gpu_friction_alloc(sim_gpu_friction *fr, uint32_t n, sim_error *err) {
+sim_status sim_cuda_friction_alloc(sim_cuda_friction *fr, uint32_t n, sim_error *err) {
     memset(fr, 0, sizeof *fr);
     fr->n = n;
     fr->gen = 1; /* stamp 0 is never current */
@@ -134,7 +134,7 @@ sim_status sim_gpu_friction_alloc(sim_gpu_friction *fr, uint32_t n, sim_error *e
     return SIM_OK;
 }
 
-void sim_gpu_friction_free(sim_gpu_friction *fr) {
+void sim_cuda_friction_free(sim_cuda_friction *fr) {
     free_tables(fr);
     (void)cudaFree(fr->spin);
     (void)cudaFree(fr->torque);
@@ -148,8 +148,8 @@ void sim_gpu_friction_free(sim_gpu_friction *fr) {
     memset(fr, 0, sizeof *fr);
 }
 
-sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state *st, int keep,
-                                  cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_ready(sim_cuda_friction *fr, int on, const sim_state *st, int keep,
+                                   cudaStream_t s, sim_error *err) {
     if (!on) {
         free_tables(fr);
         return SIM_OK;
@@ -159,7 +159,7 @@ sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state 
         return SIM_OK;
     }
     const uint32_t n = st->n;
-    sim_gpu_friction nf;
+    sim_cuda_friction nf;
     memset(&nf, 0, sizeof nf);
     double r_min = INFINITY;
     for (uint32_t i = 0; i < n; ++i) {
@@ -248,8 +248,8 @@ sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state 
                 e = cudaMemcpyAsync(d_h, h, (size_t)m * sizeof *h, cudaMemcpyHostToDevice, s);
             }
             if (e == cudaSuccess) {
-                e = sim_gpu_friction_scatter(m, d_at, d_partner, d_h, nf.partner[0], nf.hist[0],
-                                             s);
+                e = sim_cuda_friction_scatter(m, d_at, d_partner, d_h, nf.partner[0], nf.hist[0],
+                                              s);
             }
         }
         if (e == cudaSuccess) {
@@ -290,8 +290,8 @@ sim_status sim_gpu_friction_ready(sim_gpu_friction *fr, int on, const sim_state 
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *st, cudaStream_t s,
-                                        sim_error *err) {
+sim_status sim_cuda_friction_upload_spin(sim_cuda_friction *fr, const sim_state *st, cudaStream_t s,
+                                         sim_error *err) {
     const uint32_t n = fr->n;
     sim_vec4f *w = (sim_vec4f *)malloc((size_t)(n ? n : 1) * sizeof *w);
     if (w == nullptr) {
@@ -311,8 +311,8 @@ sim_status sim_gpu_friction_upload_spin(sim_gpu_friction *fr, const sim_state *s
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *order, sim_state *out,
-                                 cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_read(const sim_cuda_friction *fr, const uint32_t *order,
+                                  sim_state *out, cudaStream_t s, sim_error *err) {
     const uint32_t n = fr->n;
     sim_vec4f *w = (sim_vec4f *)malloc((size_t)(n ? n : 1) * sizeof *w);
     uint32_t *count = (uint32_t *)malloc((size_t)(n ? n : 1) * sizeof *count);
@@ -372,9 +372,8 @@ sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *ord
             e = cudaMemcpyAsync(d_off, off, ((size_t)n + 1) * sizeof *off, cudaMemcpyHostToDevice,
                                 s);
             if (e == cudaSuccess) {
-                e = sim_gpu_friction_gather(n, fr->row, fr->count[fr->last],
-                                            fr->partner[fr->last], fr->hist[fr->last], d_off,
-                                            d_partner, d_h, s);
+                e = sim_cuda_friction_gather(n, fr->row, fr->count[fr->last], fr->partner[fr->last],
+                                             fr->hist[fr->last], d_off, d_partner, d_h, s);
             }
             if (e == cudaSuccess) {
                 e = cudaMemcpyAsync(partner, d_partner, (size_t)total * sizeof *partner,
@@ -417,21 +416,21 @@ sim_status sim_gpu_friction_read(const sim_gpu_friction *fr, const uint32_t *ord
     return status;
 }
 
-sim_status sim_gpu_friction_begin(sim_gpu_friction *fr, cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_begin(sim_cuda_friction *fr, cudaStream_t s, sim_error *err) {
     SIM_CUDA_TRY(
         cudaMemsetAsync(fr->count[1 - fr->last], 0, (size_t)fr->n * sizeof(uint32_t), s));
     SIM_CUDA_TRY(cudaMemsetAsync(fr->torque, 0, (size_t)fr->n * sizeof(sim_vec4f), s));
     return SIM_OK;
 }
 
-void sim_gpu_friction_commit(sim_gpu_friction *fr) {
+void sim_cuda_friction_commit(sim_cuda_friction *fr) {
     fr->last = 1 - fr->last;
     fr->ls_last = 1 - fr->ls_last;
-    fr->gen = sim_gpu_friction_list_view(fr).next;
+    fr->gen = sim_cuda_friction_list_view(fr).next;
 }
 
-sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries, cudaStream_t s,
-                                         sim_error *err) {
+sim_status sim_cuda_friction_list_prepare(sim_cuda_friction *fr, uint64_t entries, cudaStream_t s,
+                                          sim_error *err) {
     if (fr->ls_entries == entries && fr->ls_a[0] != nullptr) {
         return SIM_OK;
     }
@@ -476,14 +475,15 @@ sim_status sim_gpu_friction_list_prepare(sim_gpu_friction *fr, uint64_t entries,
         return st;
     }
     fr->ls_entries = entries;
-    return sim_gpu_friction_list_invalidate(fr, s, err);
+    return sim_cuda_friction_list_invalidate(fr, s, err);
 }
 
-void sim_gpu_friction_list_free(sim_gpu_friction *fr) {
+void sim_cuda_friction_list_free(sim_cuda_friction *fr) {
     free_list(fr);
 }
 
-sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_list_invalidate(sim_cuda_friction *fr, cudaStream_t s,
+                                             sim_error *err) {
     if (fr->ls_stamp != nullptr) {
         SIM_CUDA_TRY(cudaMemsetAsync(
             fr->ls_stamp, 0, (size_t)(fr->ls_entries ? fr->ls_entries : 1) * sizeof *fr->ls_stamp,
@@ -495,15 +495,15 @@ sim_status sim_gpu_friction_list_invalidate(sim_gpu_friction *fr, cudaStream_t s
     return SIM_OK;
 }
 
-sim_gpu_fric sim_gpu_friction_flush_view(const sim_gpu_friction *fr, const uint32_t *perm) {
-    sim_gpu_fric v = sim_gpu_friction_view(fr, perm, 0.0f);
+sim_gpu_fric sim_cuda_friction_flush_view(const sim_cuda_friction *fr, const uint32_t *perm) {
+    sim_gpu_fric v = sim_cuda_friction_view(fr, perm, 0.0f);
     v.next_partner = fr->partner[fr->last];
     v.next_count = fr->count[fr->last];
     v.next_hist = fr->hist[fr->last];
     return v;
 }
 
-sim_gpu_fric_list sim_gpu_friction_list_view(const sim_gpu_friction *fr) {
+sim_gpu_fric_list sim_cuda_friction_list_view(const sim_cuda_friction *fr) {
     sim_gpu_fric_list v;
     v.a = fr->ls_a[fr->ls_last];
     v.b = fr->ls_b[fr->ls_last];
@@ -520,18 +520,18 @@ sim_gpu_fric_list sim_gpu_friction_list_view(const sim_gpu_friction *fr) {
     return v;
 }
 
-sim_status sim_gpu_friction_frame_start(sim_gpu_friction *fr, cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_frame_start(sim_cuda_friction *fr, cudaStream_t s, sim_error *err) {
     SIM_CUDA_TRY(cudaMemsetAsync(fr->overflow, 0xff, sizeof *fr->overflow, s));
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_enqueue_read(sim_gpu_friction *fr, cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_enqueue_read(sim_cuda_friction *fr, cudaStream_t s, sim_error *err) {
     SIM_CUDA_TRY(cudaMemcpyAsync(fr->h_overflow, fr->overflow, sizeof *fr->overflow,
                                  cudaMemcpyDeviceToHost, s));
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_check(sim_gpu_friction *fr, sim_error *err) {
+sim_status sim_cuda_friction_check(sim_cuda_friction *fr, sim_error *err) {
     const uint32_t i = *fr->h_overflow;
     if (i == UINT32_MAX || !fr->on) {
         return SIM_OK;
@@ -545,8 +545,8 @@ sim_status sim_gpu_friction_check(sim_gpu_friction *fr, sim_error *err) {
                     100.0 * SIM_FRICTION_OVERLAP);
 }
 
-sim_status sim_gpu_friction_save(sim_gpu_friction *fr, int *saved, cudaStream_t s,
-                                 sim_error *err) {
+sim_status sim_cuda_friction_save(sim_cuda_friction *fr, int *saved, cudaStream_t s,
+                                  sim_error *err) {
     const size_t v4 = (size_t)(fr->n ? fr->n : 1) * sizeof(sim_vec4f);
     sim_error ignored; /* no memory: the step runs whole (the stepper's rule) */
     if (fr->save_spin == nullptr &&
@@ -567,74 +567,73 @@ sim_status sim_gpu_friction_save(sim_gpu_friction *fr, int *saved, cudaStream_t 
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_restore(sim_gpu_friction *fr, cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_restore(sim_cuda_friction *fr, cudaStream_t s, sim_error *err) {
     const size_t bytes = (size_t)fr->n * sizeof(sim_vec4f);
     SIM_CUDA_TRY(cudaMemcpyAsync(fr->spin, fr->save_spin, bytes, cudaMemcpyDeviceToDevice, s));
     SIM_CUDA_TRY(
         cudaMemcpyAsync(fr->torque, fr->save_torque, bytes, cudaMemcpyDeviceToDevice, s));
-    return sim_gpu_friction_frame_start(fr, s, err); /* the cut step's overflow is not a fact */
+    return sim_cuda_friction_frame_start(fr, s, err); /* the cut step's overflow is not a fact */
 }
 
-sim_status sim_gpu_friction_prepare(sim_gpu_friction *fr, const sim_gpu_nlist *lists,
-                                    cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_prepare(sim_cuda_friction *fr, const sim_gpu_nlist *lists,
+                                     cudaStream_t s, sim_error *err) {
     if (!fr->on) {
         return SIM_OK;
     }
-    SIM_TRY(sim_gpu_friction_frame_start(fr, s, err));
+    SIM_TRY(sim_cuda_friction_frame_start(fr, s, err));
     if (lists != nullptr) {
-        SIM_TRY(
-            sim_gpu_friction_list_prepare(fr, (uint64_t)lists->cap * lists->stride, s, err));
+        SIM_TRY(sim_cuda_friction_list_prepare(fr, (uint64_t)lists->cap * lists->stride, s, err));
     }
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_carry(const sim_gpu_friction *fr, const sim_gpu_nlist *lists,
-                                  int rebuild, cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_carry(const sim_cuda_friction *fr, const sim_gpu_nlist *lists,
+                                   int rebuild, cudaStream_t s, sim_error *err) {
     if (lists == nullptr || !fr->on || !fr->ls_dirty) {
         return SIM_OK;
     }
-    const sim_gpu_fric_list springs = sim_gpu_friction_list_view(fr);
+    const sim_gpu_fric_list springs = sim_cuda_friction_list_view(fr);
     return sim_gpu_nlist_friction_carry(lists, &springs, rebuild, s, err);
 }
 
-sim_status sim_gpu_friction_flush(sim_gpu_friction *fr, const sim_gpu_nlist *lists,
-                                  const uint32_t *perm, cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_flush(sim_cuda_friction *fr, const sim_gpu_nlist *lists,
+                                   const uint32_t *perm, cudaStream_t s, sim_error *err) {
     if (!fr->on || !fr->ls_dirty || lists == nullptr) {
         return SIM_OK;
     }
-    const sim_gpu_fric into = sim_gpu_friction_flush_view(fr, perm);
-    const sim_gpu_fric_list springs = sim_gpu_friction_list_view(fr);
+    const sim_gpu_fric into = sim_cuda_friction_flush_view(fr, perm);
+    const sim_gpu_fric_list springs = sim_cuda_friction_list_view(fr);
     SIM_TRY(sim_gpu_nlist_friction_flush(lists, &into, &springs, 1, s, err));
     fr->ls_dirty = 0;
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_built(const sim_gpu_friction *fr, const sim_gpu_nlist *lists,
-                                  const uint32_t *perm, cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_friction_built(const sim_cuda_friction *fr, const sim_gpu_nlist *lists,
+                                   const uint32_t *perm, cudaStream_t s, sim_error *err) {
     if (!fr->on || !fr->ls_dirty || lists == nullptr) {
         return SIM_OK;
     }
-    const sim_gpu_fric into = sim_gpu_friction_flush_view(fr, perm);
-    const sim_gpu_fric_list springs = sim_gpu_friction_list_view(fr);
+    const sim_gpu_fric into = sim_cuda_friction_flush_view(fr, perm);
+    const sim_gpu_fric_list springs = sim_cuda_friction_list_view(fr);
     return sim_gpu_nlist_friction_overflowed(lists, &into, &springs, s, err);
 }
 
-sim_status sim_gpu_friction_sweep_lists(sim_gpu_friction *fr, const sim_gpu_nlist *lists,
-                                        int advance, sim_gpu_fric_list *springs, cudaStream_t s,
-                                        sim_error *err) {
-    SIM_TRY(sim_gpu_friction_list_prepare(fr, (uint64_t)lists->cap * lists->stride, s, err));
+sim_status sim_cuda_friction_sweep_lists(sim_cuda_friction *fr, const sim_gpu_nlist *lists,
+                                         int advance, sim_gpu_fric_list *springs, cudaStream_t s,
+                                         sim_error *err) {
+    SIM_TRY(sim_cuda_friction_list_prepare(fr, (uint64_t)lists->cap * lists->stride, s, err));
     SIM_CUDA_TRY(cudaMemsetAsync(fr->ls_owned, 0, (size_t)fr->n * sizeof(uint32_t), s));
     fr->owned_step = 1;
-    *springs = sim_gpu_friction_list_view(fr);
+    *springs = sim_cuda_friction_list_view(fr);
     if (advance) {
         fr->ls_dirty = 1;
     }
     return SIM_OK;
 }
 
-sim_status sim_gpu_friction_sweep_tables(sim_gpu_friction *fr, const sim_gpu_nlist *lists,
-                                         const uint32_t *perm, cudaStream_t s, sim_error *err) {
-    SIM_TRY(sim_gpu_friction_flush(fr, lists, perm, s, err));
+sim_status sim_cuda_friction_sweep_tables(sim_cuda_friction *fr, const sim_gpu_nlist *lists,
+                                          const uint32_t *perm, cudaStream_t s, sim_error *err) {
+    SIM_TRY(sim_cuda_friction_flush(fr, lists, perm, s, err));
     fr->owned_step = 0;
     return SIM_OK;
 }

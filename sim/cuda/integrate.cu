@@ -121,8 +121,8 @@ __global__ void __launch_bounds__(kThreads)
 
 } // namespace
 
-sim_status sim_gpu_verlet_first(const sim_gpu_bodies *b, float dt, const sim_period_f *per,
-                                cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_verlet_first(const sim_gpu_bodies *b, float dt, const sim_period_f *per,
+                                 cudaStream_t s, sim_error *err) {
     if (per != nullptr) {
         verlet_first_kernel<true>
             <<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt, *per);
@@ -134,31 +134,31 @@ sim_status sim_gpu_verlet_first(const sim_gpu_bodies *b, float dt, const sim_per
     return SIM_OK;
 }
 
-sim_status sim_gpu_verlet_second(const sim_gpu_bodies *b, const uint32_t *perm,
-                                 const sim_physics_f *ph, float dt, uint64_t *d_flag, uint32_t step,
-                                 cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_verlet_second(const sim_gpu_bodies *b, const uint32_t *perm,
+                                  const sim_physics_f *ph, float dt, uint64_t *d_flag,
+                                  uint32_t step, cudaStream_t s, sim_error *err) {
     verlet_second_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, dt,
                                                                *ph, d_flag, step, perm);
     SIM_CUDA_CHECK_LAUNCH("verlet_second_kernel");
     return SIM_OK;
 }
 
-sim_status sim_gpu_body_forces(const sim_gpu_bodies *b, const sim_physics_f *ph, cudaStream_t s,
-                               sim_error *err) {
+sim_status sim_cuda_body_forces(const sim_gpu_bodies *b, const sim_physics_f *ph, cudaStream_t s,
+                                sim_error *err) {
     body_force_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->force, b->n, *ph);
     SIM_CUDA_CHECK_LAUNCH("body_force_kernel");
     return SIM_OK;
 }
 
-sim_status sim_gpu_body_energy(const sim_gpu_bodies *b, const sim_physics_f *ph, double *d_energy,
-                               cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_body_energy(const sim_gpu_bodies *b, const sim_physics_f *ph, double *d_energy,
+                                cudaStream_t s, sim_error *err) {
     body_energy_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, b->n, *ph, d_energy);
     SIM_CUDA_CHECK_LAUNCH("body_energy_kernel");
     return SIM_OK;
 }
 
-sim_status sim_gpu_export(const sim_gpu_bodies *b, const uint32_t *perm, sim_vec4f *dst_pos,
-                          float *dst_speed, cudaStream_t s, sim_error *err) {
+sim_status sim_cuda_export(const sim_gpu_bodies *b, const uint32_t *perm, sim_vec4f *dst_pos,
+                           float *dst_speed, cudaStream_t s, sim_error *err) {
     export_kernel<<<blocks_for(b->n), kThreads, 0, s>>>(b->pos, b->vel, perm, b->n, dst_pos,
                                                         dst_speed);
     SIM_CUDA_CHECK_LAUNCH("export_kernel");

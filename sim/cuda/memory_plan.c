@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — the CUDA backend's device memory, part by part (nbsim/memory_plan.h): each part is the
  * allocation it names, at the size the backend first makes it (cuda_backend.cu's create_impl,
- * friction_kernels.cu's sim_gpu_friction_alloc and _ready, cuda_lists.cu's cull_alloc,
+ * friction_kernels.cu's sim_cuda_friction_alloc and _ready, cuda_lists.cu's cull_alloc,
  * nlist_kernels.cu's sim_gpu_nlist_alloc and its grid, friction's springs beside the entries).
  * Plain arithmetic, so the plan runs on a machine without a GPU, before anything is allocated. */
 #include "nbsim/memory_plan.h"
@@ -59,14 +59,14 @@ void sim_memory_plan_cuda(uint32_t n, const sim_backend_config *c, const sim_par
         const uint64_t tiles = ((uint64_t)n + tile - 1u) / tile;
         const uint64_t supers = (tiles + SIM_CULL_SUPER - 1u) / SIM_CULL_SUPER;
         const uint64_t boxes = (tiles + supers) * sizeof(sim_cull_box);
-        const uint64_t pairs = (first_list(tiles, 4096u, c->cull_capacity) +
-                                first_list(supers, 1024u, c->cull_capacity)) *
+        const uint64_t pairs = (first_list(tiles, 4096u, sim_backend_tuning_of(c).cull_capacity) +
+                                first_list(supers, 1024u, sim_backend_tuning_of(c).cull_capacity)) *
                                sizeof(sim_tile2);
         add(plan, "culling: tile boxes, tile-pair lists", (double)(boxes + pairs) / bodies);
         /* the neighbour lists (every culled CUDA run has them: the cells' sweep keeps them for
          * a return to lists) */
         const double entries =
-            (double)sim_nlist_first_cap(c->nlist_capacity) * sim_nlist_stride(n) / bodies;
+            (double)sim_nlist_first_cap(sim_backend_tuning_of(c).nlist_capacity) * sim_nlist_stride(n) / bodies;
         add(plan, "neighbour lists: counts, build positions", SIM_GPU_NLIST_BYTES_PER_BODY);
         add(plan, "neighbour lists: entries", entries * sizeof(uint32_t));
         if (sim_gpu_nlist_wants_grid(c, c->multi.world)) {

@@ -10,28 +10,28 @@
 #include "cuda/pair_kernels.h"
 
 template <int TILE>
-sim_status sim_gpu_pair_friction_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                      const sim_map_plan *plan, const sim_map_share *share,
-                                      const sim_gpu_fric *fric, const sim_gpu_streams *st,
-                                      sim_error *err);
+sim_status sim_cuda_pair_friction_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                       const sim_map_plan *plan, const sim_map_share *share,
+                                       const sim_gpu_fric *fric, const sim_gpu_streams *st,
+                                       sim_error *err);
 template <int TILE>
-sim_status sim_gpu_pair_friction_full_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                           uint64_t begin, uint64_t end, const sim_gpu_fric *fric,
-                                           cudaStream_t stream, sim_error *err);
+sim_status sim_cuda_pair_friction_full_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                            uint64_t begin, uint64_t end, const sim_gpu_fric *fric,
+                                            cudaStream_t stream, sim_error *err);
 template <int TILE>
-sim_status sim_gpu_pair_friction_list_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                           const sim_gpu_cull *c, unsigned flags,
-                                           int count_contacts, const sim_gpu_fric *fric,
-                                           cudaStream_t stream, sim_error *err);
+sim_status sim_cuda_pair_friction_list_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                            const sim_gpu_cull *c, unsigned flags,
+                                            int count_contacts, const sim_gpu_fric *fric,
+                                            cudaStream_t stream, sim_error *err);
 
 #ifdef SIM_PAIR_FRICTION_TILE /* a tile's own file: the definitions, instantiated for it */
 #include "cuda/pair_sweep.cuh"
 
 template <int TILE>
-sim_status sim_gpu_pair_friction_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                      const sim_map_plan *plan, const sim_map_share *share,
-                                      const sim_gpu_fric *fric, const sim_gpu_streams *st,
-                                      sim_error *err) {
+sim_status sim_cuda_pair_friction_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                       const sim_map_plan *plan, const sim_map_share *share,
+                                       const sim_gpu_fric *fric, const sim_gpu_streams *st,
+                                       sim_error *err) {
     pair_sink sink = {};
     sink.force = b->force;
     sink.fric = *fric;
@@ -39,30 +39,30 @@ sim_status sim_gpu_pair_friction_tile(const sim_gpu_bodies *b, const sim_physics
 }
 
 template <int TILE>
-sim_status sim_gpu_pair_friction_full_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                           uint64_t begin, uint64_t end, const sim_gpu_fric *fric,
-                                           cudaStream_t stream, sim_error *err) {
+sim_status sim_cuda_pair_friction_full_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                            uint64_t begin, uint64_t end, const sim_gpu_fric *fric,
+                                            cudaStream_t stream, sim_error *err) {
     return launch_full<TILE>(b, ph, begin, end, fric, stream, err);
 }
 
 template <int TILE>
-sim_status sim_gpu_pair_friction_list_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                           const sim_gpu_cull *c, unsigned flags,
-                                           int count_contacts, const sim_gpu_fric *fric,
-                                           cudaStream_t stream, sim_error *err) {
+sim_status sim_cuda_pair_friction_list_tile(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                            const sim_gpu_cull *c, unsigned flags,
+                                            int count_contacts, const sim_gpu_fric *fric,
+                                            cudaStream_t stream, sim_error *err) {
     pair_sink sink = {};
     sink.force = b->force;
     sink.fric = *fric;
     return launch_list<TILE, kFriction>(b, ph, c, flags, sink, stream, err, count_contacts);
 }
 
-template sim_status sim_gpu_pair_friction_tile<SIM_PAIR_FRICTION_TILE>(
+template sim_status sim_cuda_pair_friction_tile<SIM_PAIR_FRICTION_TILE>(
     const sim_gpu_bodies *, const sim_physics_f *, const sim_map_plan *, const sim_map_share *,
     const sim_gpu_fric *, const sim_gpu_streams *, sim_error *);
-template sim_status sim_gpu_pair_friction_full_tile<SIM_PAIR_FRICTION_TILE>(
+template sim_status sim_cuda_pair_friction_full_tile<SIM_PAIR_FRICTION_TILE>(
     const sim_gpu_bodies *, const sim_physics_f *, uint64_t, uint64_t, const sim_gpu_fric *,
     cudaStream_t, sim_error *);
-template sim_status sim_gpu_pair_friction_list_tile<SIM_PAIR_FRICTION_TILE>(
+template sim_status sim_cuda_pair_friction_list_tile<SIM_PAIR_FRICTION_TILE>(
     const sim_gpu_bodies *, const sim_physics_f *, const sim_gpu_cull *, unsigned, int,
     const sim_gpu_fric *, cudaStream_t, sim_error *);
 #endif

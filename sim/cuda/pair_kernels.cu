@@ -9,13 +9,13 @@ namespace {
 constexpr int kEnergyTile = 128; /* the energy pass's tile: one launch of the bounding box */
 } // namespace
 
-sim_status sim_gpu_bad_tile(uint32_t tile, sim_error *err) {
+sim_status sim_cuda_bad_tile(uint32_t tile, sim_error *err) {
     return sim_fail(err, SIM_BAD_ARGUMENT, "tile size %u must be " SIM_PAIR_TILE_NAMES, tile);
 }
 
-sim_status sim_gpu_pair_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                               const sim_map_plan *plan, const sim_map_share *share, uint32_t tile,
-                               const sim_gpu_streams *st, sim_error *err) {
+sim_status sim_cuda_pair_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                const sim_map_plan *plan, const sim_map_share *share, uint32_t tile,
+                                const sim_gpu_streams *st, sim_error *err) {
     pair_sink sink = {};
     sink.force = b->force;
     switch (tile) {
@@ -25,26 +25,27 @@ sim_status sim_gpu_pair_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:
-        return sim_gpu_bad_tile(tile, err);
+        return sim_cuda_bad_tile(tile, err);
     }
 }
 
-sim_status sim_gpu_pair_forces_full(const sim_gpu_bodies *b, const sim_physics_f *ph, uint32_t tile,
-                                    int rank, int world, cudaStream_t stream, sim_error *err) {
+sim_status sim_cuda_pair_forces_full(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                     uint32_t tile, int rank, int world, cudaStream_t stream,
+                                     sim_error *err) {
     if (!sim_pair_tile_valid(tile)) {
-        return sim_gpu_bad_tile(tile, err);
+        return sim_cuda_bad_tile(tile, err);
     }
     uint64_t begin = 0, end = 0;
     sim_work_list_range((b->n + tile - 1) / tile, rank, world, &begin, &end);
     if (world > 1) { /* the other ranks' bodies: 0 here, their sums come with the all-reduce */
         SIM_CUDA_TRY(cudaMemsetAsync(b->force, 0, (size_t)b->n * sizeof *b->force, stream));
     }
-    return sim_gpu_pair_forces_full_range(b, ph, tile, begin, end, stream, err);
+    return sim_cuda_pair_forces_full_range(b, ph, tile, begin, end, stream, err);
 }
 
-sim_status sim_gpu_pair_forces_full_range(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                          uint32_t tile, uint64_t begin, uint64_t end,
-                                          cudaStream_t stream, sim_error *err) {
+sim_status sim_cuda_pair_forces_full_range(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                           uint32_t tile, uint64_t begin, uint64_t end,
+                                           cudaStream_t stream, sim_error *err) {
     switch (tile) {
 #define SIM_TILE_CASE(t)                                                                           \
     case t:                                                                                        \
@@ -52,12 +53,12 @@ sim_status sim_gpu_pair_forces_full_range(const sim_gpu_bodies *b, const sim_phy
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:
-        return sim_gpu_bad_tile(tile, err);
+        return sim_cuda_bad_tile(tile, err);
     }
 }
 
-sim_status sim_gpu_pair_energy(const sim_gpu_bodies *b, const sim_physics_f *ph, double *d_energy,
-                               int rank, int world, cudaStream_t stream, sim_error *err) {
+sim_status sim_cuda_pair_energy(const sim_gpu_bodies *b, const sim_physics_f *ph, double *d_energy,
+                                int rank, int world, cudaStream_t stream, sim_error *err) {
     /* One launch of the bounding box: the simplest plan, valid for every N a map supports (a
      * rank of a multi-GPU run: its rows of it). */
     sim_map_plan plan;
@@ -78,7 +79,7 @@ sim_status sim_gpu_pair_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
     return SIM_OK;
 }
 
-sim_status sim_gpu_pair_list_grid(uint32_t tile, int sm_count, int *grid, sim_error *err) {
+sim_status sim_cuda_pair_list_grid(uint32_t tile, int sm_count, int *grid, sim_error *err) {
     switch (tile) {
 #define SIM_TILE_CASE(t)                                                                           \
     case t:                                                                                        \
@@ -86,13 +87,13 @@ sim_status sim_gpu_pair_list_grid(uint32_t tile, int sm_count, int *grid, sim_er
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:
-        return sim_gpu_bad_tile(tile, err);
+        return sim_cuda_bad_tile(tile, err);
     }
 }
 
-sim_status sim_gpu_pair_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                    const sim_gpu_cull *c, unsigned flags, int count_contacts,
-                                    cudaStream_t stream, sim_error *err) {
+sim_status sim_cuda_pair_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                     const sim_gpu_cull *c, unsigned flags, int count_contacts,
+                                     cudaStream_t stream, sim_error *err) {
     pair_sink sink = {};
     sink.force = b->force;
     switch (c->tile) {
@@ -102,13 +103,13 @@ sim_status sim_gpu_pair_forces_list(const sim_gpu_bodies *b, const sim_physics_f
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:
-        return sim_gpu_bad_tile(c->tile, err);
+        return sim_cuda_bad_tile(c->tile, err);
     }
 }
 
-sim_status sim_gpu_pair_energy_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                    const sim_gpu_cull *c, double *d_energy, cudaStream_t stream,
-                                    sim_error *err) {
+sim_status sim_cuda_pair_energy_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                     const sim_gpu_cull *c, double *d_energy, cudaStream_t stream,
+                                     sim_error *err) {
     pair_sink sink = {};
     sink.energy = d_energy;
     switch (c->tile) {
@@ -118,21 +119,22 @@ sim_status sim_gpu_pair_energy_list(const sim_gpu_bodies *b, const sim_physics_f
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:
-        return sim_gpu_bad_tile(c->tile, err);
+        return sim_cuda_bad_tile(c->tile, err);
     }
 }
 
-sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_physics_f *phys,
-                                 const sim_gpu_cull *c, uint32_t tile, const uint32_t *perm, sim_body_pair *d_out, uint32_t cap,
-                                 uint32_t *d_count, const sim_gpu_streams *st, sim_error *err) {
+sim_status sim_cuda_pair_contacts(const sim_gpu_bodies *b, const sim_physics_f *phys,
+                                  const sim_gpu_cull *c, uint32_t tile, const uint32_t *perm,
+                                  sim_body_pair *d_out, uint32_t cap, uint32_t *d_count,
+                                  const sim_gpu_streams *st, sim_error *err) {
     pair_sink sink = {};
     sink.perm = perm;
     sink.contacts = d_out;
     sink.contacts_cap = cap;
     sink.contacts_count = d_count;
     sim_physics_f ph = {}; /* the touching test alone: only the periodic axes matter */
-    ph.periodic = phys->periodic;
-    ph.period = phys->period;
+    ph.box.periodic = phys->box.periodic;
+    ph.box.period = phys->box.period;
     sim_map_plan plan;
     if (c == nullptr) { /* one launch of the bounding box: every tile pair */
         SIM_TRY(sim_pair_map_plan(SIM_PAIR_MAP_BB, (b->n + tile - 1) / tile, &plan, err));
@@ -150,7 +152,7 @@ sim_status sim_gpu_pair_contacts(const sim_gpu_bodies *b, const sim_physics_f *p
         SIM_PAIR_TILE_LIST(SIM_TILE_CASE)
 #undef SIM_TILE_CASE
     default:
-        return sim_gpu_bad_tile(tile, err);
+        return sim_cuda_bad_tile(tile, err);
     }
     SIM_CUDA_CHECK_LAUNCH("pair_sym_kernel<contacts>");
     return SIM_OK;

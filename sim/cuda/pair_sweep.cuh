@@ -125,7 +125,7 @@ static __device__ __forceinline__ void sweep_tile(const sim_vec4f &pi, const sim
             [&](const sim_vec4f &a, const sim_vec4f &b) { return touching_shifted(a, b, shift); },
             contact);
     } else if (mode == kPerPair) {
-        const sim_period_f per = ph.period;
+        const sim_period_f per = ph.box.period;
         sweep_tile_with<TILE>(
             pi, sh_pos,
             [&](const sim_vec4f &a, const sim_vec4f &b) { return touching_periodic(a, b, per); },
@@ -198,10 +198,10 @@ pair_block(sim_tile2 tile, const sim_vec4f *__restrict__ pos, const sim_vec4f *_
     int touched = 0;
     image_mode mode = kWalls;
     sim_vec3f shift = {0.0f, 0.0f, 0.0f};
-    if (ph.periodic) { /* block-uniform: every thread reads the same two boxes */
+    if (ph.box.periodic) { /* block-uniform: every thread reads the same two boxes */
         mode = kPerPair;
         if (boxes != nullptr && pair_shift(sim_cull_load_box(boxes, tile.i),
-                                           sim_cull_load_box(boxes, tile.j), ph.period, &shift)) {
+                                           sim_cull_load_box(boxes, tile.j), ph.box.period, &shift)) {
             /* no image between the tiles (most pairs, away from the faces): the walls' test,
              * whose x_j - x_i is the bits of (x_j - x_i) - 0 */
             mode = shift.x == 0.0f && shift.y == 0.0f && shift.z == 0.0f ? kWalls : kShifted;
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(TILE)
 
 /* Symmetric pair kernel over the culled list of interacting tile pairs.
  *
- * Launch contract: a persistent grid (sim_gpu_pair_list_grid: SMs x resident blocks) of TILE
+ * Launch contract: a persistent grid (sim_cuda_pair_list_grid: SMs x resident blocks) of TILE
  * threads; block b sweeps list items b, b + grid, ... as pair_block does. The list holds
  * counts->tiles pairs when that is <= cap; when it is more, the list is incomplete and the
  * blocks sweep every tile pair of rows [row0, row1) of the simplex (item k = row-order pair
@@ -400,7 +400,7 @@ __global__ void __launch_bounds__(TILE)
         sh_pos[t] = j0 + (uint32_t)t < n ? sim_ld4(pos + j0 + t) : sim_pad_body();
         __syncthreads();
         const sim_vec3f none = {0.0f, 0.0f, 0.0f};
-        sweep_tile<TILE>(pi, sh_pos, ph, ph.periodic ? kPerPair : kWalls, none,
+        sweep_tile<TILE>(pi, sh_pos, ph, ph.box.periodic ? kPerPair : kWalls, none,
                          [&](int jl, const sim_vec4f &pj) {
             if (j0 + (uint32_t)jl == i) {
                 return;

@@ -20,7 +20,7 @@
  *
  * Which steps. One rank (several synchronise through NCCL or the host between phases), culled
  * (the brute-force study mode stays as it is: its sweeps are long, and sliced), no ATM (its
- * sweeps are long), and config.stream_launches 0. Friction's springs are allocated at the
+ * sweeps are long), and tuning.stream_launches 0. Friction's springs are allocated at the
  * frame's start (cuda_step.cu), so no step allocates. */
 #include <string.h>
 
@@ -67,7 +67,7 @@ sim_status sim_cuda_step_begin(sim_backend *base, const sim_step_shape *f, int *
                                sim_error *err) {
     cuda_backend *b = sim_cuda_of(base);
     *unit = 0;
-    if (base->config.stream_launches || base->rank.world > 1 || !f->culled || f->triplets) {
+    if (base->tuning.stream_launches || base->rank.world > 1 || !f->culled || f->triplets) {
         return SIM_OK;
     }
     SIM_CUDA_TRY(cudaStreamBeginCapture(b->streams.main, cudaStreamCaptureModeThreadLocal));

@@ -611,7 +611,7 @@ static __device__ __forceinline__ bool culled_next(const culled_args &a, culled_
 
 /* Triplet kernel over the culled tile triples (cut-off on).
  *
- * Launch contract: a persistent grid (sim_gpu_triplet_culled_grid: SMs x resident blocks) of
+ * Launch contract: a persistent grid (sim_cuda_triplet_culled_grid: SMs x resident blocks) of
  * 128 threads, 38.4 + 1.1 KB static shared memory; the list's length stays on the device. While
  * the lists are complete (counts within their capacities) blocks take entries [begin, end) of
  * this device's share one at a time (culled_next) and run triplet_block<CUT> on each; when a
@@ -648,10 +648,10 @@ namespace {
 
 /* The kernels' view of ph's box (atm_box). */
 atm_box atm_box_of(const sim_physics_f *ph) {
-    atm_box box = {ph->period, ph->periodic != 0, 0};
-    const float cut = sqrtf(ph->atm_cutoff2);
+    atm_box box = {ph->box.period, ph->box.periodic != 0, 0};
+    const float cut = sqrtf(ph->atm.atm_cutoff2);
     for (int a = 0; a < 3; ++a) {
-        box.check |= ph->period.len[a] > 0.0f && 3.0f * cut >= ph->period.len[a];
+        box.check |= ph->box.period.len[a] > 0.0f && 3.0f * cut >= ph->box.period.len[a];
     }
     return box;
 }
@@ -660,9 +660,9 @@ atm_box atm_box_of(const sim_physics_f *ph) {
 template <class TILES, bool ENERGY>
 sim_status launch(const TILES &tiles, dim3 grid, cudaStream_t stream, const sim_gpu_bodies *b,
                   const sim_physics_f *ph, double *d_energy, sim_error *err) {
-    const float nu3 = sim_atm_nu3_f(ph->atm_nu);
-    const float a2_max = sim_atm_a2_max_f(ph->atm_cutoff2);
-    if (ph->atm_cutoff2 > 0.0f) {
+    const float nu3 = sim_atm_nu3_f(ph->atm.atm_nu);
+    const float a2_max = sim_atm_a2_max_f(ph->atm.atm_cutoff2);
+    if (ph->atm.atm_cutoff2 > 0.0f) {
         triplet_kernel<TILES, ENERGY, true><<<grid, kThreads, 0, stream>>>(
             tiles, b->pos, b->force, d_energy, b->n, nu3, a2_max, atm_box_of(ph));
     } else {
@@ -675,9 +675,9 @@ sim_status launch(const TILES &tiles, dim3 grid, cudaStream_t stream, const sim_
 
 } // namespace
 
-sim_status sim_gpu_triplet_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                  const sim_map_plan *plan, const sim_map_share *share,
-                                  const sim_gpu_streams *st, sim_error *err) {
+sim_status sim_cuda_triplet_forces(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                   const sim_map_plan *plan, const sim_map_share *share,
+                                   const sim_gpu_streams *st, sim_error *err) {
     const sim_triplet_map map = (sim_triplet_map)plan->map;
     auto one = [&](const sim_map_launch *l, dim3 grid, uint3 origin, cudaStream_t s,
                    sim_error *err) -> sim_status {
@@ -700,9 +700,9 @@ sim_status sim_gpu_triplet_forces(const sim_gpu_bodies *b, const sim_physics_f *
     return sim_gpu_run_share(plan, share, st, one, err);
 }
 
-sim_status sim_gpu_triplet_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                       const sim_tile3 *d_tiles, uint32_t count,
-                                       cudaStream_t stream, sim_error *err) {
+sim_status sim_cuda_triplet_forces_list(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                        const sim_tile3 *d_tiles, uint32_t count,
+                                        cudaStream_t stream, sim_error *err) {
     if (count == 0u) {
         return SIM_OK;
     }
@@ -718,7 +718,7 @@ namespace {
 /* The culled kernel's arguments for c and this physics, or an error when there is no cut-off. */
 sim_status culled_setup(const sim_gpu_tcull *c, const sim_physics_f *ph, unsigned flags,
                         sim_gpu_tcull_share share, culled_args *a, sim_error *err) {
-    if (!(ph->atm_cutoff2 > 0.0f)) {
+    if (!(ph->atm.atm_cutoff2 > 0.0f)) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "culled triplets need an ATM cut-off");
     }
     if (c->n_tiles > 65535u || share.parts < 1u || share.part >= share.parts) {
@@ -731,12 +731,12 @@ sim_status culled_setup(const sim_gpu_tcull *c, const sim_physics_f *ph, unsigne
     a->pair_cap = c->pair_cap;
     a->boxes = c->boxes;
     a->n_tiles = c->n_tiles;
-    a->limit = sim_tcull_limit_f(sim_atm_a2_max_f(ph->atm_cutoff2));
+    a->limit = sim_tcull_limit_f(sim_atm_a2_max_f(ph->atm.atm_cutoff2));
     a->counts = c->counts;
     a->part = share.part;
     a->parts = share.parts;
     a->flags = flags;
-    a->per = ph->period;
+    a->per = ph->box.period;
     return SIM_OK;
 }
 
@@ -749,15 +749,15 @@ sim_status launch_culled(const sim_gpu_bodies *b, const sim_physics_f *ph, const
     SIM_CUDA_TRY(cudaMemsetAsync(&c->counts->cursor, 0, sizeof c->counts->cursor, stream));
     const unsigned grid = c->sweep_grid > 0 ? (unsigned)c->sweep_grid : 1u;
     triplet_culled_kernel<ENERGY><<<grid, kThreads, 0, stream>>>(
-        a, b->pos, b->force, d_energy, b->n, sim_atm_nu3_f(ph->atm_nu),
-        sim_atm_a2_max_f(ph->atm_cutoff2), atm_box_of(ph));
+        a, b->pos, b->force, d_energy, b->n, sim_atm_nu3_f(ph->atm.atm_nu),
+        sim_atm_a2_max_f(ph->atm.atm_cutoff2), atm_box_of(ph));
     SIM_CUDA_CHECK_LAUNCH(ENERGY ? "triplet_culled_kernel<energy>" : "triplet_culled_kernel");
     return SIM_OK;
 }
 
 } // namespace
 
-sim_status sim_gpu_triplet_culled_grid(int sm_count, int *grid, sim_error *err) {
+sim_status sim_cuda_triplet_culled_grid(int sm_count, int *grid, sim_error *err) {
     int per_sm = 0;
     SIM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &per_sm, triplet_culled_kernel<false>, kThreads, 0));
@@ -765,22 +765,22 @@ sim_status sim_gpu_triplet_culled_grid(int sm_count, int *grid, sim_error *err) 
     return SIM_OK;
 }
 
-sim_status sim_gpu_triplet_forces_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                         const sim_gpu_tcull *c, unsigned flags,
-                                         sim_gpu_tcull_share share, cudaStream_t stream,
-                                         sim_error *err) {
+sim_status sim_cuda_triplet_forces_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                          const sim_gpu_tcull *c, unsigned flags,
+                                          sim_gpu_tcull_share share, cudaStream_t stream,
+                                          sim_error *err) {
     return launch_culled<false>(b, ph, c, flags, share, nullptr, stream, err);
 }
 
-sim_status sim_gpu_triplet_energy_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                         const sim_gpu_tcull *c, sim_gpu_tcull_share share,
-                                         double *d_energy, cudaStream_t stream, sim_error *err) {
+sim_status sim_cuda_triplet_energy_culled(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                          const sim_gpu_tcull *c, sim_gpu_tcull_share share,
+                                          double *d_energy, cudaStream_t stream, sim_error *err) {
     return launch_culled<true>(b, ph, c, 0u, share, d_energy, stream, err);
 }
 
-sim_status sim_gpu_triplet_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
-                                  double *d_energy, int rank, int world, cudaStream_t stream,
-                                  sim_error *err) {
+sim_status sim_cuda_triplet_energy(const sim_gpu_bodies *b, const sim_physics_f *ph,
+                                   double *d_energy, int rank, int world, cudaStream_t stream,
+                                   sim_error *err) {
     sim_map_plan plan;
     const uint32_t n_tiles = (b->n + SIM_TRIPLET_TILE - 1) / SIM_TRIPLET_TILE;
     SIM_TRY(sim_triplet_map_plan(SIM_TRIPLET_MAP_BB, n_tiles, &plan, err));

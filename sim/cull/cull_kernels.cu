@@ -6,7 +6,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 
 #include "cull/cull_device.cuh"
 

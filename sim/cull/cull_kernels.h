@@ -4,7 +4,7 @@
  * body-order helpers. The kernels are reached only through these functions. A culled step runs,
  * on the main stream:
  *   [sim_gpu_sort_bodies, every K steps]  sim_gpu_cull_boxes  sim_gpu_cull_top
- *   [sim_gpu_cull_second, two levels]     sim_gpu_pair_forces_list (pair_kernels.h)
+ *   [sim_gpu_cull_second, two levels]     sim_cuda_pair_forces_list (pair_kernels.h)
  * with no host sync: list lengths stay on the device (sim_gpu_cull_counts). */
 #ifndef SIM_CULL_KERNELS_H
 #define SIM_CULL_KERNELS_H
@@ -21,7 +21,7 @@ typedef struct {
     uint32_t supers_peak, tiles_peak; /* max over the frame */
     uint32_t fallback_steps;          /* steps whose sweep covered a whole simplex */
     uint32_t pad;
-    /* the recorded contact sweeps' pair tests and touching pairs (config.count_contacts) */
+    /* the recorded contact sweeps' pair tests and touching pairs (tuning.count_contacts) */
     unsigned long long tests[SIM_GPU_COUNT_SLOTS], contacts[SIM_GPU_COUNT_SLOTS];
 } sim_gpu_cull_frame;
 

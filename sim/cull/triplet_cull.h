@@ -63,7 +63,7 @@
 extern "C" {
 #endif
 
-/* Initial list capacities per triplet tile (config.cull_capacity overrides both): the backends
+/* Initial list capacities per triplet tile (tuning.cull_capacity overrides both): the backends
  * size the lists for the real counts at set-up (one synchronous build), and grow them at a
  * frame's end like the contacts' lists, so these only keep the first allocation small. A tile of
  * the `triplets` scene has ~14 neighbours J <= I within 3 m and ~57 tile triples. */

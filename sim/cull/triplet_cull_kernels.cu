@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "cull/cull_device.cuh"
 
 #ifndef SIM_TCULL_KERNELS_ONLY
@@ -375,14 +375,14 @@ sim_status sim_gpu_tcull_build(const sim_gpu_bodies *b, const sim_gpu_tcull *c,
                                sim_error *err) {
     cudaStream_t s = st->main;
     const int sm_count = c->sm_count;
-    if (!(ph->atm_cutoff2 > 0.0f)) {
+    if (!(ph->atm.atm_cutoff2 > 0.0f)) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "culled triplets need an ATM cut-off");
     }
     if (share.parts < 1u || share.part >= share.parts) {
         return sim_fail(err, SIM_BAD_ARGUMENT, "culled triplets: share %u of %u", share.part,
                         share.parts);
     }
-    const float limit = sim_tcull_limit_f(sim_atm_a2_max_f(ph->atm_cutoff2));
+    const float limit = sim_tcull_limit_f(sim_atm_a2_max_f(ph->atm.atm_cutoff2));
     tcull_boxes_kernel<<<c->n_supers, kBoxThreads, 0, s>>>(b->pos, b->n, c->n_tiles, c->boxes,
                                                            c->supers, c->row_count, c->counts);
     SIM_CUDA_CHECK_LAUNCH("tcull_boxes_kernel");
@@ -400,7 +400,7 @@ sim_status sim_gpu_tcull_build(const sim_gpu_bodies *b, const sim_gpu_tcull *c,
 #define SIM_PAIR_CASE(id, name, label, paper)                                                      \
     case SIM_PAIR_MAP_##id:                                                                        \
         tcull_map_kernel<SIM_PAIR_MAP_##id>                                                        \
-            <<<grid, block, 0, ls>>>(items, count, *l, limit, out, cap, out_count, ph->period);    \
+            <<<grid, block, 0, ls>>>(items, count, *l, limit, out, cap, out_count, ph->box.period);    \
         break;
             SIM_PAIR_MAP_LIST(SIM_PAIR_CASE)
 #undef SIM_PAIR_CASE
@@ -414,7 +414,7 @@ sim_status sim_gpu_tcull_build(const sim_gpu_bodies *b, const sim_gpu_tcull *c,
     if (two) {
         tcull_second_kernel<<<c->second_grid, dim3(kGroup, kGroup), 0, s>>>(
             c->boxes, c->n_tiles, c->n_supers, c->super_list, c->super_cap, limit, c->counts,
-            c->pair_list, c->pair_cap, ph->period);
+            c->pair_list, c->pair_cap, ph->box.period);
         SIM_CUDA_CHECK_LAUNCH("tcull_second_kernel");
     }
     /* Rows of the neighbour list, then the tile triples. */
@@ -431,7 +431,7 @@ sim_status sim_gpu_tcull_build(const sim_gpu_bodies *b, const sim_gpu_tcull *c,
     const unsigned warps_grid = stride_blocks(32u * (uint64_t)c->pair_cap, sm_count);
     tcull_extend_kernel<<<warps_grid, kListThreads, 0, s>>>(
         c->boxes, c->pair_list, c->pair_cap, c->row_start, c->nbr, limit, share.part, share.parts,
-        c->counts, c->triple_list, c->triple_cap, ph->period);
+        c->counts, c->triple_list, c->triple_cap, ph->box.period);
     SIM_CUDA_CHECK_LAUNCH("tcull_extend_kernel");
     return SIM_OK;
 }

@@ -5,7 +5,7 @@
  * already sorted and the contact phase does not move them):
  *   sim_gpu_tcull_build: boxes of centres | neighbour pairs (map-placed pass [, second pass]) |
  *                        rows (count, prefix sum, scatter) | tile triples
- *   sim_gpu_triplet_forces_culled (triplet_kernels.h): the ATM kernel over the tile triples
+ *   sim_cuda_triplet_forces_culled (triplet_kernels.h): the ATM kernel over the tile triples
  * with no host sync: every length stays on the device (sim_gpu_tcull_counts). */
 #ifndef SIM_TRIPLET_CULL_KERNELS_H
 #define SIM_TRIPLET_CULL_KERNELS_H
@@ -56,7 +56,7 @@ typedef struct {
     sim_gpu_tcull_counts *counts; /* d_ */
     int sm_count;
     int second_grid; /* blocks of the persistent second pass */
-    int sweep_grid;  /* blocks of the persistent ATM kernel (sim_gpu_triplet_culled_grid) */
+    int sweep_grid;  /* blocks of the persistent ATM kernel (sim_cuda_triplet_culled_grid) */
 } sim_gpu_tcull;
 
 /* Which tile triples this device lists and sweeps: part `part` of `parts`, the rows I that are

@@ -6,7 +6,7 @@
  * Spin and torque are kept in the bodies' slots, as positions and velocities: a sweep reads a
  * contact's spins as it reads the positions (its own coalesced, the partner's gathered near it)
  * and the per-body kernels are coalesced. A re-sort permutes the spin with the bodies
- * (sim_gpu_friction_permute, through the user order and the two body orders; the torque is the
+ * (sim_cuda_friction_permute, through the user order and the two body orders; the torque is the
  * last step's, already used by the first half kick, and each sweep zeroes it); read-back puts
  * it back in the user's order, captures carry the body order, save / restore copy it with the
  * order it was saved with. The history tables stay keyed by user index (the pair's owner is the
@@ -93,7 +93,7 @@ typedef struct {
 } sim_gpu_fric_list;
 
 /* Device bytes of the springs beside the lists, allocated for the lists' cap x stride entries
- * (sim_gpu_friction_list_prepare): per entry its spring in both buffers (a, b: 2 x 24), its stamp
+ * (sim_cuda_friction_list_prepare): per entry its spring in both buffers (a, b: 2 x 24), its stamp
  * and a carry's partner and entry (12), 60; per body owned, carry_n and carry_gen, 12. */
 #define SIM_GPU_FRIC_LIST_BYTES_PER_ENTRY                                                          \
     (2u * (sizeof(sim_vec4f) + sizeof(sim_fric_roll2)) + 3u * sizeof(uint32_t))

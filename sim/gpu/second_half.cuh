@@ -34,7 +34,7 @@ static __device__ __forceinline__ void sim_second_half_f(const sim_vec4f &p, sim
     f3.z = f->z;
     sim_verlet_second_f(v, f3, dt);
     /* `!(a <= b)` is also true for NaN. */
-    const float lim = (float)SIM_ESCAPE_FACTOR * ph.box_half;
+    const float lim = (float)SIM_ESCAPE_FACTOR * ph.box.box_half;
     if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z))) {
         sim_flag_body(flag, step, body, SIM_GPU_BAD_POSITION);
     } else if (!(isfinite(v->x) && isfinite(v->y) && isfinite(v->z))) {

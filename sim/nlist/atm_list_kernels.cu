@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 
 #include "cull/cull_device.cuh"
 #include "cull/triplet_cull.h"
@@ -518,12 +518,12 @@ sim_status enqueue_build(const sim_gpu_bodies *b, const sim_gpu_atm_list *l, flo
 sim_status enqueue_sweep(const sim_gpu_bodies *b, const sim_gpu_atm_list *l,
                          const sim_physics_f *ph, double *energy, unsigned long long *triples,
                          unsigned flags, cudaStream_t s, sim_error *err) {
-    SIM_ASSERT(b->n == l->n && ph->atm_cutoff2 > 0.0f);
+    SIM_ASSERT(b->n == l->n && ph->atm.atm_cutoff2 > 0.0f);
     if (l->n == 0) {
         return SIM_OK;
     }
-    const float nu3 = sim_atm_nu3_f(ph->atm_nu);
-    const float a2_max = sim_atm_a2_max_f(ph->atm_cutoff2);
+    const float nu3 = sim_atm_nu3_f(ph->atm.atm_nu);
+    const float a2_max = sim_atm_a2_max_f(ph->atm.atm_cutoff2);
     const atm_list_build_view bv = {l->ref, l->boxes, l->n_tiles, l->counts, flags};
     const unsigned grid = body_blocks(l->n);
     if (l->half) {

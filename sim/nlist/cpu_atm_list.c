@@ -273,8 +273,8 @@ static int triple_inside(sim_vec4d p1, sim_vec4d p2, sim_vec4d p3, double cut2,
 uint64_t sim_cpu_atm_list_sweep(const sim_cpu_atm_list *l, uint32_t begin, uint32_t end,
                                 const sim_vec4d *pos, const sim_physics *ph, sim_vec3d *f,
                                 double *energy) {
-    SIM_ASSERT(l->built && ph->atm_cutoff == l->cutoff && end <= l->n);
-    const double cut2 = ph->atm_cutoff * ph->atm_cutoff;
+    SIM_ASSERT(l->built && ph->atm.atm_cutoff == l->cutoff && end <= l->n);
+    const double cut2 = ph->atm.atm_cutoff * ph->atm.atm_cutoff;
     uint64_t inside = 0;
     for (uint32_t i = begin; i < end; ++i) {
         const uint32_t m = l->count[i];

@@ -434,7 +434,7 @@ static __device__ __noinline__ void cell_forces_past_queue(const cell_view &v, u
                                                            uint32_t stride, sim_vec4f pi,
                                                            sim_vec4f vi, const sim_physics_f &ph,
                                                            float *fx, float *fy, float *fz) {
-    const sim_period_f period = ph.period;
+    const sim_period_f period = ph.box.period;
     const sim_period_f *per = PERIODIC ? &period : nullptr;
     uint32_t k = 0;
     cell_near_slots<1>(v, pi, home, first, stride, m, [&](uint32_t o) {
@@ -450,7 +450,7 @@ static __device__ __noinline__ void cell_forces_past_queue(const cell_view &v, u
  * are now (binned this step), each body's force stored (its own sum: no atomics, nothing cleared
  * before); lowers the rebuild flag as the lists' sweep does. Exact as a list build is
  * (cell_grid.h): every touching pair lies in the same or adjacent cells; the test is the lists'
- * sweep's (touching), the force pair_kernels.cu's. PERIODIC: minimum images through ph.period
+ * sweep's (touching), the force pair_kernels.cu's. PERIODIC: minimum images through ph.box.period
  * (its own instantiation: the walls' walk keeps fewer registers). LANES threads per body share
  * its 9 rows (thread q of a body rows q, q + LANES, ...) and sum their forces by shuffles: more
  * threads in flight where the bodies alone would not fill the GPU, and a shorter walk each.
@@ -488,7 +488,7 @@ __global__ void __launch_bounds__(kThreads, sim_min_blocks(256, kCellSweepBlocks
     sim_vec4f pi = {}, vi = {};
     if (m < n) {
         pi = sim_ld4(v.cell_pos + m);
-        const sim_period_f period = ph.period;
+        const sim_period_f period = ph.box.period;
         const sim_period_f *per = PERIODIC ? &period : nullptr;
         /* the body's cell from its binned position, bit for bit the bin's (no gather) */
         const uint32_t home = sim_cell_of(&v.g, pi);
@@ -593,7 +593,7 @@ __global__ void __launch_bounds__(kThreads, sim_min_blocks(256, kCellSweepBlocks
     float fx = 0.0f, fy = 0.0f, fz = 0.0f;
     if (m < n) {
         const sim_vec4f pi = sim_ld4(v.cell_pos + m);
-        const sim_period_f period = ph.period;
+        const sim_period_f period = ph.box.period;
         const sim_period_f *per = PERIODIC ? &period : nullptr;
         const uint32_t home = sim_cell_of(&v.g, pi);
         uint32_t found = 0;

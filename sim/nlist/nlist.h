@@ -53,7 +53,7 @@
 extern "C" {
 #endif
 
-/* Entries per body a list starts with (config.nlist_capacity overrides it; it then grows by the
+/* Entries per body a list starts with (tuning.nlist_capacity overrides it; it then grows by the
  * stepper's rule): 16 holds a dense pack's ~12 neighbours within a skin of 0.1 diameter. */
 #define SIM_NLIST_INITIAL_CAP 16u
 /* The automatic skin (sim_nlist_auto_skin): what the fastest body covers in this many steps
@@ -93,7 +93,7 @@ SIM_HD uint32_t sim_nlist_stride(uint32_t n) {
     return (n + 31u) / 32u * 32u;
 }
 
-/* Entries per body the lists are first allocated with: config.nlist_capacity, or 0 for
+/* Entries per body the lists are first allocated with: tuning.nlist_capacity, or 0 for
  * SIM_NLIST_INITIAL_CAP. */
 SIM_HD uint32_t sim_nlist_first_cap(uint32_t nlist_capacity) {
     return nlist_capacity ? nlist_capacity : SIM_NLIST_INITIAL_CAP;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "cull/cull_device.cuh"
 #include "cull/cull_kernels.h"
 #include "gpu/friction.cuh"
@@ -484,8 +484,8 @@ __global__ void __launch_bounds__(kThreads, sweep_blocks_per_sm(MODE))
     const bool fallback = nc->overflow != 0u || (flags & SIM_GPU_NLIST_CELLS) != 0u;
     const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
     uint32_t touched = 0, tests = 0;
-    const sim_period_f period = ph.period;
-    const sim_period_f *per = ph.periodic ? &period : nullptr;
+    const sim_period_f period = ph.box.period;
+    const sim_period_f *per = ph.box.periodic ? &period : nullptr;
     /* the neighbours body i needed at the build (also when they overflowed: the growth) */
     const uint32_t most = i < n ? count[i] : 0u;
     double e = 0.0;
@@ -1192,7 +1192,7 @@ sim_status sim_gpu_nlist_forces(const sim_gpu_bodies *b, const sim_physics_f *ph
         sim_vec4f *vel = kick != nullptr ? b->vel : nullptr; /* NULL: no kick */
         const unsigned blocks =
             (unsigned)(((uint64_t)b->n * (unsigned)l->sweep_lanes + kThreads - 1) / kThreads);
-        const bool periodic = ph->periodic != 0;
+        const bool periodic = ph->box.periodic != 0;
         if (l->pairs_once) {
             switch (l->sweep_lanes) {
             case 4:
@@ -1278,8 +1278,8 @@ sim_status sim_gpu_nlist_contacts(const sim_gpu_bodies *b, const sim_physics_f *
     sink.out_cap = cap;
     sink.out_count = d_count;
     sim_physics_f ph = {}; /* the touching test alone: only the periodic axes matter */
-    ph.periodic = phys->periodic;
-    ph.period = phys->period;
+    ph.box.periodic = phys->box.periodic;
+    ph.box.period = phys->box.period;
     return launch_sweep<kContacts>(b, &ph, c, l, sink, cells_only(l), 0, s, err);
 }
 

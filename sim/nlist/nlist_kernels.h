@@ -26,7 +26,7 @@
 #include "nlist/cell_grid.h"
 #include "nlist/nlist.h"
 #include "physics/physics.h"
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 
 /* Per frame: zeroed as a whole before a frame's steps; recording kernels only. */
 typedef struct {
@@ -110,7 +110,7 @@ void sim_gpu_nlist_free(sim_gpu_nlist *l);
  * of `world` (several list their tile rows) unless the tile pairs are asked for. The memory check
  * and the lists' preparation both ask it. */
 static inline int sim_gpu_nlist_wants_grid(const sim_backend_config *c, int world) {
-    return world <= 1 && c->nlist_build != SIM_NLIST_BUILD_TILES;
+    return world <= 1 && sim_backend_tuning_of(c).nlist_build != SIM_NLIST_BUILD_TILES;
 }
 
 /* The lists built from grid g (cell_grid.h) from now on, or (g NULL or no cells) from the culled
@@ -130,7 +130,7 @@ enum { SIM_GPU_NLIST_REBUILD = 16u, SIM_GPU_NLIST_CELLS = 32u, SIM_GPU_NLIST_BIN
 
 /* A step's second half on the device, out of its own pass (sim_gpu_nlist.direct, where the contact
  * forces are the whole of F: no ATM, one rank, no friction): the body forces, the second half
- * kick and the instability flag of integrate.h's sim_gpu_verlet_second (gpu/second_half.cuh),
+ * kick and the instability flag of integrate.h's sim_cuda_verlet_second (gpu/second_half.cuh),
  * folded into the cells' sweep (both directions: every body's force is whole there) or, each
  * pair once, into the next step's drift (sim_gpu_nlist_drift); one pass over the bodies a step
  * less. */
@@ -146,7 +146,7 @@ typedef struct {
  * (spin, torque: slot order; NULL without) the spin's first half kick in the same pass. Swept from
  * the cells (l->direct): the bodies binned too (drift_bin_kernel), and with last (else NULL)
  * the step before's second half first, by the forces its sweep left (each pair once: the body
- * forces added here, ph's), as sim_gpu_verlet_second would have done it, bit for bit. */
+ * forces added here, ph's), as sim_cuda_verlet_second would have done it, bit for bit. */
 sim_status sim_gpu_nlist_drift(const sim_gpu_bodies *b, const sim_gpu_nlist *l, float dt,
                                sim_vec4f *spin, const sim_vec4f *torque, const sim_gpu_kick *last,
                                const sim_physics_f *ph, cudaStream_t s, sim_error *err);
@@ -184,7 +184,7 @@ sim_status sim_gpu_nlist_friction(const sim_gpu_bodies *b, const sim_physics_f *
                                   unsigned flags, int count_contacts, cudaStream_t s,
                                   sim_error *err);
 /* The springs current beside the entries, and a rebuild's carry, into `into`'s store table (the
- * last step's: see sim_gpu_friction_flush_view), made stale: forced, or (0) only when the lists
+ * last step's: see sim_cuda_friction_flush_view), made stale: forced, or (0) only when the lists
  * are rebuilt this step, on the device's flag. */
 sim_status sim_gpu_nlist_friction_flush(const sim_gpu_nlist *l, const sim_gpu_fric *into,
                                         const sim_gpu_fric_list *springs, int forced,

@@ -64,7 +64,7 @@ SIM_HD void SIM_FN(sim_atm_forces)(SIM_V4 p1, SIM_V4 p2, SIM_V4 p3, const SIM_PH
     const SIM_R P = ab * t1; /* (a.b)(b.c)(c.a) */
     const SIM_R rs = SIM_RSQRT(S);
     const SIM_R inv_s = rs * rs;
-    const SIM_R K = ph->atm_nu * rs * inv_s * inv_s; /* nu S^-5/2, nu first against overflow */
+    const SIM_R K = ph->atm.atm_nu * rs * inv_s * inv_s; /* nu S^-5/2, nu first against overflow */
     const SIM_R Q = SIM_K(15.0) * P - SIM_K(3.0) * S;
     const SIM_R q = Q * inv_s; /* Q/A = q BC, and cyclically */
     const SIM_R u = SIM_K(3.0) * (t1 + t2 + t3);

@@ -58,8 +58,8 @@ SIM_HD void SIM_FN(sim_min_image_in)(SIM_R *dx, SIM_R *dy, SIM_R *dz, const SIM_
 /* The same on the periodic axes of ph (none: untouched): the one helper every pair and triple
  * separation goes through. */
 SIM_HD void SIM_FN(sim_min_image)(SIM_R *dx, SIM_R *dy, SIM_R *dz, const SIM_PH *ph) {
-    if (ph->periodic) {
-        SIM_FN(sim_min_image_in)(dx, dy, dz, &ph->period);
+    if (ph->box.periodic) {
+        SIM_FN(sim_min_image_in)(dx, dy, dz, &ph->box.period);
     }
 }
 
@@ -82,8 +82,8 @@ SIM_HD void SIM_FN(sim_wrap_in)(SIM_V4 *pos, const SIM_PER *per) {
 
 /* The same on the periodic axes of ph (none: untouched): the WRAP phase. */
 SIM_HD void SIM_FN(sim_wrap)(SIM_V4 *pos, const SIM_PH *ph) {
-    if (ph->periodic) {
-        SIM_FN(sim_wrap_in)(pos, &ph->period);
+    if (ph->box.periodic) {
+        SIM_FN(sim_wrap_in)(pos, &ph->box.period);
     }
 }
 

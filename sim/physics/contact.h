@@ -55,11 +55,11 @@ SIM_HD SIM_V3 SIM_FN(sim_contact_force)(SIM_V4 pi, SIM_V4 vi, SIM_V4 pj, SIM_V4 
 SIM_HD SIM_R SIM_FN(sim_wall_axis)(SIM_R x, SIM_R v, SIM_R r, SIM_R m, const SIM_PH *ph,
                                    SIM_R *energy) {
     SIM_R f = SIM_K(0.0);
-    const SIM_R lo = r - ph->box_half - x; /* overlap with the wall at -L; normal +axis */
+    const SIM_R lo = r - ph->box.box_half - x; /* overlap with the wall at -L; normal +axis */
     if (lo > SIM_K(0.0)) {
         f += SIM_FN(sim_normal_force)(lo, v, m, ph, energy);
     }
-    const SIM_R hi = x + r - ph->box_half; /* wall at +L; normal -axis, so v_n = -v */
+    const SIM_R hi = x + r - ph->box.box_half; /* wall at +L; normal -axis, so v_n = -v */
     if (hi > SIM_K(0.0)) {
         f -= SIM_FN(sim_normal_force)(hi, -v, m, ph, energy);
     }
@@ -70,13 +70,13 @@ SIM_HD SIM_R SIM_FN(sim_wall_axis)(SIM_R x, SIM_R v, SIM_R r, SIM_R m, const SIM
 SIM_HD SIM_V3 SIM_FN(sim_wall_force)(SIM_V4 pos, SIM_V4 vel, const SIM_PH *ph, SIM_R *energy) {
     SIM_V3 f;
     f.x = f.y = f.z = SIM_K(0.0);
-    if (!(ph->periodic & 1)) {
+    if (!(ph->box.periodic & 1)) {
         f.x = SIM_FN(sim_wall_axis)(pos.x, vel.x, pos.w, vel.w, ph, energy);
     }
-    if (!(ph->periodic & 2)) {
+    if (!(ph->box.periodic & 2)) {
         f.y = SIM_FN(sim_wall_axis)(pos.y, vel.y, pos.w, vel.w, ph, energy);
     }
-    if (!(ph->periodic & 4)) {
+    if (!(ph->box.periodic & 4)) {
         f.z = SIM_FN(sim_wall_axis)(pos.z, vel.z, pos.w, vel.w, ph, energy);
     }
     return f;
@@ -184,7 +184,7 @@ SIM_HD int SIM_FN(sim_friction_contact)(SIM_V4 pi, SIM_V4 vi, SIM_V3 wi, SIM_V4 
     force->x = fn * n.x;
     force->y = fn * n.y;
     force->z = fn * n.z;
-    if (!(ph->friction > SIM_K(0.0)) && !(ph->rolling_friction > SIM_K(0.0))) {
+    if (!(ph->tangential.friction > SIM_K(0.0)) && !(ph->rolling.rolling_friction > SIM_K(0.0))) {
         return 1;
     }
     const SIM_R eta_n = SIM_FN(sim_normal_dashpot)(overlap, m_eff, &ph->normal);
@@ -213,8 +213,8 @@ SIM_HD int SIM_FN(sim_friction_wall)(SIM_V4 pos, SIM_V4 vel, SIM_V3 w, int wall,
     const SIM_R x = axis == 0 ? pos.x : axis == 1 ? pos.y : pos.z;
     const SIM_R v = axis == 0 ? vel.x : axis == 1 ? vel.y : vel.z;
     /* Overlap as sim_wall_axis writes it, so that the normal force is the frictionless one. */
-    const SIM_R overlap = (wall & 1) ? x + pos.w - ph->box_half : pos.w - ph->box_half - x;
-    if (!(overlap > SIM_K(0.0)) || ((ph->periodic >> axis) & 1)) { /* a periodic axis: no wall */
+    const SIM_R overlap = (wall & 1) ? x + pos.w - ph->box.box_half : pos.w - ph->box.box_half - x;
+    if (!(overlap > SIM_K(0.0)) || ((ph->box.periodic >> axis) & 1)) { /* a periodic axis: no wall */
         SIM_FN(sim_contact_history_clear)(h);
         return 0;
     }
@@ -226,7 +226,7 @@ SIM_HD int SIM_FN(sim_friction_wall)(SIM_V4 pos, SIM_V4 vel, SIM_V3 w, int wall,
     force->x += fn * n.x;
     force->y += fn * n.y;
     force->z += fn * n.z;
-    if (!(ph->friction > SIM_K(0.0)) && !(ph->rolling_friction > SIM_K(0.0))) {
+    if (!(ph->tangential.friction > SIM_K(0.0)) && !(ph->rolling.rolling_friction > SIM_K(0.0))) {
         return 1;
     }
     const SIM_R eta_n = SIM_FN(sim_normal_dashpot)(overlap, vel.w, &ph->normal);

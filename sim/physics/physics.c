@@ -150,32 +150,32 @@ double sim_default_dt(const sim_params *p, const sim_state *s) {
 sim_physics sim_physics_from_params(const sim_params *p) {
     sim_physics ph;
     memset(&ph, 0, sizeof ph);
-    /* The rows whose use is COPY(member) (params.h), as they are. */
+    /* The rows whose use is COPY(part, member) (params.h), as they are. */
 #define SIM_FROM_ROW(id, field, kind, dflt, bounds, saved, use) SIM_FROM_##use(p->field)
 #define SIM_FROM_RUN(value)
 #define SIM_FROM_MODEL(value)
-#define SIM_FROM_COPY(member) ph.member = SIM_FROM_VALUE
+#define SIM_FROM_COPY(part, member) ph.part.member = SIM_FROM_VALUE
 #define SIM_FROM_VALUE(value) value;
     SIM_PARAM_SPECS(SIM_FROM_ROW)
 #undef SIM_FROM_ROW
     /* The rest, derived. */
-    ph.damping_ratio =
+    ph.normal.damping_ratio =
         p->hertz ? sim_hertz_damping_ratio(p->restitution) : sim_damping_ratio(p->restitution);
-    ph.period = sim_period_of(p);
-    ph.hertz = p->hertz ? 1 : 0;
-    ph.inv_dt = p->dt > 0.0 ? 1.0 / p->dt : 0.0; /* backends set it once dt is derived */
+    ph.box.period = sim_period_of(p);
+    ph.normal.hertz = p->hertz ? 1 : 0;
+    ph.normal.inv_dt = p->dt > 0.0 ? 1.0 / p->dt : 0.0; /* backends set it once dt is derived */
     const double ratio =
         p->stiffness_ratio > 0.0 ? p->stiffness_ratio : SIM_DEFAULT_STIFFNESS_RATIO;
     /* Hertz: the ratio is to the normal law's tangent stiffness dF/dd = 3/2 k d^(1/2), so
      * k_t = ratio 3/2 k d^(1/2), Mindlin's 8 G_eff a for ratio = 2 (1 - nu) / (2 - nu). */
-    ph.tangential_stiffness = p->hertz ? 1.5 * ratio * p->stiffness : ratio * p->stiffness;
+    ph.tangential.tangential_stiffness = p->hertz ? 1.5 * ratio * p->stiffness : ratio * p->stiffness;
     /* auto: gamma_t = 2 zeta sqrt(k_t m_eff), the normal damping ratio on the tangential spring. */
-    ph.tangential_damping = p->tangential_damping.set ? p->tangential_damping.value : sqrt(ratio);
+    ph.tangential.tangential_damping = p->tangential_damping.set ? p->tangential_damping.value : sqrt(ratio);
     return ph;
 }
 
 int sim_physics_has_friction(const sim_physics *ph) {
-    return ph->friction > 0.0 || ph->rolling_friction > 0.0;
+    return ph->tangential.friction > 0.0 || ph->rolling.rolling_friction > 0.0;
 }
 
 uint64_t sim_friction_slots(double r, double r_min, uint32_t n) {
@@ -197,7 +197,7 @@ int sim_params_same_model(const sim_params *a, const sim_params *b) {
 #define SIM_SAME_ROW(id, field, kind, dflt, bounds, saved, use) SIM_SAME_##use(kind, field)
 #define SIM_SAME_RUN(kind, field)
 #define SIM_SAME_MODEL(kind, field) SIM_SAME_##kind(a->field, b->field)
-#define SIM_SAME_COPY(member) SIM_SAME_MODEL
+#define SIM_SAME_COPY(part, member) SIM_SAME_MODEL
 #define SIM_SAME_REAL(x, y) same = same && x == y;
 #define SIM_SAME_DEFAULTED(x, y) same = same && x == y;
 #define SIM_SAME_WHOLE(x, y) same = same && x == y;
@@ -268,18 +268,26 @@ sim_period_f sim_period_to_float(sim_period_d p) {
 sim_physics_f sim_physics_to_float(const sim_physics *ph) {
     sim_physics_f f;
     memset(&f, 0, sizeof f);
-#define SIM_TO_FLOAT(type, member) f.member = (type)ph->member;
-    SIM_NORMAL_MEMBERS(SIM_TO_FLOAT, float)
-    SIM_TANGENTIAL_MEMBERS(SIM_TO_FLOAT, float)
-    SIM_ROLLING_MEMBERS(SIM_TO_FLOAT, float)
-    SIM_ATM_MEMBERS(SIM_TO_FLOAT, float)
-    SIM_BOX_MEMBERS(SIM_TO_FLOAT, float)
-#undef SIM_TO_FLOAT
+#define SIM_TO_FLOAT_NORMAL(type, member) f.normal.member = (type)ph->normal.member;
+#define SIM_TO_FLOAT_TANGENTIAL(type, member) f.tangential.member = (type)ph->tangential.member;
+#define SIM_TO_FLOAT_ROLLING(type, member) f.rolling.member = (type)ph->rolling.member;
+#define SIM_TO_FLOAT_ATM(type, member) f.atm.member = (type)ph->atm.member;
+#define SIM_TO_FLOAT_BOX(type, member) f.box.member = (type)ph->box.member;
+    SIM_NORMAL_MEMBERS(SIM_TO_FLOAT_NORMAL, float)
+    SIM_TANGENTIAL_MEMBERS(SIM_TO_FLOAT_TANGENTIAL, float)
+    SIM_ROLLING_MEMBERS(SIM_TO_FLOAT_ROLLING, float)
+    SIM_ATM_MEMBERS(SIM_TO_FLOAT_ATM, float)
+    SIM_BOX_MEMBERS(SIM_TO_FLOAT_BOX, float)
+#undef SIM_TO_FLOAT_NORMAL
+#undef SIM_TO_FLOAT_TANGENTIAL
+#undef SIM_TO_FLOAT_ROLLING
+#undef SIM_TO_FLOAT_ATM
+#undef SIM_TO_FLOAT_BOX
     /* The members each precision holds its own way. */
-    f.atm_cutoff2 = (float)(ph->atm_cutoff * ph->atm_cutoff);
-    f.gx = (float)ph->gravity.x;
-    f.gy = (float)ph->gravity.y;
-    f.gz = (float)ph->gravity.z;
-    f.period = sim_period_to_float(ph->period);
+    f.atm.atm_cutoff2 = (float)(ph->atm.atm_cutoff * ph->atm.atm_cutoff);
+    f.box.gx = (float)ph->box.gravity.x;
+    f.box.gy = (float)ph->box.gravity.y;
+    f.box.gz = (float)ph->box.gravity.z;
+    f.box.period = sim_period_to_float(ph->box.period);
     return f;
 }

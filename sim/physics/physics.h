@@ -80,32 +80,23 @@ typedef struct {
 #include "physics/rolling.h"
 #include "physics/tangential.h"
 
-/* A part under its own name (ph->normal, what its functions take) and its members under theirs
- * (ph->stiffness), one union: the same bytes. The members' names are unique across the parts. */
-#define SIM_PART(type, name, members)                                                              \
-    union {                                                                                        \
-        type name;                                                                                 \
-        struct {                                                                                   \
-            members                                                                                \
-        };                                                                                         \
-    };
-
-/* Model constants in double (CPU reference). */
+/* Model constants in double (CPU reference), a part each: ph->normal.stiffness; ph->normal is
+ * what the normal law's functions take. */
 typedef struct {
-    SIM_PART(sim_normal_d, normal, SIM_NORMAL_MEMBERS(SIM_MEMBER, double))
-    SIM_PART(sim_tangential_d, tangential, SIM_TANGENTIAL_MEMBERS(SIM_MEMBER, double))
-    SIM_PART(sim_rolling_d, rolling, SIM_ROLLING_MEMBERS(SIM_MEMBER, double))
-    SIM_PART(sim_atm_d, atm, SIM_ATM_MEMBERS_D(SIM_MEMBER))
-    SIM_PART(sim_box_d, box, SIM_BOX_MEMBERS_D(SIM_MEMBER))
+    sim_normal_d normal;
+    sim_tangential_d tangential;
+    sim_rolling_d rolling;
+    sim_atm_d atm;
+    sim_box_d box;
 } sim_physics;
 
 /* The same in float for the GPU. */
 typedef struct {
-    SIM_PART(sim_normal_f, normal, SIM_NORMAL_MEMBERS(SIM_MEMBER, float))
-    SIM_PART(sim_tangential_f, tangential, SIM_TANGENTIAL_MEMBERS(SIM_MEMBER, float))
-    SIM_PART(sim_rolling_f, rolling, SIM_ROLLING_MEMBERS(SIM_MEMBER, float))
-    SIM_PART(sim_atm_f, atm, SIM_ATM_MEMBERS_F(SIM_MEMBER))
-    SIM_PART(sim_box_f, box, SIM_BOX_MEMBERS_F(SIM_MEMBER))
+    sim_normal_f normal;
+    sim_tangential_f tangential;
+    sim_rolling_f rolling;
+    sim_atm_f atm;
+    sim_box_f box;
 } sim_physics_f;
 
 /* Contacts are resolved with at least this many steps per contact time (default dt = t_c / 50),
@@ -226,10 +217,10 @@ static __device__ __forceinline__ float sim_rsqrt_ftz_f(float x) {
 #define SIM_CBRT(x) cbrtf(x)
 #define SIM_ATM_RSQRT(x) SIM_ATM_RSQRT_F(x)
 #define SIM_FABS(x) fabsf(x)
-#define SIM_PH_CUTOFF2(ph) ((ph)->atm_cutoff2)
-#define SIM_PH_GX(ph) ((ph)->gx)
-#define SIM_PH_GY(ph) ((ph)->gy)
-#define SIM_PH_GZ(ph) ((ph)->gz)
+#define SIM_PH_CUTOFF2(ph) ((ph)->atm.atm_cutoff2)
+#define SIM_PH_GX(ph) ((ph)->box.gx)
+#define SIM_PH_GY(ph) ((ph)->box.gy)
+#define SIM_PH_GZ(ph) ((ph)->box.gz)
 #define SIM_ATM_S_MIN 1e-30f
 #define SIM_ATM_S_MAX 1e30f
 #define SIM_ATM_H_MAX 1e18f
@@ -252,10 +243,10 @@ static __device__ __forceinline__ float sim_rsqrt_ftz_f(float x) {
 #define SIM_CBRT(x) cbrt(x)
 #define SIM_ATM_RSQRT(x) (1.0 / sqrt(x))
 #define SIM_FABS(x) fabs(x)
-#define SIM_PH_CUTOFF2(ph) ((ph)->atm_cutoff * (ph)->atm_cutoff)
-#define SIM_PH_GX(ph) ((ph)->gravity.x)
-#define SIM_PH_GY(ph) ((ph)->gravity.y)
-#define SIM_PH_GZ(ph) ((ph)->gravity.z)
+#define SIM_PH_CUTOFF2(ph) ((ph)->atm.atm_cutoff * (ph)->atm.atm_cutoff)
+#define SIM_PH_GX(ph) ((ph)->box.gravity.x)
+#define SIM_PH_GY(ph) ((ph)->box.gravity.y)
+#define SIM_PH_GZ(ph) ((ph)->box.gravity.z)
 #define SIM_ATM_S_MIN 1e-200
 #define SIM_ATM_S_MAX 1e200
 #define SIM_ATM_H_MAX 1e90

@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 #include "nbsim/dump.h"
 
 typedef struct sim_dump sim_dump;

@@ -334,7 +334,7 @@ sim_status sim_space_backend_create(const sim_backend_config *c, const sim_param
     s->comm = MPI_COMM_NULL;
     s->rec_type = s->halo_type = MPI_DATATYPE_NULL;
     s->base.ops = &space_ops;
-    s->base.config = *c;
+    sim_backend_take_config(&s->base, c);
     s->base.params = *p;
     s->base.n = s0->n;
     s->base.rank = (sim_rank){rank, world, 0, NULL};

@@ -32,7 +32,7 @@ typedef struct {
     MPI_Datatype rec_type, halo_type;
     int rank, world;
     sim_params lp;         /* the local backends' parameters: dt and skin made explicit */
-    sim_backend_config lc; /* one rank, no stop flag (the ranks stop together, backend.h) */
+    sim_backend_config lc; /* one rank, no stop flag (the ranks stop together, nbsim/internal/backend.h) */
     double reach, skin, halo;
     int axis, periodic_axis;
     double *cuts; /* world + 1 slab bounds along axis */

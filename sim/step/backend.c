@@ -26,7 +26,7 @@ sim_status sim_backend_check_maps(sim_backend_kind kind, sim_pair_choice pm,
     return SIM_OK;
 }
 
-/* Friction runs on one rank, CPU or one GPU (backend.h): the one refusal of the library, before
+/* Friction runs on one rank, CPU or one GPU (nbsim/internal/backend.h): the one refusal of the library, before
  * any work (the session says it with the flags first). Its contact histories live in one
  * process's tables, keyed by the pairs' owners; several ranks would have to move them with the
  * pairs at every re-partition. */

@@ -6,8 +6,8 @@
 #ifndef SIM_BACKEND_IMPL_H
 #define SIM_BACKEND_IMPL_H
 
-#include "cull/cull.h" /* the culling's sizes (before, through nbsim/backend.h) */
-#include "nbsim/backend.h"
+#include "cull/cull.h" /* the culling's sizes */
+#include "nbsim/internal/backend.h"
 #include "multi/comm.h"
 #include "multi/work_split.h"
 #include "step/stepper.h"
@@ -42,7 +42,8 @@ typedef struct sim_backend_ops {
  * for both backends, so the CPU reference enumerates exactly the blocks the kernels launch. */
 struct sim_backend {
     const sim_backend_ops *ops;
-    sim_backend_config config;
+    sim_backend_config config; /* config.tuning points at tuning (sim_backend_take_config) */
+    sim_backend_tuning tuning;
     sim_params params;
     uint32_t n;
     char device_name[128];
@@ -111,6 +112,9 @@ int sim_backend_triplet_culling(const sim_backend *b);
  * parameters were set); a longer cut-off keeps the tile triples. */
 int sim_backend_atm_listing(const sim_backend *b);
 
+/* b->config = *c, its tuning (c's, or the defaults) copied into b->tuning, to which
+ * b->config.tuning then points: a backend outlives the caller's structs. */
+void sim_backend_take_config(sim_backend *b, const sim_backend_config *c);
 /* Plans the maps for b->n and b->config.tile under params p (the triplet plan when p->triplets;
  * when it cannot be planned and these settings cull triplets, triplet_planned stays 0), then
  * commits them and the choice to b->config; nothing changes when a plan is refused. */
@@ -119,11 +123,11 @@ sim_status sim_backend_plan_maps(sim_backend *b, sim_pair_choice pm, sim_triplet
 /* The blocks a step launches and wastes, from the plans, into t; when culled also the culling
  * pass's blocks, and tile_pairs (the list's length, which the backend knows) as pair_blocks. */
 void sim_backend_count_blocks(const sim_backend *b, sim_frame_timing *t, uint64_t tile_pairs);
-/* Tile-pair list capacity to start with: config.cull_capacity, or 32 per tile (a gas needs ~14,
+/* Tile-pair list capacity to start with: tuning.cull_capacity, or 32 per tile (a gas needs ~14,
  * a dense pile ~20), at least 4096, at most T2(tiles). And for the super-tile list. */
 uint64_t sim_cull_initial_capacity(const sim_backend *b);
 uint64_t sim_cull_super_capacity(const sim_backend *b);
-/* The ATM cut-off's lists to start with (triplet_cull.h): config.cull_capacity, or
+/* The ATM cut-off's lists to start with (triplet_cull.h): tuning.cull_capacity, or
  * SIM_TCULL_*_PER_TILE per triplet tile (at least SIM_TCULL_MIN_CAPACITY), at most the whole
  * simplex; super pairs as for contacts. */
 uint64_t sim_tcull_super_capacity(const sim_backend *b);

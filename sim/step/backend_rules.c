@@ -22,14 +22,16 @@ sim_backend_config sim_backend_config_default(void) {
     c.cull = 1;
     c.cull_levels = 0;
     c.sort_every = 0;
-    c.cull_capacity = 0;
     c.nlist = SIM_NLIST_DEFAULT;
-    c.nlist_capacity = 0;
-    c.nlist_build = SIM_NLIST_BUILD_DEFAULT;
-    c.count_contacts = 1;
-    c.stream_launches = 0;
     c.phase_timing = SIM_PHASE_TIMING_SAMPLED;
+    c.tuning = NULL;
     return c;
+}
+
+void sim_backend_take_config(sim_backend *b, const sim_backend_config *c) {
+    b->tuning = sim_backend_tuning_of(c);
+    b->config = *c;
+    b->config.tuning = &b->tuning;
 }
 
 const char *sim_phase_timing_name(sim_phase_timing t) {
@@ -117,7 +119,7 @@ int sim_config_culls_triplets(const sim_backend_config *c, const sim_params *p) 
 int sim_config_runs_on_grid(const sim_backend_config *c, const sim_params *p) {
     const int skin_zero = p->skin.set && !(p->skin.value > 0.0);
     return c->kind == SIM_BACKEND_CUDA && c->multi.world <= 1 && sim_config_culls(c) &&
-           !skin_zero && c->nlist_build != SIM_NLIST_BUILD_TILES &&
+           !skin_zero && sim_backend_tuning_of(c).nlist_build != SIM_NLIST_BUILD_TILES &&
            (!p->triplets || sim_config_culls_triplets(c, p));
 }
 
@@ -148,22 +150,22 @@ int sim_backend_atm_listing(const sim_backend *b) {
 
 uint64_t sim_cull_initial_capacity(const sim_backend *b) {
     const uint64_t all = sim_t2_u64(b->tiles);
-    uint64_t cap = b->config.cull_capacity ? b->config.cull_capacity : 32u * (uint64_t)b->tiles;
-    cap = b->config.cull_capacity || cap >= 4096u ? cap : 4096u;
+    uint64_t cap = b->tuning.cull_capacity ? b->tuning.cull_capacity : 32u * (uint64_t)b->tiles;
+    cap = b->tuning.cull_capacity || cap >= 4096u ? cap : 4096u;
     return cap < all ? cap : all;
 }
 
 uint64_t sim_cull_super_capacity(const sim_backend *b) {
     const uint64_t all = sim_t2_u64(b->super_tiles);
     uint64_t cap =
-        b->config.cull_capacity ? b->config.cull_capacity : 32u * (uint64_t)b->super_tiles;
-    cap = b->config.cull_capacity || cap >= 1024u ? cap : 1024u;
+        b->tuning.cull_capacity ? b->tuning.cull_capacity : 32u * (uint64_t)b->super_tiles;
+    cap = b->tuning.cull_capacity || cap >= 1024u ? cap : 1024u;
     return cap < all ? cap : all;
 }
 
 static uint64_t tcull_capacity(const sim_backend *b, uint64_t per_tile, uint64_t all) {
-    uint64_t cap = b->config.cull_capacity ? b->config.cull_capacity : per_tile * b->ttiles;
-    cap = b->config.cull_capacity || cap >= SIM_TCULL_MIN_CAPACITY ? cap : SIM_TCULL_MIN_CAPACITY;
+    uint64_t cap = b->tuning.cull_capacity ? b->tuning.cull_capacity : per_tile * b->ttiles;
+    cap = b->tuning.cull_capacity || cap >= SIM_TCULL_MIN_CAPACITY ? cap : SIM_TCULL_MIN_CAPACITY;
     return cap < all ? cap : all;
 }
 

@@ -89,7 +89,7 @@ void sim_step_request_rebuild(sim_stepper *s) {
 
 /* ---- facts ---- */
 
-/* The flag this backend reads: its config's alone, none as a rank of several (backend.h). */
+/* The flag this backend reads: its config's alone, none as a rank of several (nbsim/config.h). */
 static const volatile sig_atomic_t *stop_flag(const sim_backend *b) {
     return b->rank.world <= 1 ? b->config.stop : NULL;
 }
@@ -300,7 +300,7 @@ static sim_status begin(sim_backend *b, const sim_step_shape *f, int steps, sim_
     return mark(b, SIM_PHASE_COUNT, -1, 0, err);
 }
 
-/* Whether step k of the frame marks each phase (config.phase_timing, backend.h): every step
+/* Whether step k of the frame marks each phase (config.phase_timing, nbsim/config.h): every step
  * (EVERY, or a backend whose marks cost nothing: the CPU's clock), or a sampled step, a step that
  * sorts and a long one (watched: its sweeps are sliced, their rates measured).
  * Sampled: about one step in SIM_STEP_SAMPLE_EVERY, chosen by a hash of its count since set-up, so

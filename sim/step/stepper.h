@@ -62,7 +62,7 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include "nbsim/backend.h"
+#include "nbsim/internal/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -354,7 +354,7 @@ int sim_step_sampled(uint64_t count, int k, int steps, int pool_empty);
 void sim_stepper_init(sim_stepper *s, const sim_step_ops *ops);
 void sim_stepper_free(sim_stepper *s);
 
-/* Advances params.steps_per_frame steps (sim_backend_run_frame's contract, backend.h): the
+/* Advances params.steps_per_frame steps (sim_backend_run_frame's contract, nbsim/internal/backend.h): the
  * run_frame of every stepped backend. */
 sim_status sim_step_frame(sim_backend *b, sim_frame_timing *t, sim_error *err);
 /* The forces at the current positions (set-up, a new state, a new model), sorting first when
