@@ -8,7 +8,8 @@
 # each, and checks every frame's contacts per body against the reference's within 0.5 % and its
 # kinetic and potential energy per body within 2 % (sums of squared overlaps, noisier: a trial
 # of 262,144 against 373,248 bodies on the CPU differed by 0.1 % and 0.6 %). Then the gas at
-# 100M bodies for its particle-steps per second (the goal: 9e9). Writes OUT/scale.md.
+# 100M bodies for its particle-steps per second (the goal: 9e9), and the start-up at 200M
+# (OUT/startup.txt). Writes OUT/scale.md.
 # Usage: NBSIM_BIN=build-gpu/bin/nbsim OUT=dir scripts/gpu_scale.sh
 #   (a small trial on the CPU: NBSIM_SCALE_CUBES="64" NBSIM_SCALE_MAX=72 NBSIM_SCALE_GAS=4096;
 #   NBSIM_SCALE_FRICTION=0: the lattice without friction alone)
@@ -51,6 +52,15 @@ for fric in "${frictions[@]}"; do
   done
 done
 "$nb" --dry-run --n 200000000 >"$out/dry_gas_200m.txt" 2>&1
+# Start-up at 200M (issue 39: seconds, not minutes): one step of the gas, the scene built on the
+# CPU's threads, uploaded, its first forces; the wall time of the whole program, beside 2M's.
+for n in 2000000 200000000; do
+  t0=$(date +%s.%N)
+  "$nb" --scene gas --n $n --frames 1 --steps-per-frame 1 --quiet >"$out/start_$n.out" 2>&1 ||
+    { status=1; tail -2 "$out/start_$n.out"; }
+  echo "start-up, gas $n bodies, one step: $(echo "$(date +%s.%N) - $t0" | bc) s wall" |
+    tee -a "$out/startup.txt"
+done
 run gas_100m --scene gas --n "${NBSIM_SCALE_GAS:-100000000}"
 python3 - "$out" <<'PY' || status=1
 import csv, glob, json, os, re, sys
