@@ -662,7 +662,7 @@ static sim_status settle_friction(sim_session *s, sim_error *err) {
         snprintf(from, sizeof from, "friction %g, rolling friction %g in %s", p->friction,
                  p->rolling_friction, s->scene[0] ? s->scene : o->scene);
     }
-    if (s->config.multi.world > 1) {
+    if (s->config.multi.world > 1 && !s->config.multi.space) { /* space moves the histories */
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         "%s: friction runs on one rank (its contact histories live in one "
                         "process); drop --gpus / --rank / --world",

@@ -9,9 +9,9 @@
  * migrate to their new owners, when some body may have moved half the halo's skin since the
  * last cut: the ranks agree on that with one all-reduce of two numbers per step.
  *
- * Runs: `mpirun -np R nbsim --backend cpu --decompose space` (a build with MPI). Contacts
- * without friction, walls, gravity and periodic axes; friction and triplet forces are refused
- * (sim_space_check). */
+ * Runs: `mpirun -np R nbsim --backend cpu --decompose space` (a build with MPI). Contacts with
+ * and without friction (the springs migrate with their bodies: space_cut.c), walls, gravity and
+ * periodic axes; triplet forces are refused (sim_space_check). */
 #ifndef SIM_SPACE_H
 #define SIM_SPACE_H
 

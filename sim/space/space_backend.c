@@ -9,7 +9,8 @@
  * (the periodic wrap too). The contact sweep then sees every body within reach of an own body
  * (the halo's guarantee, space_cut.c) and gives own bodies their whole force; the ghosts'
  * forces, and so their kicks, are wrong, and are overwritten by the owners' (x, v, F) when the
- * step ends: one message per neighbour and step, 88 bytes per ghost.
+ * step ends: one message per neighbour and step, 144 bytes per ghost (with friction the spin
+ * and torque too: the spin's half kicks read them as the drift reads x, v and F).
  *
  * Full lists over own + ghosts, no reverse exchange: a pair across a cut is computed on both of
  * its ranks, each keeping the force on its own body. Half lists would compute it once and send
@@ -28,7 +29,8 @@
 #ifdef NBSIM_HAVE_MPI
 #include "space/space_impl.h"
 
-/* Bodies per message when the state is gathered to rank 0 (128 bytes each: 8 MiB). */
+/* Bodies (or histories) per message when the state is gathered to rank 0 (body_rec: 184 bytes,
+ * 12 MiB). */
 #define SPACE_GATHER_CHUNK 65536u
 
 static double now_ms(void) {
@@ -115,17 +117,61 @@ static sim_status space_run_frame(sim_backend *b, sim_frame_timing *t, sim_error
     return SIM_OK;
 }
 
+/* The springs' energy of a history at overlap d, as sim_friction_apply counts it after a step.
+ * Not the contact law again at dt = 0: at today's velocities a sliding contact may pass the
+ * Coulomb limit and have its spring cut, an energy the step never had. */
+static double spring_energy(const sim_physics *ph, double d, sim_contact_history_d h) {
+    const double kt = sim_tangential_spring_d(d, ph->normal.hertz, &ph->tangential);
+    const double roll = ph->rolling_friction > 0.0
+                            ? h.roll.x * h.roll.x + h.roll.y * h.roll.y + h.roll.z * h.roll.z
+                            : 0.0;
+    return 0.5 * kt * (h.xi.x * h.xi.x + h.xi.y * h.xi.y + h.xi.z * h.xi.z + roll);
+}
+
+/* Body i's walls (with friction their springs, from the last step's histories) and gravity. */
+static double body_energy(const cpu_backend *L, uint32_t i) {
+    const sim_vec4d p = L->st.pos[i];
+    double e = 0.0;
+    (void)sim_body_force_d(p, L->st.vel[i], &L->ph, &e);
+    const double x[3] = {p.x, p.y, p.z};
+    for (int k = 0; k < 6 && L->fric != NULL; ++k) {
+        const double overlap =
+            (k & 1) ? x[k >> 1] + p.w - L->ph.box_half : p.w - L->ph.box_half - x[k >> 1];
+        if (overlap > 0.0 && !((L->ph.periodic >> (k >> 1)) & 1)) {
+            e += spring_energy(&L->ph, overlap, sim_space_history(L, i, SIM_CONTACT_WALL(k)));
+        }
+    }
+    return e;
+}
+
+/* Contact energy of local bodies i > j (the larger user index first: the history's owner). */
+static double pair_energy(const cpu_backend *L, uint32_t i, uint32_t j) {
+    double pe = 0.0;
+    const sim_vec4d a = L->st.pos[i], b = L->st.pos[j];
+    (void)sim_contact_force_d(a, L->st.vel[i], b, L->st.vel[j], &L->ph, &pe);
+    if (L->fric != NULL) {
+        double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
+        sim_min_image_d(&dx, &dy, &dz, &L->ph);
+        const double overlap = a.w + b.w - sqrt(dx * dx + dy * dy + dz * dz);
+        if (overlap > 0.0) {
+            pe += spring_energy(&L->ph, overlap, sim_space_history(L, i, j));
+        }
+    }
+    return pe;
+}
+
 /* Own bodies' energies, summed over the ranks: a contact between two own bodies counts once, one
  * across a cut half on each of its ranks, one between two ghosts not at all. */
 static sim_status space_energy(sim_backend *b, sim_energy *e, sim_error *err) {
     space_backend *s = space_of(b);
     cpu_backend *L = sim_cpu_of(s->loc);
     double v[7] = {0.0};
-    for (uint32_t i = 0; i < s->n_own; ++i) {
+    for (uint32_t k = 0; k < s->n_own; ++k) {
+        const uint32_t i = s->own[k];
         const sim_vec4d p = L->st.pos[i], u = L->st.vel[i], w = L->st.spin[i];
         v[0] += 0.5 * u.w * (u.x * u.x + u.y * u.y + u.z * u.z);
         v[1] += 0.5 * 0.4 * u.w * p.w * p.w * (w.x * w.x + w.y * w.y + w.z * w.z);
-        (void)sim_body_force_d(p, u, &L->ph, &v[3]);
+        v[3] += body_energy(L, i);
         v[4] += p.x;
         v[5] += p.y;
         v[6] += p.z;
@@ -141,11 +187,10 @@ static sim_status space_energy(sim_backend *b, sim_energy *e, sim_error *err) {
     }
     for (uint64_t k = 0; k < count && st == SIM_OK; ++k) {
         const uint32_t i = pairs[k].i, j = pairs[k].j;
-        const double weight = 0.5 * ((i < s->n_own) + (j < s->n_own));
-        double pe = 0.0;
-        (void)sim_contact_force_d(L->st.pos[i], L->st.vel[i], L->st.pos[j], L->st.vel[j], &L->ph,
-                                  &pe);
-        v[2] += weight * pe;
+        const double weight = 0.5 * (s->is_own[i] + s->is_own[j]);
+        if (weight > 0.0) {
+            v[2] += weight * (i > j ? pair_energy(L, i, j) : pair_energy(L, j, i));
+        }
     }
     free(pairs);
     SIM_TRY(sim_space_agree(s, st, err));
@@ -163,42 +208,35 @@ static sim_status space_energy(sim_backend *b, sim_energy *e, sim_error *err) {
     return SIM_OK;
 }
 
-/* The state gathered to rank 0 in chunks of SPACE_GATHER_CHUNK bodies: no other rank holds more
- * than its own. Collective: every rank calls it (out is written on rank 0 only). */
-static sim_status space_read_state(sim_backend *b, sim_state *out, sim_vec3d *forces,
-                                   sim_error *err) {
-    space_backend *s = space_of(b);
-    const cpu_backend *L = sim_cpu_of_const(s->loc);
+/* Items of this rank (pack(s, src, first, m, buf) writes items [first, first + m) into buf) to
+ * rank 0 in chunks of SPACE_GATHER_CHUNK: rank 0 hands each chunk, its own first, to take (ctx).
+ * No rank holds more than its own and one chunk. Collective. */
+typedef void (*pack_fn)(const space_backend *s, const void *src, uint64_t first, uint32_t m,
+                        void *buf);
+typedef sim_status (*take_fn)(void *ctx, const void *buf, uint32_t m, sim_error *err);
+
+static sim_status gather(space_backend *s, uint64_t n, size_t size, MPI_Datatype type, pack_fn pack,
+                         const void *src, take_fn take, void *ctx, sim_error *err) {
     const uint32_t chunk = SPACE_GATHER_CHUNK;
-    body_rec *buf = malloc((size_t)chunk * sizeof *buf);
+    void *buf = malloc((size_t)chunk * size);
     SIM_TRY(sim_space_agree(s, buf ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "no gather buffer"),
                             err));
     sim_status st = SIM_OK;
     if (s->rank != 0) {
-        for (uint32_t i0 = 0; i0 < s->n_own && st == SIM_OK; i0 += chunk) {
-            const uint32_t m = s->n_own - i0 < chunk ? s->n_own - i0 : chunk;
-            for (uint32_t k = 0; k < m; ++k) {
-                const uint32_t i = i0 + k;
-                buf[k] =
-                    (body_rec){L->st.pos[i], L->st.vel[i], L->st.spin[i], L->force[i], s->gid[i]};
-            }
-            st = mpi_check(MPI_Send(buf, (int)m, s->rec_type, 0, 4, s->comm), "a gather", err);
+        for (uint64_t i0 = 0; i0 < n && st == SIM_OK; i0 += chunk) {
+            const uint32_t m = n - i0 < chunk ? (uint32_t)(n - i0) : chunk;
+            pack(s, src, i0, m, buf);
+            st = mpi_check(MPI_Send(buf, (int)m, type, 0, 4, s->comm), "a gather", err);
         }
         uint32_t end = UINT32_MAX; /* says this rank is done */
         if (st == SIM_OK) {
             st = mpi_check(MPI_Send(&end, 1, MPI_UINT32_T, 0, 5, s->comm), "a gather", err);
         }
     } else {
-        for (uint32_t i = 0; i < s->n_own; ++i) {
-            const uint64_t g = s->gid[i];
-            out->pos[g] = L->st.pos[i];
-            out->vel[g] = L->st.vel[i];
-            if (out->spin != NULL) {
-                out->spin[g] = L->st.spin[i];
-            }
-            if (forces != NULL) {
-                forces[g] = L->force[i];
-            }
+        for (uint64_t i0 = 0; i0 < n && st == SIM_OK; i0 += chunk) {
+            const uint32_t m = n - i0 < chunk ? (uint32_t)(n - i0) : chunk;
+            pack(s, src, i0, m, buf);
+            st = take(ctx, buf, m, err);
         }
         for (int r = 1; r < s->world && st == SIM_OK; ++r) {
             for (;;) {
@@ -214,25 +252,146 @@ static sim_status space_read_state(sim_backend *b, sim_state *out, sim_vec3d *fo
                     break;
                 }
                 int m = 0;
-                st = mpi_check(MPI_Recv(buf, (int)chunk, s->rec_type, r, 4, s->comm, &ms),
-                               "a gather", err);
-                MPI_Get_count(&ms, s->rec_type, &m);
-                for (int k = 0; k < m && st == SIM_OK; ++k) {
-                    const uint64_t g = buf[k].gid;
-                    out->pos[g] = buf[k].pos;
-                    out->vel[g] = buf[k].vel;
-                    if (out->spin != NULL) {
-                        out->spin[g] = buf[k].spin;
-                    }
-                    if (forces != NULL) {
-                        forces[g] = buf[k].force;
-                    }
+                st =
+                    mpi_check(MPI_Recv(buf, (int)chunk, type, r, 4, s->comm, &ms), "a gather", err);
+                MPI_Get_count(&ms, type, &m);
+                if (st == SIM_OK) {
+                    st = take(ctx, buf, (uint32_t)m, err);
                 }
             }
         }
-        out->contact_count = 0;
     }
     free(buf);
+    return sim_space_agree(s, st, err);
+}
+
+static void pack_bodies(const space_backend *s, const void *src, uint64_t first, uint32_t m,
+                        void *buf) {
+    (void)src;
+    const cpu_backend *L = sim_cpu_of_const(s->loc);
+    const sim_vec3d zero = {0.0, 0.0, 0.0};
+    body_rec *out = buf;
+    for (uint32_t k = 0; k < m; ++k) {
+        const uint32_t i = s->own[first + k];
+        out[k] = (body_rec){L->st.pos[i],
+                            L->st.vel[i],
+                            L->st.spin[i],
+                            L->force[i],
+                            L->fric ? L->fric->torque[i] : zero,
+                            s->gid[i]};
+    }
+}
+
+typedef struct {
+    sim_state *out;
+    sim_vec3d *forces;
+    contact_rec *contacts; /* rank 0: the histories gathered so far */
+    uint64_t count, cap;
+} gathered;
+
+static sim_status take_bodies(void *ctx, const void *buf, uint32_t m, sim_error *err) {
+    gathered *g = ctx;
+    const body_rec *in = buf;
+    for (uint32_t k = 0; k < m; ++k) {
+        const uint64_t i = in[k].gid;
+        g->out->pos[i] = in[k].pos;
+        g->out->vel[i] = in[k].vel;
+        if (g->out->spin != NULL) {
+            g->out->spin[i] = in[k].spin;
+        }
+        if (g->forces != NULL) {
+            g->forces[i] = in[k].force;
+        }
+    }
+    return SIM_OK;
+}
+
+/* This rank's histories (its own bodies' rows), packed once for the gather. */
+static contact_rec *own_histories(const space_backend *s, uint64_t *count) {
+    const cpu_backend *L = sim_cpu_of_const(s->loc);
+    const sim_cpu_friction *fr = L->fric;
+    uint64_t n = 0;
+    for (uint32_t k = 0; fr != NULL && k < s->n_own; ++k) {
+        n += fr->count[fr->last][s->own[k]];
+    }
+    contact_rec *c = malloc((n ? n : 1) * sizeof *c);
+    for (uint32_t k = 0, at = 0; c != NULL && fr != NULL && k < s->n_own; ++k) {
+        const uint32_t i = s->own[k];
+        for (uint32_t q = 0; q < fr->count[fr->last][i]; ++q) {
+            const sim_cpu_slot *slot = &fr->table[fr->last][fr->row[i] + q];
+            const uint32_t j = slot->partner;
+            c[at++] = (contact_rec){s->gid[i],
+                                    SIM_CONTACT_IS_WALL(j) ? SPACE_WALL(SIM_CONTACT_WALL_INDEX(j))
+                                                           : s->gid[j],
+                                    slot->h.xi, slot->h.roll};
+        }
+    }
+    *count = n;
+    return c;
+}
+
+static void pack_contacts(const space_backend *s, const void *src, uint64_t first, uint32_t m,
+                          void *buf) {
+    (void)s;
+    memcpy(buf, (const contact_rec *)src + first, (size_t)m * sizeof(contact_rec));
+}
+
+static sim_status take_contacts(void *ctx, const void *buf, uint32_t m, sim_error *err) {
+    gathered *g = ctx;
+    if (g->count + m > g->cap) {
+        const uint64_t cap = 2 * (g->count + m);
+        contact_rec *c = realloc(g->contacts, cap * sizeof *c);
+        if (c == NULL) {
+            return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot gather %llu contact histories",
+                            (unsigned long long)cap);
+        }
+        g->contacts = c;
+        g->cap = cap;
+    }
+    memcpy(g->contacts + g->count, buf, (size_t)m * sizeof *g->contacts);
+    g->count += m;
+    return SIM_OK;
+}
+
+static int by_pair(const void *a, const void *b) {
+    const contact_rec *x = a, *y = b;
+    return x->gi != y->gi ? (x->gi < y->gi ? -1 : 1) : (x->gj < y->gj ? -1 : x->gj > y->gj);
+}
+
+/* The state gathered to rank 0, bodies then (friction) the histories in the user's order, as
+ * one rank's backend reads them (by body, then partner). Collective: every rank calls it (out
+ * is written on rank 0 only). */
+static sim_status space_read_state(sim_backend *b, sim_state *out, sim_vec3d *forces,
+                                   sim_error *err) {
+    space_backend *s = space_of(b);
+    gathered g = {out, forces, NULL, 0, 0};
+    SIM_TRY(gather(s, s->n_own, sizeof(body_rec), s->rec_type, pack_bodies, NULL, take_bodies, &g,
+                   err));
+    if (sim_cpu_of(s->loc)->fric == NULL) {
+        if (s->rank == 0) {
+            out->contact_count = 0;
+        }
+        return SIM_OK;
+    }
+    uint64_t n = 0;
+    contact_rec *mine = own_histories(s, &n);
+    SIM_TRY(sim_space_agree(
+        s, mine ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "cannot pack the histories"), err));
+    sim_status st = gather(s, n, sizeof(contact_rec), s->contact_type, pack_contacts, mine,
+                           take_contacts, &g, err);
+    free(mine);
+    if (st == SIM_OK && s->rank == 0) {
+        qsort(g.contacts, g.count, sizeof *g.contacts, by_pair);
+        st = sim_state_set_contact_count(out, g.count, err);
+        for (uint64_t k = 0; k < g.count && st == SIM_OK; ++k) {
+            const contact_rec *c = &g.contacts[k];
+            const uint32_t j = SPACE_IS_WALL(c->gj)
+                                   ? SIM_CONTACT_WALL((uint32_t)(c->gj - SPACE_WALL(0)))
+                                   : (uint32_t)c->gj;
+            out->contacts[k] = (sim_state_contact){(uint32_t)c->gi, j, c->xi, c->roll};
+        }
+    }
+    free(g.contacts);
     return sim_space_agree(s, st, err);
 }
 
@@ -290,10 +449,14 @@ static void space_destroy(sim_backend *b) {
     }
     free(s->cuts);
     free(s->gid);
+    free(s->own);
+    free(s->ghost);
+    free(s->is_own);
     free(s->ref);
     if (s->rec_type != MPI_DATATYPE_NULL) {
         MPI_Type_free(&s->rec_type);
         MPI_Type_free(&s->halo_type);
+        MPI_Type_free(&s->contact_type);
     }
     if (s->comm != MPI_COMM_NULL) {
         MPI_Comm_free(&s->comm);
@@ -332,7 +495,7 @@ sim_status sim_space_backend_create(const sim_backend_config *c, const sim_param
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the spatial split");
     }
     s->comm = MPI_COMM_NULL;
-    s->rec_type = s->halo_type = MPI_DATATYPE_NULL;
+    s->rec_type = s->halo_type = s->contact_type = MPI_DATATYPE_NULL;
     s->base.ops = &space_ops;
     s->base.config = *c;
     s->base.params = *p;
@@ -347,6 +510,8 @@ sim_status sim_space_backend_create(const sim_backend_config *c, const sim_param
         MPI_Type_commit(&s->rec_type);
         MPI_Type_contiguous((int)sizeof(halo_rec), MPI_BYTE, &s->halo_type);
         MPI_Type_commit(&s->halo_type);
+        MPI_Type_contiguous((int)sizeof(contact_rec), MPI_BYTE, &s->contact_type);
+        MPI_Type_commit(&s->contact_type);
         s->cuts = calloc((size_t)world + 1, sizeof *s->cuts);
         st = s->cuts ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "cannot hold the cuts");
     }
@@ -444,12 +609,6 @@ sim_status sim_space_check(const sim_backend_config *c, const sim_params *p, sim
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         "--decompose space needs culled contacts (--cull on): a brute-force sweep "
                         "touches every pair, which no slab holds");
-    }
-    if (sim_params_have_friction(p)) {
-        return sim_fail(err, SIM_BAD_ARGUMENT,
-                        "--decompose space: friction (friction %g, rolling_friction %g) is not "
-                        "split in space yet (its springs do not migrate)",
-                        p->friction, p->rolling_friction);
     }
     if (p->triplets) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
