@@ -394,7 +394,7 @@ static const app_option_row rows[] = {
      "whose work is N^2 or N^3); space: each owns one slab of the box and\n"
      "its neighbours' bodies within reach (pays for culled contacts, whose\n"
      "work and memory then split; the CPU backend over mpirun -np R, with\n"
-     "or without friction, no triplets yet). auto (default): space for\n"
+     "or without friction, triplets with --atm-cutoff). auto (default): space for\n"
      "--backend cpu over processes, replicate for GPUs",
      set_decompose, 0},
     {NULL, NULL, "Runs and their outputs:", NULL, 0},

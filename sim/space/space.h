@@ -3,15 +3,16 @@
  * rank owns the bodies of one slab of the box, cut along the axis where the bodies spread
  * furthest at places that give every rank as many bodies (a histogram summed over the ranks),
  * and keeps ghost copies of the bodies of its neighbours within one halo of its faces (the
- * contact reach plus a skin; across periodic faces too). A CPU backend of its own (sim/cpu/)
- * steps own bodies and ghosts alike; space_backend.c says why the ghosts then need only be
- * overwritten with their owners' state after each step. The slabs are cut again, and bodies
- * migrate to their new owners, when some body may have moved half the halo's skin since the
- * last cut: the ranks agree on that with one all-reduce of two numbers per step.
+ * contact reach or the ATM cut-off, the larger, plus a skin; across periodic faces too). A CPU
+ * backend of its own (sim/cpu/) steps own bodies and ghosts alike; space_backend.c says why the
+ * ghosts then need only be overwritten with their owners' state after each step. The slabs are cut
+ * again, and bodies migrate to their new owners, when some body may have moved half the halo's skin
+ * since the last cut: the ranks agree on that with one all-reduce of two numbers per step.
  *
  * Runs: `mpirun -np R nbsim --backend cpu --decompose space` (a build with MPI). Contacts with
  * and without friction (the springs migrate with their bodies: space_cut.c), walls, gravity and
- * periodic axes; triplet forces are refused (sim_space_check). */
+ * periodic axes, and the ATM cut-off (ghosts as deep as the cut-off); triplet forces without a
+ * cut-off are refused (sim_space_check). */
 #ifndef SIM_SPACE_H
 #define SIM_SPACE_H
 

@@ -160,6 +160,42 @@ static double pair_energy(const cpu_backend *L, uint32_t i, uint32_t j) {
     return pe;
 }
 
+/* The ATM cut-off's energy of the local triples, each weighted by its own bodies / 3, so that
+ * the sum over the ranks counts every triple once (a triple of an own body is complete here:
+ * the halo). The triples from half lists of the cut-off built for this (the step's lists are
+ * its backend's, in its sorted order), through sim_atm_forces_d as the sweep. */
+static sim_status atm_energy(const space_backend *s, double *e, sim_error *err) {
+    const cpu_backend *L = sim_cpu_of_const(s->loc);
+    if (!(s->atm_reach > 0.0)) {
+        return SIM_OK;
+    }
+    const uint32_t n = s->n_own + s->n_ghost;
+    sim_cpu_atm_list l;
+    SIM_TRY(sim_cpu_atm_list_init(&l, n, err));
+    l.per = L->ph.periodic ? &L->ph.period : NULL;
+    const sim_status st = sim_cpu_atm_list_build(&l, L->st.pos, L->ph.atm_cutoff, 0.0, err);
+    for (uint32_t i = 0; i < n && st == SIM_OK; ++i) {
+        const uint32_t m = l.count[i];
+        for (uint32_t a = 0; a < m; ++a) {
+            const uint32_t ja = l.nbr[(size_t)a * l.stride + i];
+            for (uint32_t b = a + 1u; b < m; ++b) {
+                const uint32_t kb = l.nbr[(size_t)b * l.stride + i];
+                const uint32_t j = ja > kb ? ja : kb, k = ja > kb ? kb : ja;
+                const int own = s->is_own[i] + s->is_own[j] + s->is_own[k];
+                if (own > 0) {
+                    double pe = 0.0;
+                    sim_vec3d fi, fj, fk;
+                    sim_atm_forces_d(L->st.pos[i], L->st.pos[j], L->st.pos[k], &L->ph, &fi, &fj,
+                                     &fk, &pe);
+                    *e += (double)own / 3.0 * pe;
+                }
+            }
+        }
+    }
+    sim_cpu_atm_list_free(&l);
+    return st;
+}
+
 /* Own bodies' energies, summed over the ranks: a contact between two own bodies counts once, one
  * across a cut half on each of its ranks, one between two ghosts not at all. */
 static sim_status space_energy(sim_backend *b, sim_energy *e, sim_error *err) {
@@ -193,15 +229,22 @@ static sim_status space_energy(sim_backend *b, sim_energy *e, sim_error *err) {
         }
     }
     free(pairs);
+    double atm = 0.0;
+    if (st == SIM_OK) {
+        st = atm_energy(s, &atm, err);
+    }
     SIM_TRY(sim_space_agree(s, st, err));
-    SIM_TRY(mpi_check(MPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_DOUBLE, MPI_SUM, s->comm),
+    double v8[8] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], atm};
+    SIM_TRY(mpi_check(MPI_Allreduce(MPI_IN_PLACE, v8, 8, MPI_DOUBLE, MPI_SUM, s->comm),
                       "the energies", err));
+    memcpy(v, v8, sizeof v);
+    atm = v8[7];
     e->kinetic = v[0];
     e->rotational = v[1];
     e->contact = v[2];
     e->gravity = v[3];
-    e->atm = 0.0;
-    e->total = v[0] + v[1] + v[2] + v[3];
+    e->atm = atm;
+    e->total = v[0] + v[1] + v[2] + v[3] + atm;
     for (int a = 0; a < 3; ++a) {
         s->centre[a] = v[4 + a] / (double)s->base.n;
     }
@@ -532,7 +575,10 @@ sim_status sim_space_backend_create(const sim_backend_config *c, const sim_param
         if (!(s->skin > 0.0)) {
             s->skin = 0.25 * s->reach;
         }
-        s->halo = s->reach + s->skin;
+        /* a triple within the cut-off has all three sides within it: ghosts one cut-off deep
+         * complete every triple of an own body (its other two are within R of it) */
+        s->atm_reach = p->triplets ? p->atm_cutoff : 0.0;
+        s->halo = fmax(s->reach, s->atm_reach) + s->skin;
         s->base.nlist_skin = s->lp.skin.value;
         s->lc = *c;
         memset(&s->lc.multi, 0, sizeof s->lc.multi);
@@ -610,10 +656,10 @@ sim_status sim_space_check(const sim_backend_config *c, const sim_params *p, sim
                         "--decompose space needs culled contacts (--cull on): a brute-force sweep "
                         "touches every pair, which no slab holds");
     }
-    if (p->triplets) {
+    if (p->triplets && !(p->atm_cutoff > 0.0)) {
         return sim_fail(err, SIM_BAD_ARGUMENT,
-                        "--decompose space: triplet (ATM) forces are not split in space yet "
-                        "(--triplets off)");
+                        "--decompose space: triplet (ATM) forces without a cut-off reach every "
+                        "body, which no slab holds (--atm-cutoff R, or --decompose replicate)");
     }
     return SIM_OK;
 }

@@ -3,10 +3,12 @@
  *
  * The halo's guarantee. At a cut, rank r owns the bodies in its slab [lo_r, hi_r) along the cut
  * axis and receives every body within halo = reach + skin of it along that axis (reach: twice
- * the largest radius), from the neighbouring slabs (each slab is at least a halo thick, so no
- * other slab is that close). While no body has moved more than skin / 2 since the cut, two
- * bodies that touch were within reach + skin of each other at the cut, so an own body's partner
- * is own or a ghost. Each step bounds every own body's displacement after the next drift (its
+ * the largest radius, or the ATM cut-off where that is larger), from the neighbouring slabs
+ * (each slab is at least a halo thick, so no other slab is that close). While no body has moved
+ * more than skin / 2 since the cut, two bodies that touch (or are within the cut-off) were
+ * within reach + skin of each other at the cut, so an own body's partner is own or a ghost, and
+ * so are the other two bodies of its triples (a triple within the cut-off has all three sides
+ * within it). Each step bounds every own body's displacement after the next drift (its
  * distance from its place at the cut, plus |v + F dt / 2m| dt, what the drift will move it);
  * one all-reduce of the largest bound (and of a failure, so that every rank stops at the same
  * step with the same status) tells all ranks together to cut again before that step.
@@ -140,11 +142,14 @@ static sim_status place_cuts(space_backend *s, const body_rec *own, uint32_t n, 
         const double thick = s->cuts[k + 1] - s->cuts[k];
         if (thick < s->halo) {
             const double spread = s->periodic_axis ? 2.0 * box : width;
+            char why[96];
+            snprintf(why, sizeof why,
+                     s->atm_reach > s->reach ? "ATM cut-off %.3g m" : "contact reach %.3g m",
+                     fmax(s->reach, s->atm_reach));
             st = sim_fail(err, SIM_BAD_ARGUMENT,
                           "%d ranks: rank %d's slab along %s would be %.3g m thick, less than "
-                          "one halo of %.3g m (contact reach %.3g m + skin %.3g m); run on at "
-                          "most %d ranks",
-                          R, k, sim_space_axis_name(axis), thick, s->halo, s->reach, s->skin,
+                          "one halo of %.3g m (%s + skin %.3g m); run on at most %d ranks",
+                          R, k, sim_space_axis_name(axis), thick, s->halo, why, s->skin,
                           (int)fmax(1.0, floor(spread / s->halo / 1.5)));
         }
     }

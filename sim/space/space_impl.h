@@ -41,9 +41,10 @@ typedef struct {
     MPI_Comm comm;
     MPI_Datatype rec_type, halo_type, contact_type;
     int rank, world;
-    sim_params lp;         /* the local backends' parameters: dt and skin made explicit */
-    sim_backend_config lc; /* one rank, no stop flag (the ranks stop together, backend.h) */
-    double reach, skin, halo;
+    sim_params lp;            /* the local backends' parameters: dt and skin made explicit */
+    sim_backend_config lc;    /* one rank, no stop flag (the ranks stop together, backend.h) */
+    double reach, skin, halo; /* halo: the larger of reach and atm_reach, plus the skin */
+    double atm_reach;         /* the ATM cut-off with triplets on, else 0 [m] */
     int axis, periodic_axis;
     double *cuts; /* world + 1 slab bounds along axis */
     uint32_t n_own, n_ghost;
