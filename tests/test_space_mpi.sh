@@ -76,10 +76,13 @@ atm="--scene gas --n 3000 --box 20 --atm-cutoff 2.2 --atm-nu 20 --triplets on --
   --steps-per-frame 50"
 check_on "2 3 4 8" "ATM cut-off" $atm
 
-# The summary says how the bodies were split: own bodies (about N / 2) and ghosts per rank.
+# The summary says how the bodies were split: own bodies (about N / 2) and ghosts per rank, and
+# the largest rank's peak memory.
 if mpi 2 --decompose space --scene gas --n 600 --triplets off --frames 2 --summary sum.json \
      >/dev/null 2>err.txt &&
    grep -Eq '"ranks": "space split over 2 ranks along [xyz]: own bodies (29|30)[0-9]\.\.' \
+     sum.json &&
+   grep -Eq '"ranks": ".*peak resident memory [1-9][0-9]* MiB .*, [1-9][0-9]* bytes per own' \
      sum.json; then
   ok
 else

@@ -44,7 +44,8 @@ sim_status sim_space_sum_over_processes(sim_backend *b, double *v, size_t count,
 double sim_space_mean_height(const sim_backend *b, double ux, double uy, double uz);
 
 /* One line on the ranks' balance (own bodies and ghosts, least and most over the ranks, the
- * slab cuts so far), as of the last frame; "" for another backend. */
+ * slab cuts so far, the largest peak resident memory and per own body), as of the last frame;
+ * "" for another backend. */
 void sim_space_balance(const sim_backend *b, char *out, size_t cap);
 
 #ifdef __cplusplus

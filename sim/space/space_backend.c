@@ -39,6 +39,22 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* This process's peak resident memory [bytes] (Linux's VmHWM), 0 where it cannot be read. */
+static double peak_resident(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1) {
+            break;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return 1024.0 * (double)kib;
+}
+
 static void add_timing(sim_frame_timing *t, const sim_frame_timing *s, int first) {
     if (first) {
         *t = *s;
@@ -72,8 +88,18 @@ static void add_timing(sim_frame_timing *t, const sim_frame_timing *s, int first
 #undef SPACE_SUM
 }
 
+/* After a failed cut every rank has dropped its backend (sim_space_recut): the same refusal
+ * everywhere, no collective. */
+static sim_status lost(const space_backend *s, sim_error *err) {
+    return s->loc != NULL ? SIM_OK
+                          : sim_fail(err, SIM_IO,
+                                     "the split in space lost its bodies at a failed "
+                                     "cut (its message said why)");
+}
+
 static sim_status space_run_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
     space_backend *s = space_of(b);
+    SIM_TRY(lost(s, err));
     const int steps = s->base.params.steps_per_frame;
     memset(t, 0, sizeof *t);
     for (int k = 0; k < steps; ++k) {
@@ -107,9 +133,17 @@ static sim_status space_run_frame(sim_backend *b, sim_frame_timing *t, sim_error
         add_timing(t, &one, k == 0);
     }
     t->ranks = s->world;
-    double bal[4] = {-(double)s->n_own, (double)s->n_own, -(double)s->n_ghost, (double)s->n_ghost};
-    SIM_TRY(mpi_check(MPI_Allreduce(MPI_IN_PLACE, bal, 4, MPI_DOUBLE, MPI_MAX, s->comm),
+    const double peak = peak_resident();
+    double bal[6] = {-(double)s->n_own,
+                     (double)s->n_own,
+                     -(double)s->n_ghost,
+                     (double)s->n_ghost,
+                     peak,
+                     peak / (s->n_own ? s->n_own : 1)};
+    SIM_TRY(mpi_check(MPI_Allreduce(MPI_IN_PLACE, bal, 6, MPI_DOUBLE, MPI_MAX, s->comm),
                       "the ranks' balance", err));
+    s->bal[4] = bal[4];
+    s->bal[5] = bal[5];
     s->bal[0] = -bal[0];
     s->bal[1] = bal[1];
     s->bal[2] = -bal[2];
@@ -200,6 +234,7 @@ static sim_status atm_energy(const space_backend *s, double *e, sim_error *err) 
  * across a cut half on each of its ranks, one between two ghosts not at all. */
 static sim_status space_energy(sim_backend *b, sim_energy *e, sim_error *err) {
     space_backend *s = space_of(b);
+    SIM_TRY(lost(s, err));
     cpu_backend *L = sim_cpu_of(s->loc);
     double v[7] = {0.0};
     for (uint32_t k = 0; k < s->n_own; ++k) {
@@ -407,6 +442,7 @@ static int by_pair(const void *a, const void *b) {
 static sim_status space_read_state(sim_backend *b, sim_state *out, sim_vec3d *forces,
                                    sim_error *err) {
     space_backend *s = space_of(b);
+    SIM_TRY(lost(s, err));
     gathered g = {out, forces, NULL, 0, 0};
     SIM_TRY(gather(s, s->n_own, sizeof(body_rec), s->rec_type, pack_bodies, NULL, take_bodies, &g,
                    err));
@@ -610,9 +646,11 @@ void sim_space_balance(const sim_backend *b, char *out, size_t cap) {
     const space_backend *s = (const space_backend *)b;
     snprintf(out, cap,
              "space split over %d ranks along %s: own bodies %.0f..%.0f, ghosts %.0f..%.0f per "
-             "rank; cut %llu time%s",
+             "rank; cut %llu time%s; peak resident memory %.0f MiB on the largest rank, %.0f "
+             "bytes per own body at most",
              s->world, sim_space_axis_name(s->axis), s->bal[0], s->bal[1], s->bal[2], s->bal[3],
-             (unsigned long long)s->cuts_made, s->cuts_made == 1 ? "" : "s");
+             (unsigned long long)s->cuts_made, s->cuts_made == 1 ? "" : "s", s->bal[4] / 1048576.0,
+             s->bal[5]);
 }
 
 #else /* no MPI */

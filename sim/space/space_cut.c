@@ -168,8 +168,9 @@ static int by_pair(const void *a, const void *b) {
 }
 
 /* n items of size bytes to the ranks dest[] names (an all-to-all); *in: those this rank
- * receives, rank by rank. */
-static sim_status route(space_backend *s, const void *items, size_t size, MPI_Datatype type,
+ * receives, rank by rank. *items is freed (NULL) once packed by destination: a rank holds two
+ * copies of its share at most. */
+static sim_status route(space_backend *s, void **items, size_t size, MPI_Datatype type,
                         const int *dest, uint64_t n, void **in, uint64_t *n_in, sim_error *err) {
     const int R = s->world;
     int *cnt = calloc((size_t)5 * R, sizeof *cnt);
@@ -191,8 +192,10 @@ static sim_status route(space_backend *s, const void *items, size_t size, MPI_Da
     }
     for (uint64_t i = 0; i < n && st == SIM_OK; ++i) {
         memcpy(sorted + (size_t)(soff[dest[i]] + fill[dest[i]]++) * size,
-               (const char *)items + (size_t)i * size, size);
+               (const char *)*items + (size_t)i * size, size);
     }
+    free(*items);
+    *items = NULL;
     char *got = NULL;
     if (st == SIM_OK) {
         got = malloc((total ? total : 1) * size);
@@ -214,15 +217,15 @@ static sim_status route(space_backend *s, const void *items, size_t size, MPI_Da
 }
 
 /* Bodies to their owners, each contact's history with its body (cbody[k]: the index in mine of
- * contact k's); *own and *cown: this rank's, in the user's order. */
-static sim_status migrate(space_backend *s, body_rec *mine, uint32_t n, const contact_rec *cmine,
+ * contact k's); *own and *cown: this rank's, in the user's order. *mine and *cmine are freed. */
+static sim_status migrate(space_backend *s, body_rec **mine, uint32_t n, contact_rec **cmine,
                           const uint32_t *cbody, uint64_t cn, body_rec **own, uint32_t *n_own,
                           contact_rec **cown, uint64_t *cn_own, sim_error *err) {
     int *dest = malloc((n ? n : 1) * sizeof *dest);
     int *cdest = malloc((cn ? cn : 1) * sizeof *cdest);
     sim_status st = dest && cdest ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "cannot migrate");
     for (uint32_t i = 0; i < n && st == SIM_OK; ++i) {
-        dest[i] = owner_of(s, coord(mine[i].pos, s->axis));
+        dest[i] = owner_of(s, coord((*mine)[i].pos, s->axis));
     }
     for (uint64_t k = 0; k < cn && st == SIM_OK; ++k) {
         cdest[k] = dest[cbody[k]];
@@ -230,10 +233,11 @@ static sim_status migrate(space_backend *s, body_rec *mine, uint32_t n, const co
     void *in = NULL, *cin = NULL;
     uint64_t total = 0, ctotal = 0;
     if (st == SIM_OK) {
-        st = route(s, mine, sizeof *mine, s->rec_type, dest, n, &in, &total, err);
+        st = route(s, (void **)mine, sizeof **mine, s->rec_type, dest, n, &in, &total, err);
     }
     if (st == SIM_OK) {
-        st = route(s, cmine, sizeof *cmine, s->contact_type, cdest, cn, &cin, &ctotal, err);
+        st = route(s, (void **)cmine, sizeof **cmine, s->contact_type, cdest, cn, &cin, &ctotal,
+                   err);
     }
     free(dest);
     free(cdest);
@@ -442,10 +446,12 @@ static uint32_t local_of(const space_backend *s, uint64_t g) {
 /* This rank's CPU backend for own + ghosts in the user's order, with the histories of cont
  * whose bodies are both here (a ghost's contact with a body beyond the halo cannot reach an own
  * body); with_forces: the records' forces and torques replace the ones it computes (mid-run:
- * Verlet's, of the last half step). */
-static sim_status build_local(space_backend *s, const body_rec *own, uint32_t n_own,
-                              const body_rec *ghosts, uint32_t n_ghost, const contact_rec *cont,
-                              uint64_t n_cont, int with_forces, sim_error *err) {
+ * Verlet's, of the last half step). The records are freed (*ownp, *ghostsp NULL) before the
+ * backend is built: they and its bodies are never held together. */
+static sim_status build_local(space_backend *s, body_rec **ownp, uint32_t n_own, body_rec **ghostsp,
+                              uint32_t n_ghost, const contact_rec *cont, uint64_t n_cont,
+                              int with_forces, sim_error *err) {
+    const body_rec *own = *ownp, *ghosts = *ghostsp;
     const uint32_t n = n_own + n_ghost;
     if (n == 0) { /* a rank may own nothing for a moment (all its bodies left): no backend */
         return sim_fail(err, SIM_BAD_ARGUMENT, "rank %d owns no body: run on fewer ranks", s->rank);
@@ -463,9 +469,11 @@ static sim_status build_local(space_backend *s, const body_rec *own, uint32_t n_
     s->is_own = malloc(n);
     s->ref = malloc((n_own ? n_own : 1) * sizeof *s->ref);
     slot_src *order = malloc(n * sizeof *order);
+    sim_vec3d *ft = with_forces ? malloc((size_t)2 * n * sizeof *ft) : NULL; /* F, T by slot */
     if (s->gid == NULL || s->own == NULL || s->ghost == NULL || s->is_own == NULL ||
-        s->ref == NULL || order == NULL) {
+        s->ref == NULL || order == NULL || (with_forces && ft == NULL)) {
         free(order);
+        free(ft);
         sim_state_free(&st);
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot hold %u bodies' indices", n);
     }
@@ -481,6 +489,10 @@ static sim_status build_local(space_backend *s, const body_rec *own, uint32_t n_
         st.spin[i] = r->spin;
         s->gid[i] = r->gid;
         s->is_own[i] = k < n_own;
+        if (ft != NULL) {
+            ft[2 * (size_t)i] = r->force;
+            ft[2 * (size_t)i + 1] = r->torque;
+        }
         if (k < n_own) {
             s->own[k] = i;
             s->ref[k] = r->pos;
@@ -488,6 +500,10 @@ static sim_status build_local(space_backend *s, const body_rec *own, uint32_t n_
             s->ghost[k - n_own] = i;
         }
     }
+    free(order);
+    free(*ownp);
+    free(*ghostsp);
+    *ownp = *ghostsp = NULL;
     s->n_own = n_own;
     s->n_ghost = n_ghost;
     for (int k = 0; k < s->nnbr; ++k) { /* indices into own become local ones */
@@ -511,24 +527,20 @@ static sim_status build_local(space_backend *s, const body_rec *own, uint32_t n_
             st.contacts[k++] = (sim_state_contact){i, j, cont[c].xi, cont[c].roll};
         }
     }
-    free(order);
-    sim_backend_destroy(s->loc);
-    s->loc = NULL;
     if (status == SIM_OK) {
         status = sim_cpu_backend_create(&s->lc, &s->lp, &st, NULL, &s->loc, err);
     }
     sim_state_free(&st);
     if (status == SIM_OK && with_forces) {
         cpu_backend *L = sim_cpu_of(s->loc);
-        for (uint32_t k = 0; k < n; ++k) {
-            const body_rec *r = k < n_own ? &own[k] : &ghosts[k - n_own];
-            const uint32_t i = k < n_own ? s->own[k] : s->ghost[k - n_own];
-            L->force[i] = r->force;
+        for (uint32_t i = 0; i < n; ++i) {
+            L->force[i] = ft[2 * (size_t)i];
             if (L->fric != NULL) {
-                L->fric->torque[i] = r->torque;
+                L->fric->torque[i] = ft[2 * (size_t)i + 1];
             }
         }
     }
+    free(ft);
     return status;
 }
 
@@ -627,6 +639,10 @@ sim_status sim_space_recut(space_backend *s, const sim_state *initial, sim_error
     uint32_t *cbody = NULL;
     sim_status st = collect(s, initial, &mine, &n, &cmine, &cbody, &cn, err);
     st = sim_space_agree(s, st, err);
+    if (st == SIM_OK) { /* all it holds is in mine now; every rank drops it here (space_ops) */
+        sim_backend_destroy(s->loc);
+        s->loc = NULL;
+    }
     if (st == SIM_OK) {
         st = place_cuts(s, mine, n, err); /* the same verdict on every rank */
     }
@@ -636,7 +652,7 @@ sim_status sim_space_recut(space_backend *s, const sim_state *initial, sim_error
     uint64_t cn_own = 0, cn_ghost = 0;
     if (st == SIM_OK) {
         st = sim_space_agree(
-            s, migrate(s, mine, n, cmine, cbody, cn, &own, &n_own, &cown, &cn_own, err), err);
+            s, migrate(s, &mine, n, &cmine, cbody, cn, &own, &n_own, &cown, &cn_own, err), err);
     }
     free(mine);
     free(cmine);
@@ -659,7 +675,7 @@ sim_status sim_space_recut(space_backend *s, const sim_state *initial, sim_error
     }
     if (st == SIM_OK) {
         st = sim_space_agree(s,
-                             build_local(s, own, n_own, ghosts, n_ghost, cont, cn_own + cn_ghost,
+                             build_local(s, &own, n_own, &ghosts, n_ghost, cont, cn_own + cn_ghost,
                                          initial == NULL, err),
                              err);
     }

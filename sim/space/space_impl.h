@@ -62,7 +62,9 @@ typedef struct {
     halo_rec *sbuf[MAX_NBR], *rbuf[MAX_NBR];
     double centre[3]; /* the bodies' mean position at the last energies */
     uint64_t cuts_made;
-    double bal[4]; /* own min, own max, ghosts min, ghosts max over the ranks */
+    /* own min, own max, ghosts min, ghosts max over the ranks; the largest peak resident
+     * memory [bytes] and the largest per own body */
+    double bal[6];
 } space_backend;
 
 static inline space_backend *space_of(sim_backend *b) {
