@@ -88,9 +88,14 @@ static void add_timing(sim_frame_timing *t, const sim_frame_timing *s, int first
 #undef SPACE_SUM
 }
 
-/* After a failed cut every rank has dropped its backend (sim_space_recut): the same refusal
- * everywhere, no collective. */
-static sim_status lost(const space_backend *s, sim_error *err) {
+/* The backend built if it waits (collective); after a failed cut every rank has dropped its
+ * backend (sim_space_recut): the same refusal everywhere, no collective. */
+static sim_status lost(space_backend *s, sim_error *err) {
+    if (s->pending) {
+        SIM_TRY(sim_space_ready(s, err));
+        snprintf(s->base.device_name, sizeof s->base.device_name, "%.80s: rank %d of %d in space",
+                 sim_backend_device_name(s->loc), s->rank, s->world);
+    }
     return s->loc != NULL ? SIM_OK
                           : sim_fail(err, SIM_IO,
                                      "the split in space lost its bodies at a failed "
@@ -526,6 +531,9 @@ static void space_destroy(sim_backend *b) {
         free(s->sbuf[k]);
         free(s->rbuf[k]);
     }
+    free(s->pend_own);
+    free(s->pend_ghosts);
+    free(s->pend_cont);
     free(s->cuts);
     free(s->gid);
     free(s->own);
@@ -625,8 +633,8 @@ sim_status sim_space_backend_create(const sim_backend_config *c, const sim_param
         space_destroy(&s->base);
         return st;
     }
-    snprintf(s->base.device_name, sizeof s->base.device_name, "%.80s: rank %d of %d in space",
-             sim_backend_device_name(s->loc), rank, world);
+    snprintf(s->base.device_name, sizeof s->base.device_name, "CPU: rank %d of %d in space", rank,
+             world); /* the threads named once the backend is built (lost) */
     *out = &s->base;
     return SIM_OK;
 }

@@ -673,20 +673,46 @@ sim_status sim_space_recut(space_backend *s, const sim_state *initial, sim_error
         }
         st = sim_space_agree(s, st, err);
     }
-    if (st == SIM_OK) {
-        st = sim_space_agree(s,
-                             build_local(s, &own, n_own, &ghosts, n_ghost, cont, cn_own + cn_ghost,
-                                         initial == NULL, err),
-                             err);
-    }
-    if (st == SIM_OK && initial != NULL) { /* own forces are right, the ghosts' not yet */
-        st = sim_space_agree(s, sim_space_halo_update(s, err), err);
+    if (st == SIM_OK && initial != NULL) { /* built at the first use: sim_space_ready */
+        s->pend_own = own;
+        s->pend_ghosts = ghosts;
+        s->pend_cont = cont;
+        s->pend_n_own = n_own;
+        s->pend_n_ghost = n_ghost;
+        s->pend_n_cont = cn_own + cn_ghost;
+        s->pending = 1;
+        own = ghosts = NULL;
+        cont = NULL;
+    } else if (st == SIM_OK) {
+        st = sim_space_agree(
+            s, build_local(s, &own, n_own, &ghosts, n_ghost, cont, cn_own + cn_ghost, 1, err), err);
     }
     free(own);
     free(ghosts);
     free(cown);
     free(cghosts);
     free(cont);
+    return st;
+}
+
+sim_status sim_space_ready(space_backend *s, sim_error *err) {
+    if (!s->pending) {
+        return SIM_OK;
+    }
+    s->pending = 0;
+    sim_status st =
+        sim_space_agree(s,
+                        build_local(s, &s->pend_own, s->pend_n_own, &s->pend_ghosts,
+                                    s->pend_n_ghost, s->pend_cont, s->pend_n_cont, 0, err),
+                        err);
+    free(s->pend_own); /* build_local's, unless it failed first */
+    free(s->pend_ghosts);
+    free(s->pend_cont);
+    s->pend_own = s->pend_ghosts = NULL;
+    s->pend_cont = NULL;
+    if (st == SIM_OK) { /* own forces are right, the ghosts' not yet */
+        st = sim_space_agree(s, sim_space_halo_update(s, err), err);
+    }
     return st;
 }
 

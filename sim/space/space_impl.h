@@ -60,6 +60,13 @@ typedef struct {
     uint32_t *send_idx[MAX_NBR], send_n[MAX_NBR]; /* local indices of own bodies */
     uint32_t recv_off[MAX_NBR], recv_n[MAX_NBR];
     halo_rec *sbuf[MAX_NBR], *rbuf[MAX_NBR];
+    /* The first cut's bodies, waiting for the first use to build the backend (sim_space_ready):
+     * the session lets the whole initial state go in between. */
+    body_rec *pend_own, *pend_ghosts;
+    contact_rec *pend_cont;
+    uint32_t pend_n_own, pend_n_ghost;
+    uint64_t pend_n_cont;
+    int pending;
     double centre[3]; /* the bodies' mean position at the last energies */
     uint64_t cuts_made;
     /* own min, own max, ghosts min, ghosts max over the ranks; the largest peak resident
@@ -84,9 +91,13 @@ sim_status sim_space_agree(space_backend *s, sim_status st, sim_error *err);
  * between neighbours. */
 sim_status sim_space_halo_update(space_backend *s, sim_error *err);
 /* A new cut: own bodies (initial != NULL: a block of the initial state) to their slabs' owners
- * with their contacts' histories, ghosts sent with theirs, the CPU backend rebuilt. Collective;
+ * with their contacts' histories, ghosts sent with theirs, the CPU backend rebuilt (the first
+ * cut's: left to sim_space_ready). Collective;
  * every rank returns the same status. */
 sim_status sim_space_recut(space_backend *s, const sim_state *initial, sim_error *err);
+/* The backend built from the first cut's bodies if it waits (and the ghosts' forces sent), else
+ * nothing. Collective: every rank's first use of the backend is the same op. */
+sim_status sim_space_ready(space_backend *s, sim_error *err);
 /* The largest displacement an own body may have after the next drift since the last cut [m]. */
 double sim_space_displacement_bound(const space_backend *s);
 
