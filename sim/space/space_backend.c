@@ -29,8 +29,12 @@
 #ifdef NBSIM_HAVE_MPI
 #include "space/space_impl.h"
 
-/* Bodies (or histories) per message when the state is gathered to rank 0 (body_rec: 184 bytes,
- * 12 MiB). */
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+/* Bodies (or histories) per message when the state is gathered to rank 0 (body_rec: 152 bytes,
+ * 10 MiB). */
 #define SPACE_GATHER_CHUNK 65536u
 
 static double now_ms(void) {
@@ -356,12 +360,12 @@ static void pack_bodies(const space_backend *s, const void *src, uint64_t first,
     body_rec *out = buf;
     for (uint32_t k = 0; k < m; ++k) {
         const uint32_t i = s->own[first + k];
-        out[k] = (body_rec){L->st.pos[i],
-                            L->st.vel[i],
-                            L->st.spin[i],
-                            L->force[i],
-                            L->fric ? L->fric->torque[i] : zero,
-                            s->gid[i]};
+        out[k] = (body_rec){.pos = L->st.pos[i],
+                            .vel = L->st.vel[i],
+                            .force = L->force[i],
+                            .gid = s->gid[i],
+                            .spin = L->st.spin[i],
+                            .torque = L->fric ? L->fric->torque[i] : zero};
     }
 }
 
@@ -449,7 +453,7 @@ static sim_status space_read_state(sim_backend *b, sim_state *out, sim_vec3d *fo
     space_backend *s = space_of(b);
     SIM_TRY(lost(s, err));
     gathered g = {out, forces, NULL, 0, 0};
-    SIM_TRY(gather(s, s->n_own, sizeof(body_rec), s->rec_type, pack_bodies, NULL, take_bodies, &g,
+    SIM_TRY(gather(s, s->n_own, sizeof(body_rec), s->full_type, pack_bodies, NULL, take_bodies, &g,
                    err));
     if (sim_cpu_of(s->loc)->fric == NULL) {
         if (s->rank == 0) {
@@ -542,6 +546,7 @@ static void space_destroy(sim_backend *b) {
     free(s->ref);
     if (s->rec_type != MPI_DATATYPE_NULL) {
         MPI_Type_free(&s->rec_type);
+        MPI_Type_free(&s->full_type);
         MPI_Type_free(&s->halo_type);
         MPI_Type_free(&s->contact_type);
     }
@@ -577,12 +582,20 @@ sim_status sim_space_backend_create(const sim_backend_config *c, const sim_param
         return sim_fail(err, SIM_BAD_ARGUMENT, "MPI says rank %d of %d, the run rank %d of %d",
                         rank, world, c->multi.rank, c->multi.world);
     }
+#if defined(__GLIBC__)
+    /* Every cut frees and allocates arrays of a rank's bodies; glibc raises its mmap threshold to
+     * the largest block freed, and later ones then come from the heap, where they fragment (a
+     * rank's peak 13 % higher over a run of cuts, scripts/space_memory.sh). A fixed threshold
+     * gives blocks of 1 MiB and more back to the system when they are freed. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
     space_backend *s = calloc(1, sizeof *s);
     if (s == NULL) {
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the spatial split");
     }
     s->comm = MPI_COMM_NULL;
-    s->rec_type = s->halo_type = s->contact_type = MPI_DATATYPE_NULL;
+    s->rec_type = s->full_type = s->halo_type = s->contact_type = MPI_DATATYPE_NULL;
+    s->rec_size = sim_params_have_friction(p) ? sizeof(body_rec) : SPACE_REC_LEAN;
     s->base.ops = &space_ops;
     s->base.config = *c;
     s->base.params = *p;
@@ -593,8 +606,10 @@ sim_status sim_space_backend_create(const sim_backend_config *c, const sim_param
     sim_status st = mpi_check(MPI_Comm_dup(MPI_COMM_WORLD, &s->comm), "MPI_Comm_dup", err);
     if (st == SIM_OK) {
         MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
-        MPI_Type_contiguous((int)sizeof(body_rec), MPI_BYTE, &s->rec_type);
+        MPI_Type_contiguous((int)s->rec_size, MPI_BYTE, &s->rec_type);
         MPI_Type_commit(&s->rec_type);
+        MPI_Type_contiguous((int)sizeof(body_rec), MPI_BYTE, &s->full_type);
+        MPI_Type_commit(&s->full_type);
         MPI_Type_contiguous((int)sizeof(halo_rec), MPI_BYTE, &s->halo_type);
         MPI_Type_commit(&s->halo_type);
         MPI_Type_contiguous((int)sizeof(contact_rec), MPI_BYTE, &s->contact_type);

@@ -87,13 +87,26 @@ static int owner_of(const space_backend *s, double x) {
     return lo;
 }
 
+/* Position and user index of record i (of s->rec_size bytes) of recs. */
+static sim_vec4d pos_of(const space_backend *s, const void *recs, uint64_t i) {
+    sim_vec4d p;
+    memcpy(&p, (const char *)recs + i * s->rec_size + offsetof(body_rec, pos), sizeof p);
+    return p;
+}
+
+static uint64_t gid_of(const space_backend *s, const void *recs, uint64_t i) {
+    uint64_t g;
+    memcpy(&g, (const char *)recs + i * s->rec_size + offsetof(body_rec, gid), sizeof g);
+    return g;
+}
+
 /* The cut axis and the slabs' bounds, the same on every rank (from sums over the ranks);
  * SIM_BAD_ARGUMENT, alike on every rank, when a slab would be thinner than one halo. */
-static sim_status place_cuts(space_backend *s, const body_rec *own, uint32_t n, sim_error *err) {
+static sim_status place_cuts(space_backend *s, const void *own, uint32_t n, sim_error *err) {
     double ext[6] = {-DBL_MAX, -DBL_MAX, -DBL_MAX, -DBL_MAX, -DBL_MAX, -DBL_MAX};
     for (uint32_t i = 0; i < n; ++i) {
         for (int a = 0; a < 3; ++a) {
-            const double x = coord(own[i].pos, a);
+            const double x = coord(pos_of(s, own, i), a);
             ext[a] = fmax(ext[a], x);
             ext[3 + a] = fmax(ext[3 + a], -x);
         }
@@ -114,7 +127,7 @@ static sim_status place_cuts(space_backend *s, const body_rec *own, uint32_t n, 
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot allocate the slabs' histogram");
     }
     for (uint32_t i = 0; i < n; ++i) {
-        long b = (long)((coord(own[i].pos, axis) - lo) / width * SPACE_BINS);
+        long b = (long)((coord(pos_of(s, own, i), axis) - lo) / width * SPACE_BINS);
         bins[b < 0 ? 0 : b >= SPACE_BINS ? SPACE_BINS - 1 : b]++;
     }
     sim_status st =
@@ -158,7 +171,9 @@ static sim_status place_cuts(space_backend *s, const body_rec *own, uint32_t n, 
 }
 
 static int by_gid(const void *a, const void *b) {
-    const uint64_t x = ((const body_rec *)a)->gid, y = ((const body_rec *)b)->gid;
+    uint64_t x, y;
+    memcpy(&x, (const char *)a + offsetof(body_rec, gid), sizeof x);
+    memcpy(&y, (const char *)b + offsetof(body_rec, gid), sizeof y);
     return x < y ? -1 : x > y;
 }
 
@@ -218,14 +233,14 @@ static sim_status route(space_backend *s, void **items, size_t size, MPI_Datatyp
 
 /* Bodies to their owners, each contact's history with its body (cbody[k]: the index in mine of
  * contact k's); *own and *cown: this rank's, in the user's order. *mine and *cmine are freed. */
-static sim_status migrate(space_backend *s, body_rec **mine, uint32_t n, contact_rec **cmine,
-                          const uint32_t *cbody, uint64_t cn, body_rec **own, uint32_t *n_own,
+static sim_status migrate(space_backend *s, void **mine, uint32_t n, contact_rec **cmine,
+                          const uint32_t *cbody, uint64_t cn, void **own, uint32_t *n_own,
                           contact_rec **cown, uint64_t *cn_own, sim_error *err) {
     int *dest = malloc((n ? n : 1) * sizeof *dest);
     int *cdest = malloc((cn ? cn : 1) * sizeof *cdest);
     sim_status st = dest && cdest ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "cannot migrate");
     for (uint32_t i = 0; i < n && st == SIM_OK; ++i) {
-        dest[i] = owner_of(s, coord((*mine)[i].pos, s->axis));
+        dest[i] = owner_of(s, coord(pos_of(s, *mine, i), s->axis));
     }
     for (uint64_t k = 0; k < cn && st == SIM_OK; ++k) {
         cdest[k] = dest[cbody[k]];
@@ -233,7 +248,7 @@ static sim_status migrate(space_backend *s, body_rec **mine, uint32_t n, contact
     void *in = NULL, *cin = NULL;
     uint64_t total = 0, ctotal = 0;
     if (st == SIM_OK) {
-        st = route(s, (void **)mine, sizeof **mine, s->rec_type, dest, n, &in, &total, err);
+        st = route(s, mine, s->rec_size, s->rec_type, dest, n, &in, &total, err);
     }
     if (st == SIM_OK) {
         st = route(s, (void **)cmine, sizeof **cmine, s->contact_type, cdest, cn, &cin, &ctotal,
@@ -246,7 +261,7 @@ static sim_status migrate(space_backend *s, body_rec **mine, uint32_t n, contact
         free(cin);
         return st;
     }
-    qsort(in, total, sizeof(body_rec), by_gid);
+    qsort(in, total, s->rec_size, by_gid);
     qsort(cin, ctotal, sizeof(contact_rec), by_pair);
     *own = in;
     *n_own = (uint32_t)total;
@@ -311,8 +326,8 @@ static sim_status swap(space_backend *s, void *const *out, const uint32_t *nout,
 /* Sends each neighbour its ghosts from own (within one halo of its slab) with their contacts'
  * histories (cown, sorted by body as own is); *ghosts and *cghosts: those received. send_idx
  * holds indices into own until build_local makes them local. */
-static sim_status exchange_ghosts(space_backend *s, const body_rec *own, uint32_t n_own,
-                                  const contact_rec *cown, uint64_t cn_own, body_rec **ghosts,
+static sim_status exchange_ghosts(space_backend *s, const void *own, uint32_t n_own,
+                                  const contact_rec *cown, uint64_t cn_own, void **ghosts,
                                   uint32_t *n_ghost, contact_rec **cghosts, uint64_t *cn_ghost,
                                   sim_error *err) {
     find_neighbours(s);
@@ -321,7 +336,7 @@ static sim_status exchange_ghosts(space_backend *s, const body_rec *own, uint32_
     uint64_t *first = malloc(((size_t)n_own + 1) * sizeof *first); /* own i's contacts' start */
     sim_status st = first ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "no ghosts");
     for (uint32_t i = 0, c = 0; i <= n_own && st == SIM_OK; ++i) {
-        while (c < cn_own && (i == n_own || cown[c].gi < own[i].gid)) {
+        while (c < cn_own && (i == n_own || cown[c].gi < gid_of(s, own, i))) {
             ++c;
         }
         first[i] = c;
@@ -329,15 +344,16 @@ static sim_status exchange_ghosts(space_backend *s, const body_rec *own, uint32_
     for (int k = 0; k < s->nnbr && st == SIM_OK; ++k) {
         free(s->send_idx[k]);
         s->send_idx[k] = malloc((n_own ? n_own : 1) * sizeof *s->send_idx[k]);
-        body_rec *bo = malloc((n_own ? n_own : 1) * sizeof *bo);
+        char *bo = malloc((n_own ? n_own : 1) * s->rec_size);
         out[k] = bo;
         st = s->send_idx[k] && bo ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "no ghosts");
         uint32_t m = 0;
         uint64_t cm = 0;
         for (uint32_t i = 0; i < n_own && st == SIM_OK; ++i) {
-            if (slab_distance(s, coord(own[i].pos, s->axis), s->nbr[k]) < s->halo) {
+            if (slab_distance(s, coord(pos_of(s, own, i), s->axis), s->nbr[k]) < s->halo) {
                 s->send_idx[k][m] = i;
-                bo[m++] = own[i];
+                memcpy(bo + (size_t)m++ * s->rec_size, (const char *)own + (size_t)i * s->rec_size,
+                       s->rec_size);
                 cm += first[i + 1] - first[i];
             }
         }
@@ -356,7 +372,7 @@ static sim_status exchange_ghosts(space_backend *s, const body_rec *own, uint32_
     void *in = NULL, *cin = NULL;
     uint32_t total = 0;
     if (st == SIM_OK) {
-        st = swap(s, out, s->send_n, sizeof(body_rec), s->rec_type, 1, &in, s->recv_n, s->recv_off,
+        st = swap(s, out, s->send_n, s->rec_size, s->rec_type, 1, &in, s->recv_n, s->recv_off,
                   &total, err);
     }
     if (st == SIM_OK) {
@@ -448,10 +464,11 @@ static uint32_t local_of(const space_backend *s, uint64_t g) {
  * body); with_forces: the records' forces and torques replace the ones it computes (mid-run:
  * Verlet's, of the last half step). The records are freed (*ownp, *ghostsp NULL) before the
  * backend is built: they and its bodies are never held together. */
-static sim_status build_local(space_backend *s, body_rec **ownp, uint32_t n_own, body_rec **ghostsp,
+static sim_status build_local(space_backend *s, void **ownp, uint32_t n_own, void **ghostsp,
                               uint32_t n_ghost, const contact_rec *cont, uint64_t n_cont,
                               int with_forces, sim_error *err) {
-    const body_rec *own = *ownp, *ghosts = *ghostsp;
+    const void *own = *ownp, *ghosts = *ghostsp;
+    const size_t size = s->rec_size;
     const uint32_t n = n_own + n_ghost;
     if (n == 0) { /* a rank may own nothing for a moment (all its bodies left): no backend */
         return sim_fail(err, SIM_BAD_ARGUMENT, "rank %d owns no body: run on fewer ranks", s->rank);
@@ -478,24 +495,24 @@ static sim_status build_local(space_backend *s, body_rec **ownp, uint32_t n_own,
         return sim_fail(err, SIM_OUT_OF_MEMORY, "cannot hold %u bodies' indices", n);
     }
     for (uint32_t k = 0; k < n; ++k) {
-        order[k] = (slot_src){k < n_own ? own[k].gid : ghosts[k - n_own].gid, k};
+        order[k] = (slot_src){k < n_own ? gid_of(s, own, k) : gid_of(s, ghosts, k - n_own), k};
     }
     qsort(order, n, sizeof *order, by_slot_gid);
     for (uint32_t i = 0; i < n; ++i) {
         const uint32_t k = order[i].src;
-        const body_rec *r = k < n_own ? &own[k] : &ghosts[k - n_own];
-        st.pos[i] = r->pos;
-        st.vel[i] = r->vel;
-        st.spin[i] = r->spin;
-        s->gid[i] = r->gid;
+        const body_rec r = k < n_own ? rec_get(own, size, k) : rec_get(ghosts, size, k - n_own);
+        st.pos[i] = r.pos;
+        st.vel[i] = r.vel;
+        st.spin[i] = r.spin;
+        s->gid[i] = r.gid;
         s->is_own[i] = k < n_own;
         if (ft != NULL) {
-            ft[2 * (size_t)i] = r->force;
-            ft[2 * (size_t)i + 1] = r->torque;
+            ft[2 * (size_t)i] = r.force;
+            ft[2 * (size_t)i + 1] = r.torque;
         }
         if (k < n_own) {
             s->own[k] = i;
-            s->ref[k] = r->pos;
+            s->ref[k] = r.pos;
         } else {
             s->ghost[k - n_own] = i;
         }
@@ -564,7 +581,7 @@ static uint64_t partner_gid(const space_backend *s, uint32_t j) {
 /* This rank's share before a cut: *mine its bodies (initial != NULL: block [a, b) of the
  * initial state), *cmine their contacts' histories (friction only), cbody[k] the body in mine
  * of contact k. */
-static sim_status collect(space_backend *s, const sim_state *initial, body_rec **mine, uint32_t *n,
+static sim_status collect(space_backend *s, const sim_state *initial, void **mine, uint32_t *n,
                           contact_rec **cmine, uint32_t **cbody, uint64_t *cn, sim_error *err) {
     const int friction = sim_params_have_friction(&s->lp);
     const sim_vec3d zero = {0.0, 0.0, 0.0};
@@ -584,7 +601,7 @@ static sim_status collect(space_backend *s, const sim_state *initial, body_rec *
             count += fr->count[fr->last][s->own[k]];
         }
     }
-    *mine = malloc((*n ? *n : 1) * sizeof **mine);
+    *mine = malloc((*n ? *n : 1) * s->rec_size);
     *cmine = malloc((count ? count : 1) * sizeof **cmine);
     *cbody = malloc((count ? count : 1) * sizeof **cbody);
     *cn = count;
@@ -595,12 +612,13 @@ static sim_status collect(space_backend *s, const sim_state *initial, body_rec *
     if (initial != NULL) {
         const sim_vec4d none = {0.0, 0.0, 0.0, 0.0};
         for (uint32_t i = 0; i < *n; ++i) {
-            (*mine)[i] = (body_rec){initial->pos[a + i],
-                                    initial->vel[a + i],
-                                    initial->spin ? initial->spin[a + i] : none,
-                                    zero,
-                                    zero,
-                                    a + i};
+            const body_rec r = {.pos = initial->pos[a + i],
+                                .vel = initial->vel[a + i],
+                                .force = zero,
+                                .gid = a + i,
+                                .spin = initial->spin ? initial->spin[a + i] : none,
+                                .torque = zero};
+            rec_put(*mine, s->rec_size, i, &r);
         }
         for (uint64_t k = 0; k < initial->contact_count && friction; ++k) {
             const sim_state_contact *x = &initial->contacts[k];
@@ -618,9 +636,13 @@ static sim_status collect(space_backend *s, const sim_state *initial, body_rec *
     const sim_cpu_friction *fr = L->fric;
     for (uint32_t k = 0; k < *n; ++k) {
         const uint32_t i = s->own[k];
-        (*mine)[k] = (body_rec){
-            L->st.pos[i], L->st.vel[i], L->st.spin[i], L->force[i], fr ? fr->torque[i] : zero,
-            s->gid[i]};
+        const body_rec r = {.pos = L->st.pos[i],
+                            .vel = L->st.vel[i],
+                            .force = L->force[i],
+                            .gid = s->gid[i],
+                            .spin = L->st.spin[i],
+                            .torque = fr ? fr->torque[i] : zero};
+        rec_put(*mine, s->rec_size, k, &r);
         for (uint32_t q = 0; fr != NULL && q < fr->count[fr->last][i]; ++q) {
             const sim_cpu_slot *slot = &fr->table[fr->last][fr->row[i] + q];
             (*cbody)[c] = k;
@@ -634,7 +656,7 @@ static sim_status collect(space_backend *s, const sim_state *initial, body_rec *
 sim_status sim_space_recut(space_backend *s, const sim_state *initial, sim_error *err) {
     uint32_t n = 0;
     uint64_t cn = 0;
-    body_rec *mine = NULL;
+    void *mine = NULL;
     contact_rec *cmine = NULL;
     uint32_t *cbody = NULL;
     sim_status st = collect(s, initial, &mine, &n, &cmine, &cbody, &cn, err);
@@ -646,7 +668,7 @@ sim_status sim_space_recut(space_backend *s, const sim_state *initial, sim_error
     if (st == SIM_OK) {
         st = place_cuts(s, mine, n, err); /* the same verdict on every rank */
     }
-    body_rec *own = NULL, *ghosts = NULL;
+    void *own = NULL, *ghosts = NULL;
     contact_rec *cown = NULL, *cghosts = NULL;
     uint32_t n_own = 0, n_ghost = 0;
     uint64_t cn_own = 0, cn_ghost = 0;

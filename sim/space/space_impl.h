@@ -6,16 +6,37 @@
 #define SIM_SPACE_IMPL_H
 
 #include <mpi.h>
+#include <stddef.h>
+#include <string.h>
 
 #include "cpu/cpu_backend_impl.h"
 #include "space/space.h"
 
-/* A body on the move (migration, ghosts, gathers) [m, m/s, kg, rad/s, N, N m]. */
+/* A body on the move (migration, ghosts, gathers) [m, m/s, kg, N, rad/s, N m]. Migration and
+ * ghosts send records of s->rec_size bytes: without friction the first SPACE_REC_LEAN (spin and
+ * torque are friction's), a lean rank holding 96 bytes a body in transit rather than 152; read
+ * and written through rec_get and rec_put. Gathers send whole ones. */
 typedef struct {
-    sim_vec4d pos, vel, spin;
-    sim_vec3d force, torque;
+    sim_vec4d pos, vel;
+    sim_vec3d force;
     uint64_t gid; /* index in the user's order */
+    sim_vec4d spin;
+    sim_vec3d torque;
 } body_rec;
+
+#define SPACE_REC_LEAN offsetof(body_rec, spin)
+
+/* Record i of an array of records of size bytes (spin and torque zero in a lean one). */
+static inline body_rec rec_get(const void *base, size_t size, uint64_t i) {
+    body_rec r;
+    memset(&r, 0, sizeof r);
+    memcpy(&r, (const char *)base + i * size, size);
+    return r;
+}
+
+static inline void rec_put(void *base, size_t size, uint64_t i, const body_rec *r) {
+    memcpy((char *)base + i * size, r, size);
+}
 
 /* A ghost's state after a step, from its owner (spin and torque: friction's). */
 typedef struct {
@@ -39,7 +60,8 @@ typedef struct {
     sim_backend base;
     sim_backend *loc; /* own bodies [0, n_own), then ghosts */
     MPI_Comm comm;
-    MPI_Datatype rec_type, halo_type, contact_type;
+    MPI_Datatype rec_type, full_type, halo_type, contact_type; /* rec_type: rec_size bytes */
+    size_t rec_size; /* a record in migration and ghosts: sizeof(body_rec) or SPACE_REC_LEAN */
     int rank, world;
     sim_params lp;            /* the local backends' parameters: dt and skin made explicit */
     sim_backend_config lc;    /* one rank, no stop flag (the ranks stop together, backend.h) */
@@ -62,7 +84,7 @@ typedef struct {
     halo_rec *sbuf[MAX_NBR], *rbuf[MAX_NBR];
     /* The first cut's bodies, waiting for the first use to build the backend (sim_space_ready):
      * the session lets the whole initial state go in between. */
-    body_rec *pend_own, *pend_ghosts;
+    void *pend_own, *pend_ghosts; /* records of rec_size bytes */
     contact_rec *pend_cont;
     uint32_t pend_n_own, pend_n_ghost;
     uint64_t pend_n_cont;
