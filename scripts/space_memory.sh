@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
     --ranks) ranks="$2" ;;
     --steps) steps="$2" ;;
     --scene) scene="$2" ;;
-    --label) label="$2" ;;
+    --label) label="${2//,/;}" ;; # a CSV field
     --out) out="$2" ;;
     *) echo "space_memory.sh: unknown option $1" >&2; exit 2 ;;
   esac
