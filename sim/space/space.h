@@ -36,6 +36,12 @@ sim_status sim_space_check(const sim_backend_config *c, const sim_params *p, sim
 sim_status sim_space_backend_create(const sim_backend_config *c, const sim_params *p,
                                     const sim_state *s, sim_backend **out, sim_error *err);
 
+/* The state saved to path as one rank's sim_state_save would (the user's order, forces and
+ * histories), rank 0 writing it as the others send it a range of bodies at a time: no process
+ * holds all N. Collective; every rank returns the same status. */
+sim_status sim_space_save_state(sim_backend *b, const char *path, const sim_params *p,
+                                sim_error *err);
+
 /* sim_backend_sum_over_processes of a spatial split: an all-reduce over the ranks. */
 sim_status sim_space_sum_over_processes(sim_backend *b, double *v, size_t count, sim_error *err);
 

@@ -94,7 +94,7 @@ static void add_timing(sim_frame_timing *t, const sim_frame_timing *s, int first
 
 /* The backend built if it waits (collective); after a failed cut every rank has dropped its
  * backend (sim_space_recut): the same refusal everywhere, no collective. */
-static sim_status lost(space_backend *s, sim_error *err) {
+sim_status sim_space_usable(space_backend *s, sim_error *err) {
     if (s->pending) {
         SIM_TRY(sim_space_ready(s, err));
         snprintf(s->base.device_name, sizeof s->base.device_name, "%.80s: rank %d of %d in space",
@@ -108,7 +108,7 @@ static sim_status lost(space_backend *s, sim_error *err) {
 
 static sim_status space_run_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
     space_backend *s = space_of(b);
-    SIM_TRY(lost(s, err));
+    SIM_TRY(sim_space_usable(s, err));
     const int steps = s->base.params.steps_per_frame;
     memset(t, 0, sizeof *t);
     for (int k = 0; k < steps; ++k) {
@@ -243,7 +243,7 @@ static sim_status atm_energy(const space_backend *s, double *e, sim_error *err) 
  * across a cut half on each of its ranks, one between two ghosts not at all. */
 static sim_status space_energy(sim_backend *b, sim_energy *e, sim_error *err) {
     space_backend *s = space_of(b);
-    SIM_TRY(lost(s, err));
+    SIM_TRY(sim_space_usable(s, err));
     cpu_backend *L = sim_cpu_of(s->loc);
     double v[7] = {0.0};
     for (uint32_t k = 0; k < s->n_own; ++k) {
@@ -393,8 +393,7 @@ static sim_status take_bodies(void *ctx, const void *buf, uint32_t m, sim_error 
     return SIM_OK;
 }
 
-/* This rank's histories (its own bodies' rows), packed once for the gather. */
-static contact_rec *own_histories(const space_backend *s, uint64_t *count) {
+contact_rec *sim_space_own_histories(const space_backend *s, uint64_t *count) {
     const cpu_backend *L = sim_cpu_of_const(s->loc);
     const sim_cpu_friction *fr = L->fric;
     uint64_t n = 0;
@@ -412,6 +411,9 @@ static contact_rec *own_histories(const space_backend *s, uint64_t *count) {
                                                            : s->gid[j],
                                     slot->h.xi, slot->h.roll};
         }
+    }
+    if (c != NULL) {
+        qsort(c, n, sizeof *c, sim_space_by_pair);
     }
     *count = n;
     return c;
@@ -440,18 +442,13 @@ static sim_status take_contacts(void *ctx, const void *buf, uint32_t m, sim_erro
     return SIM_OK;
 }
 
-static int by_pair(const void *a, const void *b) {
-    const contact_rec *x = a, *y = b;
-    return x->gi != y->gi ? (x->gi < y->gi ? -1 : 1) : (x->gj < y->gj ? -1 : x->gj > y->gj);
-}
-
 /* The state gathered to rank 0, bodies then (friction) the histories in the user's order, as
  * one rank's backend reads them (by body, then partner). Collective: every rank calls it (out
  * is written on rank 0 only). */
 static sim_status space_read_state(sim_backend *b, sim_state *out, sim_vec3d *forces,
                                    sim_error *err) {
     space_backend *s = space_of(b);
-    SIM_TRY(lost(s, err));
+    SIM_TRY(sim_space_usable(s, err));
     gathered g = {out, forces, NULL, 0, 0};
     SIM_TRY(gather(s, s->n_own, sizeof(body_rec), s->full_type, pack_bodies, NULL, take_bodies, &g,
                    err));
@@ -462,14 +459,14 @@ static sim_status space_read_state(sim_backend *b, sim_state *out, sim_vec3d *fo
         return SIM_OK;
     }
     uint64_t n = 0;
-    contact_rec *mine = own_histories(s, &n);
+    contact_rec *mine = sim_space_own_histories(s, &n);
     SIM_TRY(sim_space_agree(
         s, mine ? SIM_OK : sim_fail(err, SIM_OUT_OF_MEMORY, "cannot pack the histories"), err));
     sim_status st = gather(s, n, sizeof(contact_rec), s->contact_type, pack_contacts, mine,
                            take_contacts, &g, err);
     free(mine);
     if (st == SIM_OK && s->rank == 0) {
-        qsort(g.contacts, g.count, sizeof *g.contacts, by_pair);
+        qsort(g.contacts, g.count, sizeof *g.contacts, sim_space_by_pair);
         st = sim_state_set_contact_count(out, g.count, err);
         for (uint64_t k = 0; k < g.count && st == SIM_OK; ++k) {
             const contact_rec *c = &g.contacts[k];
@@ -649,7 +646,7 @@ sim_status sim_space_backend_create(const sim_backend_config *c, const sim_param
         return st;
     }
     snprintf(s->base.device_name, sizeof s->base.device_name, "CPU: rank %d of %d in space", rank,
-             world); /* the threads named once the backend is built (lost) */
+             world); /* the threads named once the backend is built (sim_space_usable) */
     *out = &s->base;
     return SIM_OK;
 }
@@ -677,6 +674,11 @@ void sim_space_balance(const sim_backend *b, char *out, size_t cap) {
 }
 
 #else /* no MPI */
+
+sim_status sim_space_save_state(sim_backend *b, const char *path, const sim_params *p,
+                                sim_error *err) {
+    return sim_fail(err, SIM_UNSUPPORTED, "no MPI in this build");
+}
 
 int sim_space_available(void) {
     return 0;

@@ -177,7 +177,7 @@ static int by_gid(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static int by_pair(const void *a, const void *b) {
+int sim_space_by_pair(const void *a, const void *b) {
     const contact_rec *x = a, *y = b;
     return x->gi != y->gi ? (x->gi < y->gi ? -1 : 1) : (x->gj < y->gj ? -1 : x->gj > y->gj);
 }
@@ -262,7 +262,7 @@ static sim_status migrate(space_backend *s, void **mine, uint32_t n, contact_rec
         return st;
     }
     qsort(in, total, s->rec_size, by_gid);
-    qsort(cin, ctotal, sizeof(contact_rec), by_pair);
+    qsort(cin, ctotal, sizeof(contact_rec), sim_space_by_pair);
     *own = in;
     *n_own = (uint32_t)total;
     *cown = cin;

@@ -123,6 +123,14 @@ sim_status sim_space_ready(space_backend *s, sim_error *err);
 /* The largest displacement an own body may have after the next drift since the last cut [m]. */
 double sim_space_displacement_bound(const space_backend *s);
 
+/* The backend built if it waits (sim_space_ready); SIM_IO, alike on every rank, when a failed
+ * cut left none. Collective when it builds. */
+sim_status sim_space_usable(space_backend *s, sim_error *err);
+/* This rank's histories (its own bodies' rows) as records, sorted by (gi, gj); NULL: no memory. */
+contact_rec *sim_space_own_histories(const space_backend *s, uint64_t *count);
+/* qsort's order of contact_rec: by gi, then gj. */
+int sim_space_by_pair(const void *a, const void *b);
+
 /* The history of local body i (the larger user index) with local partner j or wall code j, from
  * the last completed step's table; zero when there is none (sim_cpu_friction's lookup). */
 sim_contact_history_d sim_space_history(const cpu_backend *L, uint32_t i, uint32_t j);
