@@ -148,16 +148,20 @@ refused 2 "needs culled contacts" 3 --scene gas --n 200 --cull off --frames 1
 refused 2 "replicates over threads" 2 --decompose replicate --scene gas --n 200 --frames 1
 
 # A rank that fails mid-run (a body of the pile thrown out of the box at its 316th step): every
-# rank stops at that step with one line and one rank's exit status, none left waiting.
+# rank stops at that step with one line and one rank's exit status, none left waiting; the
+# body's owner says what one rank says (the body by its user index, the step since set-up), the
+# others name that rank.
 thrown="--scene pile --n 999 --gravity 0,-50000,0 --triplets off --frames 4 --steps-per-frame 100"
-"$nbsim" --backend cpu --threads 1 --quiet $thrown >/dev/null 2>&1
+"$nbsim" --backend cpu --threads 1 --quiet $thrown >/dev/null 2>one_err.txt
 want=$?
 rm -f rank_err.* rank_exit.*
 timeout 60 mpiexec -n 3 sh -c '"$0" "$@" >/dev/null 2>"rank_err.$$"; echo $? >"rank_exit.$$"' \
   "$nbsim" --backend cpu --threads 1 --quiet --decompose space $thrown </dev/null >/dev/null 2>&1
 if [ "$want" -ne 0 ] && [ "$(ls rank_exit.* | wc -l)" -eq 3 ] &&
    [ "$(sort -u rank_exit.*)" = "$want" ] && [ "$(cat rank_err.* | wc -l)" -eq 3 ] &&
-   [ "$(cat rank_err.* | grep -c '^nbsim: simulation stopped at frame 4')" -eq 3 ]; then
+   [ "$(cat rank_err.* | grep -c '^nbsim: simulation stopped at frame 4')" -eq 3 ] &&
+   [ "$(cat rank_err.* | grep -cxF -- "$(cat one_err.txt)")" -eq 1 ] &&
+   [ "$(cat rank_err.* | grep -c 'rank [0-2] failed at step 16 of the frame')" -eq 2 ]; then
   ok
 else
   fail "a rank failing mid-run: one rank exits $want, the ranks $(cat rank_exit.* | tr '\n' ' ')" \

@@ -106,6 +106,47 @@ sim_status sim_space_usable(space_backend *s, sim_error *err) {
                                      "cut (its message said why)");
 }
 
+/* Body k of the local backend NaN or past the escape limit (its check_blowup's test). */
+static int blown(const cpu_backend *L, uint32_t i) {
+    const double limit = SIM_ESCAPE_FACTOR * L->base.params.box_half;
+    const sim_vec4d p = L->st.pos[i];
+    return !(fabs(p.x) <= limit && fabs(p.y) <= limit && fabs(p.z) <= limit);
+}
+
+/* A local step stopped SIM_UNSTABLE (st): the local backend names its own index and step
+ * count, so an own body that blew up is named again as one rank names it (user index, steps
+ * since set-up; cpu_backend.c's check_blowup's words); a ghost that did is its owner's to report
+ * (its state is the owner's: the owner stops at the same step), so this rank goes on to the
+ * step's agreement. Anything else (a friction row overflowing) stands as it is. */
+static sim_status name_blowup(space_backend *s, sim_status st, int frame_step, sim_error *err) {
+    const cpu_backend *L = sim_cpu_of_const(s->loc);
+    if (st != SIM_UNSTABLE) {
+        return st;
+    }
+    int ghost = 0;
+    for (uint32_t i = 0; i < s->n_own + s->n_ghost; ++i) {
+        if (!blown(L, i)) {
+            continue;
+        }
+        if (!s->is_own[i]) {
+            ghost = 1;
+            continue;
+        }
+        const sim_vec4d p = L->st.pos[i];
+        const unsigned long long step = s->steps_done + 1, body = s->gid[i];
+        if (isnan(p.x) || isnan(p.y) || isnan(p.z)) {
+            return sim_fail(err, SIM_UNSTABLE,
+                            "frame step %d (step %llu): body %llu has NaN position", frame_step,
+                            step, body);
+        }
+        return sim_fail(err, SIM_UNSTABLE,
+                        "frame step %d (step %llu): body %llu left the box (x=%g, y=%g, z=%g; "
+                        "walls at +-%g): the time step %g s is too large for these speeds",
+                        frame_step, step, body, p.x, p.y, p.z, L->base.params.box_half, L->dt);
+    }
+    return ghost ? SIM_OK : st;
+}
+
 static sim_status space_run_frame(sim_backend *b, sim_frame_timing *t, sim_error *err) {
     space_backend *s = space_of(b);
     SIM_TRY(sim_space_usable(s, err));
@@ -114,7 +155,8 @@ static sim_status space_run_frame(sim_backend *b, sim_frame_timing *t, sim_error
     for (int k = 0; k < steps; ++k) {
         sim_frame_timing one;
         memset(&one, 0, sizeof one);
-        sim_status st = sim_backend_run_frame(s->loc, &one, err);
+        sim_status st = name_blowup(s, sim_backend_run_frame(s->loc, &one, err), k + 1, err);
+        s->steps_done++;
         const double t0 = now_ms();
         /* always exchanged, so that a rank that failed still meets its neighbours' messages */
         const sim_status hs = sim_space_halo_update(s, err);

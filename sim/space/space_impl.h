@@ -91,6 +91,7 @@ typedef struct {
     int pending;
     double centre[3]; /* the bodies' mean position at the last energies */
     uint64_t cuts_made;
+    uint64_t steps_done; /* steps since set-up (the local backends count since their cut) */
     /* own min, own max, ghosts min, ghosts max over the ranks; the largest peak resident
      * memory [bytes] and the largest per own body */
     double bal[6];
