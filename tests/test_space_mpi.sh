@@ -75,6 +75,7 @@ check_on "2 3 8" "friction periodic" --scene gas --n 1003 --box 10.8 --periodic 
 atm="--scene gas --n 3000 --box 20 --atm-cutoff 2.2 --atm-nu 20 --triplets on --frames 4
   --steps-per-frame 50"
 check_on "2 3 4 8" "ATM cut-off" $atm
+check_on "3" "ATM cut-off periodic" $atm --periodic xyz # triples across the period
 
 # A split run's save is written by rank 0 as the ranks send it ranges of 65,536 bodies (no
 # process holds all N): one rank's file byte for byte, over two ranges of bodies and of springs
