@@ -393,9 +393,9 @@ static const app_option_row rows[] = {
      "share of the tile pairs / triples (pays for --cull off and all triples,\n"
      "whose work is N^2 or N^3); space: each owns one slab of the box and\n"
      "its neighbours' bodies within reach (pays for culled contacts, whose\n"
-     "work and memory then split; the CPU backend over mpirun -np R, no\n"
-     "friction or triplets yet). auto (default): space for --backend cpu\n"
-     "over processes, replicate for GPUs",
+     "work and memory then split; the CPU backend over mpirun -np R, with\n"
+     "or without friction, triplets with --atm-cutoff). auto (default): space for\n"
+     "--backend cpu over processes, replicate for GPUs",
      set_decompose, 0},
     {NULL, NULL, "Runs and their outputs:", NULL, 0},
     {"--frames", "F", "run F frames (1..1000000000) without a window, then exit", set_frames,

@@ -23,8 +23,9 @@
  * wall per axis: its radius is at most box_half). A body with more contacts than that stops the
  * run (SIM_UNSTABLE naming it) instead of losing a history.
  *
- * Several ranks: friction is refused before any work (backend.c): the histories live in one
- * process's tables. */
+ * Several ranks: replicas refuse friction before any work (backend.c): the histories live in
+ * one process's tables. The split in space (sim/space/) gives each rank a backend of its own
+ * bodies and ghosts in the user's order and moves the rows between them. */
 #ifndef SIM_CPU_FRICTION_H
 #define SIM_CPU_FRICTION_H
 

@@ -7,6 +7,7 @@
 #include "nbsim/trajectory.h"
 
 #include "nbsim/output_file.h"
+#include "io/state_write.h"
 #include "nbsim/params.h"
 #include "physics/physics.h"
 
@@ -762,14 +763,17 @@ static void write_params(FILE *f, const sim_params *p) {
 }
 
 /* Errors show in ferror(f); sim_output_commit reports them with their cause. */
-static void write_all(FILE *f, const sim_params *p, const sim_state *st, const sim_vec3d *forces) {
-    fprintf(f, "# nbsim state: %u bodies", st->n);
+void sim_state_write_head(FILE *f, const sim_params *p, uint32_t n, int forces) {
+    fprintf(f, "# nbsim state: %u bodies", n);
 #ifdef NBSIM_VERSION
     fprintf(f, ", written by nbsim %s", NBSIM_VERSION);
 #endif
     fprintf(f, "\n# format: assets/README.md; mass = density * 4/3 pi radius^3\n");
     write_params(f, p);
     fprintf(f, "x y z vx vy vz radius density wx wy wz%s\n", forces ? " fx fy fz" : "");
+}
+
+int sim_state_write_bodies(FILE *f, const sim_state *st, const sim_vec3d *forces) {
     for (uint32_t i = 0; i < st->n; ++i) {
         const sim_vec4d x = st->pos[i], v = st->vel[i];
         const sim_vec3d w = sim_state_spin(st, i);
@@ -780,18 +784,22 @@ static void write_all(FILE *f, const sim_params *p, const sim_state *st, const s
             fprintf(f, " %.17g %.17g %.17g", forces[i].x, forces[i].y, forces[i].z);
         }
         if (fputc('\n', f) == EOF) {
-            return;
+            return -1;
         }
     }
-    if (st->contact_count == 0) {
-        return;
-    }
+    return 0;
+}
+
+void sim_state_write_contacts_head(FILE *f, uint64_t count) {
     /* Friction's histories: what a resumed run needs to go on with the same springs. */
     fprintf(f, "# %llu contacts' springs [m] (friction): body i, body j < i or a wall, as seen "
                "from i\n%s\n",
-            (unsigned long long)st->contact_count, contact_header);
-    for (uint64_t k = 0; k < st->contact_count; ++k) {
-        const sim_state_contact *c = &st->contacts[k];
+            (unsigned long long)count, contact_header);
+}
+
+int sim_state_write_contacts(FILE *f, const sim_state_contact *contacts, uint64_t count) {
+    for (uint64_t k = 0; k < count; ++k) {
+        const sim_state_contact *c = &contacts[k];
         char j[16];
         if (SIM_CONTACT_IS_WALL(c->j)) {
             snprintf(j, sizeof j, "%s", wall_names[SIM_CONTACT_WALL_INDEX(c->j)]);
@@ -800,9 +808,19 @@ static void write_all(FILE *f, const sim_params *p, const sim_state *st, const s
         }
         if (fprintf(f, "%u %s %.17g %.17g %.17g %.17g %.17g %.17g\n", c->i + 1u, j, c->xi.x,
                     c->xi.y, c->xi.z, c->roll.x, c->roll.y, c->roll.z) < 0) {
-            return;
+            return -1;
         }
     }
+    return 0;
+}
+
+static void write_all(FILE *f, const sim_params *p, const sim_state *st, const sim_vec3d *forces) {
+    sim_state_write_head(f, p, st->n, forces != NULL);
+    if (sim_state_write_bodies(f, st, forces) != 0 || st->contact_count == 0) {
+        return;
+    }
+    sim_state_write_contacts_head(f, st->contact_count);
+    (void)sim_state_write_contacts(f, st->contacts, st->contact_count);
 }
 
 sim_status sim_state_save(const char *path, const sim_params *params, const sim_state *state,

@@ -662,7 +662,7 @@ static sim_status settle_friction(sim_session *s, sim_error *err) {
         snprintf(from, sizeof from, "friction %g, rolling friction %g in %s", p->friction,
                  p->rolling_friction, s->scene[0] ? s->scene : o->scene);
     }
-    if (s->config.multi.world > 1) {
+    if (s->config.multi.world > 1 && !s->config.multi.space) { /* space moves the histories */
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         "%s: friction runs on one rank (its contact histories live in one "
                         "process); drop --gpus / --rank / --world",
@@ -797,6 +797,14 @@ static void plan_backend_memory(sim_session *s) {
     sim_memory_plan_cuda(st->n, c, &s->params, r_min, r_max, cells, plan);
 }
 
+/* The initial state's bodies freed, its n kept: a run split in space has each rank keep its own
+ * bodies, so that no rank holds all N past set-up (a reset loads the scene again). */
+static void drop_initial_bodies(sim_state *st) {
+    const uint32_t n = st->n;
+    sim_state_free(st);
+    st->n = n;
+}
+
 sim_status sim_session_start(sim_session *s, sim_error *err) {
     SIM_ASSERT(s->backend == NULL);
     const sim_status st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
@@ -808,6 +816,9 @@ sim_status sim_session_start(sim_session *s, sim_error *err) {
         s->info.step_estimate_ms = sim_step_estimate_ms(
             s->backend, rebuild_every(&s->initial, &s->params, s->backend->nlist_skin));
         plan_backend_memory(s);
+        if (s->config.multi.space) { /* each rank holds its own bodies now (issue 40: memory) */
+            drop_initial_bodies(&s->initial);
+        }
     }
     sim_session_refresh(s);
     return st;

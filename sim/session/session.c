@@ -130,11 +130,8 @@ sim_status sim_session_agree_stop(sim_session *s, int *signal, int *failed, sim_
 }
 
 sim_status sim_session_save_state(sim_session *s, const char *path, sim_error *err) {
-    if (s->config.multi.space && s->config.multi.rank != 0) {
-        /* split in space: every rank sends its bodies to rank 0, which alone holds all N */
-        sim_state none = {0};
-        none.n = s->initial.n;
-        return sim_backend_read_state(s->backend, &none, NULL, err);
+    if (s->config.multi.space) { /* rank 0 writes as the ranks send ranges: none holds all N */
+        return sim_space_save_state(s->backend, path, &s->params, err);
     }
     sim_state state = {0};
     sim_status st = sim_state_alloc(&state, s->initial.n, err);

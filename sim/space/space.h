@@ -3,15 +3,16 @@
  * rank owns the bodies of one slab of the box, cut along the axis where the bodies spread
  * furthest at places that give every rank as many bodies (a histogram summed over the ranks),
  * and keeps ghost copies of the bodies of its neighbours within one halo of its faces (the
- * contact reach plus a skin; across periodic faces too). A CPU backend of its own (sim/cpu/)
- * steps own bodies and ghosts alike; space_backend.c says why the ghosts then need only be
- * overwritten with their owners' state after each step. The slabs are cut again, and bodies
- * migrate to their new owners, when some body may have moved half the halo's skin since the
- * last cut: the ranks agree on that with one all-reduce of two numbers per step.
+ * contact reach or the ATM cut-off, the larger, plus a skin; across periodic faces too). A CPU
+ * backend of its own (sim/cpu/) steps own bodies and ghosts alike; space_backend.c says why the
+ * ghosts then need only be overwritten with their owners' state after each step. The slabs are cut
+ * again, and bodies migrate to their new owners, when some body may have moved half the halo's skin
+ * since the last cut: the ranks agree on that with one all-reduce of two numbers per step.
  *
- * Runs: `mpirun -np R nbsim --backend cpu --decompose space` (a build with MPI). Contacts
- * without friction, walls, gravity and periodic axes; friction and triplet forces are refused
- * (sim_space_check). */
+ * Runs: `mpirun -np R nbsim --backend cpu --decompose space` (a build with MPI). Contacts with
+ * and without friction (the springs migrate with their bodies: space_cut.c), walls, gravity and
+ * periodic axes, and the ATM cut-off (ghosts as deep as the cut-off); triplet forces without a
+ * cut-off are refused (sim_space_check). */
 #ifndef SIM_SPACE_H
 #define SIM_SPACE_H
 
@@ -35,6 +36,12 @@ sim_status sim_space_check(const sim_backend_config *c, const sim_params *p, sim
 sim_status sim_space_backend_create(const sim_backend_config *c, const sim_params *p,
                                     const sim_state *s, sim_backend **out, sim_error *err);
 
+/* The state saved to path as one rank's sim_state_save would (the user's order, forces and
+ * histories), rank 0 writing it as the others send it a range of bodies at a time: no process
+ * holds all N. Collective; every rank returns the same status. */
+sim_status sim_space_save_state(sim_backend *b, const char *path, const sim_params *p,
+                                sim_error *err);
+
 /* sim_backend_sum_over_processes of a spatial split: an all-reduce over the ranks. */
 sim_status sim_space_sum_over_processes(sim_backend *b, double *v, size_t count, sim_error *err);
 
@@ -43,7 +50,8 @@ sim_status sim_space_sum_over_processes(sim_backend *b, double *v, size_t count,
 double sim_space_mean_height(const sim_backend *b, double ux, double uy, double uz);
 
 /* One line on the ranks' balance (own bodies and ghosts, least and most over the ranks, the
- * slab cuts so far), as of the last frame; "" for another backend. */
+ * slab cuts so far, the largest peak resident memory and per own body), as of the last frame;
+ * "" for another backend. */
 void sim_space_balance(const sim_backend *b, char *out, size_t cap);
 
 #ifdef __cplusplus
