@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "nbsim/insert.h"
 #include "nbsim/params.h"
 
 #ifdef __cplusplus
@@ -95,6 +96,10 @@ typedef struct {
      * "FILE:LINE: ..." each, '\n'-separated, appended to warnings[0 .. warnings_cap). */
     char *warnings;
     size_t warnings_cap;
+    /* The insertion keys (insert.h) into *insert, which then says which the file gave; the file
+     * may then hold no bodies (the caller refuses that without an insertion). NULL: those keys
+     * are unknown, and a file needs bodies. */
+    sim_inserter *insert;
 } sim_scene_load_options;
 
 /* sim_scene_load with options (NULL: none). */
@@ -119,6 +124,12 @@ sim_status sim_scene_check_bodies(const sim_state *state, const sim_params *para
  * `path`, so readers never see a half-written file. */
 sim_status sim_state_save(const char *path, const sim_params *params, const sim_state *state,
                           const sim_vec3d *forces, sim_error *err);
+/* The same with an insertion's settings and progress (NULL or off: none), for a run resumed from
+ * the file to insert what the uninterrupted run would have. A state with no bodies is written
+ * only with an insertion. */
+sim_status sim_state_save_insert(const char *path, const sim_params *params,
+                                 const sim_state *state, const sim_vec3d *forces,
+                                 const sim_inserter *insert, sim_error *err);
 
 /* Mass [kg] of a sphere of radius r [m] and density rho [kg/m^3]. */
 double sim_sphere_mass(double radius, double density);
