@@ -280,10 +280,13 @@ sim_status sim_session_memory_plan(const sim_session_config *c, sim_memory_plan 
         n = c->bodies->n;
     } else if (n == 0 && sim_scene_is_builtin(c->scene)) {
         n = builtin_default_n(c->scene);
-    } else if (n == 0) { /* a file: its bodies counted */
+    } else if (n == 0) { /* a file: its bodies counted (as it starts: an insertion adds more) */
         sim_params p = c->params;
         sim_state st = {0};
-        SIM_TRY(sim_scene_load(c->scene, &p, &st, err));
+        sim_inserter ins;
+        memset(&ins, 0, sizeof ins);
+        const sim_scene_load_options load = {.insert = &ins};
+        SIM_TRY(sim_scene_load_with(c->scene, &load, &p, &st, err));
         n = st.n;
         sim_state_free(&st);
     }
