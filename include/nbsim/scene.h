@@ -18,10 +18,12 @@
  * atm_nu [J m^9], atm_cutoff [m] (0 = none), triplets (0/1), steps_per_frame (>= 1). Keys not
  * given keep the caller's values. The header may add `fx fy fz` (saved states carry the last
  * force per body); loading reads and ignores those columns, so a saved state can be resumed.
- * Columns are separated by blanks. mass = density * 4/3 pi radius^3 [kg]. Every sphere must have
- * radius > 0, density > 0 and its centre inside the box; a saved state (with fx fy fz) may hold
- * centres up to SIM_ESCAPE_FACTOR x box_half (physics.h), where a run pushed a body into a wall
- * without blowing up, so that every state nbsim saves loads back. */
+ * Insertion keys (insert, insert_rate, ...: insert.h) are read where the caller asks for them
+ * (sim_scene_load_options.insert). Columns are separated by blanks. mass = density * 4/3 pi
+ * radius^3 [kg]. Every sphere must have radius > 0, density > 0 and its centre inside the box; a
+ * saved state (with fx fy fz) may hold centres up to SIM_ESCAPE_FACTOR x box_half (physics.h),
+ * where a run pushed a body into a wall without blowing up, so that every state nbsim saves loads
+ * back. */
 #ifndef SIM_SCENE_H
 #define SIM_SCENE_H
 

@@ -46,8 +46,9 @@ void sim_session_refresh(sim_session *s) {
     s->insertion[0] = '\0';
     if (d->shape != SIM_INSERT_OFF) {
         snprintf(s->insertion, sizeof s->insertion,
-                 "%llu bodies inserted in %llu batches, one every %.6g s; %llu found no room; %s",
-                 (unsigned long long)pr->inserted, (unsigned long long)pr->batches, pr->interval,
+                 "%llu bodies inserted in %llu batch%s, one every %.6g s; %llu found no room; %s",
+                 (unsigned long long)pr->inserted, (unsigned long long)pr->batches,
+                 pr->batches == 1 ? "" : "es", pr->interval,
                  (unsigned long long)(pr->planned - pr->inserted),
                  sim_insert_done(d, pr) ? "stopped" : "going on");
     }
