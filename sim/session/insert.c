@@ -261,6 +261,25 @@ static uint64_t most_bodies(const sim_insert_def *d, const sim_insert_progress *
     return bodies > 0.0 ? (bodies < 4e9 ? (uint64_t)bodies : (uint64_t)4e9) : 0u;
 }
 
+/* A full batch's remaining bodies, drawn as dropped without a place tried or a radius drawn: a
+ * rate far above what the region holds costs no more than filling it. In mass, their number is
+ * the remaining mass over a body of the distribution's middle radius. */
+static void drop_rest(const sim_insert_def *d, sim_insert_progress *pr, double target,
+                      uint64_t *wanted) {
+    double rest = 0.0;
+    if (d->rate_mass) {
+        const double r =
+            d->radii == SIM_INSERT_LOGNORMAL ? exp(d->radius_a) : 0.5 * (d->radius_a + d->radius_b);
+        rest = ceil((target - pr->planned_mass) / sim_sphere_mass(r, d->density));
+        pr->planned_mass = target;
+    } else {
+        rest = ceil(target) - (double)pr->planned;
+    }
+    const uint64_t n = rest > 0.0 ? (uint64_t)rest : 0u;
+    pr->planned += n;
+    *wanted += n;
+}
+
 sim_status sim_insert_place(const sim_insert_def *d, sim_insert_progress *pr, const sim_params *p,
                             uint32_t max_n, sim_state *state, uint64_t *wanted, uint64_t *placed,
                             sim_error *err) {
@@ -283,13 +302,22 @@ sim_status sim_insert_place(const sim_insert_def *d, sim_insert_progress *pr, co
     if (room > (uint64_t)(max_n - n0)) {
         room = max_n - n0;
     }
+    double r_min = 0.0, r_max = 0.0;
+    sim_insert_radius_range(d, &r_min, &r_max);
+    /* no more spheres fit the region than its volume holds of the smallest */
+    const double volume =
+        d->shape == SIM_INSERT_CYLINDER
+            ? 0.5 * TWO_PI * d->cyl_radius * d->cyl_radius * (d->hi[d->axis] - d->lo[d->axis])
+            : (d->hi[0] - d->lo[0]) * (d->hi[1] - d->lo[1]) * (d->hi[2] - d->lo[2]);
+    const double fits = floor(volume / (2.0 / 3.0 * TWO_PI * r_min * r_min * r_min)) + 1.0;
+    if (fits < (double)room) {
+        room = (uint64_t)fits;
+    }
     /* the grown arrays, the old bodies first */
     sim_state grown;
     SIM_TRY(sim_state_alloc(&grown, (uint32_t)(n0 + room), err));
     grown.n = n0;
     sim_state_copy_bodies(&grown, state);
-    double r_min = 0.0, r_max = 0.0;
-    sim_insert_radius_range(d, &r_min, &r_max);
     const double reach = r_max + fmax(r_max, sim_state_max_radius(state));
     grid g;
     sim_status st = grid_make(&g, p, reach, (size_t)n0 + room, err);
@@ -307,18 +335,21 @@ sim_status sim_insert_place(const sim_insert_def *d, sim_insert_progress *pr, co
              * make up for it), since a backend needs a body */
             target = (double)pr->planned + 1.0;
         }
+        uint32_t misses = 0; /* bodies in a row that found no place */
         while ((d->rate_mass ? pr->planned_mass < target : (double)pr->planned < target) &&
                !(d->stop_count > 0 && pr->inserted >= d->stop_count)) {
+            if (grown.n >= n0 + room || misses >= SIM_INSERT_FULL_MISSES) {
+                drop_rest(d, pr, target, wanted); /* full: the rest untried, at once */
+                break;
+            }
             const uint64_t body = pr->planned;
             const double r = body_radius(d, body);
             const double m = sim_sphere_mass(r, d->density);
-            if (grown.n >= n0 + room) { /* the run's most bodies, or the count's */
-                break;
-            }
             pr->planned++;
             pr->planned_mass += m;
             ++*wanted;
-            for (uint64_t a = 0; a < SIM_INSERT_ATTEMPTS; ++a) {
+            int placed_it = 0;
+            for (uint64_t a = 0; a < SIM_INSERT_ATTEMPTS && !placed_it; ++a) {
                 double c[3];
                 body_place(d, body, a, r, c);
                 if (!overlaps(&g, grown.pos, c, r)) {
@@ -328,9 +359,10 @@ sim_status sim_insert_place(const sim_insert_def *d, sim_insert_progress *pr, co
                     grid_add(&g, grown.pos, (int32_t)i);
                     pr->inserted++;
                     ++*placed;
-                    break;
+                    placed_it = 1;
                 }
             }
+            misses = placed_it ? 0 : misses + 1;
         }
         pr->batches++;
     }

@@ -9,6 +9,9 @@
 
 /* Attempts at a free place per body before it is given up (LAMMPS's fix pour tries 50 too). */
 #define SIM_INSERT_ATTEMPTS 50
+/* Bodies in a row that found no place before a batch counts its region full and drops the rest
+ * of its bodies untried: a rate far above what the region holds costs no more than filling it. */
+#define SIM_INSERT_FULL_MISSES 100
 
 /* The time between batches [s]: as fix pour does, the time a body inserted at the region's top
  * takes to leave its bottom, falling from the insertion velocity under gravity (without gravity,
@@ -25,8 +28,9 @@ int sim_insert_done(const sim_insert_def *d, const sim_insert_progress *pr);
 
 /* Places every batch due: its bodies appended to *state (grown; contacts kept), each at a place
  * where it overlaps no body (minimum images across periodic faces: a cell grid over the box, O(N)
- * per batch), else given up after SIM_INSERT_ATTEMPTS. *wanted: bodies drawn, *placed: bodies
- * placed (the rest did not fit). max_n: the most bodies the run takes (above: given up too). */
+ * per batch), else given up after SIM_INSERT_ATTEMPTS (and untried once SIM_INSERT_FULL_MISSES in
+ * a row failed, or the region's volume is spent). *wanted: bodies drawn, *placed: bodies placed
+ * (the rest did not fit). max_n: the most bodies the run takes (beyond: dropped too). */
 sim_status sim_insert_place(const sim_insert_def *d, sim_insert_progress *pr, const sim_params *p,
                             uint32_t max_n, sim_state *state, uint64_t *wanted, uint64_t *placed,
                             sim_error *err);
