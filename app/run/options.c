@@ -599,8 +599,7 @@ void app_options_print_reference(FILE *out) {
         app_option_markdown_row(out, cells, 5, 0x13u);
     }
     const char *const progress[5] = {
-        SIM_INSERT_STATE_KEY, "B, D, I, M, T, S",
-        "six numbers >= 0, the first three whole",
+        SIM_INSERT_STATE_KEY, "B, D, I, M, T, S", "six numbers >= 0, the first three whole",
         "where an insertion stands, as saves write it: batches, bodies drawn, bodies inserted, "
         "mass drawn [kg], its clock [s], the time between batches [s]",
         "(none: saves write it)"};

@@ -129,9 +129,9 @@ sim_status sim_state_save(const char *path, const sim_params *params, const sim_
 /* The same with an insertion's settings and progress (NULL or off: none), for a run resumed from
  * the file to insert what the uninterrupted run would have. A state with no bodies is written
  * only with an insertion. */
-sim_status sim_state_save_insert(const char *path, const sim_params *params,
-                                 const sim_state *state, const sim_vec3d *forces,
-                                 const sim_inserter *insert, sim_error *err);
+sim_status sim_state_save_insert(const char *path, const sim_params *params, const sim_state *state,
+                                 const sim_vec3d *forces, const sim_inserter *insert,
+                                 sim_error *err);
 
 /* Mass [kg] of a sphere of radius r [m] and density rho [kg/m^3]. */
 double sim_sphere_mass(double radius, double density);

@@ -839,9 +839,9 @@ sim_status sim_state_save(const char *path, const sim_params *params, const sim_
     return sim_output_commit(&out, err);
 }
 
-sim_status sim_state_save_insert(const char *path, const sim_params *params,
-                                 const sim_state *state, const sim_vec3d *forces,
-                                 const sim_inserter *insert, sim_error *err) {
+sim_status sim_state_save_insert(const char *path, const sim_params *params, const sim_state *state,
+                                 const sim_vec3d *forces, const sim_inserter *insert,
+                                 sim_error *err) {
     SIM_ASSERT(path != NULL && params != NULL && state != NULL);
     sim_output out;
     SIM_TRY(sim_output_open(&out, path, err));

@@ -339,8 +339,7 @@ static sim_status load_scene(sim_session *s, const char *scene, sim_params *para
      * against the box they will run in. */
     apply_overrides(o, params);
     char warnings[1024] = "";
-    const sim_scene_load_options load = {max, why, o->params_given, warnings, sizeof warnings,
-                                         ins};
+    const sim_scene_load_options load = {max, why, o->params_given, warnings, sizeof warnings, ins};
     SIM_TRY(sim_scene_load_with(scene, &load, params, state, err));
     scene_file_notices(s, scene, warnings, state);
     return SIM_OK;

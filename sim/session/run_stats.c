@@ -267,8 +267,7 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
         put_json_string(f, s->decomposition);
     }
     if (s->insertion != NULL && s->insertion[0]) {
-        fprintf(f, ",\n  \"inserted\": %llu,\n  \"insertion\": ",
-                (unsigned long long)s->inserted);
+        fprintf(f, ",\n  \"inserted\": %llu,\n  \"insertion\": ", (unsigned long long)s->inserted);
         put_json_string(f, s->insertion);
     }
     fprintf(f, ",\n  \"pair_map\": \"%s\",\n  \"triplet_map\": \"%s\",\n  \"tile\": %u,\n",

@@ -69,10 +69,8 @@ sim_status sim_session_insert_into(sim_session *s, sim_state *state, sim_error *
         snprintf(text, sizeof text,
                  "warning: insertion: batch %llu placed %llu of %llu bodies: %s (%d tries each); "
                  "the others are dropped, later batches go on (said once)",
-                 (unsigned long long)batch, (unsigned long long)placed,
-                 (unsigned long long)wanted,
-                 state->n >= s->insert_max ? "the run holds no more bodies"
-                                           : "the region is full",
+                 (unsigned long long)batch, (unsigned long long)placed, (unsigned long long)wanted,
+                 state->n >= s->insert_max ? "the run holds no more bodies" : "the region is full",
                  SIM_INSERT_ATTEMPTS);
         sim_session_warning(s, text);
         s->insert_full_said = 1;
