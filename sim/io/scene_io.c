@@ -617,10 +617,12 @@ sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_option
     if (s == SIM_OK) {
         s = sim_state_alloc(out, bodies.n, err);
     }
-    if (s == SIM_OK) {
+    if (s == SIM_OK && bodies.n > 0) { /* none: a file for an insertion, nothing to copy */
         memcpy(out->pos, bodies.pos, (size_t)bodies.n * sizeof *out->pos);
         memcpy(out->vel, bodies.vel, (size_t)bodies.n * sizeof *out->vel);
         memcpy(out->spin, bodies.spin, (size_t)bodies.n * sizeof *out->spin);
+    }
+    if (s == SIM_OK) {
         out->contacts = bodies.contacts; /* the state owns them now */
         out->contact_count = bodies.contact_count;
         bodies.contacts = NULL;

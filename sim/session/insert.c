@@ -317,7 +317,9 @@ sim_status sim_insert_place(const sim_insert_def *d, sim_insert_progress *pr, co
     sim_state grown;
     SIM_TRY(sim_state_alloc(&grown, (uint32_t)(n0 + room), err));
     grown.n = n0;
-    sim_state_copy_bodies(&grown, state);
+    if (n0 > 0) {
+        sim_state_copy_bodies(&grown, state);
+    }
     const double reach = r_max + fmax(r_max, sim_state_max_radius(state));
     grid g;
     sim_status st = grid_make(&g, p, reach, (size_t)n0 + room, err);
