@@ -25,11 +25,11 @@ extern "C" {
     X(REGION, "insert", "--insert", "box:X0,Y0,Z0,X1,Y1,Z1|cylinder:A,C1,C2,R,LO,HI",              \
       "box:x0,y0,z0,x1,y1,z1 (x0 < x1, ...) or cylinder:axis,c1,c2,radius,lo,hi (axis x, y or "    \
       "z; c1, c2 the centre on the other two axes in order; lo < hi along it)",                    \
-      "insert bodies during the run into this region (inside the box): a box by its corners, "     \
-      "or a cylinder")                                                                             \
+      "insert bodies during the run into this region (inside the box): a\n"                        \
+      "box by its corners, or a cylinder (axis, centre, radius, span)")                            \
     X(RATE, "insert_rate", "--insert-rate", "B|mass:M",                                            \
       "a rate in (0, 1e12]: bodies per second, or mass:M kilograms per second",                    \
-      "bodies per second into the region, or mass:M kg per second (required with a region)")       \
+      "bodies per second into the region, or mass:M kg per second\n(required with a region)")      \
     X(RADIUS, "insert_radius", "--insert-radius", "fixed:R|uniform:A,B|lognormal:MU,SIGMA",        \
       "fixed:r (r > 0), uniform:a,b (0 < a <= b) or lognormal:mu,sigma (sigma in [0, 5]; "         \
       "ln r is normal, cut at 4 sigma)",                                                           \
@@ -40,10 +40,10 @@ extern "C" {
     X(DENSITY, "insert_density", "--insert-density", "RHO", "a density in (0, 1e20]",              \
       "the inserted bodies' density [kg/m^3] (default 1)")                                         \
     X(STOP, "insert_stop", "--insert-stop", "time:T|count:N",                                      \
-      "time:t (t > 0) or count:n (a whole number >= 1), or both joined by a comma",                \
-      "stop inserting after T seconds of the run or N bodies inserted (default: never)")           \
+      "time:t (0 < t <= 1e12) or count:n (1..4294967295), or both joined by a comma",              \
+      "stop inserting after T seconds of the run or N bodies inserted\n(default: never)")          \
     X(SEED, "insert_seed", "--insert-seed", "S", "a whole number in 0..2^64-1",                    \
-      "the inserted bodies' random seed (default 1): the same bodies on every backend")
+      "the inserted bodies' random seed (default 1): the same bodies on\nevery backend")
 
 typedef enum {
 #define SIM_INSERT_ENUM(id, key, flag, value, rule, help) SIM_INSERT_##id,
