@@ -10,6 +10,7 @@
 #include "nbsim/insert.h"
 #include "nbsim/scene.h"
 #include "nbsim/session.h"
+#include "nbsim/trajectory.h"
 #include "physics/physics.h"
 #include "session/insert.h"
 
@@ -305,6 +306,57 @@ static void test_grows_mid_run(void) {
     sim_session_close(s);
 }
 
+/* A trajectory recorded while N grows: .xyz and .lammpstrj take each frame's count (their last
+ * frame holds the final N, bodies as the state has them), and a NetCDF file, of one N, ends at
+ * the first batch with a notice. */
+static void test_dump_grows(void) {
+    const char *path = empty_scene("dump.scene", "box_half = 3\ngravity = 0, -9.81, 0\n"
+                                                 "stiffness = 1000\ndt = 1e-4\n"
+                                                 "steps_per_frame = 100\n");
+    const insert_text in = {"box:-2.5,0.5,-2.5,2.5,2.5,2.5", "150", "fixed:0.2", NULL, NULL, NULL};
+    const char *names[3] = {"grow.xyz", "grow.lammpstrj", "grow.nc"};
+    for (int k = 0; k < 3; ++k) {
+        if (k == 2 && !sim_traj_netcdf_available()) {
+            continue;
+        }
+        const sim_session_config c = config_of(path, &in);
+        sim_error err;
+        sim_session *s = open_session(&c, &err);
+        ENSURE(s != NULL);
+        if (s == NULL) {
+            return;
+        }
+        const char *dump = test_tmp_path(names[k]);
+        ENSURE_MSG(sim_session_dump_start(s, dump, 10, &err) == SIM_OK, "%s", err.message);
+        const uint32_t n0 = sim_session_info(s)->n;
+        run_frames(s, 150); /* batches at 0, 64 and 128 frames */
+        const uint32_t n = sim_session_info(s)->n;
+        ENSURE(n > 2 * n0);
+        const char *notices = sim_session_take_notices(s);
+        ENSURE_MSG((strstr(notices, "ended") != NULL) == (k == 2), "%s", notices);
+        ENSURE((sim_session_info(s)->dump_path[0] != '\0') == (k != 2));
+        ENSURE(sim_session_dump_stop(s, NULL, &err) == SIM_OK);
+        sim_params p = sim_params_default();
+        sim_state last;
+        sim_traj_info info;
+        ENSURE_MSG(sim_traj_read_last(dump, &p, &last, &info, &err) == SIM_OK, "%s", err.message);
+        ENSURE(last.n == (k == 2 ? n0 : n));
+        ENSURE_MSG(info.frames == (k == 2 ? 7u : 16u), "%s: %llu frames", names[k],
+                   (unsigned long long)info.frames); /* NetCDF: frames 0, 10, ..., 60 */
+        if (k != 2 && last.n == n) {
+            sim_state now = read_state(s);
+            double worst = 0.0;
+            for (uint32_t i = 0; i < n; ++i) {
+                worst = fmax(worst, fabs(last.pos[i].y - now.pos[i].y) + fabs(last.pos[i].w - 0.2));
+            }
+            ENSURE_MSG(worst < 1e-5, "%g", worst); /* the state, to the format's digits */
+            sim_state_free(&now);
+        }
+        sim_state_free(&last);
+        sim_session_close(s);
+    }
+}
+
 static int states_close(const sim_state *a, const sim_state *b, double tol) {
     if (a->n != b->n || a->contact_count != b->contact_count) {
         fprintf(stderr, "n %u vs %u, contacts %llu vs %llu\n", a->n, b->n,
@@ -452,6 +504,7 @@ static const ensure_test tests[] = {
     {"radius_moments", test_radius_moments},
     {"determinism", test_determinism},
     {"grows_mid_run", test_grows_mid_run},
+    {"dump_grows", test_dump_grows},
     {"restart_equal", test_restart_equal},
     {"bad_input", test_bad_input},
 };

@@ -178,7 +178,8 @@ const char *sim_session_take_warnings(sim_session *s);
  * (SIM_INTERRUPTED), the frame does not count, its completed steps do (info.partial_steps).
  * With an insertion (insert.h), after a complete frame the batches due are placed and the
  * backend is made again for the grown N from the state it held (contact histories too: the
- * path of a save and a resume); a trajectory being recorded ends there (it holds one N). */
+ * path of a save and a resume); a trajectory being recorded goes on with the new N (.xyz,
+ * .lammpstrj, .pvd), or ends there with a notice (NetCDF: one N a file). */
 sim_status sim_session_frame(sim_session *s, sim_frame_timing *t, sim_error *err);
 sim_status sim_session_energy(sim_session *s, sim_energy *e, sim_error *err);
 /* Whether to stop after this frame, agreed by every process of a run over several (--world),

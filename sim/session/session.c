@@ -102,14 +102,23 @@ static sim_status insert_due(sim_session *s, sim_error *err) {
         return st;
     }
     if (fresh != NULL) {
+        /* a trajectory goes on with the new N where its format takes one (its frames' copies off
+         * the old backend landed first); a NetCDF file, of one N, ends */
+        const int goes_on = s->dump != NULL && sim_dump_variable_n(s->dump);
+        if (goes_on) {
+            sim_dump_drain(s->dump);
+        }
         sim_backend_destroy(s->backend);
         s->backend = fresh;
         sim_state_free(&s->initial);
         s->initial = state;
-        if (s->dump != NULL) {
-            char text[SIM_PATH_MAX + 96];
-            snprintf(text, sizeof text, "trajectory %s ended: the insertion brought N to %u",
-                     s->dump_path, state.n);
+        sim_error why;
+        sim_error_clear(&why);
+        if (s->dump != NULL && (!goes_on || sim_dump_rebind(s->dump, fresh, &why) != SIM_OK)) {
+            char text[SIM_PATH_MAX + SIM_ERROR_MESSAGE_MAX + 96];
+            snprintf(text, sizeof text, "trajectory %s ended: the insertion brought N to %u%s%s",
+                     s->dump_path, state.n, why.message[0] ? ": " : " (a NetCDF file holds one N)",
+                     why.message);
             (void)sim_session_dump_stop(s, NULL, NULL);
             sim_session_notice(s, text);
         }
