@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — insertion during the run on the CUDA backend (sim/session/insert.c places the bodies on
  * the host, so the backends must agree): the CPU reference and CUDA get the same inserted bodies,
- * batch after batch, and a frictional pour grows N on the GPU without a restart. The CPU-only
+ * batch after batch, and a frictional pour grows N on the GPU without a restart, recorded as it
+ * grows. The CPU-only
  * tests: test_insert.c. Skipped (77) without a device. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "nbsim/insert.h"
 #include "nbsim/session.h"
+#include "nbsim/trajectory.h"
 
 #include "ensure.h"
 #include "test_gpu_util.h"
@@ -103,6 +105,9 @@ static void test_grows_on_gpu(void) {
     }
     const sim_run_info *info = sim_session_info(s);
     const uint32_t n0 = info->n;
+    sim_error err;
+    const char *dump = test_tmp_path("gpu.lammpstrj"); /* recorded through the growth */
+    ENSURE_MSG(sim_session_dump_start(s, dump, 25, &err) == SIM_OK, "%s", err.message);
     uint32_t grew = 0, last = n0;
     for (int f = 0; f < 300; ++f) {
         run_frames(s, 1);
@@ -111,11 +116,17 @@ static void test_grows_on_gpu(void) {
     }
     ENSURE_MSG(n0 > 0 && grew >= 4 && info->n > 4 * n0, "%u -> %u, %s", n0, info->n,
                info->insertion);
+    ENSURE(info->dump_path[0] != '\0' && sim_session_dump_stop(s, NULL, &err) == SIM_OK);
+    sim_params p = sim_params_default();
+    sim_state frame;
+    sim_traj_info ti;
+    ENSURE_MSG(sim_traj_read_last(dump, &p, &frame, &ti, &err) == SIM_OK, "%s", err.message);
+    ENSURE(ti.frames == 13 && frame.n == info->n); /* frames 0, 25, ..., 300 */
+    sim_state_free(&frame);
     sim_state st = read_state(s);
     ENSURE(st.contact_count > 0);
     sim_state_free(&st);
     sim_energy e;
-    sim_error err;
     ENSURE(sim_session_energy(s, &e, &err) == SIM_OK && isfinite(e.total));
     const char *saved = test_tmp_path("gpu.state");
     ENSURE(sim_session_save_state(s, saved, &err) == SIM_OK);
