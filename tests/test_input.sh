@@ -235,6 +235,10 @@ printf 'box_half = 4\ngravity = 0,-9.81,0\ninsert = box:-3,0,-3,3,3,3\ninsert_ra
 printf 'box_half = 4\ninsert = box:-3,0,-3,3,3,3\ninsert_rate = lots\n%s\n' "$header" >badpour.scene
 expect_error 2 "${cpu[@]}" --frames 1 --scene badpour.scene
 grep -q "badpour.scene:3: bad value: insert_rate: 'lots' must be" err.txt && ok || fail "file key: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --scene pour.scene --gpus 2
+grep -q -- "--insert: insertion runs on one rank for now" err.txt && ok || fail "--gpus: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --scene pour.scene --decompose space
+grep -q -- "--insert: insertion runs on one rank" err.txt && ok || fail "space: $(cat err.txt)"
 # a run from no bodies: the summary says what was inserted, the saved state carries it on
 "$nbsim" "${cpu[@]}" --frames 40 --steps-per-frame 20 --scene pour.scene --summary pour.json \
   --save-state pour.state >out.txt 2>err.txt
