@@ -232,8 +232,8 @@ static int overlaps(const grid *g, const sim_vec4d *pos, const double c[3], doub
     return 0;
 }
 
-/* Bodies the batches due will draw, at most (each batch's share of the rate; a rate in mass
- * counts bodies of the smallest radius). */
+/* Bodies the batches up to b are to have drawn in all: the rate over their time (up to the stop),
+ * rounded down; the hair above it keeps a product that is whole in exact arithmetic whole. */
 static uint64_t planned_until(const sim_insert_def *d, const sim_insert_progress *pr, uint64_t b) {
     const double end = (double)(b + 1) * pr->interval;
     const double t = d->stop_time > 0.0 && end > d->stop_time ? d->stop_time : end;
@@ -250,6 +250,8 @@ static double target_of(const sim_insert_def *d, const sim_insert_progress *pr, 
     return d->rate * (d->stop_time > 0.0 && end > d->stop_time ? d->stop_time : end);
 }
 
+/* Bodies the batches due may place, at most: what they draw (a rate in mass counted in bodies of
+ * the smallest radius), + 1 for a run that starts from none. */
 static uint64_t most_bodies(const sim_insert_def *d, const sim_insert_progress *pr,
                             uint64_t batches_due) {
     const double target = target_of(d, pr, pr->batches + batches_due - 1);
@@ -257,7 +259,7 @@ static uint64_t most_bodies(const sim_insert_def *d, const sim_insert_progress *
     sim_insert_radius_range(d, &r_min, &r_max);
     const double bodies =
         d->rate_mass ? ceil((target - pr->planned_mass) / sim_sphere_mass(r_min, d->density)) + 1.0
-                     : target - (double)pr->planned + 1.0; /* + 1: a run from no bodies */
+                     : target - (double)pr->planned + 1.0;
     return bodies > 0.0 ? (bodies < 4e9 ? (uint64_t)bodies : (uint64_t)4e9) : 0u;
 }
 
