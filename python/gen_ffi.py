@@ -50,6 +50,7 @@ sim_scene_check_bodies
 sim_state_alloc sim_state_free
 sim_params_default sim_param_from_key sim_param_set sim_param_info_of sim_params_check
 sim_periodic_text
+sim_insert_from_key sim_insert_set sim_insert_key_name
 sim_traj_read_last sim_traj_format_from_path sim_traj_netcdf_available sim_traj_format_list
 sim_traj_format_label
 sim_backend_max_bodies
@@ -61,6 +62,7 @@ TYPES = """
 sim_run sim_frame_timing sim_energy sim_run_kernel sim_stats sim_dump_stats sim_cull_info
 sim_map_plan sim_map_check_result sim_map_cover sim_traj_info sim_param_id sim_triplets_mode
 sim_state_contact sim_backend_choice sim_backend_kind sim_pair_map sim_triplet_map sim_traj_format sim_tile3 sim_run_end
+sim_insert_key
 """.split()
 
 # Macros the Python layer reads (their values come from the compiler, in API mode).

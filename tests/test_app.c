@@ -177,7 +177,7 @@ static void test_session_log_and_summary(void) {
         /* the new columns come last, after every earlier one */
         ENSURE(strstr(line, ",mean_height,particle_steps_per_s,candidate_tests,contacts,"
                             "atm_list_entries,atm_list_rebuilds,nlist_ms,cells_ms,atm_list_ms,"
-                            "drift_ms,kick_ms\n"));
+                            "drift_ms,kick_ms,inserted\n"));
         while (fgets(line, sizeof line, f)) {
             ++rows;
             ENSURE_MSG(count_fields(line) == header_fields, "row %d: %s", rows, line);
@@ -199,11 +199,12 @@ static void test_session_log_and_summary(void) {
             }
             ENSURE_MSG(nf == header_fields && field[15][0] == '\0', "row %d: pairs_per_s '%s'",
                        rows, field[15]);
-            ENSURE(atof(field[nf - 10]) > 0.0 && field[nf - 9][0] && field[nf - 8][0]);
-            ENSURE(field[nf - 7][0] == '\0' && field[nf - 6][0] == '\0');
-            for (int k = nf - 5; k < nf; ++k) { /* the phases' columns: a number each */
+            ENSURE(atof(field[nf - 11]) > 0.0 && field[nf - 10][0] && field[nf - 9][0]);
+            ENSURE(field[nf - 8][0] == '\0' && field[nf - 7][0] == '\0');
+            for (int k = nf - 6; k < nf - 1; ++k) { /* the phases' columns: a number each */
                 ENSURE(field[k][0] != '\0' && atof(field[k]) >= 0.0);
             }
+            ENSURE(strcmp(field[nf - 1], "0") == 0); /* inserted: no insertion */
         }
         ENSURE(rows == 3);
         fclose(f);

@@ -221,4 +221,29 @@ expect_error 2 "${cpu[@]}" --frames 1 --scene loop.scene
 grep -q "cannot open scene 'loop.scene': Too many levels of symbolic links" err.txt \
   && ok || fail "symlink loop: $(cat err.txt)"
 
+# ---- insertion during the run (include/nbsim/insert.h): bad values in one line, exit 2 ----
+expect_error 2 "${cpu[@]}" --frames 1 --insert box:1,0,0,0,1,1
+grep -q -- "--insert: 'box:1,0,0,0,1,1' must be box:x0,y0,z0,x1,y1,z1" err.txt && ok || fail "--insert: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --insert-radius lognormal:0,-1
+grep -q -- "--insert-radius: 'lognormal:0,-1' must be" err.txt && ok || fail "--insert-radius: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --insert-stop count:0
+expect_error 2 "${cpu[@]}" --frames 1 --insert-rate 10
+grep -q -- "--insert-rate: no insertion region" err.txt && ok || fail "rate alone: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --n 10 --insert box:0,0,0,30,1,1 --insert-rate 10
+grep -q "beyond the box" err.txt && ok || fail "region outside: $(cat err.txt)"
+printf 'box_half = 4\ngravity = 0,-9.81,0\ninsert = box:-3,0,-3,3,3,3\ninsert_rate = 100\ninsert_radius = uniform:0.2,0.3\n%s\n' "$header" >pour.scene
+printf 'box_half = 4\ninsert = box:-3,0,-3,3,3,3\ninsert_rate = lots\n%s\n' "$header" >badpour.scene
+expect_error 2 "${cpu[@]}" --frames 1 --scene badpour.scene
+grep -q "badpour.scene:3: bad value: insert_rate: 'lots' must be" err.txt && ok || fail "file key: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --scene pour.scene --gpus 2
+grep -q -- "--insert: insertion runs on one rank for now" err.txt && ok || fail "--gpus: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --scene pour.scene --decompose space
+grep -q -- "--insert: insertion runs on one rank" err.txt && ok || fail "space: $(cat err.txt)"
+# a run from no bodies: the summary says what was inserted, the saved state carries it on
+"$nbsim" "${cpu[@]}" --frames 40 --steps-per-frame 20 --scene pour.scene --summary pour.json \
+  --save-state pour.state >out.txt 2>err.txt
+code=$?
+[ "$code" -eq 0 ] && grep -q '"inserted": [1-9]' pour.json && grep -q '^insert_state = ' pour.state \
+  && ok || fail "pour: exit $code: $(head -c 300 err.txt)"
+
 finish

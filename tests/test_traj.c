@@ -581,8 +581,9 @@ static void test_params_in_dumps(void) {
         q.gravity = (sim_vec3d){0.0, 0.0, -1.0};
         q.box_half = 7.0;
         char warnings[512] = "";
-        sim_scene_load_options opt = {0, NULL, (1u << SIM_PARAM_GRAVITY) | (1u << SIM_PARAM_BOX),
-                                      warnings, sizeof warnings};
+        sim_scene_load_options opt = {.fixed = (1u << SIM_PARAM_GRAVITY) | (1u << SIM_PARAM_BOX),
+                                      .warnings = warnings,
+                                      .warnings_cap = sizeof warnings};
         ENSURE_MSG(sim_scene_load_with(path, &opt, &q, &s, &err) == SIM_OK, "%s", err.message);
         ENSURE(q.gravity.z == -1.0 && q.gravity.y == 0.0 && q.box_half == 7.0);
         ENSURE(q.restitution == want.restitution && q.hertz == 1 && q.triplets == 1 &&
@@ -718,7 +719,7 @@ static void test_truncated_last_frame(void) {
     sim_state_free(&s);
     /* as a scene: one warning says the cut-off frame was skipped */
     char warnings[1024] = "";
-    const sim_scene_load_options opt = {0, NULL, 0, warnings, sizeof warnings};
+    const sim_scene_load_options opt = {.warnings = warnings, .warnings_cap = sizeof warnings};
     sim_error err = {SIM_OK, ""};
     ENSURE(sim_scene_load_with(test_tmp_path("cut.xyz"), &opt, &p, &s, &err) == SIM_OK);
     ENSURE_MSG(strstr(warnings, "cut.xyz: warning: its last frame is cut off; continuing from the "

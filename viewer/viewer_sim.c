@@ -68,6 +68,10 @@ int viewer_simulate(viewer_state *v) {
     if (st == SIM_INTERRUPTED) { /* a signal: the loop ends on it, with the steps kept */
         return 0;
     }
+    /* an insertion grew N (nbsim/insert.h): the bodies' buffers follow */
+    if (st == SIM_OK && sim_sample_count(viewer_info(v)->n, v->draw_every) != v->bodies.count) {
+        st = viewer_rebuild_bodies(v, &err);
+    }
     if (st != SIM_OK) {
         v->sim_failed = 1;
         v->paused = 1;

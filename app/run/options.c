@@ -85,6 +85,18 @@ static int set_param(void *t, int arg, const char *v, char *why, size_t cap) {
     return 0;
 }
 
+/* The insertion rows of insert.h: arg is the sim_insert_key. Same rules as scene files. */
+static int set_insert(void *t, int arg, const char *v, char *why, size_t cap) {
+    sim_session_config *o = session_of(t);
+    sim_error err;
+    if (sim_insert_set(&o->insert, (sim_insert_key)arg, v, &err) != SIM_OK) {
+        const char *rule = strstr(err.message, "' must be ");
+        return WHY("%s", rule != NULL ? rule + 2 : err.message);
+    }
+    o->insert_given |= 1u << arg;
+    return 0;
+}
+
 static int set_contact(void *t, int arg, const char *v, char *why, size_t cap) {
     sim_session_config *o = session_of(t);
     if (strcmp(v, "linear") != 0 && strcmp(v, "hertz") != 0) {
@@ -334,6 +346,8 @@ static int set_sweep(void *t, int arg, const char *v, char *why, size_t cap) {
 #define PATH_ROW(flag, value, help, field)                                                         \
     { flag, value, help, set_path, (int)offsetof(app_options, field) }
 #define PARAM_ROW(id, key, flag, value, rule, help) {flag, value, help, set_param, SIM_PARAM_##id},
+#define INSERT_ROW(id, key, flag, value, rule, help)                                               \
+    {flag, value, help, set_insert, SIM_INSERT_##id},
 
 static const app_option_row rows[] = {
     {NULL, NULL, "Scene:", NULL, 0},
@@ -349,7 +363,8 @@ static const app_option_row rows[] = {
     SIM_PARAM_LIST(PARAM_ROW){"--contact", "linear|hertz", "contact law", set_contact, 0},
     {"--triplets", "on|off|auto", "triplet forces (auto: on where they run at interactive speed)",
      set_triplets, 0},
-    {NULL, NULL, "Backend and maps:", NULL, 0},
+    {NULL, NULL, "Insertion during the run (LAMMPS's fix pour; scene-file keys alike):", NULL, 0},
+    SIM_INSERT_LIST(INSERT_ROW){NULL, NULL, "Backend and maps:", NULL, 0},
     {"--backend", "auto|cpu|cuda", "(auto: CUDA when a device is present)", set_backend, 0},
     {"--pair-map", "NAME",
      "pair thread map, 'full' (no symmetry, nbody-style), or 'auto' (time\n"
@@ -454,6 +469,7 @@ static const app_option_row rows[] = {
 
 #undef PATH_ROW
 #undef PARAM_ROW
+#undef INSERT_ROW
 
 static void print_help(FILE *out);
 
@@ -575,6 +591,19 @@ void app_options_print_reference(FILE *out) {
                                      "--triplets on|off|auto"};
     app_option_markdown_row(out, hertz, 5, 0x13u);
     app_option_markdown_row(out, triplets, 5, 0x13u);
+    for (int k = 0; k < SIM_INSERT_KEY_COUNT; ++k) {
+        const sim_insert_key id = (sim_insert_key)k;
+        const char *const cells[5] = {sim_insert_key_name(id), sim_insert_value(id),
+                                      sim_insert_rule(id), sim_insert_help(id),
+                                      sim_insert_flag(id)};
+        app_option_markdown_row(out, cells, 5, 0x13u);
+    }
+    const char *const progress[5] = {
+        SIM_INSERT_STATE_KEY, "B, D, I, M, T, S", "six numbers >= 0, the first three whole",
+        "where an insertion stands, as saves write it: batches, bodies drawn, bodies inserted, "
+        "mass drawn [kg], its clock [s], the time between batches [s]",
+        "(none: saves write it)"};
+    app_option_markdown_row(out, progress, 5, 0x13u);
     fprintf(out, "\n`box` is taken for `box_half`.\n\n");
     fprintf(out, "## The summary, the JSON and the log, per step [ms]\n\n"
                  "The phases (the rows down to `kick`) add up to the step; `contact` and "

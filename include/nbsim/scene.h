@@ -18,16 +18,19 @@
  * atm_nu [J m^9], atm_cutoff [m] (0 = none), triplets (0/1), steps_per_frame (>= 1). Keys not
  * given keep the caller's values. The header may add `fx fy fz` (saved states carry the last
  * force per body); loading reads and ignores those columns, so a saved state can be resumed.
- * Columns are separated by blanks. mass = density * 4/3 pi radius^3 [kg]. Every sphere must have
- * radius > 0, density > 0 and its centre inside the box; a saved state (with fx fy fz) may hold
- * centres up to SIM_ESCAPE_FACTOR x box_half (physics.h), where a run pushed a body into a wall
- * without blowing up, so that every state nbsim saves loads back. */
+ * Insertion keys (insert, insert_rate, ...: insert.h) are read where the caller asks for them
+ * (sim_scene_load_options.insert). Columns are separated by blanks. mass = density * 4/3 pi
+ * radius^3 [kg]. Every sphere must have radius > 0, density > 0 and its centre inside the box; a
+ * saved state (with fx fy fz) may hold centres up to SIM_ESCAPE_FACTOR x box_half (physics.h),
+ * where a run pushed a body into a wall without blowing up, so that every state nbsim saves loads
+ * back. */
 #ifndef SIM_SCENE_H
 #define SIM_SCENE_H
 
 #include <signal.h>
 #include <stdio.h>
 
+#include "nbsim/insert.h"
 #include "nbsim/params.h"
 
 #ifdef __cplusplus
@@ -95,6 +98,10 @@ typedef struct {
      * "FILE:LINE: ..." each, '\n'-separated, appended to warnings[0 .. warnings_cap). */
     char *warnings;
     size_t warnings_cap;
+    /* The insertion keys (insert.h) into *insert, which then says which the file gave; the file
+     * may then hold no bodies (the caller refuses that without an insertion). NULL: those keys
+     * are unknown, and a file needs bodies. */
+    sim_inserter *insert;
 } sim_scene_load_options;
 
 /* sim_scene_load with options (NULL: none). */
@@ -119,6 +126,12 @@ sim_status sim_scene_check_bodies(const sim_state *state, const sim_params *para
  * `path`, so readers never see a half-written file. */
 sim_status sim_state_save(const char *path, const sim_params *params, const sim_state *state,
                           const sim_vec3d *forces, sim_error *err);
+/* The same with an insertion's settings and progress (NULL or off: none), for a run resumed from
+ * the file to insert what the uninterrupted run would have. A state with no bodies is written
+ * only with an insertion. */
+sim_status sim_state_save_insert(const char *path, const sim_params *params, const sim_state *state,
+                                 const sim_vec3d *forces, const sim_inserter *insert,
+                                 sim_error *err);
 
 /* Mass [kg] of a sphere of radius r [m] and density rho [kg/m^3]. */
 double sim_sphere_mass(double radius, double density);

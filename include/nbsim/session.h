@@ -9,6 +9,7 @@
 
 #include "nbsim/config.h"
 #include "nbsim/dump.h"
+#include "nbsim/insert.h"
 #include "nbsim/memory_plan.h"
 #include "nbsim/output_file.h"
 #include "nbsim/params.h"
@@ -82,6 +83,10 @@ typedef struct {
                          a run over several check that they all run as many */
     int energy_every; /* energies every K frames (run_loop.h; 0: never); the processes of a run
                          over several check that they all compute them alike */
+    /* insertion during the run (insert.h): the settings whose bits (1 << sim_insert_key) are in
+     * insert_given override a scene file's (the others keep the file's, else the defaults) */
+    sim_insert_def insert;
+    unsigned insert_given;
 } sim_session_config;
 
 /* The defaults of every field: the gas scene, seed 1, the default parameters, triplets auto,
@@ -128,6 +133,10 @@ typedef struct {
     const char *decomposition; /* a run split in space (--decompose space): each rank's own bodies
                                   and ghosts, least and most over the ranks, after the last
                                   frame; "" otherwise */
+    uint64_t inserted;         /* bodies inserted (insert.h) since the insertion began (a resumed
+                                  run counts those before its save); 0 without one */
+    const char *insertion;     /* "" without an insertion, else what it did: batches, bodies
+                                  inserted, bodies that found no room, its stop */
     sim_memory_plan memory;    /* the CUDA backend's device memory by part, with the bodies' radii
                                   and the grid's cells (count 0: the CPU reference, or several
                                   ranks, each of which holds all of it) */
@@ -166,7 +175,11 @@ const char *sim_session_take_notices(sim_session *s);
 const char *sim_session_take_warnings(sim_session *s);
 
 /* Runs one frame (steps_per_frame steps) and advances frame / sim_time. Stopped by a signal
- * (SIM_INTERRUPTED), the frame does not count, its completed steps do (info.partial_steps). */
+ * (SIM_INTERRUPTED), the frame does not count, its completed steps do (info.partial_steps).
+ * With an insertion (insert.h), after a complete frame the batches due are placed and the
+ * backend is made again for the grown N from the state it held (contact histories too: the
+ * path of a save and a resume); a trajectory being recorded goes on with the new N (.xyz,
+ * .lammpstrj, .pvd), or ends there with a notice (NetCDF: one N a file). */
 sim_status sim_session_frame(sim_session *s, sim_frame_timing *t, sim_error *err);
 sim_status sim_session_energy(sim_session *s, sim_energy *e, sim_error *err);
 /* Whether to stop after this frame, agreed by every process of a run over several (--world),
@@ -176,7 +189,8 @@ sim_status sim_session_energy(sim_session *s, sim_energy *e, sim_error *err);
  * Collective: every process calls it after every frame. Alone (or with --gpus in one process)
  * both stay as they are. */
 sim_status sim_session_agree_stop(sim_session *s, int *signal, int *failed, sim_error *err);
-/* The current state with the last force per body, as a scene file (see output_file.h). */
+/* The current state with the last force per body, as a scene file (see output_file.h), with an
+ * insertion's settings and progress, so that a run resumed from it goes on as this one would. */
 sim_status sim_session_save_state(sim_session *s, const char *path, sim_error *err);
 /* The current state into host arrays the caller allocated for info.n bodies (sim_state_alloc),
  * in the scene's body order, and when forces != NULL the last total force per body [N]. */

@@ -132,7 +132,8 @@ sim_status sim_traj_writer_open(sim_traj_writer **out, const char *path, uint32_
  * opened without them leaves out (its lines then carry body ids and overlaps). */
 sim_status sim_traj_writer_open_params(sim_traj_writer **out, const char *path, uint32_t n,
                                        const sim_params *params, sim_error *err);
-/* Appends one frame (f->n must be the writer's n; f->pos and f->vel, or f->pos_d and f->vel_d).
+/* Appends one frame (f->pos and f->vel, or f->pos_d and f->vel_d; f->n the writer's n in NetCDF,
+ * whose bodies are a dimension: the text formats and .pvd give each frame its own count).
  * Radii and masses may differ between frames in the text formats; NetCDF stores them once and
  * refuses a frame where they changed. After a failure the writer refuses further frames; the file
  * keeps the frames before the failed one. */

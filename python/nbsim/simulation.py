@@ -123,6 +123,25 @@ class _SigintGuard:
         return False
 
 
+def _insert_apply(c, settings):
+    """Insertion settings (include/nbsim/insert.h) by scene-file key into config c, by the
+    library's rules; the bits of those given."""
+    given = 0
+    for key, value in settings.items():
+        k = lib.sim_insert_from_key(key.encode())
+        if k < 0:
+            known = [text(lib.sim_insert_key_name(j)) for j in
+                     range(ffi.typeof("sim_insert_key").relements["SIM_INSERT_KEY_COUNT"])]
+            raise BadArgumentError("unknown insertion setting %r; known: %s"
+                                   % (key, ", ".join(known)))
+        if isinstance(value, (tuple, list)):
+            value = ",".join(repr(float(v)) for v in value)
+        err = new_error()
+        check(lib.sim_insert_set(ffi.addressof(c[0], "insert"), k, str(value).encode(), err), err)
+        given |= 1 << k
+    return given
+
+
 class Simulation:
     """N spheres with contact forces (and ATM triplet forces), on the CPU reference or CUDA.
 
@@ -138,13 +157,15 @@ class Simulation:
     (on the GPU each phase timed on about one step in ten and on re-sorts, the other steps timed
     whole and spread in those proportions: a mark costs a GPU a few microseconds; the CPU times
     every phase either way) | "every" (every step's phases); params (a dict of physics parameters by scene-file key, nbsim.params.keys(): they
-    override the scene's).
+    override the scene's); insert (a dict of insertion settings by scene-file key, "insert",
+    "insert_rate", ...: bodies poured in during the run, as --insert; values the command line's
+    text, or a tuple of numbers; they override the scene file's).
     Backend, tile and GPUs are fixed for a simulation's life: to change them, open another one
     from this one's state (Simulation.from_state(sim.state(), params=sim.params, ...))."""
 
     def __init__(self, scene="gas", *, n=None, seed=None, backend="auto", pair_map=None,
                  triplet_map=None, tile=None, cull=True, triplets="auto", gpus=1, threads=0,
-                 sort_every=0, phase_times="sampled", params=None, _bodies=None):
+                 sort_every=0, phase_times="sampled", params=None, insert=None, _bodies=None):
         self._lock = threading.RLock()
         self._session = None
         self._notices = _Notices()
@@ -210,6 +231,8 @@ class Simulation:
             c.bodies = _bodies.c
         elif params:
             c.params_given = _params.apply(c.params, dict(params))
+        if insert:
+            c.insert_given = _insert_apply(c, dict(insert))
         c.interactive = 0
         c.energy_every = 1
         c.config.stop = self._stop
@@ -353,6 +376,7 @@ class Simulation:
                 "time": i.sim_time, "unique_pairs": i.unique_pairs,
                 "unique_triples": i.unique_triples, "params": _params.as_dict(i.params),
                 "maps_source": text(i.maps_source), "recording": text(i.dump_path) or None,
+                "inserted": i.inserted, "insertion": text(i.insertion) or None,
             }
 
     def _get(self, key):

@@ -174,6 +174,24 @@ static sim_status parse_param(where *w, char *key, char *value, sim_params *p) {
     return SIM_OK;
 }
 
+static int is_insert_key(const char *key) {
+    return sim_insert_from_key(key) >= 0 || strcmp(key, SIM_INSERT_STATE_KEY) == 0;
+}
+
+/* An insertion line `key = value` (insert.h): the rules of its flag. */
+static sim_status parse_insert(where *w, const char *key, const char *value, sim_inserter *ins) {
+    const int k = sim_insert_from_key(key);
+    const sim_status s = k >= 0 ? sim_insert_set(&ins->def, (sim_insert_key)k, value, w->err)
+                                : sim_insert_set_progress(&ins->progress, value, w->err);
+    if (s != SIM_OK) {
+        char text[SIM_ERROR_MESSAGE_MAX];
+        snprintf(text, sizeof text, "%.40s: %.400s", key, w->err->message);
+        return fail_at(w, "bad value: ", text);
+    }
+    ins->given |= k >= 0 ? 1u << k : SIM_INSERT_GIVEN_STATE;
+    return SIM_OK;
+}
+
 /* ---- the column header, body lines and contact lines ---- */
 
 /* The columns the header declares (count 0 if the line is not a header). */
@@ -518,7 +536,9 @@ static sim_status parse_file(FILE *f, where *w, sim_params *p, body_list *bodies
         if (eq != NULL) {
             *eq = '\0';
             char *key = trim(line);
-            s = parse_param(w, key, eq + 1, p);
+            s = w->opt->insert != NULL && is_insert_key(key)
+                    ? parse_insert(w, key, trim(eq + 1), w->opt->insert)
+                    : parse_param(w, key, eq + 1, p);
             continue;
         }
         char copy[64];
@@ -537,7 +557,8 @@ static sim_status parse_file(FILE *f, where *w, sim_params *p, body_list *bodies
         s = sim_fail(w->err, SIM_IO, "%s:%ld: read error: %s", w->path, w->line, strerror(errno));
     }
     free(buf);
-    if (s == SIM_OK && bodies->n == 0) {
+    /* bodies may come from an insertion (the caller's settings or the file's): the caller says */
+    if (s == SIM_OK && bodies->n == 0 && !(w->opt->insert != NULL && cols.count > 0)) {
         s = sim_fail(w->err, SIM_PARSE, "%s:%ld: no bodies (%s)", w->path, w->line,
                      cols.count ? "nothing after the column header"
                              : "expected the column header 'x y z vx vy vz radius density' and "
@@ -597,10 +618,12 @@ sim_status sim_scene_read(FILE *f, const char *name, const sim_scene_load_option
     if (s == SIM_OK) {
         s = sim_state_alloc(out, bodies.n, err);
     }
-    if (s == SIM_OK) {
+    if (s == SIM_OK && bodies.n > 0) { /* none: a file for an insertion, nothing to copy */
         memcpy(out->pos, bodies.pos, (size_t)bodies.n * sizeof *out->pos);
         memcpy(out->vel, bodies.vel, (size_t)bodies.n * sizeof *out->vel);
         memcpy(out->spin, bodies.spin, (size_t)bodies.n * sizeof *out->spin);
+    }
+    if (s == SIM_OK) {
         out->contacts = bodies.contacts; /* the state owns them now */
         out->contact_count = bodies.contact_count;
         bodies.contacts = NULL;
@@ -763,13 +786,17 @@ static void write_params(FILE *f, const sim_params *p) {
 }
 
 /* Errors show in ferror(f); sim_output_commit reports them with their cause. */
-void sim_state_write_head(FILE *f, const sim_params *p, uint32_t n, int forces) {
+void sim_state_write_head(FILE *f, const sim_params *p, uint32_t n, int forces,
+                          const sim_inserter *ins) {
     fprintf(f, "# nbsim state: %u bodies", n);
 #ifdef NBSIM_VERSION
     fprintf(f, ", written by nbsim %s", NBSIM_VERSION);
 #endif
     fprintf(f, "\n# format: assets/README.md; mass = density * 4/3 pi radius^3\n");
     write_params(f, p);
+    if (ins != NULL) {
+        sim_insert_write(f, &ins->def, &ins->progress);
+    }
     fprintf(f, "x y z vx vy vz radius density wx wy wz%s\n", forces ? " fx fy fz" : "");
 }
 
@@ -814,8 +841,9 @@ int sim_state_write_contacts(FILE *f, const sim_state_contact *contacts, uint64_
     return 0;
 }
 
-static void write_all(FILE *f, const sim_params *p, const sim_state *st, const sim_vec3d *forces) {
-    sim_state_write_head(f, p, st->n, forces != NULL);
+static void write_all(FILE *f, const sim_params *p, const sim_state *st, const sim_vec3d *forces,
+                      const sim_inserter *ins) {
+    sim_state_write_head(f, p, st->n, forces != NULL, ins);
     if (sim_state_write_bodies(f, st, forces) != 0 || st->contact_count == 0) {
         return;
     }
@@ -828,6 +856,16 @@ sim_status sim_state_save(const char *path, const sim_params *params, const sim_
     SIM_ASSERT(path != NULL && params != NULL && state != NULL);
     sim_output out;
     SIM_TRY(sim_output_open(&out, path, err));
-    write_all(out.file, params, state, forces);
+    write_all(out.file, params, state, forces, NULL);
+    return sim_output_commit(&out, err);
+}
+
+sim_status sim_state_save_insert(const char *path, const sim_params *params, const sim_state *state,
+                                 const sim_vec3d *forces, const sim_inserter *insert,
+                                 sim_error *err) {
+    SIM_ASSERT(path != NULL && params != NULL && state != NULL);
+    sim_output out;
+    SIM_TRY(sim_output_open(&out, path, err));
+    write_all(out.file, params, state, forces, insert);
     return sim_output_commit(&out, err);
 }

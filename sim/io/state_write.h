@@ -9,10 +9,13 @@
 
 #include <stdio.h>
 
+#include "nbsim/insert.h"
 #include "nbsim/params.h"
 #include "nbsim/state.h"
 
-void sim_state_write_head(FILE *f, const sim_params *p, uint32_t n, int forces);
+/* ins: the inserter's settings and progress (NULL: none). */
+void sim_state_write_head(FILE *f, const sim_params *p, uint32_t n, int forces,
+                          const sim_inserter *ins);
 /* st's n bodies (forces: as fx fy fz, NULL: none). */
 int sim_state_write_bodies(FILE *f, const sim_state *st, const sim_vec3d *forces);
 void sim_state_write_contacts_head(FILE *f, uint64_t count);

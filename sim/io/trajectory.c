@@ -123,7 +123,7 @@ sim_status sim_traj_writer_write(sim_traj_writer *w, const sim_traj_frame *f, si
     if (w->failed != SIM_OK) {
         return sim_fail(err, w->failed, "%s", w->failure);
     }
-    if (f->n != w->n) {
+    if (f->n != w->n && w->format == SIM_TRAJ_NETCDF) { /* its bodies are a dimension */
         return sim_fail(err, SIM_BAD_ARGUMENT,
                         "'%s': a frame of %u bodies in a trajectory of %u (N changed: start a new "
                         "file)",

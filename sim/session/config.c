@@ -18,6 +18,7 @@ sim_session_config sim_session_config_default(void) {
     c.local_rank = -1;
     c.nccl_id_wait = SIM_DIST_ID_WAIT_S;
     c.energy_every = 1;
+    c.insert = sim_insert_def_default();
     return c;
 }
 

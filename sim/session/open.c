@@ -5,6 +5,7 @@
  * from, the settings check of a run over processes); then the backend, and closing; and a new
  * scene for a running session (sim_session_set_scene, reset). */
 #include "session/session_impl.h"
+#include "session/insert.h"
 
 #include <errno.h>
 #include <math.h>
@@ -279,10 +280,13 @@ sim_status sim_session_memory_plan(const sim_session_config *c, sim_memory_plan 
         n = c->bodies->n;
     } else if (n == 0 && sim_scene_is_builtin(c->scene)) {
         n = builtin_default_n(c->scene);
-    } else if (n == 0) { /* a file: its bodies counted */
+    } else if (n == 0) { /* a file: its bodies counted (as it starts: an insertion adds more) */
         sim_params p = c->params;
         sim_state st = {0};
-        SIM_TRY(sim_scene_load(c->scene, &p, &st, err));
+        sim_inserter ins;
+        memset(&ins, 0, sizeof ins);
+        const sim_scene_load_options load = {.insert = &ins};
+        SIM_TRY(sim_scene_load_with(c->scene, &load, &p, &st, err));
         n = st.n;
         sim_state_free(&st);
     }
@@ -295,7 +299,7 @@ sim_status sim_session_memory_plan(const sim_session_config *c, sim_memory_plan 
 /* Loads the scene into *state with its parameters and the command line's overrides, after
  * checking that its size can run. */
 static sim_status load_scene(sim_session *s, const char *scene, sim_params *params,
-                             sim_state *state, sim_error *err) {
+                             sim_state *state, sim_inserter *ins, sim_error *err) {
     const sim_session_config *o = &s->cfg;
     *params = sim_params_default();
     char why[256], max_text[32];
@@ -335,7 +339,7 @@ static sim_status load_scene(sim_session *s, const char *scene, sim_params *para
      * against the box they will run in. */
     apply_overrides(o, params);
     char warnings[1024] = "";
-    const sim_scene_load_options load = {max, why, o->params_given, warnings, sizeof warnings};
+    const sim_scene_load_options load = {max, why, o->params_given, warnings, sizeof warnings, ins};
     SIM_TRY(sim_scene_load_with(scene, &load, params, state, err));
     scene_file_notices(s, scene, warnings, state);
     return SIM_OK;
@@ -526,8 +530,16 @@ static sim_status choose_triplets(sim_session *s, const char *scene, const sim_s
 }
 
 /* The step: the default one, or the user's with a warning when it is too long. */
-static void choose_dt(sim_session *s, const char *scene, const sim_state *state, sim_params *p) {
-    const double safe = sim_default_dt(p, state);
+static void choose_dt(sim_session *s, const char *scene, const sim_state *state,
+                      const sim_insert_def *ins, sim_params *p) {
+    double safe = sim_default_dt(p, state);
+    if (ins->shape != SIM_INSERT_OFF) { /* the lightest bodies it will bring, too */
+        sim_vec4d pos[2], vel[2];
+        sim_insert_lightest(ins, pos, vel);
+        const sim_state light = {.n = 2, .pos = pos, .vel = vel};
+        const double t = sim_default_dt(p, &light);
+        safe = state->n == 0 || t < safe ? t : safe;
+    }
     if (p->dt <= 0.0) {
         p->dt = safe;
     } else if (p->dt > DT_WARN_FACTOR * safe) {
@@ -545,24 +557,89 @@ static void choose_dt(sim_session *s, const char *scene, const sim_state *state,
     }
 }
 
+/* The insertion: the command line's settings over the scene file's, checked against the run. */
+static sim_status resolve_insert(sim_session *s, sim_inserter *ins, const sim_params *p,
+                                 sim_error *err) {
+    const sim_session_config *o = &s->cfg;
+    sim_insert_take(&ins->def, &o->insert, o->insert_given);
+    if (ins->def.shape == SIM_INSERT_OFF) {
+        for (int k = 0; k < SIM_INSERT_KEY_COUNT; ++k) {
+            if (o->insert_given & (1u << k)) {
+                return sim_fail(err, SIM_BAD_ARGUMENT,
+                                "%s: no insertion region (%s, or `%s =` in a scene file)",
+                                sim_insert_flag((sim_insert_key)k),
+                                sim_insert_flag(SIM_INSERT_REGION),
+                                sim_insert_key_name(SIM_INSERT_REGION));
+            }
+        }
+        return SIM_OK;
+    }
+    if (o->decompose == SIM_DECOMPOSE_SPACE || s->config.multi.world > 1) {
+        return sim_fail(err, SIM_BAD_ARGUMENT,
+                        "%s: insertion runs on one rank for now (every rank would have to place "
+                        "the same bodies at the same step); drop --gpus / --rank / --world / "
+                        "--decompose space",
+                        sim_insert_flag(SIM_INSERT_REGION));
+    }
+    return sim_insert_check(&ins->def, p, err);
+}
+
 sim_status sim_session_load(sim_session *s, const char *scene, sim_error *err) {
     sim_state state = {0};
     sim_params params;
-    sim_status st = load_scene(s, scene, &params, &state, err);
+    sim_inserter ins;
+    memset(&ins, 0, sizeof ins);
+    ins.def = sim_insert_def_default();
+    char why[256];
+    const uint32_t max = body_limit(s, why, sizeof why);
+    const sim_inserter old_ins = s->ins; /* a failed load keeps them */
+    const sim_params old_params = s->params;
+    const int old_said = s->insert_full_said;
+    sim_status st = load_scene(s, scene, &params, &state, &ins, err);
+    if (st == SIM_OK) {
+        st = resolve_insert(s, &ins, &params, err);
+    }
+    if (st == SIM_OK) {
+        choose_dt(s, scene, &state, &ins.def, &params);
+        /* the insertion's first batch (or the batches a resumed run has due) before the backend
+         * is made: a run may start with no bodies */
+        s->ins = ins;
+        s->insert_max = max;
+        s->insert_full_said = 0;
+        s->params = params;
+        if (ins.def.shape != SIM_INSERT_OFF && s->ins.progress.interval <= 0.0) {
+            s->ins.progress.interval = sim_insert_interval(&ins.def, &params);
+        }
+        st = sim_session_insert_into(s, &state, err);
+        ins = s->ins;
+    }
+    if (st == SIM_OK && state.n == 0) {
+        st = sim_fail(err, SIM_BAD_ARGUMENT, "%s: no bodies%s", scene,
+                      ins.def.shape != SIM_INSERT_OFF
+                          ? ", and the insertion's first batch placed none (--insert-rate)"
+                          : " (nothing after the column header, and no insertion: --insert)");
+    }
     if (st == SIM_OK) {
         st = choose_triplets(s, scene, &state, &params, err);
     }
     if (st == SIM_OK) {
-        st = sim_periodic_check(&params, sim_state_max_radius(&state), err);
+        double r_min = 0.0, r_max = 0.0;
+        if (ins.def.shape != SIM_INSERT_OFF) {
+            sim_insert_radius_range(&ins.def, &r_min, &r_max);
+        }
+        st = sim_periodic_check(&params, fmax(r_max, sim_state_max_radius(&state)), err);
     }
     if (st != SIM_OK) {
+        s->ins = old_ins;
+        s->params = old_params;
+        s->insert_full_said = old_said;
         sim_state_free(&state);
         return st;
     }
-    choose_dt(s, scene, &state, &params);
     sim_state_free(&s->initial);
     s->initial = state;
     s->params = params;
+    s->ins = ins;
     snprintf(s->scene, sizeof s->scene, "%s", scene);
     s->info.frame = 0;
     s->info.steps = 0;

@@ -156,15 +156,66 @@ static void *writer_main(void *arg) {
     return NULL;
 }
 
-static void free_dump(sim_dump *d) {
+static void free_slots(sim_dump *d) {
     for (int i = 0; i < DUMP_SLOTS; ++i) {
         sim_capture_free(&d->slot[i].cap);
         sim_state_free(&d->slot[i].bodies);
         free(d->slot[i].force);
+        d->slot[i].force = NULL;
     }
     free(d->slot_of);
     free(d->slot_spin);
+    d->slot_of = NULL;
+    d->slot_spin = NULL;
+}
+
+static void free_dump(sim_dump *d) {
+    free_slots(d);
     free(d);
+}
+
+/* The slots' buffers for d->n bodies of backend: captures, or states and forces in double. */
+static sim_status alloc_slots(sim_dump *d, const sim_backend *backend, sim_error *err) {
+    sim_status st = SIM_OK;
+    for (int i = 0; i < DUMP_SLOTS && st == SIM_OK; ++i) {
+        if (!d->doubles) {
+            st = sim_backend_capture_alloc(backend, &d->slot[i].cap, err);
+            continue;
+        }
+        st = sim_state_alloc(&d->slot[i].bodies, d->n, err);
+        d->slot[i].force = st == SIM_OK ? calloc(d->n, sizeof *d->slot[i].force) : NULL;
+        if (st == SIM_OK && d->slot[i].force == NULL) {
+            st = sim_fail(err, SIM_OUT_OF_MEMORY,
+                          "dump '%s': no memory for the forces of %u bodies", d->path, d->n);
+        }
+    }
+    return st;
+}
+
+int sim_dump_variable_n(const sim_dump *d) {
+    return sim_traj_format_from_path(d->path) != SIM_TRAJ_NETCDF;
+}
+
+void sim_dump_drain(sim_dump *d) {
+    pthread_mutex_lock(&d->lock);
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < DUMP_SLOTS; ++i) {
+            busy |= d->slot[i].state != SLOT_FREE;
+        }
+        if (!busy) {
+            break;
+        }
+        pthread_cond_wait(&d->freed, &d->lock);
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+sim_status sim_dump_rebind(sim_dump *d, const sim_backend *backend, sim_error *err) {
+    /* drained: the writer waits for a queued frame and touches none of this */
+    free_slots(d);
+    d->n = sim_backend_body_count(backend);
+    return alloc_slots(d, backend, err);
 }
 
 sim_status sim_dump_open(sim_dump **out, const char *path, int every, const sim_backend *backend,
@@ -188,19 +239,7 @@ sim_status sim_dump_open(sim_dump **out, const char *path, int every, const sim_
     d->doubles = sim_backend_get_config(backend)->kind == SIM_BACKEND_CPU ||
                  (sim_traj_format_from_path(path) == SIM_TRAJ_VTK &&
                   sim_params_have_friction(sim_backend_get_params(backend)));
-    sim_status st = SIM_OK;
-    for (int i = 0; i < DUMP_SLOTS && st == SIM_OK; ++i) {
-        if (!d->doubles) {
-            st = sim_backend_capture_alloc(backend, &d->slot[i].cap, err);
-            continue;
-        }
-        st = sim_state_alloc(&d->slot[i].bodies, d->n, err);
-        d->slot[i].force = st == SIM_OK ? calloc(d->n, sizeof *d->slot[i].force) : NULL;
-        if (st == SIM_OK && d->slot[i].force == NULL) {
-            st = sim_fail(err, SIM_OUT_OF_MEMORY,
-                          "dump '%s': no memory for the forces of %u bodies", path, d->n);
-        }
-    }
+    sim_status st = alloc_slots(d, backend, err);
     if (st == SIM_OK) {
         st = sim_traj_writer_open_params(&d->writer, path, d->n, sim_backend_get_params(backend),
                                           err);

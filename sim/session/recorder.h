@@ -39,9 +39,19 @@ sim_status sim_dump_open(sim_dump **out, const char *path, int every, const sim_
  * When frame % every == 0 the current state is captured and queued for the writer. *ms (may be
  * NULL) receives the simulation thread's cost of this call [ms], 0 when nothing was dumped.
  * Returns the first write error (one line) once the writer has failed; the backend must hold
- * the N the dump was opened for. */
+ * the N the dump was opened (or last rebound) for. */
 sim_status sim_dump_frame(sim_dump *d, sim_backend *backend, uint64_t frame, uint64_t steps,
                           double sim_time, double *ms, sim_error *err);
+
+/* A new N (an insertion grew the bodies, nbsim/insert.h). Whether the file takes frames of
+ * another N: .xyz, .lammpstrj and .pvd give each frame its own count; a NetCDF file has one. */
+int sim_dump_variable_n(const sim_dump *d);
+/* Waits until the writer has written every queued frame (their copies landed): before the
+ * backend they came from is destroyed. */
+void sim_dump_drain(sim_dump *d);
+/* After sim_dump_drain: buffers for the bodies of `backend` (another N), the frames from now on
+ * of its N. On failure the dump is to be closed. */
+sim_status sim_dump_rebind(sim_dump *d, const sim_backend *backend, sim_error *err);
 
 /* Writes what is queued, closes the file, stops the thread and frees d (NULL: no-op). stats may
  * be NULL. Returns the first error of the dump's life, if any. */

@@ -166,6 +166,9 @@ void sim_run_stats_print(const sim_run_stats *rs, const sim_run_info *s, FILE *o
     if (s->decomposition != NULL && s->decomposition[0]) {
         fprintf(out, "  ranks            %s\n", s->decomposition);
     }
+    if (s->insertion != NULL && s->insertion[0]) {
+        fprintf(out, "  insertion        %s\n", s->insertion);
+    }
     const sim_stats tests = sim_run_stats_count(rs, SIM_RUN_COUNT_CANDIDATES);
     const sim_stats touching = sim_run_stats_count(rs, SIM_RUN_COUNT_CONTACTS);
     fprintf(out, "  pair tests       %.17g per step, %.4g per body  (%s, at the median)\n",
@@ -262,6 +265,10 @@ sim_status sim_run_stats_write_json_maps(const sim_run_stats *rs, const sim_run_
     if (s->decomposition != NULL && s->decomposition[0]) {
         fprintf(f, ",\n  \"ranks\": ");
         put_json_string(f, s->decomposition);
+    }
+    if (s->insertion != NULL && s->insertion[0]) {
+        fprintf(f, ",\n  \"inserted\": %llu,\n  \"insertion\": ", (unsigned long long)s->inserted);
+        put_json_string(f, s->insertion);
     }
     fprintf(f, ",\n  \"pair_map\": \"%s\",\n  \"triplet_map\": \"%s\",\n  \"tile\": %u,\n",
             sim_pair_choice_name(c->pair_map),

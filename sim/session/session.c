@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nbsim/scene.h"
+#include "session/insert.h"
 #include "space/space.h"
 
 static void append_line(char *lines, size_t cap, const char *text) {
@@ -39,6 +40,93 @@ void sim_session_refresh(sim_session *s) {
     i->dump_path = s->dump != NULL ? s->dump_path : "";
     i->decomposition = s->decomposition;
     i->maps_source = s->maps_source;
+    const sim_insert_def *d = &s->ins.def;
+    const sim_insert_progress *pr = &s->ins.progress;
+    i->inserted = d->shape != SIM_INSERT_OFF ? pr->inserted : 0u;
+    s->insertion[0] = '\0';
+    if (d->shape != SIM_INSERT_OFF) {
+        snprintf(s->insertion, sizeof s->insertion,
+                 "%llu bodies inserted in %llu batch%s, one every %.6g s; %llu found no room; %s",
+                 (unsigned long long)pr->inserted, (unsigned long long)pr->batches,
+                 pr->batches == 1 ? "" : "es", pr->interval,
+                 (unsigned long long)(pr->planned - pr->inserted),
+                 sim_insert_done(d, pr) ? "stopped" : "going on");
+    }
+    i->insertion = s->insertion;
+}
+
+sim_status sim_session_insert_into(sim_session *s, sim_state *state, sim_error *err) {
+    const sim_insert_def *d = &s->ins.def;
+    if (!sim_insert_due(d, &s->ins.progress, &s->params)) {
+        return SIM_OK;
+    }
+    const uint64_t batch = s->ins.progress.batches;
+    uint64_t wanted = 0, placed = 0;
+    SIM_TRY(sim_insert_place(d, &s->ins.progress, &s->params, s->insert_max, state, &wanted,
+                             &placed, err));
+    if (placed < wanted && !s->insert_full_said) {
+        char text[320];
+        snprintf(text, sizeof text,
+                 "warning: insertion: batch %llu placed %llu of %llu bodies: %s (%d tries each); "
+                 "the others are dropped, later batches go on (said once)",
+                 (unsigned long long)batch, (unsigned long long)placed, (unsigned long long)wanted,
+                 state->n >= s->insert_max ? "the run holds no more bodies" : "the region is full",
+                 SIM_INSERT_ATTEMPTS);
+        sim_session_warning(s, text);
+        s->insert_full_said = 1;
+    }
+    return SIM_OK;
+}
+
+/* The batches due after a frame: the state read with its contacts' histories, grown, and a
+ * backend made for it with the maps and settings of the one before (a save and a resume do the
+ * same: the bodies run on as they would have). Nothing placed: the backend stays. */
+static sim_status insert_due(sim_session *s, sim_error *err) {
+    if (!sim_insert_due(&s->ins.def, &s->ins.progress, &s->params)) {
+        return SIM_OK;
+    }
+    const sim_inserter before = s->ins;
+    sim_state state = {0};
+    SIM_TRY(sim_state_alloc(&state, s->initial.n, err));
+    sim_status st = sim_backend_read_state(s->backend, &state, NULL, err);
+    const uint32_t n = state.n;
+    st = st == SIM_OK ? sim_session_insert_into(s, &state, err) : st;
+    sim_backend *fresh = NULL;
+    if (st == SIM_OK && state.n > n) {
+        sim_backend_config config = *sim_backend_get_config(s->backend);
+        st = sim_backend_create(&config, &s->params, &state, &fresh, err);
+    }
+    if (st != SIM_OK) {
+        s->ins = before;
+        sim_state_free(&state);
+        return st;
+    }
+    if (fresh != NULL) {
+        /* a trajectory goes on with the new N where its format takes one (its frames' copies off
+         * the old backend landed first); a NetCDF file, of one N, ends */
+        const int goes_on = s->dump != NULL && sim_dump_variable_n(s->dump);
+        if (goes_on) {
+            sim_dump_drain(s->dump);
+        }
+        sim_backend_destroy(s->backend);
+        s->backend = fresh;
+        sim_state_free(&s->initial);
+        s->initial = state;
+        sim_error why;
+        sim_error_clear(&why);
+        if (s->dump != NULL && (!goes_on || sim_dump_rebind(s->dump, fresh, &why) != SIM_OK)) {
+            char text[SIM_PATH_MAX + SIM_ERROR_MESSAGE_MAX + 96];
+            snprintf(text, sizeof text, "trajectory %s ended: the insertion brought N to %u%s%s",
+                     s->dump_path, state.n, why.message[0] ? ": " : " (a NetCDF file holds one N)",
+                     why.message);
+            (void)sim_session_dump_stop(s, NULL, NULL);
+            sim_session_notice(s, text);
+        }
+    } else {
+        sim_state_free(&state);
+    }
+    sim_session_refresh(s);
+    return SIM_OK;
 }
 
 const sim_run_info *sim_session_info(const sim_session *s) {
@@ -67,6 +155,7 @@ sim_status sim_session_frame(sim_session *s, sim_frame_timing *t, sim_error *err
     if (st == SIM_OK || st == SIM_INTERRUPTED) { /* the steps it completed are in the state */
         s->info.steps += (uint64_t)t->steps;
         s->info.sim_time += s->params.dt * (double)t->steps;
+        s->ins.progress.clock += s->params.dt * (double)t->steps;
     }
     if (st == SIM_INTERRUPTED) {
         s->info.partial_steps = t->steps;
@@ -75,6 +164,7 @@ sim_status sim_session_frame(sim_session *s, sim_frame_timing *t, sim_error *err
     if (s->config.multi.space) {
         sim_space_balance(s->backend, s->decomposition, sizeof s->decomposition);
     }
+    SIM_TRY(insert_due(s, err));
     s->info.frame++;
     s->info.dump_ms = 0.0;
     if (s->dump != NULL) {
@@ -144,7 +234,8 @@ sim_status sim_session_save_state(sim_session *s, const char *path, sim_error *e
         st = sim_backend_read_state(s->backend, &state, forces, err);
     }
     if (st == SIM_OK) {
-        st = sim_state_save(path, &s->params, &state, forces, err);
+        st = sim_state_save_insert(path, &s->params, &state, forces,
+                                   s->ins.def.shape != SIM_INSERT_OFF ? &s->ins : NULL, err);
     }
     free(forces);
     sim_state_free(&state);

@@ -33,6 +33,12 @@ struct sim_session {
     sim_vec4d *spin;           /* scratch of sim_session_angular_speeds, n bodies, or NULL */
     uint32_t spin_cap;
     char maps_source[192]; /* where the maps and tile came from (sim_run_info.maps_source) */
+    /* insertion during the run (insert.h; def.shape OFF: none): its settings and progress, the
+     * most bodies the run takes, whether a batch that did not fit was said */
+    sim_inserter ins;
+    uint32_t insert_max;
+    int insert_full_said;
+    char insertion[256]; /* sim_run_info.insertion */
 };
 
 /* A notice for the user (sim_session_take_notices), one line: what was chosen or fell back. */
@@ -48,5 +54,8 @@ void sim_session_refresh(sim_session *s);
  * overrides, triplets and step resolved, and makes it the session's; the backend is the caller's
  * business. On failure the session keeps what it had. */
 sim_status sim_session_load(sim_session *s, const char *scene, sim_error *err);
+/* The batches of the insertion due now, placed into *state (grown), with a warning the first time
+ * one does not fit (session.c). */
+sim_status sim_session_insert_into(sim_session *s, sim_state *state, sim_error *err);
 
 #endif /* SIM_SESSION_IMPL_H */

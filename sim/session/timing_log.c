@@ -19,7 +19,7 @@ static const char header[] =
     "pair_blocks_wasted,triplet_blocks,triplet_blocks_wasted,kinetic,potential,total_energy,"
     "dump_ms,culled,sort_ms,cull_ms,tile_pairs,tile_pairs_total,triplet_cull_ms,tile_triples,"
     "tile_triples_total,gpus,comm_ms,mean_height,particle_steps_per_s,candidate_tests,contacts,"
-    "atm_list_entries,atm_list_rebuilds,nlist_ms,cells_ms,atm_list_ms,drift_ms,kick_ms";
+    "atm_list_entries,atm_list_rebuilds,nlist_ms,cells_ms,atm_list_ms,drift_ms,kick_ms,inserted";
 
 const char *sim_timing_log_header(void) {
     return header;
@@ -100,8 +100,8 @@ sim_status sim_timing_log_row(sim_timing_log *log, const sim_run_info *s, const 
     } else {
         fputc(',', f);
     }
-    fprintf(f, ",%.6f,%.6f,%.6f,%.6f,%.6f\n", t->nlist_ms, t->cells_ms, t->atm_list_ms,
-            t->drift_ms, t->kick_ms);
+    fprintf(f, ",%.6f,%.6f,%.6f,%.6f,%.6f,%llu\n", t->nlist_ms, t->cells_ms, t->atm_list_ms,
+            t->drift_ms, t->kick_ms, (unsigned long long)s->inserted);
     /* Each row reaches the file as its frame ends (a write per frame, nothing next to a step):
      * a run killed with SIGKILL leaves its rows in the temporary (output_file.h). */
     fflush(f);

@@ -168,7 +168,7 @@ sim_status sim_space_save_state(sim_backend *b, const char *path, const sim_para
     if (s->rank == 0) {
         st = sim_output_open(&out, path, err);
         if (st == SIM_OK) {
-            sim_state_write_head(out.file, p, s->base.n, 1);
+            sim_state_write_head(out.file, p, s->base.n, 1, NULL);
         }
     }
     const int opened = st == SIM_OK;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * nbsim — libFuzzer target: bytes as a scene file, through the parser nbsim runs
- * (sim_scene_read), once as the file says and once with a command line's --box and a size limit.
+ * (sim_scene_read), once as the file says, once with a command line's --box and a size limit, and
+ * once taking the insertion keys (insert.h: then a file may hold no bodies).
  * Refusals are fine; a crash, a sanitizer report or a leak is a bug, and so is a scene the
  * parser accepts but a backend would refuse (its parameters and bodies are checked the way
  * sim_backend_create checks them). */
@@ -29,7 +30,7 @@ static void parse(const uint8_t *data, size_t size, const sim_scene_load_options
     }
     sim_error why;
     if (sim_params_check(&params, &why) != SIM_OK ||
-        sim_state_check_bodies(&state, &why) != SIM_OK || state.n == 0 ||
+        sim_state_check_bodies(&state, &why) != SIM_OK || (state.n == 0 && !options->insert) ||
         (options->max_bodies != 0 && state.n > options->max_bodies)) {
         abort(); /* accepted here, refused by a backend */
     }
@@ -43,6 +44,9 @@ static void parse(const uint8_t *data, size_t size, const sim_scene_load_options
     }
     uint32_t a, b;
     (void)sim_state_coincident_pairs(&state, &a, &b);
+    if (options->insert != NULL) { /* the session's check of what the file asked */
+        (void)sim_insert_check(&options->insert->def, &params, &why);
+    }
     sim_state_free(&state);
 }
 
@@ -62,5 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sim_params box = sim_params_default();
     box.box_half = 1.0;
     parse(data, size, &fixed, box);
+    sim_inserter ins = {sim_insert_def_default(), {0}, 0};
+    const sim_scene_load_options inserts = {.insert = &ins};
+    parse(data, size, &inserts, sim_params_default());
     return 0;
 }
