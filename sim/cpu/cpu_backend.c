@@ -410,6 +410,7 @@ static sim_status cpu_wrap(sim_backend *base, sim_error *err) {
 static sim_status cpu_sort(sim_backend *base, sim_error *err) {
     cpu_backend *b = sim_cpu_of(base);
     sim_cpu_cull_sort(&b->cull, b->st.pos, b->base.params.box_half);
+    sim_cpu_friction_relist(b->fric); /* the springs are laid out by slot */
     return SIM_OK;
 }
 
@@ -448,6 +449,12 @@ static sim_status cpu_sweep(sim_backend *base, sim_sweep w, uint64_t begin, uint
         }
         if (pairs && b->fric != NULL) {
             sim_cpu_friction_begin(b->fric, b->team, flags & SIM_STEP_ADVANCE ? b->dt : 0.0);
+            if (w == SIM_SWEEP_PAIR_NLIST && !fallback) { /* the springs beside the entries */
+                SIM_TRY(sim_cpu_friction_lay(b->fric, &b->ph, &b->nlist, b->cull.pos, b->cull.order,
+                                             err));
+            } else {
+                sim_cpu_friction_flush(b->fric);
+            }
         }
     }
     switch (w) {
@@ -538,8 +545,11 @@ static sim_status cpu_commit_history(sim_backend *base, sim_error *err) {
 /* The lists' counts as recorded (no device: nothing to wait for). */
 static sim_status cpu_end_frame(sim_backend *base, const sim_step_shape *f, sim_step_counts *c,
                                 sim_error *err) {
-    const cpu_backend *b = sim_cpu_of(base);
+    cpu_backend *b = sim_cpu_of(base);
     *c = b->rec;
+    if (b->fric != NULL) { /* what reads the histories between frames reads the tables */
+        sim_cpu_friction_flush(b->fric);
+    }
     for (int l = 0; l < SIM_LIST_COUNT; ++l) {
         c->list[l].active = l <= SIM_LIST_SUPER_PAIRS ? f->culled : f->tculled && !f->tlisted;
     }

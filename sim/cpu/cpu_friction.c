@@ -18,18 +18,26 @@ static sim_vec3d spin3(sim_vec4d w) {
     return v;
 }
 
-/* The history of body i (the owner) with partner in the last step's table, zero when there is
+static const sim_contact_history_d no_history = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
+
+/* The slot of body i (the owner) with partner in the last step's table, NULL when there is
  * none: by the partner's index, whatever slot it sits in. */
-static inline sim_contact_history_d find(const sim_cpu_friction *fr, uint32_t i, uint32_t partner) {
+static inline const sim_cpu_slot *find_slot(const sim_cpu_friction *fr, uint32_t i,
+                                            uint32_t partner) {
     const sim_cpu_slot *s = fr->table[fr->last] + fr->row[i];
     const uint32_t used = fr->count[fr->last][i];
     for (uint32_t k = 0; k < used; ++k) {
         if (s[k].partner == partner) {
-            return s[k].h;
+            return &s[k];
         }
     }
-    const sim_contact_history_d none = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
-    return none;
+    return NULL;
+}
+
+/* That slot's history, zero when there is none. */
+static inline sim_contact_history_d find(const sim_cpu_friction *fr, uint32_t i, uint32_t partner) {
+    const sim_cpu_slot *s = find_slot(fr, i, partner);
+    return s != NULL ? s->h : no_history;
 }
 
 /* Writes body i's history with partner into the table `to`: a slot claimed with one atomic
@@ -69,6 +77,7 @@ sim_status sim_cpu_friction_init(sim_cpu_friction *fr, const sim_state *st, sim_
     fr->threads = threads > 0 ? threads : 1;
     fr->spin = spin;
     fr->overflow = UINT32_MAX;
+    fr->in_table = 1;
     double r_min = INFINITY;
     for (uint32_t i = 0; i < n; ++i) {
         r_min = st->pos[i].w < r_min ? st->pos[i].w : r_min;
@@ -89,8 +98,9 @@ sim_status sim_cpu_friction_init(sim_cpu_friction *fr, const sim_state *st, sim_
     }
     fr->torque = calloc(n ? n : 1, sizeof *fr->torque);
     fr->tbuf = calloc((size_t)fr->threads * (n ? n : 1), sizeof *fr->tbuf);
+    fr->npair = calloc(n ? n : 1, sizeof *fr->npair);
     if (fr->row == NULL || fr->table[0] == NULL || fr->table[1] == NULL || fr->count[0] == NULL ||
-        fr->count[1] == NULL || fr->torque == NULL || fr->tbuf == NULL) {
+        fr->count[1] == NULL || fr->torque == NULL || fr->tbuf == NULL || fr->npair == NULL) {
         sim_cpu_friction_free(fr);
         return sim_fail(err, SIM_OUT_OF_MEMORY,
                         "friction: cannot allocate the contact histories of %u bodies (%llu "
@@ -154,6 +164,10 @@ void sim_cpu_friction_free(sim_cpu_friction *fr) {
         free(fr->table[t]);
         free(fr->count[t]);
     }
+    free(fr->spring[0]);
+    free(fr->spring[1]);
+    free(fr->first);
+    free(fr->npair);
     free(fr->torque);
     free(fr->tbuf);
     free(fr->save_spin);
@@ -167,6 +181,7 @@ void sim_cpu_friction_begin(sim_cpu_friction *fr, int team, double dt) {
     fr->team = team;
     fr->dt = dt;
     fr->overflow = UINT32_MAX;
+    fr->out_springs = 0;
 }
 
 /* The contact kernels' test (cpu_backend_impl.h), which sim_friction_contact repeats: the
@@ -178,24 +193,22 @@ static inline int touches(const sim_physics *ph, sim_vec4d pa, sim_vec4d pb) {
     return dx * dx + dy * dy + dz * dz < reach * reach;
 }
 
-/* The visit of a pair that touches (touches()) with this thread's torque buffer tq (user
- * order). Body i, the one with the larger user index, owns the history and is "i" of
+/* The law of a pair that touches (touches()) with history *h, advanced here, and this
+ * thread's torque buffer tq (user order); 0 when the law finds no contact (nothing added).
+ * Body i, the one with the larger user index, owns the history and is "i" of
  * sim_friction_contact: the same arguments in the same roles whichever enumeration found the
  * pair, so the same bits. */
-static inline void visit_touching(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua,
-                                  uint32_t ub, sim_vec4d pa, sim_vec4d va, sim_vec4d pb,
-                                  sim_vec4d vb, sim_vec3d *fa, sim_vec3d *fb, sim_vec3d *tq,
-                                  double *energy) {
+static inline int law(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua, uint32_t ub,
+                      sim_vec4d pa, sim_vec4d va, sim_vec4d pb, sim_vec4d vb, sim_vec3d *fa,
+                      sim_vec3d *fb, sim_vec3d *tq, sim_contact_history_d *h, double *energy) {
     const int a_owns = ua > ub;
     const uint32_t i = a_owns ? ua : ub, j = a_owns ? ub : ua;
-    sim_contact_history_d h = find(fr, i, j);
     sim_vec3d f, ti, tj;
     if (!sim_friction_contact_d(a_owns ? pa : pb, a_owns ? va : vb, spin3(fr->spin[i]),
-                                a_owns ? pb : pa, a_owns ? vb : va, spin3(fr->spin[j]), &h, ph,
+                                a_owns ? pb : pa, a_owns ? vb : va, spin3(fr->spin[j]), h, ph,
                                 fr->dt, &f, &ti, &tj, energy)) {
-        return;
+        return 0;
     }
-    store(fr, 1 - fr->last, i, j, &h);
     sim_vec3d *fi = a_owns ? fa : fb, *fj = a_owns ? fb : fa;
     fi->x += f.x;
     fi->y += f.y;
@@ -209,6 +222,19 @@ static inline void visit_touching(sim_cpu_friction *fr, const sim_physics *ph, u
     tq[j].x += tj.x;
     tq[j].y += tj.y;
     tq[j].z += tj.z;
+    return 1;
+}
+
+/* The visit of a pair that touches, its history in the tables. */
+static inline void visit_touching(sim_cpu_friction *fr, const sim_physics *ph, uint32_t ua,
+                                  uint32_t ub, sim_vec4d pa, sim_vec4d va, sim_vec4d pb,
+                                  sim_vec4d vb, sim_vec3d *fa, sim_vec3d *fb, sim_vec3d *tq,
+                                  double *energy) {
+    const uint32_t i = ua > ub ? ua : ub, j = ua > ub ? ub : ua;
+    sim_contact_history_d h = find(fr, i, j);
+    if (law(fr, ph, ua, ub, pa, va, pb, vb, fa, fb, tq, &h, energy)) {
+        store(fr, 1 - fr->last, i, j, &h);
+    }
 }
 
 /* Any pair: most end at the test. */
@@ -251,7 +277,8 @@ void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
     }
 }
 
-/* Slots this far ahead of the sweep have their pairs' rows fetched (friction_prefetch). */
+/* Slots this far ahead of the sweep have their bodies' spin and torque fetched
+ * (friction_prefetch). */
 #define FRICTION_PREFETCH_SLOTS 8u
 
 #if defined(__GNUC__)
@@ -260,22 +287,17 @@ void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
 #define FRICTION_PREFETCH(address, write) ((void)(address))
 #endif
 
-/* Asks the caches for what the visits of slot s's list will read and write: the histories are
- * rows by user index and the sweep runs in slot order, so for a large N each row is a miss the
- * visit would otherwise wait for (the rows of the owner, the larger user index, in both
- * tables, their counters, the partner's spin and torque). Changes no value. */
+/* Asks the caches for what the visits of slot s's list will read and write that the springs'
+ * stream does not bring: spin, torque and the owner's count are in user order while the sweep
+ * runs in slot order, so for a large N each is a miss the visit would otherwise wait for.
+ * Changes no value. */
 static void friction_prefetch(const sim_cpu_friction *fr, const sim_cpu_nlist *l, uint32_t s,
                               const uint32_t *order, const sim_vec3d *tq) {
     const uint32_t c = l->count[s] < l->cap ? l->count[s] : l->cap;
     const uint32_t us = order[s];
-    const int next = 1 - fr->last;
     for (uint32_t k = 0; k < c; ++k) {
         const uint32_t uj = order[l->nbr[(size_t)k * l->stride + s]];
-        const uint32_t owner = us > uj ? us : uj;
-        FRICTION_PREFETCH(fr->table[fr->last] + fr->row[owner], 0);
-        FRICTION_PREFETCH(fr->table[next] + fr->row[owner], 1);
-        FRICTION_PREFETCH(&fr->count[fr->last][owner], 0);
-        FRICTION_PREFETCH(&fr->count[next][owner], 1);
+        FRICTION_PREFETCH(&fr->npair[us > uj ? us : uj], 1);
         FRICTION_PREFETCH(&fr->spin[uj], 0);
         FRICTION_PREFETCH(&tq[uj], 1);
     }
@@ -283,27 +305,138 @@ static void friction_prefetch(const sim_cpu_friction *fr, const sim_cpu_nlist *l
     FRICTION_PREFETCH(&tq[us], 1);
 }
 
+void sim_cpu_friction_flush(sim_cpu_friction *fr) {
+    if (fr->in_table) {
+        return;
+    }
+    /* Rows that the check found full keep to their slots, as it leaves the tables. */
+    const sim_cpu_spring *e = fr->spring[fr->last];
+    uint32_t *count = fr->count[fr->last];
+    for (uint64_t k = 0; k < fr->spring_used[fr->last]; ++k) {
+        const uint32_t i = e[k].owner;
+        if (i != CPU_SPRING_NONE && fr->row[i] + count[i] < fr->row[i + 1]) {
+            sim_cpu_slot *s = &fr->table[fr->last][fr->row[i] + count[i]++];
+            s->partner = e[k].partner;
+            s->unused = 0;
+            s->h = e[k].h;
+        }
+    }
+    fr->in_table = 1;
+}
+
+void sim_cpu_friction_relist(sim_cpu_friction *fr) {
+    if (fr != NULL) {
+        sim_cpu_friction_flush(fr);
+        fr->in_springs = 0;
+    }
+}
+
+/* Room for `entries` springs in both arrays (their contents go: the caller lays them out). */
+static sim_status spring_room(sim_cpu_friction *fr, uint64_t entries, sim_error *err) {
+    if (fr->first == NULL) {
+        fr->first = malloc(((size_t)fr->n + 1u) * sizeof *fr->first);
+    }
+    if (entries > fr->spring_cap && fr->first != NULL) {
+        const uint64_t cap = entries + entries / 4u + 64u;
+        for (int t = 0; t < 2; ++t) {
+            free(fr->spring[t]);
+            fr->spring[t] = cap <= SIZE_MAX / sizeof(sim_cpu_spring)
+                                ? malloc((size_t)cap * sizeof(sim_cpu_spring))
+                                : NULL;
+        }
+        fr->spring_cap = fr->spring[0] != NULL && fr->spring[1] != NULL ? cap : 0;
+    }
+    if (fr->first == NULL || entries > fr->spring_cap) {
+        return sim_fail(err, SIM_OUT_OF_MEMORY,
+                        "friction: cannot allocate the springs of %llu neighbour-list entries",
+                        (unsigned long long)entries);
+    }
+    return SIM_OK;
+}
+
+sim_status sim_cpu_friction_lay(sim_cpu_friction *fr, const sim_physics *ph, const sim_cpu_nlist *l,
+                                const sim_vec4d *pos, const uint32_t *order, sim_error *err) {
+    memset(fr->npair, 0, (size_t)fr->n * sizeof *fr->npair);
+    fr->out_springs = 1;
+    if (fr->in_springs) {
+        fr->spring_used[1 - fr->last] = fr->spring_used[fr->last];
+        return SIM_OK;
+    }
+    sim_cpu_friction_flush(fr); /* the table then has them: room is free to drop the springs */
+    fr->in_springs = 0;
+    const sim_status status = spring_room(fr, l->entries, err);
+    if (status != SIM_OK) {
+        fr->out_springs = 0;
+        return status;
+    }
+    /* Only a pair that touches now is read by the sweep: the others need no lookup. */
+    sim_cpu_spring *e = fr->spring[fr->last];
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < l->n; ++i) {
+        fr->first[i] = at;
+        const uint32_t c = l->count[i] < l->cap ? l->count[i] : l->cap;
+        for (uint32_t k = 0; k < c; ++k, ++at) {
+            const uint32_t j = l->nbr[(size_t)k * l->stride + i];
+            e[at].owner = CPU_SPRING_NONE;
+            if ((l->half || i > j) && touches(ph, pos[i], pos[j])) {
+                const uint32_t ui = order[i], uj = order[j];
+                const uint32_t owner = ui > uj ? ui : uj, partner = ui > uj ? uj : ui;
+                const sim_cpu_slot *s = find_slot(fr, owner, partner);
+                if (s != NULL) {
+                    e[at].owner = owner;
+                    e[at].partner = partner;
+                    e[at].h = s->h;
+                }
+            }
+        }
+    }
+    fr->first[l->n] = at;
+    fr->spring_used[0] = fr->spring_used[1] = at;
+    fr->in_springs = 1;
+    return SIM_OK;
+}
+
 double sim_cpu_friction_nlist(sim_cpu_friction *fr, const sim_physics *ph, const sim_cpu_nlist *l,
                               uint32_t begin, uint32_t end, const sim_vec4d *pos,
                               const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
                               sim_cpu_nlist_tally *tally) {
     sim_vec3d *tq = fr->tbuf + (size_t)sim_cpu_thread_id() * fr->n;
+    const sim_cpu_spring *in = fr->spring[fr->last];
+    sim_cpu_spring *out = fr->spring[1 - fr->last];
     double energy = 0.0;
     for (uint32_t i = begin; i < end; ++i) {
         if (i + FRICTION_PREFETCH_SLOTS < end) {
             friction_prefetch(fr, l, i + FRICTION_PREFETCH_SLOTS, order, tq);
         }
         const uint32_t c = l->count[i] < l->cap ? l->count[i] : l->cap;
+        const uint64_t e0 = fr->first[i];
         const sim_vec4d pi = pos[i];
+        const uint32_t ui = order[i];
         tally->tests += c;
         for (uint32_t k = 0; k < c; ++k) {
             const uint32_t j = l->nbr[(size_t)k * l->stride + i];
             const sim_vec4d pj = pos[j];
+            out[e0 + k].owner = CPU_SPRING_NONE;
             /* full lists hold the pair at both ends: visited once, from the larger slot */
-            if ((l->half || i > j) && touches(ph, pi, pj)) {
-                visit_touching(fr, ph, order[i], order[j], pi, vel[i], pj, vel[j], &f[i], &f[j], tq,
-                               &energy);
-                tally->contacts++;
+            if (!((l->half || i > j) && touches(ph, pi, pj))) {
+                continue;
+            }
+            tally->contacts++;
+            const uint32_t uj = order[j];
+            const uint32_t owner = ui > uj ? ui : uj;
+            sim_contact_history_d h =
+                in[e0 + k].owner != CPU_SPRING_NONE ? in[e0 + k].h : no_history;
+            if (!law(fr, ph, ui, uj, pi, vel[i], pj, vel[j], &f[i], &f[j], tq, &h, &energy)) {
+                continue;
+            }
+            out[e0 + k].owner = owner;
+            out[e0 + k].partner = ui > uj ? uj : ui;
+            out[e0 + k].h = h;
+            if (fr->team > 1) { /* the owners' rows are checked after the walls */
+                SIM_OMP(omp atomic update)
+                fr->npair[owner]++;
+            } else {
+                fr->npair[owner]++;
             }
         }
     }
@@ -359,7 +492,8 @@ sim_vec3d sim_cpu_friction_body(sim_cpu_friction *fr, const sim_physics *ph, uin
     force->y += m * ph->box.gravity.y;
     force->z += m * ph->box.gravity.z;
     if (energy != NULL) {
-        *energy -= m * (ph->box.gravity.x * pos.x + ph->box.gravity.y * pos.y + ph->box.gravity.z * pos.z);
+        *energy -=
+            m * (ph->box.gravity.x * pos.x + ph->box.gravity.y * pos.y + ph->box.gravity.z * pos.z);
     }
     return total;
 }
@@ -379,11 +513,17 @@ void sim_cpu_friction_kick(sim_cpu_friction *fr, const sim_vec4d *pos, const sim
 }
 
 sim_status sim_cpu_friction_check(sim_cpu_friction *fr, sim_error *err) {
+    const uint32_t *walls = fr->count[1 - fr->last];
+    for (uint32_t b = 0; fr->out_springs && b < fr->n && b < fr->overflow; ++b) { /* pairs */
+        if (fr->npair[b] + walls[b] > fr->row[b + 1] - fr->row[b]) {
+            fr->overflow = b;
+        }
+    }
     if (fr->overflow == UINT32_MAX) {
         return SIM_OK;
     }
     const uint32_t i = fr->overflow;
-    uint32_t had = 0;
+    uint32_t had = fr->out_springs ? fr->npair[i] + walls[i] : 0;
     for (int t = 0; t < 2; ++t) { /* the table that overflowed: kept to its slots */
         for (uint32_t b = 0; b < fr->n; ++b) {
             const uint32_t cap = (uint32_t)(fr->row[b + 1] - fr->row[b]);
@@ -402,6 +542,9 @@ sim_status sim_cpu_friction_check(sim_cpu_friction *fr, sim_error *err) {
 
 void sim_cpu_friction_commit(sim_cpu_friction *fr) {
     fr->last = 1 - fr->last;
+    fr->in_springs = fr->out_springs;
+    fr->in_table = !fr->out_springs;
+    fr->out_springs = 0;
 }
 
 void sim_cpu_friction_save(sim_cpu_friction *fr, int *saved) {
@@ -425,7 +568,10 @@ void sim_cpu_friction_restore(sim_cpu_friction *fr) {
     fr->overflow = UINT32_MAX;
 }
 
-sim_status sim_cpu_friction_read(const sim_cpu_friction *fr, sim_state *out, sim_error *err) {
+sim_status sim_cpu_friction_read(sim_cpu_friction *fr, sim_state *out, sim_error *err) {
+    if (fr != NULL) {
+        sim_cpu_friction_flush(fr);
+    }
     uint64_t total = 0;
     for (uint32_t i = 0; fr != NULL && i < fr->n; ++i) {
         total += fr->count[fr->last][i];

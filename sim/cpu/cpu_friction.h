@@ -13,7 +13,7 @@
  * SECOND (stepper.h). Why this layout, over one keyed by (tile, slot) or a global hash:
  *  - exact for every enumeration: the brute-force sweep under any map, culled tiles, neighbour
  *    lists each visit a pair once and find its history by user indices alone;
- *  - a re-sort or a list rebuild costs nothing: no history travels with the bodies;
+ *  - a re-sort or a list rebuild costs the tables nothing: no history travels with the bodies;
  *  - O(N K) memory with K from geometry, no hashing, a linear scan of a short row per contact,
  *    the layout a GPU kernel can use as it is (rows of fixed capacity, one counter each).
  * K per body is the number of spheres of the smallest radius that can touch it without
@@ -22,6 +22,16 @@
  * r_min / (r_i + r_min); 18 for equal spheres), plus its 3 walls (a body touches at most one
  * wall per axis: its radius is at most box_half). A body with more contacts than that stops the
  * run (SIM_UNSTABLE naming it) instead of losing a history.
+ *
+ * On the neighbour lists' sweep the pairs' histories leave the tables (as LAMMPS's fix
+ * neigh/history): each list entry has a spring beside it, laid out in the sweep's order (slot by
+ * slot, each slot's entries in list order), so a step streams them instead of looking up rows by
+ * user index far apart. Two arrays again, the last step's and this step's. A spring names its
+ * owner and partner, so it goes back into its owner's row without the list it was laid for:
+ * the springs are flushed into the last step's table when the lists are rebuilt or re-sorted,
+ * before another enumeration, and at a frame's end (saves, the split in space and the test
+ * hooks read the tables), and laid out again from it by the next sweep. The walls stay in the
+ * tables. The values are the table's, looked up by the same user indices: the same bits.
  *
  * Several ranks: replicas refuse friction before any work (backend.c): the histories live in
  * one process's tables. The split in space (sim/space/) gives each rank a backend of its own
@@ -43,6 +53,16 @@ typedef struct {
     sim_contact_history_d h;
 } sim_cpu_slot;
 
+/* A contact's springs beside its neighbour-list entry: owner (the larger user index,
+ * CPU_SPRING_NONE: the entry is no contact) and partner, as a table's slot. */
+typedef struct {
+    uint32_t owner;
+    uint32_t partner;
+    sim_contact_history_d h;
+} sim_cpu_spring;
+
+#define CPU_SPRING_NONE UINT32_MAX
+
 typedef struct sim_cpu_friction {
     uint32_t n;
     int threads;
@@ -58,7 +78,16 @@ typedef struct sim_cpu_friction {
     sim_vec3d *tbuf;   /* per-thread partial torques, threads x n, user order */
     uint32_t overflow; /* the lowest body whose contacts outnumbered its slots, or UINT32_MAX */
     uint32_t overflow_had;
-    sim_vec4d *save_spin; /* a long step's start (sim_cpu_friction_save) */
+    /* The springs beside the list entries: [last] and [1 - last] as the tables. */
+    sim_cpu_spring *spring[2];
+    uint64_t spring_cap;     /* entries each array holds */
+    uint64_t spring_used[2]; /* entries laid out in each */
+    uint64_t *first;         /* n + 1: slot s's springs are [first[s], first[s + 1]) */
+    uint32_t *npair;         /* this step's contacts per owner in springs (the rows' check) */
+    int in_table;            /* the last step's pairs are in table[last] */
+    int in_springs;          /* ... in spring[last], laid out for the current lists */
+    int out_springs;         /* this step's pairs go to spring[1 - last], not the table */
+    sim_vec4d *save_spin;    /* a long step's start (sim_cpu_friction_save) */
     sim_vec3d *save_torque;
 } sim_cpu_friction;
 
@@ -94,9 +123,21 @@ void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
                            uint32_t j0, uint32_t j1, int diagonal, const sim_vec4d *pos,
                            const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
                            double *energy, uint64_t *touching);
+/* Before a sweep of the neighbour lists l (sorted copies pos, order: their user indices): the
+ * springs laid out for l, from the last step's table when they are not (a rebuild, a re-sort,
+ * another enumeration in between); this step's pairs then go to the springs. SIM_OUT_OF_MEMORY
+ * when the springs cannot grow. */
+sim_status sim_cpu_friction_lay(sim_cpu_friction *fr, const sim_physics *ph, const sim_cpu_nlist *l,
+                                const sim_vec4d *pos, const uint32_t *order, sim_error *err);
+/* The last step's springs into its table (nothing when they are there already): before any
+ * other enumeration and anything that reads the tables. */
+void sim_cpu_friction_flush(sim_cpu_friction *fr);
+/* The lists were rebuilt or the slots re-sorted: the springs flushed, to be laid out again. */
+void sim_cpu_friction_relist(sim_cpu_friction *fr);
 /* The pairs of slots [begin, end)'s neighbour lists (sorted copies pos / vel, order: their user
  * indices), each pair once (a full list's from its larger slot), forces into f (slot order);
- * returns their energy, tests and touching pairs counted into *tally. */
+ * returns their energy, tests and touching pairs counted into *tally. After
+ * sim_cpu_friction_lay for these lists. */
 double sim_cpu_friction_nlist(sim_cpu_friction *fr, const sim_physics *ph, const sim_cpu_nlist *l,
                               uint32_t begin, uint32_t end, const sim_vec4d *pos,
                               const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
@@ -119,7 +160,8 @@ void sim_cpu_friction_commit(sim_cpu_friction *fr);
  * and putting it back. *saved 0: no memory (the step then runs whole). */
 void sim_cpu_friction_save(sim_cpu_friction *fr, int *saved);
 void sim_cpu_friction_restore(sim_cpu_friction *fr);
-/* The last step's histories into out->contacts (by body, then partner); fr NULL: none. */
-sim_status sim_cpu_friction_read(const sim_cpu_friction *fr, sim_state *out, sim_error *err);
+/* The last step's histories into out->contacts (by body, then partner), flushed first; fr
+ * NULL: none. */
+sim_status sim_cpu_friction_read(sim_cpu_friction *fr, sim_state *out, sim_error *err);
 
 #endif /* SIM_CPU_FRICTION_H */
