@@ -167,6 +167,7 @@ void sim_cpu_friction_free(sim_cpu_friction *fr) {
     free(fr->spring[0]);
     free(fr->spring[1]);
     free(fr->first);
+    free(fr->old_first);
     free(fr->npair);
     free(fr->torque);
     free(fr->tbuf);
@@ -328,7 +329,68 @@ void sim_cpu_friction_relist(sim_cpu_friction *fr) {
     if (fr != NULL) {
         sim_cpu_friction_flush(fr);
         fr->in_springs = 0;
+        fr->carry = 0;
     }
+}
+
+void sim_cpu_friction_rebuilt(sim_cpu_friction *fr) {
+    if (fr != NULL && fr->in_springs) {
+        fr->in_springs = 0;
+        fr->carry = 1;
+    }
+}
+
+/* The spring of (owner, partner) among old entries [a, b), NULL when none. */
+static const sim_cpu_spring *old_spring(const sim_cpu_spring *old, uint64_t a, uint64_t b,
+                                        uint32_t owner, uint32_t partner) {
+    for (uint64_t q = a; q < b; ++q) {
+        if (old[q].owner == owner && old[q].partner == partner) {
+            return &old[q];
+        }
+    }
+    return NULL;
+}
+
+/* The carry of sim_cpu_friction_rebuilt: the new layout in spring[1 - last], which then
+ * becomes spring[last]. A pair in contact at the last step was in the old lists at one of its
+ * two slots (at both for full lists, its spring at the larger), so both are searched; every
+ * entry is, touching now or not, so that spring[last] keeps each of its pairs the new lists
+ * hold. 0 when the springs have no room for the new lists (then the table's way). */
+static int carry_over(sim_cpu_friction *fr, const sim_cpu_nlist *l, const uint32_t *order) {
+    if (fr->old_first == NULL) {
+        fr->old_first = malloc(((size_t)fr->n + 1u) * sizeof *fr->old_first);
+    }
+    if (fr->old_first == NULL || fr->first == NULL || l->entries > fr->spring_cap) {
+        return 0;
+    }
+    uint64_t *was = fr->first;
+    fr->first = fr->old_first;
+    fr->old_first = was;
+    const sim_cpu_spring *old = fr->spring[fr->last];
+    sim_cpu_spring *e = fr->spring[1 - fr->last];
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < l->n; ++i) {
+        fr->first[i] = at;
+        const uint32_t c = l->count[i] < l->cap ? l->count[i] : l->cap;
+        for (uint32_t k = 0; k < c; ++k, ++at) {
+            const uint32_t j = l->nbr[(size_t)k * l->stride + i];
+            e[at].owner = CPU_SPRING_NONE;
+            if (l->half || i > j) {
+                const uint32_t ui = order[i], uj = order[j];
+                const uint32_t owner = ui > uj ? ui : uj, partner = ui > uj ? uj : ui;
+                const sim_cpu_spring *s = old_spring(old, was[i], was[i + 1], owner, partner);
+                s = s != NULL ? s : old_spring(old, was[j], was[j + 1], owner, partner);
+                if (s != NULL) {
+                    e[at] = *s;
+                }
+            }
+        }
+    }
+    fr->first[l->n] = at;
+    fr->spring[1 - fr->last] = fr->spring[fr->last];
+    fr->spring[fr->last] = e;
+    fr->spring_used[0] = fr->spring_used[1] = at;
+    return 1;
 }
 
 /* Room for `entries` springs in both arrays (their contents go: the caller lays them out). */
@@ -362,8 +424,14 @@ sim_status sim_cpu_friction_lay(sim_cpu_friction *fr, const sim_physics *ph, con
         fr->spring_used[1 - fr->last] = fr->spring_used[fr->last];
         return SIM_OK;
     }
+    if (fr->carry && carry_over(fr, l, order)) {
+        fr->carry = 0;
+        fr->in_springs = 1;
+        return SIM_OK;
+    }
     sim_cpu_friction_flush(fr); /* the table then has them: room is free to drop the springs */
     fr->in_springs = 0;
+    fr->carry = 0;
     const sim_status status = spring_room(fr, l->entries, err);
     if (status != SIM_OK) {
         fr->out_springs = 0;

@@ -28,7 +28,8 @@
  * slot, each slot's entries in list order), so a step streams them instead of looking up rows by
  * user index far apart. Two arrays again, the last step's and this step's. A spring names its
  * owner and partner, so it goes back into its owner's row without the list it was laid for:
- * the springs are flushed into the last step's table when the lists are rebuilt or re-sorted,
+ * a rebuild carries them from the old lists to the new ones (a pair sits at one of its two
+ * slots in each); they are flushed into the last step's table when the slots are re-sorted,
  * before another enumeration, and at a frame's end (saves, the split in space and the test
  * hooks read the tables), and laid out again from it by the next sweep. The walls stay in the
  * tables. The values are the table's, looked up by the same user indices: the same bits.
@@ -86,6 +87,9 @@ typedef struct sim_cpu_friction {
     uint32_t *npair;         /* this step's contacts per owner in springs (the rows' check) */
     int in_table;            /* the last step's pairs are in table[last] */
     int in_springs;          /* ... in spring[last], laid out for the current lists */
+    int carry;               /* ... in spring[last], laid out by old_first for the lists before
+                                a rebuild on the same slots */
+    uint64_t *old_first;     /* n + 1: first, for the lists before the rebuild */
     int out_springs;         /* this step's pairs go to spring[1 - last], not the table */
     sim_vec4d *save_spin;    /* a long step's start (sim_cpu_friction_save) */
     sim_vec3d *save_torque;
@@ -132,8 +136,11 @@ sim_status sim_cpu_friction_lay(sim_cpu_friction *fr, const sim_physics *ph, con
 /* The last step's springs into its table (nothing when they are there already): before any
  * other enumeration and anything that reads the tables. */
 void sim_cpu_friction_flush(sim_cpu_friction *fr);
-/* The lists were rebuilt or the slots re-sorted: the springs flushed, to be laid out again. */
+/* The slots were re-sorted: the springs flushed, to be laid out again from the table. */
 void sim_cpu_friction_relist(sim_cpu_friction *fr);
+/* The lists were rebuilt on the same slots: the next sweep carries the springs over from the
+ * old lists, as LAMMPS does, looking each pair up among its slots' old entries. */
+void sim_cpu_friction_rebuilt(sim_cpu_friction *fr);
 /* The pairs of slots [begin, end)'s neighbour lists (sorted copies pos / vel, order: their user
  * indices), each pair once (a full list's from its larger slot), forces into f (slot order);
  * returns their energy, tests and touching pairs counted into *tally. After

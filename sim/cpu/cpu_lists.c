@@ -63,7 +63,7 @@ void sim_cpu_build_nlist(cpu_backend *b, unsigned flags) {
     }
     sim_cpu_nlist *l = &b->nlist;
     const sim_cpu_cull *c = &b->cull;
-    sim_cpu_friction_relist(b->fric); /* the springs were laid out for the old lists */
+    sim_cpu_friction_rebuilt(b->fric); /* the springs were laid out for the old lists */
     const int grid = b->base.rank.world <= 1 && b->base.tuning.nlist_build != SIM_NLIST_BUILD_TILES;
     if (!grid || !sim_cpu_nlist_build_grid(l, &b->base.params, c->pos, b->base.nlist_skin)) {
         sim_cpu_nlist_build(l, c->tiles.v, c->tiles.count, b->base.config.tile, c->pos,
