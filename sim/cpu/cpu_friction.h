@@ -128,9 +128,9 @@ void sim_cpu_friction_tile(sim_cpu_friction *fr, const sim_physics *ph, uint32_t
                            const sim_vec4d *vel, const uint32_t *order, sim_vec3d *f,
                            double *energy, uint64_t *touching);
 /* Before a sweep of the neighbour lists l (sorted copies pos, order: their user indices): the
- * springs laid out for l, from the last step's table when they are not (a rebuild, a re-sort,
- * another enumeration in between); this step's pairs then go to the springs. SIM_OUT_OF_MEMORY
- * when the springs cannot grow. */
+ * springs laid out for l when they are not, carried from the old lists after a rebuild on the
+ * same slots, else from the last step's table (a re-sort, another enumeration in between); this
+ * step's pairs then go to the springs. SIM_OUT_OF_MEMORY when the springs cannot grow. */
 sim_status sim_cpu_friction_lay(sim_cpu_friction *fr, const sim_physics *ph, const sim_cpu_nlist *l,
                                 const sim_vec4d *pos, const uint32_t *order, sim_error *err);
 /* The last step's springs into its table (nothing when they are there already): before any
