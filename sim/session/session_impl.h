@@ -33,7 +33,15 @@ struct sim_session {
     sim_vec4d *spin;           /* scratch of sim_session_angular_speeds, n bodies, or NULL */
     uint32_t spin_cap;
     char maps_source[192]; /* where the maps and tile came from (sim_run_info.maps_source) */
+    sim_mesh *meshes[SIM_MESHES_MAX]; /* cfg.meshes loaded (meshes.c) */
+    int mesh_count;
 };
+
+/* meshes.c: the config's mesh walls loaded (refused where they do not run yet), handed to the
+ * backend (their clock from 0: a new backend, a new or reloaded scene), freed. */
+sim_status sim_session_load_meshes(sim_session *s, sim_error *err);
+sim_status sim_session_apply_meshes(sim_session *s, sim_error *err);
+void sim_session_free_meshes(sim_session *s);
 
 /* A notice for the user (sim_session_take_notices), one line: what was chosen or fell back. */
 void sim_session_notice(sim_session *s, const char *text);
