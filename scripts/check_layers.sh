@@ -35,7 +35,7 @@
 set -euo pipefail
 
 # The folders of sim/, lowest first (ARCHITECTURE.md says what each holds and why this order).
-SIM_ORDER="core maps physics io multi gpu cull nlist step cpu cuda space backends session"
+SIM_ORDER="core maps physics mesh io multi gpu cull nlist step cpu cuda space backends session"
 
 check() {
   local root=$1

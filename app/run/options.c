@@ -11,6 +11,7 @@
 
 #include "nbsim/autotune.h"
 #include "nbsim/dist.h"
+#include "nbsim/mesh.h"
 #include "nbsim/run_stats.h"
 #include "nbsim/scene.h"
 #include "nbsim/trajectory.h"
@@ -339,6 +340,86 @@ static int set_sweep(void *t, int arg, const char *v, char *why, size_t cap) {
     return 0;
 }
 
+/* --mesh FILE: one more mesh wall; the --mesh-* flags after it place and move it. */
+static int set_mesh(void *t, int arg, const char *v, char *why, size_t cap) {
+    sim_session_config *o = session_of(t);
+    if (o->mesh_count >= SIM_MESHES_MAX) {
+        return WHY("is one mesh too many (at most %d)", SIM_MESHES_MAX);
+    }
+    if (v[0] == '\0') {
+        return WHY("is empty");
+    }
+    sim_mesh_spec m = sim_mesh_spec_default();
+    if (app_copy_string(m.path, sizeof m.path, v) != 0) {
+        return WHY("is too long");
+    }
+    o->meshes[o->mesh_count++] = m;
+    return 0;
+}
+
+/* The mesh the --mesh-* flags place: the last --mesh given. */
+static sim_mesh_spec *last_mesh(void *t) {
+    sim_session_config *o = session_of(t);
+    return o->mesh_count > 0 ? &o->meshes[o->mesh_count - 1] : NULL;
+}
+
+static int set_mesh_scale(void *t, int arg, const char *v, char *why, size_t cap) {
+    sim_mesh_spec *m = last_mesh(t);
+    if (m == NULL) {
+        return WHY("places the last --mesh: give --mesh FILE before it");
+    }
+    if (app_parse_double(v, 1e-12, 1e12, &m->scale) != 0) {
+        return WHY("must be a scale in [1e-12, 1e12]");
+    }
+    return 0;
+}
+
+/* arg 0: --mesh-offset, 1: --mesh-velocity */
+static int set_mesh_vec(void *t, int arg, const char *v, char *why, size_t cap) {
+    sim_mesh_spec *m = last_mesh(t);
+    double x[3];
+    if (m == NULL) {
+        return WHY("places the last --mesh: give --mesh FILE before it");
+    }
+    if (app_parse_vec3(v, x) != 0) {
+        return WHY("must be three numbers x,y,z");
+    }
+    sim_vec3d *dst = arg == 0 ? &m->offset : &m->velocity;
+    *dst = (sim_vec3d){x[0], x[1], x[2]};
+    return 0;
+}
+
+static int set_mesh_rotate(void *t, int arg, const char *v, char *why, size_t cap) {
+    sim_mesh_spec *m = last_mesh(t);
+    if (m == NULL) {
+        return WHY("places the last --mesh: give --mesh FILE before it");
+    }
+    char buf[512];
+    double x[7];
+    int k = 0;
+    if (app_copy_string(buf, sizeof buf, v) == 0) {
+        char *p = buf;
+        for (; k < 7 && p != NULL; ++k) {
+            char *comma = strchr(p, ',');
+            if (comma != NULL) {
+                *comma = '\0';
+            }
+            if ((comma == NULL) != (k == 6) || app_parse_double(p, -1e30, 1e30, &x[k]) != 0) {
+                break;
+            }
+            p = comma != NULL ? comma + 1 : NULL;
+        }
+    }
+    if (k != 7 || (x[3] == 0.0 && x[4] == 0.0 && x[5] == 0.0)) {
+        return WHY("must be seven numbers px,py,pz,ax,ay,az,omega: a point of the axis [m], its "
+                   "direction (not zero) and the angular speed [rad/s]");
+    }
+    m->axis_point = (sim_vec3d){x[0], x[1], x[2]};
+    m->axis = (sim_vec3d){x[3], x[4], x[5]};
+    m->omega = x[6];
+    return 0;
+}
+
 #undef WHY
 
 /* ---- the table ---- */
@@ -364,7 +445,18 @@ static const app_option_row rows[] = {
     {"--triplets", "on|off|auto", "triplet forces (auto: on where they run at interactive speed)",
      set_triplets, 0},
     {NULL, NULL, "Insertion during the run (LAMMPS's fix pour; scene-file keys alike):", NULL, 0},
-    SIM_INSERT_LIST(INSERT_ROW){NULL, NULL, "Backend and maps:", NULL, 0},
+    SIM_INSERT_LIST(INSERT_ROW)
+    {NULL, NULL, "Mesh walls (CPU backend; the --mesh-* flags apply to the last --mesh):", NULL, 0},
+    {"--mesh", "FILE",
+     "a wall of triangles from an STL file, ASCII or binary\n(repeatable, up to 8)", set_mesh, 0},
+    {"--mesh-scale", "S", "the file's units in m (default 1)", set_mesh_scale, 0},
+    {"--mesh-offset", "X,Y,Z", "moves the mesh by this, after scaling [m]", set_mesh_vec, 0},
+    {"--mesh-velocity", "VX,VY,VZ", "the mesh moves at this constant velocity [m/s]",
+     set_mesh_vec, 1},
+    {"--mesh-rotate", "PX,PY,PZ,AX,AY,AZ,W",
+     "the mesh turns at W rad/s about the axis through P along A\n(right-handed; a drum)",
+     set_mesh_rotate, 0},
+    {NULL, NULL, "Backend and maps:", NULL, 0},
     {"--backend", "auto|cpu|cuda", "(auto: CUDA when a device is present)", set_backend, 0},
     {"--pair-map", "NAME",
      "pair thread map, 'full' (no symmetry, nbody-style), or 'auto' (time\n"

@@ -11,6 +11,7 @@
 #include "nbsim/dump.h"
 #include "nbsim/insert.h"
 #include "nbsim/memory_plan.h"
+#include "nbsim/mesh.h"
 #include "nbsim/output_file.h"
 #include "nbsim/params.h"
 
@@ -56,6 +57,10 @@ typedef struct {
     sim_params params;
     unsigned params_given;
     sim_triplets_mode triplets;
+    /* mesh walls (mesh.h: --mesh and the --mesh-* flags), loaded when the session opens and
+     * applied from its first step; the CPU reference of one process only, for now */
+    sim_mesh_spec meshes[SIM_MESHES_MAX];
+    int mesh_count;
     /* backend and maps */
     sim_backend_choice backend;
     sim_backend_config config; /* maps, tile, culling, threads as asked; the kind comes from

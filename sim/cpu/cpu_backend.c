@@ -304,12 +304,21 @@ static double body_phase(cpu_backend *b) {
     double energy = 0.0;
     const int team = team_for(b, (double)n);
     (void)team; /* unused without OpenMP */
+    if (b->mesh != NULL) {
+        sim_cpu_mesh_begin(b->mesh);
+    }
     SIM_OMP(omp parallel for num_threads(team) schedule(static) reduction(+ : energy))
     for (int64_t i = 0; i < n; ++i) {
         const sim_vec4d x = b->st.pos[i], v = b->st.vel[i];
         add3(&b->force[i], b->fric
                                ? sim_cpu_friction_body(b->fric, &b->ph, (uint32_t)i, x, v, &energy)
                                : sim_body_force_d(x, v, &b->ph, &energy));
+        if (b->mesh != NULL) { /* the histories advance with friction's (its dt) */
+            add3(&b->force[i],
+                 sim_cpu_mesh_body(b->mesh, &b->ph, (uint32_t)i, x, v,
+                                   sim_state_spin(&b->st, (uint32_t)i), b->fric ? b->fric->dt : 0.0,
+                                   b->fric ? &b->fric->torque[i] : NULL, &energy));
+        }
     }
     return energy;
 }
@@ -393,6 +402,9 @@ static sim_status cpu_verlet_first(sim_backend *base, sim_error *err) {
     }
     if (b->fric != NULL) {
         sim_cpu_friction_kick(b->fric, b->st.pos, b->st.vel, dt, team);
+    }
+    if (b->mesh != NULL) { /* the positions' new time: the meshes' too */
+        b->mesh->time += dt;
     }
     return SIM_OK;
 }
@@ -514,6 +526,7 @@ static sim_status cpu_reduce(sim_backend *base, sim_error *err) {
 static sim_status cpu_body_forces(sim_backend *base, sim_error *err) {
     cpu_backend *b = sim_cpu_of(base);
     b->e_body = body_phase(b);
+    SIM_TRY(sim_cpu_mesh_check(b->mesh, err));
     return b->fric != NULL ? sim_cpu_friction_check(b->fric, err) : SIM_OK;
 }
 
@@ -530,6 +543,7 @@ static sim_status cpu_verlet_second(sim_backend *base, int step, sim_error *err)
         sim_verlet_second_d(&b->st.vel[i], b->force[i], dt);
     }
     b->steps_done++;
+    SIM_TRY(sim_cpu_mesh_check(b->mesh, err));
     if (b->fric != NULL) { /* SIM_UNSTABLE from the check: the step is done all the same */
         sim_cpu_friction_kick(b->fric, b->st.pos, b->st.vel, dt, team);
         SIM_TRY(sim_cpu_friction_check(b->fric, err));
@@ -539,6 +553,7 @@ static sim_status cpu_verlet_second(sim_backend *base, int step, sim_error *err)
 
 static sim_status cpu_commit_history(sim_backend *base, sim_error *err) {
     sim_cpu_friction_commit(sim_cpu_of(base)->fric);
+    sim_cpu_mesh_commit(sim_cpu_of(base)->mesh);
     return SIM_OK;
 }
 
@@ -599,6 +614,7 @@ static sim_status cpu_save(sim_backend *base, int *saved, sim_error *err) {
     sv->e_atm = b->e_atm;
     sv->e_body = b->e_body;
     sv->steps_done = b->steps_done;
+    sv->mesh_time = b->mesh != NULL ? b->mesh->time : 0.0;
     sv->rec = b->rec;
     return SIM_OK;
 }
@@ -614,6 +630,10 @@ static sim_status cpu_restore(sim_backend *base, sim_error *err) {
     b->e_atm = sv->e_atm;
     b->e_body = sv->e_body;
     b->steps_done = sv->steps_done;
+    if (b->mesh != NULL) {
+        b->mesh->time = sv->mesh_time;
+        b->mesh->overflow = UINT32_MAX;
+    }
     b->rec = sv->rec;
     if (b->fric != NULL) {
         sim_cpu_friction_restore(b->fric);
@@ -694,6 +714,7 @@ static void apply_params(cpu_backend *b, const sim_params *p) {
 static void cpu_destroy(sim_backend *base) {
     cpu_backend *b = sim_cpu_of(base);
     sim_cpu_friction_destroy(&b->fric);
+    sim_cpu_mesh_destroy(&b->mesh);
     sim_state_free(&b->st);
     free(b->force);
     free(b->tbuf);
@@ -726,6 +747,9 @@ static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_err
         apply_params(b, &old);
         return st;
     }
+    if (!sim_params_have_friction(&old)) { /* friction turned on starts with no histories */
+        sim_cpu_mesh_clear_history(b->mesh);
+    }
     b->nlist.built = 0; /* built for another skin */
     b->atm.built = 0;   /* for another skin or cut-off */
     return SIM_OK;
@@ -736,6 +760,10 @@ static sim_status cpu_set_params(sim_backend *base, const sim_params *p, sim_err
 static sim_status cpu_set_state(sim_backend *base, const sim_state *s, sim_error *err) {
     cpu_backend *b = sim_cpu_of(base);
     SIM_TRY(sim_state_check_bodies(s, err));
+    if (b->mesh != NULL) { /* the mesh contacts' histories are not in a state: they start over */
+        SIM_TRY(sim_cpu_mesh_resize(b->mesh, s->n, err));
+        sim_cpu_mesh_clear_history(b->mesh);
+    }
     SIM_TRY(sim_cpu_friction_ready(&b->fric, &b->base.params, s, &b->st, b->threads, err));
     sim_state_copy_bodies(&b->st, s);
     apply_params(b, &b->base.params); /* the default dt depends on masses and speeds */
@@ -754,6 +782,18 @@ static const sim_backend_ops cpu_ops = {
     sim_cpu_read_state, sim_cpu_energy,     sim_cpu_export_positions, sim_cpu_capture,
     cpu_set_cull,       sim_cpu_tile_pairs, sim_cpu_contacts,         sim_cpu_tile_triples,
 };
+
+sim_status sim_cpu_set_meshes(sim_backend *base, sim_mesh *const *meshes, int count,
+                              sim_error *err) {
+    if (base->ops != &cpu_ops || base->rank.world > 1) {
+        return sim_fail(err, SIM_UNSUPPORTED,
+                        "mesh walls run on the CPU reference of one rank only for now (not on "
+                        "several ranks or GPUs, nor split in space)");
+    }
+    cpu_backend *b = sim_cpu_of(base);
+    SIM_TRY(sim_cpu_mesh_set(&b->mesh, meshes, count, b->st.n, err));
+    return sim_step_forces(base, 0, err);
+}
 
 sim_status sim_cpu_backend_create(const sim_backend_config *c, const sim_params *p,
                                   const sim_state *s, const sim_rank *rank, sim_backend **out,

@@ -12,6 +12,7 @@
 
 #include "step/backend_impl.h"
 #include "cpu/cpu_friction.h"
+#include "cpu/cpu_mesh.h"
 #include "cpu/cpu_cull.h"
 #include "cpu/cpu_tcull.h"
 #include "nlist/cpu_nlist.h"
@@ -29,6 +30,7 @@ typedef struct {
     sim_vec3d *force;
     double e_contact, e_atm, e_body;
     uint64_t steps_done;
+    double mesh_time; /* the mesh walls' clock (cpu_mesh.h) */
     sim_step_counts rec;
     int have; /* 1: buffers allocated; -1: they could not be (steps are then never cut) */
 } step_save;
@@ -60,6 +62,7 @@ typedef struct {
     int mark_cap;
     step_save save;
     sim_cpu_friction *fric; /* friction on: histories, torques, spin (cpu_friction.c); else NULL */
+    sim_cpu_mesh *mesh;     /* mesh walls (cpu_mesh.c); NULL: none */
 } cpu_backend;
 
 static inline cpu_backend *sim_cpu_of(sim_backend *base) {
@@ -107,6 +110,11 @@ static inline void sim_cpu_record(sim_list_count *x, uint64_t count, uint64_t al
     x->sorted = flags & SIM_STEP_SORTED ? count : x->sorted;
     x->cap = x->all = all;
 }
+
+/* The mesh walls from the next step on (sim_backend_set_meshes, nbsim/internal/backend.h), the
+ * forces at the current positions recomputed with them. */
+sim_status sim_cpu_set_meshes(sim_backend *base, sim_mesh *const *meshes, int count,
+                              sim_error *err);
 
 /* cpu_atm.c: the ATM cut-off's phase and its lists */
 sim_status sim_cpu_triplet_cull(sim_backend *base, unsigned flags, sim_error *err);

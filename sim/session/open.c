@@ -802,6 +802,9 @@ sim_status sim_session_prepare(sim_session **out, const sim_session_config *o, s
     if (st == SIM_OK) {
         st = settle_friction(s, err);
     }
+    if (st == SIM_OK) {
+        st = sim_session_load_meshes(s, err);
+    }
     if (st == SIM_OK && s->params.hertz && (o->params_given & SIM_GIVEN(LAMMPS_DASHPOT))) {
         /* the Hertz law has no contact-onset weighting: said once, as for other ignored inputs */
         sim_session_notice(s, "--lammps-dashpot shapes the linear law's dashpot: with the Hertz "
@@ -884,7 +887,10 @@ static void drop_initial_bodies(sim_state *st) {
 
 sim_status sim_session_start(sim_session *s, sim_error *err) {
     SIM_ASSERT(s->backend == NULL);
-    const sim_status st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
+    sim_status st = sim_backend_create(&s->config, &s->params, &s->initial, &s->backend, err);
+    if (st == SIM_OK) {
+        st = sim_session_apply_meshes(s, err);
+    }
     if (s->id_written) { /* every rank has joined (or the run failed): the id is spent */
         (void)remove(s->cfg.nccl_id_path);
         s->id_written = 0;
@@ -925,6 +931,7 @@ void sim_session_close(sim_session *s) {
         (void)remove(s->cfg.nccl_id_path);
     }
     sim_backend_destroy(s->backend);
+    sim_session_free_meshes(s);
     sim_state_free(&s->initial);
     sim_state_free(&s->bodies);
     free(s->height_pos);
@@ -1027,6 +1034,9 @@ sim_status sim_session_set_scene(sim_session *s, const char *scene, sim_error *e
             sim_backend_destroy(s->backend);
             s->backend = fresh;
         }
+    }
+    if (st == SIM_OK) { /* a scene (re)loaded: the meshes start from their place at t = 0 */
+        st = sim_session_apply_meshes(s, err);
     }
     sim_session_refresh(s);
     return st;

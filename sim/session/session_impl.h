@@ -39,7 +39,15 @@ struct sim_session {
     uint32_t insert_max;
     int insert_full_said;
     char insertion[256]; /* sim_run_info.insertion */
+    sim_mesh *meshes[SIM_MESHES_MAX]; /* cfg.meshes loaded (meshes.c) */
+    int mesh_count;
 };
+
+/* meshes.c: the config's mesh walls loaded (refused where they do not run yet), handed to the
+ * backend (their clock from 0: a new backend, a new or reloaded scene), freed. */
+sim_status sim_session_load_meshes(sim_session *s, sim_error *err);
+sim_status sim_session_apply_meshes(sim_session *s, sim_error *err);
+void sim_session_free_meshes(sim_session *s);
 
 /* A notice for the user (sim_session_take_notices), one line: what was chosen or fell back. */
 void sim_session_notice(sim_session *s, const char *text);

@@ -9,6 +9,7 @@
 
 #include "nbsim/capture.h"
 #include "nbsim/config.h"
+#include "nbsim/mesh.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -151,6 +152,12 @@ typedef struct {
 
 sim_status sim_backend_contacts(sim_backend *backend, sim_body_pair *out, uint64_t cap,
                                 uint64_t *count, sim_error *err);
+
+/* The mesh walls a backend applies from the next step on (count 0: none), borrowed: they must
+ * outlive the backend or the next call. Their clock starts at 0 here. The CPU reference alone
+ * for now: other backends, and several ranks, refuse (SIM_UNSUPPORTED, one line). */
+sim_status sim_backend_set_meshes(sim_backend *b, sim_mesh *const *meshes, int count,
+                                  sim_error *err);
 
 const sim_backend_config *sim_backend_get_config(const sim_backend *backend);
 const sim_params *sim_backend_get_params(const sim_backend *backend);
