@@ -95,20 +95,29 @@ assert sum(float(x['comm_ms']) for x in r) > 0" && ok || fail "two ranks: no exc
 
 # The start-up estimate of a step (set-up's forces, the lists' builds spread over the steps
 # between rebuilds: what "a frame of N steps should take about" says) within 2x of the steps that
-# follow: a pile at rest (lists rarely rebuilt), a gas, the ATM cut-off, brute force.
+# follow: a pile at rest (lists rarely rebuilt), a gas, the ATM cut-off, brute force. The estimate
+# rests on one measured force pass, which a busy machine (a parallel ctest, other jobs) can slow
+# or spare alone: a case fails only when three runs in a row all miss.
 estimate() {
-  local name=$1; shift
-  if "$nbsim" --backend cpu --threads 1 --quiet --summary s.json "$@" >run.txt 2>run.err; then
-    python3 - "$name" <<'EOF2' && ok || fail "$name: the start-up estimate is off"
+  local name=$1 try
+  shift
+  for try in 1 2 3; do
+    if ! "$nbsim" --backend cpu --threads 1 --quiet --summary s.json "$@" >run.txt 2>run.err; then
+      fail "$name: $(cat run.err)"
+      return
+    fi
+    if python3 - "$name" <<'EOF2'; then
 import json, sys
 d = json.load(open("s.json"))
 est, mean = d["step_estimate_ms"], d["ms_per_step"]["step"]["mean"]
 print(f"  {sys.argv[1]}: estimated {est:.4g} ms a step, ran {mean:.4g}")
 sys.exit(0 if est > 0 and 0.5 <= est / mean <= 2.0 else 1)
 EOF2
-  else
-    fail "$name: $(cat run.err)"
-  fi
+      ok
+      return
+    fi
+  done
+  fail "$name: the start-up estimate is off (three runs)"
 }
 estimate "pile" --scene pile --n 4000 --frames 4 --steps-per-frame 50
 estimate "gas" --n 4000 --frames 4 --steps-per-frame 50
