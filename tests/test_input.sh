@@ -4,7 +4,7 @@
 # flag, the largest N, the tile that allows more), memory that cannot be had (exit 2 with the
 # bytes), a --box that does not hold the bodies, scene files (a missing one, too many bodies,
 # bodies outside the box, a byte order mark, control bytes, duplicate keys, coincident
-# spheres), and a saved state that always loads back.
+# spheres), a saved state that always loads back, and misused --mesh flags.
 set -u
 nbsim="$1"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -246,4 +246,25 @@ code=$?
 [ "$code" -eq 0 ] && grep -q '"inserted": [1-9]' pour.json && grep -q '^insert_state = ' pour.state \
   && ok || fail "pour: exit $code: $(head -c 300 err.txt)"
 
+
+# ---- mesh walls: misuse refused in one line (exit 2) ----
+printf 'solid t\nfacet normal 0 0 1\nouter loop\n%s\n%s\n%s\nendloop\nendfacet\nendsolid t\n' \
+  "vertex -1 -1 0" "vertex 1 -1 0" "vertex 0 1 0" >tri.stl
+"$nbsim" "${cpu[@]}" --frames 1 --mesh tri.stl >/dev/null 2>err.txt && ok || fail "tri.stl: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --mesh-scale 2 --mesh tri.stl
+grep -q -- "--mesh-scale.*give --mesh FILE before it" err.txt && ok || fail "scale: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --mesh-rotate 0,0,0,0,0,1,1
+grep -q -- "--mesh-rotate.*give --mesh FILE before it" err.txt && ok || fail "rotate: $(cat err.txt)"
+expect_error 2 "${cpu[@]}" --frames 1 --mesh no_such.stl
+grep -q "mesh 'no_such.stl': cannot open" err.txt && ok || fail "missing mesh: $(cat err.txt)"
+# the CUDA refusal needs a device to get that far; without one the missing device is the error
+"$nbsim" --backend cuda --quiet --frames 1 --mesh tri.stl >out.txt 2>err.txt </dev/null
+code=$?
+if grep -q "no CUDA device found" err.txt; then
+  ok
+else
+  [ "$code" -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] \
+    && grep -q -- "--mesh: mesh walls run on the CPU reference of one process only" err.txt \
+    && ok || fail "mesh on cuda: exit $code: $(cat err.txt)"
+fi
 finish
