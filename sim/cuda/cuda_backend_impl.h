@@ -45,7 +45,6 @@ typedef struct {
  * frame's shape and the lists' mode, and only read by its later phases; all 0 outside a step
  * (the forces alone: set_params, energies). */
 typedef struct {
-    bool active;      /* a step under way */
     bool lists_drift; /* the lists' drift ran: displacements checked, the forces cleared */
     bool cells;       /* contacts swept straight from the cells: the drift binned the bodies */
     bool sweep_kicks; /* that sweep ends the step with its second half kick (sim_gpu_kick) */

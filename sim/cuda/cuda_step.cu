@@ -95,7 +95,6 @@ static sim_status kick_flush(cuda_backend *b, sim_error *err) {
 static cuda_step_plan plan_step(const cuda_backend *b, int step) {
     const sim_backend *base = &b->base;
     cuda_step_plan p = {};
-    p.active = true;
     p.step = step;
     p.lists_drift = sim_backend_listing(base) && b->nlist_ready;
     p.cells = p.lists_drift && b->nlist.direct;
