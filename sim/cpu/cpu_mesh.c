@@ -164,9 +164,7 @@ sim_vec3d sim_cpu_mesh_body(sim_cpu_mesh *cm, const sim_physics *ph, uint32_t i,
         for (int z = c0[2]; z <= c1[2]; ++z) {
             for (int y = c0[1]; y <= c1[1]; ++y) {
                 for (int x = c0[0]; x <= c1[0]; ++x) {
-                    const size_t cell =
-                        ((size_t)z * (size_t)m->dims[1] + (size_t)y) * (size_t)m->dims[0] +
-                        (size_t)x;
+                    const size_t cell = sim_mesh_cell_index(m, x, y, z);
                     for (uint32_t s = m->cell_start[cell]; s < m->cell_start[cell + 1]; ++s) {
                         const uint32_t t = m->cell_tri[s];
                         const sim_mesh_tri_ids *ids = &m->tri[t];

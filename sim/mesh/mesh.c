@@ -373,9 +373,7 @@ static sim_status build_grid(sim_mesh *m, sim_error *err) {
             for (int z = c0[2]; z <= c1[2]; ++z) {
                 for (int y = c0[1]; y <= c1[1]; ++y) {
                     for (int x = c0[0]; x <= c1[0]; ++x) {
-                        const size_t cell =
-                            ((size_t)z * (size_t)m->dims[1] + (size_t)y) * (size_t)m->dims[0] +
-                            (size_t)x;
+                        const size_t cell = sim_mesh_cell_index(m, x, y, z);
                         if (pass == 0) {
                             m->cell_start[cell + 1]++;
                         } else {

@@ -34,6 +34,11 @@ struct sim_mesh {
     uint32_t *cell_start, *cell_tri;
 };
 
+/* Cell (x, y, z) of m's grid, as an index into cell_start (x fastest). */
+static inline size_t sim_mesh_cell_index(const struct sim_mesh *m, int x, int y, int z) {
+    return ((size_t)z * (size_t)m->dims[1] + (size_t)y) * (size_t)m->dims[0] + (size_t)x;
+}
+
 /* The mesh's pose at time t [s]. */
 sim_mesh_pose_d sim_mesh_pose_at(const sim_mesh *m, double t);
 /* The cells [c0, c1] (inclusive, per axis) that box [lo, hi] of the mesh's frame overlaps;
